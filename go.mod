@@ -1,0 +1,5 @@
+module github.com/graft-gnn/graft
+
+go 1.26
+
+require golang.org/x/sys v0.38.0
