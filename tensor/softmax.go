@@ -1,0 +1,65 @@
+package tensor
+
+import (
+	"math"
+	"sync"
+
+	"github.com/graft-gnn/graft/internal/parallel"
+)
+
+type softmaxTask struct {
+	dst, x *Matrix
+	log    bool
+}
+
+func (t *softmaxTask) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		softmaxRow(t.dst.Row(i), t.x.Row(i), t.log)
+	}
+}
+
+// softmaxRow subtracts the row maximum first so exp never overflows, and
+// accumulates the normaliser in float64.
+func softmaxRow(dst, x []float32, log bool) {
+	if len(x) == 0 {
+		return
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var z float64
+	for _, v := range x {
+		z += math.Exp(float64(v - mx))
+	}
+	if log {
+		lz := float32(math.Log(z)) + mx
+		for j, v := range x {
+			dst[j] = v - lz
+		}
+		return
+	}
+	inv := 1 / z
+	for j, v := range x {
+		dst[j] = float32(math.Exp(float64(v-mx)) * inv)
+	}
+}
+
+var softmaxTasks = sync.Pool{New: func() any { return new(softmaxTask) }}
+
+func rowwise(dst, x *Matrix, log bool) {
+	mustSameShape("Softmax", dst, x)
+	t := softmaxTasks.Get().(*softmaxTask)
+	*t = softmaxTask{dst: dst, x: x, log: log}
+	parallel.For(x.Rows, max(1, 4096/max(1, x.Cols)), t)
+	*t = softmaxTask{}
+	softmaxTasks.Put(t)
+}
+
+// Softmax sets each row of dst to the softmax of the same row of x.
+func Softmax(dst, x *Matrix) { rowwise(dst, x, false) }
+
+// LogSoftmax sets each row of dst to the log-softmax of the same row of x.
+func LogSoftmax(dst, x *Matrix) { rowwise(dst, x, true) }

@@ -1,0 +1,91 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/internal/spmm"
+)
+
+// SpMM sets dst = a·x for sparse a.
+func SpMM(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, false); spmmDo(dst, a, x, false) }
+
+// SpMMAdd sets dst += a·x.
+func SpMMAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, false); spmmDo(dst, a, x, true) }
+
+// SpMMT sets dst = aᵀ·x without forming aᵀ. When the same aᵀ is applied
+// every step, a cached a.Transpose() with SpMM is usually faster.
+func SpMMT(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo(dst, a, x, false) }
+
+// SpMMTAdd sets dst += aᵀ·x.
+func SpMMTAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo(dst, a, x, true) }
+
+func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
+	rows, inner := a.Rows, a.Cols
+	if trans {
+		rows, inner = inner, rows
+	}
+	if x.Rows != inner || dst.Rows != rows || dst.Cols != x.Cols {
+		t := ""
+		if trans {
+			t = "ᵀ"
+		}
+		panic(fmt.Sprintf("tensor: spmm shapes: a%s %d×%d, x %s, dst %s", t, rows, inner, x.Shape(), dst.Shape()))
+	}
+}
+
+func spmmDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
+	spmm.MulCSR(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, acc)
+}
+
+func spmmTDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
+	spmm.MulCSRTrans(a.Rows, a.Cols, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, acc)
+}
+
+// Transpose returns aᵀ as a new CSR with sorted rows (a counting sort, so
+// entries of equal column keep their row order).
+func (a *CSR) Transpose() *CSR {
+	nnz := a.NNZ()
+	t := &CSR{Rows: a.Cols, Cols: a.Rows, Offsets: make([]int64, a.Cols+1), Indices: make([]int32, nnz)}
+	if a.Values != nil {
+		t.Values = make([]float32, nnz)
+	}
+	for _, c := range a.Indices[:nnz] {
+		t.Offsets[c+1]++
+	}
+	for i := 0; i < a.Cols; i++ {
+		t.Offsets[i+1] += t.Offsets[i]
+	}
+	next := make([]int64, a.Cols)
+	copy(next, t.Offsets[:a.Cols])
+	for r := 0; r < a.Rows; r++ {
+		for p := a.Offsets[r]; p < a.Offsets[r+1]; p++ {
+			c := a.Indices[p]
+			q := next[c]
+			next[c]++
+			t.Indices[q] = int32(r)
+			if a.Values != nil {
+				t.Values[q] = a.Values[p]
+			}
+		}
+	}
+	return t
+}
+
+// Dense returns a as a dense matrix, for tests and small inputs.
+func (a *CSR) Dense() *Matrix {
+	m := New(a.Rows, a.Cols)
+	for r := 0; r < a.Rows; r++ {
+		for p := a.Offsets[r]; p < a.Offsets[r+1]; p++ {
+			m.Data[r*a.Cols+int(a.Indices[p])] += a.Value(p)
+		}
+	}
+	return m
+}
+
+// Density is the fraction of entries stored.
+func (a *CSR) Density() float64 {
+	if a.Rows == 0 || a.Cols == 0 {
+		return 0
+	}
+	return float64(a.NNZ()) / (float64(a.Rows) * float64(a.Cols))
+}
