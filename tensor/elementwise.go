@@ -77,13 +77,22 @@ func mustSameShape(op string, ms ...*Matrix) {
 }
 
 // Add sets dst = a + b.
-func Add(dst, a, b *Matrix) { mustSameShape("Add", dst, a, b); runVec(opAdd, dst.Data, a.Data, b.Data, 0) }
+func Add(dst, a, b *Matrix) {
+	mustSameShape("Add", dst, a, b)
+	runVec(opAdd, dst.Data, a.Data, b.Data, 0)
+}
 
 // Sub sets dst = a − b.
-func Sub(dst, a, b *Matrix) { mustSameShape("Sub", dst, a, b); runVec(opSub, dst.Data, a.Data, b.Data, 0) }
+func Sub(dst, a, b *Matrix) {
+	mustSameShape("Sub", dst, a, b)
+	runVec(opSub, dst.Data, a.Data, b.Data, 0)
+}
 
 // Mul sets dst = a ⊙ b (element-wise).
-func Mul(dst, a, b *Matrix) { mustSameShape("Mul", dst, a, b); runVec(opMul, dst.Data, a.Data, b.Data, 0) }
+func Mul(dst, a, b *Matrix) {
+	mustSameShape("Mul", dst, a, b)
+	runVec(opMul, dst.Data, a.Data, b.Data, 0)
+}
 
 // AddScaled sets dst += alpha·x.
 func AddScaled(dst *Matrix, alpha float32, x *Matrix) {
@@ -95,7 +104,10 @@ func AddScaled(dst *Matrix, alpha float32, x *Matrix) {
 func Scale(m *Matrix, alpha float32) { runVec(opScale, m.Data, nil, nil, alpha) }
 
 // Copy sets dst = src.
-func Copy(dst, src *Matrix) { mustSameShape("Copy", dst, src); runVec(opCopy, dst.Data, src.Data, nil, 0) }
+func Copy(dst, src *Matrix) {
+	mustSameShape("Copy", dst, src)
+	runVec(opCopy, dst.Data, src.Data, nil, 0)
+}
 
 // ReLU sets dst = max(x, 0).
 func ReLU(dst, x *Matrix) { mustSameShape("ReLU", dst, x); runVec(opReLU, dst.Data, x.Data, nil, 0) }
