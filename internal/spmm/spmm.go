@@ -1,0 +1,277 @@
+package spmm
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/graft-gnn/graft/internal/cpuid"
+	"github.com/graft-gnn/graft/internal/parallel"
+)
+
+// rowKernel computes rows [0, len(offsets)-1) of y = A·x, where row r's
+// entries are positions [offsets[r], offsets[r+1]) of indices and values and
+// y starts at the first row of the range. Inputs are validated beforehand.
+type rowKernel func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
+// scatterKernel adds val·x[i, :width] to y[indices[p], :width] for every entry
+// p of every row i in [0, len(offsets)-1). Inputs are validated beforehand.
+type scatterKernel func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
+
+type kernelSet struct {
+	level   cpuid.Level
+	rows    rowKernel
+	scatter scatterKernel
+}
+
+var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, scatter: scatterGeneric}
+
+// impl is the kernel set in use, the widest this CPU and build support.
+var impl = kernelsFor(cpuid.Detected)
+
+// Kernel names the row kernel in use: "avx512", "avx2" or "generic".
+func Kernel() string { return impl.level.String() }
+
+// minParallelWork is the number of multiply-adds below which a product runs
+// on the calling goroutine: waking workers costs a few microseconds.
+const minParallelWork = 1 << 15
+
+// MulCSR computes y[i, :width] = Σ_{p in row i} val(p)·x[indices[p], :width] for every row i in [0, rows),
+// or adds that to y when accumulate is true. Row i's entries are positions [offsets[i], offsets[i+1]).
+// val(p) = values[p], or 1 when values is nil. x has row stride ldx, y has row stride ldy.
+//
+// It panics if the slices are too short for the shapes given, or if offsets
+// decrease or a column index falls outside x.
+func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
+	if rows <= 0 || width <= 0 {
+		if rows < 0 || width < 0 {
+			panic("spmm: MulCSR: negative rows or width")
+		}
+		return
+	}
+	checkShapes("MulCSR", rows, offsets, indices, values, ldx, width, ldy)
+	if need := (rows-1)*ldy + width; len(y) < need {
+		panic(fmt.Sprintf("spmm: MulCSR: len(y) = %d, need %d", len(y), need))
+	}
+	t := mulPool.Get().(*mulTask)
+	*t = mulTask{
+		kernel: impl.rows, offsets: offsets, indices: indices, values: values,
+		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
+		xRows: rowsIn(len(x), ldx, width), bounds: t.bounds,
+	}
+	nnz := offsets[rows] - offsets[0]
+	chunks := 4 * parallel.Workers() // a few chunks per worker absorb uneven speed
+	if (nnz+int64(rows))*int64(width) < minParallelWork {
+		chunks = 1
+	}
+	t.bounds = balancedBounds(t.bounds[:0], offsets[:rows+1], chunks)
+	parallel.ForBounds(t.bounds, t)
+	bad := t.badRow.Load()
+	*t = mulTask{bounds: t.bounds}
+	mulPool.Put(t)
+	if bad != 0 {
+		panic(fmt.Sprintf("spmm: MulCSR: row %d has decreasing offsets or a column index outside x's %d rows", bad-1, rowsIn(len(x), ldx, width)))
+	}
+}
+
+// MulCSRTrans computes y = Aᵀ·x for the rows×cols matrix A given by (offsets, indices, values):
+// y[j, :width] = Σ over entries (i, j) of val·x[i, :width]; y has cols rows. Accumulates when asked.
+//
+// Workers split the feature columns, each scattering every nonzero into its
+// own column slice of y, so no two write the same element.
+func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
+	if rows < 0 || cols < 0 || width < 0 {
+		panic("spmm: MulCSRTrans: negative rows, cols or width")
+	}
+	if width == 0 || cols == 0 && rows == 0 {
+		return
+	}
+	if cols > 0 {
+		if need := (cols-1)*ldy + width; ldy < width || len(y) < need {
+			panic(fmt.Sprintf("spmm: MulCSRTrans: len(y) = %d, ldy = %d, need %d floats for %d×%d", len(y), ldy, need, cols, width))
+		}
+	}
+	if rows > 0 {
+		checkShapes("MulCSRTrans", rows, offsets, indices, values, ldx, width, ldy)
+		if xr := rowsIn(len(x), ldx, width); xr < rows {
+			panic(fmt.Sprintf("spmm: MulCSRTrans: x has %d rows, need %d", xr, rows))
+		}
+	}
+	t := transPool.Get().(*transTask)
+	*t = transTask{
+		scatter: impl.scatter, rows: rows, cols: cols, offsets: offsets, indices: indices, values: values,
+		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate, bounds: t.bounds,
+	}
+	if rows > 0 {
+		// Validate once up front: a bad index must not reach the scatter.
+		t.validate()
+	}
+	var nnz int64
+	if rows > 0 {
+		nnz = offsets[rows] - offsets[0]
+	}
+	slices := 1
+	if (nnz+int64(cols))*int64(width) >= minParallelWork {
+		slices = parallel.Workers()
+	}
+	t.bounds = columnBounds(t.bounds[:0], width, slices)
+	bad := t.badRow
+	if bad == 0 {
+		parallel.ForBounds(t.bounds, t)
+	}
+	*t = transTask{bounds: t.bounds}
+	transPool.Put(t)
+	if bad != 0 {
+		panic(fmt.Sprintf("spmm: MulCSRTrans: row %d has decreasing offsets or a column index outside [0, %d)", bad-1, cols))
+	}
+}
+
+// checkShapes panics unless offsets, indices and values describe rows rows and
+// the strides can hold width columns.
+func checkShapes(op string, rows int, offsets []int64, indices []int32, values []float32, ldx, width, ldy int) {
+	if ldx < width || ldy < width {
+		panic(fmt.Sprintf("spmm: %s: strides ldx = %d, ldy = %d smaller than width %d", op, ldx, ldy, width))
+	}
+	if len(offsets) < rows+1 {
+		panic(fmt.Sprintf("spmm: %s: len(offsets) = %d, need %d", op, len(offsets), rows+1))
+	}
+	lo, hi := offsets[0], offsets[rows]
+	if lo < 0 || hi < lo || hi > int64(len(indices)) {
+		panic(fmt.Sprintf("spmm: %s: offsets span [%d, %d) outside indices of length %d", op, lo, hi, len(indices)))
+	}
+	if values != nil && int64(len(values)) < hi {
+		panic(fmt.Sprintf("spmm: %s: len(values) = %d, need %d", op, len(values), hi))
+	}
+}
+
+// rowsIn is the number of complete rows of width floats at stride ld in n floats.
+func rowsIn(n, ld, width int) int {
+	if n < width {
+		return 0
+	}
+	return (n-width)/ld + 1
+}
+
+// validRows reports the first row in [lo, hi) whose offsets decrease or whose
+// column indices fall outside [0, limit), or -1 if all are valid.
+func validRows(offsets []int64, indices []int32, lo, hi, limit int) int {
+	lim := uint32(limit)
+	for r := lo; r < hi; r++ {
+		p0, p1 := offsets[r], offsets[r+1]
+		if p1 < p0 {
+			return r
+		}
+		for _, j := range indices[p0:p1] {
+			if uint32(j) >= lim {
+				return r
+			}
+		}
+	}
+	return -1
+}
+
+// balancedBounds appends to dst the row boundaries of chunks chunks of about
+// equal cost, where a row costs its nonzeros plus one (for writing its output).
+func balancedBounds(dst []int, offsets []int64, chunks int) []int {
+	rows := len(offsets) - 1
+	base := offsets[0]
+	total := offsets[rows] - base + int64(rows)
+	chunks = max(1, min(chunks, rows))
+	dst = append(dst, 0)
+	prev := 0
+	for c := 1; c < chunks; c++ {
+		target := total * int64(c) / int64(chunks)
+		// First row r with cost(r) = offsets[r]-base+r >= target.
+		lo, hi := prev, rows
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if offsets[m]-base+int64(m) < target {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo > prev {
+			dst = append(dst, lo)
+			prev = lo
+		}
+	}
+	return append(dst, rows)
+}
+
+// columnBounds appends to dst slices column boundaries of [0, width), each a
+// multiple of 16 floats (a 64-byte line) apart except the last, so that
+// workers rarely share a cache line of y.
+func columnBounds(dst []int, width, slices int) []int {
+	const align = 16
+	blocks := (width + align - 1) / align
+	slices = max(1, min(slices, blocks))
+	dst = append(dst, 0)
+	for s := 1; s < slices; s++ {
+		dst = append(dst, blocks*s/slices*align)
+	}
+	return append(dst, width)
+}
+
+type mulTask struct {
+	kernel     rowKernel
+	offsets    []int64
+	indices    []int32
+	values     []float32
+	x          []float32
+	ldx, width int
+	y          []float32
+	ldy        int
+	accumulate bool
+	xRows      int
+	badRow     atomic.Int64 // 1 + first invalid row seen, or 0
+	bounds     []int
+}
+
+var mulPool = sync.Pool{New: func() any { return new(mulTask) }}
+
+// Run computes rows [lo, hi) after checking them, so a bad index never reaches
+// the kernel and the panic happens on the caller's goroutine.
+func (t *mulTask) Run(lo, hi int) {
+	if r := validRows(t.offsets, t.indices, lo, hi, t.xRows); r >= 0 {
+		t.badRow.CompareAndSwap(0, int64(r)+1)
+		return
+	}
+	t.kernel(t.offsets[lo:hi+1], t.indices, t.values, t.x, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate)
+}
+
+type transTask struct {
+	scatter    scatterKernel
+	rows, cols int
+	offsets    []int64
+	indices    []int32
+	values     []float32
+	x          []float32
+	ldx, width int
+	y          []float32
+	ldy        int
+	accumulate bool
+	badRow     int // 1 + first invalid row, or 0
+	bounds     []int
+}
+
+var transPool = sync.Pool{New: func() any { return new(transTask) }}
+
+func (t *transTask) validate() {
+	if r := validRows(t.offsets, t.indices, 0, t.rows, t.cols); r >= 0 {
+		t.badRow = r + 1
+	}
+}
+
+// Run computes the columns [lo, hi) of y.
+func (t *transTask) Run(lo, hi int) {
+	if !t.accumulate {
+		for j := 0; j < t.cols; j++ {
+			clear(t.y[j*t.ldy+lo : j*t.ldy+hi])
+		}
+	}
+	if t.rows == 0 {
+		return
+	}
+	t.scatter(t.offsets[:t.rows+1], t.indices, t.values, t.x[lo:], t.ldx, hi-lo, t.y[lo:], t.ldy)
+}
