@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/graft-gnn/graft/internal/bench"
+)
+
+func init() {
+	commands["bench"] = command{"measure kernels (bench kernels) or training epochs (bench train)", runBench}
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stderr, "usage: graft bench kernels [--json] [--quick] [--reps N]")
+		if len(args) == 0 {
+			return usageError{fmt.Errorf("missing what to benchmark: kernels")}
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "kernels":
+		return benchKernels(args[1:], stdout, stderr)
+	}
+	return usageError{fmt.Errorf("unknown benchmark %q (want kernels)", args[0])}
+}
+
+func benchKernels(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench kernels", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object per kernel")
+	quick := fs.Bool("quick", false, "small sizes, for a smoke test")
+	reps := fs.Int("reps", 0, "timed repetitions per kernel (best is reported; default 5)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	cfg := bench.DefaultKernelConfig()
+	if *quick {
+		cfg = bench.QuickKernelConfig()
+	}
+	if *reps > 0 {
+		cfg.Reps = *reps
+	}
+	var triad float64
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10s %10s %9s %7s\n", "kernel", "impl", "shape", "seconds", "rate", "of triad", "allocs")
+	}
+	enc := json.NewEncoder(stdout)
+	var encErr error
+	bench.Kernels(cfg, func(r bench.KernelResult) {
+		if *asJSON {
+			if err := enc.Encode(r); err != nil && encErr == nil {
+				encErr = err
+			}
+			return
+		}
+		shape, rate := "", ""
+		switch {
+		case r.Kernel == "triad":
+			triad = r.GBps
+			rate = fmt.Sprintf("%.1f GB/s", r.GBps)
+		case r.GFLOPS > 0:
+			shape = fmt.Sprintf("%d×%d·%d×%d", r.M, r.K, r.K, r.N)
+			rate = fmt.Sprintf("%.1f GFLOP/s", r.GFLOPS)
+		default:
+			shape = fmt.Sprintf("%d rows %d nnz w%d", r.Rows, r.NNZ, r.Width)
+			rate = fmt.Sprintf("%.1f GB/s", r.GBps)
+		}
+		frac := ""
+		if r.TriadFraction > 0 && triad > 0 {
+			frac = fmt.Sprintf("%.2f", r.TriadFraction)
+		}
+		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10.4f %10s %9s %7.0f\n", r.Kernel, r.Impl, shape, r.Seconds, rate, frac, r.AllocsPerCall)
+	})
+	return encErr
+}

@@ -1,0 +1,94 @@
+// Command graft trains graph neural networks on one machine or many.
+//
+// Run `graft help` for the list of subcommands.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands is filled by the init functions of the subcommand files.
+var commands = map[string]command{}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the process exit code. Errors
+// are printed as one line; usage errors also say where to find help.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		args = []string{"train"}
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "graft: unknown command %q; run 'graft help' for the list\n", name)
+		return 2
+	}
+	err := cmd.run(args[1:], stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintf(stderr, "graft %s: %s\n", name, oneLine(err))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "graft trains graph neural networks on one machine or many.")
+	fmt.Fprintln(w, "\nUsage: graft <command> [flags]   (no command: graft train)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'graft <command> -h' for a command's flags.")
+}
+
+// usageError marks errors caused by the command line rather than the work.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// parseFlags parses args into fs, sending flag's own messages to stderr and
+// turning its errors into one-line usage errors.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{fmt.Errorf("%v (see 'graft %s -h')", err, fs.Name())}
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
