@@ -1,43 +1,348 @@
 package gemm
 
+import (
+	"fmt"
+	"sync"
+
+	"github.com/graft-gnn/graft/internal/parallel"
+)
+
+// Block sizes, in elements. A kc×nr panel of packed B (32 KiB for the AVX-512
+// kernel) stays in L1 while an mc×kc block of packed A streams from L2.
+const (
+	kcBlock = 256
+	mcBlock = 144 // a multiple of every kernel's mr
+	// bBlockBytes bounds the packed op(B) shared by all workers; wider
+	// products are done in column blocks of at most this size.
+	bBlockBytes = 4 << 20
+	// maxPartial bounds the per-chunk partial products of the reduction split.
+	maxPartial = 1 << 20
+)
+
+// microKernel computes an mr×nr tile: c = a·b, or c += a·b when load is true,
+// where a is k steps of mr packed values and b is k steps of nr packed values.
+type microKernel struct {
+	name   string
+	mr, nr int
+	run    func(k int, a, b, c *float32, ldc int, load bool)
+}
+
+// active is the micro-kernel Gemm uses; tests swap it to cover every path.
+var active = bestKernel()
+
+// Kernel names the micro-kernel in use: "avx512", "avx2" or "generic".
+func Kernel() string { return active.name }
+
 // Gemm computes C = op(A)·op(B), or C += op(A)·op(B) when accumulate is true.
 // op(A) is m×k: A is stored m×k with row stride lda when !transA, k×m with stride lda when transA.
 // op(B) is k×n: B is stored k×n with row stride ldb when !transB, n×k with stride ldb when transB.
 // C is m×n with row stride ldc. Any of m, n, k may be 0 (k == 0 with !accumulate zeroes C).
 func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	naive(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	checkMatrix("C", c, m, n, ldc)
+	if k == 0 {
+		if !accumulate {
+			for i := 0; i < m; i++ {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	if transA {
+		checkMatrix("A", a, k, m, lda)
+	} else {
+		checkMatrix("A", a, m, k, lda)
+	}
+	if transB {
+		checkMatrix("B", b, n, k, ldb)
+	} else {
+		checkMatrix("B", b, k, n, ldb)
+	}
+	p := problem{
+		kern:   active,
+		transA: transA, transB: transB,
+		m: m, n: n, k: k,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
+		accumulate: accumulate,
+	}
+	if chunks := p.reductionChunks(); chunks > 1 {
+		splitReduction(&p, chunks)
+	} else {
+		splitRows(&p)
+	}
 }
 
-// Kernel names the micro-kernel in use: "avx512", "avx2" or "generic".
-func Kernel() string { return "generic" }
+// checkMatrix panics unless s holds a rows×cols matrix with row stride ld, so
+// that the assembly kernels never touch memory outside the slices.
+func checkMatrix(name string, s []float32, rows, cols, ld int) {
+	if ld < max(cols, 1) {
+		panic(fmt.Sprintf("gemm: ld%s = %d < %d", name, ld, cols))
+	}
+	if rows > 0 && cols > 0 && len(s) < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("gemm: len(%s) = %d too short for %d×%d with stride %d", name, len(s), rows, cols, ld))
+	}
+}
 
-// naive is the obvious triple loop, the reference the fast paths are tested against.
-func naive(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	for i := 0; i < m; i++ {
-		ci := c[i*ldc : i*ldc+n]
-		if !accumulate {
-			clear(ci)
+// problem is one Gemm call; its methods are the blocked algorithm.
+type problem struct {
+	kern           *microKernel
+	transA, transB bool
+	m, n, k        int
+	a              []float32
+	lda            int
+	b              []float32
+	ldb            int
+	c              []float32
+	ldc            int
+	accumulate     bool
+}
+
+// workspace is one goroutine's packing memory, pooled across calls.
+type workspace struct {
+	a    []float32 // packed mc×kc block of op(A)
+	b    []float32 // packed block of op(B), when not shared
+	tile []float32 // mr×nr write-back buffer for ragged edges
+}
+
+var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels, each kb steps of
+// mr values, zero-padding the rows past mb.
+func (p *problem) packA(dst []float32, i0, mb, p0, kb int) {
+	mr := p.kern.mr
+	for r := 0; r < mb; r += mr {
+		w := min(mr, mb-r)
+		panel := dst[r*kb : r*kb+mr*kb]
+		if p.transA { // op(A) column p is contiguous in A row p
+			packCopy(panel, p.a, p.lda, p0, i0+r, w, kb, mr)
+		} else {
+			packTranspose(panel, p.a, p.lda, i0+r, p0, w, kb, mr)
 		}
-		for p := 0; p < k; p++ {
-			var aip float32
-			if transA {
-				aip = a[p*lda+i]
-			} else {
-				aip = a[i*lda+p]
-			}
-			if aip == 0 {
+	}
+}
+
+// packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels, each kb steps
+// of nr values, zero-padding the columns past nb.
+func (p *problem) packB(dst []float32, p0, kb, j0, nb int) {
+	nr := p.kern.nr
+	for j := 0; j < nb; j += nr {
+		w := min(nr, nb-j)
+		panel := dst[j*kb : j*kb+nr*kb]
+		if p.transB {
+			packTranspose(panel, p.b, p.ldb, j0+j, p0, w, kb, nr)
+		} else {
+			packCopy(panel, p.b, p.ldb, p0, j0+j, w, kb, nr)
+		}
+	}
+}
+
+// packCopy packs src rows row0..row0+kb, columns col0..col0+w, into kb steps of
+// width values each.
+func packCopy(dst, src []float32, ld, row0, col0, w, kb, width int) {
+	for s := 0; s < kb; s++ {
+		d := dst[s*width : s*width+width]
+		o := (row0+s)*ld + col0
+		copy(d, src[o:o+w])
+		clear(d[w:])
+	}
+}
+
+// packTranspose packs src rows row0..row0+w, columns col0..col0+kb, so that
+// step s holds column col0+s of those rows.
+func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
+	dst = dst[:kb*width]
+	for r := 0; r < w; r++ {
+		o := (row0+r)*ld + col0
+		row := src[o : o+kb]
+		for s, v := range row {
+			dst[s*width+r] = v
+		}
+	}
+	if w < width {
+		for s := 0; s < kb; s++ {
+			clear(dst[s*width+w : s*width+width])
+		}
+	}
+}
+
+// macro multiplies a packed mb×kb block of op(A) by a packed kb×nb block of
+// op(B) into c (row stride ldc), adding to c when load is true.
+func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []float32, ldc int, load bool) {
+	kern := p.kern
+	mr, nr := kern.mr, kern.nr
+	for j := 0; j < nb; j += nr {
+		bpanel := &bp[j*kb]
+		w := min(nr, nb-j)
+		for i := 0; i < mb; i += mr {
+			apanel := &ap[i*kb]
+			h := min(mr, mb-i)
+			if h == mr && w == nr {
+				kern.run(kb, apanel, bpanel, &c[i*ldc+j], ldc, load)
 				continue
 			}
-			if transB {
-				for j := range ci {
-					ci[j] += aip * b[j*ldb+p]
-				}
-			} else {
-				bp := b[p*ldb : p*ldb+n]
-				for j, v := range bp {
-					ci[j] += aip * v
+			// Ragged edge: compute the whole tile aside, then keep its valid part.
+			kern.run(kb, apanel, bpanel, &ws.tile[0], nr, false)
+			for r := 0; r < h; r++ {
+				dst := c[(i+r)*ldc+j : (i+r)*ldc+j+w]
+				src := ws.tile[r*nr : r*nr+w]
+				if load {
+					for x, v := range src {
+						dst[x] += v
+					}
+				} else {
+					copy(dst, src)
 				}
 			}
 		}
 	}
 }
+
+// rowTask computes the rows of C in panels [lo, hi) against a shared packed
+// column block of op(B).
+type rowTask struct {
+	p      problem
+	bp     []float32 // packed op(B)[:, j0:j0+nb], kc blocks one after another
+	j0, nb int
+}
+
+func (t *rowTask) Run(lo, hi int) {
+	p := &t.p
+	mr := p.kern.mr
+	ws := workspaces.Get().(*workspace)
+	ws.tile = grow(ws.tile, mr*p.kern.nr)
+	nbPad := roundUp(t.nb, p.kern.nr)
+	i1 := min(hi*mr, p.m)
+	for ic := lo * mr; ic < i1; ic += mcBlock {
+		mb := min(mcBlock, i1-ic)
+		for pc := 0; pc < p.k; pc += kcBlock {
+			kb := min(kcBlock, p.k-pc)
+			ws.a = grow(ws.a, roundUp(mb, mr)*kb)
+			p.packA(ws.a, ic, mb, pc, kb)
+			p.macro(ws, ws.a, t.bp[pc*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0)
+		}
+	}
+	workspaces.Put(ws)
+}
+
+var rowTasks = sync.Pool{New: func() any { return new(rowTask) }}
+
+// splitRows packs op(B) in column blocks shared by all workers and splits the
+// rows of C among them.
+func splitRows(p *problem) {
+	nr := p.kern.nr
+	nc := max(nr, bBlockBytes/4/p.k/nr*nr)
+	t := rowTasks.Get().(*rowTask)
+	ws := workspaces.Get().(*workspace)
+	panels := (p.m + p.kern.mr - 1) / p.kern.mr
+	for jc := 0; jc < p.n; jc += nc {
+		nb := min(nc, p.n-jc)
+		nbPad := roundUp(nb, nr)
+		ws.b = grow(ws.b, p.k*nbPad)
+		for pc := 0; pc < p.k; pc += kcBlock {
+			kb := min(kcBlock, p.k-pc)
+			p.packB(ws.b[pc*nbPad:], pc, kb, jc, nb)
+		}
+		*t = rowTask{p: *p, bp: ws.b, j0: jc, nb: nb}
+		parallel.For(panels, max(1, mcBlock/p.kern.mr/2), t)
+	}
+	*t = rowTask{}
+	rowTasks.Put(t)
+	workspaces.Put(ws)
+}
+
+// reductionChunks is how many pieces to cut the reduction dimension into: more
+// than one only when k dwarfs m and n, as in weight gradients Xᵀ·dY, where
+// splitting rows of C would leave each worker re-reading all of A and B.
+func (p *problem) reductionChunks() int {
+	w := parallel.Workers()
+	if w == 1 || p.k < 4*kcBlock || p.k < 4*max(p.m, p.n) {
+		return 1
+	}
+	chunks := min(2*w, p.k/(2*kcBlock), maxPartial/(p.m*p.n)+1)
+	return max(chunks, 1)
+}
+
+// reduceTask computes the partial product of one slice of the reduction
+// dimension; chunk 0 writes to C, the others to partial buffers.
+type reduceTask struct {
+	p      problem
+	bounds []int
+	parts  []float32 // chunks-1 buffers of m×n
+}
+
+func (t *reduceTask) Run(lo, hi int) {
+	p := &t.p
+	mr, nr := p.kern.mr, p.kern.nr
+	ws := workspaces.Get().(*workspace)
+	ws.tile = grow(ws.tile, mr*nr)
+	mPad, nPad := roundUp(p.m, mr), roundUp(p.n, nr)
+	for ch := lo; ch < hi; ch++ {
+		c, ldc, load := p.c, p.ldc, p.accumulate
+		if ch > 0 {
+			c, ldc, load = t.parts[(ch-1)*p.m*p.n:ch*p.m*p.n], p.n, false
+		}
+		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBlock {
+			kb := min(kcBlock, t.bounds[ch+1]-pc)
+			ws.a = grow(ws.a, mPad*kb)
+			ws.b = grow(ws.b, nPad*kb)
+			p.packA(ws.a, 0, p.m, pc, kb)
+			p.packB(ws.b, pc, kb, 0, p.n)
+			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load)
+			load = true
+		}
+	}
+	workspaces.Put(ws)
+}
+
+var reduceTasks = sync.Pool{New: func() any { return new(reduceTask) }}
+
+// splitReduction cuts k into chunks computed in parallel and sums them into C.
+func splitReduction(p *problem, chunks int) {
+	t := reduceTasks.Get().(*reduceTask)
+	t.p = *p
+	t.bounds = t.bounds[:0]
+	for ch := 0; ch <= chunks; ch++ {
+		// Cut at multiples of kcBlock so every chunk packs full blocks.
+		t.bounds = append(t.bounds, min(p.k, roundUp(p.k*ch/chunks, kcBlock)))
+	}
+	t.bounds[chunks] = p.k
+	mn := p.m * p.n
+	t.parts = grow(t.parts, (chunks-1)*mn)
+	parallel.ForBounds(idBounds(chunks), t)
+	for ch := 1; ch < chunks; ch++ {
+		part := t.parts[(ch-1)*mn : ch*mn]
+		for i := 0; i < p.m; i++ {
+			dst := p.c[i*p.ldc : i*p.ldc+p.n]
+			for j, v := range part[i*p.n : i*p.n+p.n] {
+				dst[j] += v
+			}
+		}
+	}
+	t.p = problem{}
+	reduceTasks.Put(t)
+}
+
+// idBounds returns the bounds 0, 1, …, n: one chunk per index.
+func idBounds(n int) []int { return identity[:n+1] }
+
+var identity = func() []int {
+	s := make([]int, 257)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}()

@@ -1,0 +1,53 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkGemm times the GNN layer shapes: gemm_nn is X·W, gemm_nt is dY·Wᵀ
+// and gemm_tn is the weight gradient Xᵀ·dY, for every micro-kernel.
+func BenchmarkGemm(b *testing.B) {
+	const rows = 100000
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, kern := range kernels() {
+		if kern == genericKernel && len(kernels()) > 1 {
+			continue
+		}
+		for _, d := range []int{128, 256} {
+			big1 := randSlice(rng, rows*d)
+			big2 := randSlice(rng, rows*d)
+			small := randSlice(rng, d*d)
+			for _, tc := range []struct {
+				form           string
+				transA, transB bool
+				m, n, k        int
+				a, b, c        []float32
+			}{
+				{"gemm_nn", false, false, rows, d, d, big1, small, big2},
+				{"gemm_tn", true, false, d, d, rows, big1, big2, small},
+				{"gemm_nt", false, true, rows, d, d, big1, small, big2},
+			} {
+				name := fmt.Sprintf("%s/%s/%dx%d", kern.name, tc.form, rows, d)
+				b.Run(name, func(b *testing.B) {
+					lda, ldb := tc.k, tc.n
+					if tc.transA {
+						lda = tc.m
+					}
+					if tc.transB {
+						ldb = tc.k
+					}
+					withKernel(kern, func() {
+						b.ReportAllocs()
+						for b.Loop() {
+							Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.a, lda, tc.b, ldb, tc.c, tc.n, false)
+						}
+						flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
+						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				})
+			}
+		}
+	}
+}
