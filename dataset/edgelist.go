@@ -1,0 +1,154 @@
+package dataset
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EdgeList is a list of directed edges (Src[i], Dst[i]) on nodes 0..N-1.
+type EdgeList struct {
+	N        int
+	Src, Dst []int32
+}
+
+// ReadEdgeList reads a plain edge list: one edge per line as two
+// non-negative integer ids separated by tabs, spaces or a comma; blank lines
+// and lines starting with '#' or '%' are skipped; the file may be gzipped.
+// With n > 0 every id must be below n; with n <= 0 the node count is the
+// largest id + 1. A line with other than two columns is an error: weights
+// are not supported.
+func ReadEdgeList(path string, n int) (*EdgeList, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseEdgeList(path, f, n)
+}
+
+// ParseEdgeList is ReadEdgeList on a stream; name labels errors.
+//
+// It is the hot path for large graphs, so it parses ids by hand from the
+// bufio buffer instead of splitting strings: cnr-2000 (3.2M arcs) parses in
+// well under a second.
+func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
+	lr, err := newLineReader(name, r)
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(math.MaxInt32 - 1)
+	if n > 0 {
+		limit = int64(n) - 1
+	}
+	el := &EdgeList{}
+	maxID := int32(-1)
+	for {
+		line, ok := lr.next()
+		if !ok {
+			break
+		}
+		s, d, perr := parseEdgeLine(line, limit)
+		if perr != "" {
+			if perr == "comment" {
+				continue
+			}
+			return nil, lr.errorf("%s", perr)
+		}
+		el.Src = append(el.Src, s)
+		el.Dst = append(el.Dst, d)
+		maxID = max(maxID, s, d)
+	}
+	if err := lr.Err(); err != nil {
+		return nil, err
+	}
+	el.N = int(maxID) + 1
+	if n > 0 {
+		el.N = n
+	}
+	return el, nil
+}
+
+// parseEdgeLine parses "u<sep>v"; it returns a non-empty message on failure,
+// or "comment" for a line to skip. Messages are strings, not errors, so the
+// common path allocates nothing.
+func parseEdgeLine(line []byte, limit int64) (src, dst int32, msg string) {
+	i := skipBlanks(line, 0)
+	if i == len(line) || line[i] == '#' || line[i] == '%' {
+		return 0, 0, "comment"
+	}
+	u, i, msg := parseID(line, i, limit)
+	if msg != "" {
+		return 0, 0, msg
+	}
+	j := skipBlanks(line, i)
+	if j < len(line) && line[j] == ',' {
+		j = skipBlanks(line, j+1)
+	} else if j == i || j == len(line) {
+		return 0, 0, fmt.Sprintf("want 2 columns (source, target), found 1 in %q", clip(string(line), 80))
+	}
+	v, j, msg := parseID(line, j, limit)
+	if msg != "" {
+		return 0, 0, msg
+	}
+	if k := skipBlanks(line, j); k != len(line) {
+		return 0, 0, fmt.Sprintf("want 2 columns (source, target), found more in %q", clip(string(line), 80))
+	}
+	return int32(u), int32(v), ""
+}
+
+func skipBlanks(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// parseID parses a decimal id at b[i:], bounded by limit.
+func parseID(b []byte, i int, limit int64) (int64, int, string) {
+	start := i
+	var v int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		if v > limit {
+			return 0, i, idRangeMessage(b, start, limit)
+		}
+		i++
+	}
+	if i == start || (i < len(b) && b[i] != ' ' && b[i] != '\t' && b[i] != ',') {
+		end := i
+		for end < len(b) && b[end] != ' ' && b[end] != '\t' && b[end] != ',' {
+			end++
+		}
+		return 0, i, fmt.Sprintf("%q is not a non-negative integer node id", b[start:end])
+	}
+	return v, i, ""
+}
+
+func idRangeMessage(b []byte, start int, limit int64) string {
+	end := start
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	return fmt.Sprintf("node id %s out of range [0, %d]", b[start:end], limit)
+}
+
+// loadEdgeListDataset reads an edge list as a structure-only dataset.
+func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
+	el, err := ReadEdgeList(path, n)
+	if err != nil {
+		return nil, err
+	}
+	g, err := undirected(el.N, el.Src, el.Dst)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), ".gz")
+	}
+	d := &Dataset{Name: name, Graph: g}
+	return d, d.Validate()
+}

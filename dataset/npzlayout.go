@@ -1,0 +1,278 @@
+package dataset
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// ReadNPZDataset reads a dataset stored as an .npz archive in either of the
+// two layouts graft knows, chosen by the arrays present:
+//
+//   - gnn-benchmark (Shchur et al. 2018; also what the PyG/DGL Amazon and
+//     Coauthor exports use): adjacency and attributes as CSR arrays
+//     adj_{data,indices,indptr,shape} and attr_{data,indices,indptr,shape}
+//     (or a dense attr_matrix), labels, optional class_names. The adjacency
+//     need not be symmetric; it is symmetrised.
+//   - heterophilous-graphs (Platonov et al. 2023, e.g. Tolokers):
+//     node_features (N, F), node_labels (N,), edges (E, 2) and
+//     {train,val,test}_masks (K, N), giving K fixed splits.
+func ReadNPZDataset(name, path string) (*Dataset, error) {
+	z, err := ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), ".npz")
+	}
+	return npzDataset(name, z)
+}
+
+func npzDataset(name string, z *NPZ) (*Dataset, error) {
+	var d *Dataset
+	var err error
+	switch {
+	case z.Has("adj_indptr"):
+		d, err = gnnBenchmark(name, z)
+	case z.Has("edges") && z.Has("node_features"):
+		d, err = heterophilous(name, z)
+	default:
+		return nil, fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels) or heterophilous-graphs (node_features, node_labels, edges, *_masks)",
+			z.Path, strings.Join(z.Names(), ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	return d, nil
+}
+
+// npzCSR reads the scipy CSR arrays <prefix>_{indptr,indices,data,shape}.
+// A missing _data means all ones.
+func npzCSR(z *NPZ, prefix string) (*tensor.CSR, error) {
+	get := func(suffix string) ([]int64, error) {
+		a, err := z.Get(prefix + suffix)
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.Int64s()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", z.Path, err)
+		}
+		return v, nil
+	}
+	shape, err := get("_shape")
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) != 2 || shape[0] < 0 || shape[1] < 0 || shape[0] >= 1<<31 || shape[1] >= 1<<31 {
+		return nil, fmt.Errorf("%s: array %s_shape is %v, want two non-negative dimensions below 2^31", z.Path, prefix, shape)
+	}
+	indptr, err := get("_indptr")
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := int(shape[0]), int(shape[1])
+	if len(indptr) != rows+1 {
+		return nil, fmt.Errorf("%s: array %s_indptr has %d entries for %d rows, want %d", z.Path, prefix, len(indptr), rows, rows+1)
+	}
+	idxArr, err := z.Get(prefix + "_indices")
+	if err != nil {
+		return nil, err
+	}
+	indices, err := idxArr.Int32s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	m := &tensor.CSR{Rows: rows, Cols: cols, Offsets: indptr, Indices: indices}
+	if a, ok := z.Arrays[prefix+"_data"]; ok {
+		if m.Values, err = a.Float32s(); err != nil {
+			return nil, fmt.Errorf("%s: %w", z.Path, err)
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: arrays %s_*: %w", z.Path, prefix, err)
+	}
+	if err := checkFinite(m.Values, 0); err != nil {
+		return nil, fmt.Errorf("%s: array %s_data: %w", z.Path, prefix, err)
+	}
+	return m, nil
+}
+
+func gnnBenchmark(name string, z *NPZ) (*Dataset, error) {
+	adj, err := npzCSR(z, "adj")
+	if err != nil {
+		return nil, err
+	}
+	if adj.Rows != adj.Cols {
+		return nil, fmt.Errorf("%s: adjacency is %d×%d, want square", z.Path, adj.Rows, adj.Cols)
+	}
+	n := adj.Rows
+	src := make([]int32, 0, adj.NNZ())
+	dst := make([]int32, 0, adj.NNZ())
+	for i := 0; i < n; i++ {
+		for p := adj.Offsets[i]; p < adj.Offsets[i+1]; p++ {
+			if adj.Value(p) == 0 {
+				continue // an explicitly stored zero is not an edge
+			}
+			src = append(src, int32(i))
+			dst = append(dst, adj.Indices[p])
+		}
+	}
+	g, err := undirected(n, src, dst)
+	if err != nil {
+		return nil, fmt.Errorf("%s: adjacency: %w", z.Path, err)
+	}
+	d := &Dataset{Name: name, Graph: g}
+
+	switch {
+	case z.Has("attr_indptr"):
+		if d.Sparse, err = npzCSR(z, "attr"); err != nil {
+			return nil, err
+		}
+		if d.Sparse.Rows != n {
+			return nil, fmt.Errorf("%s: attributes have %d rows for %d nodes", z.Path, d.Sparse.Rows, n)
+		}
+		if allOnes(d.Sparse.Values) {
+			d.Sparse.Values = nil
+		}
+	case z.Has("attr_matrix"):
+		if d.Dense, err = npzMatrix(z, "attr_matrix", n); err != nil {
+			return nil, err
+		}
+	}
+
+	a, err := z.Get("labels")
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Shape) != 1 {
+		return nil, fmt.Errorf("%s: array labels has shape %v; want (N,) (one-hot labels are not supported)", z.Path, a.Shape)
+	}
+	raw, err := a.Int64s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	if len(raw) != n {
+		return nil, fmt.Errorf("%s: array labels has %d entries for %d nodes", z.Path, len(raw), n)
+	}
+	if d.Labels, d.NumClasses, err = labelsFromInts(z.Path+": array labels", raw, true); err != nil {
+		return nil, err
+	}
+	d.ClassNames = numberedClasses(d.NumClasses)
+	if a, ok := z.Arrays["class_names"]; ok {
+		names, err := a.Strings()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", z.Path, err)
+		}
+		if len(names) < d.NumClasses {
+			return nil, fmt.Errorf("%s: array class_names has %d names but labels go up to %d", z.Path, len(names), d.NumClasses-1)
+		}
+		d.ClassNames, d.NumClasses = names, len(names)
+	}
+	return d, nil
+}
+
+// npzMatrix reads a 2-D float array with n rows as a dense matrix.
+func npzMatrix(z *NPZ, name string, n int) (*tensor.Matrix, error) {
+	a, err := z.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Shape) != 2 || a.Shape[0] != n {
+		return nil, fmt.Errorf("%s: array %s has shape %v, want (%d, F)", z.Path, name, a.Shape, n)
+	}
+	data, err := a.Float32s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	if err := checkFinite(data, a.Shape[1]); err != nil {
+		return nil, fmt.Errorf("%s: array %s: %w", z.Path, name, err)
+	}
+	return tensor.FromSlice(a.Shape[0], a.Shape[1], data), nil
+}
+
+func heterophilous(name string, z *NPZ) (*Dataset, error) {
+	fa, err := z.Get("node_features")
+	if err != nil {
+		return nil, err
+	}
+	if len(fa.Shape) != 2 {
+		return nil, fmt.Errorf("%s: array node_features has shape %v, want (N, F)", z.Path, fa.Shape)
+	}
+	n := fa.Shape[0]
+	x, err := npzMatrix(z, "node_features", n)
+	if err != nil {
+		return nil, err
+	}
+	la, err := z.Get("node_labels")
+	if err != nil {
+		return nil, err
+	}
+	raw, err := la.Int64s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	if len(la.Shape) != 1 || len(raw) != n {
+		return nil, fmt.Errorf("%s: array node_labels has shape %v for %d nodes, want (%d,)", z.Path, la.Shape, n, n)
+	}
+	labels, k, err := labelsFromInts(z.Path+": array node_labels", raw, false)
+	if err != nil {
+		return nil, err
+	}
+	ea, err := z.Get("edges")
+	if err != nil {
+		return nil, err
+	}
+	if len(ea.Shape) != 2 || ea.Shape[1] != 2 {
+		return nil, fmt.Errorf("%s: array edges has shape %v, want (E, 2)", z.Path, ea.Shape)
+	}
+	flat, err := ea.Int64s()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	m := ea.Shape[0]
+	src, dst := make([]int32, m), make([]int32, m)
+	for i := 0; i < m; i++ {
+		s, t := flat[2*i], flat[2*i+1]
+		if s < 0 || s >= int64(n) || t < 0 || t >= int64(n) {
+			return nil, fmt.Errorf("%s: array edges: edge %d (%d, %d) has a node id outside [0, %d)", z.Path, i, s, t, n)
+		}
+		src[i], dst[i] = int32(s), int32(t)
+	}
+	g, err := undirected(n, src, dst)
+	if err != nil {
+		return nil, fmt.Errorf("%s: array edges: %w", z.Path, err)
+	}
+	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: k, ClassNames: numberedClasses(k)}
+	if !z.Has("train_masks") && !z.Has("train_mask") {
+		return d, nil
+	}
+	rows := 1
+	if a, ok := z.Arrays["train_masks"]; ok && len(a.Shape) == 2 {
+		rows = a.Shape[0]
+	}
+	for k := 0; k < rows; k++ {
+		splitName := "public"
+		if k > 0 {
+			splitName = fmt.Sprintf("public:%d", k)
+		}
+		row := k
+		if rows == 1 {
+			row = -1 // accept 1-D masks as the one split
+			if a := z.Arrays["train_masks"]; a != nil && len(a.Shape) == 2 {
+				row = 0
+			}
+		}
+		s, err := masksSplit(z, splitName, row, d)
+		if err != nil {
+			return nil, err
+		}
+		d.Splits = append(d.Splits, s)
+	}
+	return d, nil
+}

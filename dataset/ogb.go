@@ -1,0 +1,205 @@
+package dataset
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// ReadOGB reads a node-property-prediction dataset in OGB's raw layout, as
+// the ogb package downloads it (e.g. ogbn-arxiv):
+//
+//	raw/edge.csv.gz            "src,dst" per line (required)
+//	raw/num-node-list.csv.gz   the node count (optional)
+//	raw/node-feat.csv.gz       F comma-separated floats per node (optional)
+//	raw/node-label.csv.gz      one class id per node; "nan" or empty = unlabelled (optional)
+//	split/<scheme>/{train,valid,test}.csv.gz   node ids, one per line (optional)
+//
+// Files may also be uncompressed (no .gz). Edges are symmetrised like every
+// other dataset's. Multi-label tasks (ogbn-proteins) are not supported.
+func ReadOGB(name, dir string) (*Dataset, error) {
+	if name == "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
+	find := func(rel string) (string, bool) {
+		for _, p := range []string{rel + ".gz", rel} {
+			full := filepath.Join(dir, p)
+			if _, err := os.Stat(full); err == nil {
+				return full, true
+			}
+		}
+		return filepath.Join(dir, rel+".gz"), false
+	}
+	edgePath, ok := find("raw/edge.csv")
+	if !ok {
+		return nil, fmt.Errorf("%s: not an OGB dataset directory (no raw/edge.csv.gz)", dir)
+	}
+	n := -1
+	if p, ok := find("raw/num-node-list.csv"); ok {
+		err := readLines(p, func(lr *lineReader, line []byte) error {
+			if isComment(line) {
+				return nil
+			}
+			if n >= 0 {
+				return lr.errorf("several graphs in one dataset are not supported (graph-level OGB datasets)")
+			}
+			v, err := strconv.Atoi(string(bytes.TrimSpace(line)))
+			if err != nil || v < 0 || v > math.MaxInt32 {
+				return lr.errorf("node count %q is not an integer in [0, 2^31)", line)
+			}
+			n = v
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var x *tensor.Matrix
+	if p, ok := find("raw/node-feat.csv"); ok {
+		var err error
+		if x, err = readOGBFeatures(p); err != nil {
+			return nil, err
+		}
+		if n >= 0 && x.Rows != n {
+			return nil, fmt.Errorf("%s: %d feature rows for %d nodes (raw/num-node-list)", p, x.Rows, n)
+		}
+		n = x.Rows
+	}
+	var labels []int32
+	k := 0
+	if p, ok := find("raw/node-label.csv"); ok {
+		var err error
+		if labels, k, err = readOGBLabels(p); err != nil {
+			return nil, err
+		}
+		if n >= 0 && len(labels) != n {
+			return nil, fmt.Errorf("%s: %d labels for %d nodes", p, len(labels), n)
+		}
+		n = len(labels)
+	}
+	el, err := ReadEdgeList(edgePath, max(n, 0))
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		n = el.N
+	}
+	g, err := undirected(n, el.Src, el.Dst)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", edgePath, err)
+	}
+	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: k}
+	if labels != nil {
+		d.ClassNames = numberedClasses(k)
+	}
+	schemes, _ := filepath.Glob(filepath.Join(dir, "split", "*"))
+	if len(schemes) > 1 {
+		return nil, fmt.Errorf("%s: several split schemes %v; keep one", dir, schemes)
+	}
+	if len(schemes) == 1 {
+		if labels == nil {
+			return nil, fmt.Errorf("%s: split without raw/node-label.csv.gz", dir)
+		}
+		s := Split{Name: "public"}
+		for _, part := range []struct {
+			file string
+			dst  *[]int32
+		}{{"train.csv", &s.Train}, {"valid.csv", &s.Val}, {"test.csv", &s.Test}} {
+			rel, _ := filepath.Rel(dir, filepath.Join(schemes[0], part.file))
+			p, ok := find(rel)
+			if !ok {
+				return nil, fmt.Errorf("%s: missing split file %s", dir, p)
+			}
+			if *part.dst, err = readOGBIndex(p, n); err != nil {
+				return nil, err
+			}
+		}
+		s.sort()
+		d.Splits = []Split{s}
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return d, nil
+}
+
+func readOGBFeatures(path string) (*tensor.Matrix, error) {
+	var data []float32
+	width, rows := -1, 0
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if len(line) == 0 {
+			return lr.errorf("empty feature row")
+		}
+		cols := 0
+		it := fieldIter{rest: line, sep: ','}
+		for f, ok := it.next(); ok; f, ok = it.next() {
+			v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 32)
+			if err != nil {
+				return lr.errorf("column %d: %q is not a number", cols+1, f)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return lr.errorf("column %d is %v; features must be finite", cols+1, v)
+			}
+			data = append(data, float32(v))
+			cols++
+		}
+		if width < 0 {
+			width = cols
+		} else if cols != width {
+			return lr.errorf("%d columns, but line 1 has %d", cols, width)
+		}
+		rows++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tensor.FromSlice(rows, max(width, 0), data), nil
+}
+
+func readOGBLabels(path string) ([]int32, int, error) {
+	var labels []int32
+	k := 0
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		f := bytes.TrimSpace(line)
+		if bytes.IndexByte(f, ',') >= 0 {
+			return lr.errorf("several label columns; multi-label tasks are not supported")
+		}
+		if len(f) == 0 || string(f) == "nan" || string(f) == "NaN" {
+			labels = append(labels, Unlabelled)
+			return nil
+		}
+		v, err := strconv.ParseFloat(string(f), 64)
+		if err != nil || v != math.Trunc(v) || v < 0 || v > math.MaxInt16 {
+			return lr.errorf("label %q is not a class id in [0, %d]", f, math.MaxInt16)
+		}
+		labels = append(labels, int32(v))
+		k = max(k, int(v)+1)
+		return nil
+	})
+	return labels, k, err
+}
+
+func readOGBIndex(path string, n int) ([]int32, error) {
+	var ids []int32
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		v, i, msg := parseID(line, skipBlanks(line, 0), int64(n)-1)
+		if msg == "" && skipBlanks(line, i) != len(line) {
+			msg = "want one node id per line"
+		}
+		if msg != "" {
+			return lr.errorf("%s", msg)
+		}
+		ids = append(ids, int32(v))
+		return nil
+	})
+	return ids, err
+}

@@ -1,0 +1,309 @@
+package dataset
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Split is a partition of labelled nodes into training, validation and test
+// sets. Each list is sorted ascending and the three are disjoint.
+type Split struct {
+	Name             string
+	Train, Val, Test []int32
+}
+
+// SplitSpecs documents the forms Dataset.Split accepts.
+const SplitSpecs = `public          the split shipped with the dataset (Planetoid's for Cora/CiteSeer; split 0 for Tolokers)
+public:K        fixed split K where the source ships several (Tolokers: 0-9)
+geom-gcn:K      Geom-GCN 60/20/20 split K for Cora/CiteSeer loaded from a data directory
+random:T:V      T training and V validation nodes per class, the rest test (Shchur et al. 2018), seeded
+frac:T:V        fractions T and V of each class for training and validation, the rest test (stratified), seeded
+file:PATH[:K]   train/val/test masks from an .npz file; K picks row K of 2-D masks`
+
+// Split resolves a split specification (see SplitSpecs) against d. Seeded
+// specs depend only on seed, the labels and the spec. Unlabelled nodes are
+// never placed in a split, and a split that leaves a class with no training
+// node is an error.
+func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
+	if d.Labels == nil {
+		return Split{}, fmt.Errorf("dataset %s has no labels, so it has no splits", d.Name)
+	}
+	if spec == "" {
+		spec = "public"
+	}
+	kind, rest, _ := strings.Cut(spec, ":")
+	var s Split
+	var err error
+	switch kind {
+	case "public", "geom-gcn":
+		s, err = d.fixedSplit(spec)
+	case "random":
+		var t, v int
+		if t, v, err = twoInts(rest); err != nil {
+			return Split{}, fmt.Errorf("split %q: %w (want random:TRAIN_PER_CLASS:VAL_PER_CLASS)", spec, err)
+		}
+		s, err = d.randomSplit(t, v, seed)
+	case "frac":
+		var t, v float64
+		if t, v, err = twoFractions(rest); err != nil {
+			return Split{}, fmt.Errorf("split %q: %w (want frac:TRAIN:VAL with fractions summing to at most 1)", spec, err)
+		}
+		s, err = d.fracSplit(t, v, seed)
+	case "file":
+		path, row := rest, -1
+		if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+			if k, convErr := strconv.Atoi(rest[i+1:]); convErr == nil {
+				path, row = rest[:i], k
+			}
+		}
+		s, err = ReadMaskSplit(path, row, d)
+	default:
+		return Split{}, fmt.Errorf("unknown split %q; the forms are:\n%s", spec, SplitSpecs)
+	}
+	if err != nil {
+		return Split{}, err
+	}
+	s.Name = spec
+	if err := s.check(d); err != nil {
+		return Split{}, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	if err := s.coversClasses(d); err != nil {
+		return Split{}, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	return s, nil
+}
+
+func (d *Dataset) fixedSplit(spec string) (Split, error) {
+	name := spec
+	if name == "public:0" {
+		name = "public"
+	}
+	var names []string
+	for _, s := range d.Splits {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return Split{}, fmt.Errorf("dataset %s ships no fixed split %q; use random:20:30 or frac:0.6:0.2", d.Name, spec)
+	}
+	return Split{}, fmt.Errorf("dataset %s has no split %q; it ships %s", d.Name, spec, strings.Join(names, ", "))
+}
+
+// byClass lists the labelled nodes of each class, ascending.
+func (d *Dataset) byClass() [][]int32 {
+	classes := make([][]int32, d.NumClasses)
+	for v, y := range d.Labels {
+		if y >= 0 {
+			classes[y] = append(classes[y], int32(v))
+		}
+	}
+	return classes
+}
+
+// splitRNG derives the generator for a seeded split; the second word keeps
+// split streams apart from other users of the same seed.
+func splitRNG(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x5eed5b117))
+}
+
+func (d *Dataset) randomSplit(trainPer, valPer int, seed uint64) (Split, error) {
+	if trainPer <= 0 || valPer < 0 {
+		return Split{}, fmt.Errorf("random split needs a positive training count per class, got %d:%d", trainPer, valPer)
+	}
+	rng := splitRNG(seed)
+	var s Split
+	for c, nodes := range d.byClass() {
+		if len(nodes) < trainPer+valPer {
+			return Split{}, fmt.Errorf("random:%d:%d: class %s has only %d labelled nodes, fewer than %d", trainPer, valPer, d.className(c), len(nodes), trainPer+valPer)
+		}
+		rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+		s.Train = append(s.Train, nodes[:trainPer]...)
+		s.Val = append(s.Val, nodes[trainPer:trainPer+valPer]...)
+		s.Test = append(s.Test, nodes[trainPer+valPer:]...)
+	}
+	s.sort()
+	return s, nil
+}
+
+// fracSplit is stratified: each class is split by the fractions on its own
+// (rounded to the nearest node), so class proportions match across sets.
+func (d *Dataset) fracSplit(trainFrac, valFrac float64, seed uint64) (Split, error) {
+	rng := splitRNG(seed)
+	var s Split
+	for _, nodes := range d.byClass() {
+		rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+		nt := int(math.Round(trainFrac * float64(len(nodes))))
+		nv := min(int(math.Round(valFrac*float64(len(nodes)))), len(nodes)-nt)
+		s.Train = append(s.Train, nodes[:nt]...)
+		s.Val = append(s.Val, nodes[nt:nt+nv]...)
+		s.Test = append(s.Test, nodes[nt+nv:]...)
+	}
+	s.sort()
+	return s, nil
+}
+
+func (s *Split) sort() {
+	slices.Sort(s.Train)
+	slices.Sort(s.Val)
+	slices.Sort(s.Test)
+}
+
+func (d *Dataset) className(c int) string {
+	if c < len(d.ClassNames) {
+		return strconv.Quote(d.ClassNames[c])
+	}
+	return strconv.Itoa(c)
+}
+
+// check verifies that the split's nodes exist, are labelled and appear once.
+func (s *Split) check(d *Dataset) error {
+	seen := make([]uint8, d.Graph.N)
+	for _, part := range []struct {
+		name  string
+		nodes []int32
+	}{{"train", s.Train}, {"val", s.Val}, {"test", s.Test}} {
+		for _, v := range part.nodes {
+			if v < 0 || int(v) >= d.Graph.N {
+				return fmt.Errorf("split %s: %s node %d outside [0, %d)", s.Name, part.name, v, d.Graph.N)
+			}
+			if d.Labels == nil || d.Labels[v] < 0 {
+				return fmt.Errorf("split %s: %s node %d has no label", s.Name, part.name, v)
+			}
+			if seen[v] != 0 {
+				return fmt.Errorf("split %s: node %d appears in more than one set (or twice in %s)", s.Name, v, part.name)
+			}
+			seen[v] = 1
+		}
+	}
+	return nil
+}
+
+// coversClasses rejects a split whose training set misses a class: a model
+// can never predict a class it is not trained on, and accuracy on it would
+// silently be zero.
+func (s *Split) coversClasses(d *Dataset) error {
+	has := make([]bool, d.NumClasses)
+	for _, v := range s.Train {
+		has[d.Labels[v]] = true
+	}
+	for c, ok := range has {
+		if !ok {
+			return fmt.Errorf("split %s leaves class %s with no training nodes", s.Name, d.className(c))
+		}
+	}
+	return nil
+}
+
+func twoInts(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("missing ':'")
+	}
+	x, err := strconv.Atoi(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := strconv.Atoi(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	return x, y, nil
+}
+
+func twoFractions(s string) (float64, float64, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("missing ':'")
+	}
+	x, err := strconv.ParseFloat(a, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := strconv.ParseFloat(b, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !(x > 0 && y >= 0 && x+y <= 1) {
+		return 0, 0, fmt.Errorf("fractions %v and %v out of range", x, y)
+	}
+	return x, y, nil
+}
+
+// ReadMaskSplit reads train/val/test masks (train_mask, val_mask, test_mask,
+// or the plural names Tolokers uses) from an .npz file and maps them onto d.
+// Masks may be 1-D (one split; row must be -1 or 0) or 2-D (one split per
+// row; row picks one). Positions are mapped through d.MaskOrder when set.
+// Unlabelled nodes in a mask are left out: Geom-GCN's CiteSeer masks include
+// the 15 featureless nodes, which its code trains on as class 0.
+func ReadMaskSplit(path string, row int, d *Dataset) (Split, error) {
+	z, err := ReadNPZ(path)
+	if err != nil {
+		return Split{}, err
+	}
+	return masksSplit(z, "", row, d)
+}
+
+// masksSplit extracts split row from the masks in z; suffix is "" to accept
+// either train_mask or train_masks.
+func masksSplit(z *NPZ, name string, row int, d *Dataset) (Split, error) {
+	s := Split{Name: name}
+	lists := []*[]int32{&s.Train, &s.Val, &s.Test}
+	n := d.Graph.N
+	owner := make([]int8, n)
+	for i, part := range []string{"train", "val", "test"} {
+		a, ok := z.Arrays[part+"_mask"]
+		if !ok {
+			a, ok = z.Arrays[part+"_masks"]
+		}
+		if !ok {
+			return Split{}, fmt.Errorf("%s: no %s_mask array (archive holds %s)", z.Path, part, strings.Join(z.Names(), ", "))
+		}
+		mask, err := a.Bools()
+		if err != nil {
+			return Split{}, fmt.Errorf("%s: %w", z.Path, err)
+		}
+		switch len(a.Shape) {
+		case 1:
+			if row > 0 {
+				return Split{}, fmt.Errorf("%s: array %s is 1-D (one split), so row %d does not exist", z.Path, a.Name, row)
+			}
+		case 2:
+			if row < 0 {
+				return Split{}, fmt.Errorf("%s: array %s holds %d splits; pick one with :K", z.Path, a.Name, a.Shape[0])
+			}
+			if row >= a.Shape[0] {
+				return Split{}, fmt.Errorf("%s: array %s holds %d splits, so row %d does not exist", z.Path, a.Name, a.Shape[0], row)
+			}
+			mask = mask[row*a.Shape[1] : (row+1)*a.Shape[1]]
+		default:
+			return Split{}, fmt.Errorf("%s: array %s has shape %v, want (N,) or (K, N)", z.Path, a.Name, a.Shape)
+		}
+		if len(mask) != n {
+			return Split{}, fmt.Errorf("%s: array %s has %d entries per split for %d nodes", z.Path, a.Name, len(mask), n)
+		}
+		for pos, in := range mask {
+			if !in {
+				continue
+			}
+			v := int32(pos)
+			if d.MaskOrder != nil {
+				v = d.MaskOrder[pos]
+			}
+			if owner[v] != 0 {
+				return Split{}, fmt.Errorf("%s: position %d is in both %s and %s masks", z.Path, pos, []string{"", "train", "val", "test"}[owner[v]], part)
+			}
+			owner[v] = int8(i + 1)
+			if d.Labels[v] >= 0 {
+				*lists[i] = append(*lists[i], v)
+			}
+		}
+	}
+	s.sort()
+	return s, nil
+}

@@ -1,0 +1,149 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readBufferSize is the bufio buffer for text readers; it is also the longest
+// line they accept (a Cora .content line is about 3 KB, CiteSeer's 7.5 KB;
+// OGB feature rows are a few KB).
+const readBufferSize = 1 << 20
+
+// lineReader yields the lines of a text stream, transparently gunzipped, and
+// remembers the line number for errors. Lines are returned without the
+// trailing "\n" or "\r\n" and are only valid until the next call.
+type lineReader struct {
+	name string
+	br   *bufio.Reader
+	gz   *gzip.Reader
+	line int
+	err  error
+}
+
+// newLineReader wraps r, detecting gzip by its magic bytes rather than the
+// file name so that misnamed files still work.
+func newLineReader(name string, r io.Reader) (*lineReader, error) {
+	br := bufio.NewReaderSize(r, readBufferSize)
+	lr := &lineReader{name: name, br: br}
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad gzip header: %w", name, err)
+		}
+		gz.Multistream(true)
+		lr.gz = gz
+		lr.br = bufio.NewReaderSize(gz, readBufferSize)
+	}
+	return lr, nil
+}
+
+// next returns the next line, or ok=false at the end or on error (see Err).
+func (lr *lineReader) next() (line []byte, ok bool) {
+	if lr.err != nil {
+		return nil, false
+	}
+	b, err := lr.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+	case errors.Is(err, bufio.ErrBufferFull):
+		lr.err = fmt.Errorf("%s: line %d: longer than %d bytes", lr.name, lr.line+1, readBufferSize)
+		return nil, false
+	case err == io.EOF:
+		if len(b) == 0 {
+			lr.err = io.EOF
+			return nil, false
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF) && lr.gz != nil:
+		lr.err = fmt.Errorf("%s: after line %d: gzip stream is truncated", lr.name, lr.line)
+		return nil, false
+	default:
+		lr.err = fmt.Errorf("%s: after line %d: %w", lr.name, lr.line, err)
+		return nil, false
+	}
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	return b, true
+}
+
+// Err returns the error that stopped next, or nil at a clean end of input.
+func (lr *lineReader) Err() error {
+	if lr.err == io.EOF {
+		return nil
+	}
+	return lr.err
+}
+
+// errorf formats an error naming the file and the current line.
+func (lr *lineReader) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: line %d: %s", lr.name, lr.line, fmt.Sprintf(format, args...))
+}
+
+// readLines opens path and calls fn for every line, stopping at fn's first
+// error. fn gets the reader for its errors.
+func readLines(path string, fn func(lr *lineReader, line []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return scanLines(path, f, fn)
+}
+
+func scanLines(name string, r io.Reader, fn func(lr *lineReader, line []byte) error) error {
+	lr, err := newLineReader(name, r)
+	if err != nil {
+		return err
+	}
+	for {
+		line, ok := lr.next()
+		if !ok {
+			return lr.Err()
+		}
+		if err := fn(lr, line); err != nil {
+			return err
+		}
+	}
+}
+
+// isComment reports whether a line is blank or a '#' or '%' comment (SNAP and
+// Matrix Market conventions).
+func isComment(line []byte) bool {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t':
+			continue
+		case '#', '%':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// fieldIter walks the fields of a line split on one separator byte, without
+// allocating.
+type fieldIter struct {
+	rest []byte
+	sep  byte
+	done bool
+}
+
+func (it *fieldIter) next() ([]byte, bool) {
+	if it.done {
+		return nil, false
+	}
+	if i := bytes.IndexByte(it.rest, it.sep); i >= 0 {
+		f := it.rest[:i]
+		it.rest = it.rest[i+1:]
+		return f, true
+	}
+	it.done = true
+	return it.rest, true
+}
