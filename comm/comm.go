@@ -1,0 +1,145 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Communicator connects one worker to its group. Collective calls must be
+// made by every rank in the same order with the same site names; a call
+// returns an error (never hangs) once the group is aborted or a peer fails.
+type Communicator interface {
+	Rank() int
+	Size() int
+	// AllToAll sends send[p] to every peer p and stores what p sent into
+	// recv[p], reusing its capacity. send[Rank()] is copied to recv[Rank()].
+	AllToAll(site string, send, recv [][]byte) error
+	// AllReduce replaces data with the element-wise sum over all ranks. The
+	// summation order is fixed (rank 0 first), so results are reproducible.
+	AllReduce(site string, data []float32) error
+	// Broadcast copies root's data into every other rank's data (equal lengths).
+	Broadcast(site string, root int, data []byte) error
+	Barrier(site string) error
+	// Stats returns this rank's counters.
+	Stats() *Stats
+}
+
+// ErrAborted is returned by collectives after the group has been aborted.
+var ErrAborted = errors.New("comm: group aborted")
+
+// SiteStats counts one call site on one rank.
+type SiteStats struct {
+	Calls           int64
+	BytesSent       int64
+	BytesReceived   int64
+	Seconds         float64 // wall time spent inside the calls
+	EmulatedSeconds float64 // time the emulated link would add (WithLink)
+}
+
+// Stats holds a rank's counters per call site and per peer. It is safe for
+// concurrent use.
+type Stats struct {
+	mu        sync.Mutex
+	sites     map[string]*SiteStats
+	peerSent  []int64
+	peerRecvd []int64
+}
+
+func newStats(size int) *Stats {
+	return &Stats{sites: map[string]*SiteStats{}, peerSent: make([]int64, size), peerRecvd: make([]int64, size)}
+}
+
+// record adds one call's figures; sent and received are per peer (nil when
+// not applicable) and may include the rank itself, which is not counted.
+func (s *Stats) record(site string, self int, sent, recvd []int64, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sites[site]
+	if st == nil {
+		st = &SiteStats{}
+		s.sites[site] = st
+	}
+	st.Calls++
+	st.Seconds += d.Seconds()
+	for p, n := range sent {
+		if p != self {
+			st.BytesSent += n
+			s.peerSent[p] += n
+		}
+	}
+	for p, n := range recvd {
+		if p != self {
+			st.BytesReceived += n
+			s.peerRecvd[p] += n
+		}
+	}
+}
+
+func (s *Stats) addEmulated(site string, seconds float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sites[site]
+	if st == nil {
+		st = &SiteStats{}
+		s.sites[site] = st
+	}
+	st.EmulatedSeconds += seconds
+}
+
+// Site returns a copy of one site's counters (zero if never called).
+func (s *Stats) Site(site string) SiteStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.sites[site]; st != nil {
+		return *st
+	}
+	return SiteStats{}
+}
+
+// Sites returns the names of every site called so far, sorted.
+func (s *Stats) Sites() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.sites))
+	for n := range s.sites {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Total sums the counters of every site whose name has the given prefix
+// ("" for all).
+func (s *Stats) Total(prefix string) SiteStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var t SiteStats
+	for n, st := range s.sites {
+		if strings.HasPrefix(n, prefix) {
+			t.Calls += st.Calls
+			t.BytesSent += st.BytesSent
+			t.BytesReceived += st.BytesReceived
+			t.Seconds += st.Seconds
+			t.EmulatedSeconds += st.EmulatedSeconds
+		}
+	}
+	return t
+}
+
+// PeerBytes returns the bytes sent to and received from each peer.
+func (s *Stats) PeerBytes() (sent, received []int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.peerSent...), append([]int64(nil), s.peerRecvd...)
+}
+
+func checkRoot(root, size int) error {
+	if root < 0 || root >= size {
+		return fmt.Errorf("comm: broadcast root %d outside [0,%d)", root, size)
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func TestAllToAllDeliversEveryBufferAndCountsBytes(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 5} {
+		// payload(s, d) is what rank s sends to rank d, of a varying length.
+		payload := func(s, d, step int) []byte {
+			b := make([]byte, (s*7+d*3+step)%11)
+			for i := range b {
+				b[i] = byte(s*31 + d*17 + step + i)
+			}
+			return b
+		}
+		g := NewGroup(size)
+		err := runGroup(g, func(c Communicator) error {
+			recv := make([][]byte, size)
+			var wantSent, wantRecv int64
+			for step := range 4 {
+				send := make([][]byte, size)
+				for d := range size {
+					send[d] = payload(c.Rank(), d, step)
+					if d != c.Rank() {
+						wantSent += int64(len(send[d]))
+						wantRecv += int64(len(payload(d, c.Rank(), step)))
+					}
+				}
+				if err := c.AllToAll("x", send, recv); err != nil {
+					return err
+				}
+				for s := range size {
+					if want := payload(s, c.Rank(), step); string(recv[s]) != string(want) {
+						return fmt.Errorf("step %d: from %d got %v, want %v", step, s, recv[s], want)
+					}
+				}
+			}
+			st := c.Stats().Site("x")
+			if st.Calls != 4 || st.BytesSent != wantSent || st.BytesReceived != wantRecv {
+				return fmt.Errorf("stats %+v, want 4 calls, %d sent, %d received", st, wantSent, wantRecv)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+	}
+}
+
+func runGroup(g *Group, fn func(c Communicator) error) error {
+	errs := make(chan error, g.size)
+	for r := range g.size {
+		go func() { errs <- fn(g.Comm(r)) }()
+	}
+	var first error
+	for range g.size {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			g.Abort(err)
+		}
+	}
+	return first
+}
+
+func TestAllReduceSumsInRankOrder(t *testing.T) {
+	const size, n = 4, 1001
+	r := rand.New(rand.NewPCG(1, 1))
+	inputs := make([][]float32, size)
+	for i := range inputs {
+		inputs[i] = make([]float32, n)
+		for j := range inputs[i] {
+			inputs[i][j] = float32(r.NormFloat64() * 1e3)
+		}
+	}
+	want := make([]float32, n)
+	for j := range want {
+		for i := range size { // the documented order: rank 0 first
+			want[j] += inputs[i][j]
+		}
+	}
+	err := Run(size, func(c Communicator) error {
+		data := append([]float32(nil), inputs[c.Rank()]...)
+		if err := c.AllReduce("g", data); err != nil {
+			return err
+		}
+		for j := range data {
+			if data[j] != want[j] {
+				return fmt.Errorf("rank %d: [%d] = %v, want %v exactly", c.Rank(), j, data[j], want[j])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAllReduceLengthMismatchIsAnError(t *testing.T) {
+	err := Run(2, func(c Communicator) error {
+		return c.AllReduce("g", make([]float32, 3+c.Rank()))
+	})
+	if err == nil {
+		t.Fatal("mismatched lengths accepted")
+	}
+}
+
+func TestBroadcastAndBarrier(t *testing.T) {
+	err := Run(3, func(c Communicator) error {
+		data := make([]byte, 5)
+		if c.Rank() == 1 {
+			copy(data, "hello")
+		}
+		if err := c.Broadcast("b", 1, data); err != nil {
+			return err
+		}
+		if string(data) != "hello" {
+			return fmt.Errorf("rank %d got %q", c.Rank(), data)
+		}
+		return c.Barrier("end")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A failing rank must not leave its peers waiting: they return promptly and
+// Run reports the failure itself, not the peers' aborts.
+func TestFailureAbortsPeersInsteadOfHanging(t *testing.T) {
+	boom := errors.New("boom")
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(4, func(c Communicator) error {
+			if c.Rank() == 2 {
+				return boom
+			}
+			data := make([]float32, 10)
+			for {
+				if err := c.AllReduce("g", data); err != nil {
+					return err
+				}
+			}
+		})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Fatalf("Run returned %v, want the root cause", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("peers hung after a rank failed")
+	}
+}
+
+func TestParseLink(t *testing.T) {
+	cases := []struct {
+		in      string
+		bps     float64
+		latency time.Duration
+		bad     bool
+	}{
+		{in: "1gbit:1ms", bps: 125e6, latency: time.Millisecond},
+		{in: "10gbit:50us", bps: 1.25e9, latency: 50 * time.Microsecond},
+		{in: "100mbit", bps: 12.5e6},
+		{in: "2GB:0.5ms", bps: 2e9, latency: 500 * time.Microsecond},
+		{in: "fast", bad: true}, {in: "1gbit:soon", bad: true}, {in: "-1gbit", bad: true}, {in: "0gbit", bad: true},
+	}
+	for _, c := range cases {
+		l, err := ParseLink(c.in)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q accepted", c.in)
+			}
+			continue
+		}
+		if err != nil || l.BytesPerSecond != c.bps || l.Latency != c.latency {
+			t.Errorf("%q = %+v, %v; want %v B/s, %v", c.in, l, err, c.bps, c.latency)
+		}
+	}
+}
+
+func TestLinkEmulatesTransferTime(t *testing.T) {
+	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
+	err := Run(2, func(c Communicator) error {
+		lc := WithLink(c, link)
+		send := [][]byte{make([]byte, 1000), make([]byte, 1000)}
+		recv := make([][]byte, 2)
+		if err := lc.AllToAll("halo", send, recv); err != nil {
+			return err
+		}
+		if err := lc.AllReduce("grad", make([]float32, 250)); err != nil {
+			return err
+		}
+		// 1 ms latency + 1000 B at 1 MB/s.
+		if got := c.Stats().Site("halo").EmulatedSeconds; abs(got-0.002) > 1e-12 {
+			return fmt.Errorf("halo emulated %v s, want 0.002", got)
+		}
+		// Ring of 2: 2 steps × (1 ms + 500 B at 1 MB/s).
+		if got := c.Stats().Site("grad").EmulatedSeconds; abs(got-0.003) > 1e-12 {
+			return fmt.Errorf("grad emulated %v s, want 0.003", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,133 @@
+package comm
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Link models a network link per worker: a full-duplex interface of the
+// given bandwidth and a per-message latency.
+type Link struct {
+	BytesPerSecond float64
+	Latency        time.Duration
+}
+
+// ParseLink reads a link such as "1gbit:1ms", "10gbit:50us", "100mbit" or
+// "2GB:0.5ms" (bits per second with k/m/g, or bytes per second with K/M/G B).
+func ParseLink(s string) (Link, error) {
+	rate, lat, _ := strings.Cut(s, ":")
+	var l Link
+	if lat != "" {
+		d, err := time.ParseDuration(lat)
+		if err != nil || d < 0 {
+			return Link{}, fmt.Errorf("link %q: latency %q is not a duration like 1ms", s, lat)
+		}
+		l.Latency = d
+	}
+	lower := strings.ToLower(rate)
+	mult := 0.0
+	var num string
+	switch {
+	case strings.HasSuffix(lower, "bit"):
+		num = lower[:len(lower)-3]
+		mult = 1.0 / 8
+	case strings.HasSuffix(rate, "B"):
+		num = rate[:len(rate)-1]
+		mult = 1
+	default:
+		return Link{}, fmt.Errorf("link %q: rate %q needs a unit, e.g. 1gbit or 100MB", s, rate)
+	}
+	if n := len(num); n > 0 {
+		switch num[n-1] {
+		case 'k', 'K':
+			mult *= 1e3
+			num = num[:n-1]
+		case 'm', 'M':
+			mult *= 1e6
+			num = num[:n-1]
+		case 'g', 'G':
+			mult *= 1e9
+			num = num[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) {
+		return Link{}, fmt.Errorf("link %q: rate %q is not a positive number with a unit", s, rate)
+	}
+	l.BytesPerSecond = v * mult
+	return l, nil
+}
+
+func (l Link) String() string {
+	return fmt.Sprintf("%.3g Gbit/s, %v latency", l.BytesPerSecond*8/1e9, l.Latency)
+}
+
+// WithLink wraps c so that each call also adds, to c's Stats, the time the
+// link would have taken for the bytes the call moved. The data still moves
+// at c's own speed; only the accounting changes.
+func WithLink(c Communicator, l Link) Communicator { return &linked{Communicator: c, link: l} }
+
+type linked struct {
+	Communicator
+	link Link
+}
+
+func (c *linked) transfer(bytes int64) float64 {
+	return float64(bytes) / c.link.BytesPerSecond
+}
+
+func (c *linked) AllToAll(site string, send, recv [][]byte) error {
+	if err := c.Communicator.AllToAll(site, send, recv); err != nil {
+		return err
+	}
+	var out, in int64
+	for p := range send {
+		if p != c.Rank() {
+			out += int64(len(send[p]))
+			in += int64(len(recv[p]))
+		}
+	}
+	// Sends leave through one interface one after another; receives arrive
+	// in parallel on the other direction of the full-duplex link.
+	t := c.link.Latency.Seconds() + max(c.transfer(out), c.transfer(in))
+	c.Stats().addEmulated(site, t)
+	return nil
+}
+
+func (c *linked) AllReduce(site string, data []float32) error {
+	if err := c.Communicator.AllReduce(site, data); err != nil {
+		return err
+	}
+	n := c.Size()
+	if n > 1 {
+		// Ring all-reduce: 2(N−1) steps, each moving 1/N of the buffer.
+		steps := float64(2 * (n - 1))
+		t := steps*c.link.Latency.Seconds() + steps*c.transfer(int64(4*len(data)))/float64(n)
+		c.Stats().addEmulated(site, t)
+	}
+	return nil
+}
+
+func (c *linked) Broadcast(site string, root int, data []byte) error {
+	if err := c.Communicator.Broadcast(site, root, data); err != nil {
+		return err
+	}
+	if n := c.Size(); n > 1 {
+		t := c.link.Latency.Seconds() + float64(n-1)*c.transfer(int64(len(data)))
+		c.Stats().addEmulated(site, t)
+	}
+	return nil
+}
+
+func (c *linked) Barrier(site string) error {
+	if err := c.Communicator.Barrier(site); err != nil {
+		return err
+	}
+	if c.Size() > 1 {
+		c.Stats().addEmulated(site, 2*c.link.Latency.Seconds())
+	}
+	return nil
+}

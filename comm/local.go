@@ -1,0 +1,274 @@
+package comm
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Group is a set of in-process ranks that talk through channels: one
+// goroutine per worker, the same collectives as a network transport.
+type Group struct {
+	size  int
+	mail  [][]chan []byte   // mail[src][dst]: a buffer src offers dst
+	acks  [][]chan struct{} // acks[src][dst]: dst has copied src's buffer
+	comms []*local
+
+	abortOnce sync.Once
+	aborted   chan struct{}
+	abortErr  error
+
+	barrierMu    sync.Mutex
+	barrierCount int
+	barrierDone  chan struct{}
+
+	reduceSlots [][]float32 // each rank's AllReduce input, posted before the first barrier
+	reduceSum   []float32
+}
+
+// NewGroup returns a group of size in-process ranks.
+func NewGroup(size int) *Group {
+	if size < 1 {
+		panic(fmt.Sprintf("comm: group size %d", size))
+	}
+	g := &Group{size: size, aborted: make(chan struct{}), barrierDone: make(chan struct{}),
+		reduceSlots: make([][]float32, size)}
+	g.mail = make([][]chan []byte, size)
+	g.acks = make([][]chan struct{}, size)
+	for s := range size {
+		g.mail[s] = make([]chan []byte, size)
+		g.acks[s] = make([]chan struct{}, size)
+		for d := range size {
+			g.mail[s][d] = make(chan []byte, 1)
+			g.acks[s][d] = make(chan struct{}, 1)
+		}
+	}
+	for r := range size {
+		g.comms = append(g.comms, &local{g: g, rank: r, stats: newStats(size)})
+	}
+	return g
+}
+
+// Comm returns rank's communicator.
+func (g *Group) Comm(rank int) Communicator { return g.comms[rank] }
+
+// Abort makes every blocked and future collective return an error wrapping
+// err (ErrAborted when err is nil). A worker that fails calls it so that its
+// peers stop instead of waiting for it forever.
+func (g *Group) Abort(err error) {
+	g.abortOnce.Do(func() {
+		if err == nil {
+			err = ErrAborted
+		}
+		g.abortErr = fmt.Errorf("%w: %w", ErrAborted, err)
+		close(g.aborted)
+	})
+}
+
+func (g *Group) err() error { return g.abortErr }
+
+// barrier blocks until every rank has called it, or the group is aborted.
+func (g *Group) barrier() error {
+	g.barrierMu.Lock()
+	done := g.barrierDone
+	g.barrierCount++
+	if g.barrierCount == g.size {
+		g.barrierCount = 0
+		g.barrierDone = make(chan struct{})
+		close(done)
+	}
+	g.barrierMu.Unlock()
+	select {
+	case <-done:
+		return nil
+	case <-g.aborted:
+		return g.err()
+	}
+}
+
+type local struct {
+	g     *Group
+	rank  int
+	stats *Stats
+	sent  []int64 // per-call scratch
+	recvd []int64
+}
+
+func (c *local) Rank() int     { return c.rank }
+func (c *local) Size() int     { return c.g.size }
+func (c *local) Stats() *Stats { return c.stats }
+
+func (c *local) scratch() ([]int64, []int64) {
+	if c.sent == nil {
+		c.sent, c.recvd = make([]int64, c.g.size), make([]int64, c.g.size)
+	}
+	clear(c.sent)
+	clear(c.recvd)
+	return c.sent, c.recvd
+}
+
+func (c *local) AllToAll(site string, send, recv [][]byte) error {
+	g, r := c.g, c.rank
+	if len(send) != g.size || len(recv) != g.size {
+		return fmt.Errorf("comm: AllToAll(%s): %d send and %d receive buffers for %d ranks", site, len(send), len(recv), g.size)
+	}
+	start := time.Now()
+	sent, recvd := c.scratch()
+	for p := range g.size {
+		if p != r {
+			g.mail[r][p] <- send[p] // capacity 1 and the previous offer was acknowledged
+			sent[p] = int64(len(send[p]))
+		}
+	}
+	recv[r] = append(recv[r][:0], send[r]...)
+	for p := range g.size {
+		if p == r {
+			continue
+		}
+		select {
+		case buf := <-g.mail[p][r]:
+			recv[p] = append(recv[p][:0], buf...)
+			recvd[p] = int64(len(buf))
+			g.acks[p][r] <- struct{}{}
+		case <-g.aborted:
+			return g.err()
+		}
+	}
+	// Our buffers may be reused only once every peer has copied them.
+	for p := range g.size {
+		if p == r {
+			continue
+		}
+		select {
+		case <-g.acks[r][p]:
+		case <-g.aborted:
+			return g.err()
+		}
+	}
+	c.stats.record(site, r, sent, recvd, time.Since(start))
+	return nil
+}
+
+func (c *local) AllReduce(site string, data []float32) error {
+	g, r := c.g, c.rank
+	start := time.Now()
+	g.reduceSlots[r] = data
+	if r == 0 && cap(g.reduceSum) < len(data) {
+		g.reduceSum = make([]float32, len(data))
+	}
+	if err := g.barrier(); err != nil {
+		return err
+	}
+	for p, s := range g.reduceSlots {
+		if len(s) != len(data) {
+			return fmt.Errorf("comm: AllReduce(%s): rank %d has %d values, rank %d has %d", site, r, len(data), p, len(s))
+		}
+	}
+	// Each rank sums its share of the elements, always in rank order.
+	n := len(data)
+	lo, hi := n*r/g.size, n*(r+1)/g.size
+	sum := g.reduceSum[:n]
+	copy(sum[lo:hi], g.reduceSlots[0][lo:hi])
+	for _, s := range g.reduceSlots[1:] {
+		for i := lo; i < hi; i++ {
+			sum[i] += s[i]
+		}
+	}
+	if err := g.barrier(); err != nil {
+		return err
+	}
+	copy(data, sum)
+	// Counted as the ring algorithm a network transport runs: 2(N−1)/N of
+	// the buffer to the next rank and from the previous one.
+	sent, recvd := c.scratch()
+	if g.size > 1 {
+		b := int64(2*(g.size-1)) * int64(4*n) / int64(g.size)
+		sent[(r+1)%g.size] = b
+		recvd[(r+g.size-1)%g.size] = b
+	}
+	c.stats.record(site, r, sent, recvd, time.Since(start))
+	return nil
+}
+
+func (c *local) Broadcast(site string, root int, data []byte) error {
+	g, r := c.g, c.rank
+	if err := checkRoot(root, g.size); err != nil {
+		return err
+	}
+	start := time.Now()
+	sent, recvd := c.scratch()
+	if r == root {
+		for p := range g.size {
+			if p != r {
+				g.mail[r][p] <- data
+				sent[p] = int64(len(data))
+			}
+		}
+		for p := range g.size {
+			if p == r {
+				continue
+			}
+			select {
+			case <-g.acks[r][p]:
+			case <-g.aborted:
+				return g.err()
+			}
+		}
+	} else {
+		select {
+		case buf := <-g.mail[root][r]:
+			n := copy(data, buf)
+			g.acks[root][r] <- struct{}{}
+			if n != len(buf) || n != len(data) {
+				return fmt.Errorf("comm: Broadcast(%s): root sent %d bytes, rank %d expects %d", site, len(buf), r, len(data))
+			}
+			recvd[root] = int64(n)
+		case <-g.aborted:
+			return g.err()
+		}
+	}
+	c.stats.record(site, r, sent, recvd, time.Since(start))
+	return nil
+}
+
+func (c *local) Barrier(site string) error {
+	start := time.Now()
+	if err := c.g.barrier(); err != nil {
+		return err
+	}
+	c.stats.record(site, c.rank, nil, nil, time.Since(start))
+	return nil
+}
+
+// Run starts fn on every rank of a new group of size ranks, each in its own
+// goroutine, and returns the first error. A rank that fails aborts the
+// group, so the others return instead of waiting for it.
+func Run(size int, fn func(c Communicator) error) error {
+	g := NewGroup(size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(g.Comm(r)); err != nil {
+				errs[r] = fmt.Errorf("rank %d: %w", r, err)
+				g.Abort(errs[r])
+			}
+		}()
+	}
+	wg.Wait()
+	// Report the root cause, not the peers that were aborted because of it.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, ErrAborted) {
+			return err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
