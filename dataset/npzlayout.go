@@ -249,24 +249,26 @@ func heterophilous(name string, z *NPZ) (*Dataset, error) {
 		return nil, fmt.Errorf("%s: array edges: %w", z.Path, err)
 	}
 	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: k, ClassNames: numberedClasses(k)}
-	if !z.Has("train_masks") && !z.Has("train_mask") {
+	masks := z.Arrays["train_masks"]
+	if masks == nil {
+		masks = z.Arrays["train_mask"]
+	}
+	if masks == nil {
 		return d, nil
 	}
-	rows := 1
-	if a, ok := z.Arrays["train_masks"]; ok && len(a.Shape) == 2 {
-		rows = a.Shape[0]
+	// 2-D masks hold one split per row; 1-D masks are the one split.
+	rows, twoD := 1, len(masks.Shape) == 2
+	if twoD {
+		rows = masks.Shape[0]
 	}
 	for k := 0; k < rows; k++ {
 		splitName := "public"
 		if k > 0 {
 			splitName = fmt.Sprintf("public:%d", k)
 		}
-		row := k
-		if rows == 1 {
-			row = -1 // accept 1-D masks as the one split
-			if a := z.Arrays["train_masks"]; a != nil && len(a.Shape) == 2 {
-				row = 0
-			}
+		row := -1
+		if twoD {
+			row = k
 		}
 		s, err := masksSplit(z, splitName, row, d)
 		if err != nil {

@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,9 +130,19 @@ func ReadOGB(name, dir string) (*Dataset, error) {
 }
 
 func readOGBFeatures(path string) (*tensor.Matrix, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseOGBFeatures(path, f)
+}
+
+// parseOGBFeatures reads rows of comma-separated floats, all of one width.
+func parseOGBFeatures(name string, r io.Reader) (*tensor.Matrix, error) {
 	var data []float32
 	width, rows := -1, 0
-	err := readLines(path, func(lr *lineReader, line []byte) error {
+	err := scanLines(name, r, func(lr *lineReader, line []byte) error {
 		if len(line) == 0 {
 			return lr.errorf("empty feature row")
 		}
@@ -163,9 +174,19 @@ func readOGBFeatures(path string) (*tensor.Matrix, error) {
 }
 
 func readOGBLabels(path string) ([]int32, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	return parseOGBLabels(path, f)
+}
+
+// parseOGBLabels reads one class id per line; "nan" or blank is unlabelled.
+func parseOGBLabels(name string, r io.Reader) ([]int32, int, error) {
 	var labels []int32
 	k := 0
-	err := readLines(path, func(lr *lineReader, line []byte) error {
+	err := scanLines(name, r, func(lr *lineReader, line []byte) error {
 		f := bytes.TrimSpace(line)
 		if bytes.IndexByte(f, ',') >= 0 {
 			return lr.errorf("several label columns; multi-label tasks are not supported")
