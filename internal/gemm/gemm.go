@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/parallel"
 )
@@ -21,10 +22,67 @@ const (
 
 // microKernel computes an mr×nr tile: c = a·b, or c += a·b when load is true,
 // where a is k steps of mr packed values and b is k steps of nr packed values.
+// Unless pf is 0, it also prefetches the prefetchBytes(k) bytes from pf on,
+// so that the next block's packing reads from cache rather than DRAM.
 type microKernel struct {
 	name   string
 	mr, nr int
-	run    func(k int, a, b, c *float32, ldc int, load bool)
+	run    func(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+}
+
+// prefetchBytes is how much memory a micro-kernel call of k steps prefetches:
+// two cache lines per four steps.
+func prefetchBytes(k int) uintptr { return uintptr(k/4) * 128 }
+
+// prefetcher hands out, call by call, the memory the next block will read:
+// up to two regions, such as the next slices of A and of B.
+type prefetcher struct {
+	next, end   uintptr
+	next2, end2 uintptr
+}
+
+func (pf *prefetcher) take(n uintptr) uintptr {
+	if pf.next >= pf.end {
+		if pf.next2 >= pf.end2 {
+			return 0
+		}
+		pf.next, pf.end, pf.next2 = pf.next2, pf.end2, pf.end2
+	}
+	p := pf.next
+	pf.next += n
+	return p
+}
+
+// span returns the memory holding rows row0..row0+rows, columns col0..col0+cols
+// of s (row stride ld), or an empty range when the rows are so far apart that
+// prefetching the whole span would mostly fetch memory nobody reads.
+func span(s []float32, ld, row0, rows, col0, cols int) (start, end uintptr) {
+	if rows <= 0 || cols <= 0 || (rows > 1 && ld > 2*cols) {
+		return 0, 0
+	}
+	first := row0*ld + col0
+	last := (row0+rows-1)*ld + col0 + cols
+	if last > len(s) {
+		return 0, 0
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	return base + uintptr(first)*4, base + uintptr(last)*4
+}
+
+// spanA is span for the block op(A)[i0:i0+mb, p0:p0+kb].
+func (p *problem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
+	if p.transA {
+		return span(p.a, p.lda, p0, kb, i0, mb)
+	}
+	return span(p.a, p.lda, i0, mb, p0, kb)
+}
+
+// spanB is span for the block op(B)[p0:p0+kb, j0:j0+nb].
+func (p *problem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
+	if p.transB {
+		return span(p.b, p.ldb, j0, nb, p0, kb)
+	}
+	return span(p.b, p.ldb, p0, kb, j0, nb)
 }
 
 // active is the micro-kernel Gemm uses; tests swap it to cover every path.
@@ -181,9 +239,10 @@ func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
 
 // macro multiplies a packed mb×kb block of op(A) by a packed kb×nb block of
 // op(B) into c (row stride ldc), adding to c when load is true.
-func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []float32, ldc int, load bool) {
+func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []float32, ldc int, load bool, pf *prefetcher) {
 	kern := p.kern
 	mr, nr := kern.mr, kern.nr
+	pfStep := prefetchBytes(kb)
 	for j := 0; j < nb; j += nr {
 		bpanel := &bp[j*kb]
 		w := min(nr, nb-j)
@@ -191,11 +250,11 @@ func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []flo
 			apanel := &ap[i*kb]
 			h := min(mr, mb-i)
 			if h == mr && w == nr {
-				kern.run(kb, apanel, bpanel, &c[i*ldc+j], ldc, load)
+				kern.run(kb, apanel, bpanel, &c[i*ldc+j], ldc, load, pf.take(pfStep))
 				continue
 			}
 			// Ragged edge: compute the whole tile aside, then keep its valid part.
-			kern.run(kb, apanel, bpanel, &ws.tile[0], nr, false)
+			kern.run(kb, apanel, bpanel, &ws.tile[0], nr, false, pf.take(pfStep))
 			for r := 0; r < h; r++ {
 				dst := c[(i+r)*ldc+j : (i+r)*ldc+j+w]
 				src := ws.tile[r*nr : r*nr+w]
@@ -232,7 +291,13 @@ func (t *rowTask) Run(lo, hi int) {
 			kb := min(kcBlock, p.k-pc)
 			ws.a = grow(ws.a, roundUp(mb, mr)*kb)
 			p.packA(ws.a, ic, mb, pc, kb)
-			p.macro(ws, ws.a, t.bp[pc*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0)
+			var pf prefetcher
+			if pc+kb < p.k {
+				pf.next, pf.end = p.spanA(ic, mb, pc+kb, min(kcBlock, p.k-pc-kb))
+			} else if ic+mb < i1 {
+				pf.next, pf.end = p.spanA(ic+mb, min(mcBlock, i1-ic-mb), 0, min(kcBlock, p.k))
+			}
+			p.macro(ws, ws.a, t.bp[pc*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0, &pf)
 		}
 	}
 	workspaces.Put(ws)
@@ -301,7 +366,13 @@ func (t *reduceTask) Run(lo, hi int) {
 			ws.b = grow(ws.b, nPad*kb)
 			p.packA(ws.a, 0, p.m, pc, kb)
 			p.packB(ws.b, pc, kb, 0, p.n)
-			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load)
+			var pf prefetcher
+			if next := pc + kb; next < t.bounds[ch+1] {
+				nkb := min(kcBlock, t.bounds[ch+1]-next)
+				pf.next, pf.end = p.spanA(0, p.m, next, nkb)
+				pf.next2, pf.end2 = p.spanB(next, nkb, 0, p.n)
+			}
+			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load, &pf)
 			load = true
 		}
 	}

@@ -35,7 +35,7 @@ func TestMicroKernels(t *testing.T) {
 				b := randSlice(rng, nr*k+1)
 				c := randSlice(rng, mr*ldc)
 				want := append([]float32(nil), c...)
-				kern.run(k, &a[0], &b[0], &c[0], ldc, load)
+				kern.run(k, &a[0], &b[0], &c[0], ldc, load, 0)
 				microGo(mr, nr, k, a, b, want, ldc, load)
 				for i := range c {
 					if !close32(c[i], want[i], k) {

@@ -61,14 +61,17 @@
 	PREFETCHT0 64(DI); \
 	ADDQ SI, DI
 
-// func kernel12x32AVX512(k int, a, b, c *float32, ldc int, load bool)
-TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-41
+// func kernel12x32AVX512(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
 	MOVQ ldc+32(FP), SI
 	SHLQ $2, SI
+	MOVQ pf+48(FP), R8
+	TESTQ R8, R8
+	CMOVQEQ AX, R8 // nothing to prefetch: harmlessly touch a instead
 
 	// Start fetching the C tile now so the write-back does not wait on it.
 	MOVQ DI, DX
@@ -106,6 +109,9 @@ TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-41
 	JLT  tail512
 
 loop512:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	ADDQ $128, R8
 	PREFETCHT0 768(AX)
 	STEP512(0, 0)
 	STEP512(48, 128)
@@ -203,14 +209,17 @@ set512:
 	PREFETCHT0 (DI); \
 	ADDQ SI, DI
 
-// func kernel6x16AVX2(k int, a, b, c *float32, ldc int, load bool)
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-41
+// func kernel6x16AVX2(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
 	MOVQ ldc+32(FP), SI
 	SHLQ $2, SI
+	MOVQ pf+48(FP), R8
+	TESTQ R8, R8
+	CMOVQEQ AX, R8 // nothing to prefetch: harmlessly touch a instead
 
 	MOVQ DI, DX
 	PREFETCHROW256; PREFETCHROW256; PREFETCHROW256
@@ -234,6 +243,9 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-41
 	JLT  tail256
 
 loop256:
+	PREFETCHT0 (R8)
+	PREFETCHT0 64(R8)
+	ADDQ $128, R8
 	PREFETCHT0 384(AX)
 	STEP256(0, 0)
 	STEP256(24, 64)

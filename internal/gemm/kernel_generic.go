@@ -31,6 +31,6 @@ func microGo(mr, nr, k int, a, b, c []float32, ldc int, load bool) {
 }
 
 // genericKernel is the portable micro-kernel used without assembly.
-var genericKernel = &microKernel{name: "generic", mr: 4, nr: 8, run: func(k int, a, b, c *float32, ldc int, load bool) {
+var genericKernel = &microKernel{name: "generic", mr: 4, nr: 8, run: func(k int, a, b, c *float32, ldc int, load bool, _ uintptr) {
 	microGo(4, 8, k, unsafe.Slice(a, 4*k), unsafe.Slice(b, 8*k), unsafe.Slice(c, 3*ldc+8), ldc, load)
 }}
