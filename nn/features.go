@@ -1,0 +1,174 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Features is a layer input: exactly one of Dense and Sparse is set. Sparse
+// (bag-of-words) features make the first layer a sparse-dense product, which
+// on such data is hundreds of times cheaper than the dense one.
+type Features struct {
+	Dense  *tensor.Matrix
+	Sparse *tensor.CSR
+}
+
+// Storage chooses how input features are kept.
+type Storage int
+
+const (
+	Auto        Storage = iota // sparse when density < SparseDensity
+	ForceDense                 // always dense
+	ForceSparse                // always CSR
+)
+
+// SparseDensity is the density below which Auto keeps features as CSR.
+const SparseDensity = 0.1
+
+// ParseStorage parses "auto", "dense" or "sparse".
+func ParseStorage(s string) (Storage, error) {
+	switch s {
+	case "auto", "":
+		return Auto, nil
+	case "dense":
+		return ForceDense, nil
+	case "sparse":
+		return ForceSparse, nil
+	}
+	return Auto, fmt.Errorf("nn: unknown feature storage %q (want auto, dense or sparse)", s)
+}
+
+// DenseFeatures wraps a dense matrix.
+func DenseFeatures(x *tensor.Matrix) Features { return Features{Dense: x} }
+
+// NewFeatures returns x as dense or sparse features according to mode.
+func NewFeatures(x *tensor.Matrix, mode Storage) Features {
+	if mode == ForceDense || (mode == Auto && density(x) >= SparseDensity) {
+		return Features{Dense: x}
+	}
+	return Features{Sparse: denseToCSR(x)}
+}
+
+// NewSparseFeatures returns x as sparse or dense features according to mode.
+func NewSparseFeatures(x *tensor.CSR, mode Storage) Features {
+	if mode == ForceSparse || (mode == Auto && x.Density() < SparseDensity) {
+		return Features{Sparse: x}
+	}
+	return Features{Dense: x.Dense()}
+}
+
+// Rows is the number of rows.
+func (f Features) Rows() int {
+	if f.Sparse != nil {
+		return f.Sparse.Rows
+	}
+	return f.Dense.Rows
+}
+
+// Cols is the number of columns (features).
+func (f Features) Cols() int {
+	if f.Sparse != nil {
+		return f.Sparse.Cols
+	}
+	return f.Dense.Cols
+}
+
+// IsSparse reports whether the features are kept as CSR.
+func (f Features) IsSparse() bool { return f.Sparse != nil }
+
+// mul sets dst = X·w.
+func (f Features) mul(dst, w *tensor.Matrix) {
+	if f.Sparse != nil {
+		tensor.SpMM(dst, f.Sparse, w)
+	} else {
+		tensor.MatMul(dst, f.Dense, w)
+	}
+}
+
+// mulTN sets dw = Xᵀ·dy, the weight gradient of mul.
+func (f Features) mulTN(dw, dy *tensor.Matrix) {
+	if f.Sparse != nil {
+		tensor.SpMMT(dw, f.Sparse, dy)
+	} else {
+		tensor.MatMulTN(dw, f.Dense, dy)
+	}
+}
+
+func density(x *tensor.Matrix) float64 {
+	if len(x.Data) == 0 {
+		return 0
+	}
+	nz := 0
+	for _, v := range x.Data {
+		if v != 0 {
+			nz++
+		}
+	}
+	return float64(nz) / float64(len(x.Data))
+}
+
+func denseToCSR(x *tensor.Matrix) *tensor.CSR {
+	a := &tensor.CSR{Rows: x.Rows, Cols: x.Cols, Offsets: make([]int64, x.Rows+1)}
+	for i := 0; i < x.Rows; i++ {
+		for j, v := range x.Row(i) {
+			if v != 0 {
+				a.Indices = append(a.Indices, int32(j))
+				a.Values = append(a.Values, v)
+			}
+		}
+		a.Offsets[i+1] = int64(len(a.Indices))
+	}
+	return a
+}
+
+// RowNormalize divides every row of x by its sum, in place, as Kipf and
+// Welling preprocess bag-of-words features; all-zero rows stay zero.
+func RowNormalize(x *tensor.Matrix) {
+	for i := 0; i < x.Rows; i++ {
+		row := x.Row(i)
+		var s float64
+		for _, v := range row {
+			s += float64(v)
+		}
+		if s != 0 {
+			inv := float32(1 / s)
+			for j := range row {
+				row[j] *= inv
+			}
+		}
+	}
+}
+
+// RowNormalizeCSR is RowNormalize for sparse features. A nil Values (all
+// ones) is materialised.
+func RowNormalizeCSR(x *tensor.CSR) {
+	if x.Values == nil {
+		x.Values = make([]float32, x.NNZ())
+		for i := range x.Values {
+			x.Values[i] = 1
+		}
+	}
+	for i := 0; i < x.Rows; i++ {
+		vals := x.Values[x.Offsets[i]:x.Offsets[i+1]]
+		var s float64
+		for _, v := range vals {
+			s += float64(v)
+		}
+		if s != 0 {
+			inv := float32(1 / s)
+			for j := range vals {
+				vals[j] *= inv
+			}
+		}
+	}
+}
+
+// mulAdd sets dst += X·w.
+func (f Features) mulAdd(dst, w *tensor.Matrix) {
+	if f.Sparse != nil {
+		tensor.SpMMAdd(dst, f.Sparse, w)
+	} else {
+		tensor.MatMulAdd(dst, f.Dense, w)
+	}
+}

@@ -1,0 +1,179 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Layer is one differentiable layer over a Graph's targets.
+type Layer interface {
+	// Forward computes the layer for g's target rows from x (one row per
+	// target). The result belongs to the layer.
+	Forward(g *Graph, x Features, mode Mode) *tensor.Matrix
+	// Backward takes the gradient of the last Forward's output, overwrites
+	// the parameter gradients, and returns the input gradient when
+	// inputGrad is true and the input was dense (nil otherwise).
+	Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix
+	// Params lists the trainable parameters.
+	Params() []*Param
+}
+
+// Linear is y = x·W + b, ignoring the graph (PyTorch's nn.Linear).
+type Linear struct {
+	Weight, Bias *Param
+
+	x     Features
+	y, dx *tensor.Matrix
+}
+
+// NewLinear returns a Linear layer whose parameters are named prefix.weight
+// and prefix.bias, initialised by init from rng.
+func NewLinear(prefix string, in, out int, init Init, rng *rand.Rand) (*Linear, error) {
+	l := &Linear{Weight: newWeight(prefix+".weight", in, out), Bias: newBias(prefix+".bias", out)}
+	return l, initUniform(l.Weight.Value, init, in, out, rng)
+}
+
+func (l *Linear) Params() []*Param { return []*Param{l.Weight, l.Bias} }
+
+func (l *Linear) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+	checkInput("Linear", x, l.Weight)
+	l.x = x
+	y := ensure(&l.y, x.Rows(), l.Weight.Value.Cols)
+	x.mul(y, l.Weight.Value)
+	tensor.AddRowVector(y, l.Bias.Value.Data)
+	return y
+}
+
+func (l *Linear) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+	biasGrad(l.Bias, dy)
+	l.x.mulTN(l.Weight.Grad, dy)
+	return inputGradient(&l.dx, l.x, dy, l.Weight, inputGrad)
+}
+
+// GCN is Kipf and Welling's graph convolution: y = Â·(x·W) + b with
+// Â = D^-1/2 (A+I) D^-1/2 (PyG's GCNConv).
+type GCN struct {
+	Weight, Bias *Param
+	index        int // position in the model: the Halo's layer argument
+
+	g                       *Graph
+	x                       Features
+	h, ext, y, dext, dh, dx *tensor.Matrix
+}
+
+// NewGCN returns a GCN layer at position index of its model with parameters
+// named prefix.weight and prefix.bias.
+func NewGCN(index int, prefix string, in, out int, init Init, rng *rand.Rand) (*GCN, error) {
+	l := &GCN{index: index, Weight: newWeight(prefix+".weight", in, out), Bias: newBias(prefix+".bias", out)}
+	return l, initUniform(l.Weight.Value, init, in, out, rng)
+}
+
+func (l *GCN) Params() []*Param { return []*Param{l.Weight, l.Bias} }
+
+func (l *GCN) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+	checkInput("GCN", x, l.Weight)
+	checkRows("GCN", g, x)
+	l.g, l.x = g, x
+	h := ensure(&l.h, x.Rows(), l.Weight.Value.Cols)
+	x.mul(h, l.Weight.Value)
+	ext := g.extend(l.index, h, &l.ext)
+	y := ensure(&l.y, g.NumTargets, h.Cols)
+	tensor.SpMM(y, g.gcnOp(), ext)
+	tensor.AddRowVector(y, l.Bias.Value.Data)
+	return y
+}
+
+func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+	g := l.g
+	biasGrad(l.Bias, dy)
+	dext := ensure(&l.dext, g.NumSources, dy.Cols)
+	tensor.SpMM(dext, g.gcnTOp(), dy)
+	dh := g.reduce(l.index, dext, &l.dh)
+	l.x.mulTN(l.Weight.Grad, dh)
+	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
+}
+
+// SAGE is GraphSAGE with the mean aggregator, as PyG's SAGEConv:
+// y_i = W_r·x_i + W_l·mean_{j→i} x_j + b. The neighbour transform is applied
+// before aggregating, so the halo exchange moves out-wide rows.
+type SAGE struct {
+	WeightL, BiasL, WeightR *Param
+	index                   int
+
+	g                       *Graph
+	x                       Features
+	h, ext, y, dext, dh, dx *tensor.Matrix
+}
+
+// NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
+// prefix.lin_l.bias and prefix.lin_r.weight.
+func NewSAGE(index int, prefix string, in, out int, init Init, rng *rand.Rand) (*SAGE, error) {
+	l := &SAGE{index: index,
+		WeightL: newWeight(prefix+".lin_l.weight", in, out),
+		BiasL:   newBias(prefix+".lin_l.bias", out),
+		WeightR: newWeight(prefix+".lin_r.weight", in, out)}
+	if err := initUniform(l.WeightL.Value, init, in, out, rng); err != nil {
+		return nil, err
+	}
+	return l, initUniform(l.WeightR.Value, init, in, out, rng)
+}
+
+func (l *SAGE) Params() []*Param { return []*Param{l.WeightL, l.BiasL, l.WeightR} }
+
+func (l *SAGE) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+	checkInput("SAGE", x, l.WeightL)
+	checkRows("SAGE", g, x)
+	l.g, l.x = g, x
+	h := ensure(&l.h, x.Rows(), l.WeightL.Value.Cols)
+	x.mul(h, l.WeightL.Value)
+	ext := g.extend(l.index, h, &l.ext)
+	y := ensure(&l.y, g.NumTargets, h.Cols)
+	tensor.SpMM(y, g.meanOp(), ext)
+	x.mulAdd(y, l.WeightR.Value)
+	tensor.AddRowVector(y, l.BiasL.Value.Data)
+	return y
+}
+
+func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+	g := l.g
+	biasGrad(l.BiasL, dy)
+	dext := ensure(&l.dext, g.NumSources, dy.Cols)
+	tensor.SpMM(dext, g.meanTOp(), dy)
+	dh := g.reduce(l.index, dext, &l.dh)
+	l.x.mulTN(l.WeightL.Grad, dh)
+	l.x.mulTN(l.WeightR.Grad, dy)
+	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)
+	if dx != nil {
+		tensor.MatMulNTAdd(dx, dy, l.WeightR.Value)
+	}
+	return dx
+}
+
+func biasGrad(b *Param, dy *tensor.Matrix) {
+	b.Grad.Zero()
+	tensor.SumRows(b.Grad.Data, dy)
+}
+
+// inputGradient returns dh·Wᵀ, the gradient of x·W, for dense x.
+func inputGradient(buf **tensor.Matrix, x Features, dh *tensor.Matrix, w *Param, want bool) *tensor.Matrix {
+	if !want || x.Dense == nil {
+		return nil
+	}
+	dx := ensure(buf, dh.Rows, w.Value.Rows)
+	tensor.MatMulNT(dx, dh, w.Value)
+	return dx
+}
+
+func checkInput(layer string, x Features, w *Param) {
+	if x.Cols() != w.Value.Rows {
+		panic(fmt.Sprintf("nn: %s expects %d input features, got %d", layer, w.Value.Rows, x.Cols()))
+	}
+}
+
+func checkRows(layer string, g *Graph, x Features) {
+	if x.Rows() != g.NumTargets {
+		panic(fmt.Sprintf("nn: %s: %d input rows for %d target nodes", layer, x.Rows(), g.NumTargets))
+	}
+}

@@ -1,0 +1,114 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// CrossEntropy is log-softmax followed by the negative log-likelihood of the
+// labels of some rows. It keeps its buffers across calls.
+type CrossEntropy struct {
+	logp, grad *tensor.Matrix
+}
+
+// Forward returns Σ_{r ∈ rows} −log softmax(logits_r)[labels[r]] / norm and
+// its gradient with respect to logits (zero outside rows). labels has one
+// entry per row of logits. The caller chooses norm so that distributed
+// workers can divide by the global number of training rows and sum.
+func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, *tensor.Matrix, error) {
+	if len(labels) != logits.Rows {
+		return 0, nil, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
+	}
+	if norm <= 0 {
+		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
+	}
+	logp := ensure(&c.logp, logits.Rows, logits.Cols)
+	tensor.LogSoftmax(logp, logits)
+	grad := ensure(&c.grad, logits.Rows, logits.Cols)
+	grad.Zero()
+	inv := 1 / norm
+	var loss float64
+	for _, r := range rows {
+		if r < 0 || int(r) >= logits.Rows {
+			return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
+		}
+		y := labels[r]
+		if y < 0 || int(y) >= logits.Cols {
+			return 0, nil, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
+		}
+		lp, g := logp.Row(int(r)), grad.Row(int(r))
+		loss -= float64(lp[y])
+		for j, v := range lp {
+			g[j] = float32(math.Exp(float64(v)) * inv)
+		}
+		g[y] -= float32(inv)
+	}
+	return loss * inv, grad, nil
+}
+
+// LogProbs returns the log-probabilities of the last Forward.
+func (c *CrossEntropy) LogProbs() *tensor.Matrix { return c.logp }
+
+// Accuracy returns the fraction of rows whose largest logit is at the label
+// (0 for no rows).
+func Accuracy(logits *tensor.Matrix, labels, rows []int32) float64 {
+	if len(rows) == 0 {
+		return 0
+	}
+	correct := 0
+	for _, r := range rows {
+		row := logits.Row(int(r))
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		if int32(best) == labels[r] {
+			correct++
+		}
+	}
+	return float64(correct) / float64(len(rows))
+}
+
+// MSE is the squared error Σ_{r ∈ rows} ‖pred_r − target_r‖² / norm.
+type MSE struct {
+	grad *tensor.Matrix
+}
+
+// Forward returns the loss and its gradient with respect to pred (zero
+// outside rows; nil rows means every row).
+func (m *MSE) Forward(pred, target *tensor.Matrix, rows []int32, norm float64) (float64, *tensor.Matrix, error) {
+	if !pred.SameShape(target) {
+		return 0, nil, fmt.Errorf("nn: prediction %s and target %s differ in shape", pred.Shape(), target.Shape())
+	}
+	if norm <= 0 {
+		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
+	}
+	grad := ensure(&m.grad, pred.Rows, pred.Cols)
+	grad.Zero()
+	var loss float64
+	one := func(r int) {
+		p, t, g := pred.Row(r), target.Row(r), grad.Row(r)
+		for j := range p {
+			d := float64(p[j]) - float64(t[j])
+			loss += d * d
+			g[j] = float32(2 * d / norm)
+		}
+	}
+	if rows == nil {
+		for r := 0; r < pred.Rows; r++ {
+			one(r)
+		}
+	} else {
+		for _, r := range rows {
+			if r < 0 || int(r) >= pred.Rows {
+				return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, pred.Rows)
+			}
+			one(int(r))
+		}
+	}
+	return loss / norm, grad, nil
+}
