@@ -246,22 +246,20 @@ func RMAT(scale int, edges int64, a, b, c float64, seed uint64) (*Graph, error) 
 				x := r & (1<<32 - 1)
 				r >>= 32
 				bitsLeft -= 32
-				u, v = u<<1, v<<1
-				switch {
-				case x < tA:
-				case x < tAB:
-					v |= 1
-				case x < tABC:
-					u |= 1
-				default:
-					u, v = u|1, v|1
-				}
+				// Branch-free quadrant choice (the branches are unpredictable):
+				// bottom half from a+b on, right half in [a, a+b) and from a+b+c.
+				geA, geAB, geABC := atLeast(x, tA), atLeast(x, tAB), atLeast(x, tABC)
+				u = u<<1 | geAB
+				v = v<<1 | (geA ^ geAB ^ geABC)
 			}
 			src[i], dst[i] = int32(u), int32(v)
 		}
 	})
 	return FromEdges(1<<scale, src, dst, BuildOptions{Symmetrize: true})
 }
+
+// atLeast returns 1 if x >= t and 0 otherwise, for x, t < 2^63.
+func atLeast(x, t uint64) uint32 { return uint32(1 ^ (x-t)>>63) }
 
 // BarabasiAlbert generates an undirected preferential-attachment graph on n
 // nodes as networkx's barabasi_albert_graph does: nodes 0..m-1 start without

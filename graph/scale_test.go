@@ -1,0 +1,97 @@
+package graph
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Scale checks, as benchmarks so that go test stays quick. Run one at a time,
+// so that peak RSS is the generator's own:
+//
+//	go test -run '^$' -bench SBMScale -benchtime 1x ./graph/
+//
+// BenchmarkSBMScale fails if the ogbn-products-sized SBM (2.4M nodes, 62M
+// stored entries, 100 features) takes over a minute or 3 GiB peak RSS.
+
+// usage returns the process's peak resident set size in bytes and the CPU
+// time it has used (user plus system), which unlike wall time does not grow
+// when other processes share the cores.
+func usage(b *testing.B) (peakRSS int64, cpu time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return ru.Maxrss * 1024, cpu // Maxrss is in kilobytes on Linux
+}
+
+func BenchmarkSBMScale(b *testing.B) {
+	cfg := SBMConfig{
+		Nodes:        2_400_000,
+		Classes:      47,
+		AvgDegree:    62_000_000 / 2_400_000.0,
+		Homophily:    0.8,
+		Features:     100,
+		FeatureNoise: 1,
+	}
+	for b.Loop() {
+		_, cpuBefore := usage(b)
+		start := time.Now()
+		g, x, _, err := SBM(cfg, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		elapsed := time.Since(start)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss, cpuAfter := usage(b)
+		cpu := cpuAfter - cpuBefore
+		b.ReportMetric(float64(g.NumEdges()), "entries")
+		b.ReportMetric(elapsed.Seconds(), "s/graph")
+		b.ReportMetric(cpu.Seconds(), "cpu-s/graph")
+		b.ReportMetric(float64(rss)/(1<<30), "GiB-peak-RSS")
+		b.ReportMetric(float64(ms.HeapSys)/(1<<30), "GiB-heap-sys")
+		b.Logf("SBM %d nodes, %d entries, features %s: %.1fs wall, %.1fs CPU, peak RSS %.2f GiB, GOMAXPROCS %d",
+			g.N, g.NumEdges(), x.Shape(), elapsed.Seconds(), cpu.Seconds(), float64(rss)/(1<<30), runtime.GOMAXPROCS(0))
+		if elapsed > time.Minute || rss > 3<<30 {
+			b.Errorf("SBM at scale: %v and %.2f GiB peak RSS; want under 1m and 3 GiB", elapsed, float64(rss)/(1<<30))
+		}
+	}
+}
+
+func BenchmarkRMAT(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		scale int
+		edges int64
+	}{{"1M-16M", 20, 16_000_000}, {"1M-30M", 20, 30_000_000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			_, cpuBefore := usage(b)
+			for b.Loop() {
+				g, err := RMAT(bc.scale, bc.edges, RMATA, RMATB, RMATC, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(g.NumEdges()), "entries")
+			}
+			rss, cpuAfter := usage(b)
+			b.ReportMetric((cpuAfter-cpuBefore).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(rss)/(1<<30), "GiB-peak-RSS")
+		})
+	}
+}
+
+func BenchmarkFromEdges(b *testing.B) {
+	src, dst := make([]int32, 10_000_000), make([]int32, 10_000_000)
+	for i := range src {
+		src[i] = int32(uint32(i*2654435761) % 1_000_000)
+		dst[i] = int32(uint32(i*40503+i>>7) % 1_000_000)
+	}
+	for b.Loop() {
+		if _, err := FromEdges(1_000_000, src, dst, BuildOptions{Symmetrize: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
