@@ -1,0 +1,212 @@
+package compress
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Key names one message: the forward direction's sender and receiver, the
+// training step and the layer. Backward marks the gradient message that
+// answers it.
+type Key struct {
+	Seed     uint64
+	Step     int
+	Layer    int
+	From, To int
+	Backward bool
+}
+
+// hash mixes the key (optionally without the direction) and extra words
+// into 64 well-distributed bits.
+func (k Key) hash(withDirection bool, extra ...uint64) uint64 {
+	h := mix(k.Seed ^ 0x9e3779b97f4a7c15)
+	for _, v := range []uint64{uint64(k.Step), uint64(k.Layer), uint64(k.From), uint64(k.To)} {
+		h = mix(h ^ v)
+	}
+	if withDirection && k.Backward {
+		h = mix(h ^ 0xb5ad4eceda1ce2a9)
+	}
+	for _, v := range extra {
+		h = mix(h ^ v)
+	}
+	return h
+}
+
+// mix is splitmix64's finaliser.
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// stream is a small counter-based generator: cheap, and seekable by key.
+type stream struct{ s uint64 }
+
+func (r *stream) next() uint64 { r.s += 0x9e3779b97f4a7c15; return mix(r.s) }
+
+// float32 in [0, 1).
+func (r *stream) float() float32 { return float32(r.next()>>40) / (1 << 24) }
+
+// Compressor encodes a message of rows×width float32 values (row-major) at
+// a compression ratio r ≥ 1 and decodes it back. A value is used by one
+// goroutine at a time (it keeps scratch space); make one per worker.
+type Compressor interface {
+	Name() string
+	// Encode appends the encoding of x to dst and returns it.
+	Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte
+	// Decode overwrites out (rows×width) from src; what was not sent is 0.
+	Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error
+	// FixedRatio is the ratio the compressor always achieves regardless of
+	// the schedule (bf16: 2), or 0 when it follows the requested ratio.
+	FixedRatio(width int) float64
+}
+
+// Names lists the compressors New accepts.
+var Names = []string{"none", "truncate", "subspace", "quant8", "quant4", "quant2", "quant1", "bf16", "topk"}
+
+// New returns a compressor by its command-line name.
+func New(name string) (Compressor, error) {
+	switch name {
+	case "none":
+		return none{}, nil
+	case "truncate":
+		return &columns{random: false}, nil
+	case "subspace":
+		return &columns{random: true}, nil
+	case "quant8":
+		return &quantizer{bits: 8}, nil
+	case "quant4":
+		return &quantizer{bits: 4}, nil
+	case "quant2":
+		return &quantizer{bits: 2}, nil
+	case "quant1":
+		return &quantizer{bits: 1}, nil
+	case "bf16":
+		return bf16{}, nil
+	case "topk":
+		return &topK{}, nil
+	}
+	return nil, fmt.Errorf("unknown compressor %q (want one of %s)", name, strings.Join(Names, ", "))
+}
+
+// KeptColumns is how many of width columns a ratio keeps: floor(width/r),
+// the rule of the VARCO authors' code (which may keep none).
+func KeptColumns(width int, ratio float64) int {
+	if ratio <= 1 {
+		return width
+	}
+	return int(float64(width) / ratio)
+}
+
+func sizeError(name string, got, want int) error {
+	return fmt.Errorf("compress: %s message of %d bytes, want %d", name, got, want)
+}
+
+// none sends float32 values as they are.
+type none struct{}
+
+func (none) Name() string           { return "none" }
+func (none) FixedRatio(int) float64 { return 1 }
+func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
+	return appendFloats(dst, x[:rows*width])
+}
+func (none) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte) error {
+	if len(src) != 4*rows*width {
+		return sizeError("none", len(src), 4*rows*width)
+	}
+	readFloats(out[:rows*width], src)
+	return nil
+}
+
+func appendFloats(dst []byte, x []float32) []byte {
+	for _, v := range x {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	}
+	return dst
+}
+
+func readFloats(out []float32, src []byte) {
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+	}
+}
+
+// columns keeps k = floor(width/r) columns of every row: the first k
+// (truncate, what the VARCO authors ran; the receiver zero-pads), or a
+// fresh random subset per message scaled by width/k so that the decoded
+// message is an unbiased estimate (subspace).
+type columns struct {
+	random bool
+	cols   []int // scratch: the kept columns, ascending
+	perm   []int
+}
+
+func (c *columns) Name() string {
+	if c.random {
+		return "subspace"
+	}
+	return "truncate"
+}
+
+func (c *columns) FixedRatio(int) float64 { return 0 }
+
+// selection returns the kept columns and the scale applied to them. It
+// ignores the direction, so a gradient message selects what its forward
+// message selected: that makes the backward pass the exact adjoint.
+func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) {
+	k := KeptColumns(width, ratio)
+	c.cols = c.cols[:0]
+	if !c.random || k == width {
+		for j := range k {
+			c.cols = append(c.cols, j)
+		}
+		return c.cols, 1
+	}
+	if cap(c.perm) < width {
+		c.perm = make([]int, width)
+	}
+	perm := c.perm[:width]
+	for j := range perm {
+		perm[j] = j
+	}
+	r := stream{key.hash(false)}
+	for j := range k { // partial Fisher–Yates
+		p := j + int(r.next()%uint64(width-j))
+		perm[j], perm[p] = perm[p], perm[j]
+	}
+	c.cols = append(c.cols, perm[:k]...)
+	sort.Ints(c.cols)
+	return c.cols, float32(width) / float32(k)
+}
+
+func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
+	cols, scale := c.selection(width, ratio, key)
+	for i := range rows {
+		row := x[i*width : (i+1)*width]
+		for _, j := range cols {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(row[j]*scale))
+		}
+	}
+	return dst
+}
+
+func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
+	cols, _ := c.selection(width, ratio, key)
+	if want := 4 * rows * len(cols); len(src) != want {
+		return sizeError(c.Name(), len(src), want)
+	}
+	clear(out[:rows*width])
+	p := 0
+	for i := range rows {
+		row := out[i*width : (i+1)*width]
+		for _, j := range cols {
+			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(src[p:]))
+			p += 4
+		}
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package compress
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randRows(r *rand.Rand, rows, width int) []float32 {
+	x := make([]float32, rows*width)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func roundTrip(t *testing.T, c Compressor, x []float32, rows, width int, ratio float64, key Key) ([]float32, int) {
+	t.Helper()
+	msg := c.Encode(nil, x, rows, width, ratio, key)
+	out := make([]float32, rows*width)
+	for i := range out {
+		out[i] = float32(math.NaN()) // Decode must overwrite everything
+	}
+	if err := c.Decode(out, rows, width, ratio, key, msg); err != nil {
+		t.Fatalf("%s: %v", c.Name(), err)
+	}
+	return out, len(msg)
+}
+
+func TestRoundTripErrorBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const rows = 9
+	for _, width := range []int{1, 7, 64, 129} {
+		x := randRows(r, rows, width)
+		key := Key{Seed: 3, Step: 4, Layer: 1, From: 0, To: 2}
+		for _, name := range Names {
+			c, _ := New(name)
+			out, n := roundTrip(t, c, x, rows, width, 4, key)
+			for i := range rows {
+				row, got := x[i*width:(i+1)*width], out[i*width:(i+1)*width]
+				lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+				for _, v := range row {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+				for j := range row {
+					d := math.Abs(float64(got[j] - row[j]))
+					var bound float64
+					switch name {
+					case "none":
+						bound = 0
+					case "bf16":
+						bound = math.Abs(float64(row[j])) / 256
+					case "quant8", "quant4", "quant2", "quant1":
+						bits := map[string]int{"quant8": 8, "quant4": 4, "quant2": 2, "quant1": 1}[name]
+						bound = float64(hi-lo)/float64(int(1)<<bits-1) + 1e-6
+					default:
+						continue // checked below
+					}
+					if d > bound {
+						t.Fatalf("%s width %d: [%d,%d] = %v, want %v ± %v", name, width, i, j, got[j], row[j], bound)
+					}
+				}
+			}
+			if name == "truncate" {
+				k := width / 4
+				for i := range rows {
+					for j := range width {
+						want := float32(0)
+						if j < k {
+							want = x[i*width+j]
+						}
+						if out[i*width+j] != want {
+							t.Fatalf("truncate: [%d,%d] = %v, want %v", i, j, out[i*width+j], want)
+						}
+					}
+				}
+				if n != 4*rows*k {
+					t.Fatalf("truncate sent %d bytes, want %d", n, 4*rows*k)
+				}
+			}
+		}
+	}
+}
+
+// Each row keeps its largest entries; the rest are zero.
+func TestTopKKeepsLargestEntries(t *testing.T) {
+	x := []float32{0.1, -5, 2, 0, -3, 1, 0.5, 4}
+	c, _ := New("topk")
+	// 8 values × 4 B = 32 B; ratio 32/18 keeps 3 entries of 6 B each.
+	out, n := roundTrip(t, c, x, 1, 8, 32.0/18, Key{})
+	want := []float32{0, -5, 0, 0, -3, 0, 0, 4}
+	for j := range want {
+		if out[j] != want[j] {
+			t.Fatalf("topk = %v, want %v", out, want)
+		}
+	}
+	if n != 18 {
+		t.Fatalf("topk sent %d bytes, want 18", n)
+	}
+}
+
+// "the ratio achieved equals the ratio requested within rounding"
+func TestAchievedRatioMatchesRequest(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const rows, width = 20, 256
+	x := randRows(r, rows, width)
+	raw := float64(4 * rows * width)
+	for _, name := range []string{"truncate", "subspace", "topk"} {
+		c, _ := New(name)
+		for _, ratio := range []float64{1, 1.5, 2, 4, 8, 16, 32, 64, 128} {
+			_, n := roundTrip(t, c, x, rows, width, ratio, Key{Step: 1})
+			if n == 0 {
+				continue
+			}
+			// floor() in the kept count can only raise the ratio, and by less
+			// than one kept unit (a column, or an entry with its index).
+			got := raw / float64(n)
+			unit := 4.0
+			if name == "topk" {
+				unit = 6
+			}
+			kept := float64(n) / (unit * rows)
+			if got < ratio-1e-9 || raw/(unit*rows*(kept+1)) >= ratio {
+				t.Fatalf("%s: requested %v, achieved %v with %v units per row", name, ratio, got, kept)
+			}
+		}
+	}
+	for _, name := range []string{"quant8", "quant4", "quant2", "quant1", "bf16", "none"} {
+		c, _ := New(name)
+		_, n := roundTrip(t, c, x, rows, width, 1, Key{})
+		if got, want := raw/float64(n), c.FixedRatio(width); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("%s: achieved %v, declared %v", name, got, want)
+		}
+	}
+}
+
+// "random subspace (... rescaled so the estimate is unbiased); stochastic
+// quantisation ... (unbiased)": the mean over many messages converges to x.
+func TestUnbiasedCompressors(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const rows, width, trials = 3, 16, 20000
+	x := randRows(r, rows, width)
+	for _, name := range []string{"subspace", "quant4", "quant2", "quant1"} {
+		c, _ := New(name)
+		mean := make([]float64, rows*width)
+		sq := make([]float64, rows*width)
+		for s := range trials {
+			out, _ := roundTrip(t, c, x, rows, width, 4, Key{Seed: 11, Step: s})
+			for i, v := range out {
+				mean[i] += float64(v) / trials
+				sq[i] += float64(v) * float64(v) / trials
+			}
+		}
+		for i := range mean {
+			sd := math.Sqrt(max(sq[i]-mean[i]*mean[i], 0) / trials)
+			if math.Abs(mean[i]-float64(x[i])) > 5*sd+1e-6 {
+				t.Fatalf("%s: entry %d mean %v, want %v (standard error %v)", name, i, mean[i], x[i], sd)
+			}
+		}
+	}
+}
+
+// Column selection ignores the direction, so the gradient message is the
+// adjoint of the forward one: <C(x), g> = <x, C(g)> for the same key.
+func TestColumnCompressorsAreSelfAdjoint(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows, width = 5, 40
+	for _, name := range []string{"truncate", "subspace"} {
+		c, _ := New(name)
+		x, g := randRows(r, rows, width), randRows(r, rows, width)
+		fwd := Key{Seed: 1, Step: 7, Layer: 1, From: 2, To: 0}
+		bwd := fwd
+		bwd.Backward = true
+		cx, _ := roundTrip(t, c, x, rows, width, 3, fwd)
+		cg, _ := roundTrip(t, c, g, rows, width, 3, bwd)
+		var lhs, rhs float64
+		for i := range x {
+			lhs += float64(cx[i]) * float64(g[i])
+			rhs += float64(x[i]) * float64(cg[i])
+		}
+		if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
+			t.Fatalf("%s: <C x, g> = %v, <x, C g> = %v", name, lhs, rhs)
+		}
+	}
+}
+
+func TestSenderAndReceiverAgreeWithoutSideInformation(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := randRows(r, 4, 32)
+	key := Key{Seed: 5, Step: 2, Layer: 0, From: 1, To: 3}
+	sender, _ := New("subspace")
+	receiver, _ := New("subspace") // a separate instance, as on another worker
+	msg := sender.Encode(nil, x, 4, 32, 4, key)
+	out := make([]float32, len(x))
+	if err := receiver.Decode(out, 4, 32, 4, key, msg); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x {
+		if out[i] != 0 && math.Abs(float64(out[i]-4*x[i])) > 1e-5 {
+			t.Fatalf("entry %d: %v, want 0 or %v", i, out[i], 4*x[i])
+		}
+	}
+}
+
+func TestDecodeRejectsWrongSizes(t *testing.T) {
+	for _, name := range Names {
+		c, _ := New(name)
+		msg := c.Encode(nil, make([]float32, 32), 2, 16, 4, Key{})
+		out := make([]float32, 32)
+		if err := c.Decode(out, 2, 16, 4, Key{}, append(msg, 0)); err == nil {
+			t.Errorf("%s accepted a message one byte too long", name)
+		}
+		if len(msg) > 0 {
+			if err := c.Decode(out, 2, 16, 4, Key{}, msg[:len(msg)-1]); err == nil {
+				t.Errorf("%s accepted a truncated message", name)
+			}
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(uint8(0), uint8(2), uint8(8), 2.0, []byte{1, 2, 3})
+	f.Add(uint8(8), uint8(1), uint8(3), 1.5, []byte{0, 0, 0, 0, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, which, rows, width uint8, ratio float64, msg []byte) {
+		c, _ := New(Names[int(which)%len(Names)])
+		out := make([]float32, int(rows)*int(width))
+		_ = c.Decode(out, int(rows), int(width), ratio, Key{}, msg) // must not panic
+	})
+}
+
+func TestVARCOLinearSchedule(t *testing.T) {
+	// The authors' parameters: 128 → 1.5, slope 5, 300 iterations, so the
+	// floor is reached around iteration 60.
+	s, err := ParseSchedule("linear:128:1.5:5", 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Ratio(0) != 128 {
+		t.Fatalf("r_0 = %v", s.Ratio(0))
+	}
+	if s.Ratio(59) <= 1.5 || s.Ratio(60) != 1.5 || s.Ratio(299) != 1.5 {
+		t.Fatalf("r_59 = %v, r_60 = %v, r_299 = %v", s.Ratio(59), s.Ratio(60), s.Ratio(299))
+	}
+	for t0 := 1; t0 < 300; t0++ {
+		if s.Ratio(t0) > s.Ratio(t0-1) {
+			t.Fatalf("not monotone at %d", t0)
+		}
+	}
+}
+
+func TestSchedules(t *testing.T) {
+	cases := []struct {
+		spec string
+		at   map[int]float64
+	}{
+		{"fixed:8", map[int]float64{0: 8, 100: 8}},
+		{"step:64:2:10", map[int]float64{0: 64, 9: 64, 10: 32, 49: 4, 100: 2}},
+		{"step:81:1:5:3", map[int]float64{0: 81, 5: 27, 10: 9}},
+		{"exp:128:1", map[int]float64{0: 128, 100: 1}},
+	}
+	for _, c := range cases {
+		s, err := ParseSchedule(c.spec, 102)
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		for step, want := range c.at {
+			if got := s.Ratio(step); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s at %d = %v, want %v", c.spec, step, got, want)
+			}
+		}
+	}
+	for _, bad := range []string{"", "fixed", "fixed:0.5", "linear:1:2:5", "linear:128:1", "linear:128:1:-1",
+		"step:8:1:0", "adaptive:8:1:2:1", "cubic:3", "fixed:x", "fixed:NaN"} {
+		if s, err := ParseSchedule(bad, 100); err == nil || s != nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestPlateauLowersRatioWhenLossStalls(t *testing.T) {
+	s, err := ParseSchedule("adaptive:16:1:3:2", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.(Observer)
+	loss := 1.0
+	for step := range 3 { // improving: ratio stays
+		loss *= 0.9
+		p.Observe(step, loss)
+	}
+	if p.Ratio(3) != 16 {
+		t.Fatalf("ratio fell while the loss improved: %v", p.Ratio(3))
+	}
+	for step := 3; step < 6; step++ { // stalled for 3 steps
+		p.Observe(step, loss)
+	}
+	if p.Ratio(6) != 8 {
+		t.Fatalf("ratio after a 3-step plateau = %v, want 8", p.Ratio(6))
+	}
+	for step := 6; step < 100; step++ {
+		p.Observe(step, loss)
+	}
+	if p.Ratio(100) != 1 {
+		t.Fatalf("ratio did not reach its floor: %v", p.Ratio(100))
+	}
+}

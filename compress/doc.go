@@ -1,0 +1,13 @@
+// Package compress shrinks the boundary messages of partition-parallel
+// training. A Compressor turns the rows a peer needs into bytes and back; a
+// Schedule says which compression ratio is in force at each training step.
+//
+// Sender and receiver derive every random choice (which columns a random
+// subspace keeps, how stochastic rounding rounds) from a Key naming the
+// message, so no side information travels. The column-selecting compressors
+// (truncate, subspace) are symmetric linear maps: compressing the backward
+// gradient with the forward message's Key is then exactly the adjoint, so the
+// gradients the trainer computes are the true gradients of the compressed
+// forward pass. The others (quantisation, bf16, top-k) compress gradients
+// independently, as a straight-through estimate.
+package compress

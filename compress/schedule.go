@@ -1,0 +1,221 @@
+package compress
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Schedule gives the compression ratio in force at each training step.
+type Schedule interface {
+	Ratio(step int) float64
+	String() string
+}
+
+// Observer is a schedule that adapts to training: the trainer reports the
+// loss after every step.
+type Observer interface {
+	Schedule
+	Observe(step int, loss float64)
+}
+
+// Fixed keeps one ratio throughout.
+type Fixed float64
+
+func (f Fixed) Ratio(int) float64 { return float64(f) }
+func (f Fixed) String() string    { return fmt.Sprintf("fixed:%g", float64(f)) }
+
+// Linear is the VARCO authors' schedule:
+// r_t = max(Max − Slope·t·(Max − Min)/(Steps − 2), Min).
+type Linear struct {
+	Max, Min, Slope float64
+	Steps           int
+}
+
+func (l Linear) Ratio(t int) float64 {
+	unit := (l.Max - l.Min) / float64(max(l.Steps-2, 1))
+	return max(l.Max-l.Slope*float64(t)*unit, l.Min)
+}
+
+func (l Linear) String() string { return fmt.Sprintf("linear:%g:%g:%g", l.Max, l.Min, l.Slope) }
+
+// Exponential decays geometrically from Max to Min over Steps/Slope steps:
+// r_t = max(Max·exp(−Slope·t·ln(Max/Min)/(Steps − 2)), Min).
+type Exponential struct {
+	Max, Min, Slope float64
+	Steps           int
+}
+
+func (e Exponential) Ratio(t int) float64 {
+	rate := e.Slope * math.Log(e.Max/e.Min) / float64(max(e.Steps-2, 1))
+	return max(e.Max*math.Exp(-rate*float64(t)), e.Min)
+}
+
+func (e Exponential) String() string { return fmt.Sprintf("exp:%g:%g:%g", e.Max, e.Min, e.Slope) }
+
+// Step divides the ratio by Factor every Every steps, down to Min (the
+// power-of-two staircase of SAR's compression branch when Factor is 2).
+type Step struct {
+	Max, Min, Factor float64
+	Every            int
+}
+
+func (s Step) Ratio(t int) float64 {
+	return max(s.Max/math.Pow(s.Factor, float64(t/s.Every)), s.Min)
+}
+
+func (s Step) String() string {
+	return fmt.Sprintf("step:%g:%g:%d:%g", s.Max, s.Min, s.Every, s.Factor)
+}
+
+// Plateau is graft's adaptive schedule: it starts at Max and divides the
+// ratio by Factor whenever the training loss has not improved by at least
+// MinDelta (relative) for Patience steps, down to Min. Compression error
+// is harmless while the optimiser still makes progress, and is what stalls
+// it once the gradient gets small; the paper's convergence argument needs
+// the error to shrink as the gradient does, which this schedule tracks
+// from the loss curve instead of a fixed clock.
+type Plateau struct {
+	Max, Min, Factor float64
+	Patience         int
+	MinDelta         float64
+
+	ratio   float64
+	best    float64
+	stalled int
+}
+
+// NewPlateau returns a plateau schedule at its starting ratio.
+func NewPlateau(maxRatio, minRatio float64, patience int, factor float64) *Plateau {
+	return &Plateau{Max: maxRatio, Min: minRatio, Factor: factor, Patience: patience, MinDelta: 1e-3,
+		ratio: maxRatio, best: math.Inf(1)}
+}
+
+func (p *Plateau) Ratio(int) float64 { return p.ratio }
+
+func (p *Plateau) Observe(_ int, loss float64) {
+	if loss < p.best*(1-p.MinDelta) {
+		p.best = loss
+		p.stalled = 0
+		return
+	}
+	p.stalled++
+	if p.stalled >= p.Patience && p.ratio > p.Min {
+		p.ratio = max(p.ratio/p.Factor, p.Min)
+		p.stalled = 0
+		p.best = loss // judge the new ratio on its own progress
+	}
+}
+
+func (p *Plateau) String() string {
+	return fmt.Sprintf("adaptive:%g:%g:%d:%g", p.Max, p.Min, p.Patience, p.Factor)
+}
+
+// PlateauState is what a checkpoint must keep of a Plateau.
+type PlateauState struct {
+	Ratio, Best float64
+	Stalled     int
+}
+
+func (p *Plateau) State() PlateauState { return PlateauState{p.ratio, p.best, p.stalled} }
+
+func (p *Plateau) Restore(s PlateauState) { p.ratio, p.best, p.stalled = s.Ratio, s.Best, s.Stalled }
+
+// ParseSchedule reads a schedule from its command-line form; steps is the
+// planned number of training steps (the linear and exponential schedules
+// are stated relative to it).
+//
+//	fixed:R                     one ratio
+//	linear:RMAX:RMIN:SLOPE      the VARCO authors' linear decay (128:1.5:5 in their scripts)
+//	exp:RMAX:RMIN[:SLOPE]       geometric decay
+//	step:RMAX:RMIN:EVERY[:FACTOR]  divide by FACTOR (2) every EVERY steps
+//	adaptive[:RMAX:RMIN:PATIENCE:FACTOR]  divide on a loss plateau (128:1:5:2)
+func ParseSchedule(spec string, steps int) (Schedule, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	var args []float64
+	if rest != "" {
+		for _, f := range strings.Split(rest, ":") {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("schedule %q: %q is not a number", spec, f)
+			}
+			args = append(args, v)
+		}
+	}
+	need := func(lo, hi int, form string) error {
+		if len(args) < lo || len(args) > hi {
+			return fmt.Errorf("schedule %q: want %s", spec, form)
+		}
+		return nil
+	}
+	ratios := func(rs ...float64) error {
+		for _, r := range rs {
+			if r < 1 {
+				return fmt.Errorf("schedule %q: ratios must be ≥ 1 (1 = no compression)", spec)
+			}
+		}
+		if len(rs) == 2 && rs[1] > rs[0] {
+			return fmt.Errorf("schedule %q: the floor %g is above the start %g", spec, rs[1], rs[0])
+		}
+		return nil
+	}
+	switch kind {
+	case "fixed":
+		if err := need(1, 1, "fixed:R"); err != nil {
+			return nil, err
+		}
+		return validated(Fixed(args[0]), ratios(args[0]))
+	case "linear":
+		if err := need(3, 3, "linear:RMAX:RMIN:SLOPE"); err != nil {
+			return nil, err
+		}
+		if args[2] <= 0 {
+			return nil, fmt.Errorf("schedule %q: slope must be positive", spec)
+		}
+		return validated(Linear{Max: args[0], Min: args[1], Slope: args[2], Steps: steps}, ratios(args[0], args[1]))
+	case "exp":
+		if err := need(2, 3, "exp:RMAX:RMIN[:SLOPE]"); err != nil {
+			return nil, err
+		}
+		slope := 1.0
+		if len(args) == 3 {
+			slope = args[2]
+		}
+		if slope <= 0 {
+			return nil, fmt.Errorf("schedule %q: slope must be positive", spec)
+		}
+		return validated(Exponential{Max: args[0], Min: args[1], Slope: slope, Steps: steps}, ratios(args[0], args[1]))
+	case "step":
+		if err := need(3, 4, "step:RMAX:RMIN:EVERY[:FACTOR]"); err != nil {
+			return nil, err
+		}
+		factor := 2.0
+		if len(args) == 4 {
+			factor = args[3]
+		}
+		if args[2] < 1 || args[2] != math.Trunc(args[2]) || factor <= 1 {
+			return nil, fmt.Errorf("schedule %q: EVERY must be a positive integer and FACTOR above 1", spec)
+		}
+		return validated(Step{Max: args[0], Min: args[1], Every: int(args[2]), Factor: factor}, ratios(args[0], args[1]))
+	case "adaptive":
+		if len(args) == 0 {
+			args = []float64{128, 1, 5, 2}
+		}
+		if err := need(4, 4, "adaptive[:RMAX:RMIN:PATIENCE:FACTOR]"); err != nil {
+			return nil, err
+		}
+		if args[2] < 1 || args[2] != math.Trunc(args[2]) || args[3] <= 1 {
+			return nil, fmt.Errorf("schedule %q: PATIENCE must be a positive integer and FACTOR above 1", spec)
+		}
+		return validated(NewPlateau(args[0], args[1], int(args[2]), args[3]), ratios(args[0], args[1]))
+	}
+	return nil, fmt.Errorf("unknown schedule %q (want fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR])", spec)
+}
+
+func validated(s Schedule, err error) (Schedule, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
