@@ -258,8 +258,8 @@ func TestQuality(t *testing.T) {
 		// multilevel must cut at most this much
 		maxCut int64
 	}{
-		{"grid", grid, 4, 200},  // optimum 128
-		{"sbm", sbm, 8, 2100}, // the planted cut is about 0.1·20000
+		{"grid", grid, 4, 200}, // optimum 128
+		{"sbm", sbm, 8, 2100},  // the planted cut is about 0.1·20000
 	} {
 		cuts := map[string]int64{}
 		for _, m := range methods {
