@@ -4,5 +4,27 @@ package spmm
 
 import "github.com/graft-gnn/graft/internal/cpuid"
 
+// Assembly kernels in kernel_amd64.s, twins of mulRowsGeneric and scatterGeneric.
+
+//go:noescape
+func mulRowsAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
+//go:noescape
+func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
+
+//go:noescape
+func mulRowsAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
+//go:noescape
+func scatterAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
+
 // kernelsFor returns the widest kernels level allows.
-func kernelsFor(cpuid.Level) kernelSet { return generic }
+func kernelsFor(level cpuid.Level) kernelSet {
+	switch {
+	case level >= cpuid.AVX512:
+		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, scatter: scatterAVX512}
+	case level >= cpuid.AVX2:
+		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, scatter: scatterAVX2}
+	}
+	return generic
+}

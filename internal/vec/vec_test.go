@@ -145,3 +145,11 @@ func TestKernelName(t *testing.T) {
 		t.Fatalf("Kernel() = %q, want %q", got, want)
 	}
 }
+
+func TestLevelsIncludeDetected(t *testing.T) {
+	ls := levels()
+	if ls[0] != kernelsFor(cpuid.Detected).level {
+		t.Fatalf("levels() = %v does not start at the detected level", ls)
+	}
+	t.Logf("testing kernels %v", ls)
+}

@@ -1,0 +1,1222 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Element-wise kernels: a loop of four vectors per step, then one vector
+// per step, then a masked tail (opmask K1 on AVX-512, VMASKMOVPS with a
+// lane mask in Y14 on AVX2), so no scalar epilogue is needed.
+//
+// Registers: DI, SI, DX are the slice pointers, CX the elements left,
+// Z/Y0-7 temporaries, Z/Y8-11 accumulators of the reductions, Z/Y15 the
+// scalar operand broadcast, Z14/Y13 zero.
+
+// tailmask<>+32-4r holds r all-ones lanes followed by zero lanes (AVX2 tails).
+DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailmask<>+32(SB)/8, $0
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $64
+
+// func axpyAVX512(alpha float32, x, y []float32)
+TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
+	MOVQ x_base+8(FP), SI
+	MOVQ x_len+16(FP), CX
+	MOVQ y_base+32(FP), DI
+	VBROADCASTSS alpha+0(FP), Z15
+
+axpyavx512_loop4:
+	CMPQ CX, $64
+	JLT  axpyavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DI), Z4
+	VFMADD231PS Z0, Z15, Z4
+	VMOVUPS Z4, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DI), Z5
+	VFMADD231PS Z1, Z15, Z5
+	VMOVUPS Z5, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DI), Z6
+	VFMADD231PS Z2, Z15, Z6
+	VMOVUPS Z6, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DI), Z7
+	VFMADD231PS Z3, Z15, Z7
+	VMOVUPS Z7, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	JMP  axpyavx512_loop4
+
+axpyavx512_loop1:
+	CMPQ CX, $16
+	JLT  axpyavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DI), Z4
+	VFMADD231PS Z0, Z15, Z4
+	VMOVUPS Z4, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  axpyavx512_loop1
+
+axpyavx512_tail:
+	TESTQ CX, CX
+	JZ   axpyavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DI), K1, Z4
+	VFMADD231PS Z0, Z15, Z4
+	VMOVUPS Z4, K1, 0(DI)
+
+axpyavx512_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(alpha float32, x []float32)
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
+	MOVQ x_base+8(FP), DI
+	MOVQ x_len+16(FP), CX
+	VBROADCASTSS alpha+0(FP), Z15
+
+scaleavx512_loop4:
+	CMPQ CX, $64
+	JLT  scaleavx512_loop1
+	VMOVUPS 0(DI), Z0
+	VMULPS Z15, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(DI), Z1
+	VMULPS Z15, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DI), Z2
+	VMULPS Z15, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DI), Z3
+	VMULPS Z15, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP  scaleavx512_loop4
+
+scaleavx512_loop1:
+	CMPQ CX, $16
+	JLT  scaleavx512_tail
+	VMOVUPS 0(DI), Z0
+	VMULPS Z15, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  scaleavx512_loop1
+
+scaleavx512_tail:
+	TESTQ CX, CX
+	JZ   scaleavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(DI), K1, Z0
+	VMULPS Z15, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+scaleavx512_done:
+	VZEROUPPER
+	RET
+
+// func addAVX512(dst, a, b []float32)
+TEXT ·addAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+addavx512_loop4:
+	CMPQ CX, $64
+	JLT  addavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VADDPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VADDPS Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VADDPS Z6, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VADDPS Z7, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  addavx512_loop4
+
+addavx512_loop1:
+	CMPQ CX, $16
+	JLT  addavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VADDPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  addavx512_loop1
+
+addavx512_tail:
+	TESTQ CX, CX
+	JZ   addavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VADDPS Z4, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+addavx512_done:
+	VZEROUPPER
+	RET
+
+// func subAVX512(dst, a, b []float32)
+TEXT ·subAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+subavx512_loop4:
+	CMPQ CX, $64
+	JLT  subavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VSUBPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VSUBPS Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VSUBPS Z6, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VSUBPS Z7, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  subavx512_loop4
+
+subavx512_loop1:
+	CMPQ CX, $16
+	JLT  subavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VSUBPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  subavx512_loop1
+
+subavx512_tail:
+	TESTQ CX, CX
+	JZ   subavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VSUBPS Z4, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+subavx512_done:
+	VZEROUPPER
+	RET
+
+// func mulAVX512(dst, a, b []float32)
+TEXT ·mulAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+mulavx512_loop4:
+	CMPQ CX, $64
+	JLT  mulavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VMULPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VMULPS Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VMULPS Z6, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VMULPS Z7, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  mulavx512_loop4
+
+mulavx512_loop1:
+	CMPQ CX, $16
+	JLT  mulavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VMULPS Z4, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  mulavx512_loop1
+
+mulavx512_tail:
+	TESTQ CX, CX
+	JZ   mulavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VMULPS Z4, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+mulavx512_done:
+	VZEROUPPER
+	RET
+
+// func triadAVX512(a, b, c []float32, s float32)
+TEXT ·triadAVX512(SB), NOSPLIT, $0-76
+	MOVQ a_base+0(FP), DI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), SI
+	MOVQ c_base+48(FP), DX
+	VBROADCASTSS s+72(FP), Z15
+
+triadavx512_loop4:
+	CMPQ CX, $64
+	JLT  triadavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VFMADD231PS Z5, Z15, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VFMADD231PS Z6, Z15, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VFMADD231PS Z7, Z15, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  triadavx512_loop4
+
+triadavx512_loop1:
+	CMPQ CX, $16
+	JLT  triadavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  triadavx512_loop1
+
+triadavx512_tail:
+	TESTQ CX, CX
+	JZ   triadavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+triadavx512_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX512(dst, x []float32)
+TEXT ·reluAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VXORPS Z14, Z14, Z14
+
+reluavx512_loop4:
+	CMPQ CX, $64
+	JLT  reluavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z14, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMAXPS Z14, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMAXPS Z14, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z14, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	JMP  reluavx512_loop4
+
+reluavx512_loop1:
+	CMPQ CX, $16
+	JLT  reluavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z14, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  reluavx512_loop1
+
+reluavx512_tail:
+	TESTQ CX, CX
+	JZ   reluavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMAXPS Z14, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+reluavx512_done:
+	VZEROUPPER
+	RET
+
+// func reluBackwardAVX512(dst, dy, y []float32)
+TEXT ·reluBackwardAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ dy_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VXORPS Z14, Z14, Z14
+
+reluBackwardavx512_loop4:
+	CMPQ CX, $64
+	JLT  reluBackwardavx512_loop1
+	VMOVUPS 0(DX), Z0
+	VMOVUPS 0(SI), Z4
+	VCMPPS $0x1e, Z14, Z0, K2
+	VMOVAPS.Z Z4, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 64(SI), Z5
+	VCMPPS $0x1e, Z14, Z1, K3
+	VMOVAPS.Z Z5, K3, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 128(SI), Z6
+	VCMPPS $0x1e, Z14, Z2, K4
+	VMOVAPS.Z Z6, K4, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 192(SI), Z7
+	VCMPPS $0x1e, Z14, Z3, K5
+	VMOVAPS.Z Z7, K5, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  reluBackwardavx512_loop4
+
+reluBackwardavx512_loop1:
+	CMPQ CX, $16
+	JLT  reluBackwardavx512_tail
+	VMOVUPS 0(DX), Z0
+	VMOVUPS 0(SI), Z4
+	VCMPPS $0x1e, Z14, Z0, K2
+	VMOVAPS.Z Z4, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  reluBackwardavx512_loop1
+
+reluBackwardavx512_tail:
+	TESTQ CX, CX
+	JZ   reluBackwardavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(DX), K1, Z0
+	VMOVUPS.Z 0(SI), K1, Z4
+	VCMPPS $0x1e, Z14, Z0, K2
+	VMOVAPS.Z Z4, K2, Z0
+	VMOVUPS Z0, K1, 0(DI)
+
+reluBackwardavx512_done:
+	VZEROUPPER
+	RET
+
+// func dotAVX512(x, y []float32) float32
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ y_base+24(FP), DX
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+
+dotavx512_loop4:
+	CMPQ CX, $64
+	JLT  dotavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VFMADD231PS Z4, Z0, Z8
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VFMADD231PS Z5, Z1, Z9
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VFMADD231PS Z6, Z2, Z10
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VFMADD231PS Z7, Z3, Z11
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	JMP  dotavx512_loop4
+
+dotavx512_loop1:
+	CMPQ CX, $16
+	JLT  dotavx512_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VFMADD231PS Z4, Z0, Z8
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  dotavx512_loop1
+
+dotavx512_tail:
+	TESTQ CX, CX
+	JZ   dotavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VFMADD231PS Z4, Z0, Z8
+
+dotavx512_done:
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPS Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0x4e, X8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0xb1, X8, X9
+	VADDSS X9, X8, X8
+	VMOVSS X8, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sumAVX512(x []float32) float32
+TEXT ·sumAVX512(SB), NOSPLIT, $0-28
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+
+sumavx512_loop4:
+	CMPQ CX, $64
+	JLT  sumavx512_loop1
+	VMOVUPS 0(SI), Z0
+	VADDPS Z0, Z8, Z8
+	VMOVUPS 64(SI), Z1
+	VADDPS Z1, Z9, Z9
+	VMOVUPS 128(SI), Z2
+	VADDPS Z2, Z10, Z10
+	VMOVUPS 192(SI), Z3
+	VADDPS Z3, Z11, Z11
+	ADDQ $256, SI
+	SUBQ $64, CX
+	JMP  sumavx512_loop4
+
+sumavx512_loop1:
+	CMPQ CX, $16
+	JLT  sumavx512_tail
+	VMOVUPS 0(SI), Z0
+	VADDPS Z0, Z8, Z8
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  sumavx512_loop1
+
+sumavx512_tail:
+	TESTQ CX, CX
+	JZ   sumavx512_done
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VADDPS Z0, Z8, Z8
+
+sumavx512_done:
+	VADDPS Z9, Z8, Z8
+	VADDPS Z11, Z10, Z10
+	VADDPS Z10, Z8, Z8
+	VEXTRACTF64X4 $1, Z8, Y9
+	VADDPS Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0x4e, X8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0xb1, X8, X9
+	VADDSS X9, X8, X8
+	VMOVSS X8, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(alpha float32, x, y []float32)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
+	MOVQ x_base+8(FP), SI
+	MOVQ x_len+16(FP), CX
+	MOVQ y_base+32(FP), DI
+	VBROADCASTSS alpha+0(FP), Y15
+
+axpyavx2_loop4:
+	CMPQ CX, $32
+	JLT  axpyavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DI), Y4
+	VFMADD231PS Y0, Y15, Y4
+	VMOVUPS Y4, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DI), Y5
+	VFMADD231PS Y1, Y15, Y5
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DI), Y6
+	VFMADD231PS Y2, Y15, Y6
+	VMOVUPS Y6, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DI), Y7
+	VFMADD231PS Y3, Y15, Y7
+	VMOVUPS Y7, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  axpyavx2_loop4
+
+axpyavx2_loop1:
+	CMPQ CX, $8
+	JLT  axpyavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DI), Y4
+	VFMADD231PS Y0, Y15, Y4
+	VMOVUPS Y4, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  axpyavx2_loop1
+
+axpyavx2_tail:
+	TESTQ CX, CX
+	JZ   axpyavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DI), Y14, Y4
+	VFMADD231PS Y0, Y15, Y4
+	VMASKMOVPS Y4, Y14, 0(DI)
+
+axpyavx2_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(alpha float32, x []float32)
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+8(FP), DI
+	MOVQ x_len+16(FP), CX
+	VBROADCASTSS alpha+0(FP), Y15
+
+scaleavx2_loop4:
+	CMPQ CX, $32
+	JLT  scaleavx2_loop1
+	VMOVUPS 0(DI), Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(DI), Y1
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DI), Y2
+	VMULPS Y15, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DI), Y3
+	VMULPS Y15, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  scaleavx2_loop4
+
+scaleavx2_loop1:
+	CMPQ CX, $8
+	JLT  scaleavx2_tail
+	VMOVUPS 0(DI), Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  scaleavx2_loop1
+
+scaleavx2_tail:
+	TESTQ CX, CX
+	JZ   scaleavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(DI), Y14, Y0
+	VMULPS Y15, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+scaleavx2_done:
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, a, b []float32)
+TEXT ·addAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+addavx2_loop4:
+	CMPQ CX, $32
+	JLT  addavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VADDPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VADDPS Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DX), Y6
+	VADDPS Y6, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DX), Y7
+	VADDPS Y7, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  addavx2_loop4
+
+addavx2_loop1:
+	CMPQ CX, $8
+	JLT  addavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VADDPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  addavx2_loop1
+
+addavx2_tail:
+	TESTQ CX, CX
+	JZ   addavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DX), Y14, Y4
+	VADDPS Y4, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+addavx2_done:
+	VZEROUPPER
+	RET
+
+// func subAVX2(dst, a, b []float32)
+TEXT ·subAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+subavx2_loop4:
+	CMPQ CX, $32
+	JLT  subavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VSUBPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VSUBPS Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DX), Y6
+	VSUBPS Y6, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DX), Y7
+	VSUBPS Y7, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  subavx2_loop4
+
+subavx2_loop1:
+	CMPQ CX, $8
+	JLT  subavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VSUBPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  subavx2_loop1
+
+subavx2_tail:
+	TESTQ CX, CX
+	JZ   subavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DX), Y14, Y4
+	VSUBPS Y4, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+subavx2_done:
+	VZEROUPPER
+	RET
+
+// func mulAVX2(dst, a, b []float32)
+TEXT ·mulAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+mulavx2_loop4:
+	CMPQ CX, $32
+	JLT  mulavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VMULPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VMULPS Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DX), Y6
+	VMULPS Y6, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DX), Y7
+	VMULPS Y7, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  mulavx2_loop4
+
+mulavx2_loop1:
+	CMPQ CX, $8
+	JLT  mulavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VMULPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  mulavx2_loop1
+
+mulavx2_tail:
+	TESTQ CX, CX
+	JZ   mulavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DX), Y14, Y4
+	VMULPS Y4, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+mulavx2_done:
+	VZEROUPPER
+	RET
+
+// func triadAVX2(a, b, c []float32, s float32)
+TEXT ·triadAVX2(SB), NOSPLIT, $0-76
+	MOVQ a_base+0(FP), DI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), SI
+	MOVQ c_base+48(FP), DX
+	VBROADCASTSS s+72(FP), Y15
+
+triadavx2_loop4:
+	CMPQ CX, $32
+	JLT  triadavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VFMADD231PS Y4, Y15, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VFMADD231PS Y5, Y15, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DX), Y6
+	VFMADD231PS Y6, Y15, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DX), Y7
+	VFMADD231PS Y7, Y15, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  triadavx2_loop4
+
+triadavx2_loop1:
+	CMPQ CX, $8
+	JLT  triadavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VFMADD231PS Y4, Y15, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  triadavx2_loop1
+
+triadavx2_tail:
+	TESTQ CX, CX
+	JZ   triadavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DX), Y14, Y4
+	VFMADD231PS Y4, Y15, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+triadavx2_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX2(dst, x []float32)
+TEXT ·reluAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VXORPS Y13, Y13, Y13
+
+reluavx2_loop4:
+	CMPQ CX, $32
+	JLT  reluavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMAXPS Y13, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(SI), Y1
+	VMAXPS Y13, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(SI), Y2
+	VMAXPS Y13, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(SI), Y3
+	VMAXPS Y13, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  reluavx2_loop4
+
+reluavx2_loop1:
+	CMPQ CX, $8
+	JLT  reluavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMAXPS Y13, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  reluavx2_loop1
+
+reluavx2_tail:
+	TESTQ CX, CX
+	JZ   reluavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMAXPS Y13, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+reluavx2_done:
+	VZEROUPPER
+	RET
+
+// func reluBackwardAVX2(dst, dy, y []float32)
+TEXT ·reluBackwardAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ dy_base+24(FP), SI
+	MOVQ y_base+48(FP), DX
+	VXORPS Y13, Y13, Y13
+
+reluBackwardavx2_loop4:
+	CMPQ CX, $32
+	JLT  reluBackwardavx2_loop1
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 0(SI), Y4
+	VCMPPS $0x1e, Y13, Y0, Y0
+	VANDPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 32(SI), Y5
+	VCMPPS $0x1e, Y13, Y1, Y1
+	VANDPS Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 64(SI), Y6
+	VCMPPS $0x1e, Y13, Y2, Y2
+	VANDPS Y6, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 96(SI), Y7
+	VCMPPS $0x1e, Y13, Y3, Y3
+	VANDPS Y7, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  reluBackwardavx2_loop4
+
+reluBackwardavx2_loop1:
+	CMPQ CX, $8
+	JLT  reluBackwardavx2_tail
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 0(SI), Y4
+	VCMPPS $0x1e, Y13, Y0, Y0
+	VANDPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  reluBackwardavx2_loop1
+
+reluBackwardavx2_tail:
+	TESTQ CX, CX
+	JZ   reluBackwardavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(DX), Y14, Y0
+	VMASKMOVPS 0(SI), Y14, Y4
+	VCMPPS $0x1e, Y13, Y0, Y0
+	VANDPS Y4, Y0, Y0
+	VMASKMOVPS Y0, Y14, 0(DI)
+
+reluBackwardavx2_done:
+	VZEROUPPER
+	RET
+
+// func dotAVX2(x, y []float32) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ y_base+24(FP), DX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+dotavx2_loop4:
+	CMPQ CX, $32
+	JLT  dotavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VFMADD231PS Y4, Y0, Y8
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VFMADD231PS Y5, Y1, Y9
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 64(DX), Y6
+	VFMADD231PS Y6, Y2, Y10
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 96(DX), Y7
+	VFMADD231PS Y7, Y3, Y11
+	ADDQ $128, SI
+	ADDQ $128, DX
+	SUBQ $32, CX
+	JMP  dotavx2_loop4
+
+dotavx2_loop1:
+	CMPQ CX, $8
+	JLT  dotavx2_tail
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 0(DX), Y4
+	VFMADD231PS Y4, Y0, Y8
+	ADDQ $32, SI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JMP  dotavx2_loop1
+
+dotavx2_tail:
+	TESTQ CX, CX
+	JZ   dotavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VMASKMOVPS 0(DX), Y14, Y4
+	VFMADD231PS Y4, Y0, Y8
+
+dotavx2_done:
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0x4e, X8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0xb1, X8, X9
+	VADDSS X9, X8, X8
+	VMOVSS X8, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func sumAVX2(x []float32) float32
+TEXT ·sumAVX2(SB), NOSPLIT, $0-28
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+sumavx2_loop4:
+	CMPQ CX, $32
+	JLT  sumavx2_loop1
+	VMOVUPS 0(SI), Y0
+	VADDPS Y0, Y8, Y8
+	VMOVUPS 32(SI), Y1
+	VADDPS Y1, Y9, Y9
+	VMOVUPS 64(SI), Y2
+	VADDPS Y2, Y10, Y10
+	VMOVUPS 96(SI), Y3
+	VADDPS Y3, Y11, Y11
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  sumavx2_loop4
+
+sumavx2_loop1:
+	CMPQ CX, $8
+	JLT  sumavx2_tail
+	VMOVUPS 0(SI), Y0
+	VADDPS Y0, Y8, Y8
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  sumavx2_loop1
+
+sumavx2_tail:
+	TESTQ CX, CX
+	JZ   sumavx2_done
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y14
+	VMASKMOVPS 0(SI), Y14, Y0
+	VADDPS Y0, Y8, Y8
+
+sumavx2_done:
+	VADDPS Y9, Y8, Y8
+	VADDPS Y11, Y10, Y10
+	VADDPS Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0x4e, X8, X9
+	VADDPS X9, X8, X8
+	VPERMILPS $0xb1, X8, X9
+	VADDSS X9, X8, X8
+	VMOVSS X8, ret+24(FP)
+	VZEROUPPER
+	RET
