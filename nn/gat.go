@@ -1,33 +1,319 @@
 package nn
 
 import (
-	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
 // GATConfig shapes a GAT layer.
 type GATConfig struct {
 	In, Out, Heads   int
-	Concat           bool // concatenate heads (Heads·Out outputs) or average them (Out)
-	AttentionDropout float64
-	AttentionSite    uint64 // dropout site of the attention coefficients
+	Concat           bool    // concatenate heads (Heads·Out outputs) or average them (Out)
+	AttentionDropout float64 // dropout on the attention coefficients, in [0, 1)
+	AttentionSite    uint64  // dropout site of the attention coefficients
 }
 
-// GAT is a graph attention layer (Veličković et al.; PyG's GATConv).
+// GAT is a graph attention layer (Veličković et al.; PyG's GATConv with its
+// default self loops): for every head h, z = x·W, the score of edge j → i is
+// e_ij = LeakyReLU_0.2(a_dst·z_i + a_src·z_j), the coefficients α are the
+// softmax of e over i's in-edges including its self loop, and
+// y_i = Σ_j α_ij z_j; heads are concatenated or averaged, then a bias added.
 type GAT struct {
 	Weight, AttSrc, AttDst, Bias *Param
 	cfg                          GATConfig
 	index                        int
+
+	g       *Graph
+	x       Features
+	dropped bool // attention dropout was applied in the last Forward
+	key     uint64
+	thr     uint64
+
+	z, zext, asrc, adst *tensor.Matrix // per-node quantities
+	score, alpha, drop  []float32      // per edge and head: e before LeakyReLU, α, α after dropout
+	y                   *tensor.Matrix
+	dscore              []float32
+	dzext, dasrc, dadst *tensor.Matrix
+	dh, dx              *tensor.Matrix
 }
 
+// NewGAT returns a GAT layer at position index of its model with parameters
+// prefix.lin.weight, prefix.att_src, prefix.att_dst and prefix.bias.
 func NewGAT(index int, prefix string, cfg GATConfig, init Init, rng *rand.Rand) (*GAT, error) {
-	return nil, errors.New("nn: GAT is not implemented yet")
+	if cfg.In < 1 || cfg.Out < 1 || cfg.Heads < 1 {
+		return nil, fmt.Errorf("nn: GAT needs positive sizes (in %d, out %d, heads %d)", cfg.In, cfg.Out, cfg.Heads)
+	}
+	if cfg.AttentionDropout < 0 || cfg.AttentionDropout >= 1 {
+		return nil, fmt.Errorf("nn: attention dropout %v outside [0, 1)", cfg.AttentionDropout)
+	}
+	h, c := cfg.Heads, cfg.Out
+	width := c
+	if cfg.Concat {
+		width = h * c
+	}
+	l := &GAT{cfg: cfg, index: index,
+		Weight: newWeight(prefix+".lin.weight", cfg.In, h*c),
+		AttSrc: newParam(prefix+".att_src", h, c, []int{1, h, c}, false),
+		AttDst: newParam(prefix+".att_dst", h, c, []int{1, h, c}, false),
+		Bias:   newBias(prefix+".bias", width),
+	}
+	if err := initUniform(l.Weight.Value, init, cfg.In, h*c, rng); err != nil {
+		return nil, err
+	}
+	// PyG initialises the attention vectors with glorot over their last two
+	// dimensions, [heads, out].
+	if err := initUniform(l.AttSrc.Value, Glorot, h, c, rng); err != nil {
+		return nil, err
+	}
+	return l, initUniform(l.AttDst.Value, Glorot, h, c, rng)
 }
 
 func (l *GAT) Params() []*Param { return []*Param{l.Weight, l.AttSrc, l.AttDst, l.Bias} }
 
-func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix { panic("todo") }
+// attentionKept reports whether the coefficient of edge (global target i,
+// global source j) in head h survives dropout.
+func attentionKept(key, thr uint64, h int, i, j uint64) bool {
+	return mix64(mix64(key^uint64(h+1)*0x9e3779b97f4a7c15)^(i<<32|j&0xffffffff)) >= thr
+}
 
-func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix { panic("todo") }
+// headDot returns, for every row r of z and head h, Σ_c z[r, h, c]·a[h, c].
+func headDot(dst, z, a *tensor.Matrix) {
+	hs, c := a.Rows, a.Cols
+	parallel.For(z.Rows, 256, rangeTask(func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			zr, dr := z.Row(r), dst.Row(r)
+			for h := 0; h < hs; h++ {
+				var s float32
+				ah := a.Row(h)
+				for k, v := range zr[h*c : (h+1)*c] {
+					s += v * ah[k]
+				}
+				dr[h] = s
+			}
+		}
+	}))
+}
+
+func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+	checkInput("GAT", x, l.Weight)
+	checkRows("GAT", g, x)
+	l.g, l.x = g, x
+	hs, c := l.cfg.Heads, l.cfg.Out
+	z := ensure(&l.z, g.NumTargets, hs*c)
+	x.mul(z, l.Weight.Value)
+	zext := g.extend(l.index, z, &l.zext)
+	asrc := ensure(&l.asrc, g.NumSources, hs)
+	adst := ensure(&l.adst, g.NumTargets, hs)
+	headDot(asrc, zext, l.AttSrc.Value)
+	headDot(adst, z, l.AttDst.Value)
+
+	adj := g.loopsOp()
+	ne := adj.NNZ()
+	score := ensureSlice(&l.score, ne*hs)
+	alpha := ensureSlice(&l.alpha, ne*hs)
+	l.dropped = mode.Train && l.cfg.AttentionDropout > 0
+	drop := alpha
+	if l.dropped {
+		drop = ensureSlice(&l.drop, ne*hs)
+		l.key, l.thr = dropKey(mode.Seed, mode.Step, l.cfg.AttentionSite), dropThreshold(l.cfg.AttentionDropout)
+	}
+	scale := float32(1 / (1 - l.cfg.AttentionDropout))
+	width := l.Bias.Value.Cols
+	y := ensure(&l.y, g.NumTargets, width)
+	invHeads := 1 / float32(hs)
+	parallel.For(g.NumTargets, 64, rangeTask(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			start, end := adj.Offsets[i], adj.Offsets[i+1]
+			yr := y.Row(i)
+			clear(yr)
+			gi := g.globalID(i)
+			for h := 0; h < hs; h++ {
+				// Edge softmax over i's in-edges, shifted by the maximum.
+				mx := float32(math.Inf(-1))
+				for p := start; p < end; p++ {
+					s := asrc.Data[int(adj.Indices[p])*hs+h] + adst.Data[i*hs+h]
+					score[int(p)*hs+h] = s
+					if s < 0 {
+						s *= gatLeakyReLUNeg
+					}
+					mx = max(mx, s)
+				}
+				var sum float64
+				for p := start; p < end; p++ {
+					s := score[int(p)*hs+h]
+					if s < 0 {
+						s *= gatLeakyReLUNeg
+					}
+					e := float32(math.Exp(float64(s - mx)))
+					alpha[int(p)*hs+h] = e
+					sum += float64(e)
+				}
+				inv := float32(1 / sum)
+				out, w := yr, invHeads
+				if l.cfg.Concat {
+					out, w = yr[h*c:(h+1)*c], 1
+				}
+				for p := start; p < end; p++ {
+					a := alpha[int(p)*hs+h] * inv
+					alpha[int(p)*hs+h] = a
+					j := int(adj.Indices[p])
+					if l.dropped {
+						if attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
+							a *= scale
+						} else {
+							a = 0
+						}
+						drop[int(p)*hs+h] = a
+					}
+					if a == 0 {
+						continue
+					}
+					a *= w
+					for k, v := range zext.Row(j)[h*c : (h+1)*c] {
+						out[k] += a * v
+					}
+				}
+			}
+		}
+	}))
+	tensor.AddRowVector(y, l.Bias.Value.Data)
+	return y
+}
+
+func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+	g := l.g
+	hs, c := l.cfg.Heads, l.cfg.Out
+	biasGrad(l.Bias, dy)
+	adj := g.loopsOp()
+	ne := adj.NNZ()
+	alpha, drop := l.alpha, l.alpha
+	if l.dropped {
+		drop = l.drop
+	}
+	zext := l.zext
+	if g.Halo == nil {
+		zext = l.z
+	}
+	scale := float32(1 / (1 - l.cfg.AttentionDropout))
+	// doutRow returns head h's slice of the gradient of row i's head outputs
+	// and the factor it carries (1/heads when heads are averaged).
+	doutRow := func(i, h int) ([]float32, float32) {
+		if l.cfg.Concat {
+			return dy.Row(i)[h*c : (h+1)*c], 1
+		}
+		return dy.Row(i), 1 / float32(hs)
+	}
+
+	// Per target: gradients of the scores (before LeakyReLU) and of a_dst·z_i.
+	dscore := ensureSlice(&l.dscore, ne*hs)
+	dadst := ensure(&l.dadst, g.NumTargets, hs)
+	parallel.For(g.NumTargets, 64, rangeTask(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			start, end := adj.Offsets[i], adj.Offsets[i+1]
+			gi := g.globalID(i)
+			for h := 0; h < hs; h++ {
+				dout, w := doutRow(i, h)
+				// dα_p (stored in dscore), then Σ_p α_p dα_p.
+				var dot float32
+				for p := start; p < end; p++ {
+					j := int(adj.Indices[p])
+					var da float32
+					if !l.dropped || attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
+						for k, v := range zext.Row(j)[h*c : (h+1)*c] {
+							da += dout[k] * v
+						}
+						da *= w
+						if l.dropped {
+							da *= scale
+						}
+					}
+					dscore[int(p)*hs+h] = da
+					dot += alpha[int(p)*hs+h] * da
+				}
+				var sum float32
+				for p := start; p < end; p++ {
+					q := int(p)*hs + h
+					ds := alpha[q] * (dscore[q] - dot)
+					if l.score[q] < 0 {
+						ds *= gatLeakyReLUNeg
+					}
+					dscore[q] = ds
+					sum += ds
+				}
+				dadst.Data[i*hs+h] = sum
+			}
+		}
+	}))
+
+	// Per source: gradient of z_j through the aggregation and through
+	// a_src·z_j, gathered over the transposed pattern.
+	adjT, perm := g.loopsTranspose()
+	dzext := ensure(&l.dzext, g.NumSources, hs*c)
+	dasrc := ensure(&l.dasrc, g.NumSources, hs)
+	attSrc, attDst := l.AttSrc.Value, l.AttDst.Value
+	parallel.For(g.NumSources, 64, rangeTask(func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			dzr := dzext.Row(j)
+			clear(dzr)
+			for h := 0; h < hs; h++ {
+				dz := dzr[h*c : (h+1)*c]
+				var ds float32
+				for q := adjT.Offsets[j]; q < adjT.Offsets[j+1]; q++ {
+					i := int(adjT.Indices[q])
+					p := int(perm[q])*hs + h
+					ds += dscore[p]
+					a := drop[p]
+					if a == 0 {
+						continue
+					}
+					dout, w := doutRow(i, h)
+					a *= w
+					for k, v := range dout {
+						dz[k] += a * v
+					}
+				}
+				dasrc.Data[j*hs+h] = ds
+				for k, v := range attSrc.Row(h) {
+					dz[k] += ds * v
+				}
+				if j < g.NumTargets {
+					da := dadst.Data[j*hs+h]
+					for k, v := range attDst.Row(h) {
+						dz[k] += da * v
+					}
+				}
+			}
+		}
+	}))
+
+	// Attention vectors: Σ over nodes of (score gradient)·z.
+	attGrad(l.AttSrc.Grad, dasrc, zext)
+	attGrad(l.AttDst.Grad, dadst, l.z)
+
+	dh := g.reduce(l.index, dzext, &l.dh)
+	l.x.mulTN(l.Weight.Grad, dh)
+	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
+}
+
+// attGrad sets grad[h, c] = Σ_r d[r, h]·z[r, h·C + c].
+func attGrad(grad, d, z *tensor.Matrix) {
+	hs, c := grad.Rows, grad.Cols
+	grad.Zero()
+	for r := 0; r < d.Rows; r++ {
+		zr, dr := z.Row(r), d.Row(r)
+		for h := 0; h < hs; h++ {
+			dh := dr[h]
+			if dh == 0 {
+				continue
+			}
+			gr := grad.Row(h)
+			for k, v := range zr[h*c : (h+1)*c] {
+				gr[k] += dh * v
+			}
+		}
+	}
+}
