@@ -332,7 +332,11 @@ func ErdosRenyi(n int, p float64, seed uint64) (*Graph, error) {
 		for k := clo; k < chi; k++ {
 			lo, hi := splitRange(pairs, uint64(k), uint64(chunks)), splitRange(pairs, uint64(k+1), uint64(chunks))
 			rng := chunkRNG(seed, streamEdges, k)
-			var list edgeList
+			// Room for the expected count plus a few standard deviations,
+			// so that appends rarely regrow.
+			want := p * float64(hi-lo)
+			capacity := int(want + 4*math.Sqrt(want) + 16)
+			list := edgeList{make([]int32, 0, capacity), make([]int32, 0, capacity)}
 			v := pairRow(lo)
 			rowStart := v * (v - 1) / 2
 			for idx := lo; ; idx++ {

@@ -95,3 +95,21 @@ func BenchmarkFromEdges(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkErdosRenyi(b *testing.B) {
+	// 1M nodes, about 15M undirected edges.
+	for b.Loop() {
+		if _, err := ErdosRenyi(1_000_000, 3e-5, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBarabasiAlbert(b *testing.B) {
+	// 1M nodes, 8M undirected edges.
+	for b.Loop() {
+		if _, err := BarabasiAlbert(1_000_000, 8, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
