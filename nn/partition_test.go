@@ -1,0 +1,284 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// exchange connects the test Halos of the parts of one graph, which run
+// concurrently in goroutines as distributed workers would.
+type exchange struct {
+	mu         sync.Mutex
+	cond       *sync.Cond
+	count, gen int
+	pub        []*tensor.Matrix // what each part published in the current round
+	parts      []*localPart
+	owner      []int // owner[global id] = part
+	local      []int // local[global id] = row in its owner
+}
+
+// localPart is one worker's view: its targets' global ids and its sources'.
+type localPart struct {
+	targets, sources []int32
+	g                *Graph
+}
+
+// wait is a barrier for all parts.
+func (e *exchange) wait() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	gen := e.gen
+	e.count++
+	if e.count == len(e.parts) {
+		e.count = 0
+		e.gen++
+		e.cond.Broadcast()
+		return
+	}
+	for gen == e.gen {
+		e.cond.Wait()
+	}
+}
+
+type testHalo struct {
+	e *exchange
+	p int
+}
+
+func (h testHalo) Forward(layer int, own, ext *tensor.Matrix) {
+	e, me := h.e, h.e.parts[h.p]
+	e.mu.Lock()
+	e.pub[h.p] = own
+	e.mu.Unlock()
+	e.wait()
+	nt := len(me.targets)
+	copy(ext.Data[:nt*own.Cols], own.Data)
+	for k, gid := range me.sources[nt:] {
+		copy(ext.Row(nt+k), e.pub[e.owner[gid]].Row(e.local[gid]))
+	}
+	e.wait() // nobody may reuse its rows before everyone has read them
+}
+
+func (h testHalo) Backward(layer int, dext, dh *tensor.Matrix) {
+	e, me := h.e, h.e.parts[h.p]
+	e.mu.Lock()
+	e.pub[h.p] = dext
+	e.mu.Unlock()
+	e.wait()
+	nt := len(me.targets)
+	copy(dh.Data, dext.Data[:nt*dext.Cols])
+	for q, other := range e.parts {
+		if q == h.p {
+			continue
+		}
+		ont := len(other.targets)
+		for k, gid := range other.sources[ont:] {
+			if e.owner[gid] == h.p {
+				dst, src := dh.Row(e.local[gid]), e.pub[q].Row(ont+k)
+				for c := range dst {
+					dst[c] += src[c]
+				}
+			}
+		}
+	}
+	e.wait()
+}
+
+// partition splits g among parts by owner, building each part's local
+// operators with global degrees, as a distributed trainer would.
+func partition(t *testing.T, g *graph.Graph, owner []int, parts int) *exchange {
+	t.Helper()
+	e := &exchange{owner: owner, local: make([]int, g.N), pub: make([]*tensor.Matrix, parts)}
+	e.cond = sync.NewCond(&e.mu)
+	nbrs := func(v int32) []int32 { // in-neighbours without the self loop
+		return slices.DeleteFunc(slices.Clone(g.Adj(int(v))), func(u int32) bool { return u == v })
+	}
+	for p := 0; p < parts; p++ {
+		lp := &localPart{}
+		for v := 0; v < g.N; v++ {
+			if owner[v] == p {
+				e.local[v] = len(lp.targets)
+				lp.targets = append(lp.targets, int32(v))
+			}
+		}
+		localID := map[int32]int32{}
+		for i, v := range lp.targets {
+			localID[v] = int32(i)
+		}
+		lp.sources = slices.Clone(lp.targets)
+		var halo []int32
+		for _, v := range lp.targets {
+			for _, u := range nbrs(v) {
+				if owner[u] != p && !slices.Contains(halo, u) {
+					halo = append(halo, u)
+				}
+			}
+		}
+		slices.Sort(halo)
+		for _, u := range halo {
+			localID[u] = int32(len(lp.sources))
+			lp.sources = append(lp.sources, u)
+		}
+		build := func(loops bool) *tensor.CSR {
+			a := &tensor.CSR{Rows: len(lp.targets), Cols: len(lp.sources), Offsets: []int64{0}}
+			for _, v := range lp.targets {
+				row := nbrs(v)
+				if loops {
+					row = append(row, v)
+				}
+				local := make([]int32, len(row))
+				for i, u := range row {
+					local[i] = localID[u]
+				}
+				slices.Sort(local)
+				a.Indices = append(a.Indices, local...)
+				a.Offsets = append(a.Offsets, int64(len(a.Indices)))
+			}
+			return a
+		}
+		deg := func(ids []int32, loop int32) []int32 {
+			d := make([]int32, len(ids))
+			for i, v := range ids {
+				d[i] = int32(len(nbrs(v))) + loop
+			}
+			return d
+		}
+		loops := build(true)
+		gcn, err := graph.GCNNormWithDegrees(loops, deg(lp.targets, 1), deg(lp.sources, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, err := graph.MeanNormWithDegrees(build(false), deg(lp.targets, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp.g, err = NewLocalGraph(LocalOperators{Loops: loops, GCN: gcn, Mean: mean}, lp.sources, testHalo{e, p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.parts = append(e.parts, lp)
+	}
+	return e
+}
+
+func selectRows(m *tensor.Matrix, rows []int32) *tensor.Matrix {
+	out := tensor.New(len(rows), m.Cols)
+	for i, r := range rows {
+		copy(out.Row(i), m.Row(int(r)))
+	}
+	return out
+}
+
+func closeTo(a, b float32) bool {
+	return math.Abs(float64(a-b)) <= 1e-5+1e-4*math.Abs(float64(b))
+}
+
+// TestPartitionedEqualsWhole proves the Halo contract: every model, run on
+// two (or three) parts of a graph that exchange halo rows, gives the
+// whole-graph logits, and its parameter gradients sum to the whole graph's.
+// Dropout is on, so this also checks that dropout does not depend on the
+// partitioning.
+func TestPartitionedEqualsWhole(t *testing.T) {
+	const n, in, classes = 40, 12, 4
+	gg := randomGraph(t, n, 4, 31)
+	for _, parts := range []int{2, 3} {
+		for _, model := range []string{"gcn", "sage", "gat"} {
+			for _, storage := range []Storage{ForceDense, ForceSparse} {
+				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
+				t.Run(name, func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(uint64(parts), 5))
+					x := randomMatrix(n, in, rng)
+					for i := range x.Data {
+						if rng.Float64() < 0.7 {
+							x.Data[i] = 0
+						}
+					}
+					owner := make([]int, n)
+					for v := range owner {
+						owner[v] = rng.IntN(parts)
+					}
+					cfg := Config{Model: model, InFeatures: in, Hidden: 6, Classes: classes, Layers: 3, Heads: 2,
+						Dropout: 0.3, AttentionDropout: 0.3, Seed: 8}
+					whole, err := NewModel(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					whole.Forward(NewGraph(gg), NewFeatures(x, storage), true) // advance the step once
+					logits := whole.Forward(NewGraph(gg), NewFeatures(x, storage), true).Clone()
+					r := randomMatrix(n, classes, rng)
+					whole.Backward(r)
+
+					e := partition(t, gg, owner, parts)
+					models := make([]*Model, parts)
+					outs := make([]*tensor.Matrix, parts)
+					var wg sync.WaitGroup
+					for p, lp := range e.parts {
+						models[p], _ = NewModel(cfg)
+						models[p].SetStep(1)
+						feats := NewFeatures(selectRows(x, lp.targets), storage)
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							outs[p] = models[p].Forward(lp.g, feats, true)
+							models[p].Backward(selectRows(r, lp.targets))
+						}()
+					}
+					wg.Wait()
+					for p, lp := range e.parts {
+						for i, v := range lp.targets {
+							for c := 0; c < classes; c++ {
+								if got, want := outs[p].At(i, c), logits.At(int(v), c); !closeTo(got, want) {
+									t.Fatalf("part %d, node %d, class %d: logit %v, whole graph %v", p, v, c, got, want)
+								}
+							}
+						}
+					}
+					for k, wp := range whole.Params() {
+						for j, want := range wp.Grad.Data {
+							var got float32
+							for p := range models {
+								got += models[p].Params()[k].Grad.Data[j]
+							}
+							if !closeTo(got, want) {
+								t.Fatalf("%s[%d]: summed gradient %v, whole graph %v", wp.Name, j, got, want)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestNewLocalGraphErrors(t *testing.T) {
+	loops := &tensor.CSR{Rows: 2, Cols: 3, Offsets: []int64{0, 2, 3}, Indices: []int32{0, 2, 1}}
+	noLoop := &tensor.CSR{Rows: 2, Cols: 3, Offsets: []int64{0, 1, 2}, Indices: []int32{2, 1}}
+	other := &tensor.CSR{Rows: 2, Cols: 2, Offsets: []int64{0, 0, 0}}
+	halo := testHalo{}
+	for _, tc := range []struct {
+		name string
+		ops  LocalOperators
+		ids  []int32
+		halo Halo
+	}{
+		{"no operators", LocalOperators{}, []int32{0, 1, 2}, halo},
+		{"shape mismatch", LocalOperators{Loops: loops, Mean: other}, []int32{0, 1, 2}, halo},
+		{"missing ids", LocalOperators{Loops: loops}, nil, halo},
+		{"wrong id count", LocalOperators{Loops: loops}, []int32{0, 1}, halo},
+		{"halo without exchange", LocalOperators{Loops: loops}, []int32{0, 1, 2}, nil},
+		{"no self loop", LocalOperators{Loops: noLoop}, []int32{0, 1, 2}, halo},
+	} {
+		if _, err := NewLocalGraph(tc.ops, tc.ids, tc.halo); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	if _, err := NewLocalGraph(LocalOperators{Loops: loops}, []int32{4, 7, 9}, halo); err != nil {
+		t.Errorf("valid operators: %v", err)
+	}
+}
