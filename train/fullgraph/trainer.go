@@ -73,8 +73,9 @@ type Result struct {
 	Epochs       int  // epochs run
 	StoppedEarly bool // patience ran out before Epochs
 	Best         Metrics
-	// EpochSeconds holds every epoch's wall time, in order.
-	EpochSeconds []float64
+	// EpochSeconds and StepSeconds hold every epoch's wall time and
+	// training-step time, in order.
+	EpochSeconds, StepSeconds []float64
 }
 
 // Trainer runs full-graph training for one worker.
@@ -248,6 +249,7 @@ func (t *Trainer) Evaluate() (Metrics, error) {
 func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result, error) {
 	var res Result
 	res.EpochSeconds = make([]float64, 0, t.cfg.Epochs)
+	res.StepSeconds = make([]float64, 0, t.cfg.Epochs)
 	res.Best.ValAcc = -1
 	sinceBest := 0
 	defer func() {
@@ -263,7 +265,7 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 		loss, err := t.Step()
 		if err != nil {
 			if errors.Is(err, ErrNotFinite) {
-				return res, fmt.Errorf("epoch %d: %w (loss %v)", epoch, err, loss)
+				return res, fmt.Errorf("%w: %v at epoch %d", err, loss, epoch)
 			}
 			return res, err
 		}
@@ -276,6 +278,7 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 		m.EpochSeconds = time.Since(start).Seconds()
 		res.Epochs = epoch
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
+		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
 		if better(m, res.Best) {
 			res.Best, sinceBest = m, 0
 			t.saveBest()

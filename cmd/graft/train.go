@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/bench"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+func init() {
+	commands["train"] = command{"train a GNN on a whole graph (default: GCN on the embedded Cora)", runTrain}
+}
+
+// trainOptions are the flags of graft train. Numeric hyperparameters left
+// unset take the chosen model's published values (fullgraph.PresetFor).
+type trainOptions struct {
+	dataset, split, model, dataDir string
+	layers, hidden, heads, epochs  int
+	patience                       int
+	lr, weightDecay, dropout       float64
+	optimizer, features            string
+	rowNormalize                   bool
+	seed                           uint64
+	save, metrics                  string
+	asJSON                         bool
+}
+
+// trainSummary is the final JSON object of graft train --json.
+type trainSummary struct {
+	Dataset       string  `json:"dataset"`
+	Split         string  `json:"split"`
+	Model         string  `json:"model"`
+	Seed          uint64  `json:"seed"`
+	Features      string  `json:"features"`
+	Epochs        int     `json:"epochs"`
+	StoppedEarly  bool    `json:"stopped_early"`
+	BestEpoch     int     `json:"best_epoch"`
+	BestValAcc    float64 `json:"best_val_acc"`
+	TestAcc       float64 `json:"test_acc"`
+	TrainAcc      float64 `json:"train_acc"`
+	EpochMsMedian float64 `json:"epoch_ms_median"`
+	StepMsMedian  float64 `json:"step_ms_median"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	Parameters    int     `json:"parameters"`
+}
+
+func newTrainFlags(o *trainOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
+	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
+	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
+	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
+	fs.IntVar(&o.layers, "layers", 0, "number of layers (default per model: 2)")
+	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
+	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
+	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
+	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a better validation accuracy; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
+	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
+	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
+	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate (default per model: gcn 0.5, sage 0.4, gat 0.6, also on attention)")
+	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
+	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
+	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
+	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
+	fs.StringVar(&o.metrics, "metrics", "", "write one JSON object per epoch to `FILE`")
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
+	return fs
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	var o trainOptions
+	fs := newTrainFlags(&o)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q; all settings are flags (see 'graft train -h')", fs.Arg(0))}
+	}
+	cfg, storage, err := o.config()
+	if err != nil {
+		return usageError{err}
+	}
+
+	ds, err := dataset.Load(o.dataset, o.dataDir)
+	if err != nil {
+		return err
+	}
+	split, err := ds.Split(o.split, o.seed)
+	if err != nil {
+		return fmt.Errorf("%v; choose a split with training nodes in every class, e.g. --split random:20:30", err)
+	}
+	data, err := fullgraph.FromDataset(ds, split, storage, o.rowNormalize)
+	if err != nil {
+		return fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	cfg.Model.Classes = ds.NumClasses
+	trainer, err := fullgraph.New(cfg, data)
+	if err != nil {
+		return err
+	}
+
+	var metrics *json.Encoder
+	if o.metrics != "" {
+		f, err := os.Create(o.metrics)
+		if err != nil {
+			return fmt.Errorf("metrics file: %v", err)
+		}
+		defer f.Close()
+		metrics = json.NewEncoder(f)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	progress := newTrainProgress(stderr, cfg.Epochs, fmt.Sprintf("%s %s", o.model, ds.Name))
+	res, err := trainer.Run(ctx, func(m fullgraph.Metrics) error {
+		progress.epoch(m)
+		if metrics != nil {
+			return metrics.Encode(epochRecord(m))
+		}
+		return nil
+	})
+	progress.finish()
+	switch {
+	case errors.Is(err, fullgraph.ErrNotFinite):
+		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
+	case errors.Is(err, context.Canceled):
+		return errors.New("interrupted")
+	case err != nil:
+		return err
+	}
+
+	params := trainer.Model().Params()
+	if o.save != "" {
+		meta := map[string]string{"model": o.model, "dataset": ds.Name, "split": split.Name,
+			"epoch": fmt.Sprint(res.Best.Epoch), "seed": fmt.Sprint(o.seed)}
+		if err := nn.SaveParamsFile(o.save, params, meta); err != nil {
+			return fmt.Errorf("saving parameters: %v", err)
+		}
+	}
+	sum := trainSummary{
+		Dataset: ds.Name, Split: split.Name, Model: o.model, Seed: o.seed,
+		Features: "dense", Epochs: res.Epochs, StoppedEarly: res.StoppedEarly,
+		BestEpoch: res.Best.Epoch, BestValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc, TrainAcc: res.Best.TrainAcc,
+		EpochMsMedian: 1000 * median(res.EpochSeconds), StepMsMedian: 1000 * median(res.StepSeconds),
+		PeakRSSBytes: bench.PeakRSS(), Parameters: countParams(params),
+	}
+	if data.Features.IsSparse() {
+		sum.Features = "sparse"
+	}
+	if o.asJSON {
+		return json.NewEncoder(stdout).Encode(sum)
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s split, %s features, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, sum.Parameters)
+	stopped := ""
+	if sum.StoppedEarly {
+		stopped = ", stopped early"
+	}
+	fmt.Fprintf(stdout, "epochs          %d%s\n", sum.Epochs, stopped)
+	fmt.Fprintf(stdout, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	fmt.Fprintf(stdout, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
+	fmt.Fprintf(stdout, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
+	fmt.Fprintf(stdout, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
+	if o.save != "" {
+		fmt.Fprintf(stdout, "saved           %s\n", o.save)
+	}
+	return nil
+}
+
+// config turns the flags into a run configuration, filling unset values from
+// the model's preset.
+func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
+	p, err := fullgraph.PresetFor(o.model)
+	if err != nil {
+		return fullgraph.Config{}, 0, err
+	}
+	storage, err := nn.ParseStorage(o.features)
+	if err != nil {
+		return fullgraph.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
+	}
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&p.Layers, o.layers)
+	set(&p.Hidden, o.hidden)
+	set(&p.Heads, o.heads)
+	set(&p.Epochs, o.epochs)
+	if o.patience >= 0 {
+		p.Patience = o.patience
+	}
+	if o.lr != 0 {
+		p.LR = o.lr
+	}
+	if o.weightDecay >= 0 {
+		p.WeightDecay = o.weightDecay
+	}
+	if o.dropout >= 0 {
+		p.Dropout = o.dropout
+	}
+	p.Optimizer = nn.Algorithm(o.optimizer)
+	switch {
+	case !slices.Contains([]nn.Algorithm{nn.Adam, nn.AdamW, nn.AMSGrad, nn.SGD}, p.Optimizer):
+		return fullgraph.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
+	case p.Layers < 1 || p.Hidden < 1 || p.Heads < 1 || p.Epochs < 1:
+		return fullgraph.Config{}, 0, errors.New("--layers, --hidden, --heads and --epochs must be positive")
+	case p.LR < 0:
+		return fullgraph.Config{}, 0, fmt.Errorf("--lr %v: want a positive learning rate", o.lr)
+	case p.Dropout >= 1:
+		return fullgraph.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
+	}
+	return p.Config(o.model, 0, o.seed), storage, nil
+}
+
+// epochRecord is one line of the --metrics file.
+func epochRecord(m fullgraph.Metrics) any {
+	return struct {
+		Epoch        int     `json:"epoch"`
+		Loss         float64 `json:"loss"`
+		TrainAcc     float64 `json:"train_acc"`
+		ValAcc       float64 `json:"val_acc"`
+		TestAcc      float64 `json:"test_acc"`
+		ValLoss      float64 `json:"val_loss"`
+		EpochSeconds float64 `json:"epoch_seconds"`
+		StepSeconds  float64 `json:"step_seconds"`
+	}(m)
+}
+
+// trainProgress shows training progress on stderr: a progress bar on a
+// terminal, otherwise (CI logs, files) a plain line every tenth of the run.
+type trainProgress struct {
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	total int
+	every int
+	last  fullgraph.Metrics
+}
+
+func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
+	p := &trainProgress{w: w, total: epochs, every: max(1, epochs/10)}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions(epochs,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(title),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return p
+}
+
+func (p *trainProgress) epoch(m fullgraph.Metrics) {
+	p.last = m
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
+		_ = p.bar.Set(m.Epoch)
+		return
+	}
+	if m.Epoch%p.every == 0 || m.Epoch == 1 {
+		p.line(m)
+	}
+}
+
+func (p *trainProgress) line(m fullgraph.Metrics) {
+	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
+		len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, m.TrainAcc, m.ValAcc, m.TestAcc, 1000*m.EpochSeconds)
+}
+
+// finish ends the bar, or prints the last epoch if its line was skipped
+// (early stopping).
+func (p *trainProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		return
+	}
+	if p.last.Epoch > 0 && p.last.Epoch%p.every != 0 && p.last.Epoch != 1 {
+		p.line(p.last)
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func countParams(ps []*nn.Param) int {
+	n := 0
+	for _, p := range ps {
+		n += len(p.Value.Data)
+	}
+	return n
+}
+
+func formatBytes(b int64) string {
+	switch {
+	case b <= 0:
+		return "unknown"
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+}
