@@ -24,10 +24,12 @@ const (
 // where a is k steps of mr packed values and b is k steps of nr packed values.
 // Unless pf is 0, it also prefetches the prefetchBytes(k) bytes from pf on,
 // so that the next block's packing reads from cache rather than DRAM.
+// Step s of a starts astep values after step s-1: mr when packed, or the row
+// stride of A when the kernel reads op(A) = Aᵀ in place.
 type microKernel struct {
 	name   string
 	mr, nr int
-	run    func(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+	run    func(k int, a *float32, astep int, b, c *float32, ldc int, load bool, pf uintptr)
 }
 
 // prefetchBytes is how much memory a micro-kernel call of k steps prefetches:
@@ -237,9 +239,35 @@ func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
 	}
 }
 
-// macro multiplies a packed mb×kb block of op(A) by a packed kb×nb block of
-// op(B) into c (row stride ldc), adding to c when load is true.
-func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []float32, ldc int, load bool, pf *prefetcher) {
+// aBlock is an mb×kb block of op(A) as the micro-kernel reads it: the panel
+// of rows i..i+mr starts at s[i*panel] and its steps are step apart.
+type aBlock struct {
+	s           []float32
+	panel, step int
+	edge        []float32 // the last, ragged panel packed, when s holds only full panels
+}
+
+// packedA describes a block packed by packA.
+func (p *problem) packedA(ap []float32, kb int) aBlock {
+	return aBlock{s: ap, panel: kb, step: p.kern.mr}
+}
+
+// directA describes op(A)[0:m, p0:p0+kb] read in place from A, possible when
+// transA: op(A) column p is row p of A. Only the ragged last panel is packed.
+func (p *problem) directA(ws *workspace, p0, kb int) aBlock {
+	mr := p.kern.mr
+	ab := aBlock{s: p.a[p0*p.lda:], panel: 1, step: p.lda}
+	if rem := p.m % mr; rem != 0 {
+		ws.a = grow(ws.a, mr*kb)
+		packCopy(ws.a, p.a, p.lda, p0, p.m-rem, rem, kb, mr)
+		ab.edge = ws.a
+	}
+	return ab
+}
+
+// macro multiplies an mb×kb block of op(A) by a packed kb×nb block of op(B)
+// into c (row stride ldc), adding to c when load is true.
+func (p *problem) macro(ws *workspace, ab aBlock, bp []float32, mb, nb, kb int, c []float32, ldc int, load bool, pf *prefetcher) {
 	kern := p.kern
 	mr, nr := kern.mr, kern.nr
 	pfStep := prefetchBytes(kb)
@@ -247,14 +275,17 @@ func (p *problem) macro(ws *workspace, ap, bp []float32, mb, nb, kb int, c []flo
 		bpanel := &bp[j*kb]
 		w := min(nr, nb-j)
 		for i := 0; i < mb; i += mr {
-			apanel := &ap[i*kb]
 			h := min(mr, mb-i)
+			apanel, astep := &ab.s[i*ab.panel], ab.step
+			if h < mr && ab.edge != nil {
+				apanel, astep = &ab.edge[0], mr
+			}
 			if h == mr && w == nr {
-				kern.run(kb, apanel, bpanel, &c[i*ldc+j], ldc, load, pf.take(pfStep))
+				kern.run(kb, apanel, astep, bpanel, &c[i*ldc+j], ldc, load, pf.take(pfStep))
 				continue
 			}
 			// Ragged edge: compute the whole tile aside, then keep its valid part.
-			kern.run(kb, apanel, bpanel, &ws.tile[0], nr, false, pf.take(pfStep))
+			kern.run(kb, apanel, astep, bpanel, &ws.tile[0], nr, false, pf.take(pfStep))
 			for r := 0; r < h; r++ {
 				dst := c[(i+r)*ldc+j : (i+r)*ldc+j+w]
 				src := ws.tile[r*nr : r*nr+w]
@@ -297,7 +328,7 @@ func (t *rowTask) Run(lo, hi int) {
 			} else if ic+mb < i1 {
 				pf.next, pf.end = p.spanA(ic+mb, min(mcBlock, i1-ic-mb), 0, min(kcBlock, p.k))
 			}
-			p.macro(ws, ws.a, t.bp[pc*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0, &pf)
+			p.macro(ws, p.packedA(ws.a, kb), t.bp[pc*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0, &pf)
 		}
 	}
 	workspaces.Put(ws)
@@ -362,9 +393,15 @@ func (t *reduceTask) Run(lo, hi int) {
 		}
 		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBlock {
 			kb := min(kcBlock, t.bounds[ch+1]-pc)
-			ws.a = grow(ws.a, mPad*kb)
+			var ab aBlock
+			if p.transA {
+				ab = p.directA(ws, pc, kb)
+			} else {
+				ws.a = grow(ws.a, mPad*kb)
+				p.packA(ws.a, 0, p.m, pc, kb)
+				ab = p.packedA(ws.a, kb)
+			}
 			ws.b = grow(ws.b, nPad*kb)
-			p.packA(ws.a, 0, p.m, pc, kb)
 			p.packB(ws.b, pc, kb, 0, p.n)
 			var pf prefetcher
 			if next := pc + kb; next < t.bounds[ch+1] {
@@ -372,7 +409,7 @@ func (t *reduceTask) Run(lo, hi int) {
 				pf.next, pf.end = p.spanA(0, p.m, next, nkb)
 				pf.next2, pf.end2 = p.spanB(next, nkb, 0, p.n)
 			}
-			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load, &pf)
+			p.macro(ws, ab, ws.b, p.m, p.n, kb, c, ldc, load, &pf)
 			load = true
 		}
 	}

@@ -28,18 +28,20 @@ func TestMicroKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, kern := range kernels() {
 		for _, k := range []int{0, 1, 2, 3, 4, 5, 7, 8, 13, 64, 257} {
-			for _, load := range []bool{false, true} {
-				mr, nr := kern.mr, kern.nr
-				ldc := nr + 3
-				a := randSlice(rng, mr*k+1)
-				b := randSlice(rng, nr*k+1)
-				c := randSlice(rng, mr*ldc)
-				want := append([]float32(nil), c...)
-				kern.run(k, &a[0], &b[0], &c[0], ldc, load, 0)
-				microGo(mr, nr, k, a, b, want, ldc, load)
-				for i := range c {
-					if !close32(c[i], want[i], k) {
-						t.Fatalf("%s k=%d load=%v: c[%d] = %v, want %v", kern.name, k, load, i, c[i], want[i])
+			for _, astep := range []int{kern.mr, kern.mr + 5} { // packed, and strided as in Aᵀ
+				for _, load := range []bool{false, true} {
+					mr, nr := kern.mr, kern.nr
+					ldc := nr + 3
+					a := randSlice(rng, astep*k+1)
+					b := randSlice(rng, nr*k+1)
+					c := randSlice(rng, mr*ldc)
+					want := append([]float32(nil), c...)
+					kern.run(k, &a[0], astep, &b[0], &c[0], ldc, load, 0)
+					microGo(mr, nr, k, a, astep, b, want, ldc, load)
+					for i := range c {
+						if !close32(c[i], want[i], k) {
+							t.Fatalf("%s k=%d astep=%d load=%v: c[%d] = %v, want %v", kern.name, k, astep, load, i, c[i], want[i])
+						}
 					}
 				}
 			}
@@ -127,7 +129,7 @@ func TestGemm(t *testing.T) {
 		{7, 5, 3, 0}, {12, 32, 16, 0}, {13, 33, 17, 3}, {6, 16, 4, 1},
 		{31, 61, 257, 5}, {144, 64, 256, 0}, {145, 97, 300, 7}, {293, 7, 11, 2},
 		{3, 293, 101, 0}, {50, 37, 4099, 1}, // long reduction: split across workers
-		{17, 40, 2053, 0},
+		{17, 40, 2053, 0}, {48, 40, 2100, 0},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 6 {

@@ -8,12 +8,12 @@ import "github.com/graft-gnn/graft/internal/cpuid"
 // two loads of b and twelve broadcasts of a per step.
 //
 //go:noescape
-func kernel12x32AVX512(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+func kernel12x32AVX512(k int, a *float32, astep int, b, c *float32, ldc int, load bool, pf uintptr)
 
 // kernel6x16AVX2 is microGo(6, 16, …) on AVX2+FMA: 12 ymm accumulators.
 //
 //go:noescape
-func kernel6x16AVX2(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
+func kernel6x16AVX2(k int, a *float32, astep int, b, c *float32, ldc int, load bool, pf uintptr)
 
 var (
 	avx512Kernel = &microKernel{name: "avx512", mr: 12, nr: 32, run: kernel12x32AVX512}

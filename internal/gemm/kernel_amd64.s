@@ -61,17 +61,21 @@
 	PREFETCHT0 64(DI); \
 	ADDQ SI, DI
 
-// func kernel12x32AVX512(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
-TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-56
+// func kernel12x32AVX512(k int, a *float32, astep int, b, c *float32, ldc int, load bool, pf uintptr)
+TEXT ·kernel12x32AVX512(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), SI
+	MOVQ astep+16(FP), R9
+	SHLQ $2, R9
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), SI
 	SHLQ $2, SI
-	MOVQ pf+48(FP), R8
+	MOVQ pf+56(FP), R8
 	TESTQ R8, R8
 	CMOVQEQ AX, R8 // nothing to prefetch: harmlessly touch a instead
+	MOVQ R9, R10
+	SHLQ $4, R10   // prefetch a 16 steps ahead
 
 	// Start fetching the C tile now so the write-back does not wait on it.
 	MOVQ DI, DX
@@ -112,14 +116,16 @@ loop512:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	ADDQ $128, R8
-	PREFETCHT0 768(AX)
+	PREFETCHT0 (AX)(R10*1)
 	STEP512(0, 0)
-	STEP512(48, 128)
-	PREFETCHT0 832(AX)
-	STEP512(96, 256)
-	PREFETCHT0 896(AX)
-	STEP512(144, 384)
-	ADDQ $192, AX
+	ADDQ R9, AX
+	STEP512(0, 128)
+	ADDQ R9, AX
+	PREFETCHT0 (AX)(R10*1)
+	STEP512(0, 256)
+	ADDQ R9, AX
+	STEP512(0, 384)
+	ADDQ R9, AX
 	ADDQ $512, BX
 	SUBQ $4, CX
 	CMPQ CX, $4
@@ -131,13 +137,13 @@ tail512:
 
 tailloop512:
 	STEP512(0, 0)
-	ADDQ $48, AX
+	ADDQ R9, AX
 	ADDQ $128, BX
 	DECQ CX
 	JNE  tailloop512
 
 store512:
-	CMPB load+40(FP), $0
+	CMPB load+48(FP), $0
 	JEQ  set512
 	ADDROW512(Z0, Z1)
 	ADDROW512(Z2, Z3)
@@ -209,17 +215,21 @@ set512:
 	PREFETCHT0 (DI); \
 	ADDQ SI, DI
 
-// func kernel6x16AVX2(k int, a, b, c *float32, ldc int, load bool, pf uintptr)
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-56
+// func kernel6x16AVX2(k int, a *float32, astep int, b, c *float32, ldc int, load bool, pf uintptr)
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
-	MOVQ b+16(FP), BX
-	MOVQ c+24(FP), DI
-	MOVQ ldc+32(FP), SI
+	MOVQ astep+16(FP), R9
+	SHLQ $2, R9
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+	MOVQ ldc+40(FP), SI
 	SHLQ $2, SI
-	MOVQ pf+48(FP), R8
+	MOVQ pf+56(FP), R8
 	TESTQ R8, R8
 	CMOVQEQ AX, R8 // nothing to prefetch: harmlessly touch a instead
+	MOVQ R9, R10
+	SHLQ $4, R10   // prefetch a 16 steps ahead
 
 	MOVQ DI, DX
 	PREFETCHROW256; PREFETCHROW256; PREFETCHROW256
@@ -246,13 +256,15 @@ loop256:
 	PREFETCHT0 (R8)
 	PREFETCHT0 64(R8)
 	ADDQ $128, R8
-	PREFETCHT0 384(AX)
+	PREFETCHT0 (AX)(R10*1)
 	STEP256(0, 0)
-	STEP256(24, 64)
-	PREFETCHT0 448(AX)
-	STEP256(48, 128)
-	STEP256(72, 192)
-	ADDQ $96, AX
+	ADDQ R9, AX
+	STEP256(0, 64)
+	ADDQ R9, AX
+	STEP256(0, 128)
+	ADDQ R9, AX
+	STEP256(0, 192)
+	ADDQ R9, AX
 	ADDQ $256, BX
 	SUBQ $4, CX
 	CMPQ CX, $4
@@ -264,13 +276,13 @@ tail256:
 
 tailloop256:
 	STEP256(0, 0)
-	ADDQ $24, AX
+	ADDQ R9, AX
 	ADDQ $64, BX
 	DECQ CX
 	JNE  tailloop256
 
 store256:
-	CMPB load+40(FP), $0
+	CMPB load+48(FP), $0
 	JEQ  set256
 	ADDROW256(Y0, Y1)
 	ADDROW256(Y2, Y3)

@@ -3,12 +3,13 @@ package gemm
 import "unsafe"
 
 // microGo is the pure-Go micro-kernel: c = a·b (or c += a·b when load) for an
-// mr×nr tile, with a and b packed as k steps of mr and nr values.
-func microGo(mr, nr, k int, a, b, c []float32, ldc int, load bool) {
+// mr×nr tile, where step s of a is the mr values from a[s*astep] on and step s
+// of b the nr values from b[s*nr] on.
+func microGo(mr, nr, k int, a []float32, astep int, b, c []float32, ldc int, load bool) {
 	var acc [16 * 32]float32
 	acc2 := acc[:mr*nr]
 	for s := 0; s < k; s++ {
-		as := a[s*mr : s*mr+mr]
+		as := a[s*astep : s*astep+mr]
 		bs := b[s*nr : s*nr+nr]
 		for i, av := range as {
 			row := acc2[i*nr : i*nr+nr]
@@ -31,6 +32,6 @@ func microGo(mr, nr, k int, a, b, c []float32, ldc int, load bool) {
 }
 
 // genericKernel is the portable micro-kernel used without assembly.
-var genericKernel = &microKernel{name: "generic", mr: 4, nr: 8, run: func(k int, a, b, c *float32, ldc int, load bool, _ uintptr) {
-	microGo(4, 8, k, unsafe.Slice(a, 4*k), unsafe.Slice(b, 8*k), unsafe.Slice(c, 3*ldc+8), ldc, load)
+var genericKernel = &microKernel{name: "generic", mr: 4, nr: 8, run: func(k int, a *float32, astep int, b, c *float32, ldc int, load bool, _ uintptr) {
+	microGo(4, 8, k, unsafe.Slice(a, max(0, (k-1)*astep+4)), astep, unsafe.Slice(b, 8*k), unsafe.Slice(c, 3*ldc+8), ldc, load)
 }}
