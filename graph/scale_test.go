@@ -13,7 +13,8 @@ import (
 //	go test -run '^$' -bench SBMScale -benchtime 1x ./graph/
 //
 // BenchmarkSBMScale fails if the ogbn-products-sized SBM (2.4M nodes, 62M
-// stored entries, 100 features) takes over a minute or 3 GiB peak RSS.
+// stored entries, 100 features) takes over a minute of CPU time or 3 GiB
+// peak RSS.
 
 // usage returns the process's peak resident set size in bytes and the CPU
 // time it has used (user plus system), which unlike wall time does not grow
@@ -55,8 +56,11 @@ func BenchmarkSBMScale(b *testing.B) {
 		b.ReportMetric(float64(ms.HeapSys)/(1<<30), "GiB-heap-sys")
 		b.Logf("SBM %d nodes, %d entries, features %s: %.1fs wall, %.1fs CPU, peak RSS %.2f GiB, GOMAXPROCS %d",
 			g.N, g.NumEdges(), x.Shape(), elapsed.Seconds(), cpu.Seconds(), float64(rss)/(1<<30), runtime.GOMAXPROCS(0))
-		if elapsed > time.Minute || rss > 3<<30 {
-			b.Errorf("SBM at scale: %v and %.2f GiB peak RSS; want under 1m and 3 GiB", elapsed, float64(rss)/(1<<30))
+		// The time limit is on CPU time: wall time on a shared machine
+		// measures the neighbours, and CPU time under a minute means under a
+		// minute of wall time on any idle machine, however many cores.
+		if cpu > time.Minute || rss > 3<<30 {
+			b.Errorf("SBM at scale: %.1fs CPU and %.2f GiB peak RSS; want under 60s and 3 GiB", cpu.Seconds(), float64(rss)/(1<<30))
 		}
 	}
 }
