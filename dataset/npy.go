@@ -524,7 +524,7 @@ func ParseNPZ(path string, b []byte) (*NPZ, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		a, err := readMember(rc, name, f)
+		a, err := readMember(rc, f, len(b))
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
@@ -534,23 +534,27 @@ func ParseNPZ(path string, b []byte) (*NPZ, error) {
 	return z, nil
 }
 
-func readMember(r io.Reader, name string, f *zip.File) (*Array, error) {
+func readMember(r io.Reader, f *zip.File, archiveSize int) (*Array, error) {
 	h, err := readNPYHeader(r)
 	if err != nil {
 		return nil, err
 	}
-	limit := f.CompressedSize64
+	// The zip headers' sizes can lie, so bound the claim by the archive's
+	// real size too.
+	limit := min(f.CompressedSize64, uint64(archiveSize))
 	if f.Method == zip.Deflate {
 		limit = limit*maxDeflateRatio + 1024
 	}
 	if uint64(h.nbytes) > limit {
 		return nil, fmt.Errorf("truncated: shape %v of %s needs %d data bytes, member holds at most %d", h.shape, h.descr, h.nbytes, limit)
 	}
-	data := make([]byte, h.nbytes)
-	if _, err := io.ReadFull(r, data); err != nil {
+	// Grow the buffer as data arrives rather than trusting the header with
+	// one large allocation.
+	buf := bytes.NewBuffer(make([]byte, 0, min(h.nbytes, 1<<24)))
+	if _, err := io.CopyN(buf, r, int64(h.nbytes)); err != nil {
 		return nil, fmt.Errorf("truncated: shape %v of %s needs %d data bytes: %w", h.shape, h.descr, h.nbytes, noEOF(err))
 	}
-	return &Array{Name: name, DType: h.descr, Shape: h.shape, data: data}, nil
+	return &Array{Name: strings.TrimSuffix(f.Name, ".npy"), DType: h.descr, Shape: h.shape, data: buf.Bytes()}, nil
 }
 
 // ReadNPZ reads an .npz file.
