@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/datatest"
 )
 
 func TestParseEdgeList(t *testing.T) {
@@ -101,6 +103,26 @@ func FuzzEdgeList(f *testing.F) {
 		}
 		if err := g.Validate(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkCNR2000 measures the largest staged graph: parsing the gzipped
+// arc list, then building the symmetrised CSR.
+func BenchmarkCNR2000(b *testing.B) {
+	path := datatest.Require(b, "webgraph/cnr-2000.arcs.tsv.gz")
+	b.Run("parse", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := ReadEdgeList(path, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("load", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := loadEdgeListDataset("cnr-2000", path, 0); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -202,6 +202,7 @@ func applyPlanetoidSplit(d *Dataset, nodes *linqsNodes, name string, r io.Reader
 	for i := range order {
 		order[i] = -1
 	}
+	placed := make([]bool, n)
 	covered := 0
 	s := Split{Name: "public"}
 	err := scanLines(name, r, func(lr *lineReader, line []byte) error {
@@ -223,6 +224,10 @@ func applyPlanetoidSplit(d *Dataset, nodes *linqsNodes, name string, r io.Reader
 		if order[idx] >= 0 {
 			return lr.errorf("planetoid index %d appears twice", idx)
 		}
+		if placed[v] {
+			return lr.errorf("paper id %q appears twice", f[1])
+		}
+		placed[v] = true
 		order[idx] = v
 		covered++
 		want := "-"

@@ -79,7 +79,8 @@ func TestPlanetoidSplitErrors(t *testing.T) {
 		{"columns", "0\tp1\tB\n", "want 4 tab-separated columns"},
 		{"bad split", "0\tp1\tB\tdev\n", `split "dev"`},
 		{"unlabelled in train", "0\tp9\t-\ttrain\n", "train node 3 has no label"},
-		{"twice", "0\tp1\tB\ttrain\n0\tp2\tA\ttrain\n", "planetoid index 0 appears twice"},
+		{"index twice", "0\tp1\tB\ttrain\n0\tp2\tA\ttrain\n", "planetoid index 0 appears twice"},
+		{"paper twice", "0\tp1\tB\ttrain\n1\tp1\tB\ttest\n", `line 2: paper id "p1" appears twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

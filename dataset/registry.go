@@ -163,7 +163,7 @@ func LoadPath(path string) (*Dataset, error) {
 		return nil, err
 	}
 	if info.IsDir() {
-		if ok, _ := (Entry{Files: []string{"raw"}}).Found(path); ok {
+		if firstExisting(filepath.Join(path, "raw", "edge.csv.gz"), filepath.Join(path, "raw", "edge.csv")) != "" {
 			return ReadOGB("", path)
 		}
 		contents, _ := filepath.Glob(filepath.Join(path, "*.content*"))

@@ -20,10 +20,11 @@ var staged = []struct {
 	classCounts       map[string]int
 	labelled          int
 	splits            int
+	featureNonzeros   int64 // 0: not checked
 }{
-	{name: "cora", nodes: 2708, edges: 5278, features: 1433, classes: 7, sparse: true, train: 140, val: 500, test: 1000, labelled: 2708, splits: 11,
+	{name: "cora", nodes: 2708, edges: 5278, features: 1433, classes: 7, sparse: true, train: 140, val: 500, test: 1000, labelled: 2708, splits: 11, featureNonzeros: 49216,
 		classCounts: map[string]int{"Case_Based": 298, "Genetic_Algorithms": 418, "Neural_Networks": 818, "Probabilistic_Methods": 426, "Reinforcement_Learning": 217, "Rule_Learning": 180, "Theory": 351}},
-	{name: "citeseer", nodes: 3327, edges: 4552, features: 3703, classes: 6, sparse: true, train: 120, val: 500, test: 1000, labelled: 3312, splits: 11,
+	{name: "citeseer", nodes: 3327, edges: 4552, features: 3703, classes: 6, sparse: true, train: 120, val: 500, test: 1000, labelled: 3312, splits: 11, featureNonzeros: 105165,
 		classCounts: map[string]int{"AI": 249, "Agents": 596, "DB": 701, "HCI": 508, "IR": 668, "ML": 590}},
 	{name: "amazon-computers", nodes: 13752, edges: 491722 / 2, features: 767, classes: 10, sparse: true, labelled: 13752},
 	{name: "amazon-photo", nodes: 7650, edges: 238162 / 2, features: 745, classes: 8, sparse: true, labelled: 7650},
@@ -60,6 +61,9 @@ func TestRegistryLoadsStagedCounts(t *testing.T) {
 			}
 			if d.NumClasses != want.classes {
 				t.Errorf("classes = %d, want %d", d.NumClasses, want.classes)
+			}
+			if want.featureNonzeros != 0 && d.FeatureNonzeros() != want.featureNonzeros {
+				t.Errorf("feature nonzeros = %d, want %d", d.FeatureNonzeros(), want.featureNonzeros)
 			}
 			labelled := 0
 			for _, c := range d.ClassCounts() {

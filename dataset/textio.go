@@ -67,8 +67,12 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 		return nil, false
 	}
 	lr.line++
-	b = bytes.TrimSuffix(b, []byte{'\n'})
-	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
 	return b, true
 }
 
