@@ -142,6 +142,9 @@ func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if el.N == 0 {
+		return nil, fmt.Errorf("%s: no edges", path)
+	}
 	g, err := undirected(el.N, el.Src, el.Dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -79,6 +79,10 @@ func TestEdgeListDataset(t *testing.T) {
 	if _, err := d.Split("random:1:1", 1); err == nil || !strings.Contains(err.Error(), "no labels") {
 		t.Errorf("split on unlabelled graph: err = %v", err)
 	}
+	empty := writeFile(t, t.TempDir(), "empty.txt", []byte("# nothing\n"))
+	if _, err := LoadPath(empty); err == nil || !strings.Contains(err.Error(), "empty.txt: no edges") {
+		t.Errorf("empty edge list: err = %v", err)
+	}
 }
 
 func FuzzEdgeList(f *testing.F) {

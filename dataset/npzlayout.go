@@ -30,6 +30,10 @@ func ReadNPZDataset(name, path string) (*Dataset, error) {
 	return npzDataset(name, z)
 }
 
+// maxFixedSplits bounds the splits one file may ship (Tolokers has 10), so a
+// corrupt shape cannot make the reader loop for hours.
+const maxFixedSplits = 1000
+
 func npzDataset(name string, z *NPZ) (*Dataset, error) {
 	var d *Dataset
 	var err error
@@ -44,6 +48,9 @@ func npzDataset(name string, z *NPZ) (*Dataset, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.NumNodes() == 0 {
+		return nil, fmt.Errorf("%s: the graph has no nodes", z.Path)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", z.Path, err)
@@ -260,6 +267,9 @@ func heterophilous(name string, z *NPZ) (*Dataset, error) {
 	rows, twoD := 1, len(masks.Shape) == 2
 	if twoD {
 		rows = masks.Shape[0]
+	}
+	if rows > maxFixedSplits {
+		return nil, fmt.Errorf("%s: array %s holds %d splits; at most %d are supported", z.Path, masks.Name, rows, maxFixedSplits)
 	}
 	for k := 0; k < rows; k++ {
 		splitName := "public"

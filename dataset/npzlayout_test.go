@@ -103,6 +103,15 @@ func TestNPZLayoutErrors(t *testing.T) {
 		{"indptr length", "adj_indptr has 3 entries", base("adj_indptr", member{"adj_indptr", npyBytes("<i4", false, []int{3}, le([]int32{0, 1, 2}))})},
 		{"NaN feature", "attr_data: value NaN", base("attr_data", member{"attr_data", npyBytes("<f4", false, []int{3}, le([]float32{1, nan32, 1}))})},
 		{"non-square", "want square", base("adj_shape", member{"adj_shape", npyBytes("<i8", false, []int{2}, le([]int64{4, 5}))})},
+		{"no nodes", "no nodes", npzBytes(false,
+			member{"node_features", npyBytes("<f4", false, []int{0, 2}, nil)},
+			member{"node_labels", npyBytes("<i8", false, []int{0}, nil)},
+			member{"edges", npyBytes("<i8", false, []int{0, 2}, nil)})},
+		{"too many splits", "at most 1000", npzBytes(false,
+			member{"node_features", npyBytes("<f4", false, []int{0, 2}, nil)},
+			member{"node_labels", npyBytes("<i8", false, []int{0}, nil)},
+			member{"edges", npyBytes("<i8", false, []int{0, 2}, nil)},
+			member{"train_masks", npyBytes("|b1", false, []int{1 << 30, 0}, nil)})},
 		{"unknown layout", "unknown .npz layout", npzBytes(false, member{"x", npyBytes("<f4", false, []int{1}, le([]float32{1}))})},
 	}
 	for _, tc := range tests {
