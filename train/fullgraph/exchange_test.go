@@ -1,0 +1,152 @@
+package fullgraph
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+func testLayout(t *testing.T, n, k int, seed uint64) (*graph.Graph, *partition.Layout) {
+	t.Helper()
+	g, err := graph.ErdosRenyi(n, 0.05, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := partition.Random{}.Partition(g, k, partition.Options{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := partition.BuildLayout(g, parts, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, l
+}
+
+func randomRows(r *rand.Rand, rows, cols int) *tensor.Matrix {
+	m := tensor.New(rows, cols)
+	for i := range m.Data {
+		m.Data[i] = float32(r.NormFloat64())
+	}
+	return m
+}
+
+// Without compression every worker's extended rows are exactly the global
+// rows of its owned and halo nodes.
+func TestExchangeDeliversHaloRows(t *testing.T) {
+	const n, k, w = 120, 4, 5
+	_, l := testLayout(t, n, k, 3)
+	global := randomRows(rand.New(rand.NewPCG(1, 2)), n, w)
+	err := comm.Run(k, func(c comm.Communicator) error {
+		p := &l.Parts[c.Rank()]
+		e, err := NewExchange(c, p, nil, nil, 1, 2)
+		if err != nil {
+			return err
+		}
+		h := tensor.New(len(p.Owned), w)
+		for i, v := range p.Owned {
+			copy(h.Row(i), global.Row(int(v)))
+		}
+		ext := tensor.New(len(p.Owned)+len(p.Halo), w)
+		e.Begin(0, true)
+		e.Forward(0, h, ext)
+		if e.Err() != nil {
+			return e.Err()
+		}
+		for col := range ext.Rows {
+			v := p.Global(int32(col))
+			for j := range w {
+				if ext.At(col, j) != global.At(int(v), j) {
+					return fmt.Errorf("rank %d: source %d (node %d) col %d = %v, want %v", c.Rank(), col, v, j, ext.At(col, j), global.At(int(v), j))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The exchange is a linear map E from the owned rows of all workers to the
+// extended rows of all workers; Backward must be its adjoint: summed over
+// workers, <E h, g> = <h, Eᵀ g>. This holds exactly for the linear
+// compressors (none, truncate, subspace), which is what makes compressed
+// training compute true gradients of the compressed forward pass.
+func TestExchangeBackwardIsAdjoint(t *testing.T) {
+	const n, k, w = 150, 3, 12
+	_, l := testLayout(t, n, k, 5)
+	for _, name := range []string{"none", "truncate", "subspace"} {
+		sums := make([][2]float64, k)
+		err := comm.Run(k, func(c comm.Communicator) error {
+			p := &l.Parts[c.Rank()]
+			codec, _ := compress.New(name)
+			e, err := NewExchange(c, p, codec, compress.Fixed(3), 9, 3)
+			if err != nil {
+				return err
+			}
+			r := rand.New(rand.NewPCG(uint64(c.Rank()), 7))
+			h := randomRows(r, len(p.Owned), w)
+			g := randomRows(r, len(p.Owned)+len(p.Halo), w)
+			ext := tensor.New(g.Rows, w)
+			dh := tensor.New(h.Rows, w)
+			e.Begin(4, true)
+			e.Forward(0, h, ext)
+			e.Backward(0, g, dh)
+			if e.Err() != nil {
+				return e.Err()
+			}
+			if got := e.Ratio(0); got != 3 {
+				return fmt.Errorf("ratio %v, want 3", got)
+			}
+			for i := range ext.Data {
+				sums[c.Rank()][0] += float64(ext.Data[i]) * float64(g.Data[i])
+			}
+			for i := range h.Data {
+				sums[c.Rank()][1] += float64(h.Data[i]) * float64(dh.Data[i])
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lhs, rhs float64
+		for _, s := range sums {
+			lhs, rhs = lhs+s[0], rhs+s[1]
+		}
+		if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
+			t.Fatalf("%s: <E h, g> = %v but <h, Eᵀ g> = %v", name, lhs, rhs)
+		}
+	}
+}
+
+// "The input of the last layer is never compressed", and evaluation passes
+// see the model uncompressed.
+func TestExchangeCompressesOnlyTrainingLayersBeforeTheLast(t *testing.T) {
+	_, l := testLayout(t, 60, 2, 1)
+	err := comm.Run(2, func(c comm.Communicator) error {
+		e, err := NewExchange(c, &l.Parts[c.Rank()], nil, compress.Fixed(8), 1, 3)
+		if err != nil {
+			return err
+		}
+		e.Begin(0, true)
+		if e.Ratio(0) != 8 || e.Ratio(1) != 8 || e.Ratio(2) != 1 {
+			return fmt.Errorf("training ratios %v %v %v, want 8 8 1", e.Ratio(0), e.Ratio(1), e.Ratio(2))
+		}
+		e.Begin(0, false)
+		if e.Ratio(0) != 1 {
+			return fmt.Errorf("evaluation ratio %v, want 1", e.Ratio(0))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
