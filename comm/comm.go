@@ -19,7 +19,8 @@ type Communicator interface {
 	// recv[p], reusing its capacity. send[Rank()] is copied to recv[Rank()].
 	AllToAll(site string, send, recv [][]byte) error
 	// AllReduce replaces data with the element-wise sum over all ranks. The
-	// summation order is fixed (rank 0 first), so results are reproducible.
+	// summation order is fixed and the same for every implementation (see
+	// ring.go), so results are reproducible and transport-independent.
 	AllReduce(site string, data []float32) error
 	// Broadcast copies root's data into every other rank's data (equal lengths).
 	Broadcast(site string, root int, data []byte) error

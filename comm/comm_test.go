@@ -67,9 +67,31 @@ func runGroup(g *Group, fn func(c Communicator) error) error {
 	return first
 }
 
-func TestAllReduceSumsInRankOrder(t *testing.T) {
-	const size, n = 4, 1001
-	r := rand.New(rand.NewPCG(1, 1))
+// referenceSum is the canonical summation order written out plainly: value
+// i lies in round i/(size·chunk); within the round's m values, chunk k covers
+// [m·k/size, m·(k+1)/size), and its sum starts at rank k and goes round.
+func referenceSum(inputs [][]float32) []float32 {
+	size, n := len(inputs), len(inputs[0])
+	out := make([]float32, n)
+	for i := range out {
+		round := i / (size * ringChunkValues)
+		lo := round * size * ringChunkValues
+		m := min(n, lo+size*ringChunkValues) - lo
+		k := 0
+		for (k+1) < size && i-lo >= m*(k+1)/size {
+			k++
+		}
+		acc := inputs[k][i]
+		for j := 1; j < size; j++ {
+			acc += inputs[(k+j)%size][i]
+		}
+		out[i] = acc
+	}
+	return out
+}
+
+func randomInputs(size, n int, seed uint64) [][]float32 {
+	r := rand.New(rand.NewPCG(seed, seed))
 	inputs := make([][]float32, size)
 	for i := range inputs {
 		inputs[i] = make([]float32, n)
@@ -77,26 +99,31 @@ func TestAllReduceSumsInRankOrder(t *testing.T) {
 			inputs[i][j] = float32(r.NormFloat64() * 1e3)
 		}
 	}
-	want := make([]float32, n)
-	for j := range want {
-		for i := range size { // the documented order: rank 0 first
-			want[j] += inputs[i][j]
-		}
+	return inputs
+}
+
+func TestAllReduceSumsInCanonicalOrder(t *testing.T) {
+	cases := []struct{ size, n int }{
+		{1, 7}, {2, 1}, {3, 2}, {4, 1001}, {3, 3*ringChunkValues + 17}, {2, 2 * ringChunkValues},
 	}
-	err := Run(size, func(c Communicator) error {
-		data := append([]float32(nil), inputs[c.Rank()]...)
-		if err := c.AllReduce("g", data); err != nil {
-			return err
-		}
-		for j := range data {
-			if data[j] != want[j] {
-				return fmt.Errorf("rank %d: [%d] = %v, want %v exactly", c.Rank(), j, data[j], want[j])
+	for _, tc := range cases {
+		inputs := randomInputs(tc.size, tc.n, uint64(tc.size*1000+tc.n))
+		want := referenceSum(inputs)
+		err := Run(tc.size, func(c Communicator) error {
+			data := append([]float32(nil), inputs[c.Rank()]...)
+			if err := c.AllReduce("g", data); err != nil {
+				return err
 			}
+			for j := range data {
+				if data[j] != want[j] {
+					return fmt.Errorf("rank %d: [%d] = %v, want %v exactly", c.Rank(), j, data[j], want[j])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("size %d, n %d: %v", tc.size, tc.n, err)
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -165,15 +165,15 @@ func (c *local) AllReduce(site string, data []float32) error {
 			return fmt.Errorf("comm: AllReduce(%s): rank %d has %d values, rank %d has %d", site, r, len(data), p, len(s))
 		}
 	}
-	// Each rank sums its share of the elements, always in rank order.
+	// Rank r sums chunk r of every ring round, in the canonical order
+	// (ring.go), so the result equals a multi-process ring's bit for bit.
 	n := len(data)
-	lo, hi := n*r/g.size, n*(r+1)/g.size
 	sum := g.reduceSum[:n]
-	copy(sum[lo:hi], g.reduceSlots[0][lo:hi])
-	for _, s := range g.reduceSlots[1:] {
-		for i := lo; i < hi; i++ {
-			sum[i] += s[i]
-		}
+	for lo := 0; lo < n; {
+		hi := ringRound(lo, n, g.size)
+		clo, chi := ringChunk(lo, hi, r, g.size)
+		canonicalSum(sum, g.reduceSlots, clo, chi, r)
+		lo = hi
 	}
 	if err := g.barrier(); err != nil {
 		return err
