@@ -1,0 +1,183 @@
+package fullgraph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// PartOf returns the Data the worker holding part trains on: its owned rows
+// of the global features x and labels, its share of the split (given in
+// global node ids), and local operators built with g's global degrees, so
+// that the partitioned model computes exactly what the whole-graph model
+// computes. halo connects the worker to the others (nil with one part).
+func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, halo nn.Halo) (Data, error) {
+	ops, err := localOperators(g, part)
+	if err != nil {
+		return Data{}, err
+	}
+	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
+	ids = append(append(ids, part.Owned...), part.Halo...)
+	if len(part.Halo) == 0 {
+		halo = nil
+	}
+	lg, err := nn.NewLocalGraph(ops, ids, halo)
+	if err != nil {
+		return Data{}, err
+	}
+	d := Data{Graph: lg, Labels: make([]int32, len(part.Owned))}
+	for i, v := range part.Owned {
+		d.Labels[i] = labels[v]
+	}
+	switch {
+	case x.Sparse != nil:
+		d.Features = nn.Features{Sparse: sparseRows(x.Sparse, part.Owned)}
+	case x.Dense != nil:
+		m := tensor.New(len(part.Owned), x.Dense.Cols)
+		for i, v := range part.Owned {
+			copy(m.Row(i), x.Dense.Row(int(v)))
+		}
+		d.Features = nn.Features{Dense: m}
+	}
+	d.Train, d.Val, d.Test = localRows(train, part.Owned), localRows(val, part.Owned), localRows(test, part.Owned)
+	return d, nil
+}
+
+// localRows maps the global ids of nodes the part owns to local rows,
+// keeping their order; other nodes are skipped.
+func localRows(global, owned []int32) []int32 {
+	var out []int32
+	for _, v := range global {
+		if i, ok := slices.BinarySearch(owned, v); ok {
+			out = append(out, int32(i))
+		}
+	}
+	return out
+}
+
+func sparseRows(x *tensor.CSR, rows []int32) *tensor.CSR {
+	out := &tensor.CSR{Rows: len(rows), Cols: x.Cols, Offsets: make([]int64, len(rows)+1)}
+	for i, v := range rows {
+		lo, hi := x.Offsets[v], x.Offsets[v+1]
+		out.Indices = append(out.Indices, x.Indices[lo:hi]...)
+		if x.Values != nil {
+			out.Values = append(out.Values, x.Values[lo:hi]...)
+		}
+		out.Offsets[i+1] = int64(len(out.Indices))
+	}
+	return out
+}
+
+// localOperators builds the GCN, mean and self-loop operators of part. Rows
+// keep the global neighbour order, with the self loop where the global
+// operator has it, so every row sums its terms in the same order as the
+// whole-graph operator does.
+func localOperators(g *graph.Graph, part *partition.Part) (nn.LocalOperators, error) {
+	local := part.Local
+	own := len(part.Owned)
+	withLoops := &tensor.CSR{Rows: local.Rows, Cols: local.Cols, Offsets: make([]int64, local.Rows+1),
+		Indices: make([]int32, 0, local.NNZ()+local.Rows)}
+	rowLen := make([]int32, local.Rows)
+	for i := range local.Rows {
+		v := part.Owned[i]
+		row := local.Indices[local.Offsets[i]:local.Offsets[i+1]]
+		rowLen[i] = int32(len(row))
+		inserted := false
+		for _, c := range row {
+			gc := part.Global(c)
+			if gc == v {
+				inserted = true
+			} else if !inserted && gc > v {
+				withLoops.Indices = append(withLoops.Indices, int32(i))
+				inserted = true
+			}
+			withLoops.Indices = append(withLoops.Indices, c)
+		}
+		if !inserted {
+			withLoops.Indices = append(withLoops.Indices, int32(i))
+		}
+		withLoops.Offsets[i+1] = int64(len(withLoops.Indices))
+	}
+	// Degrees of A+I, read from the global graph for halo columns.
+	colDeg := make([]int32, local.Cols)
+	for c := range local.Cols {
+		v := part.Global(int32(c))
+		d := int32(g.Degree(int(v)))
+		if !hasSelfLoop(g, v) {
+			d++
+		}
+		colDeg[c] = d
+	}
+	gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
+	if err != nil {
+		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+	}
+	mean, err := graph.MeanNormWithDegrees(local, rowLen)
+	if err != nil {
+		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+	}
+	// GAT looks its self loops up by binary search: sort by local id.
+	loops := &tensor.CSR{Rows: withLoops.Rows, Cols: withLoops.Cols, Offsets: withLoops.Offsets,
+		Indices: slices.Clone(withLoops.Indices)}
+	for i := range loops.Rows {
+		slices.Sort(loops.Indices[loops.Offsets[i]:loops.Offsets[i+1]])
+	}
+	return nn.LocalOperators{Loops: loops, GCN: gcn, Mean: mean}, nil
+}
+
+func hasSelfLoop(g *graph.Graph, v int32) bool {
+	_, ok := slices.BinarySearch(g.Adj(int(v)), v)
+	return ok
+}
+
+// CommReducer sums over the workers of a Communicator: gradients with its
+// all-reduce, metric sums in float64 by exchanging them and adding in rank
+// order, so every worker gets the same bits.
+type CommReducer struct {
+	Comm       comm.Communicator
+	send, recv [][]byte
+}
+
+// Sites under which the reducer's traffic is counted.
+const (
+	GradientSite = "allreduce.grad"
+	MetricSite   = "allreduce.metrics"
+)
+
+func (r *CommReducer) SumFloat32(x []float32) error { return r.Comm.AllReduce(GradientSite, x) }
+
+func (r *CommReducer) SumFloat64(x []float64) error {
+	n := r.Comm.Size()
+	if r.send == nil {
+		r.send, r.recv = make([][]byte, n), make([][]byte, n)
+	}
+	buf := r.send[0][:0]
+	for _, v := range x {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	for p := range r.send {
+		r.send[p] = buf
+	}
+	if err := r.Comm.AllToAll(MetricSite, r.send, r.recv); err != nil {
+		return err
+	}
+	for i := range x {
+		var s float64
+		for p := range n {
+			b := r.recv[p]
+			if len(b) != 8*len(x) {
+				return fmt.Errorf("fullgraph: rank %d sent %d metric bytes, want %d", p, len(b), 8*len(x))
+			}
+			s += math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		x[i] = s
+	}
+	return nil
+}
