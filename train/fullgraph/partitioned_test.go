@@ -129,7 +129,9 @@ func runPartitioned(t *testing.T, s sbmTask, cfg Config, method string, k int) r
 	return outs[0]
 }
 
-func relClose(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+func relClose(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 // "With --compress none, N ∈ {2, 4, 8} workers and random and multilevel
 // partitions give the same per-epoch loss and final parameters as 1 worker,
