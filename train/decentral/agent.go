@@ -1,6 +1,7 @@
 package decentral
 
 import (
+	"slices"
 	"sync/atomic"
 )
 
@@ -94,34 +95,39 @@ func (a *agent) handle(cmd command) report {
 	if cmd.kind == commandGradient {
 		return report{loss: loss, rounds: a.round - start, grad: grad}
 	}
-	mixed := a.mix()
+	mixed, mixedGrad := a.mix(grad)
 	for r := start; r < a.round; r++ {
 		if a.faults.away(a.id, r) {
 			// It was not there to train: it keeps what it had.
 			return report{loss: loss, rounds: a.round - start, away: true}
 		}
 	}
-	a.opt.step(a.params, mixed, grad)
+	a.opt.step(a.params, mixed, mixedGrad)
 	return report{loss: loss, rounds: a.round - start}
 }
 
-// mix runs one consensus round: Σ_j c_ij x_j over the neighbours heard
-// from, with the weight of a lost message kept on the agent's own copy so
-// the weights still sum to one.
-func (a *agent) mix() []float64 {
+// mix runs the consensus round. Each agent sends its parameters and its
+// local gradient in one message and forms Σ_j c_ij x_j and Σ_j c_ij g_j over
+// the neighbours heard from; a lost message's weight stays on the agent's
+// own copy so the weights still sum to one. Mixing the gradients as well
+// keeps adaptive rules stable: an agent's own share of the gradient can be
+// far from the average, and Adam would normalise each share on its own.
+func (a *agent) mix(grad []float64) (params, gradient []float64) {
 	p := a.port
-	in := a.exchange(broadcast(a.params, len(p.nbrs)))
-	mixed := make([]float64, len(a.params))
+	n := len(a.params)
+	msg := append(slices.Clone(a.params), grad...)
+	in := a.exchange(broadcast(msg, len(p.nbrs)))
+	mixed := make([]float64, 2*n)
 	self := p.mixSelf
-	for k, msg := range in {
-		if msg == nil {
+	for k, m := range in {
+		if m == nil {
 			self += p.mixOff[k]
 			continue
 		}
-		axpy(mixed, p.mixOff[k], msg)
+		axpy(mixed, p.mixOff[k], m)
 	}
-	axpy(mixed, self, a.params)
-	return mixed
+	axpy(mixed, self, msg)
+	return mixed[:n], mixed[n:]
 }
 
 // predict runs forward sweeps only and reports the outputs.

@@ -11,12 +11,15 @@ func TestGradientMatchesCentral(t *testing.T) {
 		p         float64
 		model     Model
 		piggyback bool
+		coupled   bool // a loss that reads the neighbours' outputs
 	}{
-		{"two-layer K=1", 30, 0.15, Model{Dims: []int{4, 5, 2}, Hops: 1, Hidden: Sigmoid, Output: Sigmoid}, false},
-		{"two-layer K=1 piggyback", 30, 0.15, Model{Dims: []int{4, 5, 2}, Hops: 1, Hidden: Sigmoid, Output: Sigmoid}, true},
-		{"three-layer K=2 bias", 25, 0.2, Model{Dims: []int{3, 6, 4, 1}, Hops: 2, Bias: true, Hidden: Tanh}, true},
-		{"one-layer K=3", 20, 0.1, Model{Dims: []int{3, 2}, Hops: 3, Output: LeakyReLU}, false},
-		{"sparse, disconnected", 40, 0.03, Model{Dims: []int{2, 3, 1}, Hops: 1, Bias: true, Hidden: LeakyReLU}, true},
+		{"two-layer K=1", 30, 0.15, Model{Dims: []int{4, 5, 2}, Hops: 1, Hidden: Sigmoid, Output: Sigmoid}, false, false},
+		{"two-layer K=1 piggyback", 30, 0.15, Model{Dims: []int{4, 5, 2}, Hops: 1, Hidden: Sigmoid, Output: Sigmoid}, true, false},
+		{"three-layer K=2 bias", 25, 0.2, Model{Dims: []int{3, 6, 4, 1}, Hops: 2, Bias: true, Hidden: Tanh}, true, false},
+		{"one-layer K=3", 20, 0.1, Model{Dims: []int{3, 2}, Hops: 3, Output: LeakyReLU}, false, false},
+		{"sparse, disconnected", 40, 0.03, Model{Dims: []int{2, 3, 1}, Hops: 1, Bias: true, Hidden: LeakyReLU}, true, false},
+		{"coupled sum-rate loss", 25, 0.2, Model{Dims: []int{2, 4, 1}, Hops: 1, Bias: true, Hidden: Tanh, Output: Sigmoid}, false, true},
+		{"coupled sum-rate loss piggyback", 25, 0.2, Model{Dims: []int{2, 4, 1}, Hops: 2, Bias: true, Hidden: Tanh, Output: Sigmoid}, true, true},
 	}
 	for seed, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -28,6 +31,9 @@ func TestGradientMatchesCentral(t *testing.T) {
 			rng := newRand(uint64(seed), 99)
 			params := tt.model.Init(rng)
 			batch := randomBatch(t, tt.model, s, 3, rng)
+			if tt.coupled {
+				couple(batch, rng)
+			}
 			net := mustNetwork(t, Config{Model: tt.model, Graph: g, Params: params, Piggyback: tt.piggyback})
 			grads, st, err := net.Gradients(batch)
 			if err != nil {
@@ -44,5 +50,20 @@ func TestGradientMatchesCentral(t *testing.T) {
 				t.Errorf("loss %v, central %v", st.Loss, wantLoss)
 			}
 		})
+	}
+}
+
+// couple replaces the samples' losses by random sum-rate terms, whose
+// gradient flows through the neighbours' outputs.
+func couple(batch []Sample, rng interface{ Float64() float64 }) {
+	for _, smp := range batch {
+		g := smp.Shift.Graph
+		for i := range smp.Loss {
+			cross := make([]float64, g.Degree(i))
+			for k := range cross {
+				cross[k] = rng.Float64()
+			}
+			smp.Loss[i] = SumRateLoss{Direct: 1 + rng.Float64(), Cross: cross, Noise: 0.1, Pmax: 2}
+		}
 	}
 }

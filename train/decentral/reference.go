@@ -93,6 +93,9 @@ func centralLoss(losses []LocalLoss, s *Shift, y []float64, width int) (float64,
 	g := s.Graph
 	total, dOut := 0.0, make([]float64, len(y))
 	for i := range g.N {
+		if losses[i] == nil {
+			continue // not taking part
+		}
 		var nbrs [][]float64
 		if losses[i].Coupled() {
 			for _, j := range g.Adj(i) {

@@ -118,3 +118,10 @@ func Regression(s RegressionSetup, o Options) (*Result, error) {
 	}
 	return runOffline(t, o)
 }
+
+// RegressionQuick is a small version for tests: fewer nodes and signals.
+func RegressionQuick() RegressionSetup {
+	s := RegressionDefaults()
+	s.Nodes, s.Train, s.Test, s.Batch, s.Epochs = 40, 200, 10, 20, 8
+	return s
+}

@@ -100,11 +100,11 @@ func measureCosts(m Model, g Config, batch []Sample) (with, without Cost, err er
 			return with, without, err
 		}
 		// Training adds one consensus round: every agent sends its
-		// parameters to every neighbour.
+		// parameters and gradient to every neighbour.
 		c := Cost{
 			Rounds:   st.Rounds + 1,
 			Messages: st.Messages + cfg.Graph.NumEdges(),
-			Bytes:    st.Bytes + cfg.Graph.NumEdges()*int64(m.NumParams())*BytesPerValue,
+			Bytes:    st.Bytes + cfg.Graph.NumEdges()*int64(2*m.NumParams())*BytesPerValue,
 		}
 		if pig {
 			with = c

@@ -1,0 +1,62 @@
+package decentral
+
+import (
+	"testing"
+)
+
+// Fast versions of the three tasks reach loose thresholds; the full-size
+// runs are in scripts/decentral.sh.
+func TestTasksQuick(t *testing.T) {
+	tests := []struct {
+		name  string
+		run   func(Options) (*Result, error)
+		check func(t *testing.T, r *Result)
+	}{
+		{"regression", func(o Options) (*Result, error) { return Regression(RegressionQuick(), o) },
+			func(t *testing.T, r *Result) {
+				if first := r.History[0].Distributed; r.Distributed > 0.03 || r.Distributed > first/2 {
+					t.Errorf("test MSE %.4f (from %.4f), want ≤ 0.03 and halved", r.Distributed, first)
+				}
+			}},
+		{"power", func(o Options) (*Result, error) { return Power(PowerQuick(), o) },
+			func(t *testing.T, r *Result) {
+				if r.Distributed < 0.98*r.Centralized || r.Distributed <= r.Baselines["full_power"] || r.Distributed <= r.Baselines["random_power"] {
+					t.Errorf("sum-rate %.3f, central %.3f, baselines %v", r.Distributed, r.Centralized, r.Baselines)
+				}
+			}},
+		{"scheduling", func(o Options) (*Result, error) { return Scheduling(SchedulingQuick(), o) },
+			func(t *testing.T, r *Result) {
+				if r.Distributed < 1.0 {
+					t.Errorf("ratio to greedy %.3f, want ≥ 1", r.Distributed)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tt.run(Options{Rule: Adam, Piggyback: true, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, r)
+			t.Logf("%s: distributed %.4f, centralized %.4f, %d rounds/batch", r.Metric, r.Distributed, r.Centralized, r.RoundsPerBatch)
+		})
+	}
+}
+
+// Training continues when messages are lost, links are cut and a node
+// leaves and rejoins.
+func TestRegressionSurvivesFaults(t *testing.T) {
+	s := RegressionQuick()
+	r, err := Regression(s, Options{Rule: Adam, Piggyback: true, Seed: 2, Drop: 0.1,
+		Cuts:    []LinkCut{{A: 0, B: 1, From: 0, Rounds: 1000}},
+		Outages: []Outage{{Node: 5, From: 100, Rounds: 400}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.AwayUpdates == 0 {
+		t.Error("the node that left never skipped an update")
+	}
+	if first := r.History[0].Distributed; r.Distributed > first/2 {
+		t.Errorf("test MSE %.4f from %.4f under faults: training stalled", r.Distributed, first)
+	}
+}
