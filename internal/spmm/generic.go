@@ -12,10 +12,7 @@ func mulRowsGeneric(offsets []int64, indices []int32, values []float32, x []floa
 			if values != nil {
 				v = values[p]
 			}
-			xr := x[int(indices[p])*ldx:][:width]
-			for k, xv := range xr {
-				yr[k] += v * xv
-			}
+			axpy(v, x[int(indices[p])*ldx:][:width], yr)
 		}
 	}
 }
@@ -29,10 +26,24 @@ func scatterGeneric(offsets []int64, indices []int32, values []float32, x []floa
 			if values != nil {
 				v = values[p]
 			}
-			yr := y[int(indices[p])*ldy:][:width]
-			for k, xv := range xr {
-				yr[k] += v * xv
-			}
+			axpy(v, xr, y[int(indices[p])*ldy:][:width])
 		}
+	}
+}
+
+// axpy computes y[k] += v*x[k], unrolled by four with the bounds checks
+// hoisted out of the loop.
+func axpy(v float32, x, y []float32) {
+	y = y[:len(x)]
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		xs, ys := x[k:k+4:k+4], y[k:k+4:k+4]
+		ys[0] += v * xs[0]
+		ys[1] += v * xs[1]
+		ys[2] += v * xs[2]
+		ys[3] += v * xs[3]
+	}
+	for ; k < len(x); k++ {
+		y[k] += v * x[k]
 	}
 }
