@@ -14,7 +14,6 @@ type Options struct {
 	Cuts      []LinkCut
 	Outages   []Outage
 	Seed      uint64
-	Quick     bool // a small, fast version of the task, for tests
 	// Progress, if set, is called after every mini-batch.
 	Progress func(done, total int)
 }
