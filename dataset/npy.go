@@ -554,6 +554,11 @@ func readMember(r io.Reader, f *zip.File, archiveSize int) (*Array, error) {
 	if _, err := io.CopyN(buf, r, int64(h.nbytes)); err != nil {
 		return nil, fmt.Errorf("truncated: shape %v of %s needs %d data bytes: %w", h.shape, h.descr, h.nbytes, noEOF(err))
 	}
+	// Reading to the end makes archive/zip verify the member's CRC-32, which
+	// catches corruption that leaves the sizes intact.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return nil, fmt.Errorf("corrupt member: %w", noEOF(err))
+	}
 	return &Array{Name: strings.TrimSuffix(f.Name, ".npy"), DType: h.descr, Shape: h.shape, data: buf.Bytes()}, nil
 }
 

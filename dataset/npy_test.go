@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -123,12 +124,16 @@ func TestParseNPZ(t *testing.T) {
 		}
 	}
 	whole := tinyBenchmarkNPZ(true)
+	corrupt := tinyBenchmarkNPZ(false)
+	at := bytes.Index(corrupt, le([]float32{1, 2, 0.5}))
+	corrupt[at+5] ^= 0x40 // attr_data[1]: 2 becomes 8, sizes unchanged
 	for _, tc := range []struct {
 		name, wantErr string
 		file          []byte
 	}{
 		{"truncated zip", "not a valid .npz", whole[:len(whole)/2]},
 		{"not zip", "not a valid .npz", []byte("hello")},
+		{"bad checksum", "array attr_data: corrupt member: zip: checksum error", corrupt},
 		{"bad member", "array m", npzBytes(false, member{"m", []byte("junk")})},
 		{"truncated member", "array m: truncated", npzBytes(true, member{"m", npyBytes("<f4", false, []int{100}, le([]float32{1}))})},
 	} {

@@ -126,3 +126,62 @@ func TestNPZLayoutErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzNPZLayout mutates the arrays inside a valid archive rather than the
+// zip bytes, whose CRCs reject almost every raw mutation: this reaches the
+// layout readers' checks on shapes, ids and labels.
+func FuzzNPZLayout(f *testing.F) {
+	seed, _ := ParseNPZ("", tinyBenchmarkNPZ(false))
+	npy := func(name string) []byte {
+		a := seed.Arrays[name]
+		return npyBytes(a.DType, false, a.Shape, a.data)
+	}
+	f.Add(npy("adj_indptr"), npy("adj_indices"), npy("attr_data"), npy("labels"))
+	f.Add(npyBytes("<i8", false, []int{5}, le([]int64{0, 1, 1, 2, 4})), npy("adj_indices"), npyBytes("<f8", false, []int{3}, le([]float64{1, 2, 3})), npyBytes("<i4", false, []int{4}, le([]int32{0, 0, 1, -1})))
+	tol, _ := ParseNPZ("", tolokersLikeNPZ())
+	f.Fuzz(func(t *testing.T, indptr, indices, attrData, labels []byte) {
+		var ms []member
+		for _, name := range seed.Names() {
+			switch name {
+			case "adj_indptr":
+				ms = append(ms, member{name, indptr})
+			case "adj_indices":
+				ms = append(ms, member{name, indices})
+			case "attr_data":
+				ms = append(ms, member{name, attrData})
+			case "labels":
+				ms = append(ms, member{name, labels})
+			default:
+				ms = append(ms, member{name, npy(name)})
+			}
+		}
+		for _, b := range [][]byte{npzBytes(false, ms...), tolokersWith(tol, indices, labels)} {
+			z, err := ParseNPZ("fuzz.npz", b)
+			if err != nil {
+				continue
+			}
+			if d, err := npzDataset("fuzz", z); err == nil {
+				if err := d.Validate(); err != nil {
+					t.Fatalf("reader returned an invalid dataset: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// tolokersWith replaces the edges and one mask of the Tolokers-like archive.
+func tolokersWith(z *NPZ, edges, mask []byte) []byte {
+	var ms []member
+	for _, name := range z.Names() {
+		a := z.Arrays[name]
+		b := npyBytes(a.DType, false, a.Shape, a.data)
+		switch name {
+		case "edges":
+			b = edges
+		case "val_masks":
+			b = mask
+		}
+		ms = append(ms, member{name, b})
+	}
+	return npzBytes(false, ms...)
+}
