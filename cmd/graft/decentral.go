@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -30,6 +33,12 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 		return flag.ErrHelp
 	}
 	task := args[0]
+	switch task {
+	case "table":
+		return decentralTable(args[1:], stdout)
+	case "plot":
+		return decentralPlot(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("decentral "+task, flag.ContinueOnError)
 	optName := fs.String("optimizer", "dadam", "dsgd, dadam or damsgrad (agents); sgd, adam name the same pairs: the central reference always runs the central form of the rule")
 	piggyback := fs.Bool("piggyback", false, "send sample b−1's backward messages on sample b's forward messages")
@@ -177,4 +186,177 @@ func (p *decentralProgress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// authorsNumbers are the committed results of the authors' code
+// (github.com/RostyslavUA/fdTrainGNN, see docs/decentral.md).
+var authorsNumbers = map[string]string{
+	"regression/dadam":    "0.0122 (D-Adam; central Adam 0.0097)",
+	"regression/damsgrad": "0.0102 (D-AMSGrad)",
+	"regression/dsgd":     "0.0107 (D-SGD; central SGD 0.0108)",
+	"power/dadam":         "19.33 (distributed UWMMSE; central 19.33)",
+	"scheduling/dadam":    "1.042 (decentralised; central 1.063)",
+}
+
+// decentralTable reads the JSON results of a directory of runs and prints a
+// Markdown table of mean ± std over seeds.
+func decentralTable(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("usage: graft decentral table DIR")}
+	}
+	files, err := filepath.Glob(filepath.Join(args[0], "*.json"))
+	if err != nil {
+		return err
+	}
+	type group struct {
+		task, opt  string
+		drop       float64
+		dist, cent []float64
+		base       map[string][]float64
+		r          decentral.Result
+	}
+	groups := map[string]*group{}
+	var keys []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var r decentral.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			return fmt.Errorf("%s: %v", f, err)
+		}
+		key := fmt.Sprintf("%s/%s/%g", r.Task, r.Optimizer, r.Drop)
+		g := groups[key]
+		if g == nil {
+			g = &group{task: r.Task, opt: r.Optimizer, drop: r.Drop, base: map[string][]float64{}, r: r}
+			groups[key] = g
+			keys = append(keys, key)
+		}
+		g.dist, g.cent = append(g.dist, r.Distributed), append(g.cent, r.Centralized)
+		for k, v := range r.Baselines {
+			g.base[k] = append(g.base[k], v)
+		}
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(stdout, "| task | metric | optimizer | drop | seeds | distributed | centralized | baselines | authors | rounds/batch (piggyback / plain) | messages/batch | bytes/batch |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, k := range keys {
+		g := groups[k]
+		var bs []string
+		for name, v := range g.base {
+			bs = append(bs, fmt.Sprintf("%s %s", name, meanStd(v)))
+		}
+		sort.Strings(bs)
+		authors := ""
+		if g.drop == 0 {
+			authors = authorsNumbers[g.task+"/"+g.opt]
+		}
+		c := g.r
+		fmt.Fprintf(stdout, "| %s | %s | %s | %g | %d | %s | %s | %s | %s | %d / %d | %d / %d | %d / %d |\n",
+			g.task, c.Metric, g.opt, g.drop, len(g.dist), meanStd(g.dist), meanStd(g.cent), strings.Join(bs, ", "), authors,
+			c.WithPiggyback.Rounds, c.WithoutPiggyback.Rounds, c.WithPiggyback.Messages, c.WithoutPiggyback.Messages,
+			c.WithPiggyback.Bytes, c.WithoutPiggyback.Bytes)
+	}
+	return nil
+}
+
+func meanStd(xs []float64) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	m := 0.0
+	for _, x := range xs {
+		m += x / float64(len(xs))
+	}
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	if len(xs) > 1 {
+		v /= float64(len(xs) - 1)
+	}
+	return fmt.Sprintf("%.4f ± %.4f", m, math.Sqrt(v))
+}
+
+// decentralPlot draws each metrics file (JSON lines from --metrics) as one
+// panel of distributed and centralized metric against rounds, in SVG.
+func decentralPlot(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("decentral plot", flag.ContinueOnError)
+	out := fs.String("out", "metric_vs_rounds.svg", "SVG file to write")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{fmt.Errorf("usage: graft decentral plot --out FILE METRICS.jsonl...")}
+	}
+	type point struct {
+		Task, Metric             string
+		Rounds                   float64
+		Distributed, Centralized float64
+	}
+	const pw, ph, pad = 360.0, 260.0, 50.0
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="11">`+"\n", pw*float64(fs.NArg()), ph)
+	for p, path := range fs.Args() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var pts []point
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var q point
+			if err := json.Unmarshal([]byte(line), &q); err != nil {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+			pts = append(pts, q)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		x0 := float64(p) * pw
+		xmax, ymin, ymax := 1.0, math.Inf(1), math.Inf(-1)
+		for _, q := range pts {
+			xmax = max(xmax, q.Rounds)
+			ymin, ymax = min(ymin, q.Distributed, q.Centralized), max(ymax, q.Distributed, q.Centralized)
+		}
+		if ymax == ymin {
+			ymax = ymin + 1
+		}
+		sx := func(r float64) float64 { return x0 + pad + (pw-1.5*pad)*r/xmax }
+		sy := func(v float64) float64 { return ph - pad - (ph-1.6*pad)*(v-ymin)/(ymax-ymin) }
+		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#999"/>`+"\n", x0+pad, 0.6*pad, pw-1.5*pad, ph-1.6*pad)
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" font-size="13">%s: %s</text>`+"\n", x0+pw/2, 0.4*pad, pts[0].Task, pts[0].Metric)
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">rounds of message passing (max %.0f)</text>`+"\n", x0+pw/2, ph-0.3*pad, xmax)
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%.4g</text><text x="%g" y="%g" text-anchor="end">%.4g</text>`+"\n",
+			x0+pad-3, sy(ymax)+4, ymax, x0+pad-3, sy(ymin), ymin)
+		for i, series := range []struct {
+			name, color string
+			get         func(point) float64
+		}{
+			{"distributed", "#d62728", func(q point) float64 { return q.Distributed }},
+			{"centralized", "#1f77b4", func(q point) float64 { return q.Centralized }},
+		} {
+			var path strings.Builder
+			for j, q := range pts {
+				cmd := "L"
+				if j == 0 {
+					cmd = "M"
+				}
+				fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, sx(q.Rounds), sy(series.get(q)))
+			}
+			dash := ""
+			if i == 1 {
+				dash = ` stroke-dasharray="5,3"`
+			}
+			fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", path.String(), series.color, dash)
+			fmt.Fprintf(&b, `<text x="%g" y="%g" fill="%s">%s</text>`+"\n", x0+pw-0.5*pad-80, 0.6*pad+14+13*float64(i), series.color, series.name)
+		}
+	}
+	b.WriteString("</svg>\n")
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
 }

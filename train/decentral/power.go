@@ -33,7 +33,7 @@ func PowerDefaults() PowerSetup {
 	tx := 10 * math.Log10(5/1e-3) // 5 W in dBm
 	return PowerSetup{Pairs: 25, HalfSide: 500, CarrierGHz: 0.9, ShadowingDB: 7.2, PmaxW: 5,
 		NoiseDBm: -106.87, ThresholdDB: tx + 106.87 - 10 + 5,
-		Batch: 64, Batches: 150, Test: 200, Hidden: 32, Layers: 2, LR: 1e-2, EvalBatches: 10}
+		Batch: 64, Batches: 100, Test: 200, Hidden: 32, Layers: 2, LR: 1e-2, EvalBatches: 10}
 }
 
 // pathLossDB is the UMa "optional" model: 32.4 + 20 log10 f_c + 30 log10 d.

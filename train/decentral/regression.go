@@ -22,9 +22,9 @@ type RegressionSetup struct {
 
 // RegressionDefaults are the authors' setup with our epoch count and rate:
 // their 1000 epochs at 1e-3 cost too many goroutine rounds for a laptop, and
-// Adam at 1e-2 reaches the floor within 20 epochs.
+// Adam at 1e-2 passes the 0.0122 goal within 5 epochs (online: each signal is seen a few times).
 func RegressionDefaults() RegressionSetup {
-	return RegressionSetup{Nodes: 100, M: 2, Train: 1000, Test: 20, Batch: 100, Epochs: 20,
+	return RegressionSetup{Nodes: 100, M: 2, Train: 1000, Test: 20, Batch: 100, Epochs: 5,
 		Hidden: 10, Noise: 0.1, NeighbourWeight: 2, LR: 1e-2}
 }
 

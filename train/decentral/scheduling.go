@@ -32,8 +32,8 @@ type SchedulingSetup struct {
 // SchedulingDefaults are the authors' graph family and architecture.
 func SchedulingDefaults() SchedulingSetup {
 	return SchedulingSetup{Pool: 250, Sizes: []int{20, 50, 100, 150, 200, 250},
-		Densities: []float64{0.02, 0.05, 0.1, 0.15, 0.2}, Episodes: 300, Test: 60,
-		Hidden: 32, Layers: 3, LR: 3e-3, Explore: 0.3, Rollouts: 8, EvalEvery: 25}
+		Densities: []float64{0.02, 0.05, 0.1, 0.15, 0.2}, Episodes: 300, Test: 40,
+		Hidden: 32, Layers: 3, LR: 3e-3, Explore: 0.3, Rollouts: 8, EvalEvery: 50}
 }
 
 // SchedulingModel maps a link's features (weight, log degree, constant) to
