@@ -430,3 +430,20 @@ func TestTCPSilentPeerIsLost(t *testing.T) {
 		}
 	}
 }
+
+func pipePair(t *testing.T) (net.Conn, net.Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
