@@ -16,16 +16,19 @@ func init() {
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, "usage: graft bench kernels [--json] [--quick] [--reps N]")
+		fmt.Fprintln(stderr, "       graft bench train [--json] [--quick] [--reps N] [--nodes N] [--data-dir DIR] [--cpuprofile FILE]")
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("missing what to benchmark: kernels")}
+			return usageError{fmt.Errorf("missing what to benchmark: kernels or train")}
 		}
 		return flag.ErrHelp
 	}
 	switch args[0] {
 	case "kernels":
 		return benchKernels(args[1:], stdout, stderr)
+	case "train":
+		return benchTrain(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want kernels)", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q (want kernels or train)", args[0])}
 }
 
 func benchKernels(args []string, stdout, stderr io.Writer) error {

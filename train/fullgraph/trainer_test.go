@@ -2,6 +2,9 @@ package fullgraph
 
 import (
 	"context"
+	"errors"
+	"math"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -62,5 +65,268 @@ func TestCoraGCNAccuracy(t *testing.T) {
 	}
 	if mean := sum / float64(len(seeds)); mean < 0.79 {
 		t.Errorf("mean test accuracy %.4f over %d seeds, want ≥ 0.79", mean, len(seeds))
+	}
+}
+
+// TestEpochAllocations checks that buffers are reused: after the first
+// epoch, a training step plus an evaluation allocates (almost) nothing.
+func TestEpochAllocations(t *testing.T) {
+	ds, data := coraData(t)
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		t.Run(model, func(t *testing.T) {
+			tr, err := New(presetConfig(t, model, ds.NumClasses, 1), data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			epoch := func() {
+				if _, err := tr.Step(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tr.Evaluate(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			epoch() // first epoch: buffers, operators, transposes
+			const epochs = 10
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range epochs {
+				epoch()
+			}
+			runtime.ReadMemStats(&after)
+			bytes := float64(after.TotalAlloc-before.TotalAlloc) / epochs
+			allocs := float64(after.Mallocs-before.Mallocs) / epochs
+			t.Logf("%s: %.0f bytes in %.1f allocations per epoch", model, bytes, allocs)
+			if bytes > 16<<10 {
+				t.Errorf("%s: %.0f bytes allocated per epoch after the first, want ≤ 16 KiB (buffers are reused)", model, bytes)
+			}
+		})
+	}
+}
+
+// sumGroup sums values across n goroutines: an in-memory all-reduce for
+// testing the trainer's multi-worker protocol.
+type sumGroup struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n       int
+	arrived int
+	round   int
+	pending int // workers yet to copy out the last result
+	acc     []float64
+}
+
+func newSumGroup(n int) *sumGroup {
+	g := &sumGroup{n: n}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *sumGroup) sum(x []float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.pending > 0 {
+		g.cond.Wait()
+	}
+	if g.arrived == 0 {
+		g.acc = make([]float64, len(x))
+	}
+	for i, v := range x {
+		g.acc[i] += v
+	}
+	g.arrived++
+	round := g.round
+	if g.arrived == g.n {
+		g.arrived, g.pending = 0, g.n
+		g.round++
+		g.cond.Broadcast()
+	}
+	for round == g.round {
+		g.cond.Wait()
+	}
+	copy(x, g.acc)
+	if g.pending--; g.pending == 0 {
+		g.cond.Broadcast()
+	}
+}
+
+func (g *sumGroup) SumFloat64(x []float64) error { g.sum(x); return nil }
+
+func (g *sumGroup) SumFloat32(x []float32) error {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	g.sum(y)
+	for i, v := range y {
+		x[i] = float32(v)
+	}
+	return nil
+}
+
+// TestWorkersMatchOneWorker runs the multi-worker protocol with two workers
+// that each see the whole graph but own half of every node set: the summed
+// loss normalisation, gradient and metric reductions must reproduce one
+// worker's losses and result.
+func TestWorkersMatchOneWorker(t *testing.T) {
+	ds, data := coraData(t)
+	cfg := presetConfig(t, "gcn", ds.NumClasses, 7)
+	cfg.Epochs = 30
+
+	var want []float64
+	one, err := New(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRes, err := one.Run(context.Background(), func(m Metrics) error { want = append(want, m.Loss); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const workers = 2
+	half := func(rows []int32, w int) []int32 {
+		var out []int32
+		for i, r := range rows {
+			if i%workers == w {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	group := newSumGroup(workers)
+	losses := make([][]float64, workers)
+	results := make([]Result, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := data
+			d.Graph = nn.NewGraph(cora.Graph) // operators are cached per Graph
+			d.Train, d.Val, d.Test = half(data.Train, w), half(data.Val, w), half(data.Test, w)
+			c := cfg
+			c.Reducer = group
+			tr, err := New(c, d)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			results[w], errs[w] = tr.Run(context.Background(), func(m Metrics) error {
+				losses[w] = append(losses[w], m.Loss)
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		if errs[w] != nil {
+			t.Fatalf("worker %d: %v", w, errs[w])
+		}
+		for e, l := range losses[w] {
+			if d := math.Abs(l-want[e]) / math.Abs(want[e]); d > 1e-5 {
+				t.Errorf("worker %d epoch %d: loss %v, one worker %v (relative difference %.2g)", w, e+1, l, want[e], d)
+			}
+		}
+		if got := results[w].Best; got.Epoch != wantRes.Best.Epoch || got.ValAcc != wantRes.Best.ValAcc || got.TestAcc != wantRes.Best.TestAcc {
+			t.Errorf("worker %d best %+v, one worker %+v", w, got, wantRes.Best)
+		}
+	}
+}
+
+func TestEarlyStoppingKeepsBestParameters(t *testing.T) {
+	ds, data := coraData(t)
+	cfg := presetConfig(t, "gcn", ds.NumClasses, 3)
+	cfg.Optimizer.LR = 0.05 // overfits within a few dozen epochs
+	cfg.Epochs, cfg.Patience = 500, 10
+	tr, err := New(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []Metrics
+	res, err := tr.Run(context.Background(), func(m Metrics) error { seen = append(seen, m); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.StoppedEarly || res.Epochs != res.Best.Epoch+cfg.Patience {
+		t.Errorf("ran %d epochs (stopped early: %v) with best epoch %d and patience %d", res.Epochs, res.StoppedEarly, res.Best.Epoch, cfg.Patience)
+	}
+	for _, m := range seen {
+		if m.ValAcc > res.Best.ValAcc {
+			t.Errorf("epoch %d has validation accuracy %.4f above the best %.4f", m.Epoch, m.ValAcc, res.Best.ValAcc)
+		}
+	}
+	// The model now holds the best epoch's parameters.
+	m, err := tr.Evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ValAcc != res.Best.ValAcc || m.TestAcc != res.Best.TestAcc {
+		t.Errorf("after Run the model scores val %.4f test %.4f, best epoch scored %.4f %.4f", m.ValAcc, m.TestAcc, res.Best.ValAcc, res.Best.TestAcc)
+	}
+}
+
+func TestNotFiniteLoss(t *testing.T) {
+	ds, data := coraData(t)
+	cfg := presetConfig(t, "gcn", ds.NumClasses, 1)
+	cfg.Optimizer.LR = 1e30
+	cfg.Epochs = 20
+	tr, err := New(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tr.Run(context.Background(), nil)
+	if !errors.Is(err, ErrNotFinite) {
+		t.Fatalf("Run error %v, want ErrNotFinite", err)
+	}
+	for _, p := range tr.Model().Params() {
+		for _, v := range p.Value.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("after a diverged run (%d epochs) parameter %s holds %v; want the best epoch's finite values", res.Epochs, p.Name, v)
+			}
+		}
+	}
+}
+
+func TestBetter(t *testing.T) {
+	tests := []struct {
+		m, best Metrics
+		want    bool
+	}{
+		{Metrics{ValAcc: 0.8, ValLoss: 1}, Metrics{ValAcc: 0.7, ValLoss: 0.5}, true},
+		{Metrics{ValAcc: 0.7, ValLoss: 1}, Metrics{ValAcc: 0.8, ValLoss: 2}, false},
+		{Metrics{ValAcc: 0.8, ValLoss: 0.9}, Metrics{ValAcc: 0.8, ValLoss: 1}, true},
+		{Metrics{ValAcc: 0.8, ValLoss: 1}, Metrics{ValAcc: 0.8, ValLoss: 1}, false},
+		{Metrics{ValAcc: 0}, Metrics{ValAcc: -1}, true},
+	}
+	for _, tt := range tests {
+		if got := better(tt.m, tt.best); got != tt.want {
+			t.Errorf("better(%+v, %+v) = %v, want %v", tt.m, tt.best, got, tt.want)
+		}
+	}
+}
+
+func TestNewRejectsBadData(t *testing.T) {
+	ds, data := coraData(t)
+	cfg := presetConfig(t, "gcn", ds.NumClasses, 1)
+	noTrain := data
+	noTrain.Train = nil
+	outside := data
+	outside.Val = []int32{int32(ds.NumNodes())}
+	zeroEpochs := cfg
+	zeroEpochs.Epochs = 0
+	tests := []struct {
+		name string
+		cfg  Config
+		data Data
+	}{
+		{"no training nodes", cfg, noTrain},
+		{"row outside the graph", cfg, outside},
+		{"zero epochs", zeroEpochs, data},
+	}
+	for _, tt := range tests {
+		if _, err := New(tt.cfg, tt.data); err == nil {
+			t.Errorf("%s: New succeeded", tt.name)
+		}
 	}
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/bench"
+)
+
+// benchTrain times full-graph training epochs (graft bench train).
+func benchTrain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench train", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object per run")
+	quick := fs.Bool("quick", false, "a 20k-node SBM instead of 1M nodes, for a smoke test")
+	reps := fs.Int("reps", 0, "timed epochs per SBM run after one warm-up (median reported; default 5)")
+	nodes := fs.Int("nodes", 0, "SBM nodes (edges and features scale with the defaults); 0 keeps the default")
+	dataDir := fs.String("data-dir", "", "data directory holding Amazon Computers (default $"+dataset.DataDirEnv+"; skipped if unset)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `FILE` (go tool pprof)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	cfg := bench.DefaultTrainConfig()
+	if *quick {
+		cfg = bench.QuickTrainConfig()
+	}
+	if *reps > 0 {
+		cfg.Reps = *reps
+	}
+	if *nodes > 0 {
+		cfg.SBM.Nodes = *nodes
+	}
+	cfg.DataDir = dataset.ResolveDataDir(*dataDir)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%-18s %-5s %9s %10s %6s %10s %10s %12s %10s\n",
+			"graph", "model", "nodes", "edges", "feat", "epoch ms", "min ms", "alloc/epoch", "peak RSS")
+	}
+	enc := json.NewEncoder(stdout)
+	var encErr error
+	err := bench.Train(cfg, func(r bench.TrainResult) {
+		if *asJSON {
+			if err := enc.Encode(r); err != nil && encErr == nil {
+				encErr = err
+			}
+			return
+		}
+		feat := fmt.Sprint(r.Features)
+		if r.Sparse {
+			feat += "s"
+		}
+		fmt.Fprintf(stdout, "%-18s %-5s %9d %10d %6s %10.1f %10.1f %12s %10s\n", r.Graph, r.Model, r.Nodes, r.Edges,
+			feat, r.EpochMs, r.EpochMsMin, formatAlloc(r.AllocPerEpoch), formatBytes(r.PeakRSSBytes))
+	})
+	if err != nil {
+		return err
+	}
+	return encErr
+}
+
+// formatAlloc formats a per-epoch allocation, which is usually small.
+func formatAlloc(b float64) string {
+	switch {
+	case b < 1<<10:
+		return fmt.Sprintf("%.0f B", b)
+	case b < 1<<20:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return formatBytes(int64(b))
+}
