@@ -69,7 +69,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
 	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
-	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a better validation accuracy; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
+	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
 	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
 	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
 	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate (default per model: gcn 0.5, sage 0.4, gat 0.6, also on attention)")

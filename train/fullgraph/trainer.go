@@ -41,7 +41,10 @@ type Config struct {
 	DecayFirstLayerOnly bool
 
 	// Epochs is the maximum number of epochs. Patience > 0 stops training
-	// once that many epochs pass without a better validation accuracy.
+	// once that many epochs pass in which neither the validation accuracy
+	// nor the validation loss reached a new best (the criterion of
+	// Veličković et al.; with a small learning rate the loss keeps falling
+	// long after the accuracy first plateaus).
 	Epochs   int
 	Patience int
 
@@ -252,6 +255,7 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 	res.StepSeconds = make([]float64, 0, t.cfg.Epochs)
 	res.Best.ValAcc = -1
 	sinceBest := 0
+	bestAcc, bestLoss := math.Inf(-1), math.Inf(1)
 	defer func() {
 		if res.Epochs > 0 {
 			t.restoreBest()
@@ -280,11 +284,14 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
 		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
 		if better(m, res.Best) {
-			res.Best, sinceBest = m, 0
+			res.Best = m
 			t.saveBest()
-		} else {
-			sinceBest++
 		}
+		sinceBest++
+		if m.ValAcc > bestAcc || m.ValLoss < bestLoss {
+			sinceBest = 0
+		}
+		bestAcc, bestLoss = max(bestAcc, m.ValAcc), min(bestLoss, m.ValLoss)
 		if onEpoch != nil {
 			if err := onEpoch(m); err != nil {
 				return res, err

@@ -248,8 +248,18 @@ func TestEarlyStoppingKeepsBestParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.StoppedEarly || res.Epochs != res.Best.Epoch+cfg.Patience {
+	if !res.StoppedEarly || res.Epochs < res.Best.Epoch+cfg.Patience {
 		t.Errorf("ran %d epochs (stopped early: %v) with best epoch %d and patience %d", res.Epochs, res.StoppedEarly, res.Best.Epoch, cfg.Patience)
+	}
+	// The last Patience epochs improved neither validation accuracy nor loss.
+	last := seen[len(seen)-1-cfg.Patience]
+	for _, m := range seen[:len(seen)-cfg.Patience] {
+		last.ValAcc, last.ValLoss = max(last.ValAcc, m.ValAcc), min(last.ValLoss, m.ValLoss)
+	}
+	for _, m := range seen[len(seen)-cfg.Patience:] {
+		if m.ValAcc > last.ValAcc || m.ValLoss < last.ValLoss {
+			t.Errorf("epoch %d improved on the earlier best (acc %.4f, loss %.4f) yet training stopped", m.Epoch, m.ValAcc, m.ValLoss)
+		}
 	}
 	for _, m := range seen {
 		if m.ValAcc > res.Best.ValAcc {
