@@ -17,11 +17,9 @@
 //	R15 gathered matrix + column offset              R12 current dense row
 //	AX  scratch
 
-#define PFDIST 12
-
-// PF_ROW points AX at the block of the row PFDIST nonzeros ahead.
-#define PF_ROW \
-	LEAQ PFDIST(BX), AX \
+// PF_ROW points AX at the block of the row dist nonzeros ahead.
+#define PF_ROW(dist) \
+	LEAQ dist(BX), AX \
 	CMPQ AX, R14 \
 	CMOVQGT R14, AX \
 	MOVLQSX (SI)(AX*4), AX \
@@ -124,7 +122,7 @@ mulavx512_b8start:
 	CMPQ BX, CX
 	JGE  mulavx512_b8store
 mulavx512_b8loop:
-	PF_ROW
+	PF_ROW(12)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -178,7 +176,7 @@ mulavx512_b4start:
 	CMPQ BX, CX
 	JGE  mulavx512_b4store
 mulavx512_b4loop:
-	PF_ROW
+	PF_ROW(24)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -216,7 +214,7 @@ mulavx512_b2start:
 	CMPQ BX, CX
 	JGE  mulavx512_b2store
 mulavx512_b2loop:
-	PF_ROW
+	PF_ROW(48)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	CUR_ROW
@@ -246,7 +244,7 @@ mulavx512_b1start:
 	CMPQ BX, CX
 	JGE  mulavx512_b1store
 mulavx512_b1loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE512
@@ -281,7 +279,7 @@ mulavx512_bmstart:
 	CMPQ BX, CX
 	JGE  mulavx512_bmstore
 mulavx512_bmloop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 (AX)
 	CUR_ROW
 	VALUE512
@@ -357,7 +355,7 @@ scatteravx512_b8:
 	VMOVUPS 448(AX), Z7
 	MOVQ R13, BX
 scatteravx512_b8loop:
-	PF_ROW
+	PF_ROW(12)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -406,7 +404,7 @@ scatteravx512_b4:
 	VMOVUPS 192(AX), Z3
 	MOVQ R13, BX
 scatteravx512_b4loop:
-	PF_ROW
+	PF_ROW(24)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -437,7 +435,7 @@ scatteravx512_b2:
 	VMOVUPS 64(AX), Z1
 	MOVQ R13, BX
 scatteravx512_b2loop:
-	PF_ROW
+	PF_ROW(48)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	CUR_ROW
@@ -459,7 +457,7 @@ scatteravx512_b1:
 	VMOVUPS 0(AX), Z0
 	MOVQ R13, BX
 scatteravx512_b1loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE512
@@ -485,7 +483,7 @@ scatteravx512_bm:
 	VMOVUPS.Z (AX), K1, Z0
 	MOVQ R13, BX
 scatteravx512_bmloop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 (AX)
 	CUR_ROW
 	VALUE512
@@ -574,7 +572,7 @@ mulavx2_b8start:
 	CMPQ BX, CX
 	JGE  mulavx2_b8store
 mulavx2_b8loop:
-	PF_ROW
+	PF_ROW(24)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -624,7 +622,7 @@ mulavx2_b4start:
 	CMPQ BX, CX
 	JGE  mulavx2_b4store
 mulavx2_b4loop:
-	PF_ROW
+	PF_ROW(48)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	CUR_ROW
@@ -660,7 +658,7 @@ mulavx2_b2start:
 	CMPQ BX, CX
 	JGE  mulavx2_b2store
 mulavx2_b2loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE256
@@ -689,7 +687,7 @@ mulavx2_b1start:
 	CMPQ BX, CX
 	JGE  mulavx2_b1store
 mulavx2_b1loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE256
@@ -719,7 +717,7 @@ mulavx2_bmstart:
 	CMPQ BX, CX
 	JGE  mulavx2_bmstore
 mulavx2_bmloop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 (AX)
 	CUR_ROW
 	VALUE256
@@ -797,7 +795,7 @@ scatteravx2_b8:
 	VMOVUPS 224(AX), Y7
 	MOVQ R13, BX
 scatteravx2_b8loop:
-	PF_ROW
+	PF_ROW(24)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
@@ -842,7 +840,7 @@ scatteravx2_b4:
 	VMOVUPS 96(AX), Y3
 	MOVQ R13, BX
 scatteravx2_b4loop:
-	PF_ROW
+	PF_ROW(48)
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 	CUR_ROW
@@ -871,7 +869,7 @@ scatteravx2_b2:
 	VMOVUPS 32(AX), Y1
 	MOVQ R13, BX
 scatteravx2_b2loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE256
@@ -892,7 +890,7 @@ scatteravx2_b1:
 	VMOVUPS 0(AX), Y0
 	MOVQ R13, BX
 scatteravx2_b1loop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 0(AX)
 	CUR_ROW
 	VALUE256
@@ -913,7 +911,7 @@ scatteravx2_bm:
 	VMASKMOVPS (AX), Y14, Y0
 	MOVQ R13, BX
 scatteravx2_bmloop:
-	PF_ROW
+	PF_ROW(96)
 	PREFETCHT0 (AX)
 	CUR_ROW
 	VALUE256
