@@ -3,6 +3,7 @@ package partition
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // sides tracks the weight of the two sides of a bisection against the
@@ -85,33 +86,58 @@ func cut2(g *wgraph, where []int8) int64 {
 // vertices one at a time by best gain from the heavier side, allowing moves
 // that make the cut worse, then rolls back to the best state seen. While the
 // bisection is unbalanced every vertex of the heavy side is a candidate, so
-// components without boundary can still move.
+// components without boundary can still move. Internal and external degrees
+// are computed once and kept up to date, so a pass costs the boundary plus
+// the edges of the vertices it moves.
 func fm2(g *wgraph, where []int8, s *sides, passes int) {
 	n := g.n
 	id := make([]int64, n)
 	ed := make([]int64, n)
+	var cut int64
+	for v := 0; v < n; v++ {
+		for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
+			u := g.adj[j]
+			if int(u) == v {
+				continue
+			}
+			if where[u] == where[v] {
+				id[v] += int64(g.ew(j))
+			} else {
+				ed[v] += int64(g.ew(j))
+			}
+		}
+		cut += ed[v]
+	}
+	cut /= 2
+	// flip moves v to the other side, keeping degrees, cut and weights.
+	flip := func(v int32) {
+		from := where[v]
+		to := 1 - from
+		where[v] = to
+		s.move(v, from, to)
+		cut -= ed[v] - id[v]
+		id[v], ed[v] = ed[v], id[v]
+		for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
+			u := g.adj[j]
+			if u == v {
+				continue
+			}
+			w := int64(g.ew(j))
+			if where[u] == to {
+				id[u] += w
+				ed[u] -= w
+			} else {
+				id[u] -= w
+				ed[u] += w
+			}
+		}
+	}
 	locked := make([]bool, n)
+	var touched []int32 // locked this pass
 	heaps := [2]*gainHeap{newGainHeap(n), newGainHeap(n)}
 	var moves []int32
 	limit := min(max(n/100, 15), 100)
 	for pass := 0; pass < passes; pass++ {
-		var cut int64
-		for v := 0; v < n; v++ {
-			id[v], ed[v] = 0, 0
-			for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
-				u := g.adj[j]
-				if int(u) == v {
-					continue
-				}
-				if where[u] == where[v] {
-					id[v] += int64(g.ew(j))
-				} else {
-					ed[v] += int64(g.ew(j))
-				}
-			}
-			cut += ed[v]
-		}
-		cut /= 2
 		bal := s.balance()
 		heavy := int8(-1)
 		if bal > 1 {
@@ -122,7 +148,10 @@ func fm2(g *wgraph, where []int8, s *sides, passes int) {
 		}
 		heaps[0].reset()
 		heaps[1].reset()
-		clear(locked)
+		for _, v := range touched {
+			locked[v] = false
+		}
+		touched = touched[:0]
 		for v := 0; v < n; v++ {
 			if ed[v] > 0 || where[v] == heavy {
 				heaps[where[v]].push(int32(v), ed[v]-id[v])
@@ -142,31 +171,18 @@ func fm2(g *wgraph, where []int8, s *sides, passes int) {
 				}
 			}
 			v := heaps[from].pop()
-			to := 1 - from
 			locked[v] = true
-			s.move(v, from, to)
+			touched = append(touched, v)
+			s.move(v, from, 1-from)
 			newBal := s.balance()
+			s.move(v, 1-from, from)
 			if newBal > 1 && newBal > bal {
-				s.move(v, to, from) // would unbalance: skip v this pass
-				continue
+				continue // would unbalance: skip v this pass
 			}
-			where[v] = to
-			cut -= ed[v] - id[v]
-			id[v], ed[v] = ed[v], id[v]
+			flip(v)
 			for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
 				u := g.adj[j]
-				if u == v {
-					continue
-				}
-				w := int64(g.ew(j))
-				if where[u] == to {
-					id[u] += w
-					ed[u] -= w
-				} else {
-					id[u] -= w
-					ed[u] += w
-				}
-				if locked[u] {
+				if u == v || locked[u] {
 					continue
 				}
 				h := heaps[where[u]]
@@ -185,10 +201,7 @@ func fm2(g *wgraph, where []int8, s *sides, passes int) {
 			}
 		}
 		for i := len(moves) - 1; i >= bestLen; i-- {
-			v := moves[i]
-			from := where[v]
-			where[v] = 1 - from
-			s.move(v, from, 1-from)
+			flip(moves[i])
 		}
 		if bestLen == 0 {
 			break
@@ -196,10 +209,10 @@ func fm2(g *wgraph, where []int8, s *sides, passes int) {
 	}
 }
 
-// growBisection grows side 0 breadth-first from a random vertex until it
-// holds its share of the first constraint, restarting from another random
-// vertex whenever a component runs out.
-func growBisection(g *wgraph, s *sides, frac float64, rng *rand.Rand) []int8 {
+// bfsGrow grows side 0 breadth-first from a random vertex until it holds
+// its share of the first constraint, restarting from another random vertex
+// whenever a component runs out.
+func bfsGrow(g *wgraph, s *sides, frac float64, rng *rand.Rand) []int8 {
 	n := g.n
 	where := make([]int8, n)
 	for i := range where {
@@ -240,6 +253,66 @@ func growBisection(g *wgraph, s *sides, frac float64, rng *rand.Rand) []int8 {
 	return where
 }
 
+// greedyGrow grows side 0 from a random vertex, always adding the
+// vertex that cuts the fewest edges (greedy graph growing), until side 0
+// holds its share of the first constraint; when a component runs out it
+// continues from another random vertex.
+func greedyGrow(g *wgraph, s *sides, frac float64, rng *rand.Rand) []int8 {
+	n := g.n
+	where := make([]int8, n)
+	for i := range where {
+		where[i] = 1
+	}
+	s.recount(where)
+	target := frac * float64(g.tvw[0])
+	wdeg := make([]int64, n) // weighted degree
+	for v := 0; v < n; v++ {
+		for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
+			if int(g.adj[j]) != v {
+				wdeg[v] += int64(g.ew(j))
+			}
+		}
+	}
+	toSide0 := make([]int64, n)
+	tried := make([]bool, n) // popped once: added, or too heavy to add
+	h := newGainHeap(n)
+	restarts := rng.Perm(n)
+	next := 0
+	for float64(s.pw[0][0]) < target {
+		if h.len() == 0 {
+			for next < n && (where[restarts[next]] == 0 || tried[restarts[next]]) {
+				next++
+			}
+			if next == n {
+				break
+			}
+			v := int32(restarts[next])
+			h.push(v, -wdeg[v])
+		}
+		v := h.pop()
+		tried[v] = true
+		if float64(s.pw[0][0]+int64(g.vw[int(v)*g.ncon])) > s.maxw[0][0] {
+			continue
+		}
+		where[v] = 0
+		s.move(v, 1, 0)
+		for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
+			u := g.adj[j]
+			if u == v || where[u] == 0 || tried[u] {
+				continue
+			}
+			toSide0[u] += int64(g.ew(j))
+			gain := 2*toSide0[u] - wdeg[u]
+			if h.contains(u) {
+				h.update(u, gain)
+			} else {
+				h.push(u, gain)
+			}
+		}
+	}
+	return where
+}
+
 // bisectCoarsenTo is how far a bisection coarsens before its initial tries.
 const bisectCoarsenTo = 100
 
@@ -267,7 +340,13 @@ func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
 	var best []int8
 	bestCut, bestBal := int64(math.MaxInt64), math.Inf(1)
 	for t := 0; t < tries; t++ {
-		where := growBisection(top, s, frac, rng)
+		// Alternate the two ways of growing: breadth-first suits graphs of
+		// many small components (web graphs), greedy growth the rest.
+		grow := bfsGrow
+		if t%2 == 1 {
+			grow = greedyGrow
+		}
+		where := grow(top, s, frac, rng)
 		fm2(top, where, s, 10)
 		if cut, bal := cut2(top, where), s.balance(); better(cut, bal, bestCut, bestBal) {
 			best, bestCut, bestBal = where, cut, bal
@@ -296,7 +375,9 @@ func maxWeight(g *wgraph, c int) int32 {
 }
 
 // recursiveBisect assigns parts base..base+k-1 to g's vertices in out by
-// bisecting recursively, splitting k as evenly as it goes.
+// bisecting recursively, splitting k as evenly as it goes. The two halves
+// are independent, so they run concurrently, each with its own generator
+// seeded from rng so that results do not depend on scheduling.
 func recursiveBisect(g *wgraph, k int, ub float64, rng *rand.Rand, out []int32, base int32) {
 	if k == 1 || g.n == 0 {
 		for v := range out {
@@ -305,17 +386,30 @@ func recursiveBisect(g *wgraph, k int, ub float64, rng *rand.Rand, out []int32, 
 		return
 	}
 	k0 := k / 2
-	where := mlBisect(g, float64(k0)/float64(k), ub, 4, rng)
+	where := mlBisect(g, float64(k0)/float64(k), ub, bisectTries, rng)
 	var sub [2]*wgraph
 	var ids [2][]int32
 	sub[0], ids[0], sub[1], ids[1] = split(g, where)
+	where = nil
+	seeds := [2]uint64{rng.Uint64(), rng.Uint64()}
+	var wg sync.WaitGroup
 	for side, kk := range [2]int{k0, k - k0} {
-		part := make([]int32, sub[side].n)
-		recursiveBisect(sub[side], kk, ub, rng, part, base+int32(side*k0))
-		for i, v := range ids[side] {
-			out[v] = part[i]
+		run := func() {
+			part := make([]int32, sub[side].n)
+			recursiveBisect(sub[side], kk, ub, newRand(seeds[side]), part, base+int32(side*k0))
+			for i, v := range ids[side] {
+				out[v] = part[i]
+			}
+			sub[side] = nil
+		}
+		if kk > 1 && side == 0 && sub[side].n > 1000 {
+			wg.Add(1)
+			go func() { defer wg.Done(); run() }()
+		} else {
+			run()
 		}
 	}
+	wg.Wait()
 }
 
 // split returns the subgraphs induced by each side with the original ids of
@@ -329,7 +423,12 @@ func split(g *wgraph, where []int8) (g0 *wgraph, ids0 []int32, g1 *wgraph, ids1 
 	}
 	var sub [2]*wgraph
 	for side := range 2 {
-		sg := &wgraph{n: len(ids[side]), ncon: g.ncon, xadj: make([]int64, len(ids[side])+1), vw: make([]int32, len(ids[side])*g.ncon), tvw: make([]int64, g.ncon)}
+		var entries int64
+		for _, v := range ids[side] {
+			entries += g.xadj[v+1] - g.xadj[v]
+		}
+		sg := &wgraph{n: len(ids[side]), ncon: g.ncon, xadj: make([]int64, len(ids[side])+1), vw: make([]int32, len(ids[side])*g.ncon), tvw: make([]int64, g.ncon),
+			adj: make([]int32, 0, entries), adjw: make([]int32, 0, entries)}
 		for i, v := range ids[side] {
 			for j := g.xadj[v]; j < g.xadj[v+1]; j++ {
 				if u := g.adj[j]; where[u] == int8(side) && u != v {
@@ -444,3 +543,7 @@ func (h *gainHeap) down(i int) {
 		i = c
 	}
 }
+
+// bisectTries is how many grown bisections of the coarsest graph each
+// bisection tries; they are cheap at about a hundred vertices.
+const bisectTries = 8

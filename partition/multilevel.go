@@ -9,13 +9,17 @@ import (
 	"github.com/graft-gnn/graft/internal/parallel"
 )
 
-// Multilevel is a METIS-style k-way partitioner in pure Go. It coarsens the
-// graph by heavy-edge matching until about max(n/(20·log2 k), 30·k)
-// vertices remain, partitions the coarsest graph by recursive multilevel
-// bisection, and refines greedily on the boundary at every level on the way
-// back, keeping every constraint within its bound.
+// Multilevel is a METIS-style partitioner in pure Go: multilevel recursive
+// bisection followed by k-way refinement. Each bisection coarsens its graph
+// by heavy-edge matching (two-hop matching where hubs leave many vertices
+// single) to about a hundred vertices, tries several grown bisections of
+// the coarsest graph, and uncoarsens with Fiduccia–Mattheyses boundary
+// refinement at every level, under a balance bound on every constraint.
+// The two halves of each bisection are partitioned concurrently. A final
+// greedy k-way boundary refinement then improves the cut across all parts
+// and brings every constraint within its bound.
 type Multilevel struct {
-	// Passes bounds the k-way refinement passes per level; 0 means 10.
+	// Passes bounds the final k-way refinement passes; 0 means 10.
 	Passes int
 }
 
@@ -38,62 +42,20 @@ func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, er
 	cons := newConstraints(g.N, k, opts)
 	rng := newRand(opts.Seed)
 	eps := opts.imbalance()
-
-	coarsenTo := max(g.N/(20*bits.Len(uint(k-1))), 30*k)
-	levels := []*wgraph{newWGraph(g, cons)}
-	maxVW := make([]int64, cons.ncon)
-	for c := range maxVW {
-		maxVW[c] = int64(math.Max(1.5*float64(cons.total[c])/float64(coarsenTo), float64(maxWeight(levels[0], c))))
-	}
-	var maps []*matching
-	for cur := levels[0]; cur.n > coarsenTo; {
-		m := match(cur, maxVW, rng)
-		if len(m.first) > cur.n*95/100 {
-			break // coarsening has stalled
-		}
-		cur = contract(cur, m)
-		levels = append(levels, cur)
-		maps = append(maps, m)
-	}
-
-	top := levels[len(levels)-1]
-	where := make([]int32, top.n)
 	// Bisection imbalances compound over log2 k levels; the k-way
 	// refinement rebalances to the final bound afterwards.
 	ub := math.Pow(1+eps, 1/float64(bits.Len(uint(k-1))))
-	recursiveBisect(top, k, ub, rng, where, 0)
-
-	for l := len(levels) - 1; l >= 0; l-- {
-		if l < len(levels)-1 {
-			where = project(maps[l].cmap, where)
-			levels[l+1], maps[l] = nil, nil // let the coarse level go
-		}
-		r := newKway(levels[l], where, k, cons, eps)
-		r.balance(rng)
-		r.refine(passes, rng)
-	}
-	r := newKway(levels[0], where, k, cons, eps)
+	g0 := newWGraph(g, cons)
+	recursiveBisect(g0, k, ub, rng, parts, 0)
+	r := newKway(g0, parts, k, cons, eps)
+	r.balance(rng)
+	r.refine(passes, rng)
 	r.fillEmpty()
 	r.balance(rng)
-	return where, nil
+	return parts, nil
 }
 
-// project gives every fine vertex its coarse vertex's part.
-func project(cmap, coarse []int32) []int32 {
-	fine := make([]int32, len(cmap))
-	parallel.For(len(cmap), 1<<14, projectTask{cmap, coarse, fine})
-	return fine
-}
-
-type projectTask struct{ cmap, coarse, fine []int32 }
-
-func (t projectTask) Run(lo, hi int) {
-	for v := lo; v < hi; v++ {
-		t.fine[v] = t.coarse[t.cmap[v]]
-	}
-}
-
-// kway refines a k-way partition of one level.
+// kway refines a k-way partition.
 type kway struct {
 	g     *wgraph
 	k     int
@@ -223,14 +185,19 @@ func (r *kway) shuffle(rng *rand.Rand) []int32 {
 	return r.order
 }
 
-// refine makes greedy passes over the vertices in random order, moving a
-// boundary vertex to the neighbouring part it is most connected to when
-// that lowers the cut (or keeps it and evens the weights) and the balance
-// bounds allow it, until a pass moves almost nothing.
+// refine makes greedy passes in random order, moving a boundary vertex to
+// the neighbouring part it is most connected to when that lowers the cut
+// (or keeps it and evens the weights) and the bounds allow it. The first
+// pass visits every vertex; later ones only the neighbourhoods of the
+// vertices the pass before moved, as nothing else can have changed.
 func (r *kway) refine(passes int, rng *rand.Rand) {
-	for pass := 0; pass < passes; pass++ {
-		moved := 0
-		for _, v32 := range r.shuffle(rng) {
+	n := r.g.n
+	mark := make([]bool, n)
+	candidates := r.shuffle(rng)
+	var next []int32
+	for pass := 0; pass < passes && len(candidates) > 0; pass++ {
+		next = next[:0]
+		for _, v32 := range candidates {
 			v := int(v32)
 			a := r.where[v]
 			touched := r.connect(v)
@@ -255,12 +222,22 @@ func (r *kway) refine(passes int, rng *rand.Rand) {
 			w0 := int64(r.g.vw[v*r.ncon])
 			if bestConn > internal || (bestConn == internal && r.pw[int(best)*r.ncon]+w0 < r.pw[int(a)*r.ncon]) {
 				r.move(v, best)
-				moved++
+				for j := r.g.xadj[v]; j < r.g.xadj[v+1]; j++ {
+					if u := r.g.adj[j]; !mark[u] {
+						mark[u] = true
+						next = append(next, u)
+					}
+				}
 			}
 		}
-		if moved <= r.g.n/2000 {
+		if len(next) <= n/2000 {
 			break
 		}
+		for _, u := range next {
+			mark[u] = false
+		}
+		rng.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
+		candidates, next = next, candidates[:0:0]
 	}
 }
 

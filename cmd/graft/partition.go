@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/partition"
+)
+
+func init() {
+	commands["partition"] = command{"split a graph into parts and report their quality", runPartition}
+}
+
+const partitionUsage = `usage: graft partition --dataset X --parts K [--method random|stream|multilevel|metis]
+                       [--balance train] [--seed S] [--out FILE] [--json]
+       graft partition --dataset X --assign FILE [--parts K] [--json]
+       graft partition --dataset X --write-metis-graph FILE [--balance train]
+
+X is a dataset name or path (see graft data) or rmat:SCALE:EDGES[:SEED] for a
+generated R-MAT graph. Directed graphs are symmetrised first. The assignment
+file has one part id per line, as gpmetis writes it.`
+
+// partitionResult is what --json prints: the quality report plus the run.
+type partitionResult struct {
+	Dataset      string  `json:"dataset"`
+	Method       string  `json:"method"`
+	Seed         uint64  `json:"seed"`
+	Seconds      float64 `json:"seconds"`
+	CPUSeconds   float64 `json:"cpu_seconds"` // user+system time of the partitioning, all threads
+	LoadSeconds  float64 `json:"load_seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	*partition.Report
+}
+
+func runPartition(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), partitionUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	name := fs.String("dataset", "", "dataset name or path, or rmat:SCALE:EDGES[:SEED]")
+	dataDir := fs.String("data-dir", "", "data directory (default $GRAFT_DATA)")
+	k := fs.Int("parts", 0, "number of parts K")
+	method := fs.String("method", "multilevel", "partitioner: "+strings.Join(append(partition.Methods(), "metis"), ", "))
+	balance := fs.String("balance", "", "second balance constraint: train (the split's training nodes)")
+	split := fs.String("split", "public", "split whose training nodes --balance train and the report use")
+	seed := fs.Uint64("seed", 1, "random seed")
+	imbalance := fs.Float64("imbalance", partition.DefaultImbalance, "tolerated max/mean - 1 per constraint")
+	out := fs.String("out", "", "write the assignment here (one part id per line)")
+	assign := fs.String("assign", "", "report the quality of this assignment instead of partitioning")
+	metisGraph := fs.String("write-metis-graph", "", "write the graph in gpmetis's input format to this file")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *name == "" {
+		return usageError{errors.New("--dataset is required")}
+	}
+	if *balance != "" && *balance != "train" {
+		return usageError{fmt.Errorf("--balance %q: the only second constraint is train", *balance)}
+	}
+	if *assign == "" && *metisGraph == "" && *k <= 0 {
+		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", *k)}
+	}
+
+	loadStart := time.Now()
+	g, train, err := loadPartitionGraph(*name, *dataDir, *split, *seed, *balance == "train")
+	if err != nil {
+		return err
+	}
+	loadSeconds := time.Since(loadStart).Seconds()
+	var balanceWeights []int32
+	if *balance == "train" {
+		balanceWeights = make([]int32, g.N)
+		for v, t := range train {
+			if t {
+				balanceWeights[v] = 1
+			}
+		}
+	}
+
+	if *metisGraph != "" {
+		weights := [][]int32{}
+		if balanceWeights != nil {
+			ones := make([]int32, g.N)
+			for i := range ones {
+				ones[i] = 1
+			}
+			weights = append(weights, ones, balanceWeights)
+		}
+		if err := writeFile(*metisGraph, func(w io.Writer) error { return partition.WriteMETISGraph(w, g, weights...) }); err != nil {
+			return err
+		}
+		if *assign == "" && *k <= 0 {
+			return nil
+		}
+	}
+
+	res := partitionResult{Dataset: *name, Method: *method, Seed: *seed, LoadSeconds: loadSeconds}
+	var parts []int32
+	start, startCPU := time.Now(), cpuTime()
+	if *assign != "" {
+		res.Method = "file:" + *assign
+		f, err := os.Open(*assign)
+		if err != nil {
+			return err
+		}
+		parts, *k, err = partition.ReadAssignment(bufio.NewReader(f), g.N, max(*k, 0))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", *assign, err)
+		}
+	} else {
+		p, err := partition.New(*method)
+		if err != nil {
+			return usageError{err}
+		}
+		parts, err = p.Partition(g, *k, partition.Options{Seed: *seed, Balance: balanceWeights, Imbalance: *imbalance})
+		if err != nil {
+			return err
+		}
+		res.Seconds = time.Since(start).Seconds()
+		res.CPUSeconds = cpuTime() - startCPU
+	}
+	res.Report, err = partition.Evaluate(g, parts, *k, train)
+	if err != nil {
+		return err
+	}
+	res.PeakRSSBytes = peakRSS()
+	if *out != "" {
+		if err := writeFile(*out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	printPartitionReport(stdout, res)
+	if res.EmptyParts > 0 {
+		fmt.Fprintf(stderr, "graft partition: warning: %d of %d parts are empty\n", res.EmptyParts, res.K)
+	}
+	return nil
+}
+
+// loadPartitionGraph returns the undirected graph to partition and, when a
+// split is wanted (or the dataset has a public one), its training nodes.
+func loadPartitionGraph(name, dataDir, split string, seed uint64, needTrain bool) (*graph.Graph, []bool, error) {
+	if spec, ok := strings.CutPrefix(name, "rmat:"); ok {
+		if needTrain {
+			return nil, nil, usageError{errors.New("--balance train needs a dataset with labels; R-MAT graphs have none")}
+		}
+		g, err := rmatFromSpec(spec)
+		return g, nil, err
+	}
+	d, err := dataset.Load(name, dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := d.Graph
+	if !g.IsSymmetric() {
+		g = g.Symmetrize()
+	}
+	var train []bool
+	s, err := d.Split(split, seed)
+	switch {
+	case err == nil:
+		train = make([]bool, g.N)
+		for _, v := range s.Train {
+			train[v] = true
+		}
+	case needTrain:
+		return nil, nil, fmt.Errorf("--balance train: %w", err)
+	}
+	return g, train, nil
+}
+
+func rmatFromSpec(spec string) (*graph.Graph, error) {
+	fields := strings.Split(spec, ":")
+	if len(fields) < 2 || len(fields) > 3 {
+		return nil, usageError{fmt.Errorf("rmat:%s: want rmat:SCALE:EDGES[:SEED]", spec)}
+	}
+	scale, err1 := strconv.Atoi(fields[0])
+	edges, err2 := strconv.ParseInt(fields[1], 10, 64)
+	seed := uint64(1)
+	var err3 error
+	if len(fields) == 3 {
+		seed, err3 = strconv.ParseUint(fields[2], 10, 64)
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, usageError{fmt.Errorf("rmat:%s: %v", spec, err)}
+	}
+	return graph.RMAT(scale, edges, graph.RMATA, graph.RMATB, graph.RMATC, seed)
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// cpuTime is the user and system CPU seconds the process has used.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// peakRSS is the process's high-water resident set size, 0 if unknown.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+func printPartitionReport(w io.Writer, r partitionResult) {
+	fmt.Fprintf(w, "%s: %d nodes, %d edges; %s into %d parts", r.Dataset, r.Nodes, r.Edges, r.Method, r.K)
+	if r.Seconds > 0 {
+		fmt.Fprintf(w, " in %.3f s (%.3f s CPU)", r.Seconds, r.CPUSeconds)
+	}
+	fmt.Fprintf(w, " (peak RSS %.1f MiB)\n", float64(r.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "edge cut %d (%.4f of edges), boundary nodes %d, rows exchanged per layer %d\n",
+		r.EdgeCut, r.EdgeCutFraction, r.BoundaryNodes, r.CommRows)
+	im := r.Imbalances
+	fmt.Fprintf(w, "imbalance (max/mean): nodes %.3f, edges %.3f, train %.3f, boundary %.3f, halo %.3f, sent rows %.3f\n",
+		im.Nodes, im.Edges, im.Train, im.Boundary, im.Halo, im.SendRows)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "part\tnodes\tedges\tcut edges\ttrain\tboundary\thalo\tsent rows\t")
+	for p, s := range r.Parts {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p, s.Nodes, s.Edges, s.CutEdges, s.TrainNodes, s.BoundaryNodes, s.HaloNodes, s.SendRows)
+	}
+	tw.Flush()
+}
