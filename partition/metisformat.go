@@ -41,8 +41,11 @@ func ReadAssignment(r io.Reader, n, k int) (parts []int32, numParts int, err err
 		if err != nil {
 			return nil, 0, fmt.Errorf("partition: assignment line %d: %q is not a part id", line, field)
 		}
-		if p < 0 || (k > 0 && p >= int64(k)) {
-			return nil, 0, fmt.Errorf("partition: assignment line %d: part %d out of range [0,%d)", line, p, max(k, 1<<31-1))
+		if p < 0 {
+			return nil, 0, fmt.Errorf("partition: assignment line %d: part %d is negative", line, p)
+		}
+		if k > 0 && p >= int64(k) {
+			return nil, 0, fmt.Errorf("partition: assignment line %d: part %d out of range [0,%d)", line, p, k)
 		}
 		parts = append(parts, int32(p))
 	}

@@ -279,3 +279,30 @@ func TestQuality(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamOnePass checks that the streaming partitioner reads every row
+// exactly once, in order, and gives the same answer as on the whole graph.
+func TestStreamOnePass(t *testing.T) {
+	g := gridGraph(t, 30, 30)
+	next := 0
+	parts, err := Stream{}.PartitionRows(g.N, g.NumEdges(), 4, Options{Seed: 1}, func(v int) ([]int32, error) {
+		if v != next {
+			t.Fatalf("row %d requested, want %d", v, next)
+		}
+		next++
+		return g.Adj(v), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next != g.N {
+		t.Errorf("read %d rows of %d", next, g.N)
+	}
+	whole, _ := Stream{}.Partition(g, 4, Options{Seed: 1})
+	if !slices.Equal(parts, whole) {
+		t.Error("row-by-row and whole-graph results differ")
+	}
+	if _, err := (Stream{}).PartitionRows(3, 0, 2, Options{}, func(v int) ([]int32, error) { return []int32{9}, nil }); err == nil {
+		t.Error("accepted a neighbour out of range")
+	}
+}
