@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/internal/bench"
@@ -21,6 +22,8 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 	nodes := fs.Int("nodes", 0, "SBM nodes (edges and features scale with the defaults); 0 keeps the default")
 	dataDir := fs.String("data-dir", "", "data directory holding Amazon Computers (default $"+dataset.DataDirEnv+"; skipped if unset)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `FILE` (go tool pprof)")
+	models := fs.String("models", "gcn,sage", "comma-separated models to time")
+	dropout := fs.Float64("dropout", 0.5, "dropout rate of the timed models (0 skips the dropout passes and their buffers)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -35,6 +38,16 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 		cfg.SBM.Nodes = *nodes
 	}
 	cfg.DataDir = dataset.ResolveDataDir(*dataDir)
+	cfg.Models = strings.Split(*models, ",")
+	for _, m := range cfg.Models {
+		if m != "gcn" && m != "sage" && m != "gat" {
+			return usageError{fmt.Errorf("--models: unknown model %q (want gcn, sage or gat)", m)}
+		}
+	}
+	if *dropout < 0 || *dropout >= 1 {
+		return usageError{fmt.Errorf("--dropout %v: want a rate in [0, 1)", *dropout)}
+	}
+	cfg.Dropout = *dropout
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
