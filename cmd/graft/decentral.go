@@ -253,6 +253,12 @@ func decentralTable(args []string, stdout io.Writer) error {
 			authors = authorsNumbers[g.task+"/"+g.opt]
 		}
 		c := g.r
+		if c.WithPiggyback.Messages == 0 {
+			// One sample per mini-batch (scheduling): both modes cost what
+			// was measured, acting included.
+			m := decentral.Cost{Rounds: c.RoundsPerBatch, Messages: c.MessagesPerBatch, Bytes: c.BytesPerBatch}
+			c.WithPiggyback, c.WithoutPiggyback = m, m
+		}
 		fmt.Fprintf(stdout, "| %s | %s | %s | %g | %d | %s | %s | %s | %s | %d / %d | %d / %d | %d / %d |\n",
 			g.task, c.Metric, g.opt, g.drop, len(g.dist), meanStd(g.dist), meanStd(g.cent), strings.Join(bs, ", "), authors,
 			c.WithPiggyback.Rounds, c.WithoutPiggyback.Rounds, c.WithPiggyback.Messages, c.WithoutPiggyback.Messages,

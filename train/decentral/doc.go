@@ -18,8 +18,8 @@
 // activations; the backward sweep sends the terms a neighbour needs for its
 // input gradient (node i sends S_ij·u_i to j). Each agent's share of the
 // gradient sums, over agents, to the central gradient exactly. Agents then
-// mix parameters with Metropolis–Hastings weights in one consensus round and
-// take a local SGD, Adam or AMSGrad step. With piggybacking the backward
+// mix parameters and gradients with Metropolis–Hastings weights in one
+// consensus round and take a local SGD, Adam or AMSGrad step. With piggybacking the backward
 // sweep of sample b−1 rides on the forward sweep of sample b, so a mini-batch
 // costs B·L·K + (L−1)·K + 1 rounds (LB + L for K = 1) instead of
 // B·(2L−1)·K + 1.
