@@ -70,6 +70,14 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 // (0-based, the schedule's clock) or an evaluation pass.
 func (e *Exchange) Begin(step int, training bool) { e.step, e.training = step, training }
 
+// Observe reports the training loss of the current step to an adaptive
+// schedule.
+func (e *Exchange) Observe(loss float64) {
+	if o, ok := e.sched.(compress.Observer); ok {
+		o.Observe(e.step, loss)
+	}
+}
+
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 

@@ -50,6 +50,11 @@ type Config struct {
 
 	// Reducer combines workers; nil means a single worker.
 	Reducer Reducer
+	// Exchange is this worker's halo exchange when the graph is split
+	// (nil otherwise). The trainer tells it which pass comes next, so that
+	// training passes are compressed at the step's ratio, and checks it for
+	// errors after every pass.
+	Exchange *Exchange
 }
 
 // ErrNotFinite reports a training loss that became NaN or infinite.
@@ -179,12 +184,19 @@ func (t *Trainer) Optimizer() *nn.Optimizer { return t.opt }
 // and returns an error wrapping ErrNotFinite.
 func (t *Trainer) Step() (float64, error) {
 	d := &t.data
+	ex := t.cfg.Exchange
+	if ex != nil {
+		ex.Begin(t.opt.Steps(), true)
+	}
 	logits := t.model.Forward(d.Graph, d.Features, true)
 	loss, dlogits, err := t.trainLoss.Forward(logits, d.Labels, d.Train, t.trainCount)
 	if err != nil {
 		return 0, err
 	}
 	t.model.Backward(dlogits)
+	if ex != nil && ex.Err() != nil {
+		return 0, ex.Err()
+	}
 	if t.cfg.Reducer != nil {
 		if loss, err = t.reduceGradients(loss); err != nil {
 			return 0, err
@@ -192,6 +204,9 @@ func (t *Trainer) Step() (float64, error) {
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, ErrNotFinite
+	}
+	if ex != nil {
+		ex.Observe(loss)
 	}
 	t.opt.Step()
 	return loss, nil
@@ -220,7 +235,13 @@ func (t *Trainer) reduceGradients(loss float64) (float64, error) {
 // timings are left zero.
 func (t *Trainer) Evaluate() (Metrics, error) {
 	d := &t.data
+	if ex := t.cfg.Exchange; ex != nil {
+		ex.Begin(t.opt.Steps(), false)
+	}
 	logits := t.model.Forward(d.Graph, d.Features, false)
+	if ex := t.cfg.Exchange; ex != nil && ex.Err() != nil {
+		return Metrics{}, ex.Err()
+	}
 	c := &t.counts
 	c[0], c[1] = correct(logits, d.Labels, d.Train), float64(len(d.Train))
 	c[2], c[3] = correct(logits, d.Labels, d.Val), float64(len(d.Val))
