@@ -117,7 +117,7 @@ func newTCP(opt Options, conns []net.Conn) *TCP {
 		}
 		c.SetDeadline(time.Time{})
 		t.peers[r] = &peer{t: t, rank: r, conn: c, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 1),
-			ctrl: make(chan []byte, 1), writerDone: make(chan struct{}), readerDone: make(chan struct{})}
+			ctrl: make(chan []byte, 1), gone: make(chan struct{}), writerDone: make(chan struct{}), readerDone: make(chan struct{})}
 	}
 	for _, p := range t.peers {
 		if p != nil {
@@ -260,7 +260,8 @@ type peer struct {
 	conn       net.Conn
 	sendq      chan *sendOp
 	recvq      chan *recvOp
-	ctrl       chan []byte // the last frame to write (abort or bye)
+	ctrl       chan []byte   // the last frame to write (abort or bye)
+	gone       chan struct{} // closed when the peer said goodbye
 	writerDone chan struct{}
 	readerDone chan struct{}
 }
@@ -286,7 +287,7 @@ func (p *peer) writeLoop() {
 				op.done <- err
 			}
 			if err != nil {
-				p.readFailed(fmt.Errorf("sending: %w", err))
+				p.writeFailed(fmt.Errorf("sending: %w", err))
 				return
 			}
 			last = time.Now()
@@ -296,13 +297,15 @@ func (p *peer) writeLoop() {
 			}
 			p.conn.SetWriteDeadline(time.Now().Add(o.PeerTimeout))
 			if _, err := p.conn.Write(heartbeat); err != nil {
-				p.readFailed(fmt.Errorf("sending a heartbeat: %w", err))
+				p.writeFailed(fmt.Errorf("sending a heartbeat: %w", err))
 				return
 			}
 			last = time.Now()
 		case frame := <-p.ctrl:
 			p.conn.SetWriteDeadline(time.Now().Add(time.Second))
 			p.conn.Write(frame)
+			return
+		case <-p.gone:
 			return
 		case <-p.t.failed:
 			// fail queues the control frame before closing failed.
@@ -358,7 +361,9 @@ func (p *peer) readLoop() {
 			}
 			switch m.Kind {
 			case "bye":
-				p.t.fail(p.lost(errPeerClosed))
+				// Not a failure: the peer finished. Only calls that still
+				// need it fail (see call.wait).
+				close(p.gone)
 			case "abort":
 				if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size {
 					p.t.fail(p.lost(fmt.Errorf("%s", m.Reason)))
@@ -414,6 +419,20 @@ func (p *peer) readLoop() {
 		}
 		op.done <- nil
 		op = nil
+	}
+}
+
+// writeFailed handles a write error: after the peer's goodbye it is
+// expected (the peer has closed its end); otherwise it is a failure.
+func (p *peer) writeFailed(err error) {
+	select { // the reader may still be reading the goodbye
+	case <-p.readerDone:
+	case <-time.After(time.Second):
+	}
+	select {
+	case <-p.gone:
+	default:
+		p.readFailed(err)
 	}
 }
 
@@ -490,6 +509,8 @@ func (c *call) send(p int, data []byte) chan error {
 		data = data[n:]
 		select {
 		case c.t.peers[p].sendq <- op:
+		case <-c.t.peers[p].gone:
+			return done // wait reports it
 		case <-c.t.failed:
 			done <- c.t.err
 			return done
@@ -508,6 +529,20 @@ func (c *call) wait(ch chan error, p int, what string) error {
 			return c.t.Err()
 		}
 		return nil
+	case <-c.t.peers[p].gone:
+		// Receives complete before the reader sees the goodbye; a send may
+		// have been read by the peer before our writer returned from the
+		// write, so let the writer finish first.
+		<-c.t.peers[p].writerDone
+		select {
+		case err := <-ch: // completed before the goodbye
+			if err == nil {
+				return nil
+			}
+		default:
+		}
+		c.t.fail(c.t.peers[p].lost(fmt.Errorf("%w while this rank waited for it to %s in %s", errPeerClosed, what, c.site)))
+		return c.t.err
 	case <-c.t.failed:
 		return c.t.err
 	case <-c.timer.C:

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary stand in for graft: graft launch starts
+// os.Executable, which here is this binary, with GRAFT_TEST_MAIN set.
+func TestMain(m *testing.M) {
+	if os.Getenv("GRAFT_TEST_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// graftProcess runs the test binary as graft with args.
+func graftProcess(t *testing.T, args ...string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err = cmd.Run()
+	took = time.Since(start)
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code, took
+}
+
+// Three processes form the mesh and check every collective's result.
+func TestLaunchSelftest(t *testing.T) {
+	stdout, stderr, code, _ := graftProcess(t, "launch", "--nproc", "3", "--", "worker", "selftest", "--start-timeout", "20s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"[rank 0] rank 0 of 3: ok", "[rank 1] rank 1 of 3: ok", "[rank 2] rank 2 of 3: ok"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A worker that dies makes the others fail with its rank named, well within
+// 10 s, and launch exits with the dead worker's status.
+func TestLaunchFailureStatusAndNamedRank(t *testing.T) {
+	stdout, stderr, code, took := graftProcess(t, "launch", "--nproc", "3", "--", "worker", "selftest",
+		"--start-timeout", "20s", "--peer-timeout", "3s", "--exit-rank", "1", "--exit-code", "7")
+	if code != 7 {
+		t.Fatalf("exit %d, want 7\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, r := range []string{"0", "2"} {
+		if !regexp.MustCompile(`\[rank ` + r + `\] graft worker: .*comm: rank 1: lost`).MatchString(stderr) {
+			t.Errorf("rank %s did not report rank 1 lost:\n%s", r, stderr)
+		}
+	}
+	if took > 15*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+func TestLaunchUsage(t *testing.T) {
+	_, stderr, code, _ := graftProcess(t, "launch", "--nproc", "2")
+	if code != 2 || !strings.Contains(stderr, "missing the command") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
