@@ -3,6 +3,7 @@ package partition
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -337,8 +338,12 @@ func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
 	}
 	top := levels[len(levels)-1]
 	s := newSides(top, frac, ub)
-	var best []int8
-	bestCut, bestBal := int64(math.MaxInt64), math.Inf(1)
+	type candidate struct {
+		where []int8
+		cut   int64
+		bal   float64
+	}
+	var cands []candidate
 	for t := 0; t < tries; t++ {
 		// Alternate the two ways of growing: breadth-first suits graphs of
 		// many small components (web graphs), greedy growth the rest.
@@ -348,23 +353,47 @@ func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
 		}
 		where := grow(top, s, frac, rng)
 		fm2(top, where, s, 10)
-		if cut, bal := cut2(top, where), s.balance(); better(cut, bal, bestCut, bestBal) {
+		cands = append(cands, candidate{where, cut2(top, where), s.balance()})
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		switch {
+		case better(a.cut, a.bal, b.cut, b.bal):
+			return -1
+		case better(b.cut, b.bal, a.cut, a.bal):
+			return 1
+		}
+		return 0
+	})
+	// The coarsest cut predicts the final one only roughly (on web graphs
+	// especially), and coarsening is most of the cost, so the best few
+	// initial bisections are all carried down and the best result kept.
+	var best []int8
+	bestCut, bestBal := int64(math.MaxInt64), math.Inf(1)
+	for _, c := range cands[:min(len(cands), bisectCarried)] {
+		where := c.where
+		for l := len(levels) - 2; l >= 0; l-- {
+			fine := make([]int8, levels[l].n)
+			for v, cv := range maps[l].cmap {
+				fine[v] = where[cv]
+			}
+			where = fine
+			s.vw = levels[l].vw
+			s.recount(where)
+			fm2(levels[l], where, s, 10)
+		}
+		s.vw = g.vw
+		s.recount(where)
+		if cut, bal := cut2(g, where), s.balance(); best == nil || better(cut, bal, bestCut, bestBal) {
 			best, bestCut, bestBal = where, cut, bal
 		}
+		s.vw = top.vw
 	}
-	where := best
-	for l := len(levels) - 2; l >= 0; l-- {
-		fine := make([]int8, levels[l].n)
-		for v, c := range maps[l].cmap {
-			fine[v] = where[c]
-		}
-		where = fine
-		s.vw = levels[l].vw
-		s.recount(where)
-		fm2(levels[l], where, s, 10)
-	}
-	return where
+	return best
 }
+
+// bisectCarried is how many of the best initial bisections are refined
+// through every level.
+const bisectCarried = 3
 
 func maxWeight(g *wgraph, c int) int32 {
 	var mx int32
