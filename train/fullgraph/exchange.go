@@ -2,6 +2,7 @@ package fullgraph
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
@@ -30,13 +31,16 @@ type Exchange struct {
 	// layers below compressedLayers are compressed (while training).
 	compressedLayers int
 
-	step     int
-	training bool
-	err      error
+	step       int
+	training   bool
+	trainRatio float64 // the schedule's ratio at the last training pass
+	err        error
 
 	send, recv [][]byte
 	rows       []float32 // gathered or decoded rows
-	sites      []siteNames
+
+	codecSeconds float64 // time spent packing, compressing and unpacking
+	sites        []siteNames
 }
 
 type siteNames struct{ fwd, bwd, eval string }
@@ -68,7 +72,12 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 
 // Begin tells the exchange which pass comes next: the training step t
 // (0-based, the schedule's clock) or an evaluation pass.
-func (e *Exchange) Begin(step int, training bool) { e.step, e.training = step, training }
+func (e *Exchange) Begin(step int, training bool) {
+	e.step, e.training = step, training
+	if training {
+		e.trainRatio = max(e.sched.Ratio(step), 1)
+	}
+}
 
 // Observe reports the training loss of the current step to an adaptive
 // schedule.
@@ -89,8 +98,8 @@ func (e *Exchange) Ratio(layer int) float64 {
 	return max(e.sched.Ratio(e.step), 1)
 }
 
-// ScheduledRatio is the ratio the schedule gives for the current step.
-func (e *Exchange) ScheduledRatio() float64 { return max(e.sched.Ratio(e.step), 1) }
+// TrainingRatio is the ratio the schedule gave the last training step.
+func (e *Exchange) TrainingRatio() float64 { return e.trainRatio }
 
 func (e *Exchange) key(layer, from, to int, backward bool) compress.Key {
 	return compress.Key{Seed: e.seed, Step: e.step, Layer: layer, From: from, To: to, Backward: backward}
@@ -122,6 +131,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		return
 	}
 	ratio := e.Ratio(layer)
+	start := time.Now()
 	for q, rows := range e.part.Send {
 		if q == me {
 			e.send[q] = e.send[q][:0]
@@ -133,10 +143,13 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		}
 		e.send[q] = e.codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 	}
+	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, false), e.send, e.recv); err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}
+	start = time.Now()
+	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
 	for q := range e.part.Send {
 		if q == me {
 			continue
@@ -159,6 +172,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		return
 	}
 	ratio := e.Ratio(layer)
+	start := time.Now()
 	for q := range e.part.Send {
 		if q == me {
 			e.send[q] = e.send[q][:0]
@@ -168,10 +182,13 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		// The forward message went q → me; its gradient answers it.
 		e.send[q] = e.codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
 	}
+	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, true), e.send, e.recv); err != nil {
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
 		return
 	}
+	start = time.Now()
+	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
 	for q, rows := range e.part.Send {
 		if q == me {
 			continue
