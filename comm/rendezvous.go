@@ -221,7 +221,11 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	ln := opt.Listener
 	if ln == nil {
 		var err error
-		if ln, err = net.Listen("tcp", opt.Rendezvous); err != nil {
+		addr := opt.Rendezvous
+		if opt.Listen != "" { // e.g. the pod's IP where Rendezvous is a DNS name
+			addr = opt.Listen
+		}
+		if ln, err = net.Listen("tcp", addr); err != nil {
 			return nil, fmt.Errorf("comm: rendezvous: %w", err)
 		}
 	}

@@ -22,10 +22,10 @@ type Options struct {
 	// Listener, if set, is used by rank 0 instead of listening on
 	// Rendezvous (for launchers and tests that open the port themselves).
 	Listener net.Listener
-	// Listen is where ranks other than 0 accept their peers ("host:port";
-	// port 0 picks a free one). Default: the local address of the
-	// connection to rank 0 (the interface rank 0 is reachable through),
-	// port 0. Nothing listens on any other address.
+	// Listen is where this rank accepts its peers ("host:port"; port 0
+	// picks a free one). Default for rank 0: Rendezvous; for the others:
+	// the local address of their connection to rank 0 (the interface rank
+	// 0 is reachable through), port 0. Nothing listens anywhere else.
 	Listen string
 	// Secret is the job secret every connection proves it knows. Required.
 	Secret []byte
