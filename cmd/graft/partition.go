@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,9 @@ type partitionResult struct {
 	*partition.Report
 }
 
+// partitionMemoryLimit is the soft heap limit graft partition runs under.
+const partitionMemoryLimit = 4 << 30
+
 func runPartition(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
 	fs.Usage = func() {
@@ -79,6 +83,11 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", *k)}
 	}
 
+	// Partitioning frees large coarse graphs as it goes; a soft limit makes
+	// the collector return them before the heap doubles (GOMEMLIMIT wins).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(partitionMemoryLimit)
+	}
 	loadStart := time.Now()
 	g, train, err := loadPartitionGraph(*name, *dataDir, *split, *seed, *balance == "train")
 	if err != nil {
