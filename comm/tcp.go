@@ -723,3 +723,5 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 	t.stats.record(site, t.rank, t.sent, t.recvd, time.Since(start))
 	return nil
 }
+
+var _ Communicator = (*TCP)(nil)

@@ -1,0 +1,64 @@
+//go:build mpi
+
+package comm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Run under MPI: go test -tags mpi -c -o comm_mpi.test ./comm &&
+// mpirun --allow-run-as-root --oversubscribe -np 2 ./comm_mpi.test -test.run MPI
+func TestMPICollectives(t *testing.T) {
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
+		t.Skip("not started by mpirun")
+	}
+	m, err := NewMPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r, size := m.Rank(), m.Size()
+	// Every rank builds every rank's input, so each can check the sum.
+	for _, n := range []int{1, 1001, 2*ringChunkValues*size + 3} {
+		inputs := randomInputs(size, n, uint64(n))
+		want := referenceSum(inputs)
+		data := append([]float32(nil), inputs[r]...)
+		if err := m.AllReduce("g", data); err != nil {
+			t.Fatal(err)
+		}
+		for i := range data {
+			if data[i] != want[i] {
+				t.Fatalf("n %d: [%d] = %v, want %v bit for bit (the TCP and in-process sum)", n, i, data[i], want[i])
+			}
+		}
+	}
+	send, recv := make([][]byte, size), make([][]byte, size)
+	for p := range size {
+		send[p] = bytes.Repeat([]byte{byte(r*16 + p)}, r+p*maxDataPayload/3)
+	}
+	if err := m.AllToAll("x", send, recv); err != nil {
+		t.Fatal(err)
+	}
+	for p := range size {
+		if want := bytes.Repeat([]byte{byte(p*16 + r)}, p+r*maxDataPayload/3); !bytes.Equal(recv[p], want) {
+			t.Fatalf("all-to-all from %d: %d bytes, want %d", p, len(recv[p]), len(want))
+		}
+	}
+	big := make([]byte, maxDataPayload+5)
+	if r == size-1 {
+		copy(big, "hello")
+	}
+	if err := m.Broadcast("b", size-1, big); err != nil {
+		t.Fatal(err)
+	}
+	if string(big[:5]) != "hello" {
+		t.Fatalf("broadcast got %q", big[:5])
+	}
+	if err := m.Barrier("end"); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("rank %d of %d: MPI collectives ok\n", r, size)
+}
