@@ -232,4 +232,5 @@ func (m *MPI) Barrier(site string) error {
 	m.stats.record(site, m.rank, nil, nil, time.Since(start))
 	return nil
 }
+
 var _ Communicator = (*MPI)(nil)
