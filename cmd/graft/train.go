@@ -34,10 +34,11 @@ type trainOptions struct {
 	patience                       int
 	lr, weightDecay, dropout       float64
 	optimizer, features            string
-	rowNormalize                   bool
+	rowNormalize, lcc              bool
 	seed                           uint64
 	save, metrics                  string
 	asJSON                         bool
+	dist                           distOptions
 }
 
 // trainSummary is the final JSON object of graft train --json.
@@ -57,6 +58,21 @@ type trainSummary struct {
 	StepMsMedian  float64 `json:"step_ms_median"`
 	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
 	Parameters    int     `json:"parameters"`
+
+	// Partition-parallel runs (all workers summed; zero for one worker).
+	Parts           int     `json:"parts"`
+	Partition       string  `json:"partition,omitempty"`
+	Compress        string  `json:"compress"`
+	Schedule        string  `json:"schedule"`
+	BytesTotal      int64   `json:"bytes_total"`
+	BytesFwd        int64   `json:"bytes_fwd"`
+	BytesBwd        int64   `json:"bytes_bwd"`
+	BytesGrad       int64   `json:"bytes_grad"`
+	ComputeSeconds  float64 `json:"compute_seconds"`
+	CommSeconds     float64 `json:"comm_seconds"`
+	CodecSeconds    float64 `json:"codec_seconds"`
+	EmulatedSeconds float64 `json:"emulated_seconds"`
+	WorkerImbalance float64 `json:"worker_imbalance"`
 }
 
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
@@ -76,10 +92,12 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
 	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
 	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing)")
+	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
 	fs.StringVar(&o.metrics, "metrics", "", "write one JSON object per epoch to `FILE`")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
+	o.dist.register(fs)
 	return fs
 }
 
@@ -101,6 +119,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.lcc {
+		if ds, err = ds.LargestComponent(); err != nil {
+			return err
+		}
+	}
 	split, err := ds.Split(o.split, o.seed)
 	if err != nil {
 		return fmt.Errorf("%v; choose a split with training nodes in every class, e.g. --split random:20:30", err)
@@ -110,10 +133,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
 	cfg.Model.Classes = ds.NumClasses
-	trainer, err := fullgraph.New(cfg, data)
+	layout, distOpts, err := o.dist.prepare(ds.Graph, split.Train, cfg.Epochs)
 	if err != nil {
 		return err
 	}
+	problem := fullgraph.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
+		Train: data.Train, Val: data.Val, Test: data.Test}
 
 	var metrics *json.Encoder
 	if o.metrics != "" {
@@ -128,8 +153,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	progress := newTrainProgress(stderr, cfg.Epochs, fmt.Sprintf("%s %s", o.model, ds.Name))
-	res, err := trainer.Run(ctx, func(m fullgraph.Metrics) error {
-		progress.epoch(m)
+	var totals distTotals
+	res, trainer, err := fullgraph.RunInProcess(ctx, cfg, problem, layout, distOpts, func(m fullgraph.DistMetrics) error {
+		progress.epoch(m.Metrics)
+		totals.add(m)
 		if metrics != nil {
 			return metrics.Encode(epochRecord(m))
 		}
@@ -160,6 +187,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		EpochMsMedian: 1000 * median(res.EpochSeconds), StepMsMedian: 1000 * median(res.StepSeconds),
 		PeakRSSBytes: bench.PeakRSS(), Parameters: countParams(params),
 	}
+	totals.fill(&sum, o.dist, distOpts)
 	if data.Features.IsSparse() {
 		sum.Features = "sparse"
 	}
@@ -176,6 +204,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
 	fmt.Fprintf(stdout, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
 	fmt.Fprintf(stdout, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
+	if sum.Parts > 1 {
+		fmt.Fprintf(stdout, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
+		fmt.Fprintf(stdout, "sent            %s halo forward, %s halo backward, %s gradients (%s, %s)\n",
+			formatBytes(sum.BytesFwd), formatBytes(sum.BytesBwd), formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
+		if distOpts.Link != nil {
+			fmt.Fprintf(stdout, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, distOpts.Link)
+		}
+	}
 	if o.save != "" {
 		fmt.Fprintf(stdout, "saved           %s\n", o.save)
 	}
@@ -229,8 +265,8 @@ func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
 }
 
 // epochRecord is one line of the --metrics file.
-func epochRecord(m fullgraph.Metrics) any {
-	return struct {
+func epochRecord(m fullgraph.DistMetrics) any {
+	type base struct {
 		Epoch        int     `json:"epoch"`
 		Loss         float64 `json:"loss"`
 		TrainAcc     float64 `json:"train_acc"`
@@ -239,7 +275,21 @@ func epochRecord(m fullgraph.Metrics) any {
 		ValLoss      float64 `json:"val_loss"`
 		EpochSeconds float64 `json:"epoch_seconds"`
 		StepSeconds  float64 `json:"step_seconds"`
-	}(m)
+	}
+	return struct {
+		base
+		Ratio               float64   `json:"ratio"`
+		BytesFwd            int64     `json:"bytes_fwd"`
+		BytesBwd            int64     `json:"bytes_bwd"`
+		BytesGrad           int64     `json:"bytes_grad"`
+		ComputeSeconds      float64   `json:"compute_seconds"`
+		CommSeconds         float64   `json:"comm_seconds"`
+		EmulatedCommSeconds float64   `json:"emulated_comm_seconds"`
+		EmulatedSeconds     float64   `json:"emulated_seconds"`
+		CodecSeconds        float64   `json:"codec_seconds"`
+		WorkerCompute       []float64 `json:"worker_compute_seconds"`
+	}{base(m.Metrics), m.Ratio, m.BytesFwd, m.BytesBwd, m.BytesGrad, m.ComputeSeconds, m.CommSeconds,
+		m.EmulatedCommSeconds, m.EmulatedSeconds, m.CodecSeconds, m.WorkerCompute}
 }
 
 // trainProgress shows training progress on stderr: a progress bar on a

@@ -90,17 +90,18 @@ func TestTrainOutputs(t *testing.T) {
 	defer f.Close()
 	lines := 0
 	for sc := bufio.NewScanner(f); sc.Scan(); {
-		var rec map[string]float64
+		var rec map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("metrics line %d: %v", lines+1, err)
 		}
-		for _, k := range []string{"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_seconds"} {
+		for _, k := range []string{"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_seconds",
+			"bytes_fwd", "bytes_bwd", "ratio", "compute_seconds", "comm_seconds", "emulated_seconds", "worker_compute_seconds"} {
 			if _, ok := rec[k]; !ok {
 				t.Errorf("metrics line %d lacks %q", lines+1, k)
 			}
 		}
 		lines++
-		if rec["epoch"] != float64(lines) {
+		if rec["epoch"] != any(float64(lines)) {
 			t.Errorf("metrics line %d has epoch %v", lines, rec["epoch"])
 		}
 	}

@@ -93,30 +93,36 @@ func (e *Exchange) counters(stats *comm.Stats, wall float64) workerCounters {
 // epoch's metrics over all workers. Parameters stay identical on every
 // rank, so any rank's model is the result.
 func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, layout *partition.Layout, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
-	if layout.K != c.Size() {
-		return Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())
-	}
 	if opts.Link != nil {
 		c = comm.WithLink(c, *opts.Link)
 	}
-	part := &layout.Parts[c.Rank()]
-	var codec compress.Compressor
-	if opts.Codec != "" {
+	var d Data
+	var ex *Exchange
+	if layout == nil || layout.K == 1 {
+		// One worker holds the whole graph: no halo, no exchange.
+		if c.Size() != 1 {
+			return Result{}, nil, fmt.Errorf("fullgraph: %d workers but no partition layout", c.Size())
+		}
+		d = Data{Graph: nn.NewGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}
+	} else {
+		if layout.K != c.Size() {
+			return Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())
+		}
+		part := &layout.Parts[c.Rank()]
+		var codec compress.Compressor
+		if opts.Codec != "" {
+			var err error
+			if codec, err = compress.New(opts.Codec); err != nil {
+				return Result{}, nil, err
+			}
+		}
 		var err error
-		if codec, err = compress.New(opts.Codec); err != nil {
+		if ex, err = NewExchange(c, part, codec, opts.Schedule, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
 			return Result{}, nil, err
 		}
-	}
-	layers := max(cfg.Model.Layers, 1)
-	ex, err := NewExchange(c, part, codec, opts.Schedule, cfg.Model.Seed, layers)
-	if err != nil {
-		return Result{}, nil, err
-	}
-	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex)
-	if err != nil {
-		return Result{}, nil, err
-	}
-	if c.Size() > 1 {
+		if d, err = PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex); err != nil {
+			return Result{}, nil, err
+		}
 		cfg.Reducer = &CommReducer{Comm: c}
 		cfg.Exchange = ex
 	}
@@ -139,7 +145,10 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 		if err != nil {
 			return err
 		}
-		dm := DistMetrics{Metrics: m, Ratio: ex.TrainingRatio(), WorkerCompute: make([]float64, len(all))}
+		dm := DistMetrics{Metrics: m, Ratio: 1, WorkerCompute: make([]float64, len(all))}
+		if ex != nil {
+			dm.Ratio = ex.TrainingRatio()
+		}
 		for r, w := range all {
 			dm.BytesFwd += int64(w[0])
 			dm.BytesBwd += int64(w[1])
@@ -185,11 +194,14 @@ func gatherCounters(c comm.Communicator, mine [counterFields]float64, send, recv
 }
 
 // RunInProcess trains with one goroutine per part of layout, connected by
-// an in-process comm.Group, and returns rank 0's result and trainer. With a
-// one-part layout it is plain single-process training.
+// an in-process comm.Group, and returns rank 0's result and trainer. A nil
+// or one-part layout is plain single-process training.
 func RunInProcess(ctx context.Context, cfg Config, p Problem, layout *partition.Layout, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
 	var res Result
 	var tr *Trainer
+	if layout == nil || layout.K == 1 {
+		return RunWorker(ctx, comm.NewGroup(1).Comm(0), cfg, p, nil, opts, onEpoch)
+	}
 	err := comm.Run(layout.K, func(c comm.Communicator) error {
 		var cb func(DistMetrics) error
 		if c.Rank() == 0 {

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+// distOptions are graft train's flags for partition-parallel training.
+type distOptions struct {
+	parts           int
+	partition       string
+	codec, schedule string
+	link            string
+	partitionSeed   uint64
+}
+
+func (d *distOptions) register(fs *flag.FlagSet) {
+	fs.IntVar(&d.parts, "parts", 1, "workers, each holding one part of the graph (in-process goroutines)")
+	fs.StringVar(&d.partition, "partition", "random", "how to split the graph: "+strings.Join(partition.Methods(), ", ")+", or an assignment FILE (one part id per line, as gpmetis writes)")
+	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Names, ", "))
+	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR] (default fixed:1, or linear:128:1.5:5 when --compress is truncate, subspace or topk)")
+	fs.StringVar(&d.link, "link", "", "emulate a network link per worker, e.g. 1gbit:1ms, to report emulated time")
+	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
+}
+
+// prepare checks the flags and splits g; it returns a nil layout for one part.
+func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*partition.Layout, fullgraph.DistOptions, error) {
+	var opts fullgraph.DistOptions
+	if d.parts < 1 {
+		return nil, opts, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
+	}
+	if d.parts > g.N {
+		return nil, opts, usageError{fmt.Errorf("--parts %d: the graph has only %d nodes", d.parts, g.N)}
+	}
+	if !slices.Contains(compress.Names, d.codec) {
+		return nil, opts, usageError{fmt.Errorf("--compress %q: want one of %s", d.codec, strings.Join(compress.Names, ", "))}
+	}
+	spec := d.schedule
+	if spec == "" {
+		spec = "fixed:1"
+		if d.codec == "truncate" || d.codec == "subspace" || d.codec == "topk" {
+			spec = "linear:128:1.5:5" // the VARCO authors' schedule
+		}
+	}
+	sched, err := compress.ParseSchedule(spec, epochs)
+	if err != nil {
+		return nil, opts, usageError{err}
+	}
+	opts.Codec, opts.Schedule = d.codec, sched
+	if d.link != "" {
+		l, err := comm.ParseLink(d.link)
+		if err != nil {
+			return nil, opts, usageError{fmt.Errorf("--link: %v", err)}
+		}
+		opts.Link = &l
+	}
+	if d.parts == 1 {
+		return nil, opts, nil
+	}
+	parts, err := d.assign(g, train)
+	if err != nil {
+		return nil, opts, err
+	}
+	layout, err := partition.BuildLayout(g, parts, d.parts)
+	if err != nil {
+		return nil, opts, err
+	}
+	return layout, opts, nil
+}
+
+func (d *distOptions) assign(g *graph.Graph, train []int32) ([]int32, error) {
+	if slices.Contains(partition.Methods(), d.partition) || d.partition == "metis" {
+		p, err := partition.New(d.partition)
+		if err != nil {
+			return nil, err
+		}
+		// Balance training nodes too, as DGL's balance_ntypes does, so every
+		// worker has a similar share of the loss.
+		balance := make([]int32, g.N)
+		for _, v := range train {
+			balance[v] = 1
+		}
+		return p.Partition(g, d.parts, partition.Options{Seed: d.partitionSeed, Balance: balance})
+	}
+	f, err := os.Open(d.partition)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--partition %q is neither a method (%s) nor a readable assignment file", d.partition, strings.Join(partition.Methods(), ", "))}
+	}
+	defer f.Close()
+	parts, _, err := partition.ReadAssignment(f, g.N, d.parts)
+	if err != nil {
+		return nil, fmt.Errorf("assignment %s: %v", d.partition, err)
+	}
+	return parts, nil
+}
+
+// distTotals sums the epochs' communication for the final summary.
+type distTotals struct {
+	fwd, bwd, grad                 int64
+	compute, comm, codec, emulated float64
+	workerCompute                  []float64
+}
+
+func (t *distTotals) add(m fullgraph.DistMetrics) {
+	t.fwd += m.BytesFwd
+	t.bwd += m.BytesBwd
+	t.grad += m.BytesGrad
+	t.compute += m.ComputeSeconds
+	t.comm += m.CommSeconds
+	t.codec += m.CodecSeconds
+	t.emulated += m.EmulatedSeconds
+	if t.workerCompute == nil {
+		t.workerCompute = make([]float64, len(m.WorkerCompute))
+	}
+	for i, c := range m.WorkerCompute {
+		t.workerCompute[i] += c
+	}
+}
+
+// fill copies the totals into the summary; imbalance is the slowest
+// worker's compute time over the mean.
+func (t *distTotals) fill(s *trainSummary, d distOptions, opts fullgraph.DistOptions) {
+	s.Parts, s.Compress, s.Schedule = d.parts, d.codec, opts.Schedule.String()
+	if d.parts > 1 {
+		s.Partition = d.partition
+	}
+	s.BytesFwd, s.BytesBwd, s.BytesGrad = t.fwd, t.bwd, t.grad
+	s.BytesTotal = t.fwd + t.bwd + t.grad
+	s.ComputeSeconds, s.CommSeconds, s.CodecSeconds, s.EmulatedSeconds = t.compute, t.comm, t.codec, t.emulated
+	var sum, most float64
+	for _, c := range t.workerCompute {
+		sum += c
+		most = max(most, c)
+	}
+	if sum > 0 {
+		s.WorkerImbalance = most / (sum / float64(len(t.workerCompute)))
+	}
+}
