@@ -116,7 +116,7 @@ func newTCP(opt Options, conns []net.Conn) *TCP {
 			continue
 		}
 		c.SetDeadline(time.Time{})
-		t.peers[r] = &peer{t: t, rank: r, conn: c, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 1),
+		t.peers[r] = &peer{t: t, rank: r, conn: c, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 2*ringChunkValues/ringSegmentValues+2),
 			ctrl: make(chan []byte, 1), gone: make(chan struct{}), writerDone: make(chan struct{}), readerDone: make(chan struct{})}
 	}
 	for _, p := range t.peers {
@@ -658,9 +658,15 @@ func (t *TCP) Barrier(site string) error {
 	return nil
 }
 
+// ringSegmentValues is the pipelining grain of the ring: a chunk travels as
+// segments of this many values, so adding one segment overlaps receiving
+// the next, and a finished segment moves on before its chunk is complete.
+const ringSegmentValues = 1 << 18 // 1 MiB
+
 // AllReduce runs a ring: reduce-scatter then all-gather, in rounds of at
-// most ringChunkValues values per message, accumulating in the canonical
-// order (ring.go).
+// most ringChunkValues values per chunk, accumulating in the canonical
+// order (ring.go). Each chunk is pipelined in segments; the order in which
+// each value is summed does not depend on the segmentation.
 func (t *TCP) AllReduce(site string, data []float32) error {
 	start := time.Now()
 	c, err := t.begin(site)
@@ -671,51 +677,99 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 	n, size, r := len(data), t.size, t.rank
 	if size > 1 && n > 0 {
 		if t.scratch == nil {
-			t.scratch = make([]float32, ringChunkValues)
+			t.scratch = make([]float32, 2*ringChunkValues)
 		}
 		left, right := (r+size-1)%size, (r+1)%size
 		mod := func(k int) int { return ((k % size) + size) % size }
-		var op recvOp
+		steps := 2 * (size - 1) // reduce-scatter steps, then all-gather steps
 		for lo := 0; lo < n; {
 			hi := ringRound(lo, n, size)
-			// Reduce-scatter: after step s, chunk r−s−1 holds the sum of
-			// ranks r−s−1 … r; after size−1 steps rank r owns chunk r+1.
-			for s := 0; s < size-1; s++ {
-				slo, shi := ringChunk(lo, hi, mod(r-s), size)
-				rlo, rhi := ringChunk(lo, hi, mod(r-s-1), size)
-				tmp := t.scratch[:rhi-rlo]
-				op = recvOp{dst: float32Bytes(tmp)}
-				c.post(left, &op)
-				sent := c.send(right, float32Bytes(data[slo:shi]))
-				if err := c.wait(op.done, left, "send its share"); err != nil {
-					return err
+			// At step s, this rank sends chunk sendChunk(s) and receives
+			// recvChunk(s); the chunk it sends at step s+1 is the one it
+			// received (and, while reducing, added to) at step s.
+			chunk := func(s int, recv bool) (int, int) {
+				k := r - s // reduce-scatter sends chunk r−s
+				if s >= size-1 {
+					k = r + 1 - (s - (size - 1)) // all-gather sends chunk r+1−s'
 				}
-				// The accumulated value comes first (the canonical order).
-				acc := data[rlo:rhi]
-				for i := range acc {
-					acc[i] = tmp[i] + acc[i]
+				if recv {
+					k--
 				}
-				if err := c.wait(sent, right, "accept our share"); err != nil {
-					return err
-				}
-				t.sent[right] += int64(4 * (shi - slo))
-				t.recvd[left] += int64(4 * (rhi - rlo))
+				return ringChunk(lo, hi, mod(k), size)
 			}
-			// All-gather: pass the finished chunks round the ring.
-			for s := 0; s < size-1; s++ {
-				slo, shi := ringChunk(lo, hi, mod(r+1-s), size)
-				rlo, rhi := ringChunk(lo, hi, mod(r-s), size)
-				op = recvOp{dst: float32Bytes(data[rlo:rhi])}
-				c.post(left, &op)
-				sent := c.send(right, float32Bytes(data[slo:shi]))
-				if err := c.wait(op.done, left, "send its share"); err != nil {
+			segments := func(a, b int) int { return max(1, (b-a+ringSegmentValues-1)/ringSegmentValues) }
+			seg := func(a, b, j int) (int, int) { return a + j*ringSegmentValues, min(b, a+(j+1)*ringSegmentValues) }
+			// dst is where segment j of step s's receive goes: scratch while
+			// reducing (two halves, alternating by step), the data after.
+			ops := make([][]recvOp, steps)
+			post := func(s int) {
+				a, b := chunk(s, true)
+				ops[s] = make([]recvOp, segments(a, b))
+				for j := range ops[s] {
+					sa, sb := seg(a, b, j)
+					if s < size-1 {
+						off := (s % 2) * ringChunkValues
+						ops[s][j].dst = float32Bytes(t.scratch[off+sa-a : off+sb-a])
+					} else {
+						ops[s][j].dst = float32Bytes(data[sa:sb])
+					}
+				}
+			}
+			var sends []chan error
+			sendSeg := func(s, j int) {
+				a, b := chunk(s, false)
+				sa, sb := seg(a, b, j)
+				sends = append(sends, c.send(right, float32Bytes(data[sa:sb])))
+				t.sent[right] += int64(4 * (sb - sa))
+			}
+			post(0)
+			for j := range ops[0] {
+				c.post(left, &ops[0][j])
+			}
+			a0, b0 := chunk(0, false)
+			for j := range segments(a0, b0) {
+				sendSeg(0, j)
+			}
+			for s := range steps {
+				a, b := chunk(s, true)
+				if s+1 < steps {
+					post(s + 1)
+				}
+				for j := range ops[s] {
+					if err := c.wait(ops[s][j].done, left, "send its share"); err != nil {
+						return err
+					}
+					sa, sb := seg(a, b, j)
+					t.recvd[left] += int64(4 * (sb - sa))
+					if s < size-1 {
+						off := (s % 2) * ringChunkValues
+						tmp := t.scratch[off+sa-a : off+sb-a]
+						acc := data[sa:sb]
+						for i := range acc {
+							acc[i] = tmp[i] + acc[i] // the accumulated value first
+						}
+					}
+					if s+1 < steps {
+						// Step s+1 sends the chunk received at step s,
+						// segment for segment; the chunk it receives may
+						// have one value more or less, so its segments are
+						// posted as far as they go here and the rest below.
+						if j < len(ops[s+1]) {
+							c.post(left, &ops[s+1][j])
+						}
+						sendSeg(s+1, j)
+					}
+				}
+				if s+1 < steps {
+					for j := len(ops[s]); j < len(ops[s+1]); j++ {
+						c.post(left, &ops[s+1][j])
+					}
+				}
+			}
+			for _, done := range sends {
+				if err := c.wait(done, right, "accept our share"); err != nil {
 					return err
 				}
-				if err := c.wait(sent, right, "accept our share"); err != nil {
-					return err
-				}
-				t.sent[right] += int64(4 * (shi - slo))
-				t.recvd[left] += int64(4 * (rhi - rlo))
 			}
 			lo = hi
 		}

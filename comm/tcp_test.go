@@ -153,6 +153,8 @@ func TestTCPAllToAllDeliversEveryBuffer(t *testing.T) {
 func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) {
 	cases := []struct{ size, n int }{
 		{2, 1}, {2, 5}, {3, 1000}, {4, 3}, {2, 2*ringChunkValues + 7}, {3, 3*ringChunkValues + 1},
+		// Chunks on either side of a segment boundary (1 and 2 segments).
+		{2, 2*ringSegmentValues + 1}, {3, 3*ringSegmentValues + 2}, {2, 2*ringSegmentValues - 1},
 	}
 	for _, tc := range cases {
 		inputs := randomInputs(tc.size, tc.n, uint64(tc.n))
