@@ -315,3 +315,24 @@ func TestNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestMulCSRRowRange multiplies a band of rows given by a slice of offsets
+// that does not start at zero, as callers do for minibatches.
+func TestMulCSRRowRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	m := randomCSR(rng, 100, 50, 8, 40, 300, true)
+	const width, lo, hi = 37, 30, 80
+	x := randomDense(rng, m.cols, width)
+	for _, l := range levels() {
+		useLevel(t, l)
+		full := make([]float32, m.rows*width)
+		MulCSR(m.rows, m.offsets, m.indices, m.values, x, width, width, full, width, false)
+		band := make([]float32, (hi-lo)*width)
+		MulCSR(hi-lo, m.offsets[lo:], m.indices, m.values, x, width, width, band, width, false)
+		for k := range band {
+			if band[k] != full[lo*width+k] {
+				t.Fatalf("%v: band[%d] = %v, full product has %v", l, k, band[k], full[lo*width+k])
+			}
+		}
+	}
+}
