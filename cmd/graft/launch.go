@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,7 +83,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	var first *exit
 	started := 0
 	var out sync.Mutex // one line at a time from any worker
-	var copying sync.WaitGroup
+	outs, errs := make([]*lineWriter, *nproc), make([]*lineWriter, *nproc)
 	procs := make([]*exec.Cmd, *nproc)
 	for k := range procs {
 		cmd := exec.Command(exe, rest...)
@@ -92,17 +93,11 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(*port),
 			"GRAFT_TOKEN="+hex.EncodeToString(secret))
 		prefix := fmt.Sprintf("[rank %d] ", k)
-		for _, s := range []struct {
-			pipe func() (io.ReadCloser, error)
-			to   io.Writer
-		}{{cmd.StdoutPipe, stdout}, {cmd.StderrPipe, stderr}} {
-			r, err := s.pipe()
-			if err != nil {
-				return err
-			}
-			copying.Add(1)
-			go func() { defer copying.Done(); prefixLines(r, s.to, prefix, &out) }()
-		}
+		// exec copies into these writers and Wait waits for the copying.
+		outs[k] = &lineWriter{prefix: prefix, w: stdout, mu: &out}
+		errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
+		cmd.Stdout, cmd.Stderr = outs[k], errs[k]
+		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us
 		procs[k] = cmd
 		if err := cmd.Start(); err != nil {
 			first = &exit{k, err}
@@ -112,6 +107,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		go func() { exits <- exit{k, cmd.Wait()} }()
 	}
 	exited := make([]bool, len(procs))
+	failures := make([]*exit, len(procs))
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
@@ -134,6 +130,9 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		case e := <-exits:
 			done++
 			exited[e.rank] = true
+			if e.err != nil {
+				failures[e.rank] = &e
+			}
 			if e.err != nil && first == nil {
 				first = &e
 				term = time.After(*grace)
@@ -150,9 +149,27 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 			stopAll(syscall.SIGKILL)
 		}
 	}
-	copying.Wait()
+	for k := range outs {
+		if outs[k] != nil {
+			outs[k].flush()
+			errs[k].flush()
+		}
+	}
 	if first == nil {
 		return nil
+	}
+	// Workers that lost a peer fail too, sometimes before the peer's own
+	// exit is seen; follow their "comm: rank K:" errors to the root cause.
+	for hops := 0; hops < *nproc; hops++ {
+		m := blamed.FindStringSubmatch(errs[first.rank].lastLine())
+		if m == nil {
+			break
+		}
+		k, _ := strconv.Atoi(m[1])
+		if k == first.rank || k >= *nproc || failures[k] == nil {
+			break
+		}
+		first = failures[k]
 	}
 	code := 1
 	var ee *exec.ExitError
@@ -192,21 +209,48 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// prefixLines copies r to w line by line, each line prefixed.
-func prefixLines(r io.Reader, w io.Writer, prefix string, mu *sync.Mutex) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// blamed finds the rank a worker's error says was lost.
+var blamed = regexp.MustCompile(`comm: rank (\d+): `)
+
+// lineWriter writes complete lines to w, each with a prefix, holding a
+// partial line until it is complete or flushed; it remembers the last line.
+type lineWriter struct {
+	prefix  string
+	w       io.Writer
+	mu      *sync.Mutex
+	partial []byte
+	last    string
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.partial = append(l.partial, p...)
 	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n"
-			}
-			mu.Lock()
-			io.WriteString(w, prefix+line)
-			mu.Unlock()
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
 		}
-		if err != nil {
-			return
-		}
+		l.emit(string(l.partial[:i+1]))
+		l.partial = l.partial[i+1:]
 	}
+	return len(p), nil
+}
+
+func (l *lineWriter) emit(line string) {
+	l.mu.Lock()
+	io.WriteString(l.w, l.prefix+line)
+	l.last = line
+	l.mu.Unlock()
+}
+
+func (l *lineWriter) flush() {
+	if len(l.partial) > 0 {
+		l.emit(string(l.partial) + "\n")
+		l.partial = nil
+	}
+}
+
+func (l *lineWriter) lastLine() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
