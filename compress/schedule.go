@@ -82,21 +82,22 @@ type Plateau struct {
 	MinDelta         float64
 
 	ratio   float64
-	best    float64
+	best    float64 // lowest loss since the ratio last changed, once seen
+	seen    bool
 	stalled int
 }
 
 // NewPlateau returns a plateau schedule at its starting ratio.
 func NewPlateau(maxRatio, minRatio float64, patience int, factor float64) *Plateau {
 	return &Plateau{Max: maxRatio, Min: minRatio, Factor: factor, Patience: patience, MinDelta: 1e-3,
-		ratio: maxRatio, best: math.Inf(1)}
+		ratio: maxRatio}
 }
 
 func (p *Plateau) Ratio(int) float64 { return p.ratio }
 
 func (p *Plateau) Observe(_ int, loss float64) {
-	if loss < p.best*(1-p.MinDelta) {
-		p.best = loss
+	if !p.seen || loss < p.best*(1-p.MinDelta) {
+		p.best, p.seen = loss, true
 		p.stalled = 0
 		return
 	}
@@ -115,12 +116,15 @@ func (p *Plateau) String() string {
 // PlateauState is what a checkpoint must keep of a Plateau.
 type PlateauState struct {
 	Ratio, Best float64
+	Seen        bool
 	Stalled     int
 }
 
-func (p *Plateau) State() PlateauState { return PlateauState{p.ratio, p.best, p.stalled} }
+func (p *Plateau) State() PlateauState { return PlateauState{p.ratio, p.best, p.seen, p.stalled} }
 
-func (p *Plateau) Restore(s PlateauState) { p.ratio, p.best, p.stalled = s.Ratio, s.Best, s.Stalled }
+func (p *Plateau) Restore(s PlateauState) {
+	p.ratio, p.best, p.seen, p.stalled = s.Ratio, s.Best, s.Seen, s.Stalled
+}
 
 // ParseSchedule reads a schedule from its command-line form; steps is the
 // planned number of training steps (the linear and exponential schedules
@@ -218,4 +222,14 @@ func validated(s Schedule, err error) (Schedule, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Copy returns an independent copy of s: every worker of a run owns one,
+// since adaptive schedules keep state.
+func Copy(s Schedule) Schedule {
+	if p, ok := s.(*Plateau); ok {
+		c := *p
+		return &c
+	}
+	return s
 }

@@ -3,10 +3,12 @@ package fullgraph
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
@@ -19,6 +21,13 @@ type DistOptions struct {
 	Codec    string            // compressor name for compress.New; "" means none
 	Schedule compress.Schedule // compression ratio per step; nil means 1
 	Link     *comm.Link        // emulated network link, or nil
+
+	// Resume continues from a checkpoint instead of a fresh start.
+	Resume *checkpoint.State
+	// SaveCheckpoint, if set, is called on rank 0 with the run's state every
+	// CheckpointEvery epochs (when positive) and after an interrupted epoch.
+	SaveCheckpoint  func(*checkpoint.State) error
+	CheckpointEvery int
 }
 
 // Problem is the global training problem: the graph, node features and
@@ -117,7 +126,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 			}
 		}
 		var err error
-		if ex, err = NewExchange(c, part, codec, opts.Schedule, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
+		sched := opts.Schedule
+		if sched != nil {
+			sched = compress.Copy(sched)
+		}
+		if ex, err = NewExchange(c, part, codec, sched, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
 			return Result{}, nil, err
 		}
 		if d, err = PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex); err != nil {
@@ -129,6 +142,21 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 	tr, err := New(cfg, d)
 	if err != nil {
 		return Result{}, nil, err
+	}
+	if opts.Resume != nil {
+		if err := tr.Restore(opts.Resume); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	save := func() error {
+		if c.Rank() != 0 || opts.SaveCheckpoint == nil {
+			return nil
+		}
+		st, err := tr.Checkpoint()
+		if err != nil {
+			return err
+		}
+		return opts.SaveCheckpoint(st)
 	}
 	var prev [counterFields]float64
 	var elapsed float64
@@ -161,11 +189,24 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 			dm.EmulatedSeconds = max(dm.EmulatedSeconds, compute+w[4])
 			dm.CodecSeconds = max(dm.CodecSeconds, w[5])
 		}
+		if opts.CheckpointEvery > 0 && m.Epoch%opts.CheckpointEvery == 0 {
+			if err := save(); err != nil {
+				return fmt.Errorf("checkpoint after epoch %d: %w", m.Epoch, err)
+			}
+		}
 		if onEpoch != nil {
 			return onEpoch(dm)
 		}
 		return nil
 	})
+	if errors.Is(err, ErrInterrupted) {
+		// Keep the interrupted run's exact state, then hand back the best
+		// parameters like a finished run does.
+		if serr := save(); serr != nil {
+			err = fmt.Errorf("%w; saving its checkpoint failed: %v", err, serr)
+		}
+		tr.RestoreBest()
+	}
 	return res, tr, err
 }
 

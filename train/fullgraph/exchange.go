@@ -87,6 +87,27 @@ func (e *Exchange) Observe(loss float64) {
 	}
 }
 
+// scheduleState is the state an adaptive schedule must carry across a
+// checkpoint (nil for schedules that are functions of the step alone).
+func (e *Exchange) scheduleState() *compress.PlateauState {
+	if p, ok := e.sched.(*compress.Plateau); ok {
+		st := p.State()
+		return &st
+	}
+	return nil
+}
+
+func (e *Exchange) restoreSchedule(st *compress.PlateauState) error {
+	p, ok := e.sched.(*compress.Plateau)
+	switch {
+	case ok && st != nil:
+		p.Restore(*st)
+	case ok != (st != nil):
+		return fmt.Errorf("fullgraph: the checkpoint was made with a different compression schedule than %s", e.sched)
+	}
+	return nil
+}
+
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 

@@ -99,8 +99,9 @@ type Trainer struct {
 	trainLoss, evalLoss nn.CrossEntropy
 	trainCount          float64 // training rows over all workers: the loss normaliser
 
-	flat   []float32  // gradients and loss, packed for one reduction per step
-	counts [8]float64 // metric sums, reduced once per evaluation
+	flat     []float32  // gradients and loss, packed for one reduction per step
+	counts   [8]float64 // metric sums and the stop flag, reduced once per evaluation
+	progress progress
 }
 
 // New builds the model and optimiser of cfg for data and checks that data is
@@ -234,58 +235,85 @@ func (t *Trainer) reduceGradients(loss float64) (float64, error) {
 // three sets and the validation loss, over all workers. Epoch, Loss and the
 // timings are left zero.
 func (t *Trainer) Evaluate() (Metrics, error) {
+	m, _, err := t.evaluate(false)
+	return m, err
+}
+
+// evaluate is Evaluate that also agrees with the other workers on whether
+// to stop: stop is true afterwards if any worker asked for it, so that all
+// of them stop after the same epoch.
+func (t *Trainer) evaluate(askStop bool) (Metrics, bool, error) {
 	d := &t.data
 	if ex := t.cfg.Exchange; ex != nil {
 		ex.Begin(t.opt.Steps(), false)
 	}
 	logits := t.model.Forward(d.Graph, d.Features, false)
 	if ex := t.cfg.Exchange; ex != nil && ex.Err() != nil {
-		return Metrics{}, ex.Err()
+		return Metrics{}, false, ex.Err()
 	}
 	c := &t.counts
 	c[0], c[1] = correct(logits, d.Labels, d.Train), float64(len(d.Train))
 	c[2], c[3] = correct(logits, d.Labels, d.Val), float64(len(d.Val))
 	c[4], c[5] = correct(logits, d.Labels, d.Test), float64(len(d.Test))
-	c[6] = 0
+	c[6], c[7] = 0, 0
 	if len(d.Val) > 0 {
 		// Normalised by 1 so that the workers' sums add up; divided below.
 		loss, _, err := t.evalLoss.Forward(logits, d.Labels, d.Val, 1)
 		if err != nil {
-			return Metrics{}, err
+			return Metrics{}, false, err
 		}
 		c[6] = loss
 	}
-	if err := t.sum64(c[:7]); err != nil {
-		return Metrics{}, err
+	if askStop {
+		c[7] = 1
+	}
+	if err := t.sum64(c[:8]); err != nil {
+		return Metrics{}, false, err
 	}
 	return Metrics{
 		TrainAcc: ratio(c[0], c[1]),
 		ValAcc:   ratio(c[2], c[3]),
 		TestAcc:  ratio(c[4], c[5]),
 		ValLoss:  ratio(c[6], c[3]),
-	}, nil
+	}, c[7] > 0, nil
 }
 
-// Run trains for up to cfg.Epochs epochs, calling onEpoch (if not nil) after
-// each; an error from onEpoch or a cancelled ctx stops training and is
-// returned. On return the model holds the parameters of the best epoch,
-// also when training stops with an error after at least one epoch.
+// ErrInterrupted is returned by Run when a worker's context was cancelled:
+// every worker stops after the same completed epoch, with the model holding
+// that epoch's parameters (not the best ones), ready to be checkpointed.
+var ErrInterrupted = errors.New("training interrupted")
+
+// progress is where a run stands between epochs; checkpoints carry it so
+// that a resumed run selects and stops exactly as an uninterrupted one.
+type progress struct {
+	Epoch     int     `json:"epoch"` // completed epochs
+	Best      Metrics `json:"best"`
+	SinceBest int     `json:"since_best"` // epochs without a better validation accuracy or loss
+	BestAcc   float64 `json:"best_acc"`   // best validation accuracy and loss so far, for patience
+	BestLoss  float64 `json:"best_loss"`
+}
+
+// Run trains until cfg.Epochs epochs have completed (counting those of a
+// restored checkpoint), calling onEpoch (if not nil) after each; an error
+// from onEpoch stops training and is returned. On return the model holds
+// the parameters of the best epoch, except after ErrInterrupted.
 func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result, error) {
 	var res Result
 	res.EpochSeconds = make([]float64, 0, t.cfg.Epochs)
 	res.StepSeconds = make([]float64, 0, t.cfg.Epochs)
-	res.Best.ValAcc = -1
-	sinceBest := 0
-	bestAcc, bestLoss := math.Inf(-1), math.Inf(1)
+	pr := &t.progress
+	if pr.Epoch == 0 {
+		pr.Best.ValAcc = -1
+		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
+	}
+	res.Best, res.Epochs = pr.Best, pr.Epoch
+	interrupted := false
 	defer func() {
-		if res.Epochs > 0 {
-			t.restoreBest()
+		if pr.Epoch > 0 && !interrupted {
+			t.RestoreBest()
 		}
 	}()
-	for epoch := 1; epoch <= t.cfg.Epochs; epoch++ {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
+	for epoch := pr.Epoch + 1; epoch <= t.cfg.Epochs; epoch++ {
 		start := time.Now()
 		loss, err := t.Step()
 		if err != nil {
@@ -295,7 +323,7 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 			return res, err
 		}
 		stepSeconds := time.Since(start).Seconds()
-		m, err := t.Evaluate()
+		m, stop, err := t.evaluate(ctx.Err() != nil)
 		if err != nil {
 			return res, err
 		}
@@ -304,21 +332,27 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 		res.Epochs = epoch
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
 		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
-		if better(m, res.Best) {
-			res.Best = m
+		pr.Epoch = epoch
+		if better(m, pr.Best) {
+			pr.Best = m
 			t.saveBest()
 		}
-		sinceBest++
-		if m.ValAcc > bestAcc || m.ValLoss < bestLoss {
-			sinceBest = 0
+		res.Best = pr.Best
+		pr.SinceBest++
+		if m.ValAcc > pr.BestAcc || m.ValLoss < pr.BestLoss {
+			pr.SinceBest = 0
 		}
-		bestAcc, bestLoss = max(bestAcc, m.ValAcc), min(bestLoss, m.ValLoss)
+		pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
 		if onEpoch != nil {
 			if err := onEpoch(m); err != nil {
 				return res, err
 			}
 		}
-		if t.cfg.Patience > 0 && sinceBest >= t.cfg.Patience {
+		if stop {
+			interrupted = true
+			return res, fmt.Errorf("%w after epoch %d", ErrInterrupted, epoch)
+		}
+		if t.cfg.Patience > 0 && pr.SinceBest >= t.cfg.Patience {
 			res.StoppedEarly = epoch < t.cfg.Epochs
 			break
 		}
@@ -342,7 +376,8 @@ func (t *Trainer) saveBest() {
 	}
 }
 
-func (t *Trainer) restoreBest() {
+// RestoreBest sets the model's parameters to those of the best epoch so far.
+func (t *Trainer) RestoreBest() {
 	for i, p := range t.params {
 		copy(p.Value.Data, t.best[i].Data)
 	}

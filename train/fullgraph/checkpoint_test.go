@@ -1,0 +1,124 @@
+package fullgraph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/partition"
+)
+
+// "a resumed run's final parameters equal those of an uninterrupted run bit
+// for bit": interrupt after epoch 5 of 12, save through the checkpoint file
+// format, resume, and compare with a run that was never interrupted — on
+// one worker and on three with compression and an adaptive schedule.
+func TestResumeEqualsUninterruptedRun(t *testing.T) {
+	s := newSBMTask(t, 200, 8)
+	for _, k := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d workers", k), func(t *testing.T) {
+			cfg := equivalenceConfig("gcn", s.classes)
+			cfg.Epochs = 12
+			var layout *partition.Layout
+			if k > 1 {
+				parts, err := partition.Random{}.Partition(s.g, k, partition.Options{Seed: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if layout, err = partition.BuildLayout(s.g, parts, k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
+			opts := func() DistOptions {
+				sched, _ := compress.ParseSchedule("adaptive:8:1:1:2", cfg.Epochs)
+				return DistOptions{Codec: "truncate", Schedule: sched}
+			}
+			run := func(ctx context.Context, o DistOptions, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
+				var losses []float64
+				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m DistMetrics) error {
+					losses = append(losses, m.Loss)
+					if m.Epoch == cancelAt {
+						cancel()
+					}
+					return nil
+				})
+				var params [][]float32
+				if tr != nil {
+					for _, q := range tr.Model().Params() {
+						params = append(params, append([]float32(nil), q.Value.Data...))
+					}
+				}
+				return losses, params, err
+			}
+
+			wantLosses, wantParams, err := run(context.Background(), opts(), -1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			var saved []byte
+			o := opts()
+			o.SaveCheckpoint = func(st *checkpoint.State) error {
+				var b bytes.Buffer
+				err := checkpoint.Encode(&b, st)
+				saved = b.Bytes()
+				return err
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			_, _, err = run(ctx, o, 4, cancel)
+			if !errors.Is(err, ErrInterrupted) || saved == nil {
+				t.Fatalf("interrupted run: %v (checkpoint saved: %v)", err, saved != nil)
+			}
+			st, err := checkpoint.Decode(saved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Step != 5 {
+				t.Fatalf("checkpoint after epoch %d, want 5 (the epoch during which the stop was asked)", st.Step)
+			}
+
+			o = opts()
+			o.Resume = st
+			gotLosses, gotParams, err := run(context.Background(), o, -1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotLosses) != cfg.Epochs-5 {
+				t.Fatalf("resumed run ran %d epochs, want %d", len(gotLosses), cfg.Epochs-5)
+			}
+			for i, l := range gotLosses {
+				if l != wantLosses[5+i] {
+					t.Fatalf("epoch %d loss %v after resuming, %v uninterrupted", 6+i, l, wantLosses[5+i])
+				}
+			}
+			for i := range wantParams {
+				for j := range wantParams[i] {
+					if gotParams[i][j] != wantParams[i][j] {
+						t.Fatalf("parameter %d[%d] = %v after resuming, %v uninterrupted", i, j, gotParams[i][j], wantParams[i][j])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRestoreRefusesAnotherModel(t *testing.T) {
+	s := newSBMTask(t, 100, 1)
+	cfg := equivalenceConfig("gcn", s.classes)
+	cfg.Epochs = 2
+	var st *checkpoint.State
+	p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
+	if _, _, err := RunInProcess(context.Background(), cfg, p, nil, DistOptions{CheckpointEvery: 1,
+		SaveCheckpoint: func(c *checkpoint.State) error { st = c; return nil }}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.Hidden++
+	_, _, err := RunInProcess(context.Background(), cfg, p, nil, DistOptions{Resume: st}, nil)
+	if err == nil {
+		t.Fatal("a checkpoint of another model was accepted")
+	}
+}
