@@ -54,21 +54,41 @@ func TestLaunchSelftest(t *testing.T) {
 	}
 }
 
-// A worker that dies makes the others fail with its rank named, well within
-// 10 s, and launch exits with the dead worker's status.
+// A worker that exits, crashes or hangs makes the others fail with its rank
+// named, well within 10 s, and launch exits with that worker's status.
 func TestLaunchFailureStatusAndNamedRank(t *testing.T) {
-	stdout, stderr, code, took := graftProcess(t, "launch", "--nproc", "3", "--", "worker", "selftest",
-		"--start-timeout", "20s", "--peer-timeout", "3s", "--exit-rank", "1", "--exit-code", "7")
-	if code != 7 {
-		t.Fatalf("exit %d, want 7\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	cases := []struct {
+		name  string
+		args  []string
+		code  int
+		limit time.Duration
+	}{
+		{"exit", []string{"--exit-code", "7"}, 7, 5 * time.Second},
+		{"SIGKILL", []string{"--exit-signal", "KILL"}, 128 + 9, 5 * time.Second},
+		// Stopped: only the missing heartbeats give it away (peer timeout
+		// 3 s); launch then kills it after --grace and 2 s.
+		{"SIGSTOP", []string{"--exit-signal", "STOP"}, 128 + 9, 10 * time.Second},
 	}
-	for _, r := range []string{"0", "2"} {
-		if !regexp.MustCompile(`\[rank ` + r + `\] graft worker: .*comm: rank 1: lost`).MatchString(stderr) {
-			t.Errorf("rank %s did not report rank 1 lost:\n%s", r, stderr)
-		}
-	}
-	if took > 15*time.Second {
-		t.Errorf("took %v", took)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"launch", "--nproc", "3", "--grace", "1s", "--", "worker", "selftest",
+				"--start-timeout", "20s", "--peer-timeout", "3s", "--exit-rank", "1"}, tc.args...)
+			stdout, stderr, code, took := graftProcess(t, args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, r := range []string{"0", "2"} {
+				if !regexp.MustCompile(`\[rank ` + r + `\] graft worker: .*comm: rank 1: `).MatchString(stderr) {
+					t.Errorf("rank %s did not name rank 1:\n%s", r, stderr)
+				}
+			}
+			if !strings.Contains(stderr, "rank 1 failed first") {
+				t.Errorf("launch did not blame rank 1:\n%s", stderr)
+			}
+			if took > tc.limit {
+				t.Errorf("took %v, want under %v", took, tc.limit)
+			}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"log"
 	"os"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
@@ -51,6 +52,7 @@ func workerSelftest(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 3<<20, "values in the all-reduce (more than one ring round at 2 workers)")
 	exitRank := fs.Int("exit-rank", -1, "for failure tests: this rank exits at once after the mesh forms ...")
 	exitCode := fs.Int("exit-code", 3, "... with this status, while the others keep calling all-reduce")
+	exitSignal := fs.String("exit-signal", "", "... or by sending itself KILL (a crash) or STOP (a hang)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -61,6 +63,16 @@ func workerSelftest(args []string, stdout, stderr io.Writer) error {
 	defer c.Close()
 	r, size := c.Rank(), c.Size()
 	if r == *exitRank {
+		switch *exitSignal {
+		case "KILL", "STOP":
+			fmt.Fprintf(stdout, "rank %d of %d: sending myself SIG%s as asked\n", r, size, *exitSignal)
+			sig := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "STOP": syscall.SIGSTOP}[*exitSignal]
+			syscall.Kill(os.Getpid(), sig)
+			select {} // stopped or dead
+		case "":
+		default:
+			return usageError{fmt.Errorf("--exit-signal %q: want KILL or STOP", *exitSignal)}
+		}
 		fmt.Fprintf(stdout, "rank %d of %d: exiting with status %d as asked\n", r, size, *exitCode)
 		os.Exit(*exitCode)
 	}
