@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"math"
+
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -38,11 +40,86 @@ func dropThreshold(p float64) uint64 {
 	return uint64(p * (1 << 64))
 }
 
+// Feature dropout draws one 64-bit hash per group of dropGroup consecutive
+// columns of a row and takes a 16-bit lane of it per column: element
+// (row, col) is dropped when lane col%4 of mix64(key ^ (row<<32 | col/4)) is
+// below the 16-bit threshold. The decision depends only on (key, global row,
+// col), never on how rows are split across workers.
+const dropGroup = 4
+
+// dropThreshold16 returns the 16-bit lane value below which an element is
+// dropped with probability p (rounded to a multiple of 2⁻¹⁶; 65536 drops
+// everything).
+func dropThreshold16(p float64) int32 {
+	if p >= 1 {
+		return 1 << 16
+	}
+	if p <= 0 {
+		return 0
+	}
+	return int32(math.Round(p * (1 << 16)))
+}
+
+// groupHash is the hash of column group q of global row gid.
+func groupHash(key, gid, q uint64) uint64 { return mix64(key ^ (gid<<32 | q&0xffffffff)) }
+
+// keepMask returns all ones when the 16-bit lane keeps its element and 0
+// when it drops it.
+func keepMask(lane uint64, thr int32) uint32 {
+	return ^uint32((int32(lane&0xffff) - thr) >> 31)
+}
+
 // Dropped reports whether element (row, col) — both global ids — is dropped
-// at (seed, step, site) with probability p. Every dropout in this package
-// uses it, which is what makes dropout independent of partitioning.
+// at (seed, step, site) with probability p. Every feature dropout in this
+// package uses it, which is what makes dropout independent of partitioning.
 func Dropped(p float64, seed, step, site uint64, row, col uint64) bool {
-	return mix64(dropKey(seed, step, site)^(row<<32|col&0xffffffff)) < dropThreshold(p)
+	h := groupHash(dropKey(seed, step, site), row, col/dropGroup)
+	return keepMask(h>>(16*(col%dropGroup)), dropThreshold16(p)) == 0
+}
+
+// dropSpec is one dropout pass: its key, threshold and scale.
+type dropSpec struct {
+	key   uint64
+	thr   int32
+	scale float32
+}
+
+func newDropSpec(p float64, mode Mode, site uint64) dropSpec {
+	s := dropSpec{key: dropKey(mode.Seed, mode.Step, site), thr: dropThreshold16(p), scale: float32(1 / (1 - p))}
+	if p >= 1 {
+		s.scale = 0
+	}
+	return s
+}
+
+// apply sets y[j] = x[j]·scale where element (gid, j) is kept and +0 where
+// it is dropped; y may alias x.
+func (s *dropSpec) apply(y, x []float32, gid uint64) {
+	n := len(x)
+	y = y[:n]
+	j := 0
+	for q := uint64(0); j+dropGroup <= n; q++ {
+		h := groupHash(s.key, gid, q)
+		xs, ys := x[j:j+4:j+4], y[j:j+4:j+4]
+		ys[0] = math.Float32frombits(math.Float32bits(xs[0]*s.scale) & keepMask(h, s.thr))
+		ys[1] = math.Float32frombits(math.Float32bits(xs[1]*s.scale) & keepMask(h>>16, s.thr))
+		ys[2] = math.Float32frombits(math.Float32bits(xs[2]*s.scale) & keepMask(h>>32, s.thr))
+		ys[3] = math.Float32frombits(math.Float32bits(xs[3]*s.scale) & keepMask(h>>48, s.thr))
+		j += dropGroup
+	}
+	if j < n {
+		h := groupHash(s.key, gid, uint64(j/dropGroup))
+		for ; j < n; j++ {
+			y[j] = math.Float32frombits(math.Float32bits(x[j]*s.scale) & keepMask(h, s.thr))
+			h >>= 16
+		}
+	}
+}
+
+// keep reports whether element (gid, col) is kept.
+func (s *dropSpec) keep(gid, col uint64) bool {
+	h := groupHash(s.key, gid, col/dropGroup)
+	return keepMask(h>>(16*(col%dropGroup)), s.thr) != 0
 }
 
 // Dropout zeroes each element with probability P during training and scales
@@ -53,13 +130,17 @@ type Dropout struct {
 	Site uint64
 
 	active bool
-	words  int      // mask words per row
-	mask   []uint64 // bit set = kept
+	spec   dropSpec
+	g      *Graph
 	out    *tensor.Matrix
 	dx     *tensor.Matrix
 	sparse tensor.CSR
 	values []float32
 }
+
+// rowGrain is the parallel grain, in rows, of a row-wise pass over cols
+// columns.
+func rowGrain(cols int) int { return max(1, 8192/max(1, cols)) }
 
 // Forward applies dropout to x, whose rows are g's targets. Outside training,
 // or with P = 0, it returns x unchanged.
@@ -68,67 +149,46 @@ func (d *Dropout) Forward(g *Graph, x Features, mode Mode) Features {
 	if !d.active {
 		return x
 	}
-	key, thr := dropKey(mode.Seed, mode.Step, d.Site), dropThreshold(d.P)
-	scale := float32(1 / (1 - d.P))
-	if d.P >= 1 {
-		scale = 0
-	}
-	if s := x.Sparse; s != nil {
-		vals := ensureSlice(&d.values, s.NNZ())
-		parallel.For(s.Rows, 256, rangeTask(func(lo, hi int) {
+	d.spec, d.g = newDropSpec(d.P, mode, d.Site), g
+	s := &d.spec
+	if sp := x.Sparse; sp != nil {
+		vals := ensureSlice(&d.values, sp.NNZ())
+		parallel.For(sp.Rows, 256, rangeTask(func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				gid := g.globalID(i) << 32
-				for p := s.Offsets[i]; p < s.Offsets[i+1]; p++ {
+				gid := g.globalID(i)
+				for p := sp.Offsets[i]; p < sp.Offsets[i+1]; p++ {
 					v := float32(0)
-					if mix64(key^(gid|uint64(s.Indices[p]))) >= thr {
-						v = s.Value(p) * scale
+					if s.keep(gid, uint64(sp.Indices[p])) {
+						v = sp.Value(p) * s.scale
 					}
 					vals[p] = v
 				}
 			}
 		}))
-		d.sparse = tensor.CSR{Rows: s.Rows, Cols: s.Cols, Offsets: s.Offsets, Indices: s.Indices, Values: vals}
+		d.sparse = tensor.CSR{Rows: sp.Rows, Cols: sp.Cols, Offsets: sp.Offsets, Indices: sp.Indices, Values: vals}
 		return Features{Sparse: &d.sparse}
 	}
 	in := x.Dense
 	out := ensure(&d.out, in.Rows, in.Cols)
-	d.words = (in.Cols + 63) / 64
-	mask := ensureSlice(&d.mask, in.Rows*d.words)
-	parallel.For(in.Rows, max(1, 4096/max(1, in.Cols)), rangeTask(func(lo, hi int) {
+	parallel.For(in.Rows, rowGrain(in.Cols), rangeTask(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			gid := g.globalID(i) << 32
-			xr, yr, mr := in.Row(i), out.Row(i), mask[i*d.words:(i+1)*d.words]
-			clear(mr)
-			for j, v := range xr {
-				if mix64(key^(gid|uint64(j))) >= thr {
-					yr[j] = v * scale
-					mr[j>>6] |= 1 << (j & 63)
-				} else {
-					yr[j] = 0
-				}
-			}
+			s.apply(out.Row(i), in.Row(i), g.globalID(i))
 		}
 	}))
 	return Features{Dense: out}
 }
 
-// Backward returns the gradient of a dense Forward's input.
+// Backward returns the gradient of a dense Forward's input. The keep
+// decisions are recomputed from the hash rather than stored.
 func (d *Dropout) Backward(dy *tensor.Matrix) *tensor.Matrix {
 	if !d.active {
 		return dy
 	}
 	dx := ensure(&d.dx, dy.Rows, dy.Cols)
-	scale := float32(1 / (1 - d.P))
-	parallel.For(dy.Rows, max(1, 4096/max(1, dy.Cols)), rangeTask(func(lo, hi int) {
+	s, g := &d.spec, d.g
+	parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			dr, xr, mr := dy.Row(i), dx.Row(i), d.mask[i*d.words:(i+1)*d.words]
-			for j, v := range dr {
-				if mr[j>>6]&(1<<(j&63)) != 0 {
-					xr[j] = v * scale
-				} else {
-					xr[j] = 0
-				}
-			}
+			s.apply(dx.Row(i), dy.Row(i), g.globalID(i))
 		}
 	}))
 	return dx
