@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/vec"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -34,9 +36,31 @@ type Model struct {
 
 	drops []Dropout
 	acts  []Act
-	step  uint64
-	dout  *tensor.Matrix
+	// actModes[i] says how activation i ran in the last Forward, actOuts[i]
+	// is its output (the layer's own buffer when it ran in place) and
+	// fusedDrops[i] the dropout fused into it.
+	actModes   []actMode
+	actOuts    []*tensor.Matrix
+	fusedDrops []dropSpec
+	step       uint64
+	dout       *tensor.Matrix
 }
+
+// actMode is how an activation between layers runs.
+type actMode uint8
+
+const (
+	// actSeparate runs Act and then the next layer's Dropout, each with its
+	// own output buffer.
+	actSeparate actMode = iota
+	// actReLUInPlace applies ReLU in place on the layer's output; its
+	// gradient is masked in place by that output.
+	actReLUInPlace
+	// actReLUDropInPlace applies ReLU and the next layer's dropout in place
+	// on the layer's output y = relu(x)·keep/(1−p). The combined gradient
+	// is dy/(1−p) where y > 0 and 0 elsewhere, so no mask is stored.
+	actReLUDropInPlace
+)
 
 // Dropout sites: feature dropout before layer i is site i; GAT's attention
 // dropout in layer i is attentionSite + i.
@@ -80,7 +104,9 @@ func NewModel(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6772616674)) // "graft"
-	m := &Model{Config: cfg, drops: make([]Dropout, cfg.Layers), acts: make([]Act, cfg.Layers-1)}
+	m := &Model{Config: cfg, drops: make([]Dropout, cfg.Layers), acts: make([]Act, cfg.Layers-1),
+		actModes: make([]actMode, cfg.Layers-1), actOuts: make([]*tensor.Matrix, cfg.Layers-1),
+		fusedDrops: make([]dropSpec, cfg.Layers-1)}
 	in := cfg.InFeatures
 	for i := 0; i < cfg.Layers; i++ {
 		last := i == cfg.Layers-1
@@ -137,14 +163,66 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 	}
 	var out *tensor.Matrix
 	for i, l := range m.Layers {
-		x = m.drops[i].Forward(g, x, mode)
+		if i == 0 || m.actModes[i-1] == actSeparate {
+			x = m.drops[i].Forward(g, x, mode)
+		}
 		out = l.Forward(g, x, mode)
 		if i < len(m.acts) {
-			out = m.acts[i].Forward(out)
+			out = m.activate(i, g, out, mode)
 		}
 		x = Features{Dense: out}
 	}
 	return out
+}
+
+// activate applies activation i, and the dropout of layer i+1 with it when
+// it can, to y, the output of layer i. Layers do not read their output in
+// Backward, so ReLU runs in place on it.
+func (m *Model) activate(i int, g *Graph, y *tensor.Matrix, mode Mode) *tensor.Matrix {
+	if m.acts[i].Kind != ReLU {
+		m.actModes[i] = actSeparate
+		return m.acts[i].Forward(y)
+	}
+	m.actOuts[i] = y
+	d := &m.drops[i+1]
+	if !mode.Train || d.P <= 0 {
+		m.actModes[i] = actReLUInPlace
+		tensor.ReLU(y, y)
+		return y
+	}
+	m.actModes[i] = actReLUDropInPlace
+	m.fusedDrops[i] = newDropSpec(d.P, mode, d.Site)
+	s := &m.fusedDrops[i]
+	parallel.For(y.Rows, rowGrain(y.Cols), rangeTask(func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := y.Row(r)
+			vec.ReLU(row, row)
+			s.apply(row, row, g.globalID(r))
+		}
+	}))
+	return y
+}
+
+// activateBackward returns the gradient of activation i's input (with the
+// fused dropout's), computed in place on dy where the activation ran in
+// place.
+func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
+	switch m.actModes[i] {
+	case actReLUInPlace:
+		tensor.ReLUBackward(dy, dy, m.actOuts[i])
+		return dy
+	case actReLUDropInPlace:
+		y, scale := m.actOuts[i], m.fusedDrops[i].scale
+		parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				row := dy.Row(r)
+				vec.ReLUBackward(row, row, y.Row(r))
+				vec.Scale(scale, row)
+			}
+		}))
+		return dy
+	}
+	return m.acts[i].Backward(dy)
 }
 
 // Backward overwrites every parameter's gradient with that of the last
@@ -153,10 +231,10 @@ func (m *Model) Backward(dlogits *tensor.Matrix) {
 	d := dlogits
 	for i := len(m.Layers) - 1; i >= 0; i-- {
 		if i < len(m.acts) {
-			d = m.acts[i].Backward(d)
+			d = m.activateBackward(i, d)
 		}
 		d = m.Layers[i].Backward(d, i > 0)
-		if i > 0 {
+		if i > 0 && m.actModes[i-1] == actSeparate {
 			d = m.drops[i].Backward(d)
 		}
 	}
