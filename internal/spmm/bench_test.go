@@ -22,7 +22,7 @@ var bench struct {
 	once  sync.Once
 	m     csr
 	x, y  []float32
-	triad float64 // GB/s, STREAM triad measured in the same process
+	triad float64 // GB/s, best STREAM triad measured in this process
 }
 
 func benchData(b testing.TB) {
@@ -41,8 +41,10 @@ func benchData(b testing.TB) {
 		bench.m = m
 		bench.x = randomDense(rng, benchRows, benchWidth)
 		bench.y = randomDense(rng, benchRows, benchWidth) // touched, so no page faults are timed
-		bench.triad = vec.TriadBandwidth(32<<20, 5)
 	})
+	// Re-measured before every benchmark on this shared machine; the best
+	// figure so far is kept, which makes the ratio to it conservative.
+	bench.triad = max(bench.triad, vec.TriadBandwidth(32<<20, 3))
 	if b, ok := b.(*testing.B); ok {
 		b.ResetTimer()
 	}

@@ -77,8 +77,12 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 // MulCSRTrans computes y = Aᵀ·x for the rows×cols matrix A given by (offsets, indices, values):
 // y[j, :width] = Σ over entries (i, j) of val·x[i, :width]; y has cols rows. Accumulates when asked.
 //
-// Workers split the feature columns, each scattering every nonzero into its
-// own column slice of y, so no two write the same element.
+// Workers split the feature columns in multiples of 16 floats, each scattering
+// every nonzero into its own column slice of y, so no two write the same
+// element or, mostly, the same cache line; a width of 16 or less therefore
+// runs on one core. The scatter reads and writes a row of y per nonzero, so
+// when the same matrix is transposed repeatedly, building Aᵀ in CSR once and
+// calling MulCSR is two to three times faster.
 func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
 	if rows < 0 || cols < 0 || width < 0 {
 		panic("spmm: MulCSRTrans: negative rows, cols or width")
