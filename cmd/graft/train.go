@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -150,7 +151,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		metrics = json.NewEncoder(f)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if err := o.dist.checkpoints(&distOpts, stderr); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	progress := newTrainProgress(stderr, cfg.Epochs, fmt.Sprintf("%s %s", o.model, ds.Name))
 	var totals distTotals
@@ -166,8 +170,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case errors.Is(err, fullgraph.ErrNotFinite):
 		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
-	case errors.Is(err, context.Canceled):
-		return errors.New("interrupted")
+	case errors.Is(err, fullgraph.ErrInterrupted):
+		if o.dist.checkpointDir != "" {
+			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, o.dist.checkpointDir, o.dist.checkpointDir)
+		}
+		return fmt.Errorf("%v; nothing was saved (use --checkpoint-dir to keep interrupted runs)", err)
 	case err != nil:
 		return err
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
@@ -21,6 +23,9 @@ type distOptions struct {
 	codec, schedule string
 	link            string
 	partitionSeed   uint64
+	checkpointDir   string
+	checkpointEvery int
+	resume          string
 }
 
 func (d *distOptions) register(fs *flag.FlagSet) {
@@ -30,6 +35,36 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR] (default fixed:1, or linear:128:1.5:5 when --compress is truncate, subspace or topk)")
 	fs.StringVar(&d.link, "link", "", "emulate a network link per worker, e.g. 1gbit:1ms, to report emulated time")
 	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
+	fs.StringVar(&d.checkpointDir, "checkpoint-dir", "", "write checkpoints to `DIR` (every --checkpoint-every epochs, and when interrupted by SIGINT or SIGTERM)")
+	fs.IntVar(&d.checkpointEvery, "checkpoint-every", 10, "epochs between checkpoints when --checkpoint-dir is set (0: only when interrupted)")
+	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies); it keeps checkpointing there unless --checkpoint-dir says otherwise")
+}
+
+// checkpoints sets up saving and resuming.
+func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer) error {
+	if d.checkpointEvery < 0 {
+		return usageError{fmt.Errorf("--checkpoint-every %d: want 0 or more", d.checkpointEvery)}
+	}
+	if d.resume != "" {
+		st, path, err := checkpoint.LoadLatest(d.resume, func(w string) { fmt.Fprintf(stderr, "graft train: %s\n", w) })
+		if err != nil {
+			return fmt.Errorf("--resume: %v", err)
+		}
+		fmt.Fprintf(stderr, "resuming from %s (after epoch %d)\n", path, st.Step)
+		opts.Resume = st
+		if d.checkpointDir == "" {
+			d.checkpointDir = d.resume
+		}
+	}
+	if d.checkpointDir != "" {
+		dir := d.checkpointDir
+		opts.CheckpointEvery = d.checkpointEvery
+		opts.SaveCheckpoint = func(st *checkpoint.State) error {
+			_, err := checkpoint.Save(dir, st, 3)
+			return err
+		}
+	}
+	return nil
 }
 
 // prepare checks the flags and splits g; it returns a nil layout for one part.

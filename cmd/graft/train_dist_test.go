@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestTrainPartitionedJSON(t *testing.T) {
@@ -70,4 +75,73 @@ func TestTrainPartitionedErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, last line %q; want exit %d and %q", tt.args, code, lines[len(lines)-1], tt.code, tt.want)
 		}
 	}
+}
+
+// SIGTERM checkpoints the run, and --resume finishes it with the same result
+// as a run that was never stopped.
+func TestTrainSIGTERMCheckpointsAndResumeFinishes(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := []string{"train", "--parts", "2", "--compress", "subspace", "--epochs", "150", "--patience", "0", "--json"}
+	cmd := exec.Command(exe, append(args, "--checkpoint-dir", dir, "--checkpoint-every", "0")...)
+	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until training is under way (the first progress line), then stop it.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "epoch") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(stderr.String(), "--resume "+dir) {
+		t.Fatalf("after SIGTERM: exit %d (%v), stderr:\n%s", code, err, stderr.String())
+	}
+
+	code, resumed, errOut := runGraft(t, append(args, "--resume", dir)...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	code, whole, errOut := runGraft(t, args...)
+	if code != 0 {
+		t.Fatalf("uninterrupted: exit %d: %s", code, errOut)
+	}
+	var a, b map[string]any
+	json.Unmarshal([]byte(resumed), &a)
+	json.Unmarshal([]byte(whole), &b)
+	for _, k := range []string{"best_epoch", "best_val_acc", "test_acc", "train_acc", "epochs"} {
+		if a[k] != b[k] {
+			t.Errorf("%s: resumed %v, uninterrupted %v", k, a[k], b[k])
+		}
+	}
+}
+
+// syncBuffer is a strings.Builder that a child process's output copier and
+// the test can use at the same time.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
