@@ -180,7 +180,7 @@ func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 			}
 		}
 	}))
-	tensor.AddRowVector(y, l.Bias.Value.Data)
+	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -47,6 +48,7 @@ type Graph struct {
 	mean  *tensor.CSR // mean over in-neighbours, no self loops
 
 	gcnT, meanT *tensor.CSR // transposes, built on the first backward pass
+	symmetric   int8        // whole is symmetric: 0 unknown, 1 yes, -1 no
 	loopsT      *tensor.CSR // transposed pattern of loops
 	loopsPerm   []int64     // loopsPerm[q] = position in loops of entry q of loopsT
 }
@@ -159,9 +161,32 @@ func (g *Graph) gcnOp() *tensor.CSR {
 	return g.gcn
 }
 
+// wholeSymmetric reports whether this is a single-process Graph over a
+// symmetric graph, whose GCN operator is then its own transpose.
+func (g *Graph) wholeSymmetric() bool {
+	if g.whole == nil {
+		return false
+	}
+	if g.symmetric == 0 {
+		g.symmetric = -1
+		if g.whole.IsSymmetric() {
+			g.symmetric = 1
+		}
+	}
+	return g.symmetric > 0
+}
+
 func (g *Graph) gcnTOp() *tensor.CSR {
 	if g.gcnT == nil {
-		g.gcnT = g.gcnOp().Transpose()
+		a := g.gcnOp()
+		if g.gcn == a && g.wholeSymmetric() {
+			// Entry (v, u) is 1/sqrt(d_v·d_u) over a symmetric pattern with
+			// d the row lengths: the operator equals its transpose bit for
+			// bit, so the backward product reuses it.
+			g.gcnT = a
+		} else {
+			g.gcnT = a.Transpose()
+		}
 	}
 	return g.gcnT
 }
@@ -178,7 +203,23 @@ func (g *Graph) meanOp() *tensor.CSR {
 
 func (g *Graph) meanTOp() *tensor.CSR {
 	if g.meanT == nil {
-		g.meanT = g.meanOp().Transpose()
+		a := g.meanOp()
+		if g.wholeSymmetric() {
+			// The transpose of D⁻¹A for symmetric A has A's pattern with
+			// 1/deg(u) at entry (v, u): share the pattern, make the values.
+			t := &tensor.CSR{Rows: a.Cols, Cols: a.Rows, Offsets: a.Offsets, Indices: a.Indices, Values: make([]float32, a.NNZ())}
+			parallel.For(a.Rows, 4096, rangeTask(func(lo, hi int) {
+				for v := lo; v < hi; v++ {
+					for p := a.Offsets[v]; p < a.Offsets[v+1]; p++ {
+						// Row u is not empty: it holds v.
+						t.Values[p] = a.Value(a.Offsets[a.Indices[p]])
+					}
+				}
+			}))
+			g.meanT = t
+		} else {
+			g.meanT = a.Transpose()
+		}
 	}
 	return g.meanT
 }

@@ -42,7 +42,7 @@ func (l *Linear) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	l.x = x
 	y := ensure(&l.y, x.Rows(), l.Weight.Value.Cols)
 	x.mul(y, l.Weight.Value)
-	tensor.AddRowVector(y, l.Bias.Value.Data)
+	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
 
@@ -58,9 +58,19 @@ type GCN struct {
 	Weight, Bias *Param
 	index        int // position in the model: the Halo's layer argument
 
-	g                       *Graph
-	x                       Features
-	h, ext, y, dext, dh, dx *tensor.Matrix
+	g             *Graph
+	x             Features
+	h, ext, y, dx *tensor.Matrix
+}
+
+// scratch returns the buffer that holds the gradient of the aggregated
+// input in Backward: the forward's transformed input (ext with a halo, h
+// without), which Backward does not read.
+func (l *GCN) scratch(g *Graph) **tensor.Matrix {
+	if g.Halo != nil {
+		return &l.ext
+	}
+	return &l.h
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -81,16 +91,16 @@ func (l *GCN) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	ext := g.extend(l.index, h, &l.ext)
 	y := ensure(&l.y, g.NumTargets, h.Cols)
 	tensor.SpMM(y, g.gcnOp(), ext)
-	tensor.AddRowVector(y, l.Bias.Value.Data)
+	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
 
 func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.Bias, dy)
-	dext := ensure(&l.dext, g.NumSources, dy.Cols)
+	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
 	tensor.SpMM(dext, g.gcnTOp(), dy)
-	dh := g.reduce(l.index, dext, &l.dh)
+	dh := g.reduce(l.index, dext, &l.h) // h is free: with a halo, dext is in ext
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
 }
@@ -102,9 +112,17 @@ type SAGE struct {
 	WeightL, BiasL, WeightR *Param
 	index                   int
 
-	g                       *Graph
-	x                       Features
-	h, ext, y, dext, dh, dx *tensor.Matrix
+	g             *Graph
+	x             Features
+	h, ext, y, dx *tensor.Matrix
+}
+
+// scratch is GCN.scratch.
+func (l *SAGE) scratch(g *Graph) **tensor.Matrix {
+	if g.Halo != nil {
+		return &l.ext
+	}
+	return &l.h
 }
 
 // NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
@@ -132,16 +150,16 @@ func (l *SAGE) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	y := ensure(&l.y, g.NumTargets, h.Cols)
 	tensor.SpMM(y, g.meanOp(), ext)
 	x.mulAdd(y, l.WeightR.Value)
-	tensor.AddRowVector(y, l.BiasL.Value.Data)
+	addRowVector(y, l.BiasL.Value.Data)
 	return y
 }
 
 func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
-	dext := ensure(&l.dext, g.NumSources, dy.Cols)
+	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
 	tensor.SpMM(dext, g.meanTOp(), dy)
-	dh := g.reduce(l.index, dext, &l.dh)
+	dh := g.reduce(l.index, dext, &l.h) // h is free: with a halo, dext is in ext
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.x.mulTN(l.WeightR.Grad, dy)
 	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)
@@ -152,8 +170,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 }
 
 func biasGrad(b *Param, dy *tensor.Matrix) {
-	b.Grad.Zero()
-	tensor.SumRows(b.Grad.Data, dy)
+	sumRows(b.Grad.Data, dy)
 }
 
 // inputGradient returns dh·Wᵀ, the gradient of x·W, for dense x.
