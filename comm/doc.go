@@ -6,7 +6,16 @@
 // bytes and time of each site and each peer, so the bytes a run reports are
 // the bytes that crossed the transport.
 //
-// Implementations: Local (goroutines in one process, for tests, simulation
-// and one-machine runs) here; others live beside it. WithLink wraps any of
-// them to add the time an emulated network link would have taken.
+// Implementations:
+//   - Group: goroutines in one process (tests, simulation, one machine).
+//   - TCP (Connect): processes on one or many machines, a full mesh of
+//     authenticated TCP connections (optionally TLS) formed through a
+//     rendezvous at rank 0, with checksummed frames, heartbeats and
+//     deadlines, so that a lost peer is an error naming its rank, never a
+//     hang. The launch package fills its Options from launcher conventions.
+//   - MPI (build tag mpi): Open MPI through cgo.
+//
+// All three sum AllReduce in one canonical order (ring.go), so a run gives
+// the same bits in one process and in many. WithLink wraps any of them to
+// add the time an emulated network link would have taken.
 package comm
