@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // Key names one message: the forward direction's sender and receiver, the
@@ -122,18 +124,35 @@ func (none) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte)
 	return nil
 }
 
+// appendFloats appends x little-endian: one copy on a little-endian host.
 func appendFloats(dst []byte, x []float32) []byte {
-	for _, v := range x {
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	start := len(dst)
+	dst = slices.Grow(dst, 4*len(x))[:start+4*len(x)]
+	if littleEndian && len(x) > 0 {
+		copy(dst[start:], unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+		return dst
+	}
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(dst[start+4*i:], math.Float32bits(v))
 	}
 	return dst
 }
 
 func readFloats(out []float32, src []byte) {
+	if littleEndian && len(out) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*len(out)), src[:4*len(out)])
+		return
+	}
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 	}
 }
+
+// littleEndian reports whether float32s are stored as the wire order.
+var littleEndian = func() bool {
+	v := uint32(1)
+	return *(*byte)(unsafe.Pointer(&v)) == 1
+}()
 
 // columns keeps k = floor(width/r) columns of every row: the first k
 // (truncate, what the VARCO authors ran; the receiver zero-pads), or a
@@ -185,10 +204,23 @@ func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) 
 
 func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
 	cols, scale := c.selection(width, ratio, key)
+	k := len(cols)
+	if k == width && scale == 1 {
+		return appendFloats(dst, x[:rows*width])
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, 4*rows*k)[:start+4*rows*k]
+	out := dst[start:]
+	contiguous := k > 0 && cols[k-1] == k-1 // truncate: the first k columns
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
-		for _, j := range cols {
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(row[j]*scale))
+		o := out[4*i*k : 4*(i+1)*k]
+		if contiguous && scale == 1 {
+			appendFloats(o[:0], row[:k])
+			continue
+		}
+		for p, j := range cols {
+			binary.LittleEndian.PutUint32(o[4*p:], math.Float32bits(row[j]*scale))
 		}
 	}
 	return dst
@@ -199,10 +231,22 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 	if want := 4 * rows * len(cols); len(src) != want {
 		return sizeError(c.Name(), len(src), want)
 	}
-	clear(out[:rows*width])
+	k := len(cols)
+	if k == width {
+		readFloats(out[:rows*width], src)
+		return nil
+	}
+	contiguous := k > 0 && cols[k-1] == k-1
 	p := 0
 	for i := range rows {
 		row := out[i*width : (i+1)*width]
+		if contiguous {
+			readFloats(row[:k], src[p:p+4*k])
+			clear(row[k:])
+			p += 4 * k
+			continue
+		}
+		clear(row)
 		for _, j := range cols {
 			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(src[p:]))
 			p += 4

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -23,8 +24,13 @@ func (q *quantizer) FixedRatio(width int) float64 {
 
 func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, key Key) []byte {
 	levels := float32(int(1)<<q.bits - 1)
+	bits := uint(q.bits)
+	rb := q.rowBytes(width)
+	start := len(dst)
+	dst = slices.Grow(dst, rows*rb)[:start+rows*rb]
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
+		b := dst[start+i*rb : start+(i+1)*rb]
 		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 		for _, v := range row {
 			lo, hi = min(lo, v), max(hi, v)
@@ -36,31 +42,28 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 				lo = 0
 			}
 		}
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(lo))
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(step))
-		r := stream{key.hash(true, uint64(i))}
-		var acc uint64
-		filled := 0
-		for _, v := range row {
-			var code uint64
-			if step > 0 {
-				f := (v - lo) / step
-				c := float32(math.Floor(float64(f)))
-				if r.float() < f-c {
-					c++
-				}
-				code = uint64(min(max(c, 0), levels))
-			}
-			acc |= code << filled
-			filled += q.bits
-			if filled >= 8 {
-				dst = append(dst, byte(acc))
-				acc >>= 8
-				filled -= 8
-			}
+		binary.LittleEndian.PutUint32(b, math.Float32bits(lo))
+		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(step))
+		codes := b[8:]
+		clear(codes)
+		if step == 0 {
+			continue
 		}
-		if filled > 0 {
-			dst = append(dst, byte(acc))
+		// Values never straddle a byte: bits divides 8.
+		r := stream{key.hash(true, uint64(i))}
+		var rnd uint64
+		for j, v := range row {
+			if j&1 == 0 {
+				rnd = r.next()
+			} else {
+				rnd >>= 32
+			}
+			// ⌊f + u⌋ with u uniform in [0, 1) (24 of this half's bits)
+			// rounds f ≥ 0 up with probability equal to its fraction.
+			u := float32(uint32(rnd)>>8) * (1.0 / (1 << 24))
+			code := byte(min(float32(int32((v-lo)/step+u)), levels))
+			pos := uint(j) * bits
+			codes[pos>>3] |= code << (pos & 7)
 		}
 	}
 	return dst
@@ -71,24 +74,24 @@ func (q *quantizer) Decode(out []float32, rows, width int, _ float64, _ Key, src
 	if len(src) != rows*rb {
 		return sizeError(q.Name(), len(src), rows*rb)
 	}
-	mask := uint64(1)<<q.bits - 1
+	bits := uint(q.bits)
+	mask := byte(1)<<bits - 1
 	for i := range rows {
 		b := src[i*rb : (i+1)*rb]
 		lo := math.Float32frombits(binary.LittleEndian.Uint32(b))
 		step := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
 		codes := b[8:]
 		row := out[i*width : (i+1)*width]
-		var acc uint64
-		have, p := 0, 0
-		for j := range row {
-			if have < q.bits {
-				acc |= uint64(codes[p]) << have
-				p++
-				have += 8
+		if bits == 8 {
+			codes = codes[:len(row)]
+			for j := range row {
+				row[j] = lo + float32(codes[j])*step
 			}
-			row[j] = lo + float32(acc&mask)*step
-			acc >>= q.bits
-			have -= q.bits
+			continue
+		}
+		for j := range row {
+			pos := uint(j) * bits
+			row[j] = lo + float32(codes[pos>>3]>>(pos&7)&mask)*step
 		}
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 // column indices, as many as fit the requested byte ratio. It is biased
 // (small entries are always dropped) but keeps the row's energy.
 type topK struct {
-	order []int32 // scratch
+	mags []float32 // scratch
 }
 
 func (t *topK) Name() string           { return "topk" }
@@ -37,36 +37,102 @@ func (t *topK) kept(width int, ratio float64) int {
 func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
 	k := t.kept(width, ratio)
 	ib := indexBytes(width)
-	if cap(t.order) < width {
-		t.order = make([]int32, width)
+	if cap(t.mags) < width {
+		t.mags = make([]float32, width)
 	}
+	start := len(dst)
+	dst = slices.Grow(dst, rows*k*(ib+4))[:start+rows*k*(ib+4)]
+	out := dst[start:]
+	p := 0
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
-		order := t.order[:width]
-		for j := range order {
-			order[j] = int32(j)
+		if k == 0 {
+			continue
 		}
-		// Largest magnitude first; ties by column so the result is deterministic.
-		slices.SortFunc(order, func(a, b int32) int {
-			va, vb := math.Abs(float64(row[a])), math.Abs(float64(row[b]))
-			switch {
-			case va > vb:
-				return -1
-			case va < vb:
-				return 1
+		// The k-th largest magnitude; entries above it are kept, and ties
+		// at it by lowest column, so the result is deterministic.
+		mags := t.mags[:width]
+		for j, v := range row {
+			mags[j] = mag(v)
+		}
+		thr := kthLargest(mags, k)
+		above := 0
+		for _, v := range row {
+			if mag(v) > thr {
+				above++
 			}
-			return int(a - b)
-		})
-		for _, j := range order[:k] {
+		}
+		ties := k - above
+		for j, v := range row {
+			a := mag(v)
+			if a < thr || (a == thr && ties == 0) {
+				continue
+			}
+			if a == thr {
+				ties--
+			}
 			if ib == 2 {
-				dst = binary.LittleEndian.AppendUint16(dst, uint16(j))
+				binary.LittleEndian.PutUint16(out[p:], uint16(j))
 			} else {
-				dst = binary.LittleEndian.AppendUint32(dst, uint32(j))
+				binary.LittleEndian.PutUint32(out[p:], uint32(j))
 			}
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(row[j]))
+			binary.LittleEndian.PutUint32(out[p+ib:], math.Float32bits(v))
+			p += ib + 4
 		}
 	}
 	return dst
+}
+
+// mag is |v|, or −1 for NaN so that NaNs are kept last and every row
+// still sends exactly k entries.
+func mag(v float32) float32 {
+	if v != v {
+		return -1
+	}
+	return math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+}
+
+// kthLargest returns the k-th largest value of a (1 ≤ k ≤ len(a)),
+// reordering a (quickselect).
+func kthLargest(a []float32, k int) float32 {
+	lo, hi, want := 0, len(a)-1, k-1 // index in descending order
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Median of three as the pivot.
+		if a[mid] > a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] > a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] > a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		pivot := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] > pivot {
+				i++
+			}
+			for a[j] < pivot {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return a[want]
+		}
+	}
+	return a[want]
 }
 
 func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src []byte) error {
