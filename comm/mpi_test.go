@@ -62,3 +62,28 @@ func TestMPICollectives(t *testing.T) {
 	}
 	fmt.Printf("rank %d of %d: MPI collectives ok\n", r, size)
 }
+
+// mpirun --allow-run-as-root --oversubscribe -np 2 ./comm_mpi.test -test.run XXX -test.bench MPI
+func BenchmarkMPIAllReduce64MiB(b *testing.B) {
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") == "" {
+		b.Skip("not started by mpirun")
+	}
+	m, err := NewMPI()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]float32, 16<<20)
+	b.SetBytes(int64(4 * len(data)))
+	// Every rank must run the same number of iterations: rank 0's b.N
+	// decides, broadcast to the others.
+	n := []byte{byte(min(b.N, 255))}
+	if err := m.Broadcast("n", 0, n); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range int(n[0]) {
+		if err := m.AllReduce("g", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
