@@ -40,8 +40,8 @@ const minParallelWork = 1 << 15
 // or adds that to y when accumulate is true. Row i's entries are positions [offsets[i], offsets[i+1]).
 // val(p) = values[p], or 1 when values is nil. x has row stride ldx, y has row stride ldy.
 //
-// It panics if the slices are too short for the shapes given, or if offsets
-// decrease or a column index falls outside x.
+// y must not overlap x. It panics if the slices are too short for the shapes
+// given, or if offsets decrease or a column index falls outside x.
 func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
 	if rows <= 0 || width <= 0 {
 		if rows < 0 || width < 0 {
@@ -82,7 +82,7 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 // element or, mostly, the same cache line; a width of 16 or less therefore
 // runs on one core. The scatter reads and writes a row of y per nonzero, so
 // when the same matrix is transposed repeatedly, building Aᵀ in CSR once and
-// calling MulCSR is two to three times faster.
+// calling MulCSR is two to three times faster. y must not overlap x.
 func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
 	if rows < 0 || cols < 0 || width < 0 {
 		panic("spmm: MulCSRTrans: negative rows, cols or width")
