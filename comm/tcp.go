@@ -675,6 +675,14 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 	}
 	defer c.end()
 	n, size, r := len(data), t.size, t.rank
+	if size > 1 && n == 0 {
+		// Still talk: a peer with a non-empty buffer then gets a length
+		// error at once instead of waiting for the call timeout.
+		empty := make([][]byte, size)
+		if err := t.exchange(c, empty, make([][]byte, size)); err != nil {
+			return err
+		}
+	}
 	if size > 1 && n > 0 {
 		if t.scratch == nil {
 			t.scratch = make([]float32, 2*ringChunkValues)

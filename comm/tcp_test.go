@@ -218,6 +218,7 @@ func TestTCPMismatchedCallsAreErrors(t *testing.T) {
 		want string
 	}{
 		{"lengths", func(c *TCP) error { return c.AllReduce("g", make([]float32, 10+c.Rank())) }, "different lengths"},
+		{"one empty", func(c *TCP) error { return c.AllReduce("g", make([]float32, 10*c.Rank())) }, "different lengths"},
 		{"sites", func(c *TCP) error { return c.AllReduce(fmt.Sprint("site", c.Rank()), make([]float32, 10)) }, "same order"},
 		{"broadcast length", func(c *TCP) error { return c.Broadcast("b", 0, make([]byte, 5-c.Rank())) }, "expects"},
 	}
