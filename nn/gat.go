@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/vec"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -87,12 +88,7 @@ func headDot(dst, z, a *tensor.Matrix) {
 		for r := lo; r < hi; r++ {
 			zr, dr := z.Row(r), dst.Row(r)
 			for h := 0; h < hs; h++ {
-				var s float32
-				ah := a.Row(h)
-				for k, v := range zr[h*c : (h+1)*c] {
-					s += v * ah[k]
-				}
-				dr[h] = s
+				dr[h] = vec.Dot(zr[h*c:(h+1)*c], a.Row(h))
 			}
 		}
 	}))
@@ -172,10 +168,7 @@ func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 					if a == 0 {
 						continue
 					}
-					a *= w
-					for k, v := range zext.Row(j)[h*c : (h+1)*c] {
-						out[k] += a * v
-					}
+					vec.Axpy(a*w, zext.Row(j)[h*c:(h+1)*c], out)
 				}
 			}
 		}
@@ -223,10 +216,7 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 					j := int(adj.Indices[p])
 					var da float32
 					if !l.dropped || attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
-						for k, v := range zext.Row(j)[h*c : (h+1)*c] {
-							da += dout[k] * v
-						}
-						da *= w
+						da = vec.Dot(dout, zext.Row(j)[h*c:(h+1)*c]) * w
 						if l.dropped {
 							da *= scale
 						}
@@ -271,20 +261,12 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 						continue
 					}
 					dout, w := doutRow(i, h)
-					a *= w
-					for k, v := range dout {
-						dz[k] += a * v
-					}
+					vec.Axpy(a*w, dout, dz)
 				}
 				dasrc.Data[j*hs+h] = ds
-				for k, v := range attSrc.Row(h) {
-					dz[k] += ds * v
-				}
+				vec.Axpy(ds, attSrc.Row(h), dz)
 				if j < g.NumTargets {
-					da := dadst.Data[j*hs+h]
-					for k, v := range attDst.Row(h) {
-						dz[k] += da * v
-					}
+					vec.Axpy(dadst.Data[j*hs+h], attDst.Row(h), dz)
 				}
 			}
 		}
@@ -310,10 +292,7 @@ func attGrad(grad, d, z *tensor.Matrix) {
 			if dh == 0 {
 				continue
 			}
-			gr := grad.Row(h)
-			for k, v := range zr[h*c : (h+1)*c] {
-				gr[k] += dh * v
-			}
+			vec.Axpy(dh, zr[h*c:(h+1)*c], grad.Row(h))
 		}
 	}
 }
