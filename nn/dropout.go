@@ -1,8 +1,10 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/graft-gnn/graft/internal/gemm"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -136,6 +138,7 @@ type Dropout struct {
 	dx     *tensor.Matrix
 	sparse tensor.CSR
 	values []float32
+	lazy   lazyDrop
 }
 
 // rowGrain is the parallel grain, in rows, of a row-wise pass over cols
@@ -192,4 +195,82 @@ func (d *Dropout) Backward(dy *tensor.Matrix) *tensor.Matrix {
 		}
 	}))
 	return dx
+}
+
+// lazyDrop is a dropout pass over dense features that is applied inside the
+// products that read them (Features.drop), one block of rows at a time, and
+// applied again in the backward product instead of keeping the dropped copy.
+type lazyDrop struct {
+	spec dropSpec
+	g    *Graph
+	buf  []float32 // one block of dropped rows
+
+	x  *tensor.Matrix // the block being filled starts at row lo of x
+	lo int
+}
+
+// lazyBlockBytes is the size of a block of dropped rows: small enough to
+// stay in cache between dropping it and multiplying it.
+const lazyBlockBytes = 2 << 20
+
+func (l *lazyDrop) blockRows(cols int) int { return max(64, lazyBlockBytes/4/max(1, cols)) }
+
+// fill writes the dropped rows [lo, hi) of x into l.buf and returns them.
+func (l *lazyDrop) fill(x *tensor.Matrix, lo, hi int) []float32 {
+	ensureSlice(&l.buf, (hi-lo)*x.Cols)
+	l.x, l.lo = x, lo
+	parallel.For(hi-lo, rowGrain(x.Cols), l) // no closure: a block is filled hundreds of times per epoch
+	l.x = nil
+	return l.buf
+}
+
+// Run fills rows [a, b) of the current block.
+func (l *lazyDrop) Run(a, b int) {
+	c := l.x.Cols
+	for r := a; r < b; r++ {
+		l.spec.apply(l.buf[r*c:(r+1)*c], l.x.Row(l.lo+r), l.g.globalID(l.lo+r))
+	}
+}
+
+// mul sets dst = drop(x)·w, or adds it when acc is set.
+func (l *lazyDrop) mul(dst, x, w *tensor.Matrix, acc bool) {
+	if x.Cols != w.Rows || dst.Rows != x.Rows || dst.Cols != w.Cols {
+		panic(fmt.Sprintf("nn: dropped product shapes %s·%s into %s", x.Shape(), w.Shape(), dst.Shape()))
+	}
+	step := l.blockRows(x.Cols)
+	for lo := 0; lo < x.Rows; lo += step {
+		hi := min(lo+step, x.Rows)
+		a := l.fill(x, lo, hi)
+		gemm.Gemm(false, false, hi-lo, w.Cols, x.Cols, a, x.Cols, w.Data, w.Cols, dst.Data[lo*dst.Cols:hi*dst.Cols], dst.Cols, acc)
+	}
+}
+
+// mulTN sets dw = drop(x)ᵀ·dy.
+func (l *lazyDrop) mulTN(dw, x, dy *tensor.Matrix) {
+	if dy.Rows != x.Rows || dw.Rows != x.Cols || dw.Cols != dy.Cols {
+		panic(fmt.Sprintf("nn: dropped weight gradient shapes %sᵀ·%s into %s", x.Shape(), dy.Shape(), dw.Shape()))
+	}
+	if x.Rows == 0 {
+		dw.Zero()
+		return
+	}
+	step := l.blockRows(x.Cols)
+	for lo := 0; lo < x.Rows; lo += step {
+		hi := min(lo+step, x.Rows)
+		a := l.fill(x, lo, hi)
+		gemm.Gemm(true, false, x.Cols, dy.Cols, hi-lo, a, x.Cols, dy.Data[lo*dy.Cols:hi*dy.Cols], dy.Cols, dw.Data, dw.Cols, lo > 0)
+	}
+}
+
+// forwardLazy is Forward for the model's own use: dense features come back
+// with the dropout deferred to the products that read them (Features.drop),
+// so no dropped copy is stored. Backward works as after Forward.
+func (d *Dropout) forwardLazy(g *Graph, x Features, mode Mode) Features {
+	if x.Sparse != nil || x.drop != nil || !mode.Train || d.P <= 0 {
+		return d.Forward(g, x, mode)
+	}
+	d.active = true
+	d.spec, d.g = newDropSpec(d.P, mode, d.Site), g
+	d.lazy.spec, d.lazy.g = d.spec, g
+	return Features{Dense: x.Dense, drop: &d.lazy}
 }

@@ -12,6 +12,11 @@ import (
 type Features struct {
 	Dense  *tensor.Matrix
 	Sparse *tensor.CSR
+
+	// drop, when set, is dropout applied to Dense on the fly: the products
+	// below read Dense through it block by block, so the dropped copy of a
+	// large input never exists in full.
+	drop *lazyDrop
 }
 
 // Storage chooses how input features are kept.
@@ -79,18 +84,24 @@ func (f Features) IsSparse() bool { return f.Sparse != nil }
 
 // mul sets dst = X·w.
 func (f Features) mul(dst, w *tensor.Matrix) {
-	if f.Sparse != nil {
+	switch {
+	case f.Sparse != nil:
 		tensor.SpMM(dst, f.Sparse, w)
-	} else {
+	case f.drop != nil:
+		f.drop.mul(dst, f.Dense, w, false)
+	default:
 		tensor.MatMul(dst, f.Dense, w)
 	}
 }
 
 // mulTN sets dw = Xᵀ·dy, the weight gradient of mul.
 func (f Features) mulTN(dw, dy *tensor.Matrix) {
-	if f.Sparse != nil {
+	switch {
+	case f.Sparse != nil:
 		tensor.SpMMT(dw, f.Sparse, dy)
-	} else {
+	case f.drop != nil:
+		f.drop.mulTN(dw, f.Dense, dy)
+	default:
 		tensor.MatMulTN(dw, f.Dense, dy)
 	}
 }
@@ -166,9 +177,12 @@ func RowNormalizeCSR(x *tensor.CSR) {
 
 // mulAdd sets dst += X·w.
 func (f Features) mulAdd(dst, w *tensor.Matrix) {
-	if f.Sparse != nil {
+	switch {
+	case f.Sparse != nil:
 		tensor.SpMMAdd(dst, f.Sparse, w)
-	} else {
+	case f.drop != nil:
+		f.drop.mul(dst, f.Dense, w, true)
+	default:
 		tensor.MatMulAdd(dst, f.Dense, w)
 	}
 }

@@ -164,7 +164,7 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 	var out *tensor.Matrix
 	for i, l := range m.Layers {
 		if i == 0 || m.actModes[i-1] == actSeparate {
-			x = m.drops[i].Forward(g, x, mode)
+			x = m.drops[i].forwardLazy(g, x, mode)
 		}
 		out = l.Forward(g, x, mode)
 		if i < len(m.acts) {
