@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/vec"
 )
 
 // rowKernel computes rows [0, len(offsets)-1) of y = A·x, where row r's
@@ -79,8 +80,10 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 //
 // Workers split the feature columns in multiples of 16 floats, each scattering
 // every nonzero into its own column slice of y, so no two write the same
-// element or, mostly, the same cache line; a width of 16 or less therefore
-// runs on one core. The scatter reads and writes a row of y per nonzero, so
+// element or, mostly, the same cache line. Widths too narrow for that split
+// the rows of A instead: each worker but the first scatters into a private
+// copy of y (kept for reuse, at most 256 MiB in all), summed into y after.
+// The scatter reads and writes a row of y per nonzero, so
 // when the same matrix is transposed repeatedly, building Aᵀ in CSR once and
 // calling MulCSR is two to three times faster. y must not overlap x.
 func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
@@ -114,16 +117,20 @@ func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []floa
 	if rows > 0 {
 		nnz = offsets[rows] - offsets[0]
 	}
-	slices := 1
-	if (nnz+int64(cols))*int64(width) >= minParallelWork {
-		slices = parallel.Workers()
-	}
-	t.bounds = columnBounds(t.bounds[:0], width, slices)
 	bad := t.badRow
-	if bad == 0 {
+	w := parallel.Workers()
+	switch {
+	case bad != 0:
+	case (nnz+int64(cols))*int64(width) < minParallelWork || w == 1 || rows == 0:
+		t.bounds = columnBounds(t.bounds[:0], width, 1)
 		parallel.ForBounds(t.bounds, t)
+	case width > columnAlign*(w-1):
+		t.bounds = columnBounds(t.bounds[:0], width, w)
+		parallel.ForBounds(t.bounds, t)
+	default:
+		t.transByRows(nnz, w)
 	}
-	*t = transTask{bounds: t.bounds}
+	*t = transTask{bounds: t.bounds, scratch: t.scratch}
 	transPool.Put(t)
 	if bad != 0 {
 		panic(fmt.Sprintf("spmm: MulCSRTrans: row %d has decreasing offsets or a column index outside [0, %d)", bad-1, cols))
@@ -203,11 +210,14 @@ func balancedBounds(dst []int, offsets []int64, chunks int) []int {
 	return append(dst, rows)
 }
 
+// columnAlign is the granularity, in floats, of the transpose's column split.
+const columnAlign = 16
+
 // columnBounds appends to dst slices column boundaries of [0, width), each a
 // multiple of 16 floats (a 64-byte line) apart except the last, so that
 // workers rarely share a cache line of y.
 func columnBounds(dst []int, width, slices int) []int {
-	const align = 16
+	const align = columnAlign
 	blocks := (width + align - 1) / align
 	slices = max(1, min(slices, blocks))
 	dst = append(dst, 0)
@@ -257,6 +267,38 @@ type transTask struct {
 	accumulate bool
 	badRow     int // 1 + first invalid row, or 0
 	bounds     []int
+	phase      transPhase
+	scratch    []float32 // private outputs of the row split, kept across calls
+}
+
+type transPhase int
+
+const (
+	byColumns transPhase = iota // each chunk is a column slice of y
+	byRows                      // each chunk is a row range of A with its own output
+	reduce                      // each chunk is a row range of y to sum the outputs into
+)
+
+// maxTransScratch bounds the private outputs of the row split, in floats.
+const maxTransScratch = 64 << 20
+
+// transByRows handles widths too narrow to give every worker its own column
+// slice: workers take row ranges of A of about equal nonzeros; the first
+// scatters into y, every other into a private zeroed copy, and the copies
+// are then added into y in parallel.
+func (t *transTask) transByRows(nnz int64, workers int) {
+	per := t.cols * t.width
+	chunks := min(workers, 1+maxTransScratch/max(per, 1))
+	t.bounds = balancedBounds(t.bounds[:0], t.offsets[:t.rows+1], chunks)
+	if need := (len(t.bounds) - 2) * per; cap(t.scratch) < need {
+		t.scratch = make([]float32, need)
+	}
+	t.phase = byRows
+	parallel.ForBounds(t.bounds, t)
+	if len(t.bounds) > 2 {
+		t.phase = reduce
+		parallel.For(t.cols, max(1, minParallelWork/t.width), t)
+	}
 }
 
 var transPool = sync.Pool{New: func() any { return new(transTask) }}
@@ -267,8 +309,16 @@ func (t *transTask) validate() {
 	}
 }
 
-// Run computes the columns [lo, hi) of y.
+// Run computes the columns [lo, hi) of y, or does its part of transByRows.
 func (t *transTask) Run(lo, hi int) {
+	switch t.phase {
+	case byRows:
+		t.runRows(lo, hi)
+		return
+	case reduce:
+		t.runReduce(lo, hi)
+		return
+	}
 	if !t.accumulate {
 		for j := 0; j < t.cols; j++ {
 			clear(t.y[j*t.ldy+lo : j*t.ldy+hi])
@@ -278,4 +328,42 @@ func (t *transTask) Run(lo, hi int) {
 		return
 	}
 	t.scatter(t.offsets[:t.rows+1], t.indices, t.values, t.x[lo:], t.ldx, hi-lo, t.y[lo:], t.ldy)
+}
+
+// runRows scatters rows [lo, hi) of A into y for the first chunk and into the
+// chunk's private output for the others.
+func (t *transTask) runRows(lo, hi int) {
+	c := 0
+	for t.bounds[c] != lo {
+		c++
+	}
+	out, ld := t.y, t.ldy
+	if c == 0 {
+		if !t.accumulate {
+			for j := 0; j < t.cols; j++ {
+				clear(t.y[j*t.ldy : j*t.ldy+t.width])
+			}
+		}
+	} else {
+		per := t.cols * t.width
+		out, ld = t.scratch[(c-1)*per:c*per], t.width
+		clear(out)
+	}
+	t.scatter(t.offsets[lo:hi+1], t.indices, t.values, t.x[lo*t.ldx:], t.ldx, t.width, out, ld)
+}
+
+// runReduce adds the private outputs' rows [lo, hi) into y.
+func (t *transTask) runReduce(lo, hi int) {
+	per, w := t.cols*t.width, t.width
+	for c := 1; c+1 < len(t.bounds); c++ {
+		part := t.scratch[(c-1)*per : c*per]
+		if t.ldy == w {
+			vec.Add(t.y[lo*w:hi*w], t.y[lo*w:hi*w], part[lo*w:hi*w])
+			continue
+		}
+		for j := lo; j < hi; j++ {
+			yr := t.y[j*t.ldy : j*t.ldy+w]
+			vec.Add(yr, yr, part[j*w:(j+1)*w])
+		}
+	}
 }

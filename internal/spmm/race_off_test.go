@@ -1,0 +1,5 @@
+//go:build !race
+
+package spmm
+
+const raceEnabled = false
