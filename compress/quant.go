@@ -33,7 +33,14 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 		b := dst[start+i*rb : start+(i+1)*rb]
 		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 		for _, v := range row {
-			lo, hi = min(lo, v), max(hi, v)
+			// Plain comparisons: the min and max builtins order NaNs and
+			// signed zeros, which costs a branch chain per value.
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
 		}
 		step := (hi - lo) / levels
 		if width == 0 || !(step > 0) || math.IsInf(float64(step), 0) {
@@ -49,19 +56,24 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 		if step == 0 {
 			continue
 		}
-		// Values never straddle a byte: bits divides 8.
-		r := stream{key.hash(true, uint64(i))}
-		var rnd uint64
+		// Values never straddle a byte: bits divides 8. The rounding
+		// draws come 16 bits at a time from a xorshift64 stream seeded by
+		// the key and row, so f ≥ 0 rounds up with probability equal to
+		// its fraction (to 2⁻¹⁶ of a step).
+		rnd := key.hash(true, uint64(i)) | 1
+		inv := 1 / step
+		var draws uint64
 		for j, v := range row {
-			if j&1 == 0 {
-				rnd = r.next()
+			if j&3 == 0 {
+				rnd ^= rnd << 13
+				rnd ^= rnd >> 7
+				rnd ^= rnd << 17
+				draws = rnd
 			} else {
-				rnd >>= 32
+				draws >>= 16
 			}
-			// ⌊f + u⌋ with u uniform in [0, 1) (24 of this half's bits)
-			// rounds f ≥ 0 up with probability equal to its fraction.
-			u := float32(uint32(rnd)>>8) * (1.0 / (1 << 24))
-			code := byte(min(float32(int32((v-lo)/step+u)), levels))
+			u := float32(uint16(draws)) * (1.0 / (1 << 16))
+			code := byte(min(float32(int32((v-lo)*inv+u)), levels))
 			pos := uint(j) * bits
 			codes[pos>>3] |= code << (pos & 7)
 		}

@@ -4,6 +4,7 @@
 //
 //	varco run    [flags]   train every (dataset, parts, partition, seed, config) cell, appending to a JSONL file
 //	varco report [flags]   read the JSONL file, write results.md and the plots
+//	varco speed  [flags]   the speed checks (epoch times, codec share)
 //
 // Runs drive fullgraph.RunInProcess directly (one goroutine per worker),
 // so all of a cell's configurations see the same graph, split and layout.
@@ -38,7 +39,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: varco run|report [flags]")
+		fmt.Fprintln(os.Stderr, "usage: varco run|report|speed [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -47,6 +48,8 @@ func main() {
 		err = runCmd(os.Args[2:])
 	case "report":
 		err = reportCmd(os.Args[2:])
+	case "speed":
+		err = speedCmd(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q (want run or report)", os.Args[1])
 	}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+// speedCmd measures the speed checks: the median epoch time of
+// plain single-process training (fullgraph.New + Run, the training
+// issue's path), of the same through RunInProcess with one worker, and of
+// N in-process workers without compression; and each codec's share of the
+// epoch. Variants are interleaved and repeated so that load from other
+// processes falls on all of them alike.
+func speedCmd(args []string) error {
+	fs := flag.NewFlagSet("speed", flag.ExitOnError)
+	name := fs.String("dataset", "amazon-computers", "dataset")
+	epochs := fs.Int("epochs", 8, "epochs per measurement")
+	hidden := fs.Int("hidden", 64, "hidden width")
+	parts := fs.Int("parts", 4, "workers of the partitioned run")
+	reps := fs.Int("reps", 2, "repetitions of each variant")
+	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
+	fs.Parse(args)
+	p, classes, err := loadProblem(*name, "frac:0.6:0.2", dataset.ResolveDataDir(""))
+	if err != nil {
+		return err
+	}
+	layout, err := buildLayout(p, *parts, "random")
+	if err != nil {
+		return err
+	}
+	cfg := fullgraph.Config{
+		Model:     nn.Config{Model: "sage", Hidden: *hidden, Classes: classes, Layers: 3, Seed: 1},
+		Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
+		Epochs:    *epochs,
+	}
+	ctx := context.Background()
+	link, _ := comm.ParseLink("1gbit:1ms")
+	plain := func() ([]float64, error) {
+		tr, err := fullgraph.New(cfg, fullgraph.Data{Graph: nn.NewGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test})
+		if err != nil {
+			return nil, err
+		}
+		res, err := tr.Run(ctx, nil)
+		return res.EpochSeconds, err
+	}
+	dist := func(l *partition.Layout, codec, sched string) ([]float64, float64, error) {
+		rec := record{Codec: codec, Schedule: sched, Epochs: *epochs, Hidden: *hidden, Seed: 1}
+		if err := run(ctx, &rec, p, classes, l, link); err != nil {
+			return nil, 0, err
+		}
+		var wall float64
+		for _, e := range rec.EpochSec {
+			wall += e
+		}
+		return rec.EpochSec, rec.Codec_ / wall, nil
+	}
+	var a, b, c []float64
+	for range *reps {
+		if *reps == 0 {
+			break
+		}
+		x, err := plain()
+		if err != nil {
+			return err
+		}
+		a = append(a, x[1:]...) // the first epoch warms caches and allocates
+		y, _, err := dist(nil, "none", "fixed:1")
+		if err != nil {
+			return err
+		}
+		b = append(b, y[1:]...)
+		z, share, err := dist(layout, "none", "fixed:1")
+		if err != nil {
+			return err
+		}
+		c = append(c, z[1:]...)
+		fmt.Fprintf(os.Stderr, "rep: plain %.3fs, N=1 %.3fs, N=%d %.3fs (codec %.1f%%)\n", median(x[1:]), median(y[1:]), *parts, median(z[1:]), 100*share)
+	}
+	ma, mb, mc := median(a), median(b), median(c)
+	fmt.Printf("%s, SAGE-%d, median epoch over %d epochs x %d reps:\n", *name, *hidden, *epochs-1, *reps)
+	fmt.Printf("  single-process (fullgraph.New+Run)   %.3f s\n", ma)
+	fmt.Printf("  N = 1 (RunInProcess)                 %.3f s  (%.3fx; target within 5%%)\n", mb, mb/ma)
+	fmt.Printf("  N = %d in-process, --compress none    %.3f s  (%.3fx of N = 1; target within 1.3x)\n", *parts, mc, mc/mb)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, cs := range splitList(*codecs) {
+		var codec, sched string
+		if i := indexByte(cs, ':'); i > 0 {
+			codec, sched = cs[:i], cs[i+1:]
+		}
+		ep, share, err := dist(layout, codec, sched)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  N = %d %-22s epoch %.3f s, codec %.1f%% of the epoch (target < 10%%)\n", *parts, cs, median(ep[1:]), 100*share)
+	}
+	return nil
+}
+
+func indexByte(s string, b byte) int {
+	for i := range len(s) {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
+}
