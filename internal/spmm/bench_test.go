@@ -99,3 +99,23 @@ func BenchmarkMulCSRTrans(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMulCSRTransNarrow covers widths too narrow to split by columns
+// (16 floats of each row of x), which split the rows of A instead.
+func BenchmarkMulCSRTransNarrow(b *testing.B) {
+	const width = 16
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			benchData(b)
+			useLevel(b, l)
+			m := bench.m
+			best := time.Duration(math.MaxInt64)
+			for b.Loop() {
+				start := time.Now()
+				MulCSRTrans(m.rows, m.cols, m.offsets, m.indices, m.values, bench.x, benchWidth, width, bench.y, width, false)
+				best = min(best, time.Since(start))
+			}
+			reportBandwidth(b, effectiveBytes(m, width), best)
+		})
+	}
+}
