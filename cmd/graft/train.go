@@ -40,6 +40,7 @@ type trainOptions struct {
 	save, metrics                  string
 	asJSON                         bool
 	dist                           distOptions
+	worker                         workerOptions // multi-process runs (train_worker.go)
 }
 
 // trainSummary is the final JSON object of graft train --json.
@@ -99,6 +100,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.metrics, "metrics", "", "write one JSON object per epoch to `FILE`")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
+	o.worker.register(fs)
 	return fs
 }
 
@@ -116,33 +118,23 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 
-	ds, err := dataset.Load(o.dataset, o.dataDir)
+	// As one worker of a multi-process job, only rank 0 reports and writes.
+	if err := o.worker.resolve(fs, &o.dist); err != nil {
+		return err
+	}
+	leader := o.worker.leader()
+	if !leader {
+		stdout = io.Discard
+	}
+	in, err := o.load(fs, storage, cfg.Epochs)
 	if err != nil {
 		return err
 	}
-	if o.lcc {
-		if ds, err = ds.LargestComponent(); err != nil {
-			return err
-		}
-	}
-	split, err := ds.Split(o.split, o.seed)
-	if err != nil {
-		return fmt.Errorf("%v; choose a split with training nodes in every class, e.g. --split random:20:30", err)
-	}
-	data, err := fullgraph.FromDataset(ds, split, storage, o.rowNormalize)
-	if err != nil {
-		return fmt.Errorf("dataset %s: %v", ds.Name, err)
-	}
-	cfg.Model.Classes = ds.NumClasses
-	layout, distOpts, err := o.dist.prepare(ds.Graph, split.Train, cfg.Epochs)
-	if err != nil {
-		return err
-	}
-	problem := fullgraph.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
-		Train: data.Train, Val: data.Val, Test: data.Test}
+	cfg.Model.Classes = in.classes
+	distOpts := in.opts
 
 	var metrics *json.Encoder
-	if o.metrics != "" {
+	if o.metrics != "" && leader {
 		f, err := os.Create(o.metrics)
 		if err != nil {
 			return fmt.Errorf("metrics file: %v", err)
@@ -151,14 +143,18 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		metrics = json.NewEncoder(f)
 	}
 
-	if err := o.dist.checkpoints(&distOpts, stderr); err != nil {
+	if err := o.dist.checkpoints(&distOpts, stderr, o.worker.multi()); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	progress := newTrainProgress(stderr, cfg.Epochs, fmt.Sprintf("%s %s", o.model, ds.Name))
+	progressOut := stderr
+	if !leader {
+		progressOut = io.Discard
+	}
+	progress := newTrainProgress(progressOut, cfg.Epochs, fmt.Sprintf("%s %s", o.model, in.name))
 	var totals distTotals
-	res, trainer, err := fullgraph.RunInProcess(ctx, cfg, problem, layout, distOpts, func(m fullgraph.DistMetrics) error {
+	res, trainer, err := o.run(ctx, cfg, in, distOpts, stderr, func(m fullgraph.DistMetrics) error {
 		progress.epoch(m.Metrics)
 		totals.add(m)
 		if metrics != nil {
@@ -178,24 +174,27 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	case err != nil:
 		return err
 	}
+	if !leader {
+		return nil
+	}
 
 	params := trainer.Model().Params()
 	if o.save != "" {
-		meta := map[string]string{"model": o.model, "dataset": ds.Name, "split": split.Name,
+		meta := map[string]string{"model": o.model, "dataset": in.name, "split": in.split,
 			"epoch": fmt.Sprint(res.Best.Epoch), "seed": fmt.Sprint(o.seed)}
 		if err := nn.SaveParamsFile(o.save, params, meta); err != nil {
 			return fmt.Errorf("saving parameters: %v", err)
 		}
 	}
 	sum := trainSummary{
-		Dataset: ds.Name, Split: split.Name, Model: o.model, Seed: o.seed,
+		Dataset: in.name, Split: in.split, Model: o.model, Seed: o.seed,
 		Features: "dense", Epochs: res.Epochs, StoppedEarly: res.StoppedEarly,
 		BestEpoch: res.Best.Epoch, BestValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc, TrainAcc: res.Best.TrainAcc,
 		EpochMsMedian: 1000 * median(res.EpochSeconds), StepMsMedian: 1000 * median(res.StepSeconds),
 		PeakRSSBytes: bench.PeakRSS(), Parameters: countParams(params),
 	}
 	totals.fill(&sum, o.dist, distOpts)
-	if data.Features.IsSparse() {
+	if in.sparse {
 		sum.Features = "sparse"
 	}
 	if o.asJSON {

@@ -29,7 +29,7 @@ type distOptions struct {
 }
 
 func (d *distOptions) register(fs *flag.FlagSet) {
-	fs.IntVar(&d.parts, "parts", 1, "workers, each holding one part of the graph (in-process goroutines)")
+	fs.IntVar(&d.parts, "parts", 1, "workers, each holding one part of the graph: in-process goroutines, or the processes of a multi-process job (--rank/--world or a launcher's environment; it must then equal the world size)")
 	fs.StringVar(&d.partition, "partition", "random", "how to split the graph: "+strings.Join(partition.Methods(), ", ")+", or an assignment FILE (one part id per line, as gpmetis writes)")
 	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Names, ", "))
 	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR] (default fixed:1, or linear:128:1.5:5 when --compress is truncate, subspace or topk)")
@@ -40,12 +40,18 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies); it keeps checkpointing there unless --checkpoint-dir says otherwise")
 }
 
-// checkpoints sets up saving and resuming.
-func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer) error {
+// checkpoints sets up saving and resuming. With deferResume (a
+// multi-process job) the checkpoint is not read here: rank 0 reads it once
+// the workers are connected and sends it to the others (train_worker.go).
+func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer, deferResume bool) error {
 	if d.checkpointEvery < 0 {
 		return usageError{fmt.Errorf("--checkpoint-every %d: want 0 or more", d.checkpointEvery)}
 	}
-	if d.resume != "" {
+	if d.resume != "" && deferResume {
+		if d.checkpointDir == "" {
+			d.checkpointDir = d.resume
+		}
+	} else if d.resume != "" {
 		st, path, err := checkpoint.LoadLatest(d.resume, func(w string) { fmt.Fprintf(stderr, "graft train: %s\n", w) })
 		if err != nil {
 			return fmt.Errorf("--resume: %v", err)
@@ -69,34 +75,12 @@ func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer)
 
 // prepare checks the flags and splits g; it returns a nil layout for one part.
 func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*partition.Layout, fullgraph.DistOptions, error) {
-	var opts fullgraph.DistOptions
-	if d.parts < 1 {
-		return nil, opts, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
+	if d.parts > g.N && d.parts >= 1 {
+		return nil, fullgraph.DistOptions{}, usageError{fmt.Errorf("--parts %d: the graph has only %d nodes", d.parts, g.N)}
 	}
-	if d.parts > g.N {
-		return nil, opts, usageError{fmt.Errorf("--parts %d: the graph has only %d nodes", d.parts, g.N)}
-	}
-	if !slices.Contains(compress.Names, d.codec) {
-		return nil, opts, usageError{fmt.Errorf("--compress %q: want one of %s", d.codec, strings.Join(compress.Names, ", "))}
-	}
-	spec := d.schedule
-	if spec == "" {
-		spec = "fixed:1"
-		if d.codec == "truncate" || d.codec == "subspace" || d.codec == "topk" {
-			spec = "linear:128:1.5:5" // the VARCO authors' schedule
-		}
-	}
-	sched, err := compress.ParseSchedule(spec, epochs)
+	opts, err := d.options(epochs)
 	if err != nil {
-		return nil, opts, usageError{err}
-	}
-	opts.Codec, opts.Schedule = d.codec, sched
-	if d.link != "" {
-		l, err := comm.ParseLink(d.link)
-		if err != nil {
-			return nil, opts, usageError{fmt.Errorf("--link: %v", err)}
-		}
-		opts.Link = &l
+		return nil, opts, err
 	}
 	if d.parts == 1 {
 		return nil, opts, nil
@@ -110,6 +94,37 @@ func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*parti
 		return nil, opts, err
 	}
 	return layout, opts, nil
+}
+
+// options checks the communication flags.
+func (d *distOptions) options(epochs int) (fullgraph.DistOptions, error) {
+	var opts fullgraph.DistOptions
+	if d.parts < 1 {
+		return opts, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
+	}
+	if !slices.Contains(compress.Names, d.codec) {
+		return opts, usageError{fmt.Errorf("--compress %q: want one of %s", d.codec, strings.Join(compress.Names, ", "))}
+	}
+	spec := d.schedule
+	if spec == "" {
+		spec = "fixed:1"
+		if d.codec == "truncate" || d.codec == "subspace" || d.codec == "topk" {
+			spec = "linear:128:1.5:5" // the VARCO authors' schedule
+		}
+	}
+	sched, err := compress.ParseSchedule(spec, epochs)
+	if err != nil {
+		return opts, usageError{err}
+	}
+	opts.Codec, opts.Schedule = d.codec, sched
+	if d.link != "" {
+		l, err := comm.ParseLink(d.link)
+		if err != nil {
+			return opts, usageError{fmt.Errorf("--link: %v", err)}
+		}
+		opts.Link = &l
+	}
+	return opts, nil
 }
 
 func (d *distOptions) assign(g *graph.Graph, train []int32) ([]int32, error) {

@@ -139,6 +139,12 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 		cfg.Reducer = &CommReducer{Comm: c}
 		cfg.Exchange = ex
 	}
+	return runWorkerData(ctx, c, cfg, d, ex, opts, onEpoch)
+}
+
+// runWorkerData trains d, this rank's share (with cfg's reducer and
+// exchange set for more than one worker), as RunWorker describes.
+func runWorkerData(ctx context.Context, c comm.Communicator, cfg Config, d Data, ex *Exchange, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
 	tr, err := New(cfg, d)
 	if err != nil {
 		return Result{}, nil, err

@@ -80,6 +80,27 @@ func sparseRows(x *tensor.CSR, rows []int32) *tensor.CSR {
 // operator has it, so every row sums its terms in the same order as the
 // whole-graph operator does.
 func localOperators(g *graph.Graph, part *partition.Part) (nn.LocalOperators, error) {
+	return localOperatorsWithDegrees(part, ColumnDegrees(g, part))
+}
+
+// ColumnDegrees returns, for every local column of part (owned nodes, then
+// halo nodes), the node's degree in g plus its self loop, as the GCN
+// operator normalises by; a stored part keeps them so that g is not needed.
+func ColumnDegrees(g *graph.Graph, part *partition.Part) []int32 {
+	colDeg := make([]int32, part.Local.Cols)
+	for c := range part.Local.Cols {
+		v := part.Global(int32(c))
+		d := int32(g.Degree(int(v)))
+		if !hasSelfLoop(g, v) {
+			d++
+		}
+		colDeg[c] = d
+	}
+	return colDeg
+}
+
+// localOperatorsWithDegrees is localOperators with the column degrees of A+I given.
+func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.LocalOperators, error) {
 	local := part.Local
 	own := len(part.Owned)
 	withLoops := &tensor.CSR{Rows: local.Rows, Cols: local.Cols, Offsets: make([]int64, local.Rows+1),
@@ -104,16 +125,6 @@ func localOperators(g *graph.Graph, part *partition.Part) (nn.LocalOperators, er
 			withLoops.Indices = append(withLoops.Indices, int32(i))
 		}
 		withLoops.Offsets[i+1] = int64(len(withLoops.Indices))
-	}
-	// Degrees of A+I, read from the global graph for halo columns.
-	colDeg := make([]int32, local.Cols)
-	for c := range local.Cols {
-		v := part.Global(int32(c))
-		d := int32(g.Degree(int(v)))
-		if !hasSelfLoop(g, v) {
-			d++
-		}
-		colDeg[c] = d
 	}
 	gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
 	if err != nil {
