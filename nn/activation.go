@@ -2,7 +2,9 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -73,4 +75,50 @@ func (a *Act) Backward(dy *tensor.Matrix) *tensor.Matrix {
 		tensor.LeakyReLUBackward(dx, dy, a.x, leakyReLUSlope)
 	}
 	return dx
+}
+
+// activateInPlace sets y = kind(y) for ELU or LeakyReLU, parallel over rows.
+func activateInPlace(kind Activation, y *tensor.Matrix) {
+	parallel.For(y.Rows, rowGrain(y.Cols), rangeTask(func(lo, hi int) {
+		data := y.Data[lo*y.Cols : hi*y.Cols]
+		switch kind {
+		case ELU:
+			for j, v := range data {
+				if v <= 0 {
+					data[j] = eluAlpha * float32(math.Expm1(float64(v)))
+				}
+			}
+		case LeakyReLU:
+			for j, v := range data {
+				if v < 0 {
+					data[j] = v * leakyReLUSlope
+				}
+			}
+		}
+	}))
+}
+
+// activateBackwardInPlace sets dy to the gradient of activateInPlace's
+// input from its output y: both activations are increasing and keep the
+// sign, so input > 0 exactly where y > 0, and for ELU the slope at
+// input ≤ 0 is y + alpha.
+func activateBackwardInPlace(kind Activation, dy, y *tensor.Matrix) {
+	parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
+		d, ys := dy.Data[lo*dy.Cols:hi*dy.Cols], y.Data[lo*y.Cols:hi*y.Cols]
+		ys = ys[:len(d)]
+		switch kind {
+		case ELU:
+			for j, v := range ys {
+				if v <= 0 {
+					d[j] *= v + eluAlpha
+				}
+			}
+		case LeakyReLU:
+			for j, v := range ys {
+				if v <= 0 {
+					d[j] *= leakyReLUSlope
+				}
+			}
+		}
+	}))
 }

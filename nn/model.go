@@ -60,6 +60,10 @@ const (
 	// on the layer's output y = relu(x)·keep/(1−p). The combined gradient
 	// is dy/(1−p) where y > 0 and 0 elsewhere, so no mask is stored.
 	actReLUDropInPlace
+	// actInPlace applies ELU or LeakyReLU in place; the next layer's dropout
+	// runs separately. Both keep the sign of their input, so the gradient
+	// is computed from the output alone.
+	actInPlace
 )
 
 // Dropout sites: feature dropout before layer i is site i; GAT's attention
@@ -163,7 +167,7 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 	}
 	var out *tensor.Matrix
 	for i, l := range m.Layers {
-		if i == 0 || m.actModes[i-1] == actSeparate {
+		if i == 0 || m.actModes[i-1] != actReLUDropInPlace {
 			x = m.drops[i].forwardLazy(g, x, mode)
 		}
 		out = l.Forward(g, x, mode)
@@ -179,11 +183,17 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 // it can, to y, the output of layer i. Layers do not read their output in
 // Backward, so ReLU runs in place on it.
 func (m *Model) activate(i int, g *Graph, y *tensor.Matrix, mode Mode) *tensor.Matrix {
-	if m.acts[i].Kind != ReLU {
+	m.actOuts[i] = y
+	switch m.acts[i].Kind {
+	case ELU, LeakyReLU:
+		m.actModes[i] = actInPlace
+		activateInPlace(m.acts[i].Kind, y)
+		return y
+	case ReLU:
+	default:
 		m.actModes[i] = actSeparate
 		return m.acts[i].Forward(y)
 	}
-	m.actOuts[i] = y
 	d := &m.drops[i+1]
 	if !mode.Train || d.P <= 0 {
 		m.actModes[i] = actReLUInPlace
@@ -211,6 +221,9 @@ func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
 	case actReLUInPlace:
 		tensor.ReLUBackward(dy, dy, m.actOuts[i])
 		return dy
+	case actInPlace:
+		activateBackwardInPlace(m.acts[i].Kind, dy, m.actOuts[i])
+		return dy
 	case actReLUDropInPlace:
 		y, scale := m.actOuts[i], m.fusedDrops[i].scale
 		parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
@@ -234,7 +247,7 @@ func (m *Model) Backward(dlogits *tensor.Matrix) {
 			d = m.activateBackward(i, d)
 		}
 		d = m.Layers[i].Backward(d, i > 0)
-		if i > 0 && m.actModes[i-1] == actSeparate {
+		if i > 0 && m.actModes[i-1] != actReLUDropInPlace {
 			d = m.drops[i].Backward(d)
 		}
 	}
