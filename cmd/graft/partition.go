@@ -25,13 +25,19 @@ func init() {
 }
 
 const partitionUsage = `usage: graft partition --dataset X --parts K [--method random|stream|multilevel|metis]
-                       [--balance train] [--seed S] [--out FILE] [--json]
+                       [--balance train] [--seed S] [--out FILE|DIR/] [--json]
        graft partition --dataset X --assign FILE [--parts K] [--json]
        graft partition --dataset X --write-metis-graph FILE [--balance train]
 
 X is a dataset name or path (see graft data) or rmat:SCALE:EDGES[:SEED] for a
 generated R-MAT graph. Directed graphs are symmetrised first. The assignment
-file has one part id per line, as gpmetis writes it.`
+file has one part id per line, as gpmetis writes it.
+
+--out DIR/ (a trailing slash or an existing directory) writes one directory
+per part for 'graft train --part-dir DIR': its local graph, feature rows
+(row-normalised, stored as graft train's --features auto would), labels and
+split rows (--split, seed --seed), send lists and halo degrees, plus
+manifest.json and the assignment (DIR/assignment.txt).`
 
 // partitionResult is what --json prints: the quality report plus the run.
 type partitionResult struct {
@@ -63,7 +69,7 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 	split := fs.String("split", "public", "split whose training nodes --balance train and the report use")
 	seed := fs.Uint64("seed", 1, "random seed")
 	imbalance := fs.Float64("imbalance", partition.DefaultImbalance, "tolerated max/mean - 1 per constraint")
-	out := fs.String("out", "", "write the assignment here (one part id per line)")
+	out := fs.String("out", "", "write the assignment here (one part id per line), or with a trailing slash one directory per part for graft train --part-dir")
 	assign := fs.String("assign", "", "report the quality of this assignment instead of partitioning")
 	metisGraph := fs.String("write-metis-graph", "", "write the graph in gpmetis's input format to this file")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
@@ -152,7 +158,11 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	res.PeakRSSBytes = peakRSS()
-	if *out != "" {
+	if *out != "" && isPartDirPath(*out) {
+		if err := writePartDirs(*out, *name, *dataDir, *split, *seed, parts, *k, res.Method); err != nil {
+			return err
+		}
+	} else if *out != "" {
 		if err := writeFile(*out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) }); err != nil {
 			return err
 		}

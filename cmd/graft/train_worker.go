@@ -10,6 +10,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
@@ -286,4 +287,47 @@ func shareResume(c comm.Communicator, dir string, opts *fullgraph.DistOptions, s
 		opts.Resume = st
 	}
 	return nil
+}
+
+// isPartDirPath reports whether graft partition --out names a directory of
+// parts rather than an assignment file.
+func isPartDirPath(path string) bool {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(os.PathSeparator)) {
+		return true
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// writePartDirs stores the parts of assignment parts for graft train
+// --part-dir, with the data prepared as graft train prepares it by default
+// (row-normalised features, stored dense or sparse by density) and the
+// split spec drawn with seed.
+func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []int32, k int, method string) error {
+	if strings.HasPrefix(name, "rmat:") {
+		return usageError{errors.New("--out DIR/: stored parts need a dataset with labels; R-MAT graphs have none")}
+	}
+	ds, err := dataset.Load(name, dataDir)
+	if err != nil {
+		return err
+	}
+	split, err := ds.Split(splitSpec, seed)
+	if err != nil {
+		return fmt.Errorf("--out DIR/: %w", err)
+	}
+	data, err := fullgraph.FromDataset(ds, split, nn.Auto, true)
+	if err != nil {
+		return fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	layout, err := partition.BuildLayout(ds.Graph, parts, k)
+	if err != nil {
+		return err
+	}
+	problem := fullgraph.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
+		Train: data.Train, Val: data.Val, Test: data.Test}
+	m := fullgraph.PartManifest{Dataset: ds.Name, Split: split.Name, Method: method, Classes: ds.NumClasses}
+	if err := fullgraph.WriteParts(dir, m, problem, layout); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	return writeFile(filepath.Join(dir, "assignment.txt"), func(w io.Writer) error { return partition.WriteAssignment(w, parts) })
 }
