@@ -68,6 +68,23 @@ func (g *Group) Abort(err error) {
 
 func (g *Group) err() error { return g.abortErr }
 
+// receive takes src's offer to dst. A message that has already arrived is
+// delivered even after an abort: the peer that sent it completed its part,
+// and dropping it would fail a call that can finish.
+func (g *Group) receive(src, dst int) ([]byte, error) {
+	select {
+	case buf := <-g.mail[src][dst]:
+		return buf, nil
+	default:
+	}
+	select {
+	case buf := <-g.mail[src][dst]:
+		return buf, nil
+	case <-g.aborted:
+		return nil, g.err()
+	}
+}
+
 // barrier blocks until every rank has called it, or the group is aborted.
 func (g *Group) barrier() error {
 	g.barrierMu.Lock()
@@ -126,14 +143,13 @@ func (c *local) AllToAll(site string, send, recv [][]byte) error {
 		if p == r {
 			continue
 		}
-		select {
-		case buf := <-g.mail[p][r]:
-			recv[p] = append(recv[p][:0], buf...)
-			recvd[p] = int64(len(buf))
-			g.acks[p][r] <- struct{}{}
-		case <-g.aborted:
-			return g.err()
+		buf, err := g.receive(p, r)
+		if err != nil {
+			return err
 		}
+		recv[p] = append(recv[p][:0], buf...)
+		recvd[p] = int64(len(buf))
+		g.acks[p][r] <- struct{}{}
 	}
 	// Our buffers may be reused only once every peer has copied them.
 	for p := range g.size {

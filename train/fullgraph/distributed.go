@@ -205,13 +205,18 @@ func runWorkerData(ctx context.Context, c comm.Communicator, cfg Config, d Data,
 		}
 		return nil
 	})
-	if errors.Is(err, ErrInterrupted) {
+	if errors.Is(err, ErrInterrupted) && !errors.Is(err, comm.ErrAborted) {
 		// Keep the interrupted run's exact state, then hand back the best
 		// parameters like a finished run does.
 		if serr := save(); serr != nil {
 			err = fmt.Errorf("%w; saving its checkpoint failed: %v", err, serr)
 		}
 		tr.RestoreBest()
+		// Stopping is an error to the group: wait until every worker is past
+		// its last collective, so nobody's departure aborts another's.
+		if berr := c.Barrier("stop"); berr != nil {
+			err = fmt.Errorf("%w; %v", err, berr)
+		}
 	}
 	return res, tr, err
 }

@@ -343,13 +343,15 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 			pr.SinceBest = 0
 		}
 		pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
+		// Once the workers have agreed to stop, the parameters stay as they
+		// are (for the checkpoint) whatever happens next.
+		interrupted = stop
 		if onEpoch != nil {
 			if err := onEpoch(m); err != nil {
 				return res, err
 			}
 		}
 		if stop {
-			interrupted = true
 			return res, fmt.Errorf("%w after epoch %d", ErrInterrupted, epoch)
 		}
 		if t.cfg.Patience > 0 && pr.SinceBest >= t.cfg.Patience {
