@@ -22,7 +22,7 @@ func init() {
 	commands["decentral"] = command{"fully distributed online training, one agent per node (regression, power, scheduling)", runDecentral}
 }
 
-const decentralUsage = "usage: graft decentral regression|power|scheduling [--optimizer dsgd|dadam|damsgrad|sgd|adam] [--piggyback] [--drop P] [--seed S] [--lr R] [--quick] [--metrics FILE] [--json]"
+const decentralUsage = "usage: graft decentral regression|power|scheduling [--optimizer dsgd|dadam|damsgrad|sgd|adam] [--piggyback] [--drop P] [--cut A-B:FROM:ROUNDS]... [--outage NODE:FROM:ROUNDS]... [--seed S] [--lr R] [--quick] [--metrics FILE] [--json]\n       graft decentral table|plot ...  (see scripts/decentral.sh)\nRun 'graft decentral <task> -h' for the flags."
 
 func runDecentral(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
@@ -43,6 +43,10 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	optName := fs.String("optimizer", "dadam", "dsgd, dadam or damsgrad (agents); sgd, adam name the same pairs: the central reference always runs the central form of the rule")
 	piggyback := fs.Bool("piggyback", false, "send sample b−1's backward messages on sample b's forward messages")
 	drop := fs.Float64("drop", 0, "probability that each message is lost")
+	var cuts cutFlags
+	var outages outageFlags
+	fs.Var(&cuts, "cut", "silence the link between nodes A and B for ROUNDS rounds from round FROM, as A-B:FROM:ROUNDS (repeatable)")
+	fs.Var(&outages, "outage", "take NODE off the network for ROUNDS rounds from round FROM, as NODE:FROM:ROUNDS (repeatable); it rejoins with its old parameters")
 	seed := fs.Uint64("seed", 1, "seed for data, initialisation and faults")
 	lr := fs.Float64("lr", 0, "learning rate (0: the task's default)")
 	quick := fs.Bool("quick", false, "the small version of the task used in tests")
@@ -65,7 +69,8 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--lr %g is negative", *lr)}
 	}
 	progress := newDecentralProgress(stderr, task)
-	opts := decentral.Options{Rule: rule, LR: *lr, Piggyback: *piggyback, Drop: *drop, Seed: *seed, Progress: progress.update}
+	opts := decentral.Options{Rule: rule, LR: *lr, Piggyback: *piggyback, Drop: *drop, Cuts: cuts, Outages: outages,
+		Seed: *seed, Progress: progress.update}
 	var res *decentral.Result
 	switch task {
 	case "regression":
@@ -364,5 +369,35 @@ func decentralPlot(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
+
+// cutFlags collects --cut A-B:FROM:ROUNDS values.
+type cutFlags []decentral.LinkCut
+
+func (c *cutFlags) String() string { return fmt.Sprint(*c) }
+
+func (c *cutFlags) Set(v string) error {
+	var cut decentral.LinkCut
+	if n, err := fmt.Sscanf(v, "%d-%d:%d:%d", &cut.A, &cut.B, &cut.From, &cut.Rounds); err != nil || n != 4 ||
+		cut.A < 0 || cut.B < 0 || cut.A == cut.B || cut.From < 0 || cut.Rounds < 1 {
+		return fmt.Errorf("%q is not A-B:FROM:ROUNDS with distinct nodes, FROM ≥ 0 and ROUNDS ≥ 1", v)
+	}
+	*c = append(*c, cut)
+	return nil
+}
+
+// outageFlags collects --outage NODE:FROM:ROUNDS values.
+type outageFlags []decentral.Outage
+
+func (o *outageFlags) String() string { return fmt.Sprint(*o) }
+
+func (o *outageFlags) Set(v string) error {
+	var out decentral.Outage
+	if n, err := fmt.Sscanf(v, "%d:%d:%d", &out.Node, &out.From, &out.Rounds); err != nil || n != 3 ||
+		out.Node < 0 || out.From < 0 || out.Rounds < 1 {
+		return fmt.Errorf("%q is not NODE:FROM:ROUNDS with FROM ≥ 0 and ROUNDS ≥ 1", v)
+	}
+	*o = append(*o, out)
 	return nil
 }

@@ -1,5 +1,12 @@
 package decentral
 
+import (
+	"fmt"
+	"slices"
+
+	"github.com/graft-gnn/graft/graph"
+)
+
 // Faults describes what goes wrong on the network. Every decision is a pure
 // function of the seed, the round and the link, so a faulty run is as
 // reproducible as a clean one whatever the goroutine schedule.
@@ -18,6 +25,28 @@ type LinkCut struct{ A, B, From, Rounds int }
 // sends and receives nothing and does not update its parameters; then it
 // rejoins with the parameters it had and consensus pulls it back.
 type Outage struct{ Node, From, Rounds int }
+
+// check rejects faults that name nodes or links the network does not have:
+// they would silently do nothing.
+func (f *Faults) check(g *graph.Graph) error {
+	if f == nil {
+		return nil
+	}
+	for _, c := range f.Cuts {
+		if c.A < 0 || c.B < 0 || c.A >= g.N || c.B >= g.N {
+			return fmt.Errorf("decentral: link cut %d-%d names a node outside [0, %d)", c.A, c.B, g.N)
+		}
+		if _, ok := slices.BinarySearch(g.Adj(c.A), int32(c.B)); !ok {
+			return fmt.Errorf("decentral: nodes %d and %d are not neighbours; a cut needs a link", c.A, c.B)
+		}
+	}
+	for _, o := range f.Outages {
+		if o.Node < 0 || o.Node >= g.N {
+			return fmt.Errorf("decentral: outage of node %d outside [0, %d)", o.Node, g.N)
+		}
+	}
+	return nil
+}
 
 func within(round, from, rounds int) bool { return round >= from && round < from+rounds }
 

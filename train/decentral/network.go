@@ -64,6 +64,9 @@ func New(cfg Config) (*Network, error) {
 	if len(params) != cfg.Model.NumParams() {
 		return nil, fmt.Errorf("decentral: %d initial parameters for a model with %d", len(params), cfg.Model.NumParams())
 	}
+	if err := cfg.Faults.check(cfg.Graph); err != nil {
+		return nil, err
+	}
 	n := &Network{model: cfg.Model, graph: cfg.Graph, piggyback: cfg.Piggyback, traffic: new(traffic)}
 	for i := range cfg.Graph.N {
 		a := &agent{
