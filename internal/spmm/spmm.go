@@ -130,7 +130,10 @@ func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []floa
 	default:
 		t.transByRows(nnz, w)
 	}
-	*t = transTask{bounds: t.bounds, scratch: t.scratch}
+	if t.scratch != nil {
+		transScratch.give(t.scratch)
+	}
+	*t = transTask{bounds: t.bounds}
 	transPool.Put(t)
 	if bad != 0 {
 		panic(fmt.Sprintf("spmm: MulCSRTrans: row %d has decreasing offsets or a column index outside [0, %d)", bad-1, cols))
@@ -291,7 +294,7 @@ func (t *transTask) transByRows(nnz int64, workers int) {
 	chunks := min(workers, 1+maxTransScratch/max(per, 1))
 	t.bounds = balancedBounds(t.bounds[:0], t.offsets[:t.rows+1], chunks)
 	if need := (len(t.bounds) - 2) * per; cap(t.scratch) < need {
-		t.scratch = make([]float32, need)
+		t.scratch = transScratch.take(need)
 	}
 	t.phase = byRows
 	parallel.ForBounds(t.bounds, t)
@@ -302,6 +305,38 @@ func (t *transTask) transByRows(nnz int64, workers int) {
 }
 
 var transPool = sync.Pool{New: func() any { return new(transTask) }}
+
+// transScratch keeps the largest private-output buffer across garbage
+// collections, which empty transPool: training calls the same narrow
+// transpose every step and would otherwise reallocate it after every GC.
+var transScratch scratchCache
+
+type scratchCache struct {
+	mu  sync.Mutex
+	buf []float32
+}
+
+// take returns a buffer of at least n floats, the cached one if it is big
+// enough; the cache then keeps the larger of the two.
+func (s *scratchCache) take(n int) []float32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cap(s.buf) < n {
+		s.buf = make([]float32, n)
+	}
+	b := s.buf
+	s.buf = nil
+	return b
+}
+
+// give returns a buffer to the cache.
+func (s *scratchCache) give(b []float32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cap(b) > cap(s.buf) {
+		s.buf = b
+	}
+}
 
 func (t *transTask) validate() {
 	if r := validRows(t.offsets, t.indices, 0, t.rows, t.cols); r >= 0 {
