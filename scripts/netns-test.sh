@@ -19,7 +19,8 @@
 #         parameters of an undisturbed run.
 # Needs root, iproute2 (ip, tc) and nftables (for loss); Go to build graft.
 # Env: GRAFT_DATA (Amazon Computers; without it tta uses Cora), OUT (results
-# directory, default a temporary one), ONLY (space-separated runs to do).
+# directory, default a temporary one), ONLY (space-separated runs to do),
+# GRAFT_BIN (a graft binary to use instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,12 +50,17 @@ cleanup() {
 		ip netns del "$n"
 	done
 	rm -rf "$work/bin" "$work/ckpt"*
+	rmdir "$work" 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 
-echo "== build (static, CGO_ENABLED=0)"
-CGO_ENABLED=0 go build -o "$work/bin/graft" ./cmd/graft
-graft=$work/bin/graft
+if [[ -n ${GRAFT_BIN:-} ]]; then
+	graft=$GRAFT_BIN
+else
+	echo "== build (static, CGO_ENABLED=0)"
+	CGO_ENABLED=0 go build -o "$work/bin/graft" ./cmd/graft
+	graft=$work/bin/graft
+fi
 
 echo "== 4 hosts: namespaces $(ns 0)..$(ns 3) on a bridge in $(ns sw)"
 ip netns add "$(ns sw)"
