@@ -1,6 +1,3 @@
-// Command graft trains graph neural networks on one machine or many.
-//
-// Run `graft help` for the list of subcommands.
 package main
 
 import (
