@@ -10,7 +10,9 @@
 # at once (default 1); ONLY restricts the run to configurations whose name
 # matches the extended regular expression. Raw results go to $OUT (default
 # accuracy-results.jsonl), one `graft train --json` line per run, each tagged
-# with its configuration, in configuration and seed order.
+# with its configuration, in configuration and seed order, and with the epoch
+# of lowest validation loss (the model Shchur et al. select) as
+# "min_val_loss".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +24,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/graft
 go build -o "$bin" ./cmd/graft
+go build -o "$work/accuracy" ./internal/cmd/accuracy
 
 # Shchur et al. (2018), "Pitfalls of Graph Neural Network Evaluation", as in
 # their code (github.com/shchur/gnn-benchmark): the graph is standardised to
@@ -45,13 +48,14 @@ done
 
 # train NAME ARGS SEED FILE writes one tagged result line to FILE.
 train() {
-	local line
+	local line loss
 	# shellcheck disable=SC2086 # args are deliberately split into flags
-	if ! line=$("$bin" train $2 --seed "$3" --json 2>"$4.err"); then
+	if ! line=$("$bin" train $2 --seed "$3" --json --metrics "$4.metrics" 2>"$4.err"); then
 		echo "$1 seed $3 failed: $(tail -n 1 "$4.err")" >&2
 		return 1
 	fi
-	echo "{\"config\":\"$1\",\"args\":\"$2\",\"result\":$line}" >"$4"
+	loss=$("$work/accuracy" -min-val-loss "$4.metrics")
+	echo "{\"config\":\"$1\",\"args\":\"$2\",\"result\":$line,\"min_val_loss\":$loss}" >"$4"
 	echo "$1 seed $3: $(echo "$line" | grep -o '"test_acc":[0-9.]*')" >&2
 }
 
@@ -82,4 +86,4 @@ wait
 for f in "${files[@]}"; do
 	[[ -s $f ]] && cat "$f" >>"$out"
 done
-go run ./internal/cmd/accuracy <"$out"
+"$work/accuracy" <"$out"

@@ -1,12 +1,21 @@
 // Command accuracy summarises the runs of scripts/accuracy.sh: it reads one
-// JSON object per line ({"config", "args", "result": graft train --json})
-// from stdin and prints a Markdown table of test accuracy, mean ± standard
-// deviation over seeds, per configuration in order of first appearance.
+// JSON object per line ({"config", "args", "result": graft train --json,
+// optionally "min_val_loss"}) from stdin and prints a Markdown table of test
+// accuracy, mean ± standard deviation over seeds, per configuration in order
+// of first appearance.
+//
+// With -min-val-loss FILE it instead reads one graft train --metrics file and
+// prints, as one JSON object, the epoch of lowest validation loss with its
+// validation loss and accuracy and test accuracy: the model Shchur et al.
+// (2018) select (their early stopping restores the parameters of the lowest
+// validation loss), where graft train selects the best validation accuracy.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -22,18 +31,73 @@ type run struct {
 		Epochs     int     `json:"epochs"`
 		EpochMs    float64 `json:"epoch_ms_median"`
 	} `json:"result"`
+	MinValLoss *epoch `json:"min_val_loss"`
+}
+
+// epoch is one line of a --metrics file, reduced to what selection needs.
+type epoch struct {
+	Epoch   int     `json:"epoch"`
+	ValLoss float64 `json:"val_loss"`
+	ValAcc  float64 `json:"val_acc"`
+	TestAcc float64 `json:"test_acc"`
 }
 
 type group struct {
 	args              string
 	test, val, epochs []float64
+	lossTest          []float64 // test accuracy at the lowest validation loss
 }
 
 func main() {
-	if err := summarise(os.Stdin, os.Stdout); err != nil {
+	minLoss := flag.String("min-val-loss", "", "print the epoch of lowest validation loss of this graft train --metrics `FILE` as JSON")
+	flag.Parse()
+	var err error
+	if *minLoss != "" {
+		err = printMinValLoss(*minLoss, os.Stdout)
+	} else {
+		err = summarise(os.Stdin, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "accuracy:", err)
 		os.Exit(1)
 	}
+}
+
+func printMinValLoss(path string, w io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	e, err := minValLoss(f)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return json.NewEncoder(w).Encode(e)
+}
+
+// minValLoss returns the first epoch with the lowest validation loss.
+func minValLoss(r io.Reader) (epoch, error) {
+	best := epoch{ValLoss: math.Inf(1)}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for line := 1; sc.Scan(); line++ {
+		var e epoch
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return epoch{}, fmt.Errorf("line %d: %v", line, err)
+		}
+		if e.ValLoss < best.ValLoss {
+			best = e
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return epoch{}, err
+	}
+	if n == 0 || math.IsInf(best.ValLoss, 1) {
+		return epoch{}, errors.New("no epoch with a finite validation loss")
+	}
+	return best, nil
 }
 
 func summarise(r io.Reader, w io.Writer) error {
@@ -54,18 +118,26 @@ func summarise(r io.Reader, w io.Writer) error {
 		g.test = append(g.test, 100*x.Result.TestAcc)
 		g.val = append(g.val, 100*x.Result.BestValAcc)
 		g.epochs = append(g.epochs, float64(x.Result.Epochs))
+		if x.MinValLoss != nil {
+			g.lossTest = append(g.lossTest, 100*x.MinValLoss.TestAcc)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "| configuration | seeds | test accuracy (%) | best val accuracy (%) | epochs run | graft train flags |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | epochs run | graft train flags |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 	for _, name := range order {
 		g := groups[name]
 		tm, ts := meanStd(g.test)
 		vm, vs := meanStd(g.val)
 		em, _ := meanStd(g.epochs)
-		fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %.1f ± %.1f | %.0f | `%s` |\n", name, len(g.test), tm, ts, vm, vs, em, g.args)
+		loss := "–"
+		if len(g.lossTest) == len(g.test) {
+			lm, ls := meanStd(g.lossTest)
+			loss = fmt.Sprintf("%.1f ± %.1f", lm, ls)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %.0f | `%s` |\n", name, len(g.test), tm, ts, vm, vs, loss, em, g.args)
 	}
 	return nil
 }

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMinValLoss(t *testing.T) {
+	metrics := `{"epoch":1,"val_loss":2.0,"val_acc":0.3,"test_acc":0.2}
+{"epoch":2,"val_loss":0.5,"val_acc":0.8,"test_acc":0.81}
+{"epoch":3,"val_loss":0.6,"val_acc":0.9,"test_acc":0.7}
+{"epoch":4,"val_loss":0.5,"val_acc":0.85,"test_acc":0.75}
+`
+	e, err := minValLoss(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Epoch != 2 || e.TestAcc != 0.81 {
+		t.Errorf("got %+v, want epoch 2 (the first lowest loss) with test 0.81", e)
+	}
+	if _, err := minValLoss(strings.NewReader("")); err == nil {
+		t.Error("empty metrics: no error")
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	in := `{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10},"min_val_loss":{"test_acc":0.9}}
+{"config":"a","args":"--x","result":{"test_acc":0.82,"best_val_acc":0.72,"epochs":20},"min_val_loss":{"test_acc":0.7}}
+{"config":"b","args":"--y","result":{"test_acc":0.5,"best_val_acc":0.5,"epochs":5}}
+`
+	var out strings.Builder
+	if err := summarise(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 15 | `--x` |", "| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | 5 | `--y` |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
