@@ -10,14 +10,21 @@
 #
 # Runs already in the results file are skipped, so an interrupted sweep
 # resumes. Set VARCO_OUT to write elsewhere; GRAFT_DATA must name the data
-# directory (amazon-computers, coauthor-cs).
+# directory (amazon-computers, coauthor-cs). The subset can be narrowed
+# (to order the work on a busy machine) with VARCO_DATASETS, VARCO_SEEDS,
+# VARCO_CONFIGS and VARCO_PARTITIONS; VARCO_STOP_AT=HH:MM starts no new run
+# after that wall-clock time; VARCO_NICE=19 runs at that niceness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${VARCO_OUT:-docs/varco/results.jsonl}
 mkdir -p "$(dirname "$out")"
 go build -o /tmp/varco.$$ ./internal/cmd/varco
 trap 'rm -f /tmp/varco.$$' EXIT
-run() { /tmp/varco.$$ run -out "$out" "$@"; }
+run() {
+	local stop=()
+	[[ -n ${VARCO_STOP_AT:-} ]] && stop=(-stop-at "$VARCO_STOP_AT")
+	nice -n "${VARCO_NICE:-0}" /tmp/varco.$$ run -out "$out" "${stop[@]}" "$@"
+}
 
 if [[ ${VARCO_FULL:-0} == 1 ]]; then
 	run -datasets amazon-computers,coauthor-cs,sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel \
@@ -26,7 +33,8 @@ else
 	# The committed subset: 100 iterations of SAGE-64 (the authors' model
 	# with a narrower hidden layer and a third of the iterations, to fit a
 	# shared 2-core machine; the schedules scale with the iteration count).
-	main=full,varco,varco-r1,fixed-2,fixed-8,fixed-32,fixed-128,quant8,quant4,subspace-linear,adaptive,exp
-	run -datasets amazon-computers,coauthor-cs -parts 4 -partitions random -seeds 1,2,3 -configs "$main" -epochs 100 -hidden 64
+	main=full,varco,varco-r1,fixed-2,fixed-8,fixed-32,fixed-128,quant8,quant4,subspace-linear
+	run -datasets "${VARCO_DATASETS:-amazon-computers,coauthor-cs}" -parts 4 -partitions "${VARCO_PARTITIONS:-random}" \
+		-seeds "${VARCO_SEEDS:-1,2,3}" -configs "${VARCO_CONFIGS:-$main}" -epochs 100 -hidden 64
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"

@@ -161,7 +161,21 @@ func runCmd(args []string) error {
 	link := fs.String("link", "1gbit:1ms", "emulated link per worker")
 	out := fs.String("out", "docs/varco/results.jsonl", "results file (appended; runs already in it are skipped)")
 	dataDir := fs.String("data-dir", "", "data directory (default $GRAFT_DATA)")
+	stopAt := fs.String("stop-at", "", "wall-clock time HH:MM (local) after which no new run starts; runs under way finish")
 	fs.Parse(args)
+
+	var deadline time.Time
+	if *stopAt != "" {
+		t, err := time.ParseInLocation("15:04", *stopAt, time.Local)
+		if err != nil {
+			return fmt.Errorf("-stop-at: %w", err)
+		}
+		now := time.Now()
+		deadline = time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.Local)
+		if deadline.Before(now.Add(-12 * time.Hour)) {
+			deadline = deadline.AddDate(0, 0, 1) // a time past midnight
+		}
+	}
 
 	var cfgs []config
 	if *cfgFlag == "all" {
@@ -226,6 +240,10 @@ func runCmd(args []string) error {
 							Codec: c.Codec, Schedule: c.Schedule, Epochs: *epochs, Hidden: *hidden}
 						if done[rec.key()] {
 							continue
+						}
+						if !deadline.IsZero() && time.Now().After(deadline) {
+							fmt.Fprintf(os.Stderr, "stop-at %s reached; %s and later runs not started\n", *stopAt, rec.key())
+							return nil
 						}
 						if layout == nil && k > 1 {
 							start := time.Now()
