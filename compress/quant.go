@@ -5,13 +5,19 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/graft-gnn/graft/tensor"
 )
 
 // quantizer sends each row as its minimum, its step, and one bits-wide
 // integer per value, rounded stochastically (up with probability equal to
-// the fractional part), so the decoded value is an unbiased estimate.
+// the fractional part, to 2⁻¹⁶ of a step), so the decoded value is an
+// unbiased estimate. Codes are packed little-endian: value j occupies bits
+// [j·bits, (j+1)·bits) of the row's code bytes.
+//
+// The rounding dither is a pure function of the message key, the row and
+// the column, so it is reproducible and the receiver needs no side
+// information: value j of a row takes 16 bits of hash32(base, c), with c =
+// 16⌊j/32⌋ + j mod 16, the low half for j mod 32 < 16 and the high half
+// otherwise (so one 16-lane vector of hashes dithers 32 values).
 type quantizer struct{ bits int }
 
 func (q *quantizer) Name() string { return fmt.Sprintf("quant%d", q.bits) }
@@ -22,28 +28,102 @@ func (q *quantizer) FixedRatio(width int) float64 {
 	return float64(4*width) / float64(q.rowBytes(width))
 }
 
+// hash32 is the dither generator: a Weyl sequence in the counter c,
+// offset by the row's 64-bit base, through Wellons' lowbias32 finaliser.
+func hash32(base uint64, c uint32) uint32 {
+	x := (uint32(base) + c*0x9e3779b9) ^ uint32(base>>32)
+	x ^= x >> 16
+	x *= 0x21f0aaad
+	x ^= x >> 15
+	x *= 0x735a2d97
+	x ^= x >> 15
+	return x
+}
+
+// code rounds (v−lo)/step stochastically: t is (v−lo)·2¹⁶/step in fixed
+// point, u the dither's low 16 bits, and the result is clamped to top (the
+// last level; NaNs land there too).
+func code(v, lo, scale float32, top uint32, u uint64) uint32 {
+	return min(uint32(int32((v-lo)*scale)+int32(u&0xffff))>>16, top)
+}
+
+// minMax ignores NaNs (plain comparisons: the min and max builtins order
+// NaNs and signed zeros, which costs a branch chain per value). New
+// extremes are rare after the first few values, so the branches predict.
+func minMax(x []float32) (lo, hi float32) {
+	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
+	for len(x) >= 4 {
+		v := x[:4:4]
+		if v[0] < lo {
+			lo = v[0]
+		}
+		if v[0] > hi {
+			hi = v[0]
+		}
+		if v[1] < lo {
+			lo = v[1]
+		}
+		if v[1] > hi {
+			hi = v[1]
+		}
+		if v[2] < lo {
+			lo = v[2]
+		}
+		if v[2] > hi {
+			hi = v[2]
+		}
+		if v[3] < lo {
+			lo = v[3]
+		}
+		if v[3] > hi {
+			hi = v[3]
+		}
+		x = x[4:]
+	}
+	for _, v := range x {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	return lo, hi
+}
+
+// rowMinMax is minMax with the vector kernel on whole blocks of 16. Adding
+// zero turns −0 into +0, so that the kernel's lane order cannot change the
+// header's bits.
+func rowMinMax(x []float32) (lo, hi float32) {
+	n := 0
+	if quantAsm && len(x) >= 16 {
+		n = len(x) &^ 15
+		lo, hi = minMaxAVX512(x[:n])
+	}
+	l, h := minMax(x[n:])
+	if n == 0 || l < lo {
+		lo = l
+	}
+	if n == 0 || h > hi {
+		hi = h
+	}
+	return lo + 0, hi + 0
+}
+
 func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, key Key) []byte {
-	levels := float32(int(1)<<q.bits - 1)
-	bits := uint(q.bits)
+	top := uint32(1)<<q.bits - 1
+	levels := float32(top)
 	rb := q.rowBytes(width)
 	start := len(dst)
 	dst = slices.Grow(dst, rows*rb)[:start+rows*rb]
+	keyHash := key.hash(true) // row i's base is key.hash(true, i)
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
 		b := dst[start+i*rb : start+(i+1)*rb]
-		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-		for _, v := range row {
-			// Plain comparisons: the min and max builtins order NaNs and
-			// signed zeros, which costs a branch chain per value.
-			if v < lo {
-				lo = v
-			}
-			if v > hi {
-				hi = v
-			}
-		}
+		lo, hi := rowMinMax(row)
 		step := (hi - lo) / levels
-		if width == 0 || !(step > 0) || math.IsInf(float64(step), 0) {
+		scale := (1 << 16) / step
+		if width == 0 || !(step > 0) || math.IsInf(float64(step), 0) || math.IsInf(float64(scale), 0) {
 			step = 0 // constant row (or no row): every code is 0
 			if width == 0 {
 				lo = 0
@@ -52,33 +132,61 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 		binary.LittleEndian.PutUint32(b, math.Float32bits(lo))
 		binary.LittleEndian.PutUint32(b[4:], math.Float32bits(step))
 		codes := b[8:]
-		clear(codes)
 		if step == 0 {
+			clear(codes)
 			continue
 		}
-		// Values never straddle a byte: bits divides 8. The rounding
-		// draws come 16 bits at a time from a xorshift64 stream seeded by
-		// the key and row, so f ≥ 0 rounds up with probability equal to
-		// its fraction (to 2⁻¹⁶ of a step).
-		rnd := key.hash(true, uint64(i)) | 1
-		inv := 1 / step
-		var draws uint64
-		for j, v := range row {
-			if j&3 == 0 {
-				rnd ^= rnd << 13
-				rnd ^= rnd >> 7
-				rnd ^= rnd << 17
-				draws = rnd
-			} else {
-				draws >>= 16
+		base := mix(keyHash ^ uint64(i))
+		n := 0
+		if quantAsm {
+			if n = width &^ 31; n > 0 {
+				quantEncodeAVX512(&codes[0], row[:n], lo, scale, top, base, uint64(q.bits))
 			}
-			u := float32(uint16(draws)) * (1.0 / (1 << 16))
-			code := byte(min(float32(int32((v-lo)*inv+u)), levels))
-			pos := uint(j) * bits
-			codes[pos>>3] |= code << (pos & 7)
 		}
+		encodeRow(codes[n*q.bits/8:], row, n, lo, scale, top, base, uint(q.bits))
 	}
 	return dst
+}
+
+// encodeRow writes the codes of row[j0:] (j0 a multiple of 32) to codes:
+// the pure-Go twin of quantEncodeAVX512, 32 values at a time.
+func encodeRow(codes []byte, row []float32, j0 int, lo, scale float32, top uint32, base uint64, nbits uint) {
+	var blk [32]uint32
+	var h [16]uint32
+	for j := j0; j < len(row); j += 32 {
+		v := row[j:min(j+32, len(row))]
+		c0 := uint32(j>>5) << 4
+		for k := range h {
+			h[k] = hash32(base, c0+uint32(k))
+		}
+		if len(v) == 32 {
+			v := v[:32:32]
+			for k := range 16 {
+				blk[k] = code(v[k], lo, scale, top, uint64(h[k]))
+				blk[k+16] = code(v[k+16], lo, scale, top, uint64(h[k]>>16))
+			}
+		} else {
+			for k, x := range v {
+				blk[k] = code(x, lo, scale, top, uint64(h[k&15]>>(k>>4*16)))
+			}
+		}
+		out := codes[(j-j0)*int(nbits)/8:]
+		out = out[:min(len(out), 32*int(nbits)/8)]
+		if nbits == 8 {
+			for k := range out {
+				out[k] = byte(blk[k])
+			}
+			continue
+		}
+		var w [4]uint64
+		for k := range v {
+			pos := uint(k) * nbits
+			w[pos>>6&3] |= uint64(blk[k]) << (pos & 63)
+		}
+		for k := range out {
+			out[k] = byte(w[k>>3&3] >> (8 * uint(k&7)))
+		}
+	}
 }
 
 func (q *quantizer) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte) error {
@@ -86,24 +194,57 @@ func (q *quantizer) Decode(out []float32, rows, width int, _ float64, _ Key, src
 	if len(src) != rows*rb {
 		return sizeError(q.Name(), len(src), rows*rb)
 	}
-	bits := uint(q.bits)
-	mask := byte(1)<<bits - 1
+	nbits := uint(q.bits)
 	for i := range rows {
 		b := src[i*rb : (i+1)*rb]
 		lo := math.Float32frombits(binary.LittleEndian.Uint32(b))
 		step := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
 		codes := b[8:]
 		row := out[i*width : (i+1)*width]
-		if bits == 8 {
+		n := 0
+		if quantAsm {
+			n = width &^ 15
+		}
+		// lo + float32(c·step), never fused, so the kernel and this loop
+		// give the same bits.
+		if nbits == 8 {
+			if n > 0 {
+				quantDecodeAVX512(row[:n], &codes[0], lo, step, nil, 8)
+			}
+			row, codes = row[n:], codes[n:]
 			codes = codes[:len(row)]
 			for j := range row {
-				row[j] = lo + float32(codes[j])*step
+				row[j] = lo + float32(float32(codes[j])*step)
 			}
 			continue
 		}
-		for j := range row {
-			pos := uint(j) * bits
-			row[j] = lo + float32(codes[pos>>3]>>(pos&7)&mask)*step
+		// The row's 2^bits values, then one table look-up per code.
+		var tab [16]float32
+		for k := range 1 << nbits {
+			tab[k] = lo + float32(float32(k)*step)
+		}
+		if n > 0 {
+			quantDecodeAVX512(row[:n], &codes[0], lo, step, &tab, uint64(nbits))
+		}
+		row, codes = row[n:], codes[n*int(nbits)/8:]
+		mask := uint8(1)<<nbits - 1
+		per := int(64 / nbits)
+		for len(row) >= per {
+			w := binary.LittleEndian.Uint64(codes)
+			o := row[:per]
+			for k := range o {
+				o[k] = tab[uint8(w)&mask&15]
+				w >>= nbits
+			}
+			row, codes = row[per:], codes[8:]
+		}
+		var w uint64
+		for k, c := range codes {
+			w |= uint64(c) << (8 * uint(k) & 63)
+		}
+		for k := range row {
+			row[k] = tab[uint8(w)&mask&15]
+			w >>= nbits
 		}
 	}
 	return nil
@@ -116,24 +257,47 @@ func (bf16) Name() string           { return "bf16" }
 func (bf16) FixedRatio(int) float64 { return 2 }
 
 func (bf16) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
-	var h [64]uint16
 	x = x[:rows*width]
-	for len(x) > 0 {
-		n := min(len(x), len(h))
-		tensor.ToBF16(h[:n], x[:n])
-		for _, v := range h[:n] {
-			dst = binary.LittleEndian.AppendUint16(dst, v)
-		}
-		x = x[n:]
+	start := len(dst)
+	dst = slices.Grow(dst, 2*len(x))[:start+2*len(x)]
+	out := dst[start:]
+	for len(x) >= 4 {
+		v := x[:4:4]
+		w := uint64(toBF16(v[0])) | uint64(toBF16(v[1]))<<16 | uint64(toBF16(v[2]))<<32 | uint64(toBF16(v[3]))<<48
+		binary.LittleEndian.PutUint64(out, w)
+		x, out = x[4:], out[8:]
+	}
+	for i, v := range x {
+		binary.LittleEndian.PutUint16(out[2*i:], toBF16(v))
 	}
 	return dst
 }
 
-func (bf16) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte) error {
-	if len(src) != 2*rows*width {
-		return sizeError("bf16", len(src), 2*rows*width)
+// toBF16 rounds to nearest even (as tensor.ToBF16); NaNs stay quiet NaNs.
+func toBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
 	}
-	for i := range out[:rows*width] {
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+func (bf16) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte) error {
+	n := rows * width
+	if len(src) != 2*n {
+		return sizeError("bf16", len(src), 2*n)
+	}
+	out = out[:n]
+	for len(out) >= 4 {
+		w := binary.LittleEndian.Uint64(src)
+		o := out[:4:4]
+		o[0] = math.Float32frombits(uint32(w) << 16)
+		o[1] = math.Float32frombits(uint32(w>>16) << 16)
+		o[2] = math.Float32frombits(uint32(w>>32) << 16)
+		o[3] = math.Float32frombits(uint32(w>>48) << 16)
+		out, src = out[4:], src[8:]
+	}
+	for i := range out {
 		out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
 	}
 	return nil
