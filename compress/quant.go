@@ -261,6 +261,10 @@ func (bf16) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) [
 	start := len(dst)
 	dst = slices.Grow(dst, 2*len(x))[:start+2*len(x)]
 	out := dst[start:]
+	if n := len(x) &^ 15; quantAsm && n > 0 {
+		bf16EncodeAVX512(&out[0], x[:n])
+		x, out = x[n:], out[2*n:]
+	}
 	for len(x) >= 4 {
 		v := x[:4:4]
 		w := uint64(toBF16(v[0])) | uint64(toBF16(v[1]))<<16 | uint64(toBF16(v[2]))<<32 | uint64(toBF16(v[3]))<<48
@@ -288,6 +292,10 @@ func (bf16) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte)
 		return sizeError("bf16", len(src), 2*n)
 	}
 	out = out[:n]
+	if m := n &^ 15; quantAsm && m > 0 {
+		bf16DecodeAVX512(out[:m], &src[0])
+		out, src = out[m:], src[2*m:]
+	}
 	for len(out) >= 4 {
 		w := binary.LittleEndian.Uint64(src)
 		o := out[:4:4]

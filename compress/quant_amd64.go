@@ -30,3 +30,14 @@ func quantDecodeAVX512(row []float32, codes *byte, lo, step float32, tab *[16]fl
 //
 //go:noescape
 func minMaxAVX512(x []float32) (lo, hi float32)
+
+// bf16EncodeAVX512 is bf16's Encode loop for len(x) a multiple of 16,
+// writing 2·len(x) bytes at dst.
+//
+//go:noescape
+func bf16EncodeAVX512(dst *byte, x []float32)
+
+// bf16DecodeAVX512 is bf16's Decode loop for len(out) a multiple of 16.
+//
+//go:noescape
+func bf16DecodeAVX512(out []float32, src *byte)

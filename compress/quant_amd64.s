@@ -300,3 +300,68 @@ mm_reduce:
 	VMOVSS         X1, hi+28(FP)
 	VZEROUPPER
 	RET
+
+// func bf16EncodeAVX512(dst *byte, x []float32)
+//
+// 16 values per step, as toBF16: round to nearest even (b + 0x7fff +
+// bit 16 of b, then the top half), and NaNs become their top half with
+// the quiet bit set.
+TEXT ·bf16EncodeAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x_base+8(FP), SI
+	MOVQ x_len+16(FP), CX
+	MOVL $1, AX
+	VPBROADCASTD AX, Z15
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z14
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z13
+	MOVL $0x7f800000, AX
+	VPBROADCASTD AX, Z12
+	MOVL $0x40, AX
+	VPBROADCASTD AX, Z11
+
+bfe_loop:
+	CMPQ      CX, $16
+	JLT       bfe_done
+	VMOVDQU32 0(SI), Z0
+	VPSRLD    $16, Z0, Z1
+	VPANDD    Z15, Z1, Z2
+	VPADDD    Z14, Z2, Z2
+	VPADDD    Z0, Z2, Z2
+	VPSRLD    $16, Z2, Z2       // rounded
+	VPANDD    Z13, Z0, Z3
+	VPCMPUD   $6, Z12, Z3, K1   // |b| > +Inf: NaN
+	VPORD     Z11, Z1, Z1
+	VMOVDQU32 Z1, K1, Z2
+	VPMOVDW   Z2, Y2
+	VMOVDQU   Y2, 0(DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	JMP       bfe_loop
+
+bfe_done:
+	VZEROUPPER
+	RET
+
+// func bf16DecodeAVX512(out []float32, src *byte)
+TEXT ·bf16DecodeAVX512(SB), NOSPLIT, $0-32
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), CX
+	MOVQ src+24(FP), SI
+
+bfd_loop:
+	CMPQ      CX, $16
+	JLT       bfd_done
+	VPMOVZXWD 0(SI), Z0
+	VPSLLD    $16, Z0, Z0
+	VMOVDQU32 Z0, 0(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	SUBQ      $16, CX
+	JMP       bfd_loop
+
+bfd_done:
+	VZEROUPPER
+	RET

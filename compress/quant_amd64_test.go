@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/graft-gnn/graft/tensor"
 )
 
 // The AVX-512 kernels are twins of the pure-Go loops: the same message
@@ -104,6 +106,52 @@ func TestRowBaseIsKeyHash(t *testing.T) {
 	for i := range uint64(10) {
 		if mix(k.hash(true)^i) != k.hash(true, i) {
 			t.Fatal("row base differs from key.hash(true, row)")
+		}
+	}
+}
+
+// bf16's kernels give the pure-Go loop's bytes and values, NaNs, infinities,
+// subnormals and rounding ties included.
+func TestBF16KernelsMatchGo(t *testing.T) {
+	if !quantAsm {
+		t.Skip("no AVX-512 + BMI2 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	var c bf16
+	for n := 0; n <= 70; n++ {
+		x := make([]float32, n)
+		for i := range x {
+			switch r.IntN(6) {
+			case 0:
+				x[i] = math.Float32frombits(r.Uint32()) // any bits: NaNs, subnormals
+			case 1:
+				x[i] = math.Float32frombits(r.Uint32()&^0xffff | 0x8000) // ties
+			default:
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		quantAsm = false
+		want := c.Encode([]byte{7}, x, 1, n, 1, Key{})
+		wantOut := make([]float32, n)
+		c.Decode(wantOut, 1, n, 1, Key{}, want[1:])
+		quantAsm = true
+		got := c.Encode([]byte{7}, x, 1, n, 1, Key{})
+		if !bytes.Equal(got, want) {
+			t.Fatalf("n=%d: kernel encodes %x, Go %x", n, got, want)
+		}
+		out := make([]float32, n)
+		c.Decode(out, 1, n, 1, Key{}, want[1:])
+		for i := range out {
+			if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
+				t.Fatalf("n=%d: kernel decodes [%d] = %x, Go %x", n, i, math.Float32bits(out[i]), math.Float32bits(wantOut[i]))
+			}
+		}
+		h := make([]uint16, n) // and both are tensor.ToBF16's
+		tensor.ToBF16(h, x)
+		for i := range h {
+			if math.Float32bits(out[i]) != uint32(h[i])<<16 {
+				t.Fatalf("n=%d: [%d] = %x, tensor.ToBF16 %x", n, i, math.Float32bits(out[i]), h[i])
+			}
 		}
 	}
 }

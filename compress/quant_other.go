@@ -14,3 +14,7 @@ func quantDecodeAVX512([]float32, *byte, float32, float32, *[16]float32, uint64)
 }
 
 func minMaxAVX512([]float32) (float32, float32) { panic("compress: no assembly in this build") }
+
+func bf16EncodeAVX512(*byte, []float32) { panic("compress: no assembly in this build") }
+
+func bf16DecodeAVX512([]float32, *byte) { panic("compress: no assembly in this build") }
