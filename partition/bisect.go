@@ -526,6 +526,19 @@ func (h *gainHeap) pop() int32 {
 	return v
 }
 
+// remove takes v out of the heap.
+func (h *gainHeap) remove(v int32) {
+	i := int(h.pos[v])
+	last := len(h.items) - 1
+	h.swap(i, last)
+	h.items, h.keys = h.items[:last], h.keys[:last]
+	h.pos[v] = -1
+	if i < last {
+		h.down(i)
+		h.up(i)
+	}
+}
+
 func (h *gainHeap) update(v int32, key int64) {
 	i := int(h.pos[v])
 	old := h.keys[i]

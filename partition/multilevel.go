@@ -21,7 +21,20 @@ import (
 type Multilevel struct {
 	// Passes bounds the final k-way refinement passes; 0 means 10.
 	Passes int
+	// Recursive partitions by multilevel recursive bisection of the whole
+	// graph instead of coarsening once for k-way refinement.
+	Recursive bool
+	// Tries is how many initial partitions of the coarsest graph k-way
+	// partitioning tries; 0 means kwayTries.
+	Tries int
+	// Carry is how many of the best initial partitions are refined through
+	// every level, the best result kept; 0 means kwayCarried.
+	Carry int
 }
+
+// kwayTries is how many initial partitions of the coarsest graph k-way
+// partitioning tries.
+const kwayTries = 4
 
 // Partition implements Partitioner. g must be undirected.
 func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, error) {
@@ -44,12 +57,26 @@ func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, er
 	eps := opts.imbalance()
 	// Bisection imbalances compound over log2 k levels; the k-way
 	// refinement rebalances to the final bound afterwards.
-	ub := math.Pow(1+eps, 1/float64(bits.Len(uint(k-1))))
 	g0 := newWGraph(g, cons)
-	recursiveBisect(g0, k, ub, rng, parts, 0)
+	if ml.Recursive {
+		ub := math.Pow(1+eps, 1/float64(bits.Len(uint(k-1))))
+		recursiveBisect(g0, k, ub, rng, parts, 0)
+	} else {
+		tries := ml.Tries
+		if tries <= 0 {
+			tries = kwayTries
+		}
+		carry := ml.Carry
+		if carry <= 0 {
+			carry = kwayCarried
+		}
+		multilevelKway(g0, k, cons, eps, passes, tries, carry, rng, parts)
+	}
 	r := newKway(g0, parts, k, cons, eps)
 	r.balance(rng)
-	r.refine(passes, rng)
+	if ml.Recursive {
+		r.refine(passes, rng)
+	}
 	r.fillEmpty()
 	r.balance(rng)
 	return parts, nil

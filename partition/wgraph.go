@@ -80,20 +80,31 @@ func match(g *wgraph, maxVW []int64, rng *rand.Rand) *matching {
 		}
 	}
 	if single > n/10 {
-		// Two-hop matching: single vertices adjacent to the same vertex.
-		for _, h := range order {
-			pending := int32(-1)
-			for j := g.xadj[h]; j < g.xadj[h+1]; j++ {
-				u := g.adj[j]
-				if u == h || mate[u] >= 0 {
-					continue
+		// Two-hop matching, as METIS does it: single vertices adjacent to
+		// the same vertex, first those of degree at most 2 (leaves of the
+		// same hub), then, if still too many are single, those of degree at
+		// most 64. Pairing high-degree vertices through a shared neighbour
+		// would merge unrelated clusters.
+		deg := func(v int32) int64 { return g.xadj[v+1] - g.xadj[v] }
+		for _, maxDeg := range []int64{2, 64} {
+			for _, h := range order {
+				pending := int32(-1)
+				for j := g.xadj[h]; j < g.xadj[h+1]; j++ {
+					u := g.adj[j]
+					if u == h || mate[u] >= 0 || deg(u) > maxDeg {
+						continue
+					}
+					if pending < 0 {
+						pending = u
+					} else if fits(pending, u) {
+						mate[pending], mate[u] = u, pending
+						single -= 2
+						pending = -1
+					}
 				}
-				if pending < 0 {
-					pending = u
-				} else if fits(pending, u) {
-					mate[pending], mate[u] = u, pending
-					pending = -1
-				}
+			}
+			if single <= n/10 {
+				break
 			}
 		}
 		// Isolated vertices: pair them in order.

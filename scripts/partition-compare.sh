@@ -20,7 +20,8 @@
 #   GRAPH is a dataset name (needs GRAFT_DATA) or rmat:SCALE:EDGES[:SEED];
 #   default: amazon-computers coauthor-cs cnr-2000 rmat:20:16000000.
 # Environment: KS (default "2 4 8 16"), REPS (default 2), WORK (scratch
-# directory, default a new temporary one), GPMETIS (default gpmetis).
+# directory, default a new temporary one), GPMETIS (default gpmetis), GRAFT
+# (a graft binary to use instead of building one).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -34,8 +35,11 @@ if [ $# -eq 0 ]; then
 fi
 command -v "$GPMETIS" >/dev/null || { echo "partition-compare: $GPMETIS not found (apt-get install metis)" >&2; exit 1; }
 
-go build -o "$WORK/graft" ./cmd/graft
-graft="$WORK/graft"
+graft=${GRAFT:-}
+if [ -z "$graft" ]; then
+	go build -o "$WORK/graft" ./cmd/graft
+	graft="$WORK/graft"
+fi
 
 # json FIELD: the number FIELD holds in the one-line JSON object on stdin.
 json() { sed -n "s/.*\"$1\":\([-0-9.e+]*\).*/\1/p"; }
