@@ -16,7 +16,7 @@ import (
 // a 256-wide message of 4096 rows (4 MiB) and a 64-wide one (the committed
 // experiments' hidden width); ns/value is one encode plus one decode.
 func BenchmarkCodecs(b *testing.B) {
-	for _, width := range []int{256, 64} {
+	for _, width := range []int{256, 64, 10} {
 		rows := 1 << 20 / width
 		rng := rand.New(rand.NewPCG(1, 2))
 		x := make([]float32, rows*width)

@@ -91,22 +91,10 @@ func minMax(x []float32) (lo, hi float32) {
 	return lo, hi
 }
 
-// rowMinMax is minMax with the vector kernel on whole blocks of 16. Adding
-// zero turns −0 into +0, so that the kernel's lane order cannot change the
-// header's bits.
+// rowMinMax is minMax with −0 made +0 (adding zero), so that the vector
+// kernel's lane order cannot change the header's bits.
 func rowMinMax(x []float32) (lo, hi float32) {
-	n := 0
-	if quantAsm && len(x) >= 16 {
-		n = len(x) &^ 15
-		lo, hi = minMaxAVX512(x[:n])
-	}
-	l, h := minMax(x[n:])
-	if n == 0 || l < lo {
-		lo = l
-	}
-	if n == 0 || h > hi {
-		hi = h
-	}
+	lo, hi = minMax(x)
 	return lo + 0, hi + 0
 }
 
@@ -117,13 +105,18 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 	start := len(dst)
 	dst = slices.Grow(dst, rows*rb)[:start+rows*rb]
 	keyHash := key.hash(true) // row i's base is key.hash(true, i)
+	if quantAsm && rows > 0 && width > 0 {
+		_ = x[rows*width-1]
+		quantEncodeRowsAVX512(&dst[start], &x[0], rows, width, rb, keyHash, uint64(q.bits), levels)
+		return dst
+	}
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
 		b := dst[start+i*rb : start+(i+1)*rb]
 		lo, hi := rowMinMax(row)
 		step := (hi - lo) / levels
 		scale := (1 << 16) / step
-		if width == 0 || !(step > 0) || math.IsInf(float64(step), 0) || math.IsInf(float64(scale), 0) {
+		if !(step > 0 && step <= math.MaxFloat32 && scale <= math.MaxFloat32) { // NaN, 0 or ∞
 			step = 0 // constant row (or no row): every code is 0
 			if width == 0 {
 				lo = 0
@@ -136,27 +129,20 @@ func (q *quantizer) Encode(dst []byte, x []float32, rows, width int, _ float64, 
 			clear(codes)
 			continue
 		}
-		base := mix(keyHash ^ uint64(i))
-		n := 0
-		if quantAsm {
-			if n = width &^ 31; n > 0 {
-				quantEncodeAVX512(&codes[0], row[:n], lo, scale, top, base, uint64(q.bits))
-			}
-		}
-		encodeRow(codes[n*q.bits/8:], row, n, lo, scale, top, base, uint(q.bits))
+		encodeRow(codes, row, 0, lo, scale, top, mix(keyHash^uint64(i)), uint(q.bits))
 	}
 	return dst
 }
 
-// encodeRow writes the codes of row[j0:] (j0 a multiple of 32) to codes:
-// the pure-Go twin of quantEncodeAVX512, 32 values at a time.
+// encodeRow writes the codes of row[j0:] (j0 a multiple of 32) to codes,
+// 32 values at a time (the blocks of quantEncodeRowsAVX512).
 func encodeRow(codes []byte, row []float32, j0 int, lo, scale float32, top uint32, base uint64, nbits uint) {
 	var blk [32]uint32
 	var h [16]uint32
 	for j := j0; j < len(row); j += 32 {
 		v := row[j:min(j+32, len(row))]
 		c0 := uint32(j>>5) << 4
-		for k := range h {
+		for k := range h[:min(len(v), 16)] { // a short row needs fewer
 			h[k] = hash32(base, c0+uint32(k))
 		}
 		if len(v) == 32 {
@@ -195,23 +181,20 @@ func (q *quantizer) Decode(out []float32, rows, width int, _ float64, _ Key, src
 		return sizeError(q.Name(), len(src), rows*rb)
 	}
 	nbits := uint(q.bits)
+	if quantAsm && rows > 0 && width > 0 {
+		_ = out[rows*width-1]
+		quantDecodeRowsAVX512(&out[0], &src[0], rows, width, rb, uint64(nbits))
+		return nil
+	}
 	for i := range rows {
 		b := src[i*rb : (i+1)*rb]
 		lo := math.Float32frombits(binary.LittleEndian.Uint32(b))
 		step := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
 		codes := b[8:]
 		row := out[i*width : (i+1)*width]
-		n := 0
-		if quantAsm {
-			n = width &^ 15
-		}
 		// lo + float32(c·step), never fused, so the kernel and this loop
 		// give the same bits.
 		if nbits == 8 {
-			if n > 0 {
-				quantDecodeAVX512(row[:n], &codes[0], lo, step, nil, 8)
-			}
-			row, codes = row[n:], codes[n:]
 			codes = codes[:len(row)]
 			for j := range row {
 				row[j] = lo + float32(float32(codes[j])*step)
@@ -223,10 +206,6 @@ func (q *quantizer) Decode(out []float32, rows, width int, _ float64, _ Key, src
 		for k := range 1 << nbits {
 			tab[k] = lo + float32(float32(k)*step)
 		}
-		if n > 0 {
-			quantDecodeAVX512(row[:n], &codes[0], lo, step, &tab, uint64(nbits))
-		}
-		row, codes = row[n:], codes[n*int(nbits)/8:]
 		mask := uint8(1)<<nbits - 1
 		per := int(64 / nbits)
 		for len(row) >= per {

@@ -8,28 +8,10 @@ import (
 	"github.com/graft-gnn/graft/internal/cpuid"
 )
 
-// quantAsm selects the AVX-512 quantiser kernels (quant_amd64.s), twins of
-// encodeRow, the decode loops and minMax; they also need BMI2's PEXT and
-// PDEP, which are fast on every CPU that has AVX-512.
+// quantAsm selects the AVX-512 kernels (quant_amd64.s), twins of the
+// quantiser's and bf16's Go loops; the quantiser's also need BMI2's PEXT,
+// PDEP and BZHI, which are fast on every CPU that has AVX-512.
 var quantAsm = cpuid.Detected >= cpuid.AVX512 && cpu.X86.HasBMI2
-
-// quantEncodeAVX512 is encodeRow(codes, row, 0, ...) for len(row) a
-// multiple of 32.
-//
-//go:noescape
-func quantEncodeAVX512(codes *byte, row []float32, lo, scale float32, top uint32, base uint64, nbits uint64)
-
-// quantDecodeAVX512 decodes len(row) (a multiple of 16) values: 8-bit
-// codes as lo + c·step, narrower ones through tab.
-//
-//go:noescape
-func quantDecodeAVX512(row []float32, codes *byte, lo, step float32, tab *[16]float32, nbits uint64)
-
-// minMaxAVX512 is minMax for len(x) a positive multiple of 16, up to the
-// sign of a zero.
-//
-//go:noescape
-func minMaxAVX512(x []float32) (lo, hi float32)
 
 // bf16EncodeAVX512 is bf16's Encode loop for len(x) a multiple of 16,
 // writing 2·len(x) bytes at dst.
@@ -41,3 +23,18 @@ func bf16EncodeAVX512(dst *byte, x []float32)
 //
 //go:noescape
 func bf16DecodeAVX512(out []float32, src *byte)
+
+// quantEncodeRowsAVX512 is Encode's loop over rows ≥ 1 rows of width ≥ 1
+// (header, min/max, dither base and codes), writing rows·rowBytes bytes.
+//
+//go:noescape
+func quantEncodeRowsAVX512(dst *byte, x *float32, rows, width, rowBytes int, keyHash uint64, nbits uint64, levels float32)
+
+// quantDecodeRowsAVX512 is Decode's loop over rows ≥ 1 rows of width ≥ 1.
+//
+//go:noescape
+func quantDecodeRowsAVX512(out *float32, src *byte, rows, width, rowBytes int, nbits uint64)
+
+// quantPackNarrow is a helper of quantEncodeRowsAVX512 with its own
+// register convention; it is not called from Go.
+func quantPackNarrow()
