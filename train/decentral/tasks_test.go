@@ -48,7 +48,7 @@ func TestTasksQuick(t *testing.T) {
 func TestRegressionSurvivesFaults(t *testing.T) {
 	s := RegressionQuick()
 	r, err := Regression(s, Options{Rule: Adam, Piggyback: true, Seed: 2, Drop: 0.1,
-		Cuts:    []LinkCut{{A: 0, B: 1, From: 0, Rounds: 1000}},
+		Cuts:    []LinkCut{{A: 0, B: 2, From: 0, Rounds: 1000}},
 		Outages: []Outage{{Node: 5, From: 100, Rounds: 400}}})
 	if err != nil {
 		t.Fatal(err)
