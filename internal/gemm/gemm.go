@@ -169,7 +169,38 @@ type workspace struct {
 	tile []float32 // mr×nr write-back buffer for ragged edges
 }
 
-var workspaces = sync.Pool{New: func() any { return new(workspace) }}
+// workspaces keeps packing memory across calls and across garbage
+// collections: a sync.Pool is emptied by every GC, and training calls the
+// same products every step, so it would reallocate the buffers each cycle.
+var workspaces workspaceList
+
+type workspaceList struct {
+	mu   sync.Mutex
+	free []*workspace
+}
+
+// maxFreeWorkspaces bounds the memory kept: more than the goroutines that
+// ever run products at once is never needed.
+const maxFreeWorkspaces = 64
+
+func (l *workspaceList) Get() *workspace {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		w := l.free[n-1]
+		l.free = l.free[:n-1]
+		return w
+	}
+	return new(workspace)
+}
+
+func (l *workspaceList) Put(w *workspace) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < maxFreeWorkspaces {
+		l.free = append(l.free, w)
+	}
+}
 
 func grow(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -312,7 +343,7 @@ type rowTask struct {
 func (t *rowTask) Run(lo, hi int) {
 	p := &t.p
 	mr := p.kern.mr
-	ws := workspaces.Get().(*workspace)
+	ws := workspaces.Get()
 	ws.tile = grow(ws.tile, mr*p.kern.nr)
 	nbPad := roundUp(t.nb, p.kern.nr)
 	i1 := min(hi*mr, p.m)
@@ -342,7 +373,7 @@ func splitRows(p *problem) {
 	nr := p.kern.nr
 	nc := max(nr, bBlockBytes/4/p.k/nr*nr)
 	t := rowTasks.Get().(*rowTask)
-	ws := workspaces.Get().(*workspace)
+	ws := workspaces.Get()
 	panels := (p.m + p.kern.mr - 1) / p.kern.mr
 	for jc := 0; jc < p.n; jc += nc {
 		nb := min(nc, p.n-jc)
@@ -383,7 +414,7 @@ type reduceTask struct {
 func (t *reduceTask) Run(lo, hi int) {
 	p := &t.p
 	mr, nr := p.kern.mr, p.kern.nr
-	ws := workspaces.Get().(*workspace)
+	ws := workspaces.Get()
 	ws.tile = grow(ws.tile, mr*nr)
 	mPad, nPad := roundUp(p.m, mr), roundUp(p.n, nr)
 	for ch := lo; ch < hi; ch++ {

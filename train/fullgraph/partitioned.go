@@ -134,13 +134,7 @@ func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.LocalOp
 	if err != nil {
 		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 	}
-	// GAT looks its self loops up by binary search: sort by local id.
-	loops := &tensor.CSR{Rows: withLoops.Rows, Cols: withLoops.Cols, Offsets: withLoops.Offsets,
-		Indices: slices.Clone(withLoops.Indices)}
-	for i := range loops.Rows {
-		slices.Sort(loops.Indices[loops.Offsets[i]:loops.Offsets[i+1]])
-	}
-	return nn.LocalOperators{Loops: loops, GCN: gcn, Mean: mean}, nil
+	return nn.LocalOperators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
 }
 
 func hasSelfLoop(g *graph.Graph, v int32) bool {
