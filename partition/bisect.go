@@ -320,7 +320,7 @@ const bisectCoarsenTo = 100
 // mlBisect splits g into sides holding frac and 1-frac of every constraint
 // (within ub), minimising the cut: coarsen, try several grown bisections on
 // the coarsest graph, then uncoarsen with FM refinement at every level.
-func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
+func mlBisect(g *wgraph, frac, ub float64, tries, carried int, rng *rand.Rand) []int8 {
 	maxVW := make([]int64, g.ncon)
 	for c := range maxVW {
 		maxVW[c] = int64(math.Max(1.5*float64(g.tvw[c])/bisectCoarsenTo, float64(maxWeight(g, c))))
@@ -352,7 +352,7 @@ func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
 			grow = greedyGrow
 		}
 		where := grow(top, s, frac, rng)
-		fm2(top, where, s, 10)
+		fm2(top, where, s, growPasses)
 		cands = append(cands, candidate{where, cut2(top, where), s.balance()})
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
@@ -369,7 +369,7 @@ func mlBisect(g *wgraph, frac, ub float64, tries int, rng *rand.Rand) []int8 {
 	// initial bisections are all carried down and the best result kept.
 	var best []int8
 	bestCut, bestBal := int64(math.MaxInt64), math.Inf(1)
-	for _, c := range cands[:min(len(cands), bisectCarried)] {
+	for _, c := range cands[:min(len(cands), carried)] {
 		where := c.where
 		for l := len(levels) - 2; l >= 0; l-- {
 			fine := make([]int8, levels[l].n)
@@ -407,7 +407,7 @@ func maxWeight(g *wgraph, c int) int32 {
 // bisecting recursively, splitting k as evenly as it goes. The two halves
 // are independent, so they run concurrently, each with its own generator
 // seeded from rng so that results do not depend on scheduling.
-func recursiveBisect(g *wgraph, k int, ub float64, rng *rand.Rand, out []int32, base int32) {
+func recursiveBisect(g *wgraph, k int, ub float64, tries, carried int, rng *rand.Rand, out []int32, base int32) {
 	if k == 1 || g.n == 0 {
 		for v := range out {
 			out[v] = base
@@ -415,7 +415,7 @@ func recursiveBisect(g *wgraph, k int, ub float64, rng *rand.Rand, out []int32, 
 		return
 	}
 	k0 := k / 2
-	where := mlBisect(g, float64(k0)/float64(k), ub, bisectTries, rng)
+	where := mlBisect(g, float64(k0)/float64(k), ub, tries, carried, rng)
 	var sub [2]*wgraph
 	var ids [2][]int32
 	sub[0], ids[0], sub[1], ids[1] = split(g, where)
@@ -425,7 +425,7 @@ func recursiveBisect(g *wgraph, k int, ub float64, rng *rand.Rand, out []int32, 
 	for side, kk := range [2]int{k0, k - k0} {
 		run := func() {
 			part := make([]int32, sub[side].n)
-			recursiveBisect(sub[side], kk, ub, newRand(seeds[side]), part, base+int32(side*k0))
+			recursiveBisect(sub[side], kk, ub, tries, carried, newRand(seeds[side]), part, base+int32(side*k0))
 			for i, v := range ids[side] {
 				out[v] = part[i]
 			}
@@ -589,3 +589,7 @@ func (h *gainHeap) down(i int) {
 // bisectTries is how many grown bisections of the coarsest graph each
 // bisection tries; they are cheap at about a hundred vertices.
 const bisectTries = 8
+
+// growPasses is how many FM passes refine each grown bisection of the
+// coarsest graph before the best are chosen (METIS uses 4).
+const growPasses = 4

@@ -171,6 +171,12 @@ func compareML() Multilevel {
 	ml.Tries, _ = strconv.Atoi(os.Getenv("GRAFT_ML_TRIES"))
 	ml.Passes, _ = strconv.Atoi(os.Getenv("GRAFT_ML_PASSES"))
 	ml.Carry, _ = strconv.Atoi(os.Getenv("GRAFT_ML_CARRY"))
+	if v, err := strconv.Atoi(os.Getenv("GRAFT_ML_BTRIES")); err == nil {
+		kwayBisectTries = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("GRAFT_ML_BCARRY")); err == nil {
+		kwayBisectCarried = v
+	}
 	ml.Recursive = os.Getenv("GRAFT_ML_RECURSIVE") != ""
 	return ml
 }

@@ -56,8 +56,11 @@ func multilevelKway(g *wgraph, k int, cons *constraints, eps float64, passes, tr
 	var cands []candidate
 	for t := 0; t < tries; t++ {
 		w := make([]int32, top.n)
-		recursiveBisect(top, k, ub, newRand(rng.Uint64()), w, 0)
+		recursiveBisect(top, k, ub, kwayBisectTries, kwayBisectCarried, newRand(rng.Uint64()), w, 0)
 		r := newKway(top, w, k, cons, eps)
+		if debugML {
+			fmt.Fprintf(os.Stderr, "try %d: bisection cut %d over %.4f\n", t, r.cut(), r.totalOverage())
+		}
 		r.balance(rng)
 		b := r.refineBoundary(nil, passes, rng)
 		c := candidate{w, b, r.cut(), r.totalOverage()}
@@ -126,7 +129,7 @@ func uncoarsenLevel(fg *wgraph, m *matching, cwhere []int32, cbnd []bool, k int,
 
 // kwayCarried is how many of the best initial partitions are refined
 // through every level.
-const kwayCarried = 3
+const kwayCarried = 2
 
 func (r *kway) anyOver() bool {
 	for p := 0; p < r.k; p++ {
@@ -303,5 +306,9 @@ func (r *kway) refineBoundary(cand []int32, passes int, rng *rand.Rand) []bool {
 	}
 	return bnd
 }
+
+// kwayBisectTries and kwayBisectCarried are mlBisect's parameters for the
+// initial partitions of the coarsest graph.
+var kwayBisectTries, kwayBisectCarried = 8, 3
 
 var debugML = os.Getenv("GRAFT_ML_DEBUG") != ""

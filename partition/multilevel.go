@@ -60,7 +60,7 @@ func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, er
 	g0 := newWGraph(g, cons)
 	if ml.Recursive {
 		ub := math.Pow(1+eps, 1/float64(bits.Len(uint(k-1))))
-		recursiveBisect(g0, k, ub, rng, parts, 0)
+		recursiveBisect(g0, k, ub, bisectTries, bisectCarried, rng, parts, 0)
 	} else {
 		tries := ml.Tries
 		if tries <= 0 {
@@ -341,23 +341,25 @@ func (r *kway) fillEmpty() {
 	}
 }
 
-// checkSymmetricParallel is CheckSymmetric over all cores.
+// checkSymmetricParallel is CheckSymmetric over all cores, screening
+// first with edge hashes: the sum over all entries (v, u) of h(v, u) −
+// h(u, v) is zero when every edge has its reverse, so only a nonzero sum
+// needs the searches that name the missing edge. The screen streams
+// through the rows once instead of searching a row per entry.
 func checkSymmetricParallel(g *graph.Graph) error {
 	chunks := min(4*parallel.Workers(), max(1, g.N/4096))
 	bounds := make([]int, chunks+1)
 	for c := range bounds {
 		bounds[c] = int(int64(g.N) * int64(c) / int64(chunks))
 	}
-	t := &symTask{g: g, bad: make([]int, chunks)}
-	for i := range t.bad {
-		t.bad[i] = -1
-	}
-	t.bounds = bounds
+	t := &symTask{g: g, sum: make([]uint64, chunks), bounds: bounds}
 	parallel.ForBounds(bounds, t)
-	for _, v := range t.bad {
-		if v >= 0 {
-			return CheckSymmetric(&graph.Graph{N: g.N, Offsets: g.Offsets, Neighbors: g.Neighbors}) // names the edge
-		}
+	var sum uint64
+	for _, s := range t.sum {
+		sum += s
+	}
+	if sum != 0 {
+		return CheckSymmetric(&graph.Graph{N: g.N, Offsets: g.Offsets, Neighbors: g.Neighbors}) // names the edge
 	}
 	return nil
 }
@@ -365,17 +367,23 @@ func checkSymmetricParallel(g *graph.Graph) error {
 type symTask struct {
 	g      *graph.Graph
 	bounds []int
-	bad    []int
+	sum    []uint64
+}
+
+// edgeHash mixes an ordered pair (a multiply–xorshift of the packed pair).
+func edgeHash(a, b int32) uint64 {
+	x := (uint64(uint32(a))<<32 | uint64(uint32(b))) * 0x9e3779b97f4a7c15
+	x ^= x >> 29
+	x *= 0xbf58476d1ce4e5b9
+	return x ^ x>>32
 }
 
 func (t *symTask) Run(lo, hi int) {
-	c := searchBounds(t.bounds, lo)
+	var s uint64
 	for v := lo; v < hi; v++ {
 		for _, u := range t.g.Adj(v) {
-			if !hasEdge(t.g, int(u), int32(v)) {
-				t.bad[c] = v
-				return
-			}
+			s += edgeHash(int32(v), u) - edgeHash(u, int32(v))
 		}
 	}
+	t.sum[searchBounds(t.bounds, lo)] = s
 }

@@ -85,26 +85,35 @@ func match(g *wgraph, maxVW []int64, rng *rand.Rand) *matching {
 		// same hub), then, if still too many are single, those of degree at
 		// most 64. Pairing high-degree vertices through a shared neighbour
 		// would merge unrelated clusters.
-		deg := func(v int32) int64 { return g.xadj[v+1] - g.xadj[v] }
+		// pend[h] is a single vertex waiting for a partner next to h.
+		pend := make([]int32, n)
+		for i := range pend {
+			pend[i] = -1
+		}
 		for _, maxDeg := range []int64{2, 64} {
-			for _, h := range order {
-				pending := int32(-1)
-				for j := g.xadj[h]; j < g.xadj[h+1]; j++ {
-					u := g.adj[j]
-					if u == h || mate[u] >= 0 || deg(u) > maxDeg {
+			for _, u := range order {
+				if mate[u] >= 0 || g.xadj[u+1]-g.xadj[u] > maxDeg {
+					continue
+				}
+				for j := g.xadj[u]; j < g.xadj[u+1]; j++ {
+					h := g.adj[j]
+					if h == u {
 						continue
 					}
-					if pending < 0 {
-						pending = u
-					} else if fits(pending, u) {
-						mate[pending], mate[u] = u, pending
+					if p := pend[h]; p >= 0 && p != u && mate[p] < 0 && fits(p, u) {
+						mate[p], mate[u] = u, p
 						single -= 2
-						pending = -1
+						pend[h] = -1
+						break
 					}
+					pend[h] = u
 				}
 			}
 			if single <= n/10 {
 				break
+			}
+			for i := range pend {
+				pend[i] = -1
 			}
 		}
 		// Isolated vertices: pair them in order.
@@ -184,7 +193,7 @@ func degreeOrder(g *wgraph, rng *rand.Rand) []int32 {
 // parallel, each with its own scratch.
 func contract(g *wgraph, m *matching) *wgraph {
 	cn := len(m.first)
-	chunks := min(4*parallel.Workers(), max(1, cn/2048))
+	chunks := min(2*parallel.Workers(), max(1, cn/4096))
 	bounds := make([]int, chunks+1)
 	for c := range bounds {
 		bounds[c] = int(int64(cn) * int64(c) / int64(chunks))
