@@ -53,6 +53,13 @@ func multilevelKway(g *wgraph, k int, cons *constraints, eps float64, passes, tr
 	better := func(a, b candidate) bool {
 		return a.over < b.over-1e-12 || (a.over <= b.over+1e-12 && a.cut < b.cut)
 	}
+	if tries <= 0 {
+		// Each try costs a few times the coarsest graph, so the number
+		// follows how small it is beside the input: more where coarsening
+		// shrank the graph well (sparse or large graphs), fewer where the
+		// coarsest graph is still a good part of it (small dense ones).
+		tries = int(max(2, min(kwayMaxTries, int64(len(g.adj))/max(1, 4*int64(len(top.adj))))))
+	}
 	var cands []candidate
 	for t := 0; t < tries; t++ {
 		w := make([]int32, top.n)
@@ -65,7 +72,7 @@ func multilevelKway(g *wgraph, k int, cons *constraints, eps float64, passes, tr
 		b := r.refineBoundary(nil, passes, rng)
 		c := candidate{w, b, r.cut(), r.totalOverage()}
 		if debugML {
-			fmt.Fprintf(os.Stderr, "try %d: top n=%d cut %d over %.4f\n", t, top.n, c.cut, c.over)
+			fmt.Fprintf(os.Stderr, "try %d: top n=%d entries %d of %d cut %d over %.4f\n", t, top.n, len(top.adj), len(g.adj), c.cut, c.over)
 		}
 		cands = append(cands, c)
 	}
@@ -306,6 +313,9 @@ func (r *kway) refineBoundary(cand []int32, passes int, rng *rand.Rand) []bool {
 	}
 	return bnd
 }
+
+// kwayMaxTries bounds the initial partitions k-way partitioning tries.
+const kwayMaxTries = 8
 
 // kwayBisectTries and kwayBisectCarried are mlBisect's parameters for the
 // initial partitions of the coarsest graph.

@@ -25,16 +25,14 @@ type Multilevel struct {
 	// graph instead of coarsening once for k-way refinement.
 	Recursive bool
 	// Tries is how many initial partitions of the coarsest graph k-way
-	// partitioning tries; 0 means kwayTries.
+	// partitioning tries; 0 means as many as are cheap beside the
+	// coarsening (up to 8).
 	Tries int
 	// Carry is how many of the best initial partitions are refined through
 	// every level, the best result kept; 0 means kwayCarried.
 	Carry int
 }
 
-// kwayTries is how many initial partitions of the coarsest graph k-way
-// partitioning tries.
-const kwayTries = 4
 
 // Partition implements Partitioner. g must be undirected.
 func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, error) {
@@ -63,9 +61,6 @@ func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, er
 		recursiveBisect(g0, k, ub, bisectTries, bisectCarried, rng, parts, 0)
 	} else {
 		tries := ml.Tries
-		if tries <= 0 {
-			tries = kwayTries
-		}
 		carry := ml.Carry
 		if carry <= 0 {
 			carry = kwayCarried
