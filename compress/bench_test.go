@@ -6,9 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // The codecs run inside every halo exchange; issue 5 asks that compressing
@@ -56,15 +54,6 @@ func BenchmarkCodecs(b *testing.B) {
 			}
 		}
 	}
-}
-
-// cpuTime is the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // legacyQuantizer is the quantiser as of commit d6035fe (xorshift dither,
