@@ -304,3 +304,25 @@ func TestPlateauLowersRatioWhenLossStalls(t *testing.T) {
 		t.Fatalf("ratio did not reach its floor: %v", p.Ratio(100))
 	}
 }
+
+// The small-k selection agrees with quickselect, ties and NaN magnitudes
+// (−1) included.
+func TestKthLargestSmallMatchesQuickselect(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var best []float32
+	for trial := range 2000 {
+		n := 1 + r.IntN(80)
+		a := make([]float32, n)
+		for i := range a {
+			a[i] = float32(r.IntN(6 + trial%40)) // many ties
+			if r.IntN(10) == 0 {
+				a[i] = -1
+			}
+		}
+		k := 1 + r.IntN(n)
+		want := kthLargest(append([]float32(nil), a...), k)
+		if got := kthLargestSmall(a, k, &best); got != want {
+			t.Fatalf("%v, k=%d: %v, quickselect %v", a, k, got, want)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // column indices, as many as fit the requested byte ratio. It is biased
 // (small entries are always dropped) but keeps the row's energy.
 type topK struct {
-	mags []float32 // scratch
+	mags, best []float32 // scratch
 }
 
 func (t *topK) Name() string           { return "topk" }
@@ -55,7 +55,12 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 		for j, v := range row {
 			mags[j] = mag(v)
 		}
-		thr := kthLargest(mags, k)
+		var thr float32
+		if k <= width/4 {
+			thr = kthLargestSmall(mags, k, &t.best)
+		} else {
+			thr = kthLargest(mags, k)
+		}
 		above := 0
 		for _, v := range row {
 			if mag(v) > thr {
@@ -90,6 +95,38 @@ func mag(v float32) float32 {
 		return -1
 	}
 	return math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+}
+
+// kthLargestSmall returns the k-th largest value of a (1 ≤ k ≤ len(a))
+// for small k: the k largest so far, kept sorted in *best, and a value
+// enters only if it beats the smallest of them, which after the first few
+// values is rare, so the test predicts well (quickselect's partitioning
+// branches do not).
+func kthLargestSmall(a []float32, k int, best *[]float32) float32 {
+	if cap(*best) < k {
+		*best = make([]float32, k)
+	}
+	b := (*best)[:k]
+	for i, v := range a[:k] { // insertion sort, descending
+		j := i
+		for ; j > 0 && b[j-1] < v; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = v
+	}
+	last := b[k-1]
+	for _, v := range a[k:] {
+		if v <= last {
+			continue
+		}
+		j := k - 1
+		for ; j > 0 && b[j-1] < v; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = v
+		last = b[k-1]
+	}
+	return last
 }
 
 // kthLargest returns the k-th largest value of a (1 ≤ k ≤ len(a)),
