@@ -33,6 +33,7 @@ type trainOptions struct {
 	dataset, split, model, dataDir string
 	layers, hidden, heads, epochs  int
 	patience                       int
+	selectBy                       string
 	lr, weightDecay, dropout       float64
 	optimizer, features            string
 	rowNormalize, lcc              bool
@@ -87,6 +88,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
 	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
+	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
 	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
 	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
 	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
@@ -267,7 +269,15 @@ func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
 	case p.Dropout >= 1:
 		return fullgraph.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
 	}
-	return p.Config(o.model, 0, o.seed), storage, nil
+	cfg := p.Config(o.model, 0, o.seed)
+	switch o.selectBy {
+	case "acc":
+	case "loss":
+		cfg.SelectByLoss = true
+	default:
+		return fullgraph.Config{}, 0, fmt.Errorf("--select %q: want acc or loss", o.selectBy)
+	}
+	return cfg, storage, nil
 }
 
 // epochRecord is one line of the --metrics file.

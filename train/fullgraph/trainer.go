@@ -47,6 +47,10 @@ type Config struct {
 	// long after the accuracy first plateaus).
 	Epochs   int
 	Patience int
+	// SelectByLoss keeps the epoch of lowest validation loss instead of
+	// highest validation accuracy, and counts patience on the loss alone:
+	// the model selection of Shchur et al.'s benchmark.
+	SelectByLoss bool
 
 	// Reducer combines workers; nil means a single worker.
 	Reducer Reducer
@@ -303,7 +307,6 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 	res.StepSeconds = make([]float64, 0, t.cfg.Epochs)
 	pr := &t.progress
 	if pr.Epoch == 0 {
-		pr.Best.ValAcc = -1
 		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
 	}
 	res.Best, res.Epochs = pr.Best, pr.Epoch
@@ -333,13 +336,13 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
 		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
 		pr.Epoch = epoch
-		if better(m, pr.Best) {
+		if t.better(m, pr.Best) {
 			pr.Best = m
 			t.saveBest()
 		}
 		res.Best = pr.Best
 		pr.SinceBest++
-		if m.ValAcc > pr.BestAcc || m.ValLoss < pr.BestLoss {
+		if m.ValLoss < pr.BestLoss || (!t.cfg.SelectByLoss && m.ValAcc > pr.BestAcc) {
 			pr.SinceBest = 0
 		}
 		pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
@@ -362,11 +365,17 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 	return res, nil
 }
 
-// better reports whether m improves on best: a higher validation accuracy,
-// or an equal one with a lower validation loss. Comparing only values that
-// every worker shares keeps the workers' choices identical.
-func better(m, best Metrics) bool {
-	if m.ValAcc != best.ValAcc {
+// better reports whether m improves on best (from an epoch before, or none
+// yet): a higher validation accuracy, or an equal one with a lower
+// validation loss; with SelectByLoss, a lower validation loss. Comparing
+// only values that every worker shares keeps the workers' choices identical.
+func (t *Trainer) better(m, best Metrics) bool {
+	switch {
+	case best.Epoch == 0:
+		return true
+	case t.cfg.SelectByLoss:
+		return m.ValLoss < best.ValLoss
+	case m.ValAcc != best.ValAcc:
 		return m.ValAcc > best.ValAcc
 	}
 	return m.ValLoss < best.ValLoss
