@@ -169,36 +169,38 @@ type workspace struct {
 	tile []float32 // mr×nr write-back buffer for ragged edges
 }
 
-// workspaces keeps packing memory across calls and across garbage
-// collections: a sync.Pool is emptied by every GC, and training calls the
-// same products every step, so it would reallocate the buffers each cycle.
-var workspaces workspaceList
+// workspaces keeps packing memory, and the task lists keep task structs,
+// across calls and across garbage collections: a sync.Pool is emptied by
+// every GC, and training calls the same products every step, so it would
+// reallocate them each cycle.
+var workspaces freeList[workspace]
 
-type workspaceList struct {
+// freeList is a bounded stack of reusable values.
+type freeList[T any] struct {
 	mu   sync.Mutex
-	free []*workspace
+	free []*T
 }
 
-// maxFreeWorkspaces bounds the memory kept: more than the goroutines that
-// ever run products at once is never needed.
-const maxFreeWorkspaces = 64
+// maxFree bounds what a list keeps: more than the goroutines that ever run
+// products at once is never needed.
+const maxFree = 64
 
-func (l *workspaceList) Get() *workspace {
+func (l *freeList[T]) Get() *T {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n := len(l.free); n > 0 {
-		w := l.free[n-1]
+		x := l.free[n-1]
 		l.free = l.free[:n-1]
-		return w
+		return x
 	}
-	return new(workspace)
+	return new(T)
 }
 
-func (l *workspaceList) Put(w *workspace) {
+func (l *freeList[T]) Put(x *T) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.free) < maxFreeWorkspaces {
-		l.free = append(l.free, w)
+	if len(l.free) < maxFree {
+		l.free = append(l.free, x)
 	}
 }
 
@@ -365,14 +367,14 @@ func (t *rowTask) Run(lo, hi int) {
 	workspaces.Put(ws)
 }
 
-var rowTasks = sync.Pool{New: func() any { return new(rowTask) }}
+var rowTasks freeList[rowTask]
 
 // splitRows packs op(B) in column blocks shared by all workers and splits the
 // rows of C among them.
 func splitRows(p *problem) {
 	nr := p.kern.nr
 	nc := max(nr, bBlockBytes/4/p.k/nr*nr)
-	t := rowTasks.Get().(*rowTask)
+	t := rowTasks.Get()
 	ws := workspaces.Get()
 	panels := (p.m + p.kern.mr - 1) / p.kern.mr
 	for jc := 0; jc < p.n; jc += nc {
@@ -447,11 +449,11 @@ func (t *reduceTask) Run(lo, hi int) {
 	workspaces.Put(ws)
 }
 
-var reduceTasks = sync.Pool{New: func() any { return new(reduceTask) }}
+var reduceTasks freeList[reduceTask]
 
 // splitReduction cuts k into chunks computed in parallel and sums them into C.
 func splitReduction(p *problem, chunks int) {
-	t := reduceTasks.Get().(*reduceTask)
+	t := reduceTasks.Get()
 	t.p = *p
 	t.bounds = t.bounds[:0]
 	for ch := 0; ch <= chunks; ch++ {
