@@ -12,7 +12,7 @@
 # resumes. Set VARCO_OUT to write elsewhere; GRAFT_DATA must name the data
 # directory (amazon-computers, coauthor-cs). The subset can be narrowed
 # (to order the work on a busy machine) with VARCO_DATASETS, VARCO_SEEDS,
-# VARCO_CONFIGS and VARCO_PARTITIONS; VARCO_STOP_AT=HH:MM starts no new run
+# VARCO_CONFIGS, VARCO_PARTS and VARCO_PARTITIONS; VARCO_STOP_AT=HH:MM starts no new run
 # after that wall-clock time; VARCO_NICE=19 runs at that niceness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ else
 	# with a narrower hidden layer and a third of the iterations, to fit a
 	# shared 2-core machine; the schedules scale with the iteration count).
 	main=full,varco,varco-r1,fixed-2,fixed-8,fixed-32,fixed-128,quant8,quant4,subspace-linear
-	run -datasets "${VARCO_DATASETS:-amazon-computers,coauthor-cs}" -parts 4 -partitions "${VARCO_PARTITIONS:-random}" \
+	run -datasets "${VARCO_DATASETS:-amazon-computers,coauthor-cs}" -parts "${VARCO_PARTS:-4}" -partitions "${VARCO_PARTITIONS:-random}" \
 		-seeds "${VARCO_SEEDS:-1,2,3}" -configs "${VARCO_CONFIGS:-$main}" -epochs 100 -hidden 64
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"
