@@ -33,7 +33,6 @@ type Multilevel struct {
 	Carry int
 }
 
-
 // Partition implements Partitioner. g must be undirected.
 func (ml Multilevel) Partition(g *graph.Graph, k int, opts Options) ([]int32, error) {
 	if err := checkInput(g, k, opts); err != nil {
