@@ -1,11 +1,9 @@
 package partition
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"slices"
 )
 
@@ -65,15 +63,9 @@ func multilevelKway(g *wgraph, k int, cons *constraints, eps float64, passes, tr
 		w := make([]int32, top.n)
 		recursiveBisect(top, k, ub, kwayBisectTries, kwayBisectCarried, newRand(rng.Uint64()), w, 0)
 		r := newKway(top, w, k, cons, eps)
-		if debugML {
-			fmt.Fprintf(os.Stderr, "try %d: bisection cut %d over %.4f\n", t, r.cut(), r.totalOverage())
-		}
 		r.balance(rng)
 		b := r.refineBoundary(nil, passes, rng)
 		c := candidate{w, b, r.cut(), r.totalOverage()}
-		if debugML {
-			fmt.Fprintf(os.Stderr, "try %d: top n=%d entries %d of %d cut %d over %.4f\n", t, top.n, len(top.adj), len(g.adj), c.cut, c.over)
-		}
 		cands = append(cands, c)
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
@@ -96,9 +88,6 @@ func multilevelKway(g *wgraph, k int, cons *constraints, eps float64, passes, tr
 			r = newKway(top, where, k, cons, eps)
 		}
 		c = candidate{where: where, cut: r.cut(), over: r.totalOverage()}
-		if debugML {
-			fmt.Fprintf(os.Stderr, "candidate %d: cut %d over %.4f\n", i, c.cut, c.over)
-		}
 		if i == 0 || better(c, best) {
 			best = c
 		}
@@ -123,14 +112,7 @@ func uncoarsenLevel(fg *wgraph, m *matching, cwhere []int32, cbnd []bool, k int,
 		r.balance(rng)
 		cand = nil // balancing moves anything: consider every vertex
 	}
-	c0 := int64(0)
-	if debugML {
-		c0 = r.cut()
-	}
 	bnd := r.refineBoundary(cand, passes, rng)
-	if debugML {
-		fmt.Fprintf(os.Stderr, "level n=%d: cand %d cut %d -> %d\n", fg.n, len(cand), c0, r.cut())
-	}
 	return where, bnd, r
 }
 
@@ -320,5 +302,3 @@ const kwayMaxTries = 8
 // kwayBisectTries and kwayBisectCarried are mlBisect's parameters for the
 // initial partitions of the coarsest graph.
 var kwayBisectTries, kwayBisectCarried = 8, 3
-
-var debugML = os.Getenv("GRAFT_ML_DEBUG") != ""
