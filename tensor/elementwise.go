@@ -3,8 +3,8 @@ package tensor
 import (
 	"fmt"
 	"math"
-	"sync"
 
+	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/internal/vec"
 )
@@ -54,10 +54,10 @@ func (t *vecTask) Run(lo, hi int) {
 	}
 }
 
-var vecTasks = sync.Pool{New: func() any { return new(vecTask) }}
+var vecTasks freelist.List[vecTask]
 
 func runVec(op vecOp, dst, a, b []float32, alpha float32) {
-	t := vecTasks.Get().(*vecTask)
+	t := vecTasks.Get()
 	*t = vecTask{op: op, dst: dst, a: a, b: b, alpha: alpha}
 	if len(dst) < parallelMinLen {
 		t.Run(0, len(dst))

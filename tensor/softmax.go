@@ -2,8 +2,8 @@ package tensor
 
 import (
 	"math"
-	"sync"
 
+	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
 
@@ -47,11 +47,11 @@ func softmaxRow(dst, x []float32, log bool) {
 	}
 }
 
-var softmaxTasks = sync.Pool{New: func() any { return new(softmaxTask) }}
+var softmaxTasks freelist.List[softmaxTask]
 
 func rowwise(dst, x *Matrix, log bool) {
 	mustSameShape("Softmax", dst, x)
-	t := softmaxTasks.Get().(*softmaxTask)
+	t := softmaxTasks.Get()
 	*t = softmaxTask{dst: dst, x: x, log: log}
 	parallel.For(x.Rows, max(1, 4096/max(1, x.Cols)), t)
 	*t = softmaxTask{}

@@ -2,9 +2,9 @@ package gemm
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 
+	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
 
@@ -169,40 +169,9 @@ type workspace struct {
 	tile []float32 // mr×nr write-back buffer for ragged edges
 }
 
-// workspaces keeps packing memory, and the task lists keep task structs,
-// across calls and across garbage collections: a sync.Pool is emptied by
-// every GC, and training calls the same products every step, so it would
-// reallocate them each cycle.
-var workspaces freeList[workspace]
-
-// freeList is a bounded stack of reusable values.
-type freeList[T any] struct {
-	mu   sync.Mutex
-	free []*T
-}
-
-// maxFree bounds what a list keeps: more than the goroutines that ever run
-// products at once is never needed.
-const maxFree = 64
-
-func (l *freeList[T]) Get() *T {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := len(l.free); n > 0 {
-		x := l.free[n-1]
-		l.free = l.free[:n-1]
-		return x
-	}
-	return new(T)
-}
-
-func (l *freeList[T]) Put(x *T) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.free) < maxFree {
-		l.free = append(l.free, x)
-	}
-}
+// Packing memory and task structs are reused across calls and garbage
+// collections, so a product allocates nothing.
+var workspaces freelist.List[workspace]
 
 func grow(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -367,7 +336,7 @@ func (t *rowTask) Run(lo, hi int) {
 	workspaces.Put(ws)
 }
 
-var rowTasks freeList[rowTask]
+var rowTasks freelist.List[rowTask]
 
 // splitRows packs op(B) in column blocks shared by all workers and splits the
 // rows of C among them.
@@ -449,7 +418,7 @@ func (t *reduceTask) Run(lo, hi int) {
 	workspaces.Put(ws)
 }
 
-var reduceTasks freeList[reduceTask]
+var reduceTasks freelist.List[reduceTask]
 
 // splitReduction cuts k into chunks computed in parallel and sums them into C.
 func splitReduction(p *problem, chunks int) {

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/graft-gnn/graft/internal/freelist"
 )
 
 // Task is a loop body. Run processes the half-open range [lo, hi) of chunk
@@ -26,8 +28,16 @@ var (
 	startOnce sync.Once
 	jobs      chan *job
 	poolSize  int
-	jobPool   = sync.Pool{New: func() any { return &job{acks: make(chan struct{}, 256)} }}
+	jobPool   freelist.List[job] // reused across GCs: a call allocates nothing
 )
+
+func getJob() *job {
+	j := jobPool.Get()
+	if j.acks == nil {
+		j.acks = make(chan struct{}, 256)
+	}
+	return j
+}
 
 func start() {
 	poolSize = runtime.GOMAXPROCS(0)
@@ -80,7 +90,7 @@ func For(n, grain int, t Task) {
 		t.Run(0, n)
 		return
 	}
-	j := jobPool.Get().(*job)
+	j := getJob()
 	j.own = j.own[:0]
 	for c := 0; c <= chunks; c++ {
 		j.own = append(j.own, int(int64(n)*int64(c)/int64(chunks)))
@@ -102,7 +112,7 @@ func ForBounds(bounds []int, t Task) {
 		}
 		return
 	}
-	j := jobPool.Get().(*job)
+	j := getJob()
 	run(j, t, bounds, w)
 	jobPool.Put(j)
 }

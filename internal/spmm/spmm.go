@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
+	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/internal/vec"
 )
@@ -54,7 +55,7 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 	if need := (rows-1)*ldy + width; len(y) < need {
 		panic(fmt.Sprintf("spmm: MulCSR: len(y) = %d, need %d", len(y), need))
 	}
-	t := mulPool.Get().(*mulTask)
+	t := mulPool.Get()
 	*t = mulTask{
 		kernel: impl.rows, offsets: offsets, indices: indices, values: values,
 		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
@@ -104,7 +105,7 @@ func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []floa
 			panic(fmt.Sprintf("spmm: MulCSRTrans: x has %d rows, need %d", xr, rows))
 		}
 	}
-	t := transPool.Get().(*transTask)
+	t := transPool.Get()
 	*t = transTask{
 		scatter: impl.scatter, rows: rows, cols: cols, offsets: offsets, indices: indices, values: values,
 		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate, bounds: t.bounds,
@@ -245,7 +246,7 @@ type mulTask struct {
 	bounds     []int
 }
 
-var mulPool = sync.Pool{New: func() any { return new(mulTask) }}
+var mulPool freelist.List[mulTask]
 
 // Run computes rows [lo, hi) after checking them, so a bad index never reaches
 // the kernel and the panic happens on the caller's goroutine.
@@ -304,7 +305,7 @@ func (t *transTask) transByRows(nnz int64, workers int) {
 	}
 }
 
-var transPool = sync.Pool{New: func() any { return new(transTask) }}
+var transPool freelist.List[transTask]
 
 // transScratch keeps the largest private-output buffer across garbage
 // collections, which empty transPool: training calls the same narrow
