@@ -57,7 +57,13 @@ func Accuracy(logits *tensor.Matrix, labels, rows []int32) float64 {
 	if len(rows) == 0 {
 		return 0
 	}
-	correct := 0
+	return float64(Correct(logits, labels, rows)) / float64(len(rows))
+}
+
+// Correct counts the rows whose largest logit (the first, on ties) is at
+// the label. Distributed trainers sum counts, not fractions, across workers.
+func Correct(logits *tensor.Matrix, labels, rows []int32) int {
+	n := 0
 	for _, r := range rows {
 		row := logits.Row(int(r))
 		best := 0
@@ -67,10 +73,10 @@ func Accuracy(logits *tensor.Matrix, labels, rows []int32) float64 {
 			}
 		}
 		if int32(best) == labels[r] {
-			correct++
+			n++
 		}
 	}
-	return float64(correct) / float64(len(rows))
+	return n
 }
 
 // MSE is the squared error Σ_{r ∈ rows} ‖pred_r − target_r‖² / norm.

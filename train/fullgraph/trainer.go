@@ -256,9 +256,9 @@ func (t *Trainer) evaluate(askStop bool) (Metrics, bool, error) {
 		return Metrics{}, false, ex.Err()
 	}
 	c := &t.counts
-	c[0], c[1] = correct(logits, d.Labels, d.Train), float64(len(d.Train))
-	c[2], c[3] = correct(logits, d.Labels, d.Val), float64(len(d.Val))
-	c[4], c[5] = correct(logits, d.Labels, d.Test), float64(len(d.Test))
+	c[0], c[1] = float64(nn.Correct(logits, d.Labels, d.Train)), float64(len(d.Train))
+	c[2], c[3] = float64(nn.Correct(logits, d.Labels, d.Val)), float64(len(d.Val))
+	c[4], c[5] = float64(nn.Correct(logits, d.Labels, d.Test)), float64(len(d.Test))
 	c[6], c[7] = 0, 0
 	if len(d.Val) > 0 {
 		// Normalised by 1 so that the workers' sums add up; divided below.
@@ -402,24 +402,6 @@ func (t *Trainer) sum64(x []float64) error {
 		return fmt.Errorf("fullgraph: reducing metrics: %w", err)
 	}
 	return nil
-}
-
-// correct counts the rows whose largest logit is at their label.
-func correct(logits *tensor.Matrix, labels, rows []int32) float64 {
-	n := 0
-	for _, r := range rows {
-		row := logits.Row(int(r))
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		if int32(best) == labels[r] {
-			n++
-		}
-	}
-	return float64(n)
 }
 
 func ratio(a, b float64) float64 {
