@@ -451,12 +451,19 @@ func TestModelGradients(t *testing.T) {
 	const n, in, hidden, classes = 10, 6, 5, 3
 	gg := randomGraph(t, n, 3, 21)
 	rg := newRefGraph(gg)
-	for _, model := range []string{"gcn", "sage", "gat"} {
-		t.Run(model, func(t *testing.T) {
+	for _, tc := range []struct {
+		model     string
+		normalize bool
+	}{{"gcn", false}, {"sage", false}, {"sage", true}, {"gat", false}} {
+		model, name := tc.model, tc.model
+		if tc.normalize {
+			name += "-normalize"
+		}
+		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			x32 := randomMatrix(n, in, rng)
 			cfg := Config{Model: model, InFeatures: in, Hidden: hidden, Classes: classes, Heads: 2, OutputHeads: 2,
-				Dropout: 0.2, AttentionDropout: 0.2, Seed: 77}
+				Dropout: 0.2, AttentionDropout: 0.2, Seed: 77, Normalize: tc.normalize}
 			m, err := NewModel(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -516,6 +523,9 @@ func TestModelGradients(t *testing.T) {
 						h[i] = max(v, 0)
 					}
 				}
+				if tc.normalize {
+					h = l2NormRef(h, w1)
+				}
 				h = drop(h, w1, 1)
 				switch model {
 				case "gcn":
@@ -532,4 +542,57 @@ func TestModelGradients(t *testing.T) {
 			checkGradients(t, r, ref, list...)
 		})
 	}
+}
+
+// l2NormRef scales every row of the n×cols matrix x to unit L2 norm.
+func l2NormRef(x []float64, cols int) []float64 {
+	out := make([]float64, len(x))
+	for i := 0; i < len(x); i += cols {
+		var ss float64
+		for _, v := range x[i : i+cols] {
+			ss += v * v
+		}
+		s := 1 / max(math.Sqrt(ss), normEps)
+		for j, v := range x[i : i+cols] {
+			out[i+j] = v * s
+		}
+	}
+	return out
+}
+
+func TestRowL2NormGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x32 := randomMatrix(6, 4, rng)
+	clear(x32.Row(2)) // a zero row must stay finite
+	var n RowL2Norm
+	y := n.Forward(x32)
+	x := f64(x32.Data)
+	ref := func() []float64 { return l2NormRef(x, 4) }
+	checkForward(t, y.Data, ref())
+	for i := 0; i < y.Rows; i++ {
+		if i == 2 {
+			continue
+		}
+		var ss float64
+		for _, v := range y.Row(i) {
+			ss += float64(v) * float64(v)
+		}
+		if math.Abs(ss-1) > 1e-5 {
+			t.Errorf("row %d has squared norm %v after normalisation", i, ss)
+		}
+	}
+	r := randomR(len(x), rng)
+	dx := n.Backward(r32(r, 6, 4))
+	// The zero row's gradient is dy/ε; finite differences across the kink
+	// at 0 are meaningless there, so check it directly and the rest by FD.
+	for j, v := range dx.Row(2) {
+		if want := float32(r[2*4+j] / normEps); math.Abs(float64(v-want)) > 1e-6*math.Abs(float64(want)) {
+			t.Errorf("zero row: dx[%d] = %v, want dy/ε = %v", j, v, want)
+		}
+	}
+	for j := range 4 {
+		r[2*4+j] = 0
+		dx.Row(2)[j] = 0
+	}
+	checkGradients(t, r, ref, fdVar{"x", x, dx.Data})
 }

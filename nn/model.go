@@ -26,6 +26,9 @@ type Config struct {
 	Activation Activation
 	Init       Init   // weight initialisation; default glorot
 	Seed       uint64 // seeds initialisation and dropout
+	// Normalize scales every hidden layer's output, after its activation,
+	// to unit L2 norm per row (GraphSAGE's normalisation).
+	Normalize bool
 }
 
 // Model is a stack of graph layers with dropout before each layer and an
@@ -42,6 +45,7 @@ type Model struct {
 	actModes   []actMode
 	actOuts    []*tensor.Matrix
 	fusedDrops []dropSpec
+	norms      []RowL2Norm // hidden-layer normalisations, with Config.Normalize
 	step       uint64
 	dout       *tensor.Matrix
 }
@@ -111,6 +115,9 @@ func NewModel(cfg Config) (*Model, error) {
 	m := &Model{Config: cfg, drops: make([]Dropout, cfg.Layers), acts: make([]Act, cfg.Layers-1),
 		actModes: make([]actMode, cfg.Layers-1), actOuts: make([]*tensor.Matrix, cfg.Layers-1),
 		fusedDrops: make([]dropSpec, cfg.Layers-1)}
+	if cfg.Normalize {
+		m.norms = make([]RowL2Norm, cfg.Layers-1)
+	}
 	in := cfg.InFeatures
 	for i := 0; i < cfg.Layers; i++ {
 		last := i == cfg.Layers-1
@@ -174,6 +181,9 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 		if i < len(m.acts) {
 			out = m.activate(i, g, out, mode)
 		}
+		if i < len(m.norms) {
+			out = m.norms[i].Forward(out)
+		}
 		x = Features{Dense: out}
 	}
 	return out
@@ -195,7 +205,7 @@ func (m *Model) activate(i int, g *Graph, y *tensor.Matrix, mode Mode) *tensor.M
 		return m.acts[i].Forward(y)
 	}
 	d := &m.drops[i+1]
-	if !mode.Train || d.P <= 0 {
+	if !mode.Train || d.P <= 0 || m.Config.Normalize { // dropout follows the normalisation
 		m.actModes[i] = actReLUInPlace
 		tensor.ReLU(y, y)
 		return y
@@ -243,6 +253,9 @@ func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
 func (m *Model) Backward(dlogits *tensor.Matrix) {
 	d := dlogits
 	for i := len(m.Layers) - 1; i >= 0; i-- {
+		if i < len(m.norms) {
+			d = m.norms[i].Backward(d)
+		}
 		if i < len(m.acts) {
 			d = m.activateBackward(i, d)
 		}

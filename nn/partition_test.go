@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -188,9 +189,10 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 	const n, in, classes = 40, 12, 4
 	gg := randomGraph(t, n, 4, 31)
 	for _, parts := range []int{2, 3} {
-		for _, model := range []string{"gcn", "sage", "gat"} {
+		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat"} {
 			for _, storage := range []Storage{ForceDense, ForceSparse} {
 				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
+				model, normalize := strings.CutSuffix(model, "-normalize")
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(parts), 5))
 					x := randomMatrix(n, in, rng)
@@ -204,7 +206,7 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 						owner[v] = rng.IntN(parts)
 					}
 					cfg := Config{Model: model, InFeatures: in, Hidden: 6, Classes: classes, Layers: 3, Heads: 2,
-						Dropout: 0.3, AttentionDropout: 0.3, Seed: 8}
+						Dropout: 0.3, AttentionDropout: 0.3, Seed: 8, Normalize: normalize}
 					whole, err := NewModel(cfg)
 					if err != nil {
 						t.Fatal(err)

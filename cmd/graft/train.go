@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,7 @@ type trainOptions struct {
 	lr, weightDecay, dropout       float64
 	optimizer, features            string
 	rowNormalize, lcc              bool
+	normalize                      optionalBool
 	seed                           uint64
 	save, metrics                  string
 	asJSON                         bool
@@ -96,6 +98,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
 	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
 	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing)")
+	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
 	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
@@ -258,6 +261,9 @@ func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
 	if o.dropout >= 0 {
 		p.Dropout = o.dropout
 	}
+	if o.normalize.set {
+		p.Normalize = o.normalize.value
+	}
 	p.Optimizer = nn.Algorithm(o.optimizer)
 	switch {
 	case !slices.Contains([]nn.Algorithm{nn.Adam, nn.AdamW, nn.AMSGrad, nn.SGD}, p.Optimizer):
@@ -392,3 +398,25 @@ func formatBytes(b int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 }
+
+// optionalBool is a boolean flag that knows whether it was given, so that
+// an unset flag keeps the model's preset.
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	b.set, b.value = true, v
+	return nil
+}
+
+func (b *optionalBool) IsBoolFlag() bool { return true }

@@ -12,6 +12,7 @@ type Preset struct {
 	Dropout               float64
 	LR, WeightDecay       float64
 	DecayFirstLayerOnly   bool
+	Normalize             bool // L2-normalise hidden layer outputs (nn.Config.Normalize)
 	Optimizer             nn.Algorithm
 	Epochs, Patience      int
 }
@@ -48,7 +49,7 @@ func PresetFor(model string) (Preset, error) {
 // the feature dropout rate, as its paper does.
 func (p Preset) Config(model string, classes int, seed uint64) Config {
 	mc := nn.Config{Model: model, Hidden: p.Hidden, Classes: classes, Layers: p.Layers,
-		Heads: p.Heads, Dropout: p.Dropout, Seed: seed}
+		Heads: p.Heads, Dropout: p.Dropout, Seed: seed, Normalize: p.Normalize}
 	if model == "gat" {
 		mc.AttentionDropout = p.Dropout
 	}

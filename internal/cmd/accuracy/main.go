@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 )
 
 type run struct {
@@ -34,7 +35,34 @@ type epoch struct {
 type group struct {
 	args              string
 	test, val, epochs []float64
-	lossTest          []float64 // test accuracy at the lowest validation loss
+	lossTest, valLoss []float64 // test accuracy at the lowest validation loss, and that loss
+}
+
+// candidateOf splits a configuration name ROW/CANDIDATE: the candidates of a
+// row are hyperparameter settings among which validation decides.
+func candidateOf(name string) (row string, ok bool) {
+	row, _, ok = strings.Cut(name, "/")
+	return row, ok
+}
+
+// selected returns, for every row with candidates, the candidate with the
+// lowest mean validation loss (Shchur et al. choose hyperparameters on the
+// validation set, never the test set).
+func selected(order []string, groups map[string]*group) map[string]string {
+	best := map[string]string{}
+	bestLoss := map[string]float64{}
+	for _, name := range order {
+		row, ok := candidateOf(name)
+		g := groups[name]
+		if !ok || len(g.valLoss) != len(g.test) {
+			continue
+		}
+		m, _ := meanStd(g.valLoss)
+		if l, seen := bestLoss[row]; !seen || m < l {
+			best[row], bestLoss[row] = name, m
+		}
+	}
+	return best
 }
 
 func main() {
@@ -109,24 +137,39 @@ func summarise(r io.Reader, w io.Writer) error {
 		g.epochs = append(g.epochs, float64(x.Result.Epochs))
 		if x.MinValLoss != nil {
 			g.lossTest = append(g.lossTest, 100*x.MinValLoss.TestAcc)
+			g.valLoss = append(g.valLoss, x.MinValLoss.ValLoss)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | epochs run | graft train flags |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+	chosen := selected(order, groups)
+	fmt.Fprintln(w, "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | lowest val loss | epochs run | graft train flags |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, name := range order {
 		g := groups[name]
 		tm, ts := meanStd(g.test)
 		vm, vs := meanStd(g.val)
 		em, _ := meanStd(g.epochs)
-		loss := "–"
+		loss, valLoss := "–", "–"
 		if len(g.lossTest) == len(g.test) {
 			lm, ls := meanStd(g.lossTest)
 			loss = fmt.Sprintf("%.1f ± %.1f", lm, ls)
+			vl, _ := meanStd(g.valLoss)
+			valLoss = fmt.Sprintf("%.4f", vl)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %.0f | `%s` |\n", name, len(g.test), tm, ts, vm, vs, loss, em, g.args)
+		label := name
+		if row, ok := candidateOf(name); ok {
+			if chosen[row] == name {
+				label += " (selected)"
+			} else {
+				label += " (not selected)"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %s | %.0f | `%s` |\n", label, len(g.test), tm, ts, vm, vs, loss, valLoss, em, g.args)
+	}
+	if len(chosen) > 0 {
+		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
 	return nil
 }

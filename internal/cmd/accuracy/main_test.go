@@ -32,7 +32,24 @@ func TestSummarise(t *testing.T) {
 	if err := summarise(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 15 | `--x` |", "| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | 5 | `--y` |"} {
+	for _, want := range []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 0.0000 | 15 | `--x` |", "| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | – | 5 | `--y` |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestSummariseSelectsCandidateByValidationLoss(t *testing.T) {
+	// Candidate "hi" has the better test accuracy but the worse validation
+	// loss: validation decides.
+	in := `{"config":"r/hi","args":"--a","result":{"test_acc":0.9,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.9,"val_loss":0.6}}
+{"config":"r/lo","args":"--b","result":{"test_acc":0.8,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.8,"val_loss":0.4}}
+`
+	var out strings.Builder
+	if err := summarise(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| r/hi (not selected) |", "| r/lo (selected) |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
