@@ -37,12 +37,16 @@ type sumScratch struct {
 
 var sumScratches = sync.Pool{New: func() any { return new(sumScratch) }}
 
+// sumRowsChunks is the number of row chunks sumRows cuts a large input into:
+// a constant, not the core count, so that the sum rounds the same anywhere.
+const sumRowsChunks = 16
+
 // sumRows sets dst = Σ_i m[i, :]. Large inputs are cut into a fixed number
 // of row chunks whose partial sums are added in chunk order, so the result
-// does not depend on which worker ran which chunk.
+// does not depend on which worker ran which chunk, nor on how many there are.
 func sumRows(dst []float32, m *tensor.Matrix) {
 	clear(dst)
-	chunks := min(4*parallel.Workers(), m.Rows/64)
+	chunks := min(sumRowsChunks, m.Rows/64)
 	if len(m.Data) < rowOpsMin || chunks < 2 {
 		tensor.SumRows(dst, m)
 		return

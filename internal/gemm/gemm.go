@@ -364,15 +364,19 @@ func splitRows(p *problem) {
 
 // reductionChunks is how many pieces to cut the reduction dimension into: more
 // than one only when k dwarfs m and n, as in weight gradients Xᵀ·dY, where
-// splitting rows of C would leave each worker re-reading all of A and B.
+// splitting rows of C would leave each worker re-reading all of A and B. The
+// count depends on the shape alone, never on the number of cores, so a
+// product rounds the same on every machine.
 func (p *problem) reductionChunks() int {
-	w := parallel.Workers()
-	if w == 1 || p.k < 4*kcBlock || p.k < 4*max(p.m, p.n) {
+	if p.k < 4*kcBlock || p.k < 4*max(p.m, p.n) {
 		return 1
 	}
-	chunks := min(2*w, p.k/(2*kcBlock), maxPartial/(p.m*p.n)+1)
-	return max(chunks, 1)
+	return max(1, min(reductionSplit, p.k/(2*kcBlock), maxPartial/(p.m*p.n)+1))
 }
+
+// reductionSplit is the most pieces a long reduction is cut into: enough to
+// keep 8 cores busy; the partial products cost (pieces−1)·m·n additions.
+const reductionSplit = 8
 
 // reduceTask computes the partial product of one slice of the reduction
 // dimension; chunk 0 writes to C, the others to partial buffers.

@@ -81,9 +81,11 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 //
 // Workers split the feature columns in multiples of 16 floats, each scattering
 // every nonzero into its own column slice of y, so no two write the same
-// element or, mostly, the same cache line. Widths too narrow for that split
-// the rows of A instead: each worker but the first scatters into a private
-// copy of y (kept for reuse, at most 256 MiB in all), summed into y after.
+// element or, mostly, the same cache line. Widths of 16 or less split the
+// rows of A into narrowRowChunks chunks instead: each chunk but the first
+// scatters into a private copy of y (kept for reuse, at most 256 MiB in
+// all), summed into y after. Neither split depends on the number of cores,
+// so the result is the same bits on any machine.
 // The scatter reads and writes a row of y per nonzero, so
 // when the same matrix is transposed repeatedly, building Aᵀ in CSR once and
 // calling MulCSR is two to three times faster. y must not overlap x.
@@ -119,17 +121,20 @@ func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []floa
 		nnz = offsets[rows] - offsets[0]
 	}
 	bad := t.badRow
-	w := parallel.Workers()
+	// The split depends on the problem, never on the core count, so that
+	// the sums round the same on every machine: a column slice sums in the
+	// order of a single pass, and narrow products always cut the rows into
+	// the same chunks.
 	switch {
 	case bad != 0:
-	case (nnz+int64(cols))*int64(width) < minParallelWork || w == 1 || rows == 0:
+	case (nnz+int64(cols))*int64(width) < minParallelWork || rows == 0:
 		t.bounds = columnBounds(t.bounds[:0], width, 1)
 		parallel.ForBounds(t.bounds, t)
-	case width > columnAlign*(w-1):
-		t.bounds = columnBounds(t.bounds[:0], width, w)
+	case width > columnAlign:
+		t.bounds = columnBounds(t.bounds[:0], width, parallel.Workers())
 		parallel.ForBounds(t.bounds, t)
 	default:
-		t.transByRows(nnz, w)
+		t.transByRows()
 	}
 	if t.scratch != nil {
 		transScratch.give(t.scratch)
@@ -283,16 +288,21 @@ const (
 	reduce                      // each chunk is a row range of y to sum the outputs into
 )
 
+// narrowRowChunks is how many row chunks a product too narrow for the
+// column split is cut into, on any number of cores.
+const narrowRowChunks = 4
+
 // maxTransScratch bounds the private outputs of the row split, in floats.
 const maxTransScratch = 64 << 20
 
-// transByRows handles widths too narrow to give every worker its own column
-// slice: workers take row ranges of A of about equal nonzeros; the first
-// scatters into y, every other into a private zeroed copy, and the copies
-// are then added into y in parallel.
-func (t *transTask) transByRows(nnz int64, workers int) {
+// transByRows handles widths too narrow for the column split: A's rows are
+// cut into narrowRowChunks ranges of about equal nonzeros (fewer if the
+// copies would pass maxTransScratch); the first range scatters into y, every
+// other into a private zeroed copy, and the copies are then added into y in
+// range order, in parallel over y's rows.
+func (t *transTask) transByRows() {
 	per := t.cols * t.width
-	chunks := min(workers, 1+maxTransScratch/max(per, 1))
+	chunks := min(narrowRowChunks, 1+maxTransScratch/max(per, 1))
 	t.bounds = balancedBounds(t.bounds[:0], t.offsets[:t.rows+1], chunks)
 	if need := (len(t.bounds) - 2) * per; cap(t.scratch) < need {
 		t.scratch = transScratch.take(need)
