@@ -1,6 +1,10 @@
 package comm
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/graft-gnn/graft/internal/vec"
+)
 
 // ringChunkValues is the most float32 values one ring message carries
 // (4 MiB). Open MPI and our own measurements show that larger messages are
@@ -39,12 +43,7 @@ func canonicalSum(dst []float32, inputs [][]float32, lo, hi, first int) {
 
 // addInto sets acc[i] = acc[i] + x[i]; the accumulated value comes first, as
 // on the ring.
-func addInto(acc, x []float32) {
-	x = x[:len(acc)]
-	for i := range acc {
-		acc[i] += x[i]
-	}
-}
+func addInto(acc, x []float32) { vec.Add(acc, acc, x) }
 
 // float32Bytes views f as bytes, without copying, in the machine's byte
 // order (every supported platform is little-endian; peers check it).

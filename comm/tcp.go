@@ -237,8 +237,10 @@ type control struct {
 	Reason string   `json:"reason,omitempty"`
 }
 
+// sendOp is one data frame to write. The writer fills in the payload's
+// checksum, so the calling collective does not spend its time on it.
 type sendOp struct {
-	hdr     [frameHeaderLen]byte
+	hdr     frameHeader
 	payload []byte
 	done    chan error // nil when nobody waits for this frame
 }
@@ -274,6 +276,7 @@ func (p *peer) writeLoop() {
 	tick := time.NewTicker(o.HeartbeatInterval)
 	defer tick.Stop()
 	heartbeat := appendFrame(nil, frameHeartbeat, 0, 0, 0, nil)
+	var hdr [frameHeaderLen]byte
 	last := time.Now()
 	for {
 		select {
@@ -281,7 +284,9 @@ func (p *peer) writeLoop() {
 			// A receiver that is still computing reads late; the call's own
 			// deadline, not the heartbeat timeout, bounds the wait.
 			p.conn.SetWriteDeadline(time.Now().Add(o.CallTimeout))
-			bufs := net.Buffers{op.hdr[:], op.payload}
+			op.hdr.crc = payloadChecksum(op.payload)
+			op.hdr.encode(&hdr)
+			bufs := net.Buffers{hdr[:], op.payload}
 			_, err := bufs.WriteTo(p.conn)
 			if op.done != nil {
 				op.done <- err
@@ -498,14 +503,12 @@ func (c *call) send(p int, data []byte) chan error {
 	done := make(chan error, 1)
 	for first := true; first || len(data) > 0; first = false {
 		n := min(len(data), maxDataPayload)
-		op := &sendOp{payload: data[:n]}
-		h := frameHeader{typ: frameData, site: c.tag, length: uint32(n), seq: c.seq, crc: crc32c(data[:n])}
+		op := &sendOp{payload: data[:n], hdr: frameHeader{typ: frameData, site: c.tag, length: uint32(n), seq: c.seq}}
 		if n < len(data) {
-			h.flags = flagMore
+			op.hdr.flags = flagMore
 		} else {
 			op.done = done
 		}
-		h.encode(&op.hdr)
 		data = data[n:]
 		select {
 		case c.t.peers[p].sendq <- op:
@@ -666,7 +669,8 @@ const ringSegmentValues = 1 << 18 // 1 MiB
 // AllReduce runs a ring: reduce-scatter then all-gather, in rounds of at
 // most ringChunkValues values per chunk, accumulating in the canonical
 // order (ring.go). Each chunk is pipelined in segments; the order in which
-// each value is summed does not depend on the segmentation.
+// each value is summed does not depend on the segmentation. Two ranks swap
+// their buffers instead (allReducePair).
 func (t *TCP) AllReduce(site string, data []float32) error {
 	start := time.Now()
 	c, err := t.begin(site)
@@ -683,13 +687,18 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 			return err
 		}
 	}
-	if size > 1 && n > 0 {
-		if t.scratch == nil {
-			t.scratch = make([]float32, 2*ringChunkValues)
+	if size > 1 && n > 0 && t.scratch == nil {
+		t.scratch = make([]float32, 2*ringChunkValues)
+	}
+	if size == 2 && n > 0 {
+		if err := t.allReducePair(c, data); err != nil {
+			return err
 		}
+	} else if size > 1 && n > 0 {
 		left, right := (r+size-1)%size, (r+1)%size
 		mod := func(k int) int { return ((k % size) + size) % size }
 		steps := 2 * (size - 1) // reduce-scatter steps, then all-gather steps
+		var sends []chan error
 		for lo := 0; lo < n; {
 			hi := ringRound(lo, n, size)
 			// At step s, this rank sends chunk sendChunk(s) and receives
@@ -723,7 +732,6 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 					}
 				}
 			}
-			var sends []chan error
 			sendSeg := func(s, j int) {
 				a, b := chunk(s, false)
 				sa, sb := seg(a, b, j)
@@ -751,11 +759,7 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 					t.recvd[left] += int64(4 * (sb - sa))
 					if s < size-1 {
 						off := (s % 2) * ringChunkValues
-						tmp := t.scratch[off+sa-a : off+sb-a]
-						acc := data[sa:sb]
-						for i := range acc {
-							acc[i] = tmp[i] + acc[i] // the accumulated value first
-						}
+						addInto(data[sa:sb], t.scratch[off+sa-a:off+sb-a])
 					}
 					if s+1 < steps {
 						// Step s+1 sends the chunk received at step s,
@@ -774,15 +778,79 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 					}
 				}
 			}
-			for _, done := range sends {
-				if err := c.wait(done, right, "accept our share"); err != nil {
-					return err
-				}
-			}
 			lo = hi
+		}
+		// Sends read rounds this rank no longer writes, so only the call's
+		// end waits for them: the next round starts while they drain.
+		for _, done := range sends {
+			if err := c.wait(done, right, "accept our share"); err != nil {
+				return err
+			}
 		}
 	}
 	t.stats.record(site, t.rank, t.sent, t.recvd, time.Since(start))
+	return nil
+}
+
+// pairWindow is how many segments two ranks keep in flight beyond the
+// additions (each one ringSegmentValues of scratch).
+const pairWindow = 4
+
+// allReducePair is the all-reduce of two ranks: each sends its whole buffer
+// and adds the other's as it arrives. That is one exchange instead of the
+// ring's two dependent steps, with the same bytes; and since a + b = b + a
+// exactly in floating point, it is the canonical sum.
+func (t *TCP) allReducePair(c *call, data []float32) error {
+	peer, n := 1-t.rank, len(data)
+	segs := (n + ringSegmentValues - 1) / ringSegmentValues
+	bounds := func(j int) (int, int) { return j * ringSegmentValues, min(n, (j+1)*ringSegmentValues) }
+	var ops [pairWindow]recvOp
+	post := func(j int) {
+		a, b := bounds(j)
+		slot := j % pairWindow
+		ops[slot] = recvOp{dst: float32Bytes(t.scratch[slot*ringSegmentValues:][:b-a])}
+		c.post(peer, &ops[slot])
+	}
+	sends := make([]chan error, segs)
+	// finish adds segment j of the peer's buffer into ours, once ours has
+	// left (the peer must receive our own values), and posts the receive
+	// pairWindow segments ahead into the freed scratch.
+	finish := func(j int) error {
+		slot := j % pairWindow
+		if err := c.wait(ops[slot].done, peer, "send its share"); err != nil {
+			return err
+		}
+		if err := c.wait(sends[j], peer, "accept our share"); err != nil {
+			return err
+		}
+		a, b := bounds(j)
+		addInto(data[a:b], t.scratch[slot*ringSegmentValues:][:b-a])
+		t.recvd[peer] += int64(4 * (b - a))
+		if j+pairWindow < segs {
+			post(j + pairWindow)
+		}
+		return nil
+	}
+	for j := range min(pairWindow, segs) {
+		post(j)
+	}
+	// Sends run at most pairWindow segments ahead of the additions, so
+	// neither rank can fill its queue while the other waits for a receive.
+	for j := range segs {
+		a, b := bounds(j)
+		sends[j] = c.send(peer, float32Bytes(data[a:b]))
+		t.sent[peer] += int64(4 * (b - a))
+		if k := j - pairWindow + 1; k >= 0 {
+			if err := finish(k); err != nil {
+				return err
+			}
+		}
+	}
+	for k := max(0, segs-pairWindow+1); k < segs; k++ {
+		if err := finish(k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,12 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		if !contains(launcherVars, name) {
 			base = append(base, kv)
 		}
+	}
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		// The workers share this machine's cores; each sized for all of
+		// them would oversubscribe it (torchrun sets OMP_NUM_THREADS=1 for
+		// the same reason). Results do not depend on it.
+		base = append(base, "GOMAXPROCS="+strconv.Itoa(max(1, runtime.NumCPU() / *nproc)))
 	}
 	type exit struct {
 		rank int
