@@ -9,7 +9,7 @@
 #   sudo FULL=1 scripts/netns-test.sh     # longer time-to-accuracy runs
 #
 # Runs:
-#   tta   links shaped to 1 Gbit/s (+1 ms delay where the kernel has netem):
+#   tta   links shaped to 1 Gbit/s and 1 ms delay:
 #         time to accuracy of full communication vs VARCO (truncate, linear
 #         schedule) on Amazon Computers, 4 workers;
 #   kill  SIGKILL a worker mid-run: the others must exit non-zero within 10 s
@@ -17,7 +17,9 @@
 #         parameters of an undisturbed run, bit for bit;
 #   loss  1% packet loss on every host: the run still completes, with the
 #         parameters of an undisturbed run.
-# Needs root, iproute2 (ip, tc) and nftables (for loss); Go to build graft.
+# Needs root, iproute2 (ip, tc), /dev/net/tun where the kernel lacks netem
+# (else nftables, and the links get no delay), and Go to build graft and the
+# userspace switch.
 # Env: GRAFT_DATA (Amazon Computers; without it tta uses Cora), OUT (results
 # directory, default a temporary one), ONLY (space-separated runs to do),
 # GRAFT_BIN (a graft binary to use instead of building one).
@@ -49,10 +51,11 @@ cleanup() {
 		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$n"
 	done
-	rm -rf "$work/bin" "$work/ckpt"*
+	rm -rf "$work/bin" "$work/ckpt"* "$work/wire."*
 	rmdir "$work" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'echo "netns-test: interrupted" >&2; exit 1' INT TERM
 
 if [[ -n ${GRAFT_BIN:-} ]]; then
 	graft=$GRAFT_BIN
@@ -85,44 +88,112 @@ fi
 
 # shape [loss%]: 1 Gbit/s each way on every host's link (host egress and the
 # switch port's egress), 1 ms delay and the loss with netem where the kernel
-# has it; otherwise tbf for the rate and nftables for the loss (some
-# kernels, e.g. Firecracker's, ship without sch_netem), and no delay.
+# has it. Kernels without sch_netem (Firecracker's, for one) cannot delay
+# packets at all, so there the shaped runs go over a second network: TUN
+# devices joined by internal/cmd/wire, a userspace switch that applies the
+# same rate, delay and loss (addresses 10.232.0.0/24, MTU 65000 like the
+# 64 KiB GSO packets netem sees on a veth).
 netem=0
 if ip netns exec "$(ns 0)" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null; then
 	netem=1
 	ip netns exec "$(ns 0)" tc qdisc del dev eth0 root
+elif [[ -c /dev/net/tun ]]; then
+	mkdir -p "$work/bin"
+	go build -o "$work/bin/wire" ./internal/cmd/wire
 fi
+waddr() { echo "10.232.0.$((10 + $1))"; }
+wirepid=""
+wire_down() {
+	if [[ -n $wirepid ]]; then
+		exec 7>&-
+		kill "$wirepid" 2>/dev/null
+		wait "$wirepid" 2>/dev/null || true
+		wirepid=""
+	fi
+}
+# wire_loss LOSS: sets the switch's loss (percent), starting the switch and
+# giving every host one of its devices, as wire0, the first time. Later
+# calls change the loss of the running switch: a new switch would have to
+# wait for the kernel to remove the old one's devices, which can take
+# minutes after heavy traffic.
+wirecmds=0
+wire_loss() {
+	if [[ -z $wirepid ]]; then
+		mkfifo "$work/wire.ctl"
+		ip netns exec "$(ns sw)" "$work/bin/wire" -hosts "$hosts" -name "$tag-w" -first "$(waddr 0)" \
+			-rate 1e9 -delay 1ms <"$work/wire.ctl" >"$work/wire.out" 2>>"$OUT/wire.log" &
+		wirepid=$!
+		pids+=($!)
+		exec 7>"$work/wire.ctl"
+		for _ in $(seq 600); do
+			grep -q ready "$work/wire.out" 2>/dev/null && break
+			kill -0 "$wirepid" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q ready "$work/wire.out" || { echo "netns-test: the userspace switch did not start within 60 s: $(tail -n 3 "$OUT/wire.log")" >&2; exit 1; }
+		for h in $(seq 0 $((hosts - 1))); do
+			ip -n "$(ns sw)" link set "$tag-w$h" netns "$(ns "$h")"
+			ip -n "$(ns "$h")" link set "$tag-w$h" name wire0
+			ip -n "$(ns "$h")" addr add "$(waddr "$h")/24" dev wire0
+			ip -n "$(ns "$h")" link set wire0 mtu 65000 up
+		done
+	fi
+	wirecmds=$((wirecmds + 1))
+	echo "loss $(awk -v l="$1" 'BEGIN { print l / 100 }')" >&7
+	for _ in $(seq 100); do
+		grep -q "^ok $wirecmds\$" "$work/wire.out" && return
+		sleep 0.1
+	done
+	echo "netns-test: the userspace switch did not take loss $1%: $(tail -n 1 "$work/wire.out")" >&2
+	exit 1
+}
 shaping="none"
+rdv=$(addr 0) # where the jobs meet: the bridge, or the wire where it shapes
 shape() {
 	local loss=${1:-0}
-	for h in $(seq 0 $((hosts - 1))); do
-		for side in "$(ns "$h") eth0" "$(ns sw) $tag-p$h"; do
-			set -- $side
-			if [[ $netem == 1 ]]; then
-				local extra=""
-				[[ $loss != 0 ]] && extra="loss $loss%"
-				ip netns exec "$1" tc qdisc replace dev "$2" root netem rate 1gbit delay 1ms limit 10000 $extra
-			else
-				ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate 1gbit burst 256kb latency 20ms
+	if [[ $loss == none ]]; then # the plain bridge; the switch, if any, idles
+		rdv=$(addr 0)
+		for h in $(seq 0 $((hosts - 1))); do
+			ip netns exec "$(ns "$h")" tc qdisc del dev eth0 root 2>/dev/null || true
+			ip netns exec "$(ns sw)" tc qdisc del dev "$tag-p$h" root 2>/dev/null || true
+			ip netns exec "$(ns "$h")" nft delete table inet graftloss 2>/dev/null || true
+		done
+		shaping="none"
+		echo "   shaping: none (the bridge)"
+		return
+	fi
+	if [[ $netem == 0 && -c /dev/net/tun ]]; then
+		wire_loss "$loss"
+		rdv=$(waddr 0)
+		shaping="userspace switch internal/cmd/wire (no netem in this kernel): rate 1gbit, delay 1ms"
+	elif [[ $netem == 0 ]]; then
+		# Neither netem nor TUN: tbf limits the rate, nftables drops, and
+		# nothing can delay.
+		for h in $(seq 0 $((hosts - 1))); do
+			ip netns exec "$(ns "$h")" tc qdisc replace dev eth0 root tbf rate 1gbit burst 256kb latency 20ms
+			ip netns exec "$(ns sw)" tc qdisc replace dev "$tag-p$h" root tbf rate 1gbit burst 256kb latency 20ms
+			ip netns exec "$(ns "$h")" nft delete table inet graftloss 2>/dev/null || true
+			if [[ $loss != 0 ]]; then
+				command -v nft >/dev/null || { echo "netns-test: needs nft for loss without netem or TUN (apt-get install nftables)" >&2; exit 2; }
+				ip netns exec "$(ns "$h")" nft -f - <<-EOF
+					table inet graftloss {
+						chain in { type filter hook input priority 0; numgen random mod 100 < $loss drop; }
+						chain out { type filter hook output priority 0; numgen random mod 100 < $loss drop; }
+					}
+				EOF
 			fi
 		done
-		ip netns exec "$(ns "$h")" nft delete table inet graftloss 2>/dev/null || true
-		if [[ $netem == 0 && $loss != 0 ]]; then
-			command -v nft >/dev/null || { echo "netns-test: needs nft for loss without netem (apt-get install nftables)" >&2; exit 2; }
-			ip netns exec "$(ns "$h")" nft -f - <<-EOF
-				table inet graftloss {
-					chain in { type filter hook input priority 0; numgen random mod 100 < $loss drop; }
-					chain out { type filter hook output priority 0; numgen random mod 100 < $loss drop; }
-				}
-			EOF
-		fi
-	done
-	if [[ $netem == 1 ]]; then
-		shaping="netem rate 1gbit delay 1ms${loss:+ loss $loss%} on every link"
+		shaping="tbf rate 1gbit on every link (no netem and no TUN here: no delay)"
 	else
-		shaping="tbf rate 1gbit on every link (no netem in this kernel: no delay)"
-		[[ $loss != 0 ]] && shaping="$shaping, nftables drop of $loss% of packets in and out of every host"
+		local extra=""
+		[[ $loss != 0 ]] && extra="loss $loss%"
+		for h in $(seq 0 $((hosts - 1))); do
+			ip netns exec "$(ns "$h")" tc qdisc replace dev eth0 root netem rate 1gbit delay 1ms limit 10000 $extra
+			ip netns exec "$(ns sw)" tc qdisc replace dev "$tag-p$h" root netem rate 1gbit delay 1ms limit 10000 $extra
+		done
+		shaping="netem rate 1gbit delay 1ms on every link"
 	fi
+	[[ $loss != 0 ]] && shaping="$shaping, loss $loss%"
 	echo "   shaping: $shaping"
 }
 
@@ -136,7 +207,7 @@ job() {
 	jobpids=()
 	for h in $(seq 0 $((hosts - 1))); do
 		ip netns exec "$(ns "$h")" timeout -s KILL "$limit" "$graft" train "$@" \
-			--rank "$h" --world "$hosts" --rendezvous "$(addr 0):$port" \
+			--rank "$h" --world "$hosts" --rendezvous "$rdv:$port" \
 			--start-timeout 30s --peer-timeout 5s \
 			--metrics "$OUT/$name.jsonl" >"$OUT/$name.rank$h.log" 2>&1 &
 		jobpids+=($!)
@@ -211,7 +282,7 @@ fi
 
 if [[ " $ONLY " == *" kill "* ]]; then
 	echo "== kill: SIGKILL rank 2 mid-run, then resume"
-	shape 0
+	shape none
 	ckpt=$work/ckpt-kill
 	common=(--dataset cora --epochs 300 --patience 0 --compress truncate --schedule linear:32:1:5 --checkpoint-every 5)
 	job kill 120 "${common[@]}" --checkpoint-dir "$ckpt"
@@ -260,5 +331,6 @@ if [[ " $ONLY " == *" loss "* ]]; then
 	done
 fi
 
+wire_down # its drop counts go to $OUT/wire.log
 echo "results in $OUT"
 if [[ $failed == 0 ]]; then echo "== netns-test: all passed"; else echo "== netns-test: FAILED"; exit 1; fi
