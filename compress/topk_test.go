@@ -1,0 +1,491 @@
+package compress
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// topKReference is the top-k encoding spelt out: sort each row's entries by
+// magnitude (NaN below every magnitude), ties by column, keep the first k
+// and send them by column.
+func topKReference(x []float32, rows, width, k int) []byte {
+	ib := indexBytes(width)
+	var out []byte
+	type entry struct {
+		mag float64
+		col int
+	}
+	for i := range rows {
+		row := x[i*width : (i+1)*width]
+		es := make([]entry, width)
+		for j, v := range row {
+			m := math.Abs(float64(v))
+			if math.IsNaN(m) {
+				m = -1
+			}
+			es[j] = entry{m, j}
+		}
+		slices.SortFunc(es, func(a, b entry) int {
+			if a.mag != b.mag {
+				if a.mag > b.mag {
+					return -1
+				}
+				return 1
+			}
+			return a.col - b.col
+		})
+		es = es[:k]
+		slices.SortFunc(es, func(a, b entry) int { return a.col - b.col })
+		for _, e := range es {
+			if ib == 2 {
+				out = binary.LittleEndian.AppendUint16(out, uint16(e.col))
+			} else {
+				out = binary.LittleEndian.AppendUint32(out, uint32(e.col))
+			}
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(row[e.col]))
+		}
+	}
+	return out
+}
+
+// topKRow fills a row with a mix that stresses the threshold: repeated
+// magnitudes of both signs, zeros of both signs, NaNs with different
+// payloads, infinities, subnormals, and rows that are mostly one value.
+func topKRow(r *rand.Rand, row []float32) {
+	kind := r.IntN(8)
+	pool := make([]float32, 1+r.IntN(6))
+	for i := range pool {
+		pool[i] = float32(r.NormFloat64())
+	}
+	for j := range row {
+		var v float32
+		switch kind {
+		case 0: // continuous
+			v = float32(r.NormFloat64())
+		case 1: // few distinct magnitudes
+			v = pool[r.IntN(len(pool))]
+		case 2: // ReLU-like: half zeros
+			if r.IntN(2) == 0 {
+				v = float32(math.Abs(r.NormFloat64()))
+			}
+		case 3: // everything at once
+			switch r.IntN(12) {
+			case 0:
+				v = float32(math.NaN())
+			case 1:
+				v = math.Float32frombits(0xffc00001 + uint32(r.IntN(1000))) // negative NaN
+			case 2:
+				v = float32(math.Inf(1))
+			case 3:
+				v = float32(math.Inf(-1))
+			case 4:
+				v = 0
+			case 5:
+				v = float32(math.Copysign(0, -1))
+			case 6:
+				v = math.Float32frombits(uint32(r.IntN(1 << 23))) // subnormal
+			case 7:
+				v = -pool[r.IntN(len(pool))]
+			case 8:
+				v = math.MaxFloat32
+			default:
+				v = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(60)-30)))
+			}
+		case 4: // one value with rare exceptions
+			v = pool[0]
+			if r.IntN(10) == 0 {
+				v = float32(r.NormFloat64())
+			}
+		case 5: // mostly NaN
+			v = float32(math.NaN())
+			if r.IntN(4) == 0 {
+				v = float32(r.NormFloat64())
+			}
+		case 6: // small integers: many exact ties
+			v = float32(r.IntN(7) - 3)
+		default: // raw bit patterns
+			v = math.Float32frombits(r.Uint32())
+		}
+		row[j] = v
+	}
+}
+
+// Encode must send exactly what the implementation before it (topKOld) sent
+// and what the reference spells out, for rows of every kind, widths 1 to
+// 300 and ratios from 0.5 (taken as 1) to 1000.
+func TestTopKMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	ratios := []float64{0.5, 1, 1.01, 1.2, 1.5, 2, 2.5, 3, 4, 5, 7, 8, 10, 16, 20, 31, 32, 33, 64, 100, 128, 1000}
+	c := &topK{}
+	old := &topKOld{}
+	out := make([]float32, 0)
+	for width := 1; width <= 300; width++ {
+		for trial := range 10 {
+			rows := r.IntN(9)
+			x := make([]float32, rows*width)
+			for i := range rows {
+				if i > 0 && r.IntN(3) == 0 { // a near copy of the previous row
+					for j := range width {
+						x[i*width+j] = x[(i-1)*width+j] * float32(1+0.01*r.NormFloat64())
+					}
+					continue
+				}
+				topKRow(r, x[i*width:(i+1)*width])
+			}
+			ratio := ratios[(width+trial*7)%len(ratios)]
+			if trial >= 8 {
+				ratio = 1 + 200*r.Float64()
+			}
+			k := c.kept(width, ratio)
+			want := topKReference(x, rows, width, k)
+			if got := old.Encode(nil, x, rows, width, ratio, Key{}); !bytes.Equal(got, want) {
+				t.Fatalf("old Encode differs from the reference: width %d ratio %v", width, ratio)
+			}
+			prefix := []byte{1, 2, 3}
+			got := c.Encode(slices.Clone(prefix), x, rows, width, ratio, Key{})
+			if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
+				for i := range rows {
+					n := k * (indexBytes(width) + 4)
+					if !bytes.Equal(got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n]) {
+						t.Fatalf("width %d ratio %v (k %d) row %d %v:\ngot  %v\nwant %v",
+							width, ratio, k, i, x[i*width:(i+1)*width], got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n])
+					}
+				}
+				t.Fatalf("width %d ratio %v: prefix clobbered", width, ratio)
+			}
+			// Decode scatters back exactly what was sent.
+			out = slices.Grow(out[:0], rows*width)[:rows*width]
+			for i := range out {
+				out[i] = 7
+			}
+			if err := c.Decode(out, rows, width, ratio, Key{}, got[3:]); err != nil {
+				t.Fatal(err)
+			}
+			dec := make([]float32, rows*width)
+			if err := old.Decode(dec, rows, width, ratio, Key{}, want); err != nil {
+				t.Fatal(err)
+			}
+			for i := range out {
+				if math.Float32bits(out[i]) != math.Float32bits(dec[i]) {
+					t.Fatalf("width %d ratio %v: decoded [%d] = %v, want %v", width, ratio, i, out[i], dec[i])
+				}
+			}
+		}
+	}
+}
+
+// Rows that are all one value, or all NaN, or ±0, or have one outlier.
+func TestTopKDegenerateRows(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	c := &topK{}
+	for _, width := range []int{1, 2, 7, 8, 9, 63, 64, 65, 200} {
+		for _, fill := range []func(j int) float32{
+			func(int) float32 { return 0 },
+			func(j int) float32 { return []float32{0, negZero}[j%2] },
+			func(int) float32 { return nan },
+			func(int) float32 { return -inf },
+			func(j int) float32 { return []float32{1, -1}[j%2] },
+			func(j int) float32 { return float32(j % 3) },
+			func(j int) float32 { return []float32{0, inf}[min(j%17, 1)] },
+			func(j int) float32 { return []float32{nan, 1e-45}[min(j%5, 1)] },
+			func(j int) float32 { return float32(width - j) },
+			func(j int) float32 { return float32(j) * 1e-40 },
+		} {
+			const rows = 3
+			x := make([]float32, rows*width)
+			for i := range x {
+				x[i] = fill(i % width)
+			}
+			for _, ratio := range []float64{1, 1.3, 2, 3, 4, 8, 32, 128} {
+				want := topKReference(x, rows, width, c.kept(width, ratio))
+				if got := c.Encode(nil, x, rows, width, ratio, Key{}); !bytes.Equal(got, want) {
+					t.Fatalf("width %d ratio %v row %v: Encode differs from the reference", width, ratio, x[:width])
+				}
+			}
+		}
+	}
+}
+
+// Rows of 65536 columns and more take the exact path, and rows wider
+// than 65536 columns send 4-byte indices.
+func TestTopKWideRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	c := &topK{}
+	for _, width := range []int{1<<16 - 1, 1 << 16, 1<<16 + 5} {
+		x := make([]float32, 2*width)
+		topKRow(r, x[:width])
+		for j := range width {
+			x[width+j] = float32(r.NormFloat64())
+		}
+		for _, ratio := range []float64{1, 3, 1000} {
+			want := topKReference(x, 2, width, c.kept(width, ratio))
+			if got := c.Encode(nil, x, 2, width, ratio, Key{}); !bytes.Equal(got, want) {
+				t.Fatalf("width %d ratio %v: Encode differs from the reference", width, ratio)
+			}
+		}
+	}
+}
+
+func TestTopKDecodeRejectsBadColumn(t *testing.T) {
+	c := &topK{}
+	msg := c.Encode(nil, []float32{1, 2, 3, 4}, 1, 4, 1, Key{})
+	binary.LittleEndian.PutUint16(msg, 9)
+	if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg); err == nil {
+		t.Fatal("Decode accepted column 9 of a 4-wide row")
+	}
+	if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg[1:]); err == nil {
+		t.Fatal("Decode accepted a short message")
+	}
+}
+
+// The codec runs in every halo exchange: after the first message it must
+// not allocate.
+func TestTopKEncodeDoesNotAllocate(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	const rows, width = 50, 256
+	x := randRows(r, rows, width)
+	c := &topK{}
+	out := make([]float32, rows*width)
+	for _, ratio := range []float64{1, 4, 32, 128} {
+		buf := c.Encode(nil, x, rows, width, ratio, Key{})
+		allocs := testing.AllocsPerRun(20, func() {
+			buf = c.Encode(buf[:0], x, rows, width, ratio, Key{})
+			if err := c.Decode(out, rows, width, ratio, Key{}, buf); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Fatalf("ratio %v: %v allocations per Encode+Decode", ratio, allocs)
+		}
+	}
+}
+
+// BenchmarkTopK measures Encode and Decode separately against the
+// implementation before commit (topKOld), in the same run, on 1 Mi
+// normally distributed values (and, for "relu", half of them zero).
+func BenchmarkTopK(b *testing.B) {
+	for _, data := range []string{"normal", "relu"} {
+		for _, width := range []int{64, 128, 256} {
+			rows := 1 << 20 / width
+			rng := rand.New(rand.NewPCG(1, 2))
+			x := make([]float32, rows*width)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+				if data == "relu" {
+					x[i] = max(x[i], 0)
+				}
+			}
+			out := make([]float32, rows*width)
+			for _, ratio := range []float64{1, 4, 32, 128} {
+				for _, impl := range []string{"old", "new"} {
+					var c Compressor = &topK{}
+					if impl == "old" {
+						c = &topKOld{}
+					}
+					name := fmt.Sprintf("%s/w=%d/r=%g", data, width, ratio)
+					msg := c.Encode(nil, x, rows, width, ratio, Key{})
+					b.Run(name+"/encode/"+impl, func(b *testing.B) {
+						buf := msg
+						topKPerValue(b, rows*width, func() { buf = c.Encode(buf[:0], x, rows, width, ratio, Key{}) })
+					})
+					b.Run(name+"/decode/"+impl, func(b *testing.B) {
+						topKPerValue(b, rows*width, func() {
+							if err := c.Decode(out, rows, width, ratio, Key{}, msg); err != nil {
+								b.Fatal(err)
+							}
+						})
+					})
+				}
+			}
+		}
+	}
+}
+
+// topKPerValue runs f, which handles values values, as the benchmark's loop
+// and reports wall and CPU time per value.
+func topKPerValue(b *testing.B, values int, f func()) {
+	b.SetBytes(int64(4 * values))
+	cpu0 := cpuTime()
+	for b.Loop() {
+		f()
+	}
+	n := float64(b.N) * float64(values)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/value")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/value")
+}
+
+// topKOld is the top-k codec as of commit 8f9ab69 (per-row quickselect, or
+// insertion into the k best for small k), kept to check the current one
+// against and to measure it against in the same benchmark run.
+type topKOld struct {
+	mags, best []float32 // scratch
+}
+
+func (t *topKOld) Name() string           { return "topk-8f9ab69" }
+func (t *topKOld) FixedRatio(int) float64 { return 0 }
+
+func (t *topKOld) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
+	k := (*topK)(nil).kept(width, ratio)
+	ib := indexBytes(width)
+	if cap(t.mags) < width {
+		t.mags = make([]float32, width)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, rows*k*(ib+4))[:start+rows*k*(ib+4)]
+	out := dst[start:]
+	p := 0
+	for i := range rows {
+		row := x[i*width : (i+1)*width]
+		if k == 0 {
+			continue
+		}
+		mags := t.mags[:width]
+		for j, v := range row {
+			mags[j] = oldMag(v)
+		}
+		var thr float32
+		if k <= width/4 {
+			thr = kthLargestSmall(mags, k, &t.best)
+		} else {
+			thr = kthLargest(mags, k)
+		}
+		above := 0
+		for _, v := range row {
+			if oldMag(v) > thr {
+				above++
+			}
+		}
+		ties := k - above
+		for j, v := range row {
+			a := oldMag(v)
+			if a < thr || (a == thr && ties == 0) {
+				continue
+			}
+			if a == thr {
+				ties--
+			}
+			if ib == 2 {
+				binary.LittleEndian.PutUint16(out[p:], uint16(j))
+			} else {
+				binary.LittleEndian.PutUint32(out[p:], uint32(j))
+			}
+			binary.LittleEndian.PutUint32(out[p+ib:], math.Float32bits(v))
+			p += ib + 4
+		}
+	}
+	return dst
+}
+
+// oldMag is |v|, or −1 for NaN.
+func oldMag(v float32) float32 {
+	if v != v {
+		return -1
+	}
+	return math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+}
+
+// kthLargestSmall returns the k-th largest value of a (1 ≤ k ≤ len(a))
+// for small k: the k largest so far, kept sorted in *best (topKOld's
+// selection for k ≤ width/4).
+func kthLargestSmall(a []float32, k int, best *[]float32) float32 {
+	if cap(*best) < k {
+		*best = make([]float32, k)
+	}
+	b := (*best)[:k]
+	for i, v := range a[:k] {
+		j := i
+		for ; j > 0 && b[j-1] < v; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = v
+	}
+	last := b[k-1]
+	for _, v := range a[k:] {
+		if v <= last {
+			continue
+		}
+		j := k - 1
+		for ; j > 0 && b[j-1] < v; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = v
+		last = b[k-1]
+	}
+	return last
+}
+
+// kthLargest returns the k-th largest value of a (1 ≤ k ≤ len(a)),
+// reordering a (quickselect; topKOld's selection for larger k).
+func kthLargest(a []float32, k int) float32 {
+	lo, hi, want := 0, len(a)-1, k-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if a[mid] > a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] > a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] > a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		pivot := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] > pivot {
+				i++
+			}
+			for a[j] < pivot {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return a[want]
+		}
+	}
+	return a[want]
+}
+
+func (t *topKOld) Decode(out []float32, rows, width int, ratio float64, _ Key, src []byte) error {
+	k := (*topK)(nil).kept(width, ratio)
+	ib := indexBytes(width)
+	if want := rows * k * (ib + 4); len(src) != want {
+		return sizeError("topk", len(src), want)
+	}
+	clear(out[:rows*width])
+	p := 0
+	for i := range rows {
+		row := out[i*width : (i+1)*width]
+		for range k {
+			var j int
+			if ib == 2 {
+				j = int(binary.LittleEndian.Uint16(src[p:]))
+			} else {
+				j = int(binary.LittleEndian.Uint32(src[p:]))
+			}
+			p += ib
+			if j >= width {
+				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
+			}
+			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(src[p:]))
+			p += 4
+		}
+	}
+	return nil
+}
