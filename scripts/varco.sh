@@ -11,8 +11,8 @@
 # Runs already in the results file are skipped, so an interrupted sweep
 # resumes. Set VARCO_OUT to write elsewhere; GRAFT_DATA must name the data
 # directory (amazon-computers, coauthor-cs). The subset can be narrowed
-# (to order the work on a busy machine) with VARCO_DATASETS, VARCO_SEEDS,
-# VARCO_CONFIGS, VARCO_PARTS and VARCO_PARTITIONS; VARCO_STOP_AT=HH:MM starts no new run
+# (to order the work on a busy machine) with VARCO_DATASETS, VARCO_SEEDS and
+# VARCO_CONFIGS (the first block's configurations); VARCO_STOP_AT=HH:MM starts no new run
 # after that wall-clock time; VARCO_NICE=19 runs at that niceness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +32,18 @@ if [[ ${VARCO_FULL:-0} == 1 ]]; then
 else
 	# The committed subset: 100 iterations of SAGE-64 (the authors' model
 	# with a narrower hidden layer and a third of the iterations, to fit a
-	# shared 2-core machine; the schedules scale with the iteration count).
+	# 2-core machine; the schedules scale with the iteration count), plus
+	# the authors' SAGE-256 × 300 in one cell. About three hours here.
 	main=full,varco,varco-r1,fixed-2,fixed-8,fixed-32,fixed-128,quant8,quant4,subspace-linear
-	run -datasets "${VARCO_DATASETS:-amazon-computers,coauthor-cs}" -parts "${VARCO_PARTS:-4}" -partitions "${VARCO_PARTITIONS:-random}" \
-		-seeds "${VARCO_SEEDS:-1,2,3}" -configs "${VARCO_CONFIGS:-$main}" -epochs 100 -hidden 64
+	small=full,varco,varco-r1,fixed-2,fixed-4,fixed-16,fixed-64,fixed-128,quant4
+	ds=${VARCO_DATASETS:-amazon-computers,coauthor-cs}
+	seeds=${VARCO_SEEDS:-1,2,3}
+	run -datasets "$ds" -parts 4 -partitions random,multilevel -seeds "$seeds" -configs "${VARCO_CONFIGS:-$main}" -epochs 100 -hidden 64
+	run -datasets "$ds" -parts 4 -partitions random -seeds "$seeds" -configs exp,adaptive -epochs 100 -hidden 64
+	run -datasets "$ds" -parts 4 -partitions random,multilevel -seeds "$seeds" -configs fixed-4,fixed-16,fixed-64,topk-linear,bf16,quant2 -epochs 100 -hidden 64
+	run -datasets "$ds" -parts 2,8,16 -partitions random,multilevel -seeds "$seeds" -configs "$small" -epochs 100 -hidden 64
+	run -datasets amazon-computers -parts 4 -partitions random -seeds "$seeds" -configs full,varco,varco-r1 -epochs 300 -hidden 256
+	run -datasets sbm-arxiv -parts 4 -partitions random -seeds 1,2 -configs full,varco,varco-r1,fixed-16,quant4 -epochs 100 -hidden 64
+	run -datasets sbm-arxiv -parts 4 -partitions multilevel -seeds 1 -configs full,varco,varco-r1,fixed-16,quant4 -epochs 100 -hidden 64
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"
