@@ -67,6 +67,15 @@ type Compressor interface {
 	FixedRatio(width int) float64
 }
 
+// RowCoder is a Compressor whose message is its rows' encodings one after
+// another, each RowBytes long and independent of the key. A sender can
+// then encode a row that several peers need once and copy its bytes into
+// each message; top-k, whose encoding costs far more than a copy, is one.
+type RowCoder interface {
+	Compressor
+	RowBytes(width int, ratio float64) int
+}
+
 // Names lists the compressors New accepts.
 var Names = []string{"none", "truncate", "subspace", "quant8", "quant4", "quant2", "quant1", "bf16", "topk"}
 

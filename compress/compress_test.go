@@ -3,6 +3,7 @@ package compress
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -82,20 +83,27 @@ func TestRoundTripErrorBounds(t *testing.T) {
 	}
 }
 
-// Each row keeps its largest entries; the rest are zero.
+// Each row keeps its largest entries; the rest are zero. Their columns go
+// as a bitmap when that leaves room for more entries than indices would.
 func TestTopKKeepsLargestEntries(t *testing.T) {
 	x := []float32{0.1, -5, 2, 0, -3, 1, 0.5, 4}
 	c, _ := New("topk")
-	// 8 values × 4 B = 32 B; ratio 32/18 keeps 3 entries of 6 B each.
+	// 8 values × 4 B = 32 B; ratio 32/18 leaves 18 B: 3 entries with
+	// 2-byte indices, or a 1-byte bitmap and 4 values.
 	out, n := roundTrip(t, c, x, 1, 8, 32.0/18, Key{})
-	want := []float32{0, -5, 0, 0, -3, 0, 0, 4}
-	for j := range want {
-		if out[j] != want[j] {
-			t.Fatalf("topk = %v, want %v", out, want)
-		}
+	want := []float32{0, -5, 2, 0, -3, 0, 0, 4}
+	if !slices.Equal(out, want) || n != 17 {
+		t.Fatalf("topk at 32/18 = %v in %d bytes, want %v in 17", out, n, want)
 	}
-	if n != 18 {
-		t.Fatalf("topk sent %d bytes, want 18", n)
+	// 64 values at ratio 32 leave 8 B: one indexed entry (a bitmap alone
+	// would take them all).
+	wide := make([]float32, 64)
+	wide[40], wide[3] = -9, 8
+	out, n = roundTrip(t, c, wide, 1, 64, 32, Key{})
+	want = make([]float32, 64)
+	want[40] = -9
+	if !slices.Equal(out, want) || n != 6 {
+		t.Fatalf("topk at ratio 32 = %v in %d bytes, want only column 40 in 6", out, n)
 	}
 }
 
@@ -198,6 +206,38 @@ func TestSenderAndReceiverAgreeWithoutSideInformation(t *testing.T) {
 	for i := range x {
 		if out[i] != 0 && math.Abs(float64(out[i]-4*x[i])) > 1e-5 {
 			t.Fatalf("entry %d: %v, want 0 or %v", i, out[i], 4*x[i])
+		}
+	}
+}
+
+// TestRowCodersEncodeRowByRow checks the RowCoder contract the halo
+// exchange relies on to encode a shared row once: a message is its rows'
+// encodings, each RowBytes long, whatever the key.
+func TestRowCodersEncodeRowByRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, name := range Names {
+		c, _ := New(name)
+		rc, ok := c.(RowCoder)
+		if !ok {
+			continue
+		}
+		for _, width := range []int{1, 7, 64, 300} {
+			for _, ratio := range []float64{1, 1.5, 4, 128} {
+				const rows = 9
+				x := randRows(r, rows, width)
+				x[width/2] = float32(math.NaN())
+				rb := rc.RowBytes(width, ratio)
+				msg := c.Encode(nil, x, rows, width, ratio, Key{Seed: 1, From: 0, To: 1})
+				if len(msg) != rows*rb {
+					t.Fatalf("%s, width %d, ratio %g: %d bytes, want %d rows × %d", name, width, ratio, len(msg), rows, rb)
+				}
+				for i := range rows {
+					row := c.Encode(nil, x[i*width:(i+1)*width], 1, width, ratio, Key{Seed: 9, Step: i, From: 2, To: 3, Backward: true})
+					if string(row) != string(msg[i*rb:(i+1)*rb]) {
+						t.Fatalf("%s, width %d, ratio %g: row %d encodes differently alone", name, width, ratio, i)
+					}
+				}
+			}
 		}
 	}
 }

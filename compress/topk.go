@@ -9,18 +9,19 @@ import (
 	"unsafe"
 )
 
-// topK keeps, in every row, the entries of largest magnitude with their
-// column indices, as many as fit the requested byte ratio. It is biased
-// (small entries are always dropped) but keeps the row's energy.
+// topK keeps, in every row, the entries of largest magnitude, as many as
+// fit the requested byte ratio, with their columns: as 2-byte indices
+// (4-byte for rows wider than 65,536) or, when that leaves room for more
+// entries, as a bitmap of the row (below a ratio of about 10.7 for 2-byte
+// indices). It is biased (small entries are always dropped) but keeps the
+// row's energy.
 type topK struct {
-	// Fast path: a row's count per key prefix (zero between rows), per
-	// column the low byte of its prefix, the kept columns, and the last
-	// row's entries with room past them.
+	mask []uint64 // the kept columns of the current row
+	// Prefix-count path: a row's count per key prefix (zero between
+	// rows) and per column the low byte of its prefix.
 	counts []uint16
 	tags   []uint8
-	mask   []uint64
-	last   []byte
-	// Exact path.
+	// Exact path, and the keys of the AVX-512 path.
 	keys, cand []uint32
 	buckets    []uint8
 	sel        []int32
@@ -30,6 +31,13 @@ type topK struct {
 func (t *topK) Name() string           { return "topk" }
 func (t *topK) FixedRatio(int) float64 { return 0 }
 
+// RowBytes makes top-k a RowCoder: every row's encoding has this size,
+// whatever the key.
+func (t *topK) RowBytes(width int, ratio float64) int {
+	k, bitmap := topKLayout(width, ratio)
+	return topKRowBytes(width, k, bitmap)
+}
+
 func indexBytes(width int) int {
 	if width <= 1<<16 {
 		return 2
@@ -37,60 +45,149 @@ func indexBytes(width int) int {
 	return 4
 }
 
-// kept is the entries per row that fit ratio: each costs 4 bytes of value
-// plus its index.
-func (t *topK) kept(width int, ratio float64) int {
-	if ratio < 1 {
+// topKLayout returns how many entries per row fit ratio and whether their
+// columns go as a bitmap (ceil(width/8) bytes) rather than as indices:
+// whichever affords more entries, indices on a tie.
+func topKLayout(width int, ratio float64) (k int, bitmap bool) {
+	if !(ratio >= 1) { // also NaN
 		ratio = 1
 	}
-	k := int(float64(4*width) / (ratio * float64(4+indexBytes(width))))
-	return min(k, width)
+	budget := float64(4*width) / ratio
+	byIndex := min(int(budget/float64(4+indexBytes(width))), width)
+	byBitmap := min(int(max(budget-float64((width+7)/8), 0)/4), width)
+	if byBitmap > byIndex {
+		return byBitmap, true
+	}
+	return byIndex, false
+}
+
+func topKRowBytes(width, k int, bitmap bool) int {
+	if bitmap {
+		return (width+7)/8 + 4*k
+	}
+	return k * (indexBytes(width) + 4)
+}
+
+// kept is the entries per row that fit ratio.
+func (t *topK) kept(width int, ratio float64) int {
+	k, _ := topKLayout(width, ratio)
+	return k
 }
 
 // Encode sends, per row, the k entries of largest magnitude in column
 // order; ties at the k-th magnitude go to the lowest columns, and NaNs
-// count as magnitude −1, so every row sends exactly k entries.
+// count as magnitude −1, so every row sends exactly k entries. Indices
+// are written interleaved with the values (index, value, index, …); a
+// bitmap comes first and the values follow.
 //
-// It runs in every halo exchange, so it avoids what made a per-row
-// quickselect slow (9 to 22 ns a value): comparisons of floats whose
-// outcome the branch predictor cannot guess. A magnitude's bit pattern
-// orders like the magnitude, so the fast path (encodeRow) counts a row's
-// values per bit prefix in one pass, finds the prefix holding the k-th
-// largest by counting down from the largest, resolves that prefix's few
-// values exactly when only some of them are kept, and writes the entries
-// at least at the threshold in a second pass; neither pass branches on
-// the data. Rows with a NaN, and rows of 1<<16 values or more, take the
-// exact path (exactRow), a slower radix select on keys that rank NaN.
+// It runs in every halo exchange, so its selection avoids comparisons of
+// floats whose outcome the branch predictor cannot guess (what made a
+// per-row quickselect cost 9 to 22 ns a value): a magnitude's bit pattern
+// orders like the magnitude, so a threshold can be found by counting. On
+// AVX-512 a kernel settles the threshold's bits from the top; elsewhere
+// the prefix-count path counts a row's values per bit prefix in one pass,
+// finds the prefix holding the k-th largest by counting down from the
+// largest, and resolves that prefix's few values exactly when only some of
+// them are kept. Rows with a NaN, and rows of 1<<16 values or more, take
+// the exact path, a slower radix select on keys that rank NaN.
 func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
-	k := t.kept(width, ratio)
-	ib := indexBytes(width)
+	k, bitmap := topKLayout(width, ratio)
+	rb := topKRowBytes(width, k, bitmap)
 	start := len(dst)
-	dst = slices.Grow(dst, rows*k*(ib+4))[:start+rows*k*(ib+4)]
+	// The writers may store up to 8 bytes past a row: give them room in
+	// the capacity.
+	dst = slices.Grow(dst, rows*rb+8)
+	out := dst[start : start+rows*rb+8]
+	dst = dst[:start+rows*rb]
 	if k == 0 {
 		return dst
 	}
-	if cap(t.keys) < width {
-		t.keys = make([]uint32, width)
+	if cap(t.sel) < width {
+		t.keys = make([]uint32, (width+15)&^15) // topkSelectAVX512 pads to 16
 		t.cand = make([]uint32, width)
 		t.buckets = make([]uint8, width)
 		t.sel = make([]int32, width)
 		t.tags = make([]uint8, width)
 		t.mask = make([]uint64, (width+63)/64)
-		t.last = make([]byte, 6*width+8)
 	}
 	if t.counts == nil {
 		t.counts = make([]uint16, 1<<(31-minShift))
 	}
-	out := dst[start:]
-	shift := prefixShift(width)
+	mask := t.mask[:(width+63)/64]
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
-		room := out[i*k*(ib+4):]
-		if width >= 1<<16 || !t.encodeRow(room, row, k, shift) {
-			t.exactRow(room[:k*(ib+4)], row, k)
+		t.keep(mask, row, k)
+		o := out[i*rb : (i+1)*rb+8]
+		if bitmap {
+			putBitmap(o, float32Bits(row), mask)
+		} else {
+			putIndexed(o, float32Bits(row), mask)
 		}
 	}
 	return dst
+}
+
+// keep sets mask to the k (1 ≤ k ≤ len(row)) columns of row that Encode
+// sends.
+func (t *topK) keep(mask []uint64, row []float32, k int) {
+	bits := float32Bits(row)
+	switch {
+	case k == len(row):
+		for w := range mask {
+			mask[w] = ^uint64(0)
+		}
+		if r := len(row) % 64; r != 0 {
+			mask[len(mask)-1] = 1<<r - 1
+		}
+		return
+	case len(row) >= 1<<16:
+	case topkAsm:
+		if _, atLeast := topkSelectAVX512(&t.keys[0], &bits[0], &mask[0], len(bits), k); atLeast >= 0 {
+			return // no NaN: the kernel set the mask
+		}
+	case k == 1:
+		if j, ok := largest(bits); ok {
+			clear(mask)
+			mask[j/64] = 1 << (j % 64)
+			return
+		}
+	default:
+		if thr, atLeast := t.selectByPrefixes(bits, k); atLeast >= 0 { // no NaN
+			keptMask(mask, bits, k, thr, atLeast)
+			return
+		}
+	}
+	t.exactMask(mask, row, k)
+}
+
+// keptMask sets mask to the k columns to send given a threshold with
+// atLeast magnitudes (as bit patterns) at or above it: all of those when
+// that is k, else those above it and the first equal to it that fit.
+func keptMask(mask []uint64, bits []uint32, k int, thr uint32, atLeast int) {
+	atLeastMask(mask, bits, thr)
+	if atLeast == k {
+		return
+	}
+	above := 0
+	for _, b := range bits {
+		above += b2i(b&^(1<<31) > thr)
+	}
+	for j := nthEqual(bits, thr, k-above) + 1; j < len(bits); j++ {
+		if bits[j]&^(1<<31) == thr {
+			mask[j/64] &^= 1 << (j % 64)
+		}
+	}
+}
+
+// largest returns the column of the largest magnitude, the first of
+// equals, in one pass, or false for a row with a NaN.
+func largest(bits []uint32) (int, bool) {
+	// The largest of |v|<<32 | ^column: ties go to the lowest column.
+	best := uint64(0)
+	for j, b := range bits {
+		best = max(best, uint64(b&^(1<<31))<<32|uint64(^uint32(j)))
+	}
+	return int(^uint32(best)), best>>32 <= 0x7f800000
 }
 
 // The fast path counts together the keys that agree above bit shift: 19
@@ -103,51 +200,27 @@ func prefixShift(width int) uint {
 	return uint(max(19-max(bitsFor(width)-6, 0), minShift))
 }
 
-// encodeRow writes a row's k entries (with 2-byte indices) at the start of
-// room by the fast path, or reports false for a row with a NaN. It may
-// write up to 8 bytes past the entries, where room allows.
-func (t *topK) encodeRow(room []byte, row []float32, k int, shift uint) bool {
-	bits := float32Bits(row)
-	if k == 1 {
-		return putLargest(room, bits)
-	}
+// selectByPrefixes is the pure-Go selection: it returns the threshold of
+// a row's k largest magnitudes (1 < k < len(bits)) and how many are at or
+// above it, or −1 for a row with a NaN, as topkSelectAVX512 does (the
+// threshold may differ between them when several values give the same k).
+func (t *topK) selectByPrefixes(bits []uint32, k int) (thr uint32, atLeast int) {
+	shift := prefixShift(len(bits))
 	lo, hi := countPrefixes(t.counts, t.tags, bits, shift)
-	ok := hi <= 0x7f800000 // no NaN
-	if ok && len(room) >= 6*k+8 {
-		t.putRow(room[:6*k+8], bits, k, shift, lo>>shift, hi>>shift)
-	} else if ok { // the last row
-		t.putRow(t.last[:6*k+8], bits, k, shift, lo>>shift, hi>>shift)
-		copy(room, t.last[:6*k])
+	atLeast = -1
+	if hi <= 0x7f800000 { // no NaN
+		thr, atLeast = t.prefixThreshold(bits, k, shift, lo>>shift, hi>>shift)
 	}
 	// Clear the counts: prefix 0 (of zeros), and the prefixes of the other
 	// keys, which lie in [lo, hi].
 	t.counts[0] = 0
 	clear(t.counts[lo>>shift : hi>>shift+1])
-	return ok
+	return thr, atLeast
 }
 
-// putLargest is encodeRow for k = 1, in one pass: it writes the entry of
-// largest magnitude, the first of equals, or reports false for a row with
-// a NaN.
-func putLargest(out []byte, bits []uint32) bool {
-	// The largest of |v|<<32 | ^column: ties go to the lowest column.
-	best := uint64(0)
-	for j, b := range bits {
-		best = max(best, uint64(b&^(1<<31))<<32|uint64(^uint32(j)))
-	}
-	if best>>32 > 0x7f800000 {
-		return false // a NaN
-	}
-	j := int(^uint32(best))
-	binary.LittleEndian.PutUint16(out, uint16(j))
-	binary.LittleEndian.PutUint32(out[2:], bits[j])
-	return true
-}
-
-// putRow writes the k entries of a row without NaN once its prefixes are
-// counted; the keys other than 0 have prefixes in [bottom, top]. It
-// writes up to 8 bytes past the entries.
-func (t *topK) putRow(out []byte, bits []uint32, k int, shift uint, bottom, top uint32) {
+// prefixThreshold finds the threshold once a row's prefixes are counted;
+// the keys other than 0 have prefixes in [bottom, top].
+func (t *topK) prefixThreshold(bits []uint32, k int, shift uint, bottom, top uint32) (thr uint32, atLeast int) {
 	counts := t.counts[:top+1]
 	p := top
 	above, need := 0, k
@@ -170,33 +243,21 @@ func (t *topK) putRow(out []byte, bits []uint32, k int, shift uint, bottom, top 
 		}
 		p--
 	}
-	thr := p << shift // keep all of prefix p
 	if int(counts[p]) == need {
-		t.putAtLeast(out, bits, 0, thr)
-		return
+		return p << shift, k // keep all of prefix p
 	}
-	// Keep some of prefix p: those above the need-th largest of its keys,
-	// and as many equal to it as fit, from the left.
-	ties := need // prefix 0 without other keys than 0
-	if p > 0 || bottom == 0 {
-		cand := gatherPrefix(t.cand[:0], bits, t.tags, shift, p, int(counts[p]))
-		lo, hi := uint32(math.MaxUint32), uint32(0)
-		for _, u := range cand {
-			lo, hi = min(lo, u), max(hi, u)
-		}
-		var a, equal int
-		thr, a, equal = t.threshold(cand, need, lo, hi)
-		ties = need - a
-		if ties == equal {
-			t.putAtLeast(out, bits, 0, thr)
-			return
-		}
+	if p == 0 && bottom != 0 { // some of the zeros
+		return 0, len(bits)
 	}
-	// Split the row after the ties-th key equal to thr: the left part
-	// keeps keys ≥ thr, the right part keys > thr.
-	c := nthEqual(bits, thr, ties) + 1
-	q := t.putAtLeast(out, bits[:c], 0, thr)
-	t.putAtLeast(out[q:], bits[c:], c, thr+1)
+	// Some of prefix p: those above the need-th largest of its keys, and
+	// as many equal to it as fit.
+	cand := gatherPrefix(t.cand[:0], bits, t.tags, shift, p, int(counts[p]))
+	lo, hi := uint32(math.MaxUint32), uint32(0)
+	for _, u := range cand {
+		lo, hi = min(lo, u), max(hi, u)
+	}
+	thr, a, equal := t.threshold(cand, need, lo, hi)
+	return thr, above + a + equal
 }
 
 // gatherPrefix appends to cand the n keys |v| whose prefix is p. It finds
@@ -247,37 +308,12 @@ func countPrefixes(counts []uint16, tags []uint8, bits []uint32, shift uint) (lo
 	return lo + 1, hi
 }
 
-// putAtLeast writes the entries of the values whose magnitude (as a bit
-// pattern) is at least thr, with columns from first, and returns the bytes
-// written. It writes up to 8 bytes past them.
-func (t *topK) putAtLeast(out []byte, bits []uint32, first int, thr uint32) int {
-	// Writing every entry costs about as much as comparing (atLeast) and
-	// writing half of them one by one (putMask).
-	if 2*len(out) > 6*len(bits) {
-		return putMany(out, bits, first, thr)
-	}
-	mask := t.mask[:(len(bits)+63)/64]
-	atLeast(mask, bits, thr)
-	return putMask(out, bits, first, mask)
-}
-
-// putMany is putAtLeast for many entries: it writes every entry and
-// advances only past those kept, so it does not branch.
-func putMany(out []byte, bits []uint32, first int, thr uint32) int {
-	p := 0
-	for j, b := range bits {
-		binary.LittleEndian.PutUint64(out[p:p+8:p+8], uint64(first+j)|uint64(b)<<16)
-		p += 6 * b2i(b&^(1<<31) >= thr)
-	}
-	return p
-}
-
-// atLeast sets bit j%64 of mask[j/64] if bits[j]'s magnitude (as a bit
+// atLeastMask sets bit j%64 of mask[j/64] if bits[j]'s magnitude (as a bit
 // pattern) is at least thr (at most 1<<31), and clears it if not. It
 // compares two values at a time: in the 32-bit halves of
 // (w | 1<<63 | 1<<31) − thr·(1<<32 + 1), bits 31 and 63 are set where
 // |v| ≥ thr, and neither half borrows from the other.
-func atLeast(mask []uint64, bits []uint32, thr uint32) {
+func atLeastMask(mask []uint64, bits []uint32, thr uint32) {
 	const signs = 1<<63 | 1<<31
 	thr2 := uint64(thr) * (1<<32 + 1)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(bits))), 4*len(bits))
@@ -299,18 +335,48 @@ func atLeast(mask []uint64, bits []uint32, thr uint32) {
 	}
 }
 
-// putMask writes the entries of the columns in mask, with columns from
-// first, and returns the bytes written. It writes 2 bytes past them.
-func putMask(out []byte, bits []uint32, first int, mask []uint64) int {
+// putIndexed writes the entries of the columns in mask, each a 2-byte
+// column and the value (4-byte columns for rows wider than 65,536). It
+// writes up to 8 bytes past them.
+func putIndexed(out []byte, bits []uint32, mask []uint64) {
 	p := 0
+	if len(bits) > 1<<16 {
+		for w, m := range mask {
+			for ; m != 0; m &= m - 1 {
+				j := 64*w + bits64.TrailingZeros64(m)
+				binary.LittleEndian.PutUint64(out[p:p+8:p+8], uint64(j)|uint64(bits[j])<<32)
+				p += 8
+			}
+		}
+		return
+	}
 	for w, m := range mask {
 		for ; m != 0; m &= m - 1 {
 			j := 64*w + bits64.TrailingZeros64(m)
-			binary.LittleEndian.PutUint64(out[p:p+8:p+8], uint64(first+j)|uint64(bits[j])<<16)
+			binary.LittleEndian.PutUint64(out[p:p+8:p+8], uint64(j)|uint64(bits[j])<<16)
 			p += 6
 		}
 	}
-	return p
+}
+
+// putBitmap writes mask's first ceil(len(bits)/8) bytes, then the values
+// of the columns in it. It writes up to 8 bytes past them.
+func putBitmap(out []byte, bits []uint32, mask []uint64) {
+	for w, m := range mask {
+		binary.LittleEndian.PutUint64(out[8*w:8*w+8:8*w+8], m)
+	}
+	p := (len(bits) + 7) / 8
+	if topkAsm {
+		topkPutBitmapAVX512(&out[p], &bits[0], &mask[0], len(bits))
+		return
+	}
+	for w, m := range mask {
+		for ; m != 0; m &= m - 1 {
+			j := 64*w + bits64.TrailingZeros64(m)
+			binary.LittleEndian.PutUint32(out[p:p+4:p+4], bits[j])
+			p += 4
+		}
+	}
 }
 
 // nthEqual returns the column of the n-th key |v| equal to key.
@@ -336,13 +402,20 @@ func b2i(b bool) int {
 	return 0
 }
 
-// exactRow writes a row's k entries by ranking every value with magKey
-// (which puts NaN last) and selecting with threshold.
-func (t *topK) exactRow(out []byte, row []float32, k int) {
+// exactMask sets mask to a row's k columns by ranking every value with
+// magKey (which puts NaN last) and selecting with threshold.
+func (t *topK) exactMask(mask []uint64, row []float32, k int) {
 	keys := t.keys[:len(row)]
 	lo, hi := rowKeys(keys, row)
 	thr, above, _ := t.threshold(keys, k, lo, hi)
-	t.putKept(out, row, keys, k, thr, above)
+	clear(mask)
+	ties := k - above
+	for j, key := range keys {
+		if key > thr || key == thr && ties > 0 {
+			mask[j/64] |= 1 << (j % 64)
+			ties -= b2i(key == thr)
+		}
+	}
 }
 
 // rowKeys sets keys[j] = magKey(row[j]) and returns the smallest and the
@@ -358,36 +431,6 @@ func rowKeys(keys []uint32, row []float32) (lo, hi uint32) {
 		lo, hi = min(lo, key), max(hi, key)
 	}
 	return lo, hi
-}
-
-// putKept writes the k entries kept: those whose key is above thr, and
-// the first k−above whose key is thr.
-func (t *topK) putKept(out []byte, row []float32, keys []uint32, k int, thr uint32, above int) {
-	sel := t.sel[:len(row)]
-	keys = keys[:len(row)]
-	ties := k - above
-	m, eq := 0, 0
-	for j, key := range keys {
-		sel[m] = int32(j)
-		at := b2i(key == thr)
-		eq += at
-		m += b2i(key > thr) | at&b2i(eq <= ties)
-	}
-	if len(row) <= 1<<16 {
-		for _, j := range sel[:k] {
-			o := out[:6]
-			binary.LittleEndian.PutUint16(o, uint16(j))
-			binary.LittleEndian.PutUint32(o[2:], math.Float32bits(row[j]))
-			out = out[6:]
-		}
-		return
-	}
-	for _, j := range sel[:k] {
-		o := out[:8]
-		binary.LittleEndian.PutUint32(o, uint32(j))
-		binary.LittleEndian.PutUint32(o[4:], math.Float32bits(row[j]))
-		out = out[8:]
-	}
 }
 
 // magKey orders like |v|, with NaN below every magnitude: the bit pattern
@@ -480,18 +523,27 @@ func bitsFor(n int) int {
 }
 
 func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src []byte) error {
-	k := t.kept(width, ratio)
-	ib := indexBytes(width)
-	if want := rows * k * (ib + 4); len(src) != want {
+	k, bitmap := topKLayout(width, ratio)
+	rb := topKRowBytes(width, k, bitmap)
+	if want := rows * rb; len(src) != want {
 		return sizeError("topk", len(src), want)
 	}
-	clear(out[:rows*width])
+	if !bitmap || !topkAsm { // the kernel writes whole rows
+		clear(out[:rows*width])
+	}
 	if k == 0 {
 		return nil
 	}
+	ib := indexBytes(width)
 	for i := range rows {
 		row := out[i*width : (i+1)*width]
-		msg := src[i*k*(ib+4) : (i+1)*k*(ib+4)]
+		msg := src[i*rb : (i+1)*rb]
+		if bitmap {
+			if err := readBitmap(row, msg, k); err != nil {
+				return err
+			}
+			continue
+		}
 		for len(msg) >= ib+4 {
 			var j int
 			if ib == 2 {
@@ -504,6 +556,37 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 			}
 			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(msg[ib:]))
 			msg = msg[ib+4:]
+		}
+	}
+	return nil
+}
+
+// readBitmap writes a bitmap row's k values into row, which must be zero
+// unless the AVX-512 kernel does the writing (it writes the zeros too).
+func readBitmap(row []float32, msg []byte, k int) error {
+	mb := (len(row) + 7) / 8
+	n, c := 0, 0
+	for ; c+8 <= mb; c += 8 {
+		n += bits64.OnesCount64(binary.LittleEndian.Uint64(msg[c:]))
+	}
+	for _, b := range msg[c:mb] {
+		n += bits64.OnesCount8(b)
+	}
+	if r := len(row) % 8; r != 0 && msg[mb-1]>>r != 0 {
+		return fmt.Errorf("compress: topk bitmap names columns past a %d-wide row", len(row))
+	}
+	if n != k {
+		return fmt.Errorf("compress: topk bitmap names %d columns, want %d", n, k)
+	}
+	vals := msg[mb:]
+	if topkAsm {
+		topkReadBitmapAVX512(&row[0], unsafe.SliceData(vals), &msg[0], len(row))
+		return nil
+	}
+	for c, b := range msg[:mb] {
+		for ; b != 0; b &= b - 1 {
+			row[8*c+bits64.TrailingZeros8(b)] = math.Float32frombits(binary.LittleEndian.Uint32(vals))
+			vals = vals[4:]
 		}
 	}
 	return nil

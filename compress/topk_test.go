@@ -10,47 +10,80 @@ import (
 	"testing"
 )
 
-// topKReference is the top-k encoding spelt out: sort each row's entries by
-// magnitude (NaN below every magnitude), ties by column, keep the first k
-// and send them by column.
-func topKReference(x []float32, rows, width, k int) []byte {
-	ib := indexBytes(width)
-	var out []byte
+// topKReferenceColumns is the top-k selection spelt out: sort a row's
+// entries by magnitude (NaN below every magnitude), ties by column, and
+// return the first k columns in column order.
+func topKReferenceColumns(row []float32, k int) []int {
 	type entry struct {
 		mag float64
 		col int
 	}
+	es := make([]entry, len(row))
+	for j, v := range row {
+		m := math.Abs(float64(v))
+		if math.IsNaN(m) {
+			m = -1
+		}
+		es[j] = entry{m, j}
+	}
+	slices.SortFunc(es, func(a, b entry) int {
+		if a.mag != b.mag {
+			if a.mag > b.mag {
+				return -1
+			}
+			return 1
+		}
+		return a.col - b.col
+	})
+	cols := make([]int, k)
+	for i, e := range es[:k] {
+		cols[i] = e.col
+	}
+	slices.Sort(cols)
+	return cols
+}
+
+// topKReference is the top-k encoding spelt out: each row's columns from
+// topKReferenceColumns, sent with indices or after a bitmap as topKLayout
+// says.
+func topKReference(x []float32, rows, width int, ratio float64) []byte {
+	k, bitmap := topKLayout(width, ratio)
+	var out []byte
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
-		es := make([]entry, width)
-		for j, v := range row {
-			m := math.Abs(float64(v))
-			if math.IsNaN(m) {
-				m = -1
+		cols := topKReferenceColumns(row, k)
+		if bitmap {
+			m := make([]byte, (width+7)/8)
+			for _, j := range cols {
+				m[j/8] |= 1 << (j % 8)
 			}
-			es[j] = entry{m, j}
+			out = append(out, m...)
 		}
-		slices.SortFunc(es, func(a, b entry) int {
-			if a.mag != b.mag {
-				if a.mag > b.mag {
-					return -1
-				}
-				return 1
+		for _, j := range cols {
+			switch {
+			case bitmap:
+			case indexBytes(width) == 2:
+				out = binary.LittleEndian.AppendUint16(out, uint16(j))
+			default:
+				out = binary.LittleEndian.AppendUint32(out, uint32(j))
 			}
-			return a.col - b.col
-		})
-		es = es[:k]
-		slices.SortFunc(es, func(a, b entry) int { return a.col - b.col })
-		for _, e := range es {
-			if ib == 2 {
-				out = binary.LittleEndian.AppendUint16(out, uint16(e.col))
-			} else {
-				out = binary.LittleEndian.AppendUint32(out, uint32(e.col))
-			}
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(row[e.col]))
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(row[j]))
 		}
 	}
 	return out
+}
+
+// topKReferenceDecoded is what decoding topKReference gives: the kept
+// entries, zeros elsewhere.
+func topKReferenceDecoded(x []float32, rows, width int, ratio float64) []float32 {
+	k, _ := topKLayout(width, ratio)
+	dec := make([]float32, rows*width)
+	for i := range rows {
+		for _, j := range topKReferenceColumns(x[i*width:(i+1)*width], k) {
+			dec[i*width+j] = x[i*width+j]
+		}
+	}
+	return dec
 }
 
 // topKRow fills a row with a mix that stresses the threshold: repeated
@@ -119,6 +152,23 @@ func topKRow(r *rand.Rand, row []float32) {
 // and what the reference spells out, for rows of every kind, widths 1 to
 // 300 and ratios from 0.5 (taken as 1) to 1000.
 func TestTopKMatchesReference(t *testing.T) {
+	topKPaths(t, testTopKMatchesReference)
+}
+
+// topKPaths runs a test on each selection path this build and CPU have:
+// the pure-Go prefix counts and, with AVX-512, the kernel.
+func topKPaths(t *testing.T, test func(t *testing.T)) {
+	asm := topkAsm
+	defer func() { topkAsm = asm }()
+	for _, topkAsm = range []bool{false, true} {
+		if topkAsm && !asm {
+			continue
+		}
+		t.Run(map[bool]string{false: "go", true: "avx512"}[topkAsm], test)
+	}
+}
+
+func testTopKMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	ratios := []float64{0.5, 1, 1.01, 1.2, 1.5, 2, 2.5, 3, 4, 5, 7, 8, 10, 16, 20, 31, 32, 33, 64, 100, 128, 1000}
 	c := &topK{}
@@ -141,16 +191,16 @@ func TestTopKMatchesReference(t *testing.T) {
 			if trial >= 8 {
 				ratio = 1 + 200*r.Float64()
 			}
-			k := c.kept(width, ratio)
-			want := topKReference(x, rows, width, k)
-			if got := old.Encode(nil, x, rows, width, ratio, Key{}); !bytes.Equal(got, want) {
+			k, bitmap := topKLayout(width, ratio)
+			want := topKReference(x, rows, width, ratio)
+			if got := old.Encode(nil, x, rows, width, ratio, Key{}); !bitmap && !bytes.Equal(got, want) {
 				t.Fatalf("old Encode differs from the reference: width %d ratio %v", width, ratio)
 			}
 			prefix := []byte{1, 2, 3}
 			got := c.Encode(slices.Clone(prefix), x, rows, width, ratio, Key{})
 			if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
 				for i := range rows {
-					n := k * (indexBytes(width) + 4)
+					n := topKRowBytes(width, k, bitmap)
 					if !bytes.Equal(got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n]) {
 						t.Fatalf("width %d ratio %v (k %d) row %d %v:\ngot  %v\nwant %v",
 							width, ratio, k, i, x[i*width:(i+1)*width], got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n])
@@ -166,10 +216,7 @@ func TestTopKMatchesReference(t *testing.T) {
 			if err := c.Decode(out, rows, width, ratio, Key{}, got[3:]); err != nil {
 				t.Fatal(err)
 			}
-			dec := make([]float32, rows*width)
-			if err := old.Decode(dec, rows, width, ratio, Key{}, want); err != nil {
-				t.Fatal(err)
-			}
+			dec := topKReferenceDecoded(x, rows, width, ratio)
 			for i := range out {
 				if math.Float32bits(out[i]) != math.Float32bits(dec[i]) {
 					t.Fatalf("width %d ratio %v: decoded [%d] = %v, want %v", width, ratio, i, out[i], dec[i])
@@ -180,7 +227,9 @@ func TestTopKMatchesReference(t *testing.T) {
 }
 
 // Rows that are all one value, or all NaN, or ±0, or have one outlier.
-func TestTopKDegenerateRows(t *testing.T) {
+func TestTopKDegenerateRows(t *testing.T) { topKPaths(t, testTopKDegenerateRows) }
+
+func testTopKDegenerateRows(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	negZero := float32(math.Copysign(0, -1))
 	c := &topK{}
@@ -203,7 +252,7 @@ func TestTopKDegenerateRows(t *testing.T) {
 				x[i] = fill(i % width)
 			}
 			for _, ratio := range []float64{1, 1.3, 2, 3, 4, 8, 32, 128} {
-				want := topKReference(x, rows, width, c.kept(width, ratio))
+				want := topKReference(x, rows, width, ratio)
 				if got := c.Encode(nil, x, rows, width, ratio, Key{}); !bytes.Equal(got, want) {
 					t.Fatalf("width %d ratio %v row %v: Encode differs from the reference", width, ratio, x[:width])
 				}
@@ -214,7 +263,9 @@ func TestTopKDegenerateRows(t *testing.T) {
 
 // Rows of 65536 columns and more take the exact path, and rows wider
 // than 65536 columns send 4-byte indices.
-func TestTopKWideRows(t *testing.T) {
+func TestTopKWideRows(t *testing.T) { topKPaths(t, testTopKWideRows) }
+
+func testTopKWideRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	c := &topK{}
 	for _, width := range []int{1<<16 - 1, 1 << 16, 1<<16 + 5} {
@@ -224,7 +275,7 @@ func TestTopKWideRows(t *testing.T) {
 			x[width+j] = float32(r.NormFloat64())
 		}
 		for _, ratio := range []float64{1, 3, 1000} {
-			want := topKReference(x, 2, width, c.kept(width, ratio))
+			want := topKReference(x, 2, width, ratio)
 			if got := c.Encode(nil, x, 2, width, ratio, Key{}); !bytes.Equal(got, want) {
 				t.Fatalf("width %d ratio %v: Encode differs from the reference", width, ratio)
 			}
@@ -232,21 +283,36 @@ func TestTopKWideRows(t *testing.T) {
 	}
 }
 
-func TestTopKDecodeRejectsBadColumn(t *testing.T) {
+func TestTopKDecodeRejectsBadColumns(t *testing.T) {
 	c := &topK{}
-	msg := c.Encode(nil, []float32{1, 2, 3, 4}, 1, 4, 1, Key{})
-	binary.LittleEndian.PutUint16(msg, 9)
-	if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg); err == nil {
-		t.Fatal("Decode accepted column 9 of a 4-wide row")
+	x := make([]float32, 64)
+	x[5] = 1
+	msg := c.Encode(nil, x, 1, 64, 32, Key{}) // one indexed entry
+	binary.LittleEndian.PutUint16(msg, 64)
+	if err := c.Decode(make([]float32, 64), 1, 64, 32, Key{}, msg); err == nil {
+		t.Fatal("Decode accepted column 64 of a 64-wide row")
 	}
-	if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg[1:]); err == nil {
+	if err := c.Decode(make([]float32, 64), 1, 64, 32, Key{}, msg[1:]); err == nil {
 		t.Fatal("Decode accepted a short message")
+	}
+	// 4 values at ratio 1: a 1-byte bitmap of 3 columns and 3 values.
+	msg = c.Encode(nil, []float32{1, 2, 3, 4}, 1, 4, 1, Key{})
+	if k, bitmap := topKLayout(4, 1); !bitmap || k != 3 || msg[0] != 0b1110 {
+		t.Fatalf("layout (%d, %v), bitmap %#b; want 3 columns 1, 2, 3 in a bitmap", k, bitmap, msg[0])
+	}
+	for _, bad := range []byte{0b10110, 0b0110, 0b1111} { // a column past the row; 2 columns; 4
+		msg[0] = bad
+		if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg); err == nil {
+			t.Errorf("Decode accepted bitmap %#b for 3 of 4 columns", bad)
+		}
 	}
 }
 
 // The codec runs in every halo exchange: after the first message it must
 // not allocate.
-func TestTopKEncodeDoesNotAllocate(t *testing.T) {
+func TestTopKEncodeDoesNotAllocate(t *testing.T) { topKPaths(t, testTopKEncodeDoesNotAllocate) }
+
+func testTopKEncodeDoesNotAllocate(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const rows, width = 50, 256
 	x := randRows(r, rows, width)
@@ -331,7 +397,7 @@ func (t *topKOld) Name() string           { return "topk-8f9ab69" }
 func (t *topKOld) FixedRatio(int) float64 { return 0 }
 
 func (t *topKOld) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
-	k := (*topK)(nil).kept(width, ratio)
+	k := oldKept(width, ratio)
 	ib := indexBytes(width)
 	if cap(t.mags) < width {
 		t.mags = make([]float32, width)
@@ -380,6 +446,12 @@ func (t *topKOld) Encode(dst []byte, x []float32, rows, width int, ratio float64
 		}
 	}
 	return dst
+}
+
+// oldKept is the entries per row topKOld sends: as many as fit the ratio
+// with their indices.
+func oldKept(width int, ratio float64) int {
+	return min(int(float64(4*width)/(max(ratio, 1)*float64(4+indexBytes(width)))), width)
 }
 
 // oldMag is |v|, or −1 for NaN.
@@ -463,7 +535,7 @@ func kthLargest(a []float32, k int) float32 {
 }
 
 func (t *topKOld) Decode(out []float32, rows, width int, ratio float64, _ Key, src []byte) error {
-	k := (*topK)(nil).kept(width, ratio)
+	k := oldKept(width, ratio)
 	ib := indexBytes(width)
 	if want := rows * k * (ib + 4); len(src) != want {
 		return sizeError("topk", len(src), want)

@@ -2,6 +2,7 @@ package fullgraph
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
@@ -39,6 +40,14 @@ type Exchange struct {
 	send, recv [][]byte
 	rows       []float32 // gathered or decoded rows
 
+	// With a compress.RowCoder, Forward encodes each boundary row once,
+	// however many peers read it: boundary lists them (ascending), and
+	// sendAt[q][i] is where Send[q][i] is in boundary.
+	rowCoder compress.RowCoder
+	boundary []int32
+	sendAt   [][]int32
+	encoded  []byte
+
 	codecSeconds float64 // time spent packing, compressing and unpacking
 	sites        []siteNames
 }
@@ -63,11 +72,47 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	e := &Exchange{comm: c, part: part, codec: codec, sched: sched, seed: seed,
 		compressedLayers: layers - 1,
 		send:             make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
+	if rc, ok := codec.(compress.RowCoder); ok {
+		e.rowCoder = rc
+		e.boundary, e.sendAt = boundaryRows(part)
+	}
 	for l := range layers {
 		e.sites = append(e.sites, siteNames{
 			fwd: fmt.Sprintf("halo.fwd.%d", l), bwd: fmt.Sprintf("halo.bwd.%d", l), eval: fmt.Sprintf("halo.eval.%d", l)})
 	}
 	return e, nil
+}
+
+// boundaryRows returns the owned rows some peer reads, ascending, and for
+// each peer where its rows are among them.
+func boundaryRows(part *partition.Part) (boundary []int32, sendAt [][]int32) {
+	at := map[int32]int32{}
+	for q, rows := range part.Send {
+		if q == part.ID {
+			continue
+		}
+		for _, r := range rows {
+			at[r] = 0
+		}
+	}
+	for r := range at {
+		boundary = append(boundary, r)
+	}
+	slices.Sort(boundary)
+	for i, r := range boundary {
+		at[r] = int32(i)
+	}
+	sendAt = make([][]int32, len(part.Send))
+	for q, rows := range part.Send {
+		if q == part.ID {
+			continue
+		}
+		sendAt[q] = make([]int32, len(rows))
+		for i, r := range rows {
+			sendAt[q][i] = at[r]
+		}
+	}
+	return boundary, sendAt
 }
 
 // Begin tells the exchange which pass comes next: the training step t
@@ -153,16 +198,18 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	}
 	ratio := e.Ratio(layer)
 	start := time.Now()
-	for q, rows := range e.part.Send {
-		if q == me {
-			e.send[q] = e.send[q][:0]
-			continue
+	if e.rowCoder != nil {
+		e.encodeShared(layer, h, ratio)
+	} else {
+		for q, rows := range e.part.Send {
+			if q == me {
+				e.send[q] = e.send[q][:0]
+				continue
+			}
+			buf := e.scratch(len(rows) * w)
+			gatherRows(buf, h, rows)
+			e.send[q] = e.codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 		}
-		buf := e.scratch(len(rows) * w)
-		for i, r := range rows {
-			copy(buf[i*w:(i+1)*w], h.Data[int(r)*w:(int(r)+1)*w])
-		}
-		e.send[q] = e.codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 	}
 	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, false), e.send, e.recv); err != nil {
@@ -181,6 +228,34 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
+	}
+}
+
+// encodeShared writes every peer's message by encoding the boundary rows
+// once and copying each row's bytes into the messages that carry it.
+func (e *Exchange) encodeShared(layer int, h *tensor.Matrix, ratio float64) {
+	w, me := h.Cols, e.comm.Rank()
+	buf := e.scratch(len(e.boundary) * w)
+	gatherRows(buf, h, e.boundary)
+	e.encoded = e.rowCoder.Encode(e.encoded[:0], buf, len(e.boundary), w, ratio, e.key(layer, me, me, false))
+	rb := e.rowCoder.RowBytes(w, ratio)
+	for q, at := range e.sendAt {
+		msg := e.send[q][:0]
+		if q != me {
+			msg = slices.Grow(msg, len(at)*rb)
+			for _, i := range at {
+				msg = append(msg, e.encoded[int(i)*rb:(int(i)+1)*rb]...)
+			}
+		}
+		e.send[q] = msg
+	}
+}
+
+// gatherRows copies rows of h, in order, into buf.
+func gatherRows(buf []float32, h *tensor.Matrix, rows []int32) {
+	w := h.Cols
+	for i, r := range rows {
+		copy(buf[i*w:(i+1)*w], h.Data[int(r)*w:(int(r)+1)*w])
 	}
 }
 

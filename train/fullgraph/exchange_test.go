@@ -75,6 +75,58 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 	}
 }
 
+// With a compress.RowCoder the exchange encodes each boundary row once; the
+// messages must be the bytes that encoding each peer's rows gives.
+func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
+	const n, k, w, ratio = 120, 4, 16, 3.0
+	_, l := testLayout(t, n, k, 5)
+	global := randomRows(rand.New(rand.NewPCG(4, 2)), n, w)
+	err := comm.Run(k, func(c comm.Communicator) error {
+		p := &l.Parts[c.Rank()]
+		codec, _ := compress.New("topk")
+		if _, ok := codec.(compress.RowCoder); !ok {
+			return fmt.Errorf("topk is not a RowCoder")
+		}
+		e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 1, 2)
+		if err != nil {
+			return err
+		}
+		h := tensor.New(len(p.Owned), w)
+		for i, v := range p.Owned {
+			copy(h.Row(i), global.Row(int(v)))
+		}
+		ext := tensor.New(len(p.Owned)+len(p.Halo), w)
+		e.Begin(0, true)
+		e.Forward(0, h, ext)
+		if e.Err() != nil {
+			return e.Err()
+		}
+		shared := 0
+		for q, rows := range p.Send {
+			if q == c.Rank() {
+				continue
+			}
+			shared += len(rows)
+			x := tensor.New(len(rows), w)
+			for i, r := range rows {
+				copy(x.Row(i), h.Row(int(r)))
+			}
+			own, _ := compress.New("topk")
+			want := own.Encode(nil, x.Data, len(rows), w, ratio, compress.Key{})
+			if string(e.send[q]) != string(want) {
+				return fmt.Errorf("rank %d: message to %d differs from encoding its rows", c.Rank(), q)
+			}
+		}
+		if shared <= len(e.boundary) {
+			return fmt.Errorf("rank %d: no row goes to two peers (%d sends, %d rows); the test proves nothing", c.Rank(), shared, len(e.boundary))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The exchange is a linear map E from the owned rows of all workers to the
 // extended rows of all workers; Backward must be its adjoint: summed over
 // workers, <E h, g> = <h, Eᵀ g>. This holds exactly for the linear

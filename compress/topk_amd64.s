@@ -1,0 +1,327 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// func topkSelectAVX512(keys, bits *uint32, mask *uint64, n, k int) (thr uint32, atLeast int)
+//
+// The twin of topkSelectGo (topk_amd64_test.go): keys[j] = |bits[j]| for
+// the n values, zero up to a multiple of 16; then the threshold search,
+// two bits a step, counting three candidates per pass over the keys. When
+// exactly k keys are at or above the threshold, it also sets the mask
+// bits of their columns (16 bits per block of keys).
+TEXT ·topkSelectAVX512(SB), NOSPLIT, $0-56
+	MOVQ keys+0(FP), DI
+	MOVQ bits+8(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ k+32(FP), DX
+
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	VPXORD       Z6, Z6, Z6 // max key
+	XORQ         R8, R8        // nonzero keys
+	MOVQ         DI, R9
+	MOVQ         CX, R10
+
+tsel_abs:
+	CMPQ      R10, $16
+	JLT       tsel_abs_tail
+	VPANDD    0(SI), Z31, Z0
+	VMOVDQU32 Z0, 0(R9)
+	VPMAXUD   Z0, Z6, Z6
+	VPTESTMD  Z0, Z0, K1
+	KMOVW     K1, AX
+	POPCNTL   AX, AX
+	ADDQ      AX, R8
+	ADDQ      $64, SI
+	ADDQ      $64, R9
+	SUBQ      $16, R10
+	JMP       tsel_abs
+
+tsel_abs_tail:
+	TESTQ       R10, R10
+	JEQ         tsel_max
+	MOVQ        $-1, AX
+	BZHIQ       R10, AX, AX
+	KMOVW       AX, K2
+	VMOVDQU32.Z 0(SI), K2, Z0
+	VPANDD      Z31, Z0, Z0
+	VMOVDQU32   Z0, 0(R9)
+	VPMAXUD     Z0, Z6, Z6
+	VPTESTMD    Z0, Z0, K1
+	KMOVW       K1, AX
+	POPCNTL     AX, AX
+	ADDQ        AX, R8
+
+tsel_max:
+	VEXTRACTI64X4 $1, Z6, Y1
+	VPMAXUD       Y1, Y6, Y6
+	VEXTRACTI128  $1, Y6, X1
+	VPMAXUD       X1, X6, X6
+	VPSHUFD       $0x4e, X6, X1
+	VPMAXUD       X1, X6, X6
+	VPSHUFD       $0xb1, X6, X1
+	VPMAXUD       X1, X6, X6
+	VMOVD         X6, R11 // the largest key
+
+	// A NaN: atLeast −1.
+	CMPL R11, $0x7f800000
+	JHI  tsel_nan
+
+	// At most k nonzero keys: 0 or 1 is the threshold.
+	CMPQ R8, DX
+	JLT  tsel_zero
+	JEQ  tsel_one
+
+	// R12 = thr, R13 = atLeast, R14 = the step's low bit 1<<s, where
+	// bits s+1..s are settled next; R10 = 16-key blocks.
+	XORQ  R12, R12
+	MOVQ  CX, R13
+	BSRL  R11, CX
+	ADDL  $2, CX
+	ANDL  $-2, CX  // bit length rounded up to even
+	SUBL  $2, CX
+	MOVL  $1, R14
+	SHLL  CX, R14
+	MOVQ  n+24(FP), R10
+	ADDQ  $15, R10
+	SHRQ  $4, R10
+
+tsel_step:
+	LEAQ         (R12)(R14*1), R15 // candidates thr + 1, 2, 3 steps
+	VPBROADCASTD R15, Z1
+	LEAQ         (R15)(R14*1), BX
+	VPBROADCASTD BX, Z2
+	ADDQ         R14, BX
+	VPBROADCASTD BX, Z3
+	XORQ         R8, R8
+	XORQ         R9, R9
+	XORQ         R11, R11
+	MOVQ         DI, SI
+	MOVQ         R10, AX
+
+tsel_count:
+	VMOVDQU32 0(SI), Z0
+	VPCMPUD   $5, Z1, Z0, K1
+	VPCMPUD   $5, Z2, Z0, K2
+	VPCMPUD   $5, Z3, Z0, K3
+	KMOVW     K1, CX
+	POPCNTL   CX, CX
+	ADDQ      CX, R8
+	KMOVW     K2, CX
+	POPCNTL   CX, CX
+	ADDQ      CX, R9
+	KMOVW     K3, CX
+	POPCNTL   CX, CX
+	ADDQ      CX, R11
+	ADDQ      $64, SI
+	DECQ      AX
+	JNZ       tsel_count
+
+	// The largest candidate with at least k keys at or above it, if any
+	// (the counts fall as the candidates rise).
+	LEAQ    (R15)(R14*1), BX
+	LEAQ    (BX)(R14*1), CX
+	CMPQ    R8, DX
+	CMOVQGE R15, R12
+	CMOVQGE R8, R13
+	CMPQ    R9, DX
+	CMOVQGE BX, R12
+	CMOVQGE R9, R13
+	CMPQ    R11, DX
+	CMOVQGE CX, R12
+	CMOVQGE R11, R13
+	CMPQ    R13, DX
+	JEQ     tsel_done
+	SHRL    $2, R14
+	JNZ     tsel_step
+
+tsel_done:
+	MOVL R12, thr+40(FP)
+	MOVQ R13, atLeast+48(FP)
+	CMPQ R13, DX
+	JNE  tsel_ties
+
+tsel_mask:
+	// Exactly k keys at or above thr: theirs are the kept columns (never
+	// a padding zero's, as thr ≥ 1 here).
+	VPBROADCASTD R12, Z1
+	MOVQ         mask+16(FP), BX
+	MOVQ         DI, SI
+
+tsel_mask_loop:
+	VMOVDQU32 0(SI), Z0
+	VPCMPUD   $5, Z1, Z0, K1
+	KMOVW     K1, 0(BX)
+	ADDQ      $64, SI
+	ADDQ      $2, BX
+	DECQ      R10
+	JNZ       tsel_mask_loop
+
+tsel_ret:
+	VZEROUPPER
+	RET
+
+tsel_ties:
+	// More than k keys at or above thr: keep those above it and the
+	// first k − above equal to it. R9 = above (padding zeros never are).
+	VPBROADCASTD R12, Z1
+	XORQ         R9, R9
+	MOVQ         DI, SI
+	MOVQ         R10, AX
+
+tsel_above:
+	VMOVDQU32 0(SI), Z0
+	VPCMPUD   $6, Z1, Z0, K1
+	KMOVW     K1, CX
+	POPCNTL   CX, CX
+	ADDQ      CX, R9
+	ADDQ      $64, SI
+	DECQ      AX
+	JNZ       tsel_above
+	MOVQ      DX, R11
+	SUBQ      R9, R11 // ties still to keep
+	MOVQ      mask+16(FP), BX
+	MOVQ      DI, SI
+	MOVQ      n+24(FP), R9 // columns left
+	MOVQ      $-1, R15
+
+tsel_tie_loop:
+	MOVQ      $16, CX
+	CMPQ      R9, CX
+	CMOVQLT   R9, CX
+	BZHIQ     CX, R15, AX
+	KMOVW     AX, K4 // the block's columns
+	VMOVDQU32 0(SI), Z0
+	VPCMPUD   $6, Z1, Z0, K1
+	VPCMPUD   $0, Z1, Z0, K4, K2
+	KMOVW     K2, AX
+	POPCNTL   AX, CX
+	CMPQ      CX, R11
+	JGT       tsel_tie_some
+	SUBQ      CX, R11
+	JMP       tsel_tie_put
+
+tsel_tie_some:
+	BZHIQ R11, R15, CX
+	PDEPL AX, CX, AX // the first R11 equal keys
+	XORQ  R11, R11
+
+tsel_tie_put:
+	KMOVW K1, CX
+	ORL   CX, AX
+	MOVW  AX, 0(BX)
+	ADDQ  $64, SI
+	ADDQ  $2, BX
+	SUBQ  $16, R9
+	DECQ  R10
+	JNZ   tsel_tie_loop
+	VZEROUPPER
+	RET
+
+tsel_nan:
+	MOVL $0, thr+40(FP)
+	MOVQ $-1, atLeast+48(FP)
+	VZEROUPPER
+	RET
+
+tsel_zero:
+	XORQ R12, R12
+	MOVQ n+24(FP), R13
+	MOVL R12, thr+40(FP)
+	MOVQ R13, atLeast+48(FP)
+	MOVQ R13, R10
+	ADDQ $15, R10
+	SHRQ $4, R10
+	JMP  tsel_ties
+
+tsel_one:
+	MOVL $1, thr+40(FP)
+	MOVQ DX, atLeast+48(FP)
+	MOVL $1, R12
+	MOVQ n+24(FP), R10
+	ADDQ $15, R10
+	SHRQ $4, R10
+	JMP  tsel_mask
+
+// func topkPutBitmapAVX512(out *byte, bits *uint32, mask *uint64, n int)
+//
+// Writes the values of the columns in mask (n columns), 16 columns a
+// step: compress the kept lanes to the front, store as many.
+TEXT ·topkPutBitmapAVX512(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ bits+8(FP), SI
+	MOVQ mask+16(FP), BX
+	MOVQ n+24(FP), CX
+	ADDQ $15, CX
+	SHRQ $4, CX
+	MOVQ $-1, R8
+
+tput_loop:
+	KMOVW       0(BX), K1
+	KMOVW       K1, AX
+	POPCNTL     AX, AX
+	BZHIQ       AX, R8, DX
+	KMOVW       DX, K2
+	VMOVDQU32.Z 0(SI), K1, Z0 // only kept lanes: the last block may end early
+	VPCOMPRESSD Z0, K1, Z1
+	VMOVDQU32   Z1, K2, 0(DI)
+	LEAQ        (DI)(AX*4), DI
+	ADDQ        $64, SI
+	ADDQ        $2, BX
+	DECQ        CX
+	JNZ         tput_loop
+	VZEROUPPER
+	RET
+
+// func topkReadBitmapAVX512(row *float32, vals *byte, mask *byte, n int)
+//
+// Fills the n values of row from mask (whose bits past n are clear) and
+// the kept values, 16 columns a step: load as many values as the step
+// keeps, expand them to their lanes, zero elsewhere.
+TEXT ·topkReadBitmapAVX512(SB), NOSPLIT, $0-32
+	MOVQ row+0(FP), DI
+	MOVQ vals+8(FP), SI
+	MOVQ mask+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ $-1, R8
+
+trd_loop:
+	CMPQ        CX, $16
+	JLT         trd_tail
+	KMOVW       0(BX), K1
+	KMOVW       K1, AX
+	POPCNTL     AX, AX
+	BZHIQ       AX, R8, DX
+	KMOVW       DX, K2
+	VMOVDQU32.Z 0(SI), K2, Z0
+	VPEXPANDD.Z Z0, K1, Z1
+	VMOVDQU32   Z1, 0(DI)
+	LEAQ        (SI)(AX*4), SI
+	ADDQ        $64, DI
+	ADDQ        $2, BX
+	SUBQ        $16, CX
+	JMP         trd_loop
+
+trd_tail:
+	TESTQ       CX, CX
+	JEQ         trd_done
+	// The mask's last bytes: one if the tail has up to 8 columns.
+	MOVBLZX     0(BX), AX
+	CMPQ        CX, $8
+	JLE         trd_tail_mask
+	MOVWLZX     0(BX), AX
+
+trd_tail_mask:
+	KMOVW       AX, K1
+	POPCNTL     AX, AX
+	BZHIQ       AX, R8, DX
+	KMOVW       DX, K2
+	VMOVDQU32.Z 0(SI), K2, Z0
+	VPEXPANDD.Z Z0, K1, Z1
+	BZHIQ       CX, R8, DX
+	KMOVW       DX, K3
+	VMOVDQU32   Z1, K3, 0(DI)
+
+trd_done:
+	VZEROUPPER
+	RET
