@@ -6,3 +6,9 @@ func bestKernel() *microKernel { return genericKernel }
 
 // kernels lists every micro-kernel this build can run on this CPU.
 func kernels() []*microKernel { return []*microKernel{genericKernel} }
+
+// bestTransposer is the fastest transposer this build runs.
+func bestTransposer() *transposer { return goTransposer }
+
+// transposers lists every transposer this build can run on this CPU.
+func transposers() []*transposer { return []*transposer{goTransposer} }

@@ -4,7 +4,9 @@
 // Operands are packed into cache-sized panels (the BLIS scheme) and multiplied
 // by an AVX-512 or AVX2+FMA micro-kernel written in Go assembly, chosen at run
 // time from the CPU's features; the build tag noasm, or a non-amd64 target,
-// selects a pure-Go micro-kernel with the same packing. Work is spread over
-// cores with package parallel, and packing buffers are pooled so that a call
-// allocates nothing after warm-up.
+// selects a pure-Go micro-kernel with the same packing. Packing a row-major
+// operand into column steps is a transposition, done 16×16 in AVX-512
+// registers when the CPU has them. Work is spread over cores with package
+// parallel, and packing buffers are pooled so that a call allocates nothing
+// after warm-up.
 package gemm

@@ -224,20 +224,21 @@ func packCopy(dst, src []float32, ld, row0, col0, w, kb, width int) {
 }
 
 // packTranspose packs src rows row0..row0+w, columns col0..col0+kb, so that
-// step s holds column col0+s of those rows.
+// step s holds column col0+s of those rows, in groups of up to 16 rows.
 func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
-	dst = dst[:kb*width]
-	for r := 0; r < w; r++ {
-		o := (row0+r)*ld + col0
-		row := src[o : o+kb]
-		for s, v := range row {
-			dst[s*width+r] = v
-		}
+	if kb == 0 {
+		return
 	}
-	if w < width {
-		for s := 0; s < kb; s++ {
-			clear(dst[s*width+w : s*width+width])
+	for g := 0; g < width; g += 16 {
+		lanes := min(16, width-g)
+		h := min(lanes, w-g)
+		if h <= 0 {
+			for s := 0; s < kb; s++ {
+				clear(dst[s*width+g : s*width+g+lanes])
+			}
+			continue
 		}
+		activeT.run(dst[g:], width, lanes, src[(row0+g)*ld+col0:], ld, h, kb)
 	}
 }
 
