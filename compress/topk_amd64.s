@@ -99,6 +99,53 @@ tsel_step:
 	MOVQ         DI, SI
 	MOVQ         R10, AX
 
+tsel_count4:
+	// 64 keys at a time: the four blocks' masks joined, one popcount
+	// per candidate.
+	CMPQ      AX, $4
+	JLT       tsel_count1
+	VMOVDQU32 0(SI), Z0
+	VMOVDQU32 64(SI), Z8
+	VMOVDQU32 128(SI), Z9
+	VMOVDQU32 192(SI), Z10
+	VPCMPUD   $5, Z1, Z0, K1
+	VPCMPUD   $5, Z1, Z8, K2
+	VPCMPUD   $5, Z1, Z9, K3
+	VPCMPUD   $5, Z1, Z10, K4
+	KUNPCKWD  K1, K2, K1
+	KUNPCKWD  K3, K4, K3
+	KUNPCKDQ  K1, K3, K1
+	KMOVQ     K1, CX
+	POPCNTQ   CX, CX
+	ADDQ      CX, R8
+	VPCMPUD   $5, Z2, Z0, K1
+	VPCMPUD   $5, Z2, Z8, K2
+	VPCMPUD   $5, Z2, Z9, K3
+	VPCMPUD   $5, Z2, Z10, K4
+	KUNPCKWD  K1, K2, K1
+	KUNPCKWD  K3, K4, K3
+	KUNPCKDQ  K1, K3, K1
+	KMOVQ     K1, CX
+	POPCNTQ   CX, CX
+	ADDQ      CX, R9
+	VPCMPUD   $5, Z3, Z0, K1
+	VPCMPUD   $5, Z3, Z8, K2
+	VPCMPUD   $5, Z3, Z9, K3
+	VPCMPUD   $5, Z3, Z10, K4
+	KUNPCKWD  K1, K2, K1
+	KUNPCKWD  K3, K4, K3
+	KUNPCKDQ  K1, K3, K1
+	KMOVQ     K1, CX
+	POPCNTQ   CX, CX
+	ADDQ      CX, R11
+	ADDQ      $256, SI
+	SUBQ      $4, AX
+	JMP       tsel_count4
+
+tsel_count1:
+	TESTQ AX, AX
+	JEQ   tsel_counted
+
 tsel_count:
 	VMOVDQU32 0(SI), Z0
 	VPCMPUD   $5, Z1, Z0, K1
@@ -117,6 +164,7 @@ tsel_count:
 	DECQ      AX
 	JNZ       tsel_count
 
+tsel_counted:
 	// The largest candidate with at least k keys at or above it, if any
 	// (the counts fall as the candidates rise).
 	LEAQ    (R15)(R14*1), BX
