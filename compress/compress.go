@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/graft-gnn/graft/internal/vec"
 )
 
 // Key names one message: the forward direction's sender and receiver, the
@@ -171,6 +173,7 @@ type columns struct {
 	random bool
 	cols   []int // scratch: the kept columns, ascending
 	perm   []int
+	mask   []uint64 // the kept columns as a bitmap
 }
 
 func (c *columns) Name() string {
@@ -211,6 +214,9 @@ func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) 
 	return c.cols, float32(width) / float32(k)
 }
 
+// Encode sends the kept columns of every row. subspace sends them
+// unscaled (the receiver scales), so that on AVX-512 a row is one masked
+// pack, as top-k's bitmap rows are.
 func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
 	cols, scale := c.selection(width, ratio, key)
 	k := len(cols)
@@ -219,46 +225,76 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, 4*rows*k)[:start+4*rows*k]
+	if k == 0 {
+		return dst
+	}
 	out := dst[start:]
-	contiguous := k > 0 && cols[k-1] == k-1 // truncate: the first k columns
+	if cols[k-1] == k-1 { // truncate: the first k columns
+		for i := range rows {
+			appendFloats(out[4*i*k:4*i*k], x[i*width:i*width+k])
+		}
+		return dst
+	}
+	mask := c.columnMask(cols, width)
 	for i := range rows {
 		row := x[i*width : (i+1)*width]
 		o := out[4*i*k : 4*(i+1)*k]
-		if contiguous && scale == 1 {
-			appendFloats(o[:0], row[:k])
+		if bitmapAsm {
+			packMaskedAVX512(&o[0], &float32Bits(row)[0], &mask[0], width)
 			continue
 		}
 		for p, j := range cols {
-			binary.LittleEndian.PutUint32(o[4*p:], math.Float32bits(row[j]*scale))
+			binary.LittleEndian.PutUint32(o[4*p:], math.Float32bits(row[j]))
 		}
 	}
 	return dst
 }
 
+// columnMask returns cols as a bitmap.
+func (c *columns) columnMask(cols []int, width int) []uint64 {
+	c.mask = slices.Grow(c.mask[:0], (width+63)/64)[:(width+63)/64]
+	clear(c.mask)
+	for _, j := range cols {
+		c.mask[j/64] |= 1 << (j % 64)
+	}
+	return c.mask
+}
+
 func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
-	cols, _ := c.selection(width, ratio, key)
+	cols, scale := c.selection(width, ratio, key)
 	if want := 4 * rows * len(cols); len(src) != want {
 		return sizeError(c.Name(), len(src), want)
 	}
 	k := len(cols)
-	if k == width {
+	if k == width && scale == 1 {
 		readFloats(out[:rows*width], src)
 		return nil
 	}
-	contiguous := k > 0 && cols[k-1] == k-1
-	p := 0
+	if k == 0 {
+		clear(out[:rows*width])
+		return nil
+	}
+	if cols[k-1] == k-1 { // truncate
+		for i := range rows {
+			row := out[i*width : (i+1)*width]
+			readFloats(row[:k], src[4*i*k:4*(i+1)*k])
+			clear(row[k:])
+		}
+		return nil
+	}
+	mask := c.columnMask(cols, width)
+	maskBytes := unsafe.Slice((*byte)(unsafe.Pointer(&mask[0])), 8*len(mask))
 	for i := range rows {
 		row := out[i*width : (i+1)*width]
-		if contiguous {
-			readFloats(row[:k], src[p:p+4*k])
-			clear(row[k:])
-			p += 4 * k
+		vals := src[4*i*k : 4*(i+1)*k]
+		if bitmapAsm && littleEndian {
+			unpackMaskedAVX512(&row[0], &vals[0], &maskBytes[0], width)
+			vec.Scale(scale, row)
 			continue
 		}
 		clear(row)
-		for _, j := range cols {
-			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(src[p:]))
-			p += 4
+		for p, j := range cols {
+			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(vals[4*p:])) * scale
 		}
 	}
 	return nil

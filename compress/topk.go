@@ -141,7 +141,7 @@ func (t *topK) keep(mask []uint64, row []float32, k int) {
 		}
 		return
 	case len(row) >= 1<<16:
-	case topkAsm:
+	case bitmapAsm:
 		if _, atLeast := topkSelectAVX512(&t.keys[0], &bits[0], &mask[0], len(bits), k); atLeast >= 0 {
 			return // no NaN: the kernel set the mask
 		}
@@ -366,8 +366,8 @@ func putBitmap(out []byte, bits []uint32, mask []uint64) {
 		binary.LittleEndian.PutUint64(out[8*w:8*w+8:8*w+8], m)
 	}
 	p := (len(bits) + 7) / 8
-	if topkAsm {
-		topkPutBitmapAVX512(&out[p], &bits[0], &mask[0], len(bits))
+	if bitmapAsm {
+		packMaskedAVX512(&out[p], &bits[0], &mask[0], len(bits))
 		return
 	}
 	for w, m := range mask {
@@ -528,7 +528,7 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 	if want := rows * rb; len(src) != want {
 		return sizeError("topk", len(src), want)
 	}
-	if !bitmap || !topkAsm { // the kernel writes whole rows
+	if !bitmap || !bitmapAsm { // the kernel writes whole rows
 		clear(out[:rows*width])
 	}
 	if k == 0 {
@@ -579,8 +579,8 @@ func readBitmap(row []float32, msg []byte, k int) error {
 		return fmt.Errorf("compress: topk bitmap names %d columns, want %d", n, k)
 	}
 	vals := msg[mb:]
-	if topkAsm {
-		topkReadBitmapAVX512(&row[0], unsafe.SliceData(vals), &msg[0], len(row))
+	if bitmapAsm {
+		unpackMaskedAVX512(&row[0], unsafe.SliceData(vals), &msg[0], len(row))
 		return nil
 	}
 	for c, b := range msg[:mb] {

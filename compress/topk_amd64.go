@@ -2,9 +2,12 @@
 
 package compress
 
-// topkAsm selects topkSelectAVX512, topkSelectGo's twin (it needs BMI2's
-// BZHI as well, which every AVX-512 CPU has).
-var topkAsm = quantAsm
+// bitmapAsm selects the kernels of the codecs that pick columns by a
+// bitmap: topkSelectAVX512 (topkSelectGo's twin), and packMaskedAVX512 and
+// unpackMaskedAVX512 (the loops of putBitmap and readBitmap, which the
+// subspace codec also uses). They need BMI2's BZHI and PDEP as well, which
+// every AVX-512 CPU has.
+var bitmapAsm = quantAsm
 
 // topkSelectAVX512 is topkSelectGo for n values at bits (0 < k < n); keys has
 // room for n rounded up to a multiple of 16. Unless the row has a NaN, it
@@ -14,13 +17,15 @@ var topkAsm = quantAsm
 //go:noescape
 func topkSelectAVX512(keys, bits *uint32, mask *uint64, n, k int) (thr uint32, atLeast int)
 
-// topkPutBitmapAVX512 is putBitmap's loop over the kept values.
+// packMaskedAVX512 writes the values of the columns in mask, in column
+// order: putBitmap's loop over the kept values.
 //
 //go:noescape
-func topkPutBitmapAVX512(out *byte, bits *uint32, mask *uint64, n int)
+func packMaskedAVX512(out *byte, bits *uint32, mask *uint64, n int)
 
-// topkReadBitmapAVX512 is readBitmap's loop, for a mask with no bits past
-// the row's n ≥ 1 columns.
+// unpackMaskedAVX512 writes all n ≥ 1 columns of row: the values, in
+// column order, at the columns in mask (which has no bits past n), zeros
+// elsewhere. It is readBitmap's loop.
 //
 //go:noescape
-func topkReadBitmapAVX512(row *float32, vals *byte, mask *byte, n int)
+func unpackMaskedAVX512(row *float32, vals *byte, mask *byte, n int)

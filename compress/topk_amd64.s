@@ -291,11 +291,11 @@ tsel_one:
 	SHRQ $4, R10
 	JMP  tsel_mask
 
-// func topkPutBitmapAVX512(out *byte, bits *uint32, mask *uint64, n int)
+// func packMaskedAVX512(out *byte, bits *uint32, mask *uint64, n int)
 //
 // Writes the values of the columns in mask (n columns), 16 columns a
 // step: compress the kept lanes to the front, store as many.
-TEXT ·topkPutBitmapAVX512(SB), NOSPLIT, $0-32
+TEXT ·packMaskedAVX512(SB), NOSPLIT, $0-32
 	MOVQ out+0(FP), DI
 	MOVQ bits+8(FP), SI
 	MOVQ mask+16(FP), BX
@@ -321,12 +321,12 @@ tput_loop:
 	VZEROUPPER
 	RET
 
-// func topkReadBitmapAVX512(row *float32, vals *byte, mask *byte, n int)
+// func unpackMaskedAVX512(row *float32, vals *byte, mask *byte, n int)
 //
 // Fills the n values of row from mask (whose bits past n are clear) and
 // the kept values, 16 columns a step: load as many values as the step
 // keeps, expand them to their lanes, zero elsewhere.
-TEXT ·topkReadBitmapAVX512(SB), NOSPLIT, $0-32
+TEXT ·unpackMaskedAVX512(SB), NOSPLIT, $0-32
 	MOVQ row+0(FP), DI
 	MOVQ vals+8(FP), SI
 	MOVQ mask+16(FP), BX

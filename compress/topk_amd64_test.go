@@ -3,6 +3,7 @@
 package compress
 
 import (
+	"math"
 	bits64 "math/bits"
 	"math/rand/v2"
 	"slices"
@@ -58,7 +59,7 @@ func topkSelectGo(keys, bits []uint32, k int) (thr uint32, atLeast int) {
 // ReLU-like rows; and the twin's threshold is right: exactly atLeast
 // magnitudes at or above it, and fewer than k above it unless atLeast = k.
 func TestTopKSelectKernelMatchesGo(t *testing.T) {
-	if !topkAsm {
+	if !bitmapAsm {
 		t.Skip("no AVX-512 + BMI2 on this CPU")
 	}
 	r := rand.New(rand.NewPCG(8, 9))
@@ -103,6 +104,43 @@ func TestTopKSelectKernelMatchesGo(t *testing.T) {
 					if !slices.Equal(mask, want) {
 						t.Fatalf("width %d k %d: mask %x, want %x", width, k, mask, want)
 					}
+				}
+			}
+		}
+	}
+}
+
+// subspace's rows go through the same masked pack and unpack on AVX-512:
+// the same message and the same decoded bits as its Go loops.
+func TestSubspaceKernelsMatchGo(t *testing.T) {
+	if !bitmapAsm {
+		t.Skip("no AVX-512 + BMI2 on this CPU")
+	}
+	defer func() { bitmapAsm = true }()
+	r := rand.New(rand.NewPCG(10, 11))
+	for width := 2; width <= 130; width++ {
+		for _, ratio := range []float64{1.3, 2, 3.7, 9} {
+			const rows = 3
+			x := randRows(r, rows, width)
+			x[width/3] = float32(math.Inf(-1))
+			key := Key{Seed: 3, Step: width, Layer: 1, From: 0, To: 2}
+			var msgs [2][]byte
+			var outs [2][]float32
+			for i, asm := range []bool{false, true} {
+				bitmapAsm = asm
+				c, _ := New("subspace")
+				msgs[i] = c.Encode(nil, x, rows, width, ratio, key)
+				outs[i] = make([]float32, rows*width)
+				if err := c.Decode(outs[i], rows, width, ratio, key, msgs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(msgs[0], msgs[1]) {
+				t.Fatalf("width %d ratio %v: the kernel's message differs", width, ratio)
+			}
+			for j := range outs[0] {
+				if math.Float32bits(outs[0][j]) != math.Float32bits(outs[1][j]) {
+					t.Fatalf("width %d ratio %v: value %d decodes to %v, Go %v", width, ratio, j, outs[1][j], outs[0][j])
 				}
 			}
 		}

@@ -3,12 +3,12 @@
 package compress
 
 // This build has no assembly: top-k runs its pure-Go paths.
-var topkAsm = false
+var bitmapAsm = false
 
 func topkSelectAVX512(*uint32, *uint32, *uint64, int, int) (uint32, int) {
 	panic("compress: no assembly in this build")
 }
 
-func topkPutBitmapAVX512(*byte, *uint32, *uint64, int) { panic("compress: no assembly in this build") }
+func packMaskedAVX512(*byte, *uint32, *uint64, int) { panic("compress: no assembly in this build") }
 
-func topkReadBitmapAVX512(*float32, *byte, *byte, int) { panic("compress: no assembly in this build") }
+func unpackMaskedAVX512(*float32, *byte, *byte, int) { panic("compress: no assembly in this build") }

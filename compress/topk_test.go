@@ -158,13 +158,13 @@ func TestTopKMatchesReference(t *testing.T) {
 // topKPaths runs a test on each selection path this build and CPU have:
 // the pure-Go prefix counts and, with AVX-512, the kernel.
 func topKPaths(t *testing.T, test func(t *testing.T)) {
-	asm := topkAsm
-	defer func() { topkAsm = asm }()
-	for _, topkAsm = range []bool{false, true} {
-		if topkAsm && !asm {
+	asm := bitmapAsm
+	defer func() { bitmapAsm = asm }()
+	for _, bitmapAsm = range []bool{false, true} {
+		if bitmapAsm && !asm {
 			continue
 		}
-		t.Run(map[bool]string{false: "go", true: "avx512"}[topkAsm], test)
+		t.Run(map[bool]string{false: "go", true: "avx512"}[bitmapAsm], test)
 	}
 }
 
