@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/internal/vec"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -296,9 +297,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		for i, r := range rows {
 			dst := dh.Data[int(r)*w : (int(r)+1)*w]
-			for j, v := range buf[i*w : (i+1)*w] {
-				dst[j] += v
-			}
+			vec.Add(dst, dst, buf[i*w:(i+1)*w])
 		}
 	}
 }
