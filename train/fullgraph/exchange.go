@@ -49,7 +49,10 @@ type Exchange struct {
 	sendAt   [][]int32
 	encoded  []byte
 
-	codecSeconds float64 // time spent packing, compressing and unpacking
+	// codecSeconds is the time in the compressor's Encode and Decode (and
+	// copying shared rows' encodings into messages), not in gathering rows
+	// or adding returned gradients, which the exchange does uncompressed.
+	codecSeconds float64
 	sites        []siteNames
 }
 
@@ -198,7 +201,6 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		return
 	}
 	ratio := e.Ratio(layer)
-	start := time.Now()
 	if e.rowCoder != nil {
 		e.encodeShared(layer, h, ratio)
 	} else {
@@ -209,15 +211,16 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			}
 			buf := e.scratch(len(rows) * w)
 			gatherRows(buf, h, rows)
+			start := time.Now()
 			e.send[q] = e.codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
+			e.codecSeconds += time.Since(start).Seconds()
 		}
 	}
-	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, false), e.send, e.recv); err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}
-	start = time.Now()
+	start := time.Now()
 	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
 	for q := range e.part.Send {
 		if q == me {
@@ -238,6 +241,8 @@ func (e *Exchange) encodeShared(layer int, h *tensor.Matrix, ratio float64) {
 	w, me := h.Cols, e.comm.Rank()
 	buf := e.scratch(len(e.boundary) * w)
 	gatherRows(buf, h, e.boundary)
+	start := time.Now()
+	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
 	e.encoded = e.rowCoder.Encode(e.encoded[:0], buf, len(e.boundary), w, ratio, e.key(layer, me, me, false))
 	rb := e.rowCoder.RowBytes(w, ratio)
 	for q, at := range e.sendAt {
@@ -284,14 +289,15 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
 		return
 	}
-	start = time.Now()
-	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
 	for q, rows := range e.part.Send {
 		if q == me {
 			continue
 		}
 		buf := e.scratch(len(rows) * w)
-		if err := e.codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q]); err != nil {
+		start := time.Now()
+		err := e.codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
+		e.codecSeconds += time.Since(start).Seconds()
+		if err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
