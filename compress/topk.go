@@ -16,7 +16,8 @@ import (
 // indices). It is biased (small entries are always dropped) but keeps the
 // row's energy.
 type topK struct {
-	mask []uint64 // the kept columns of the current row
+	mask     []uint64  // the kept columns of the current row
+	pairMask [1]uint64 // and of the next, when rows go in pairs
 	// Prefix-count path: a row's count per key prefix (zero between
 	// rows) and per column the low byte of its prefix.
 	counts []uint16
@@ -114,15 +115,29 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 		t.counts = make([]uint16, 1<<(31-minShift))
 	}
 	mask := t.mask[:(width+63)/64]
-	for i := range rows {
-		row := x[i*width : (i+1)*width]
-		t.keep(mask, row, k)
-		o := out[i*rb : (i+1)*rb+8]
+	put := func(i int, mask []uint64) {
+		row, o := float32Bits(x[i*width:(i+1)*width]), out[i*rb:(i+1)*rb+8]
 		if bitmap {
-			putBitmap(o, float32Bits(row), mask)
+			putBitmap(o, row, mask)
 		} else {
-			putIndexed(o, float32Bits(row), mask)
+			putIndexed(o, row, mask)
 		}
+	}
+	// Rows of up to 64 go two at a time to the pair kernel when they can.
+	pairs := bitmapAsm && width <= 64 && k < width
+	for i := 0; i < rows; i++ {
+		row := x[i*width : (i+1)*width]
+		if pairs && i+1 < rows {
+			next := x[(i+1)*width : (i+2)*width]
+			if topkSelectPairAVX512(&float32Bits(row)[0], &float32Bits(next)[0], &mask[0], &t.pairMask[0], width, k) {
+				put(i, mask)
+				put(i+1, t.pairMask[:])
+				i++
+				continue
+			}
+		}
+		t.keep(mask, row, k)
+		put(i, mask)
 	}
 	return dst
 }

@@ -17,6 +17,13 @@ var bitmapAsm = quantAsm
 //go:noescape
 func topkSelectAVX512(keys, bits *uint32, mask *uint64, n, k int) (thr uint32, atLeast int)
 
+// topkSelectPairAVX512 sets the masks of two rows of n ≤ 64 values at a
+// time, as topkSelectAVX512 would, or reports false having written
+// nothing (a NaN, at most k nonzero values, or ties at a threshold).
+//
+//go:noescape
+func topkSelectPairAVX512(a, b *uint32, maskA, maskB *uint64, n, k int) bool
+
 // packMaskedAVX512 writes the values of the columns in mask, in column
 // order: putBitmap's loop over the kept values.
 //

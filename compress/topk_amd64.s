@@ -373,3 +373,250 @@ trd_tail_mask:
 trd_done:
 	VZEROUPPER
 	RET
+
+// func topkSelectPairAVX512(a, b *uint32, maskA, maskB *uint64, n, k int) bool
+//
+// topkSelectAVX512 for two rows of n ≤ 64 values at once (0 < k < n): the
+// compares of one row's step fill the gaps in the other's chain of
+// dependent steps. Both rows' keys stay in registers (Z20–Z23, Z24–Z27,
+// zero past n). It reports false, writing nothing, unless both rows end
+// with exactly k keys at or above their thresholds (not so with a NaN, at
+// most k nonzero keys, or ties at a threshold); the caller then takes the
+// rows one at a time.
+TEXT ·topkSelectPairAVX512(SB), NOSPLIT, $0-49
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+32(FP), CX
+	MOVQ k+40(FP), DX
+
+	// K1–K4: the valid lanes of the four blocks.
+	MOVQ         $-1, AX
+	BZHIQ        CX, AX, AX
+	KMOVW        AX, K1
+	SHRQ         $16, AX
+	KMOVW        AX, K2
+	SHRQ         $16, AX
+	KMOVW        AX, K3
+	SHRQ         $16, AX
+	KMOVW        AX, K4
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	VMOVDQU32.Z 0(SI), K1, Z20
+	VMOVDQU32.Z 64(SI), K2, Z21
+	VMOVDQU32.Z 128(SI), K3, Z22
+	VMOVDQU32.Z 192(SI), K4, Z23
+	VMOVDQU32.Z 0(DI), K1, Z24
+	VMOVDQU32.Z 64(DI), K2, Z25
+	VMOVDQU32.Z 128(DI), K3, Z26
+	VMOVDQU32.Z 192(DI), K4, Z27
+	VPANDD      Z31, Z20, Z20
+	VPANDD      Z31, Z21, Z21
+	VPANDD      Z31, Z22, Z22
+	VPANDD      Z31, Z23, Z23
+	VPANDD      Z31, Z24, Z24
+	VPANDD      Z31, Z25, Z25
+	VPANDD      Z31, Z26, Z26
+	VPANDD      Z31, Z27, Z27
+
+	// Each row needs more than k nonzero keys.
+	VPTESTMD Z20, Z20, K1
+	VPTESTMD Z21, Z21, K2
+	VPTESTMD Z22, Z22, K3
+	VPTESTMD Z23, Z23, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, AX
+	POPCNTQ  AX, AX
+	CMPQ     AX, DX
+	JLE      tpair_no
+	VPTESTMD Z24, Z24, K1
+	VPTESTMD Z25, Z25, K2
+	VPTESTMD Z26, Z26, K3
+	VPTESTMD Z27, Z27, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, AX
+	POPCNTQ  AX, AX
+	CMPQ     AX, DX
+	JLE      tpair_no
+
+	// The largest key of both rows: a NaN sends the pair back.
+	VPMAXUD       Z20, Z21, Z0
+	VPMAXUD       Z22, Z23, Z1
+	VPMAXUD       Z24, Z25, Z2
+	VPMAXUD       Z26, Z27, Z3
+	VPMAXUD       Z0, Z1, Z0
+	VPMAXUD       Z2, Z3, Z2
+	VPMAXUD       Z0, Z2, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXUD       Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPMAXUD       X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPMAXUD       X1, X0, X0
+	VPSHUFD       $0xb1, X0, X1
+	VPMAXUD       X1, X0, X0
+	VMOVD         X0, AX
+	CMPL          AX, $0x7f800000
+	JHI           tpair_no
+
+	// R12, R13: row a's threshold and count at or above it; BX, SI row
+	// b's; R14 the step's low bit, two bits settled a step from the
+	// larger row's top bit; DX = k − 1, so that CMPQ DX, count sets the
+	// carry when count ≥ k.
+	XORQ R12, R12
+	XORQ BX, BX
+	MOVQ CX, R13
+	MOVQ CX, SI
+	BSRL AX, CX
+	ADDL $2, CX
+	ANDL $-2, CX
+	SUBL $2, CX
+	MOVL $1, R14
+	SHLL CX, R14
+	DECQ DX
+
+tpair_step:
+	LEAQ         (R12)(R14*1), R15
+	VPBROADCASTD R15, Z1
+	ADDQ         R14, R15
+	VPBROADCASTD R15, Z2
+	ADDQ         R14, R15
+	VPBROADCASTD R15, Z3
+	LEAQ         (BX)(R14*1), R15
+	VPBROADCASTD R15, Z4
+	ADDQ         R14, R15
+	VPBROADCASTD R15, Z5
+	ADDQ         R14, R15
+	VPBROADCASTD R15, Z6
+	VPCMPUD  $5, Z1, Z20, K1
+	VPCMPUD  $5, Z1, Z21, K2
+	VPCMPUD  $5, Z1, Z22, K3
+	VPCMPUD  $5, Z1, Z23, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, R8
+	VPCMPUD  $5, Z4, Z24, K1
+	VPCMPUD  $5, Z4, Z25, K2
+	VPCMPUD  $5, Z4, Z26, K3
+	VPCMPUD  $5, Z4, Z27, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, AX
+	VPCMPUD  $5, Z2, Z20, K1
+	VPCMPUD  $5, Z2, Z21, K2
+	VPCMPUD  $5, Z2, Z22, K3
+	VPCMPUD  $5, Z2, Z23, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, R9
+	VPCMPUD  $5, Z5, Z24, K1
+	VPCMPUD  $5, Z5, Z25, K2
+	VPCMPUD  $5, Z5, Z26, K3
+	VPCMPUD  $5, Z5, Z27, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, CX
+	VPCMPUD  $5, Z3, Z20, K1
+	VPCMPUD  $5, Z3, Z21, K2
+	VPCMPUD  $5, Z3, Z22, K3
+	VPCMPUD  $5, Z3, Z23, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, R11
+	VPCMPUD  $5, Z6, Z24, K1
+	VPCMPUD  $5, Z6, Z25, K2
+	VPCMPUD  $5, Z6, Z26, K3
+	VPCMPUD  $5, Z6, Z27, K4
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K4, K3
+	KUNPCKDQ K1, K3, K1
+	KMOVQ    K1, R10
+	POPCNTQ  R8, R8
+	POPCNTQ  R9, R9
+	POPCNTQ  R11, R11
+	POPCNTQ  AX, AX
+	POPCNTQ  CX, CX
+	POPCNTQ  R10, R10
+
+	// Row a: thr += (candidates with at least k) steps, and its count is
+	// the smallest of those counts. Then row b.
+	XORL    R15, R15
+	CMPQ    DX, R8
+	ADCQ    $0, R15
+	CMPQ    DX, R9
+	ADCQ    $0, R15
+	CMPQ    DX, R11
+	ADCQ    $0, R15
+	IMULQ   R14, R15
+	ADDQ    R15, R12
+	CMPQ    R8, DX
+	CMOVQGT R8, R13
+	CMPQ    R9, DX
+	CMOVQGT R9, R13
+	CMPQ    R11, DX
+	CMOVQGT R11, R13
+	XORL    R15, R15
+	CMPQ    DX, AX
+	ADCQ    $0, R15
+	CMPQ    DX, CX
+	ADCQ    $0, R15
+	CMPQ    DX, R10
+	ADCQ    $0, R15
+	IMULQ   R14, R15
+	ADDQ    R15, BX
+	CMPQ    AX, DX
+	CMOVQGT AX, SI
+	CMPQ    CX, DX
+	CMOVQGT CX, SI
+	CMPQ    R10, DX
+	CMOVQGT R10, SI
+
+	// Done when both counts are k (a row with exactly k keys at or above
+	// its threshold keeps them however the other's search goes on).
+	LEAQ -1(R13), AX
+	LEAQ -1(SI), CX
+	XORQ DX, AX
+	XORQ DX, CX
+	ORQ  CX, AX
+	JZ   tpair_found
+	SHRL $2, R14
+	JNZ  tpair_step
+	JMP  tpair_no // ties at a threshold
+
+tpair_found:
+	VPBROADCASTD R12, Z1
+	VPBROADCASTD BX, Z4
+	VPCMPUD      $5, Z1, Z20, K1
+	VPCMPUD      $5, Z1, Z21, K2
+	VPCMPUD      $5, Z1, Z22, K3
+	VPCMPUD      $5, Z1, Z23, K4
+	KUNPCKWD     K1, K2, K1
+	KUNPCKWD     K3, K4, K3
+	KUNPCKDQ     K1, K3, K1
+	MOVQ         maskA+16(FP), AX
+	KMOVQ        K1, 0(AX)
+	VPCMPUD      $5, Z4, Z24, K1
+	VPCMPUD      $5, Z4, Z25, K2
+	VPCMPUD      $5, Z4, Z26, K3
+	VPCMPUD      $5, Z4, Z27, K4
+	KUNPCKWD     K1, K2, K1
+	KUNPCKWD     K3, K4, K3
+	KUNPCKDQ     K1, K3, K1
+	MOVQ         maskB+24(FP), AX
+	KMOVQ        K1, 0(AX)
+	MOVB         $1, ret+48(FP)
+	VZEROUPPER
+	RET
+
+tpair_no:
+	MOVB $0, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -146,3 +146,41 @@ func TestSubspaceKernelsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// The pair kernel gives each row of a pair the mask the single-row kernel
+// gives, or declines the pair; on rows of distinct normal values it must
+// not decline.
+func TestTopKSelectPairKernelMatchesSingle(t *testing.T) {
+	if !bitmapAsm {
+		t.Skip("no AVX-512 + BMI2 on this CPU")
+	}
+	r := rand.New(rand.NewPCG(12, 13))
+	for width := 2; width <= 64; width++ {
+		keys := make([]uint32, (width+15)&^15)
+		for trial := range 8 {
+			a, b := make([]float32, width), make([]float32, width)
+			for j := range a {
+				a[j], b[j] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			plain := trial < 4
+			if !plain {
+				topKRow(r, a)
+				if trial%2 == 0 {
+					topKRow(r, b)
+				}
+			}
+			for k := 1; k < width; k++ {
+				var pa, pb, sa, sb [1]uint64
+				ok := topkSelectPairAVX512(&float32Bits(a)[0], &float32Bits(b)[0], &pa[0], &pb[0], width, k)
+				_, na := topkSelectAVX512(&keys[0], &float32Bits(a)[0], &sa[0], width, k)
+				_, nb := topkSelectAVX512(&keys[0], &float32Bits(b)[0], &sb[0], width, k)
+				if plain && !ok {
+					t.Fatalf("width %d k %d: declined rows of distinct normal values", width, k)
+				}
+				if ok && (na != k || nb != k || pa != sa || pb != sb) {
+					t.Fatalf("width %d k %d: pair masks %x %x, single %x %x (counts %d %d)", width, k, pa[0], pb[0], sa[0], sb[0], na, nb)
+				}
+			}
+		}
+	}
+}
