@@ -122,13 +122,19 @@ func TestAchievedRatioMatchesRequest(t *testing.T) {
 			}
 			// floor() in the kept count can only raise the ratio, and by less
 			// than one kept unit (a column, or an entry with its index).
+			// Per row: fixed bytes (top-k's bitmap), then units of 4 bytes
+			// (a value) or 6 (top-k's value with its index).
 			got := raw / float64(n)
-			unit := 4.0
+			unit, fixed := 4.0, 0.0
 			if name == "topk" {
-				unit = 6
+				if _, format := topKLayout(width, ratio); format == indexed {
+					unit = 6
+				} else if format == bitmapped {
+					fixed = width / 8
+				}
 			}
-			kept := float64(n) / (unit * rows)
-			if got < ratio-1e-9 || raw/(unit*rows*(kept+1)) >= ratio {
+			kept := (float64(n)/rows - fixed) / unit
+			if got < ratio-1e-9 || (kept < width && raw/(rows*(fixed+unit*(kept+1))) >= ratio) {
 				t.Fatalf("%s: requested %v, achieved %v with %v units per row", name, ratio, got, kept)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // fit the requested byte ratio, with their columns: as 2-byte indices
 // (4-byte for rows wider than 65,536) or, when that leaves room for more
 // entries, as a bitmap of the row (below a ratio of about 10.7 for 2-byte
-// indices). It is biased (small entries are always dropped) but keeps the
+// indices). At ratio 1 it sends rows whole, as none does. It is biased (small entries are always dropped) but keeps the
 // row's energy.
 type topK struct {
 	mask     []uint64  // the kept columns of the current row
@@ -35,8 +35,8 @@ func (t *topK) FixedRatio(int) float64 { return 0 }
 // RowBytes makes top-k a RowCoder: every row's encoding has this size,
 // whatever the key.
 func (t *topK) RowBytes(width int, ratio float64) int {
-	k, bitmap := topKLayout(width, ratio)
-	return topKRowBytes(width, k, bitmap)
+	k, format := topKLayout(width, ratio)
+	return topKRowBytes(width, k, format)
 }
 
 func indexBytes(width int) int {
@@ -46,24 +46,36 @@ func indexBytes(width int) int {
 	return 4
 }
 
-// topKLayout returns how many entries per row fit ratio and whether their
-// columns go as a bitmap (ceil(width/8) bytes) rather than as indices:
-// whichever affords more entries, indices on a tie.
-func topKLayout(width int, ratio float64) (k int, bitmap bool) {
-	if !(ratio >= 1) { // also NaN
-		ratio = 1
+// topKFormat is how a row's kept columns are named.
+type topKFormat int
+
+const (
+	indexed topKFormat = iota // an index before each value
+	bitmapped                 // a bitmap of the row, then the values
+	dense                     // every value: at ratio 1 the row fits whole
+)
+
+// topKLayout returns how many entries per row fit ratio and how their
+// columns go: the whole row at ratio 1, else as a bitmap (ceil(width/8)
+// bytes) or as indices, whichever affords more entries (indices on a tie).
+func topKLayout(width int, ratio float64) (k int, f topKFormat) {
+	if !(ratio > 1) { // also NaN
+		return width, dense
 	}
 	budget := float64(4*width) / ratio
 	byIndex := min(int(budget/float64(4+indexBytes(width))), width)
 	byBitmap := min(int(max(budget-float64((width+7)/8), 0)/4), width)
 	if byBitmap > byIndex {
-		return byBitmap, true
+		return byBitmap, bitmapped
 	}
-	return byIndex, false
+	return byIndex, indexed
 }
 
-func topKRowBytes(width, k int, bitmap bool) int {
-	if bitmap {
+func topKRowBytes(width, k int, f topKFormat) int {
+	switch f {
+	case dense:
+		return 4 * width
+	case bitmapped:
 		return (width+7)/8 + 4*k
 	}
 	return k * (indexBytes(width) + 4)
@@ -79,7 +91,7 @@ func (t *topK) kept(width int, ratio float64) int {
 // order; ties at the k-th magnitude go to the lowest columns, and NaNs
 // count as magnitude −1, so every row sends exactly k entries. Indices
 // are written interleaved with the values (index, value, index, …); a
-// bitmap comes first and the values follow.
+// bitmap comes first and the values follow. At ratio 1 rows go whole.
 //
 // It runs in every halo exchange, so its selection avoids comparisons of
 // floats whose outcome the branch predictor cannot guess (what made a
@@ -92,8 +104,12 @@ func (t *topK) kept(width int, ratio float64) int {
 // them are kept. Rows with a NaN, and rows of 1<<16 values or more, take
 // the exact path, a slower radix select on keys that rank NaN.
 func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
-	k, bitmap := topKLayout(width, ratio)
-	rb := topKRowBytes(width, k, bitmap)
+	k, format := topKLayout(width, ratio)
+	if format == dense {
+		return appendFloats(dst, x[:rows*width])
+	}
+	bitmap := format == bitmapped
+	rb := topKRowBytes(width, k, format)
 	start := len(dst)
 	// The writers may store up to 8 bytes past a row: give them room in
 	// the capacity.
@@ -538,11 +554,16 @@ func bitsFor(n int) int {
 }
 
 func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src []byte) error {
-	k, bitmap := topKLayout(width, ratio)
-	rb := topKRowBytes(width, k, bitmap)
+	k, format := topKLayout(width, ratio)
+	rb := topKRowBytes(width, k, format)
 	if want := rows * rb; len(src) != want {
 		return sizeError("topk", len(src), want)
 	}
+	if format == dense {
+		readFloats(out[:rows*width], src)
+		return nil
+	}
+	bitmap := format == bitmapped
 	if !bitmap || !bitmapAsm { // the kernel writes whole rows
 		clear(out[:rows*width])
 	}

@@ -45,11 +45,18 @@ func topKReferenceColumns(row []float32, k int) []int {
 
 // topKReference is the top-k encoding spelt out: each row's columns from
 // topKReferenceColumns, sent with indices or after a bitmap as topKLayout
-// says.
+// says, or every value at ratio 1.
 func topKReference(x []float32, rows, width int, ratio float64) []byte {
-	k, bitmap := topKLayout(width, ratio)
+	k, format := topKLayout(width, ratio)
+	bitmap := format == bitmapped
 	var out []byte
 	for i := range rows {
+		if format == dense {
+			for _, v := range x[i*width : (i+1)*width] {
+				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+			}
+			continue
+		}
 		row := x[i*width : (i+1)*width]
 		cols := topKReferenceColumns(row, k)
 		if bitmap {
@@ -191,16 +198,16 @@ func testTopKMatchesReference(t *testing.T) {
 			if trial >= 8 {
 				ratio = 1 + 200*r.Float64()
 			}
-			k, bitmap := topKLayout(width, ratio)
+			k, format := topKLayout(width, ratio)
 			want := topKReference(x, rows, width, ratio)
-			if got := old.Encode(nil, x, rows, width, ratio, Key{}); !bitmap && !bytes.Equal(got, want) {
+			if got := old.Encode(nil, x, rows, width, ratio, Key{}); format == indexed && !bytes.Equal(got, want) {
 				t.Fatalf("old Encode differs from the reference: width %d ratio %v", width, ratio)
 			}
 			prefix := []byte{1, 2, 3}
 			got := c.Encode(slices.Clone(prefix), x, rows, width, ratio, Key{})
 			if !bytes.Equal(got[:3], prefix) || !bytes.Equal(got[3:], want) {
 				for i := range rows {
-					n := topKRowBytes(width, k, bitmap)
+					n := topKRowBytes(width, k, format)
 					if !bytes.Equal(got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n]) {
 						t.Fatalf("width %d ratio %v (k %d) row %d %v:\ngot  %v\nwant %v",
 							width, ratio, k, i, x[i*width:(i+1)*width], got[3+i*n:3+(i+1)*n], want[i*n:(i+1)*n])
@@ -295,14 +302,15 @@ func TestTopKDecodeRejectsBadColumns(t *testing.T) {
 	if err := c.Decode(make([]float32, 64), 1, 64, 32, Key{}, msg[1:]); err == nil {
 		t.Fatal("Decode accepted a short message")
 	}
-	// 4 values at ratio 1: a 1-byte bitmap of 3 columns and 3 values.
-	msg = c.Encode(nil, []float32{1, 2, 3, 4}, 1, 4, 1, Key{})
-	if k, bitmap := topKLayout(4, 1); !bitmap || k != 3 || msg[0] != 0b1110 {
-		t.Fatalf("layout (%d, %v), bitmap %#b; want 3 columns 1, 2, 3 in a bitmap", k, bitmap, msg[0])
+	// 4 values at ratio 1.2 (13 bytes): a 1-byte bitmap of 3 columns and 3
+	// values.
+	msg = c.Encode(nil, []float32{1, 2, 3, 4}, 1, 4, 1.2, Key{})
+	if k, format := topKLayout(4, 1.2); format != bitmapped || k != 3 || msg[0] != 0b1110 {
+		t.Fatalf("layout (%d, %v), bitmap %#b; want 3 columns 1, 2, 3 in a bitmap", k, format, msg[0])
 	}
 	for _, bad := range []byte{0b10110, 0b0110, 0b1111} { // a column past the row; 2 columns; 4
 		msg[0] = bad
-		if err := c.Decode(make([]float32, 4), 1, 4, 1, Key{}, msg); err == nil {
+		if err := c.Decode(make([]float32, 4), 1, 4, 1.2, Key{}, msg); err == nil {
 			t.Errorf("Decode accepted bitmap %#b for 3 of 4 columns", bad)
 		}
 	}
