@@ -109,7 +109,7 @@ func New(name string) (Compressor, error) {
 // KeptColumns is how many of width columns a ratio keeps: floor(width/r),
 // the rule of the VARCO authors' code (which may keep none).
 func KeptColumns(width int, ratio float64) int {
-	if ratio <= 1 {
+	if !(ratio > 1) { // also NaN
 		return width
 	}
 	return int(float64(width) / ratio)
@@ -218,9 +218,9 @@ func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) 
 // unscaled (the receiver scales), so that on AVX-512 a row is one masked
 // pack, as top-k's bitmap rows are.
 func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
-	cols, scale := c.selection(width, ratio, key)
+	cols, _ := c.selection(width, ratio, key)
 	k := len(cols)
-	if k == width && scale == 1 {
+	if k == width {
 		return appendFloats(dst, x[:rows*width])
 	}
 	start := len(dst)
@@ -229,7 +229,7 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 		return dst
 	}
 	out := dst[start:]
-	if cols[k-1] == k-1 { // truncate: the first k columns
+	if !c.random { // truncate: the first k columns
 		for i := range rows {
 			appendFloats(out[4*i*k:4*i*k], x[i*width:i*width+k])
 		}
@@ -266,7 +266,7 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 		return sizeError(c.Name(), len(src), want)
 	}
 	k := len(cols)
-	if k == width && scale == 1 {
+	if k == width {
 		readFloats(out[:rows*width], src)
 		return nil
 	}
@@ -274,7 +274,7 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 		clear(out[:rows*width])
 		return nil
 	}
-	if cols[k-1] == k-1 { // truncate
+	if !c.random { // truncate
 		for i := range rows {
 			row := out[i*width : (i+1)*width]
 			readFloats(row[:k], src[4*i*k:4*(i+1)*k])
@@ -287,7 +287,7 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 	for i := range rows {
 		row := out[i*width : (i+1)*width]
 		vals := src[4*i*k : 4*(i+1)*k]
-		if bitmapAsm && littleEndian {
+		if bitmapAsm {
 			unpackMaskedAVX512(&row[0], &vals[0], &maskBytes[0], width)
 			vec.Scale(scale, row)
 			continue

@@ -248,6 +248,29 @@ func TestRowCodersEncodeRowByRow(t *testing.T) {
 	}
 }
 
+// subspace picks a fresh column subset per message; when it happens to be
+// the first columns, the receiver must still scale them (width 4, ratio 2:
+// one message in six keeps columns 0 and 1).
+func TestSubspaceScalesEverySubset(t *testing.T) {
+	x := []float32{1, 2, 3, 4}
+	c, _ := New("subspace")
+	seen := map[[4]bool]bool{}
+	for step := range 200 {
+		out, _ := roundTrip(t, c, x, 1, 4, 2, Key{Seed: 1, Step: step})
+		var kept [4]bool
+		for j, v := range out {
+			if v != 0 && v != 2*x[j] {
+				t.Fatalf("step %d: column %d decodes to %v, want 0 or %v", step, j, v, 2*x[j])
+			}
+			kept[j] = v != 0
+		}
+		seen[kept] = true
+	}
+	if !seen[[4]bool{true, true, false, false}] {
+		t.Fatal("200 messages never kept columns 0 and 1: the test proves nothing")
+	}
+}
+
 func TestDecodeRejectsWrongSizes(t *testing.T) {
 	for _, name := range Names {
 		c, _ := New(name)
@@ -267,6 +290,7 @@ func TestDecodeRejectsWrongSizes(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(uint8(0), uint8(2), uint8(8), 2.0, []byte{1, 2, 3})
 	f.Add(uint8(8), uint8(1), uint8(3), 1.5, []byte{0, 0, 0, 0, 0xff, 0xff})
+	f.Add(uint8(2), uint8(1), uint8(4), math.NaN(), []byte{1, 2, 3, 4})
 	f.Fuzz(func(t *testing.T, which, rows, width uint8, ratio float64, msg []byte) {
 		c, _ := New(Names[int(which)%len(Names)])
 		out := make([]float32, int(rows)*int(width))

@@ -13,8 +13,8 @@ import (
 // fit the requested byte ratio, with their columns: as 2-byte indices
 // (4-byte for rows wider than 65,536) or, when that leaves room for more
 // entries, as a bitmap of the row (below a ratio of about 10.7 for 2-byte
-// indices). At ratio 1 it sends rows whole, as none does. It is biased (small entries are always dropped) but keeps the
-// row's energy.
+// indices). At ratio 1 it sends rows whole, as none does. It is biased
+// (small entries are always dropped) but keeps the row's energy.
 type topK struct {
 	mask     []uint64  // the kept columns of the current row
 	pairMask [1]uint64 // and of the next, when rows go in pairs
@@ -25,7 +25,6 @@ type topK struct {
 	// Exact path, and the keys of the AVX-512 path.
 	keys, cand []uint32
 	buckets    []uint8
-	sel        []int32
 	hist       [256]uint32
 }
 
@@ -50,9 +49,9 @@ func indexBytes(width int) int {
 type topKFormat int
 
 const (
-	indexed topKFormat = iota // an index before each value
-	bitmapped                 // a bitmap of the row, then the values
-	dense                     // every value: at ratio 1 the row fits whole
+	indexed   topKFormat = iota // an index before each value
+	bitmapped                   // a bitmap of the row, then the values
+	dense                       // every value: at ratio 1 the row fits whole
 )
 
 // topKLayout returns how many entries per row fit ratio and how their
@@ -81,12 +80,6 @@ func topKRowBytes(width, k int, f topKFormat) int {
 	return k * (indexBytes(width) + 4)
 }
 
-// kept is the entries per row that fit ratio.
-func (t *topK) kept(width int, ratio float64) int {
-	k, _ := topKLayout(width, ratio)
-	return k
-}
-
 // Encode sends, per row, the k entries of largest magnitude in column
 // order; ties at the k-th magnitude go to the lowest columns, and NaNs
 // count as magnitude −1, so every row sends exactly k entries. Indices
@@ -101,8 +94,9 @@ func (t *topK) kept(width int, ratio float64) int {
 // the prefix-count path counts a row's values per bit prefix in one pass,
 // finds the prefix holding the k-th largest by counting down from the
 // largest, and resolves that prefix's few values exactly when only some of
-// them are kept. Rows with a NaN, and rows of 1<<16 values or more, take
-// the exact path, a slower radix select on keys that rank NaN.
+// them are kept. Rows with a NaN, and on the prefix-count path rows of
+// 1<<16 values or more, take the exact path, a slower radix select on
+// keys that rank NaN.
 func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
 	k, format := topKLayout(width, ratio)
 	if format == dense {
@@ -119,18 +113,17 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 	if k == 0 {
 		return dst
 	}
-	if cap(t.sel) < width {
+	if cap(t.cand) < width {
 		t.keys = make([]uint32, (width+15)&^15) // topkSelectAVX512 pads to 16
 		t.cand = make([]uint32, width)
 		t.buckets = make([]uint8, width)
-		t.sel = make([]int32, width)
 		t.tags = make([]uint8, width)
 		t.mask = make([]uint64, (width+63)/64)
 	}
-	if t.counts == nil {
-		t.counts = make([]uint16, 1<<(31-minShift))
-	}
 	mask := t.mask[:(width+63)/64]
+	// The kernel writes 16 bits per 16 columns: clear what a wider row
+	// left above them in the last word.
+	clear(mask)
 	put := func(i int, mask []uint64) {
 		row, o := float32Bits(x[i*width:(i+1)*width]), out[i*rb:(i+1)*rb+8]
 		if bitmap {
@@ -140,7 +133,7 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 		}
 	}
 	// Rows of up to 64 go two at a time to the pair kernel when they can.
-	pairs := bitmapAsm && width <= 64 && k < width
+	pairs := bitmapAsm && width <= 64
 	for i := 0; i < rows; i++ {
 		row := x[i*width : (i+1)*width]
 		if pairs && i+1 < rows {
@@ -158,24 +151,16 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 	return dst
 }
 
-// keep sets mask to the k (1 ≤ k ≤ len(row)) columns of row that Encode
+// keep sets mask to the k (1 ≤ k < len(row)) columns of row that Encode
 // sends.
 func (t *topK) keep(mask []uint64, row []float32, k int) {
 	bits := float32Bits(row)
 	switch {
-	case k == len(row):
-		for w := range mask {
-			mask[w] = ^uint64(0)
-		}
-		if r := len(row) % 64; r != 0 {
-			mask[len(mask)-1] = 1<<r - 1
-		}
-		return
-	case len(row) >= 1<<16:
 	case bitmapAsm:
 		if _, atLeast := topkSelectAVX512(&t.keys[0], &bits[0], &mask[0], len(bits), k); atLeast >= 0 {
 			return // no NaN: the kernel set the mask
 		}
+	case len(row) >= 1<<16: // the prefix counts are 16-bit
 	case k == 1:
 		if j, ok := largest(bits); ok {
 			clear(mask)
@@ -236,6 +221,9 @@ func prefixShift(width int) uint {
 // above it, or −1 for a row with a NaN, as topkSelectAVX512 does (the
 // threshold may differ between them when several values give the same k).
 func (t *topK) selectByPrefixes(bits []uint32, k int) (thr uint32, atLeast int) {
+	if t.counts == nil {
+		t.counts = make([]uint16, 1<<(31-minShift))
+	}
 	shift := prefixShift(len(bits))
 	lo, hi := countPrefixes(t.counts, t.tags, bits, shift)
 	atLeast = -1

@@ -204,8 +204,6 @@ tsel_mask_loop:
 	ADDQ      $2, BX
 	DECQ      R10
 	JNZ       tsel_mask_loop
-
-tsel_ret:
 	VZEROUPPER
 	RET
 

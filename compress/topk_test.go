@@ -233,6 +233,34 @@ func testTopKMatchesReference(t *testing.T) {
 	}
 }
 
+// One codec serves every layer and direction of an exchange: messages of
+// different widths, in any order, must each match the reference.
+func TestTopKMixedWidths(t *testing.T) { topKPaths(t, testTopKMixedWidths) }
+
+func testTopKMixedWidths(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	c := &topK{}
+	for _, m := range []struct {
+		rows, width int
+		ratio       float64
+	}{{5, 100, 16}, {3, 128, 16}, {1, 100, 16}, {1, 128, 16}, {3, 100, 16},
+		{4, 64, 12}, {1, 40, 12}, {2, 3, 2}, {3, 200, 1.5}, {1, 17, 40}, {2, 200, 40}, {1, 65, 3}} {
+		x := randRows(r, m.rows, m.width)
+		if m.width == 128 { // the largest entries in the last columns, which
+			// the narrower messages after it do not have
+			for i := range m.rows {
+				for j := 112; j < 128; j++ {
+					x[i*128+j] *= 100
+				}
+			}
+		}
+		want := topKReference(x, m.rows, m.width, m.ratio)
+		if got := c.Encode(nil, x, m.rows, m.width, m.ratio, Key{}); !bytes.Equal(got, want) {
+			t.Fatalf("%d rows of width %d, ratio %v, after other widths: Encode differs from the reference", m.rows, m.width, m.ratio)
+		}
+	}
+}
+
 // Rows that are all one value, or all NaN, or ±0, or have one outlier.
 func TestTopKDegenerateRows(t *testing.T) { topKPaths(t, testTopKDegenerateRows) }
 
