@@ -372,6 +372,18 @@ trd_done:
 	VZEROUPPER
 	RET
 
+// COUNT64 sets dst to the mask of the 64 keys in z0–z3 at or above cand
+// (its popcount is the count); clobbers K1–K4.
+#define COUNT64(cand, z0, z1, z2, z3, dst) \
+	VPCMPUD  $5, cand, z0, K1; \
+	VPCMPUD  $5, cand, z1, K2; \
+	VPCMPUD  $5, cand, z2, K3; \
+	VPCMPUD  $5, cand, z3, K4; \
+	KUNPCKWD K1, K2, K1;       \
+	KUNPCKWD K3, K4, K3;       \
+	KUNPCKDQ K1, K3, K1;       \
+	KMOVQ    K1, dst
+
 // func topkSelectPairAVX512(a, b *uint32, maskA, maskB *uint64, n, k int) bool
 //
 // topkSelectAVX512 for two rows of n ≤ 64 values at once (0 < k < n): the
@@ -489,54 +501,12 @@ tpair_step:
 	VPBROADCASTD R15, Z5
 	ADDQ         R14, R15
 	VPBROADCASTD R15, Z6
-	VPCMPUD  $5, Z1, Z20, K1
-	VPCMPUD  $5, Z1, Z21, K2
-	VPCMPUD  $5, Z1, Z22, K3
-	VPCMPUD  $5, Z1, Z23, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, R8
-	VPCMPUD  $5, Z4, Z24, K1
-	VPCMPUD  $5, Z4, Z25, K2
-	VPCMPUD  $5, Z4, Z26, K3
-	VPCMPUD  $5, Z4, Z27, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, AX
-	VPCMPUD  $5, Z2, Z20, K1
-	VPCMPUD  $5, Z2, Z21, K2
-	VPCMPUD  $5, Z2, Z22, K3
-	VPCMPUD  $5, Z2, Z23, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, R9
-	VPCMPUD  $5, Z5, Z24, K1
-	VPCMPUD  $5, Z5, Z25, K2
-	VPCMPUD  $5, Z5, Z26, K3
-	VPCMPUD  $5, Z5, Z27, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, CX
-	VPCMPUD  $5, Z3, Z20, K1
-	VPCMPUD  $5, Z3, Z21, K2
-	VPCMPUD  $5, Z3, Z22, K3
-	VPCMPUD  $5, Z3, Z23, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, R11
-	VPCMPUD  $5, Z6, Z24, K1
-	VPCMPUD  $5, Z6, Z25, K2
-	VPCMPUD  $5, Z6, Z26, K3
-	VPCMPUD  $5, Z6, Z27, K4
-	KUNPCKWD K1, K2, K1
-	KUNPCKWD K3, K4, K3
-	KUNPCKDQ K1, K3, K1
-	KMOVQ    K1, R10
+	COUNT64(Z1, Z20, Z21, Z22, Z23, R8)
+	COUNT64(Z4, Z24, Z25, Z26, Z27, AX)
+	COUNT64(Z2, Z20, Z21, Z22, Z23, R9)
+	COUNT64(Z5, Z24, Z25, Z26, Z27, CX)
+	COUNT64(Z3, Z20, Z21, Z22, Z23, R11)
+	COUNT64(Z6, Z24, Z25, Z26, Z27, R10)
 	POPCNTQ  R8, R8
 	POPCNTQ  R9, R9
 	POPCNTQ  R11, R11
@@ -592,24 +562,12 @@ tpair_step:
 tpair_found:
 	VPBROADCASTD R12, Z1
 	VPBROADCASTD BX, Z4
-	VPCMPUD      $5, Z1, Z20, K1
-	VPCMPUD      $5, Z1, Z21, K2
-	VPCMPUD      $5, Z1, Z22, K3
-	VPCMPUD      $5, Z1, Z23, K4
-	KUNPCKWD     K1, K2, K1
-	KUNPCKWD     K3, K4, K3
-	KUNPCKDQ     K1, K3, K1
+	COUNT64(Z1, Z20, Z21, Z22, Z23, R8)
+	COUNT64(Z4, Z24, Z25, Z26, Z27, R9)
 	MOVQ         maskA+16(FP), AX
-	KMOVQ        K1, 0(AX)
-	VPCMPUD      $5, Z4, Z24, K1
-	VPCMPUD      $5, Z4, Z25, K2
-	VPCMPUD      $5, Z4, Z26, K3
-	VPCMPUD      $5, Z4, Z27, K4
-	KUNPCKWD     K1, K2, K1
-	KUNPCKWD     K3, K4, K3
-	KUNPCKDQ     K1, K3, K1
+	MOVQ         R8, 0(AX)
 	MOVQ         maskB+24(FP), AX
-	KMOVQ        K1, 0(AX)
+	MOVQ         R9, 0(AX)
 	MOVB         $1, ret+48(FP)
 	VZEROUPPER
 	RET
