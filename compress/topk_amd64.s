@@ -2,6 +2,18 @@
 
 #include "textflag.h"
 
+// COUNT64 sets dst to the mask of the 64 keys in z0–z3 at or above cand
+// (its popcount is the count); clobbers K1–K4.
+#define COUNT64(cand, z0, z1, z2, z3, dst) \
+	VPCMPUD  $5, cand, z0, K1; \
+	VPCMPUD  $5, cand, z1, K2; \
+	VPCMPUD  $5, cand, z2, K3; \
+	VPCMPUD  $5, cand, z3, K4; \
+	KUNPCKWD K1, K2, K1;       \
+	KUNPCKWD K3, K4, K3;       \
+	KUNPCKDQ K1, K3, K1;       \
+	KMOVQ    K1, dst
+
 // func topkSelectAVX512(keys, bits *uint32, mask *uint64, n, k int) (thr uint32, atLeast int)
 //
 // The twin of topkSelectGo (topk_amd64_test.go): keys[j] = |bits[j]| for
@@ -108,34 +120,13 @@ tsel_count4:
 	VMOVDQU32 64(SI), Z8
 	VMOVDQU32 128(SI), Z9
 	VMOVDQU32 192(SI), Z10
-	VPCMPUD   $5, Z1, Z0, K1
-	VPCMPUD   $5, Z1, Z8, K2
-	VPCMPUD   $5, Z1, Z9, K3
-	VPCMPUD   $5, Z1, Z10, K4
-	KUNPCKWD  K1, K2, K1
-	KUNPCKWD  K3, K4, K3
-	KUNPCKDQ  K1, K3, K1
-	KMOVQ     K1, CX
+	COUNT64(Z1, Z0, Z8, Z9, Z10, CX)
 	POPCNTQ   CX, CX
 	ADDQ      CX, R8
-	VPCMPUD   $5, Z2, Z0, K1
-	VPCMPUD   $5, Z2, Z8, K2
-	VPCMPUD   $5, Z2, Z9, K3
-	VPCMPUD   $5, Z2, Z10, K4
-	KUNPCKWD  K1, K2, K1
-	KUNPCKWD  K3, K4, K3
-	KUNPCKDQ  K1, K3, K1
-	KMOVQ     K1, CX
+	COUNT64(Z2, Z0, Z8, Z9, Z10, CX)
 	POPCNTQ   CX, CX
 	ADDQ      CX, R9
-	VPCMPUD   $5, Z3, Z0, K1
-	VPCMPUD   $5, Z3, Z8, K2
-	VPCMPUD   $5, Z3, Z9, K3
-	VPCMPUD   $5, Z3, Z10, K4
-	KUNPCKWD  K1, K2, K1
-	KUNPCKWD  K3, K4, K3
-	KUNPCKDQ  K1, K3, K1
-	KMOVQ     K1, CX
+	COUNT64(Z3, Z0, Z8, Z9, Z10, CX)
 	POPCNTQ   CX, CX
 	ADDQ      CX, R11
 	ADDQ      $256, SI
@@ -371,18 +362,6 @@ trd_tail_mask:
 trd_done:
 	VZEROUPPER
 	RET
-
-// COUNT64 sets dst to the mask of the 64 keys in z0–z3 at or above cand
-// (its popcount is the count); clobbers K1–K4.
-#define COUNT64(cand, z0, z1, z2, z3, dst) \
-	VPCMPUD  $5, cand, z0, K1; \
-	VPCMPUD  $5, cand, z1, K2; \
-	VPCMPUD  $5, cand, z2, K3; \
-	VPCMPUD  $5, cand, z3, K4; \
-	KUNPCKWD K1, K2, K1;       \
-	KUNPCKWD K3, K4, K3;       \
-	KUNPCKDQ K1, K3, K1;       \
-	KMOVQ    K1, dst
 
 // func topkSelectPairAVX512(a, b *uint32, maskA, maskB *uint64, n, k int) bool
 //

@@ -38,6 +38,19 @@ func randomRows(r *rand.Rand, rows, cols int) *tensor.Matrix {
 	return m
 }
 
+// forwardOwned runs a training pass's layer-0 exchange of part p's rows of
+// global and returns them and the extended rows it produced.
+func forwardOwned(e *Exchange, p *partition.Part, global *tensor.Matrix) (h, ext *tensor.Matrix, err error) {
+	h = tensor.New(len(p.Owned), global.Cols)
+	for i, v := range p.Owned {
+		copy(h.Row(i), global.Row(int(v)))
+	}
+	ext = tensor.New(len(p.Owned)+len(p.Halo), global.Cols)
+	e.Begin(0, true)
+	e.Forward(0, h, ext)
+	return h, ext, e.Err()
+}
+
 // Without compression every worker's extended rows are exactly the global
 // rows of its owned and halo nodes.
 func TestExchangeDeliversHaloRows(t *testing.T) {
@@ -50,15 +63,9 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		h := tensor.New(len(p.Owned), w)
-		for i, v := range p.Owned {
-			copy(h.Row(i), global.Row(int(v)))
-		}
-		ext := tensor.New(len(p.Owned)+len(p.Halo), w)
-		e.Begin(0, true)
-		e.Forward(0, h, ext)
-		if e.Err() != nil {
-			return e.Err()
+		_, ext, err := forwardOwned(e, p, global)
+		if err != nil {
+			return err
 		}
 		for col := range ext.Rows {
 			v := p.Global(int32(col))
@@ -91,15 +98,9 @@ func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		h := tensor.New(len(p.Owned), w)
-		for i, v := range p.Owned {
-			copy(h.Row(i), global.Row(int(v)))
-		}
-		ext := tensor.New(len(p.Owned)+len(p.Halo), w)
-		e.Begin(0, true)
-		e.Forward(0, h, ext)
-		if e.Err() != nil {
-			return e.Err()
+		h, _, err := forwardOwned(e, p, global)
+		if err != nil {
+			return err
 		}
 		shared := 0
 		for q, rows := range p.Send {
