@@ -28,6 +28,7 @@ type Exchange struct {
 	comm  comm.Communicator
 	part  *partition.Part
 	codec compress.Compressor
+	exact compress.Compressor // what uncompressed passes use, whatever codec is
 	sched compress.Schedule
 	seed  uint64
 	// layers below compressedLayers are compressed (while training).
@@ -73,7 +74,8 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	if sched == nil {
 		sched = compress.Fixed(1)
 	}
-	e := &Exchange{comm: c, part: part, codec: codec, sched: sched, seed: seed,
+	exact, _ := compress.New("none")
+	e := &Exchange{comm: c, part: part, codec: codec, exact: exact, sched: sched, seed: seed,
 		compressedLayers: layers - 1,
 		send:             make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
 	if rc, ok := codec.(compress.RowCoder); ok {
@@ -160,9 +162,25 @@ func (e *Exchange) restoreSchedule(st *compress.PlateauState) error {
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 
+// compressing reports whether layer's exchange in the current pass is
+// compressed: training passes below the last layer.
+func (e *Exchange) compressing(layer int) bool {
+	return e.training && layer < e.compressedLayers
+}
+
+// codecFor is the compressor of layer's exchange in the current pass. The
+// uncompressed passes use none rather than the codec at ratio 1, because
+// quantisers and bf16 ignore the ratio.
+func (e *Exchange) codecFor(layer int) compress.Compressor {
+	if e.compressing(layer) {
+		return e.codec
+	}
+	return e.exact
+}
+
 // Ratio is the compression ratio layer's exchange uses in the current pass.
 func (e *Exchange) Ratio(layer int) float64 {
-	if !e.training || layer >= e.compressedLayers {
+	if !e.compressing(layer) {
 		return 1
 	}
 	return max(e.sched.Ratio(e.step), 1)
@@ -200,8 +218,8 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
-	ratio := e.Ratio(layer)
-	if e.rowCoder != nil {
+	ratio, codec := e.Ratio(layer), e.codecFor(layer)
+	if e.rowCoder != nil && codec == e.codec {
 		e.encodeShared(layer, h, ratio)
 	} else {
 		for q, rows := range e.part.Send {
@@ -212,7 +230,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			buf := e.scratch(len(rows) * w)
 			gatherRows(buf, h, rows)
 			start := time.Now()
-			e.send[q] = e.codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
+			e.send[q] = codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 			e.codecSeconds += time.Since(start).Seconds()
 		}
 	}
@@ -227,7 +245,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			continue
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
-		err := e.codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q])
+		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q])
 		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
@@ -273,7 +291,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
-	ratio := e.Ratio(layer)
+	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	start := time.Now()
 	for q := range e.part.Send {
 		if q == me {
@@ -282,7 +300,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
 		// The forward message went q → me; its gradient answers it.
-		e.send[q] = e.codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
+		e.send[q] = codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
 	}
 	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, true), e.send, e.recv); err != nil {
@@ -295,7 +313,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		buf := e.scratch(len(rows) * w)
 		start := time.Now()
-		err := e.codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
+		err := codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))

@@ -181,25 +181,70 @@ func TestExchangeBackwardIsAdjoint(t *testing.T) {
 }
 
 // "The input of the last layer is never compressed", and evaluation passes
-// see the model uncompressed.
+// see the model uncompressed: whatever the compressor, those exchanges
+// deliver the halo rows exactly, while a training layer before the last
+// does compress (quantisers and bf16 ignore the ratio, so the exchange must
+// not hand them the uncompressed passes).
 func TestExchangeCompressesOnlyTrainingLayersBeforeTheLast(t *testing.T) {
-	_, l := testLayout(t, 60, 2, 1)
-	err := comm.Run(2, func(c comm.Communicator) error {
-		e, err := NewExchange(c, &l.Parts[c.Rank()], nil, compress.Fixed(8), 1, 3)
-		if err != nil {
-			return err
-		}
-		e.Begin(0, true)
-		if e.Ratio(0) != 8 || e.Ratio(1) != 8 || e.Ratio(2) != 1 {
-			return fmt.Errorf("training ratios %v %v %v, want 8 8 1", e.Ratio(0), e.Ratio(1), e.Ratio(2))
-		}
-		e.Begin(0, false)
-		if e.Ratio(0) != 1 {
-			return fmt.Errorf("evaluation ratio %v, want 1", e.Ratio(0))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	const n, k, w, layers = 60, 2, 16, 3
+	_, l := testLayout(t, n, k, 1)
+	global := randomRows(rand.New(rand.NewPCG(7, 1)), n, w)
+	for _, name := range compress.Names {
+		t.Run(name, func(t *testing.T) {
+			err := comm.Run(k, func(c comm.Communicator) error {
+				p := &l.Parts[c.Rank()]
+				codec, _ := compress.New(name)
+				e, err := NewExchange(c, p, codec, compress.Fixed(8), 1, layers)
+				if err != nil {
+					return err
+				}
+				h := tensor.New(len(p.Owned), w)
+				for i, v := range p.Owned {
+					copy(h.Row(i), global.Row(int(v)))
+				}
+				exactHalo := func(layer int) (bool, error) {
+					ext := tensor.New(len(p.Owned)+len(p.Halo), w)
+					e.Forward(layer, h, ext)
+					if e.Err() != nil {
+						return false, e.Err()
+					}
+					for col := len(p.Owned); col < ext.Rows; col++ {
+						for j := range w {
+							if ext.At(col, j) != global.At(int(p.Global(int32(col))), j) {
+								return false, nil
+							}
+						}
+					}
+					return true, nil
+				}
+				e.Begin(0, true)
+				if e.Ratio(0) != 8 || e.Ratio(1) != 8 || e.Ratio(2) != 1 {
+					return fmt.Errorf("training ratios %v %v %v, want 8 8 1", e.Ratio(0), e.Ratio(1), e.Ratio(2))
+				}
+				exact, err := exactHalo(0)
+				if err != nil {
+					return err
+				}
+				if exact != (name == "none") {
+					return fmt.Errorf("training layer 0 delivered exact rows: %v", exact)
+				}
+				if exact, err = exactHalo(layers - 1); !exact || err != nil {
+					return fmt.Errorf("training, last layer: exact %v, error %v", exact, err)
+				}
+				e.Begin(0, false)
+				if e.Ratio(0) != 1 {
+					return fmt.Errorf("evaluation ratio %v, want 1", e.Ratio(0))
+				}
+				for layer := range layers {
+					if exact, err = exactHalo(layer); !exact || err != nil {
+						return fmt.Errorf("evaluation, layer %d: exact %v, error %v", layer, exact, err)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

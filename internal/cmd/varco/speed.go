@@ -29,6 +29,7 @@ func speedCmd(args []string) error {
 	reps := fs.Int("reps", 2, "repetitions of the N = 1 and N = 4 epoch-time checks (0 skips them; the codec shares are measured once each)")
 	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the codec runs to FILE")
 	fs.Parse(args)
 	p, classes, err := loadProblem(*name, "frac:0.6:0.2", dataset.ResolveDataDir(""))
 	if err != nil {
@@ -114,6 +115,14 @@ func speedCmd(args []string) error {
 			return err
 		}
 		fmt.Printf("  N = %d %-22s epoch %.3f s, codec %.1f%% of the epoch (target < 10%%)\n", *parts, cs, median(ep[1:]), 100*share)
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return pprof.Lookup("allocs").WriteTo(f, 0)
 	}
 	return nil
 }
