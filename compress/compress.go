@@ -139,8 +139,8 @@ func (none) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte)
 func appendFloats(dst []byte, x []float32) []byte {
 	start := len(dst)
 	dst = slices.Grow(dst, 4*len(x))[:start+4*len(x)]
-	if littleEndian && len(x) > 0 {
-		copy(dst[start:], unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x)))
+	if littleEndian {
+		copy(dst[start:], FloatBytes(x))
 		return dst
 	}
 	for i, v := range x {
@@ -150,8 +150,8 @@ func appendFloats(dst []byte, x []float32) []byte {
 }
 
 func readFloats(out []float32, src []byte) {
-	if littleEndian && len(out) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*len(out)), src[:4*len(out)])
+	if littleEndian {
+		copy(FloatBytes(out), src[:4*len(out)])
 		return
 	}
 	for i := range out {
@@ -164,6 +164,20 @@ var littleEndian = func() bool {
 	v := uint32(1)
 	return *(*byte)(unsafe.Pointer(&v)) == 1
 }()
+
+// HostIsWireOrder reports whether this host stores float32s as uncompressed
+// messages carry them (little-endian), so that FloatBytes of a row block is
+// its message and a message can be received straight into FloatBytes of
+// the rows it fills.
+var HostIsWireOrder = littleEndian
+
+// FloatBytes is x's memory as bytes, without a copy (len = cap = 4·len(x)).
+func FloatBytes(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
 
 // columns keeps k = floor(width/r) columns of every row: the first k
 // (truncate, what the VARCO authors ran; the receiver zero-pads), or a

@@ -42,6 +42,12 @@ type Exchange struct {
 	send, recv [][]byte
 	rows       []float32 // gathered or decoded rows
 
+	// Uncompressed passes skip the codec (see forwardExact): peerRows[q]
+	// holds the rows for or from peer q, and out/in are the messages, which
+	// view peerRows, the halo rows of ext or the gradients of dext.
+	peerRows [][]float32
+	out, in  [][]byte
+
 	// With a compress.RowCoder, Forward encodes each boundary row once,
 	// however many peers read it: boundary lists them (ascending), and
 	// sendAt[q][i] is where Send[q][i] is in boundary.
@@ -52,7 +58,8 @@ type Exchange struct {
 
 	// codecSeconds is the time in the compressor's Encode and Decode (and
 	// copying shared rows' encodings into messages), not in gathering rows
-	// or adding returned gradients, which the exchange does uncompressed.
+	// or adding returned gradients, which the exchange does uncompressed;
+	// uncompressed passes, which use no codec, add nothing.
 	codecSeconds float64
 	sites        []siteNames
 }
@@ -77,7 +84,8 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	exact, _ := compress.New("none")
 	e := &Exchange{comm: c, part: part, codec: codec, exact: exact, sched: sched, seed: seed,
 		compressedLayers: layers - 1,
-		send:             make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
+		send:             make([][]byte, c.Size()), recv: make([][]byte, c.Size()),
+		peerRows: make([][]float32, c.Size()), out: make([][]byte, c.Size()), in: make([][]byte, c.Size())}
 	if rc, ok := codec.(compress.RowCoder); ok {
 		e.rowCoder = rc
 		e.boundary, e.sendAt = boundaryRows(part)
@@ -178,6 +186,12 @@ func (e *Exchange) codecFor(layer int) compress.Compressor {
 	return e.exact
 }
 
+// exactPass reports whether layer's exchange in the current pass sends
+// rows as they are, without a codec (forwardExact, backwardExact).
+func (e *Exchange) exactPass(layer int) bool {
+	return compress.HostIsWireOrder && (!e.compressing(layer) || e.codec.Name() == "none")
+}
+
 // Ratio is the compression ratio layer's exchange uses in the current pass.
 func (e *Exchange) Ratio(layer int) float64 {
 	if !e.compressing(layer) {
@@ -218,6 +232,10 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
+	if e.exactPass(layer) {
+		e.forwardExact(layer, h, ext)
+		return
+	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	if e.rowCoder != nil && codec == e.codec {
 		e.encodeShared(layer, h, ratio)
@@ -251,6 +269,61 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			return
 		}
 	}
+}
+
+// forwardExact is Forward without compression, where a message is the rows'
+// float32s as they are: each peer's rows are gathered straight into its
+// message, and a peer's message lands straight in ext's halo rows when the
+// communicator fills the buffer it is given in place (it reuses capacity;
+// otherwise the rows are copied from where it put them).
+func (e *Exchange) forwardExact(layer int, h, ext *tensor.Matrix) {
+	w, own, me := h.Cols, h.Rows, e.comm.Rank()
+	for q, rows := range e.part.Send {
+		e.out[q], e.in[q] = nil, nil
+		if q == me {
+			continue
+		}
+		buf := e.peerBuffer(q, len(rows)*w)
+		gatherRows(buf, h, rows)
+		e.out[q] = compress.FloatBytes(buf)
+		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
+		e.in[q] = compress.FloatBytes(ext.Data[lo*w : hi*w])[:0]
+	}
+	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
+		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q := range e.part.Send {
+		if q == me {
+			continue
+		}
+		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
+		if err := receivedInPlace(ext.Data[lo*w:hi*w], e.in[q]); err != nil {
+			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+	}
+}
+
+// peerBuffer is peer q's row buffer, n float32s long.
+func (e *Exchange) peerBuffer(q, n int) []float32 {
+	if cap(e.peerRows[q]) < n {
+		e.peerRows[q] = make([]float32, n)
+	}
+	return e.peerRows[q][:n]
+}
+
+// receivedInPlace checks that msg, received into a buffer viewing dst, is
+// dst's size, and copies it into dst if the communicator put it elsewhere.
+func receivedInPlace(dst []float32, msg []byte) error {
+	view := compress.FloatBytes(dst)
+	if len(msg) != len(view) {
+		return fmt.Errorf("message of %d bytes, want %d", len(msg), len(view))
+	}
+	if len(msg) > 0 && &msg[0] != &view[0] {
+		copy(view, msg)
+	}
+	return nil
 }
 
 // encodeShared writes every peer's message by encoding the boundary rows
@@ -291,6 +364,10 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
+	if e.exactPass(layer) {
+		e.backwardExact(layer, dext, dh)
+		return
+	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	start := time.Now()
 	for q := range e.part.Send {
@@ -316,6 +393,40 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		err := codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
+			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+		for i, r := range rows {
+			dst := dh.Data[int(r)*w : (int(r)+1)*w]
+			vec.Add(dst, dst, buf[i*w:(i+1)*w])
+		}
+	}
+}
+
+// backwardExact is Backward without compression: the halo rows' gradients
+// in dext are the messages, and the owned rows' gradients arrive in the
+// peer buffers, from which they are added into dh.
+func (e *Exchange) backwardExact(layer int, dext, dh *tensor.Matrix) {
+	w, own, me := dh.Cols, dh.Rows, e.comm.Rank()
+	for q, rows := range e.part.Send {
+		e.out[q], e.in[q] = nil, nil
+		if q == me {
+			continue
+		}
+		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
+		e.out[q] = compress.FloatBytes(dext.Data[lo*w : hi*w])
+		e.in[q] = compress.FloatBytes(e.peerBuffer(q, len(rows)*w))[:0]
+	}
+	if err := e.comm.AllToAll(e.site(layer, true), e.out, e.in); err != nil {
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q, rows := range e.part.Send {
+		if q == me {
+			continue
+		}
+		buf := e.peerRows[q][:len(rows)*w]
+		if err := receivedInPlace(buf, e.in[q]); err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
