@@ -78,6 +78,22 @@ type RowCoder interface {
 	RowBytes(width int, ratio float64) int
 }
 
+// GradCoder is a Compressor whose backward message follows its forward
+// one: the gradient of a forward message's rows is sent at the columns
+// that message kept, which both ends know from it. No columns travel, and
+// an exchange that uses it is the exact adjoint of its forward pass (the
+// gradient of what was sent), as truncation and subspace are by their
+// keys. top-k, which picks columns by the values, is one.
+type GradCoder interface {
+	Compressor
+	// EncodeGrad appends the entries of g (rows×width) at the columns the
+	// forward message fwd kept; fwd must be a message Decode accepts.
+	EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, fwd []byte) []byte
+	// DecodeGrad overwrites out (rows×width) with src's entries at fwd's
+	// columns and zeros elsewhere.
+	DecodeGrad(out []float32, rows, width int, ratio float64, fwd, src []byte) error
+}
+
 // Names lists the compressors New accepts.
 var Names = []string{"none", "truncate", "subspace", "quant8", "quant4", "quant2", "quant1", "bf16", "topk"}
 

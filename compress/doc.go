@@ -8,6 +8,9 @@
 // (truncate, subspace) are symmetric linear maps: compressing the backward
 // gradient with the forward message's Key is then exactly the adjoint, so the
 // gradients the trainer computes are the true gradients of the compressed
-// forward pass. The others (quantisation, bf16, top-k) compress gradients
-// independently, as a straight-through estimate.
+// forward pass. top-k, which picks columns by value, is a GradCoder: a
+// gradient travels at the columns its forward message kept, which both
+// ends know from that message, so its exchange is the exact adjoint too.
+// Quantisation and bf16 compress gradients independently, as a
+// straight-through estimate.
 package compress

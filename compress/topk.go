@@ -384,18 +384,7 @@ func putBitmap(out []byte, bits []uint32, mask []uint64) {
 	for w, m := range mask {
 		binary.LittleEndian.PutUint64(out[8*w:8*w+8:8*w+8], m)
 	}
-	p := (len(bits) + 7) / 8
-	if bitmapAsm {
-		packMaskedAVX512(&out[p], &bits[0], &mask[0], len(bits))
-		return
-	}
-	for w, m := range mask {
-		for ; m != 0; m &= m - 1 {
-			j := 64*w + bits64.TrailingZeros64(m)
-			binary.LittleEndian.PutUint32(out[p:p+4:p+4], bits[j])
-			p += 4
-		}
-	}
+	packMasked(out[(len(bits)+7)/8:], bits, mask)
 }
 
 // nthEqual returns the column of the n-th key |v| equal to key.
@@ -569,12 +558,7 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 			continue
 		}
 		for len(msg) >= ib+4 {
-			var j int
-			if ib == 2 {
-				j = int(binary.LittleEndian.Uint16(msg))
-			} else {
-				j = int(binary.LittleEndian.Uint32(msg))
-			}
+			j := columnAt(msg, ib)
 			if j >= len(row) {
 				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
 			}
@@ -602,16 +586,127 @@ func readBitmap(row []float32, msg []byte, k int) error {
 	if n != k {
 		return fmt.Errorf("compress: topk bitmap names %d columns, want %d", n, k)
 	}
-	vals := msg[mb:]
+	unpackMasked(row, msg[mb:], msg[:mb])
+	return nil
+}
+
+// unpackMasked writes vals, in column order, at the columns of row in the
+// bitmap; the other columns must be zero unless the AVX-512 kernel does
+// the writing (it writes the zeros too).
+func unpackMasked(row []float32, vals, bitmap []byte) {
 	if bitmapAsm {
-		unpackMaskedAVX512(&row[0], unsafe.SliceData(vals), &msg[0], len(row))
-		return nil
+		unpackMaskedAVX512(&row[0], unsafe.SliceData(vals), &bitmap[0], len(row))
+		return
 	}
-	for c, b := range msg[:mb] {
+	for c, b := range bitmap {
 		for ; b != 0; b &= b - 1 {
 			row[8*c+bits64.TrailingZeros8(b)] = math.Float32frombits(binary.LittleEndian.Uint32(vals))
 			vals = vals[4:]
 		}
 	}
+}
+
+// EncodeGrad makes top-k a GradCoder: per row, the k gradient entries at
+// the columns the forward row kept, in column order (the whole row at
+// ratio 1).
+func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, fwd []byte) []byte {
+	k, format := topKLayout(width, ratio)
+	if format == dense {
+		return appendFloats(dst, g[:rows*width])
+	}
+	rb := topKRowBytes(width, k, format)
+	start := len(dst)
+	dst = slices.Grow(dst, rows*4*k+8) // packMaskedAVX512 may store 8 bytes past
+	out := dst[start : start+rows*4*k+8]
+	dst = dst[:start+rows*4*k]
+	if k == 0 {
+		return dst
+	}
+	ib := indexBytes(width)
+	for i := range rows {
+		row, msg, o := float32Bits(g[i*width:(i+1)*width]), fwd[i*rb:(i+1)*rb], out[i*4*k:]
+		if format == bitmapped {
+			packMasked(o, row, t.bitmapWords(msg, width))
+			continue
+		}
+		for p := range k {
+			j := columnAt(msg[p*(ib+4):], ib)
+			binary.LittleEndian.PutUint32(o[4*p:], row[j])
+		}
+	}
+	return dst
+}
+
+// DecodeGrad is EncodeGrad's inverse, zero at the columns fwd dropped.
+func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, fwd, src []byte) error {
+	k, format := topKLayout(width, ratio)
+	want := rows * 4 * k // k = width when dense
+	if len(src) != want {
+		return sizeError("topk gradient", len(src), want)
+	}
+	if format == dense {
+		readFloats(out[:rows*width], src)
+		return nil
+	}
+	rb := topKRowBytes(width, k, format)
+	if len(fwd) != rows*rb {
+		return sizeError("topk forward", len(fwd), rows*rb)
+	}
+	if format != bitmapped || !bitmapAsm { // the kernel writes whole rows
+		clear(out[:rows*width])
+	}
+	if k == 0 {
+		return nil
+	}
+	ib := indexBytes(width)
+	for i := range rows {
+		row, msg, vals := out[i*width:(i+1)*width], fwd[i*rb:(i+1)*rb], src[i*4*k:(i+1)*4*k]
+		if format == bitmapped {
+			unpackMasked(row, vals, msg[:(width+7)/8])
+			continue
+		}
+		for p := range k {
+			j := columnAt(msg[p*(ib+4):], ib)
+			if j >= width {
+				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
+			}
+			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(vals[4*p:]))
+		}
+	}
 	return nil
+}
+
+// columnAt reads an index of ib bytes.
+func columnAt(msg []byte, ib int) int {
+	if ib == 2 {
+		return int(binary.LittleEndian.Uint16(msg))
+	}
+	return int(binary.LittleEndian.Uint32(msg))
+}
+
+// bitmapWords copies a message row's bitmap into t.mask as 64-bit words.
+func (t *topK) bitmapWords(msg []byte, width int) []uint64 {
+	words := (width + 63) / 64
+	t.mask = slices.Grow(t.mask[:0], words)[:words]
+	clear(t.mask)
+	for c, b := range msg[:(width+7)/8] {
+		t.mask[c/8] |= uint64(b) << (8 * (c % 8))
+	}
+	return t.mask
+}
+
+// packMasked writes the values of bits at the columns in mask, in column
+// order (on AVX-512 it may store up to 8 bytes past them).
+func packMasked(out []byte, bits []uint32, mask []uint64) {
+	if bitmapAsm {
+		packMaskedAVX512(&out[0], &bits[0], &mask[0], len(bits))
+		return
+	}
+	p := 0
+	for w, m := range mask {
+		for ; m != 0; m &= m - 1 {
+			binary.LittleEndian.PutUint32(out[p:p+4:p+4], bits[64*w+bits64.TrailingZeros64(m)])
+			p += 4
+		}
+	}
 }

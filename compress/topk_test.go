@@ -597,3 +597,59 @@ func (t *topKOld) Decode(out []float32, rows, width int, ratio float64, _ Key, s
 	}
 	return nil
 }
+
+// A GradCoder's backward message is "the gradient of a forward message's
+// rows ... at the columns that message kept": decoding it gives the
+// gradient at exactly the columns the forward decode filled, zero
+// elsewhere, in 4 bytes an entry.
+func TestTopKGradientFollowsTheForwardColumns(t *testing.T) {
+	topKPaths(t, testTopKGradientFollowsTheForwardColumns)
+}
+
+func testTopKGradientFollowsTheForwardColumns(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := &topK{}
+	normal := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			for x[i] == 0 {
+				x[i] = float32(r.NormFloat64())
+			}
+		}
+		return x
+	}
+	for _, width := range []int{1, 7, 16, 64, 100, 128, 300} {
+		for _, ratio := range []float64{1, 1.5, 3, 8, 12, 40, 1000} {
+			rows := 1 + r.IntN(5)
+			x, g := normal(rows*width), normal(rows*width)
+			fwd := c.Encode(nil, x, rows, width, ratio, Key{})
+			sent := make([]float32, rows*width)
+			if err := c.Decode(sent, rows, width, ratio, Key{}, fwd); err != nil {
+				t.Fatal(err)
+			}
+			msg := c.EncodeGrad(nil, g, rows, width, ratio, fwd)
+			if k, _ := topKLayout(width, ratio); len(msg) != 4*rows*k {
+				t.Fatalf("width %d ratio %v: %d bytes for %d rows of %d entries", width, ratio, len(msg), rows, k)
+			}
+			out := make([]float32, rows*width)
+			for i := range out {
+				out[i] = float32(math.NaN()) // DecodeGrad must write every entry
+			}
+			if err := c.DecodeGrad(out, rows, width, ratio, fwd, msg); err != nil {
+				t.Fatal(err)
+			}
+			for i := range out {
+				want := float32(0)
+				if sent[i] != 0 {
+					want = g[i]
+				}
+				if out[i] != want {
+					t.Fatalf("width %d ratio %v entry %d: %v, want %v", width, ratio, i, out[i], want)
+				}
+			}
+			if err := c.DecodeGrad(out, rows, width, ratio, fwd, append(msg, 0)); err == nil {
+				t.Fatalf("width %d ratio %v: DecodeGrad accepted a message one byte too long", width, ratio)
+			}
+		}
+	}
+}

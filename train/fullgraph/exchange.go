@@ -56,6 +56,12 @@ type Exchange struct {
 	sendAt   [][]int32
 	encoded  []byte
 
+	// With a compress.GradCoder, the backward messages of a layer follow
+	// its forward ones, which are kept until then: kept[layer] holds the
+	// messages sent and received at that layer in the step named.
+	gradCoder compress.GradCoder
+	kept      []keptMessages
+
 	// codecSeconds is the time in the compressor's Encode and Decode (and
 	// copying shared rows' encodings into messages), not in gathering rows
 	// or adding returned gradients, which the exchange does uncompressed;
@@ -65,6 +71,11 @@ type Exchange struct {
 }
 
 type siteNames struct{ fwd, bwd, eval string }
+
+type keptMessages struct {
+	step       int // -1 before the first
+	sent, recv [][]byte
+}
 
 // NewExchange returns the exchange of the worker that owns part, for a
 // model of layers layers. A nil codec means no compression.
@@ -89,6 +100,13 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	if rc, ok := codec.(compress.RowCoder); ok {
 		e.rowCoder = rc
 		e.boundary, e.sendAt = boundaryRows(part)
+	}
+	if gc, ok := codec.(compress.GradCoder); ok {
+		e.gradCoder = gc
+		e.kept = make([]keptMessages, e.compressedLayers)
+		for l := range e.kept {
+			e.kept[l] = keptMessages{step: -1, sent: make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
+		}
 	}
 	for l := range layers {
 		e.sites = append(e.sites, siteNames{
@@ -269,6 +287,12 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			return
 		}
 	}
+	if e.gradCoder != nil { // keep the messages; the kept ones become scratch
+		k := &e.kept[layer]
+		k.step = e.step
+		k.sent, e.send = e.send, k.sent
+		k.recv, e.recv = e.recv, k.recv
+	}
 }
 
 // forwardExact is Forward without compression, where a message is the rows'
@@ -369,6 +393,13 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
+	var kept *keptMessages
+	if e.gradCoder != nil {
+		if kept = &e.kept[layer]; kept.step != e.step {
+			e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
+			return
+		}
+	}
 	start := time.Now()
 	for q := range e.part.Send {
 		if q == me {
@@ -377,6 +408,10 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
 		// The forward message went q → me; its gradient answers it.
+		if kept != nil {
+			e.send[q] = e.gradCoder.EncodeGrad(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, kept.recv[q])
+			continue
+		}
 		e.send[q] = codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
 	}
 	e.codecSeconds += time.Since(start).Seconds()
@@ -390,7 +425,12 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		buf := e.scratch(len(rows) * w)
 		start := time.Now()
-		err := codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
+		var err error
+		if kept != nil {
+			err = e.gradCoder.DecodeGrad(buf, len(rows), w, ratio, kept.sent[q], e.recv[q])
+		} else {
+			err = codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
+		}
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
