@@ -267,15 +267,7 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 	}
 	mask := c.columnMask(cols, width)
 	for i := range rows {
-		row := x[i*width : (i+1)*width]
-		o := out[4*i*k : 4*(i+1)*k]
-		if bitmapAsm {
-			packMaskedAVX512(&o[0], &float32Bits(row)[0], &mask[0], width)
-			continue
-		}
-		for p, j := range cols {
-			binary.LittleEndian.PutUint32(o[4*p:], math.Float32bits(row[j]))
-		}
+		packMasked(out[4*i*k:], float32Bits(x[i*width:(i+1)*width]), mask)
 	}
 	return dst
 }
