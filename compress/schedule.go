@@ -14,7 +14,8 @@ type Schedule interface {
 }
 
 // Observer is a schedule that adapts to training: the trainer reports the
-// loss after every step.
+// validation loss after every epoch (the training loss when there is no
+// validation set).
 type Observer interface {
 	Schedule
 	Observe(step int, loss float64)
@@ -70,12 +71,14 @@ func (s Step) String() string {
 }
 
 // Plateau is graft's adaptive schedule: it starts at Max and divides the
-// ratio by Factor whenever the training loss has not improved by at least
-// MinDelta (relative) for Patience steps, down to Min. Compression error
-// is harmless while the optimiser still makes progress, and is what stalls
-// it once the gradient gets small; the paper's convergence argument needs
-// the error to shrink as the gradient does, which this schedule tracks
-// from the loss curve instead of a fixed clock.
+// ratio by Factor whenever the observed loss has not improved by at least
+// MinDelta (relative) for Patience steps, down to Min. The trainer feeds it
+// the validation loss of the uncompressed model (the training loss keeps
+// falling at any ratio: a compressed model still fits its training set).
+// Compression error is harmless while the model still improves, and is
+// what stalls it later; the paper's convergence argument needs the error
+// to shrink as the gradient does, which this schedule tracks from the loss
+// curve instead of a fixed clock.
 type Plateau struct {
 	Max, Min, Factor float64
 	Patience         int

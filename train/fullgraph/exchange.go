@@ -156,8 +156,8 @@ func (e *Exchange) Begin(step int, training bool) {
 	}
 }
 
-// Observe reports the training loss of the current step to an adaptive
-// schedule.
+// Observe reports the loss an adaptive schedule watches (the trainer's
+// validation loss after each epoch) to the schedule.
 func (e *Exchange) Observe(loss float64) {
 	if o, ok := e.sched.(compress.Observer); ok {
 		o.Observe(e.step, loss)

@@ -102,6 +102,7 @@ type Trainer struct {
 
 	trainLoss, evalLoss nn.CrossEntropy
 	trainCount          float64 // training rows over all workers: the loss normaliser
+	valNodes            float64 // validation rows over all workers, from the last evaluation
 
 	flat     []float32  // gradients and loss, packed for one reduction per step
 	counts   [8]float64 // metric sums and the stop flag, reduced once per evaluation
@@ -210,9 +211,6 @@ func (t *Trainer) Step() (float64, error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, ErrNotFinite
 	}
-	if ex != nil {
-		ex.Observe(loss)
-	}
 	t.opt.Step()
 	return loss, nil
 }
@@ -274,6 +272,7 @@ func (t *Trainer) evaluate(askStop bool) (Metrics, bool, error) {
 	if err := t.sum64(c[:8]); err != nil {
 		return Metrics{}, false, err
 	}
+	t.valNodes = c[3]
 	return Metrics{
 		TrainAcc: ratio(c[0], c[1]),
 		ValAcc:   ratio(c[2], c[3]),
@@ -331,6 +330,17 @@ func (t *Trainer) Run(ctx context.Context, onEpoch func(Metrics) error) (Result,
 			return res, err
 		}
 		m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
+		if ex := t.cfg.Exchange; ex != nil {
+			// An adaptive schedule watches the validation loss: the model,
+			// evaluated uncompressed, stops improving when compression
+			// limits it, while the training loss keeps falling at any
+			// ratio. Without a validation set it watches the training loss.
+			if t.valNodes > 0 {
+				ex.Observe(m.ValLoss)
+			} else {
+				ex.Observe(loss)
+			}
+		}
 		m.EpochSeconds = time.Since(start).Seconds()
 		res.Epochs = epoch
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
