@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strings"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/dataset"
@@ -30,6 +32,7 @@ func speedCmd(args []string) error {
 	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the codec runs to FILE")
+	codecReps := fs.Int("codec-reps", 3, "rounds of the codec-share measurements")
 	fs.Parse(args)
 	p, classes, err := loadProblem(*name, "frac:0.6:0.2", dataset.ResolveDataDir(""))
 	if err != nil {
@@ -54,16 +57,19 @@ func speedCmd(args []string) error {
 		res, err := tr.Run(ctx, nil)
 		return res.EpochSeconds, err
 	}
+	// dist returns the epoch times and the codec's share of the epochs
+	// after the first (which allocates the buffers).
 	dist := func(l *partition.Layout, codec, sched string) ([]float64, float64, error) {
 		rec := record{Codec: codec, Schedule: sched, Epochs: *epochs, Hidden: *hidden, Seed: 1}
 		if err := run(ctx, &rec, p, classes, l, link); err != nil {
 			return nil, 0, err
 		}
-		var wall float64
-		for _, e := range rec.EpochSec {
-			wall += e
+		var wall, inCodec float64
+		for i := 1; i < len(rec.EpochSec); i++ {
+			wall += rec.EpochSec[i]
+			inCodec += rec.CodecSec[i]
 		}
-		return rec.EpochSec, rec.Codec_ / wall, nil
+		return rec.EpochSec, inCodec / wall, nil
 	}
 	var a, b, c []float64
 	for range *reps {
@@ -105,16 +111,25 @@ func speedCmd(args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	for _, cs := range splitList(*codecs) {
-		var codec, sched string
-		if i := indexByte(cs, ':'); i > 0 {
-			codec, sched = cs[:i], cs[i+1:]
+	// The codecs are measured in turn, codecReps rounds, so that load from
+	// elsewhere falls on all of them alike; the median share is reported.
+	list := splitList(*codecs)
+	epochTimes := make([][]float64, len(list))
+	shares := make([][]float64, len(list))
+	for range max(*codecReps, 1) {
+		for i, cs := range list {
+			codec, sched, _ := strings.Cut(cs, ":")
+			ep, share, err := dist(layout, codec, sched)
+			if err != nil {
+				return err
+			}
+			epochTimes[i] = append(epochTimes[i], ep[1:]...)
+			shares[i] = append(shares[i], share)
 		}
-		ep, share, err := dist(layout, codec, sched)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("  N = %d %-22s epoch %.3f s, codec %.1f%% of the epoch (target < 10%%)\n", *parts, cs, median(ep[1:]), 100*share)
+	}
+	for i, cs := range list {
+		fmt.Printf("  N = %d %-22s epoch %.3f s, codec %.1f%% of the epoch (median of %d; range %.1f–%.1f%%; target < 10%%)\n",
+			*parts, cs, median(epochTimes[i]), 100*median(shares[i]), len(shares[i]), 100*slices.Min(shares[i]), 100*slices.Max(shares[i]))
 	}
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)
@@ -125,13 +140,4 @@ func speedCmd(args []string) error {
 		return pprof.Lookup("allocs").WriteTo(f, 0)
 	}
 	return nil
-}
-
-func indexByte(s string, b byte) int {
-	for i := range len(s) {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
 }
