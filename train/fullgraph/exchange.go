@@ -436,10 +436,16 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-		for i, r := range rows {
-			dst := dh.Data[int(r)*w : (int(r)+1)*w]
-			vec.Add(dst, dst, buf[i*w:(i+1)*w])
-		}
+		addRows(dh, rows, buf)
+	}
+}
+
+// addRows adds the rows of buf, in order, into rows of dh.
+func addRows(dh *tensor.Matrix, rows []int32, buf []float32) {
+	w := dh.Cols
+	for i, r := range rows {
+		dst := dh.Data[int(r)*w : (int(r)+1)*w]
+		vec.Add(dst, dst, buf[i*w:(i+1)*w])
 	}
 }
 
@@ -470,10 +476,7 @@ func (e *Exchange) backwardExact(layer int, dext, dh *tensor.Matrix) {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-		for i, r := range rows {
-			dst := dh.Data[int(r)*w : (int(r)+1)*w]
-			vec.Add(dst, dst, buf[i*w:(i+1)*w])
-		}
+		addRows(dh, rows, buf)
 	}
 }
 

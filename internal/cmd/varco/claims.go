@@ -31,6 +31,17 @@ func (c *cell) pairedDelta(config string) (float64, int) {
 	return sum / float64(n), n
 }
 
+// pairedCells returns the cells where config pairs with full communication
+// on at least two seeds, and its paired Δ in each.
+func pairedCells(cells []*cell, config string) (out []*cell, deltas []float64) {
+	for _, c := range cells {
+		if d, seeds := c.pairedDelta(config); seeds >= 2 {
+			out, deltas = append(out, c), append(deltas, d)
+		}
+	}
+	return out, deltas
+}
+
 // meanHalo is config's mean halo bytes over seeds (NaN if it has no runs).
 func (c *cell) meanHalo(config string) float64 {
 	rs := c.runs[config]
@@ -99,11 +110,9 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		var n, match, cheap int
 		worst, worstCell := math.Inf(1), ""
 		var vsFull, vsVarco []float64
-		for _, c := range cells {
-			d, seeds := c.pairedDelta(cf.Name)
-			if seeds < 2 {
-				continue
-			}
+		cs, ds := pairedCells(cells, cf.Name)
+		for i, c := range cs {
+			d := ds[i]
 			n++
 			if d >= -0.5 {
 				match++
@@ -179,17 +188,13 @@ func writeClaims(md *strings.Builder, all []*cell) {
 			continue
 		}
 		var n, lose int
-		var ds, vsFull []float64
-		for _, c := range cells {
-			d, seeds := c.pairedDelta(cf.Name)
-			if seeds < 2 {
-				continue
-			}
+		var vsFull []float64
+		cs, ds := pairedCells(cells, cf.Name)
+		for i, c := range cs {
 			n++
-			if d < -0.5 {
+			if ds[i] < -0.5 {
 				lose++
 			}
-			ds = append(ds, d)
 			vsFull = append(vsFull, c.meanHalo(cf.Name)/c.meanHalo("full"))
 		}
 		if n > 0 {
