@@ -135,6 +135,41 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		fmt.Fprintf(md, "| %s | %d | %d | %+.2f (%s) | %.3f | %s | %d |\n", cf.Name, n, match, worst, worstCell, median(vsFull), medianOrDash(vsVarco), cheap)
 	}
 
+	md.WriteString("\n**Δ by cell** (points; \"–\" where the configuration has fewer than two paired seeds), and below it each configuration's median halo bytes as a fraction of full communication's.\n\n| cell |")
+	var shown []string
+	for _, cf := range configs {
+		if cf.Name == "full" {
+			continue
+		}
+		if cs, _ := pairedCells(cells, cf.Name); len(cs) > 0 {
+			shown = append(shown, cf.Name)
+			fmt.Fprintf(md, " %s |", cf.Name)
+		}
+	}
+	md.WriteString("\n|---|" + strings.Repeat("---|", len(shown)) + "\n")
+	for _, c := range cells {
+		fmt.Fprintf(md, "| %s N=%d %s |", c.Dataset, c.Parts, c.Partition)
+		for _, n := range shown {
+			if d, seeds := c.pairedDelta(n); seeds >= 2 {
+				fmt.Fprintf(md, " %+.2f |", d)
+			} else {
+				md.WriteString(" – |")
+			}
+		}
+		md.WriteString("\n")
+	}
+	md.WriteString("| bytes vs full |")
+	for _, n := range shown {
+		var rel []float64
+		for _, c := range cells {
+			if h := c.meanHalo(n); !math.IsNaN(h) {
+				rel = append(rel, h/c.meanHalo("full"))
+			}
+		}
+		fmt.Fprintf(md, " %.2f× |", median(rel))
+	}
+	md.WriteString("\n")
+
 	md.WriteString("\n**At an equal byte budget, does a configuration beat every fixed ratio?** For each cell and each budget of the per-cell tables, the configuration's mean model accuracy within the budget against the best fixed-ratio truncation's (fixed ratios with no epoch inside the budget do not compete; a budget where the configuration itself has none counts as a loss). Wins are strict.\n\n| config | (cell, budget) pairs | wins | wins at budgets ≤ 30% | wins at budgets ≥ 50% |\n|---|---|---|---|---|\n")
 	for _, cf := range configs {
 		if cf.Name == "full" || strings.HasPrefix(cf.Name, "fixed-") {
