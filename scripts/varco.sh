@@ -33,22 +33,21 @@ else
 	# The committed subset: 100 iterations of SAGE-64 (the authors' model
 	# with a narrower hidden layer and a third of the iterations, to fit a
 	# 2-core machine; the schedules scale with the iteration count), plus
-	# the authors' SAGE-256 × 300 in one cell. About seven hours on 2 cores.
+	# the authors' SAGE-256 × 300 in one cell. About ten hours on 2 cores.
 	main=full,varco,varco-r1,fixed-2,fixed-8,fixed-32,fixed-128,quant8,quant4,subspace-linear
 	small=full,varco,varco-r1,fixed-2,fixed-4,fixed-16,fixed-64,fixed-128,quant4
 	ds=${VARCO_DATASETS:-amazon-computers,coauthor-cs}
 	seeds=${VARCO_SEEDS:-1,2,3}
 	run -datasets "$ds" -parts 4 -partitions random,multilevel -seeds "$seeds" -configs "${VARCO_CONFIGS:-$main}" -epochs 100 -hidden 64
-	run -datasets "$ds" -parts 4 -partitions random -seeds "$seeds" -configs exp,adaptive -epochs 100 -hidden 64
+	run -datasets "$ds" -parts 2,4,8,16 -partitions random,multilevel -seeds "$seeds" -configs exp,adaptive -epochs 100 -hidden 64
 	run -datasets "$ds" -parts 4 -partitions random,multilevel -seeds "$seeds" -configs fixed-4,fixed-16,fixed-64,topk-linear,bf16,quant2 -epochs 100 -hidden 64
 	run -datasets "$ds" -parts 2,8,16 -partitions random,multilevel -seeds "$seeds" -configs "$small" -epochs 100 -hidden 64
 	run -datasets amazon-computers -parts 4 -partitions random -seeds "$seeds" -configs full,varco,varco-r1 -epochs 300 -hidden 256
 	run -datasets "$ds" -parts 2,8,16 -partitions random,multilevel -seeds "$seeds" -configs fixed-8,fixed-32,quant8,bf16,topk-linear,subspace-linear -epochs 100 -hidden 64
 	sbm=full,varco,varco-r1,fixed-16,quant4
 	run -datasets sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel -seeds 1 -configs $sbm -epochs 100 -hidden 64
-	run -datasets sbm-arxiv -parts 4 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
-	run -datasets sbm-arxiv -parts 2 -partitions random,multilevel -seeds 2 -configs $sbm -epochs 100 -hidden 64
-	run -datasets sbm-arxiv -parts 8 -partitions random -seeds 2 -configs full -epochs 100 -hidden 64
+	run -datasets sbm-arxiv -parts 2,4 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
 	run -datasets sbm-arxiv -parts 4 -partitions random -seeds 1,2 -configs full,varco,varco-r1,quant4 -epochs 300 -hidden 64
+	run -datasets sbm-arxiv -parts 8,16 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"
