@@ -396,3 +396,28 @@ func TestKthLargestSmallMatchesQuickselect(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint keeps a plateau schedule's whole state: a schedule restored
+// mid-way continues exactly as the original, in the middle of a stall and
+// before its floor.
+func TestPlateauRestoreContinuesIdentically(t *testing.T) {
+	losses := []float64{5, 4, 4, 4, 3.9, 3.9, 3.9, 3.9, 3.8, 3.8, 3.8, 3.8, 3.8, 3.7, 3.7, 3.7, 3.7, 3.7, 3.7}
+	for cut := 1; cut < len(losses); cut++ {
+		a := NewPlateau(64, 1, 3, 2)
+		for i, l := range losses[:cut] {
+			a.Observe(i, l)
+		}
+		b := NewPlateau(64, 1, 3, 2)
+		b.Restore(a.State())
+		for i, l := range losses[cut:] {
+			a.Observe(cut+i, l)
+			b.Observe(cut+i, l)
+			if a.Ratio(cut+i) != b.Ratio(cut+i) {
+				t.Fatalf("restored after %d steps: ratio %v at step %d, want %v", cut, b.Ratio(cut+i), cut+i, a.Ratio(cut+i))
+			}
+		}
+		if cut == len(losses)/2 && (a.Ratio(0) == 64 || a.Ratio(0) == 1) {
+			t.Fatalf("ratio %v at the end: the losses never moved the schedule, or moved it to its floor", a.Ratio(0))
+		}
+	}
+}
