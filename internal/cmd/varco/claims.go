@@ -135,7 +135,7 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		fmt.Fprintf(md, "| %s | %d | %d | %+.2f (%s) | %.3f | %s | %d |\n", cf.Name, n, match, worst, worstCell, median(vsFull), medianOrDash(vsVarco), cheap)
 	}
 
-	md.WriteString("\n**Δ by cell** (points; \"–\" where the configuration has fewer than two paired seeds), and below it each configuration's median halo bytes as a fraction of full communication's.\n\n| cell |")
+	md.WriteString("\n**Δ by cell** (points; \"–\" where the configuration has fewer than two paired seeds), and below it each configuration's median halo bytes over those cells as a fraction of full communication's.\n\n| cell |")
 	var shown []string
 	for _, cf := range configs {
 		if cf.Name == "full" {
@@ -161,10 +161,9 @@ func writeClaims(md *strings.Builder, all []*cell) {
 	md.WriteString("| bytes vs full |")
 	for _, n := range shown {
 		var rel []float64
-		for _, c := range cells {
-			if h := c.meanHalo(n); !math.IsNaN(h) {
-				rel = append(rel, h/c.meanHalo("full"))
-			}
+		cs, _ := pairedCells(cells, n)
+		for _, c := range cs {
+			rel = append(rel, c.meanHalo(n)/c.meanHalo("full"))
 		}
 		fmt.Fprintf(md, " %.2f× |", median(rel))
 	}
