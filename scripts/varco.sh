@@ -49,5 +49,6 @@ else
 	run -datasets sbm-arxiv -parts 2,4 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
 	run -datasets sbm-arxiv -parts 4 -partitions random -seeds 1,2 -configs full,varco,varco-r1,quant4 -epochs 300 -hidden 64
 	run -datasets sbm-arxiv -parts 8,16 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
+	run -datasets sbm-arxiv -parts 4 -partitions random,multilevel -seeds 1,2,3 -configs fixed-2,fixed-4,fixed-8,fixed-32,fixed-64,fixed-128 -epochs 100 -hidden 64
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"
