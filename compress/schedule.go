@@ -72,7 +72,7 @@ func (s Step) String() string {
 
 // Plateau is graft's adaptive schedule: it starts at Max and divides the
 // ratio by Factor whenever the observed loss has not improved by at least
-// MinDelta (relative) for Patience steps, down to Min. The trainer feeds it
+// MinDelta (relative) for Patience observations, down to Min. The trainer feeds it
 // the validation loss of the uncompressed model (the training loss keeps
 // falling at any ratio: a compressed model still fits its training set).
 // Compression error is harmless while the model still improves, and is

@@ -616,9 +616,8 @@ func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float6
 	}
 	rb := topKRowBytes(width, k, format)
 	start := len(dst)
-	dst = slices.Grow(dst, rows*4*k+8) // packMaskedAVX512 may store 8 bytes past
-	out := dst[start : start+rows*4*k+8]
-	dst = dst[:start+rows*4*k]
+	dst = slices.Grow(dst, rows*4*k)[:start+rows*4*k]
+	out := dst[start:]
 	if k == 0 {
 		return dst
 	}
@@ -696,7 +695,7 @@ func (t *topK) bitmapWords(msg []byte, width int) []uint64 {
 }
 
 // packMasked writes the values of bits at the columns in mask, in column
-// order (on AVX-512 it may store up to 8 bytes past them).
+// order; it writes nothing past them (the kernel's stores are masked).
 func packMasked(out []byte, bits []uint32, mask []uint64) {
 	if bitmapAsm {
 		packMaskedAVX512(&out[0], &bits[0], &mask[0], len(bits))

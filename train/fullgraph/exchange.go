@@ -255,7 +255,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
-	if e.rowCoder != nil && codec == e.codec {
+	if e.rowCoder != nil && e.compressing(layer) {
 		e.encodeShared(layer, h, ratio)
 	} else {
 		for q, rows := range e.part.Send {
@@ -287,7 +287,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			return
 		}
 	}
-	if e.gradCoder != nil && codec == e.codec { // keep the messages; the kept ones become scratch
+	if e.gradCoder != nil && e.compressing(layer) { // keep the messages; the kept ones become scratch
 		k := &e.kept[layer]
 		k.step = e.step
 		k.sent, e.send = e.send, k.sent
@@ -394,7 +394,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	var kept *keptMessages
-	if e.gradCoder != nil && codec == e.codec {
+	if e.gradCoder != nil && e.compressing(layer) {
 		if kept = &e.kept[layer]; kept.step != e.step {
 			e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
 			return

@@ -28,7 +28,7 @@ func speedCmd(args []string) error {
 	epochs := fs.Int("epochs", 8, "epochs per measurement")
 	hidden := fs.Int("hidden", 64, "hidden width")
 	parts := fs.Int("parts", 4, "workers of the partitioned run")
-	reps := fs.Int("reps", 2, "repetitions of the N = 1 and N = 4 epoch-time checks (0 skips them; the codec shares are measured once each)")
+	reps := fs.Int("reps", 2, "repetitions of the N = 1 and N = 4 epoch-time checks (0 skips them; -codec-reps repeats the codec shares)")
 	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the codec runs to FILE")
