@@ -157,3 +157,39 @@ func (q *legacyQuantizer) Decode(out []float32, rows, width int, _ float64, _ Ke
 	}
 	return nil
 }
+
+// BenchmarkCodecsOutOfCache encodes and decodes messages the size of a
+// worker's halo on the synthetic ogbn-arxiv-sized graph at N = 4 (124k
+// rows), which do not fit in cache, separately.
+func BenchmarkCodecsOutOfCache(b *testing.B) {
+	for _, width := range []int{128, 64} {
+		rows := 124000
+		rng := rand.New(rand.NewPCG(1, 2))
+		x := make([]float32, rows*width)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		out := make([]float32, rows*width)
+		for _, name := range []string{"none", "truncate", "subspace", "topk"} {
+			c, _ := New(name)
+			for _, ratio := range []float64{2, 8} {
+				key := Key{Seed: 1}
+				buf := c.Encode(nil, x, rows, width, ratio, key)
+				b.Run(fmt.Sprintf("w=%d/%s/r=%g/dec", width, name, ratio), func(b *testing.B) {
+					b.SetBytes(int64(4 * rows * width))
+					for range b.N {
+						if err := c.Decode(out, rows, width, ratio, key, buf); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				b.Run(fmt.Sprintf("w=%d/%s/r=%g/enc", width, name, ratio), func(b *testing.B) {
+					b.SetBytes(int64(4 * rows * width))
+					for range b.N {
+						buf = c.Encode(buf[:0], x, rows, width, ratio, key)
+					}
+				})
+			}
+		}
+	}
+}

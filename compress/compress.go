@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
-
-	"github.com/graft-gnn/graft/internal/vec"
 )
 
 // Key names one message: the forward direction's sender and receiver, the
@@ -203,7 +201,7 @@ type columns struct {
 	random bool
 	cols   []int // scratch: the kept columns, ascending
 	perm   []int
-	mask   []uint64 // the kept columns as a bitmap
+	mask   []byte // the kept columns as a bitmap
 }
 
 func (c *columns) Name() string {
@@ -265,19 +263,16 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 		}
 		return dst
 	}
-	mask := c.columnMask(cols, width)
-	for i := range rows {
-		packMasked(out[4*i*k:], float32Bits(x[i*width:(i+1)*width]), mask)
-	}
+	packRows(out, 4*k, float32Bits(x), rows, width, c.columnMask(cols, width), 0, k)
 	return dst
 }
 
-// columnMask returns cols as a bitmap.
-func (c *columns) columnMask(cols []int, width int) []uint64 {
-	c.mask = slices.Grow(c.mask[:0], (width+63)/64)[:(width+63)/64]
+// columnMask returns cols as a bitmap of width columns.
+func (c *columns) columnMask(cols []int, width int) []byte {
+	c.mask = slices.Grow(c.mask[:0], (width+7)/8)[:(width+7)/8]
 	clear(c.mask)
 	for _, j := range cols {
-		c.mask[j/64] |= 1 << (j % 64)
+		c.mask[j/8] |= 1 << (j % 8)
 	}
 	return c.mask
 }
@@ -304,20 +299,6 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 		}
 		return nil
 	}
-	mask := c.columnMask(cols, width)
-	maskBytes := unsafe.Slice((*byte)(unsafe.Pointer(&mask[0])), 8*len(mask))
-	for i := range rows {
-		row := out[i*width : (i+1)*width]
-		vals := src[4*i*k : 4*(i+1)*k]
-		if bitmapAsm {
-			unpackMaskedAVX512(&row[0], &vals[0], &maskBytes[0], width)
-			vec.Scale(scale, row)
-			continue
-		}
-		clear(row)
-		for p, j := range cols {
-			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(vals[4*p:])) * scale
-		}
-	}
+	unpackRows(out, c.columnMask(cols, width), 0, src, 4*k, rows, width, k, scale) // the mask names k columns
 	return nil
 }

@@ -127,7 +127,7 @@ func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _
 	put := func(i int, mask []uint64) {
 		row, o := float32Bits(x[i*width:(i+1)*width]), out[i*rb:(i+1)*rb+8]
 		if bitmap {
-			putBitmap(o, row, mask)
+			putBitmap(o, row, mask, k)
 		} else {
 			putIndexed(o, row, mask)
 		}
@@ -379,12 +379,15 @@ func putIndexed(out []byte, bits []uint32, mask []uint64) {
 }
 
 // putBitmap writes mask's first ceil(len(bits)/8) bytes, then the values
-// of the columns in it. It writes up to 8 bytes past them.
-func putBitmap(out []byte, bits []uint32, mask []uint64) {
+// of the k columns in it. It writes up to 8 bytes past them.
+func putBitmap(out []byte, bits []uint32, mask []uint64, k int) {
 	for w, m := range mask {
 		binary.LittleEndian.PutUint64(out[8*w:8*w+8:8*w+8], m)
 	}
-	packMasked(out[(len(bits)+7)/8:], bits, mask)
+	mb := (len(bits) + 7) / 8
+	if packRows(out[mb:], 0, bits, 1, len(bits), out[:mb], 0, k) >= 0 {
+		panic("compress: topk selected other than k columns")
+	}
 }
 
 // nthEqual returns the column of the n-th key |v| equal to key.
@@ -540,70 +543,29 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 		readFloats(out[:rows*width], src)
 		return nil
 	}
-	bitmap := format == bitmapped
-	if !bitmap || !bitmapAsm { // the kernel writes whole rows
-		clear(out[:rows*width])
+	if format == bitmapped && rows > 0 {
+		mb := (width + 7) / 8
+		if i := unpackRows(out, src, rb, src[mb:], rb, rows, width, k, 1); i >= 0 {
+			return bitmapError("topk", src[i*rb:i*rb+mb], width, k)
+		}
+		return nil
 	}
+	clear(out[:rows*width])
 	if k == 0 {
 		return nil
 	}
 	ib := indexBytes(width)
 	for i := range rows {
 		row := out[i*width : (i+1)*width]
-		msg := src[i*rb : (i+1)*rb]
-		if bitmap {
-			if err := readBitmap(row, msg, k); err != nil {
-				return err
-			}
-			continue
-		}
-		for len(msg) >= ib+4 {
+		for msg := src[i*rb : (i+1)*rb]; len(msg) >= ib+4; msg = msg[ib+4:] {
 			j := columnAt(msg, ib)
 			if j >= len(row) {
 				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
 			}
 			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(msg[ib:]))
-			msg = msg[ib+4:]
 		}
 	}
 	return nil
-}
-
-// readBitmap writes a bitmap row's k values into row, which must be zero
-// unless the AVX-512 kernel does the writing (it writes the zeros too).
-func readBitmap(row []float32, msg []byte, k int) error {
-	mb := (len(row) + 7) / 8
-	n, c := 0, 0
-	for ; c+8 <= mb; c += 8 {
-		n += bits64.OnesCount64(binary.LittleEndian.Uint64(msg[c:]))
-	}
-	for _, b := range msg[c:mb] {
-		n += bits64.OnesCount8(b)
-	}
-	if r := len(row) % 8; r != 0 && msg[mb-1]>>r != 0 {
-		return fmt.Errorf("compress: topk bitmap names columns past a %d-wide row", len(row))
-	}
-	if n != k {
-		return fmt.Errorf("compress: topk bitmap names %d columns, want %d", n, k)
-	}
-	unpackMasked(row, msg[mb:], msg[:mb])
-	return nil
-}
-
-// unpackMasked writes vals, in column order, at the columns of row in the
-// bitmap; the other columns must be zero unless the AVX-512 kernel does
-// the writing (it writes the zeros too).
-func unpackMasked(row []float32, vals, bitmap []byte) {
-	if bitmapAsm {
-		unpackMaskedAVX512(&row[0], unsafe.SliceData(vals), &bitmap[0], len(row))
-		return
-	}
-	for c, b := range bitmap {
-		for ; b != 0; b &= b - 1 {
-			row[8*c+bits64.TrailingZeros8(b)] = math.Float32frombits(binary.LittleEndian.Uint32(vals))
-			vals = vals[4:]
-		}
-	}
 }
 
 // EncodeGrad makes top-k a GradCoder: per row, the k gradient entries at
@@ -621,13 +583,15 @@ func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float6
 	if k == 0 {
 		return dst
 	}
+	if format == bitmapped {
+		if i := packRows(out, 4*k, float32Bits(g), rows, width, fwd, rb, k); i >= 0 {
+			panic(bitmapError("topk forward", fwd[i*rb:i*rb+(width+7)/8], width, k)) // fwd was not a message Decode accepted
+		}
+		return dst
+	}
 	ib := indexBytes(width)
 	for i := range rows {
 		row, msg, o := float32Bits(g[i*width:(i+1)*width]), fwd[i*rb:(i+1)*rb], out[i*4*k:]
-		if format == bitmapped {
-			packMasked(o, row, t.bitmapWords(msg, width))
-			continue
-		}
 		for p := range k {
 			j := columnAt(msg[p*(ib+4):], ib)
 			binary.LittleEndian.PutUint32(o[4*p:], row[j])
@@ -651,19 +615,16 @@ func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, fwd, sr
 	if len(fwd) != rows*rb {
 		return sizeError("topk forward", len(fwd), rows*rb)
 	}
-	if format != bitmapped || !bitmapAsm { // the kernel writes whole rows
-		clear(out[:rows*width])
-	}
-	if k == 0 {
+	if format == bitmapped {
+		if i := unpackRows(out, fwd, rb, src, 4*k, rows, width, k, 1); i >= 0 {
+			return bitmapError("topk forward", fwd[i*rb:i*rb+(width+7)/8], width, k)
+		}
 		return nil
 	}
+	clear(out[:rows*width])
 	ib := indexBytes(width)
 	for i := range rows {
 		row, msg, vals := out[i*width:(i+1)*width], fwd[i*rb:(i+1)*rb], src[i*4*k:(i+1)*4*k]
-		if format == bitmapped {
-			unpackMasked(row, vals, msg[:(width+7)/8])
-			continue
-		}
 		for p := range k {
 			j := columnAt(msg[p*(ib+4):], ib)
 			if j >= width {
@@ -681,31 +642,4 @@ func columnAt(msg []byte, ib int) int {
 		return int(binary.LittleEndian.Uint16(msg))
 	}
 	return int(binary.LittleEndian.Uint32(msg))
-}
-
-// bitmapWords copies a message row's bitmap into t.mask as 64-bit words.
-func (t *topK) bitmapWords(msg []byte, width int) []uint64 {
-	words := (width + 63) / 64
-	t.mask = slices.Grow(t.mask[:0], words)[:words]
-	clear(t.mask)
-	for c, b := range msg[:(width+7)/8] {
-		t.mask[c/8] |= uint64(b) << (8 * (c % 8))
-	}
-	return t.mask
-}
-
-// packMasked writes the values of bits at the columns in mask, in column
-// order; it writes nothing past them (the kernel's stores are masked).
-func packMasked(out []byte, bits []uint32, mask []uint64) {
-	if bitmapAsm {
-		packMaskedAVX512(&out[0], &bits[0], &mask[0], len(bits))
-		return
-	}
-	p := 0
-	for w, m := range mask {
-		for ; m != 0; m &= m - 1 {
-			binary.LittleEndian.PutUint32(out[p:p+4:p+4], bits[64*w+bits64.TrailingZeros64(m)])
-			p += 4
-		}
-	}
 }

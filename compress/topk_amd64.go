@@ -36,3 +36,13 @@ func packMaskedAVX512(out *byte, bits *uint32, mask *uint64, n int)
 //
 //go:noescape
 func unpackMaskedAVX512(row *float32, vals *byte, mask *byte, n int)
+
+// packRowsAVX512 is packRowsGo for rows ≥ 1 and n ≥ 1.
+//
+//go:noescape
+func packRowsAVX512(out *byte, outStride int, bits *uint32, rows, n int, bitmaps *byte, bitmapStride, k int) int
+
+// unpackRowsAVX512 is unpackRowsGo for rows ≥ 1 and n ≥ 1.
+//
+//go:noescape
+func unpackRowsAVX512(out *float32, bitmaps *byte, bitmapStride int, vals *byte, valStride int, rows, n, k int, scale float32) int

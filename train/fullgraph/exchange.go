@@ -255,22 +255,28 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
+	send, recv := e.send, e.recv
+	if e.gradCoder != nil && e.compressing(layer) { // the backward pass reads these messages
+		k := &e.kept[layer]
+		k.step = e.step
+		send, recv = k.sent, k.recv
+	}
 	if e.rowCoder != nil && e.compressing(layer) {
-		e.encodeShared(layer, h, ratio)
+		e.encodeShared(send, layer, h, ratio)
 	} else {
 		for q, rows := range e.part.Send {
 			if q == me {
-				e.send[q] = e.send[q][:0]
+				send[q] = send[q][:0]
 				continue
 			}
 			buf := e.scratch(len(rows) * w)
 			gatherRows(buf, h, rows)
 			start := time.Now()
-			e.send[q] = codec.Encode(e.send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
+			send[q] = codec.Encode(send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 			e.codecSeconds += time.Since(start).Seconds()
 		}
 	}
-	if err := e.comm.AllToAll(e.site(layer, false), e.send, e.recv); err != nil {
+	if err := e.comm.AllToAll(e.site(layer, false), send, recv); err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}
@@ -281,17 +287,11 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			continue
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
-		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q])
+		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), recv[q])
 		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-	}
-	if e.gradCoder != nil && e.compressing(layer) { // keep the messages; the kept ones become scratch
-		k := &e.kept[layer]
-		k.step = e.step
-		k.sent, e.send = e.send, k.sent
-		k.recv, e.recv = e.recv, k.recv
 	}
 }
 
@@ -350,9 +350,10 @@ func receivedInPlace(dst []float32, msg []byte) error {
 	return nil
 }
 
-// encodeShared writes every peer's message by encoding the boundary rows
-// once and copying each row's bytes into the messages that carry it.
-func (e *Exchange) encodeShared(layer int, h *tensor.Matrix, ratio float64) {
+// encodeShared writes every peer's message into send by encoding the
+// boundary rows once and copying each row's bytes into the messages that
+// carry it.
+func (e *Exchange) encodeShared(send [][]byte, layer int, h *tensor.Matrix, ratio float64) {
 	w, me := h.Cols, e.comm.Rank()
 	buf := e.scratch(len(e.boundary) * w)
 	gatherRows(buf, h, e.boundary)
@@ -361,14 +362,14 @@ func (e *Exchange) encodeShared(layer int, h *tensor.Matrix, ratio float64) {
 	e.encoded = e.rowCoder.Encode(e.encoded[:0], buf, len(e.boundary), w, ratio, e.key(layer, me, me, false))
 	rb := e.rowCoder.RowBytes(w, ratio)
 	for q, at := range e.sendAt {
-		msg := e.send[q][:0]
+		msg := send[q][:0]
 		if q != me {
 			msg = slices.Grow(msg, len(at)*rb)
 			for _, i := range at {
 				msg = append(msg, e.encoded[int(i)*rb:(int(i)+1)*rb]...)
 			}
 		}
-		e.send[q] = msg
+		send[q] = msg
 	}
 }
 
