@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -364,15 +365,16 @@ func run(ctx context.Context, rec *record, p fullgraph.Problem, classes int, lay
 	return nil
 }
 
+// median is the middle of xs, the mean of the two middle values for an
+// even count, or NaN for none.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), xs...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[len(s)/2]
 }
