@@ -24,20 +24,24 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 	if norm <= 0 {
 		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
 	}
+	for _, r := range rows {
+		if r < 0 || int(r) >= logits.Rows {
+			return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
+		}
+		if y := labels[r]; y < 0 || int(y) >= logits.Cols {
+			return 0, nil, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
+		}
+	}
+	// Only the loss rows' log-probabilities are needed (labelled rows are
+	// often a small part of a graph).
 	logp := ensure(&c.logp, logits.Rows, logits.Cols)
-	tensor.LogSoftmax(logp, logits)
+	tensor.LogSoftmaxRows(logp, logits, rows)
 	grad := ensure(&c.grad, logits.Rows, logits.Cols)
 	grad.Zero()
 	inv := 1 / norm
 	var loss float64
 	for _, r := range rows {
-		if r < 0 || int(r) >= logits.Rows {
-			return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
-		}
 		y := labels[r]
-		if y < 0 || int(y) >= logits.Cols {
-			return 0, nil, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
-		}
 		lp, g := logp.Row(int(r)), grad.Row(int(r))
 		loss -= float64(lp[y])
 		for j, v := range lp {
@@ -47,9 +51,6 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 	}
 	return loss * inv, grad, nil
 }
-
-// LogProbs returns the log-probabilities of the last Forward.
-func (c *CrossEntropy) LogProbs() *tensor.Matrix { return c.logp }
 
 // Accuracy returns the fraction of rows whose largest logit is at the label
 // (0 for no rows).

@@ -9,12 +9,17 @@ import (
 
 type softmaxTask struct {
 	dst, x *Matrix
+	rows   []int32 // nil for every row
 	log    bool
 }
 
 func (t *softmaxTask) Run(lo, hi int) {
 	for i := lo; i < hi; i++ {
-		softmaxRow(t.dst.Row(i), t.x.Row(i), t.log)
+		r := i
+		if t.rows != nil {
+			r = int(t.rows[i])
+		}
+		softmaxRow(t.dst.Row(r), t.x.Row(r), t.log)
 	}
 }
 
@@ -49,17 +54,32 @@ func softmaxRow(dst, x []float32, log bool) {
 
 var softmaxTasks freelist.List[softmaxTask]
 
-func rowwise(dst, x *Matrix, log bool) {
+func rowwise(dst, x *Matrix, rows []int32, log bool) {
 	mustSameShape("Softmax", dst, x)
+	n := x.Rows
+	if rows != nil {
+		n = len(rows)
+	}
 	t := softmaxTasks.Get()
-	*t = softmaxTask{dst: dst, x: x, log: log}
-	parallel.For(x.Rows, max(1, 4096/max(1, x.Cols)), t)
+	*t = softmaxTask{dst: dst, x: x, rows: rows, log: log}
+	parallel.For(n, max(1, 4096/max(1, x.Cols)), t)
 	*t = softmaxTask{}
 	softmaxTasks.Put(t)
 }
 
 // Softmax sets each row of dst to the softmax of the same row of x.
-func Softmax(dst, x *Matrix) { rowwise(dst, x, false) }
+func Softmax(dst, x *Matrix) { rowwise(dst, x, nil, false) }
 
 // LogSoftmax sets each row of dst to the log-softmax of the same row of x.
-func LogSoftmax(dst, x *Matrix) { rowwise(dst, x, true) }
+func LogSoftmax(dst, x *Matrix) { rowwise(dst, x, nil, true) }
+
+// LogSoftmaxRows sets the listed rows of dst to the log-softmax of the same
+// rows of x and leaves the others as they are: a loss over a few labelled
+// rows need not pay for every row. Each row must be in range.
+func LogSoftmaxRows(dst, x *Matrix, rows []int32) {
+	if len(rows) == 0 {
+		mustSameShape("Softmax", dst, x)
+		return
+	}
+	rowwise(dst, x, rows, true)
+}

@@ -243,6 +243,37 @@ func TestSoftmaxRows(t *testing.T) {
 	}
 }
 
+// LogSoftmaxRows writes the listed rows as LogSoftmax does, bit for bit,
+// and no other row.
+func TestLogSoftmaxRowsWritesOnlyItsRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	x := randMatrix(r, 5000, 7) // enough rows to run in parallel
+	all := New(x.Rows, x.Cols)
+	LogSoftmax(all, x)
+	for _, rows := range [][]int32{nil, {3}, {4999, 0, 17}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}} {
+		got := New(x.Rows, x.Cols)
+		for i := range got.Data {
+			got.Data[i] = 42
+		}
+		LogSoftmaxRows(got, x, rows)
+		listed := map[int]bool{}
+		for _, row := range rows {
+			listed[int(row)] = true
+		}
+		for i := range x.Rows {
+			for j := range x.Cols {
+				want := float32(42)
+				if listed[i] {
+					want = all.At(i, j)
+				}
+				if g := got.At(i, j); math.Float32bits(g) != math.Float32bits(want) {
+					t.Fatalf("rows %v: (%d, %d) = %v, want %v", rows, i, j, g, want)
+				}
+			}
+		}
+	}
+}
+
 func TestReductions(t *testing.T) {
 	m := FromSlice(2, 3, []float32{1, 2, 3, 4, 5, 6})
 	sums := make([]float32, 3)
