@@ -21,7 +21,7 @@ import (
 // before that one are written.
 func packRows(out []byte, outStride int, bits []uint32, rows, n int, bitmaps []byte, bitmapStride, k int) int {
 	if rows == 0 || n == 0 {
-		return -1
+		return emptyRows(rows, k)
 	}
 	_ = bits[rows*n-1]
 	_ = bitmaps[(rows-1)*bitmapStride+(n+7)/8-1]
@@ -54,13 +54,14 @@ func packRowsGo(out []byte, outStride int, bits []uint32, rows, n int, bitmaps [
 }
 
 // unpackRows writes rows rows of n values into out: row i's values, read in
-// order from vals[i·valStride:] and multiplied by scale, at the columns its
-// bitmap (bitmaps[i·bitmapStride:]) names, zeros elsewhere. It returns the
+// order from vals[i·valStride:] and multiplied by scale (so a signalling
+// NaN arrives quiet), at the columns its bitmap (bitmaps[i·bitmapStride:])
+// names, +0 elsewhere. It returns the
 // first row whose bitmap does not name exactly k columns, all below n, or
 // −1; the rows before that one are written.
 func unpackRows(out []float32, bitmaps []byte, bitmapStride int, vals []byte, valStride int, rows, n, k int, scale float32) int {
 	if rows == 0 || n == 0 {
-		return -1
+		return emptyRows(rows, k)
 	}
 	_ = out[rows*n-1]
 	_ = bitmaps[(rows-1)*bitmapStride+(n+7)/8-1]
@@ -89,6 +90,15 @@ func unpackRowsGo(out []float32, bitmaps []byte, bitmapStride int, vals []byte, 
 				v = v[4:]
 			}
 		}
+	}
+	return -1
+}
+
+// emptyRows is what the row functions return for rows of no columns: the
+// first row is bad unless it should name none.
+func emptyRows(rows, k int) int {
+	if rows > 0 && k != 0 {
+		return 0
 	}
 	return -1
 }

@@ -114,8 +114,8 @@ pk_bad:
 //
 // unpackRowsGo: a row's bitmap is checked first (k columns, none past n),
 // so that the loads never run past its values; then 16 columns a step,
-// load as many values as the step keeps, expand them to their lanes (zero
-// elsewhere), scale and store.
+// load as many values as the step keeps, scale them, expand them to their
+// lanes (zero elsewhere) and store.
 TEXT ·unpackRowsAVX512(SB), NOSPLIT, $0-80
 	MOVQ         out+0(FP), DI
 	MOVQ         bitmaps+8(FP), BX
@@ -175,8 +175,8 @@ up_block:
 	BZHIQ       R14, R8, R15
 	KMOVW       R15, K2
 	VMOVDQU32.Z 0(AX), K2, Z0
+	VMULPS      Z2, Z0, Z0 // the values only: the other columns are +0 whatever the scale
 	VPEXPANDD.Z Z0, K1, Z1
-	VMULPS      Z2, Z1, Z1
 	VMOVDQU32   Z1, 0(DI)
 	LEAQ        (AX)(R14*4), AX
 	ADDQ        $64, DI
@@ -198,8 +198,8 @@ up_tail_mask:
 	BZHIQ       R14, R8, R15
 	KMOVW       R15, K2
 	VMOVDQU32.Z 0(AX), K2, Z0
+	VMULPS      Z2, Z0, Z0
 	VPEXPANDD.Z Z0, K1, Z1
-	VMULPS      Z2, Z1, Z1
 	BZHIQ       CX, R8, R15
 	KMOVW       R15, K3
 	VMOVDQU32   Z1, K3, 0(DI)

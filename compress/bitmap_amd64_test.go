@@ -32,19 +32,23 @@ func newBitmapRows(t *testing.T, r *rand.Rand, rows, n, k int, interleaved, shar
 		}
 	}
 	for i := range rows {
-		if i > 0 && b.bitmapStride == 0 {
-			break
-		}
-		bm := b.bitmaps[i*b.bitmapStride : i*b.bitmapStride+mb]
-		clear(bm)
-		for _, j := range r.Perm(n)[:k] {
-			bm[j/8] |= 1 << (j % 8)
+		if i == 0 || b.bitmapStride != 0 {
+			bm := b.bitmaps[i*b.bitmapStride : i*b.bitmapStride+mb]
+			clear(bm)
+			for _, j := range r.Perm(n)[:k] {
+				bm[j/8] |= 1 << (j % 8)
+			}
 		}
 		v := b.vals[i*b.valStride : i*b.valStride+4*k]
 		for p := range k {
 			x := float32(r.NormFloat64())
-			if p%7 == 3 {
+			switch p % 7 {
+			case 3:
 				x = float32(math.Inf(1))
+			case 5:
+				x = float32(math.Copysign(0, -1))
+			case 6:
+				x = float32(math.NaN())
 			}
 			putFloat(v[4*p:], x)
 		}
@@ -70,7 +74,8 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 			for _, layout := range []struct{ interleaved, shared bool }{{true, false}, {false, false}, {false, true}} {
 				k := r.IntN(n + 1)
 				b := newBitmapRows(t, r, rows, n, k, layout.interleaved, layout.shared)
-				scale := []float32{1, 2.5}[r.IntN(2)]
+				scales := []float32{1, 2.5, -1, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.NaN())}
+				scale := scales[r.IntN(len(scales))]
 				var outs [2][]float32
 				for i, kernel := range []func([]float32, []byte, int, []byte, int, int, int, int, float32) int{unpackRowsGo, unpackRows} {
 					outs[i] = guardedFloats(t, rows*n)
@@ -106,6 +111,17 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 					}
 				}
 				if layout.shared {
+					if k == n {
+						continue
+					}
+					// A bad shared bitmap makes every row bad: row 0 is reported.
+					j := slices.IndexFunc(b.bitmaps[:(n+7)/8], func(c byte) bool { return c != 0xff })
+					b.bitmaps[j] |= b.bitmaps[j] + 1 // one more column, below n unless past it
+					for i, kernel := range []func([]float32, []byte, int, []byte, int, int, int, int, float32) int{unpackRowsGo, unpackRows} {
+						if got := kernel(outs[i], b.bitmaps, 0, b.vals, b.valStride, rows, n, k, scale); got != 0 {
+							t.Fatalf("n=%d rows=%d k=%d shared: bad bitmap reported at row %d (kernel %d)", n, rows, k, got, i)
+						}
+					}
 					continue
 				}
 				// A bad row: one column too many or too few, or a column
@@ -133,6 +149,19 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// Rows of no columns, or no rows: nothing to do, and a row is bad if it
+// should have named columns.
+func TestBitmapRowsEmpty(t *testing.T) {
+	for _, c := range []struct{ rows, n, k, want int }{{0, 5, 2, -1}, {0, 0, 0, -1}, {3, 0, 0, -1}, {3, 0, 1, 0}} {
+		if got := unpackRows(nil, nil, 0, nil, 0, c.rows, c.n, c.k, 1); got != c.want {
+			t.Errorf("unpackRows(rows %d, n %d, k %d) = %d, want %d", c.rows, c.n, c.k, got, c.want)
+		}
+		if got := packRows(nil, 0, nil, c.rows, c.n, nil, 0, c.k); got != c.want {
+			t.Errorf("packRows(rows %d, n %d, k %d) = %d, want %d", c.rows, c.n, c.k, got, c.want)
 		}
 	}
 }

@@ -379,7 +379,8 @@ func putIndexed(out []byte, bits []uint32, mask []uint64) {
 }
 
 // putBitmap writes mask's first ceil(len(bits)/8) bytes, then the values
-// of the k columns in it. It writes up to 8 bytes past them.
+// of the k columns in it. Its bitmap words may write up to 8 bytes past
+// the row.
 func putBitmap(out []byte, bits []uint32, mask []uint64, k int) {
 	for w, m := range mask {
 		binary.LittleEndian.PutUint64(out[8*w:8*w+8:8*w+8], m)

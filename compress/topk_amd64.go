@@ -3,10 +3,10 @@
 package compress
 
 // bitmapAsm selects the kernels of the codecs that pick columns by a
-// bitmap: topkSelectAVX512 (topkSelectGo's twin), and packMaskedAVX512 and
-// unpackMaskedAVX512 (the loops of putBitmap and readBitmap, which the
-// subspace codec also uses). They need BMI2's BZHI and PDEP as well, which
-// every AVX-512 CPU has.
+// bitmap: topkSelectAVX512 and topkSelectPairAVX512 (topkSelectGo's
+// twins), and packRowsAVX512 and unpackRowsAVX512 (bitmap.go's, which the
+// subspace codec also uses). They need BMI2 (BZHI, PDEP, SHRX) and POPCNT
+// as well, which every AVX-512 CPU has.
 var bitmapAsm = quantAsm
 
 // topkSelectAVX512 is topkSelectGo for n values at bits (0 < k < n); keys has
@@ -23,19 +23,6 @@ func topkSelectAVX512(keys, bits *uint32, mask *uint64, n, k int) (thr uint32, a
 //
 //go:noescape
 func topkSelectPairAVX512(a, b *uint32, maskA, maskB *uint64, n, k int) bool
-
-// packMaskedAVX512 writes the values of the columns in mask, in column
-// order: putBitmap's loop over the kept values.
-//
-//go:noescape
-func packMaskedAVX512(out *byte, bits *uint32, mask *uint64, n int)
-
-// unpackMaskedAVX512 writes all n ≥ 1 columns of row: the values, in
-// column order, at the columns in mask (which has no bits past n), zeros
-// elsewhere. It is readBitmap's loop.
-//
-//go:noescape
-func unpackMaskedAVX512(row *float32, vals *byte, mask *byte, n int)
 
 // packRowsAVX512 is packRowsGo for rows ≥ 1 and n ≥ 1.
 //

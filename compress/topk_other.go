@@ -9,10 +9,6 @@ func topkSelectAVX512(*uint32, *uint32, *uint64, int, int) (uint32, int) {
 	panic("compress: no assembly in this build")
 }
 
-func packMaskedAVX512(*byte, *uint32, *uint64, int) { panic("compress: no assembly in this build") }
-
-func unpackMaskedAVX512(*float32, *byte, *byte, int) { panic("compress: no assembly in this build") }
-
 func topkSelectPairAVX512(*uint32, *uint32, *uint64, *uint64, int, int) bool {
 	panic("compress: no assembly in this build")
 }

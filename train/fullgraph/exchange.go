@@ -256,10 +256,10 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	send, recv := e.send, e.recv
+	var kept *keptMessages
 	if e.gradCoder != nil && e.compressing(layer) { // the backward pass reads these messages
-		k := &e.kept[layer]
-		k.step = e.step
-		send, recv = k.sent, k.recv
+		kept = &e.kept[layer]
+		send, recv = kept.sent, kept.recv
 	}
 	if e.rowCoder != nil && e.compressing(layer) {
 		e.encodeShared(send, layer, h, ratio)
@@ -292,6 +292,9 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
+	}
+	if kept != nil {
+		kept.step = e.step // whole and decoded: the backward pass may use them
 	}
 }
 
