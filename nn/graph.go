@@ -15,7 +15,8 @@ import (
 // the model, so an implementation can keep per-layer buffers and tags.
 type Halo interface {
 	// Forward writes into ext (Rows = number of sources) the owned rows h
-	// followed by the halo rows received from peers.
+	// followed by the halo rows received from peers. h may be the first
+	// rows of ext itself, as the layers compute it.
 	Forward(layer int, h, ext *tensor.Matrix)
 	// Backward takes the gradient of ext, sends the halo part to the owners,
 	// and writes into dh (owned rows) the owned part plus the gradients
@@ -290,6 +291,19 @@ func (g *Graph) loopsTranspose() (*tensor.CSR, []int64) {
 		g.loopsT, g.loopsPerm = t, perm
 	}
 	return g.loopsT, g.loopsPerm
+}
+
+// ownRows returns the matrix in which a layer computes its targets' rows,
+// cols wide: with a Halo the first rows of *ext, which extend then fills
+// with the halo rows in place (no copy of the targets' rows), through the
+// header head; without one *h.
+func (g *Graph) ownRows(h, ext **tensor.Matrix, head *tensor.Matrix, cols int) *tensor.Matrix {
+	if g.Halo == nil {
+		return ensure(h, g.NumTargets, cols)
+	}
+	e := ensure(ext, g.NumSources, cols)
+	*head = tensor.Matrix{Rows: g.NumTargets, Cols: cols, Data: e.Data[:g.NumTargets*cols]}
+	return head
 }
 
 // extend returns h extended to all sources through the halo exchange of

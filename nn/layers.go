@@ -61,6 +61,7 @@ type GCN struct {
 	g             *Graph
 	x             Features
 	h, ext, y, dx *tensor.Matrix
+	head          tensor.Matrix // h's header when it heads ext
 }
 
 // scratch returns the buffer that holds the gradient of the aggregated
@@ -86,7 +87,7 @@ func (l *GCN) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	checkInput("GCN", x, l.Weight)
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
-	h := ensure(&l.h, x.Rows(), l.Weight.Value.Cols)
+	h := g.ownRows(&l.h, &l.ext, &l.head, l.Weight.Value.Cols)
 	x.mul(h, l.Weight.Value)
 	ext := g.extend(l.index, h, &l.ext)
 	y := ensure(&l.y, g.NumTargets, h.Cols)
@@ -115,6 +116,7 @@ type SAGE struct {
 	g             *Graph
 	x             Features
 	h, ext, y, dx *tensor.Matrix
+	head          tensor.Matrix // h's header when it heads ext
 }
 
 // scratch is GCN.scratch.
@@ -144,7 +146,7 @@ func (l *SAGE) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	checkInput("SAGE", x, l.WeightL)
 	checkRows("SAGE", g, x)
 	l.g, l.x = g, x
-	h := ensure(&l.h, x.Rows(), l.WeightL.Value.Cols)
+	h := g.ownRows(&l.h, &l.ext, &l.head, l.WeightL.Value.Cols)
 	x.mul(h, l.WeightL.Value)
 	ext := g.extend(l.index, h, &l.ext)
 	y := ensure(&l.y, g.NumTargets, h.Cols)
