@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"testing"
 )
 
@@ -126,4 +127,21 @@ func TestHandshake(t *testing.T) {
 			t.Errorf("%s: dialer %v, acceptor %v; want ok=%v", tc.name, errD, errA, tc.ok)
 		}
 	}
+}
+
+// A link flag either fails to parse or gives a finite positive rate and a
+// non-negative latency.
+func FuzzParseLink(f *testing.F) {
+	for _, s := range []string{"1gbit:1ms", "2GB:0.5ms", "100mbit", "nangbit", "1e308GB", ":", "bit", "kB:-1s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLink(s)
+		if err != nil {
+			return
+		}
+		if !(l.BytesPerSecond > 0) || math.IsInf(l.BytesPerSecond, 0) || l.Latency < 0 {
+			t.Fatalf("ParseLink(%q) = %+v", s, l)
+		}
+	})
 }

@@ -54,7 +54,7 @@ func ParseLink(s string) (Link, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
+	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) { // !(v > 0) also rejects NaN
 		return Link{}, fmt.Errorf("link %q: rate %q is not a positive number with a unit", s, rate)
 	}
 	l.BytesPerSecond = v * mult

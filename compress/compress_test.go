@@ -421,3 +421,39 @@ func TestPlateauRestoreContinuesIdentically(t *testing.T) {
 		}
 	}
 }
+
+// A schedule flag either fails to parse or gives ratios of at least 1 (and
+// not NaN) at every step, however the loss it observes behaves; and its
+// String parses back to the same schedule.
+func FuzzParseSchedule(f *testing.F) {
+	for _, s := range []string{"fixed:8", "linear:128:1.5:5", "exp:128:1:5", "step:64:2:10", "step:81:1:5:3", "adaptive", "adaptive:128:1:5:2", "linear:1e308:1:1e308", "step:2:1:9e18"} {
+		f.Add(s, uint16(100))
+	}
+	f.Fuzz(func(t *testing.T, spec string, steps uint16) {
+		s, err := ParseSchedule(spec, int(steps))
+		if err != nil {
+			return
+		}
+		obs, _ := s.(Observer)
+		for step := range int(steps) + 3 {
+			if r := s.Ratio(step); !(r >= 1) {
+				t.Fatalf("%q: ratio %v at step %d", spec, r, step)
+			}
+			if obs != nil {
+				obs.Observe(step, []float64{1, math.NaN(), 0.5, math.Inf(1), 2}[step%5])
+			}
+		}
+		again, err := ParseSchedule(s.String(), int(steps))
+		if err != nil {
+			t.Fatalf("%q prints as %q, which does not parse: %v", spec, s.String(), err)
+		}
+		if obs != nil {
+			return // a fresh copy has not seen the losses
+		}
+		for step := range int(steps) + 3 {
+			if a, b := s.Ratio(step), again.Ratio(step); a != b {
+				t.Fatalf("%q prints as %q, whose ratio at step %d is %v, not %v", spec, s.String(), step, b, a)
+			}
+		}
+	})
+}

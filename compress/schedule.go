@@ -201,7 +201,7 @@ func ParseSchedule(spec string, steps int) (Schedule, error) {
 		if len(args) == 4 {
 			factor = args[3]
 		}
-		if args[2] < 1 || args[2] != math.Trunc(args[2]) || factor <= 1 {
+		if !count(args[2]) || factor <= 1 {
 			return nil, fmt.Errorf("schedule %q: EVERY must be a positive integer and FACTOR above 1", spec)
 		}
 		return validated(Step{Max: args[0], Min: args[1], Every: int(args[2]), Factor: factor}, ratios(args[0], args[1]))
@@ -212,12 +212,17 @@ func ParseSchedule(spec string, steps int) (Schedule, error) {
 		if err := need(4, 4, "adaptive[:RMAX:RMIN:PATIENCE:FACTOR]"); err != nil {
 			return nil, err
 		}
-		if args[2] < 1 || args[2] != math.Trunc(args[2]) || args[3] <= 1 {
+		if !count(args[2]) || args[3] <= 1 {
 			return nil, fmt.Errorf("schedule %q: PATIENCE must be a positive integer and FACTOR above 1", spec)
 		}
 		return validated(NewPlateau(args[0], args[1], int(args[2]), args[3]), ratios(args[0], args[1]))
 	}
 	return nil, fmt.Errorf("unknown schedule %q (want fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR])", spec)
+}
+
+// count reports whether v is a whole number of steps, 1 to 2³¹ − 1.
+func count(v float64) bool {
+	return v >= 1 && v <= math.MaxInt32 && v == math.Trunc(v)
 }
 
 func validated(s Schedule, err error) (Schedule, error) {
