@@ -53,12 +53,12 @@ func packRowsGo(out []byte, outStride int, bits []uint32, rows, n int, bitmaps [
 	return -1
 }
 
-// unpackRows writes rows rows of n values into out: row i's values, read in
-// order from vals[i·valStride:] and multiplied by scale (so a signalling
+// unpackRows writes rows rows of n values into out: row i's values, read
+// in order from vals[i·valStride:] and multiplied by scale (so a signalling
 // NaN arrives quiet), at the columns its bitmap (bitmaps[i·bitmapStride:])
-// names, +0 elsewhere. It returns the
-// first row whose bitmap does not name exactly k columns, all below n, or
-// −1; the rows before that one are written.
+// names, +0 elsewhere. It returns the first row whose bitmap does not name
+// exactly k columns, all below n, or −1; the rows before that one are
+// written.
 func unpackRows(out []float32, bitmaps []byte, bitmapStride int, vals []byte, valStride int, rows, n, k int, scale float32) int {
 	if rows == 0 || n == 0 {
 		return emptyRows(rows, k)
@@ -119,8 +119,8 @@ func bitmapCount(bm []byte, n int) int {
 	return c
 }
 
-// bitmapError says what is wrong with a bitmap row that unpackRows
-// rejected.
+// bitmapError says what is wrong with a bitmap row that packRows or
+// unpackRows rejected.
 func bitmapError(codec string, bm []byte, n, k int) error {
 	if c := bitmapCount(bm, n); c >= 0 {
 		return fmt.Errorf("compress: %s bitmap names %d columns, want %d", codec, c, k)

@@ -263,7 +263,9 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 		}
 		return dst
 	}
-	packRows(out, 4*k, float32Bits(x), rows, width, c.columnMask(cols, width), 0, k)
+	if packRows(out, 4*k, float32Bits(x), rows, width, c.columnMask(cols, width), 0, k) >= 0 {
+		panic("compress: subspace's mask names other than k columns")
+	}
 	return dst
 }
 
@@ -299,6 +301,8 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 		}
 		return nil
 	}
-	unpackRows(out, c.columnMask(cols, width), 0, src, 4*k, rows, width, k, scale) // the mask names k columns
+	if unpackRows(out, c.columnMask(cols, width), 0, src, 4*k, rows, width, k, scale) >= 0 {
+		panic("compress: subspace's mask names other than k columns")
+	}
 	return nil
 }
