@@ -81,7 +81,9 @@ type RowCoder interface {
 // that message kept, which both ends know from it. No columns travel, and
 // an exchange that uses it is the exact adjoint of its forward pass (the
 // gradient of what was sent), as truncation and subspace are by their
-// keys. top-k, which picks columns by the values, is one.
+// keys. top-k, which picks columns by the values, is one. Both messages go
+// row by row (rows [a, b) of n are bytes [a·len/n, b·len/n)), so a
+// receiver may decode a gradient message in pieces.
 type GradCoder interface {
 	Compressor
 	// EncodeGrad appends the entries of g (rows×width) at the columns the

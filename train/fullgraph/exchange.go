@@ -429,21 +429,53 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		if q == me {
 			continue
 		}
-		buf := e.scratch(len(rows) * w)
-		start := time.Now()
 		var err error
 		if kept != nil {
-			err = e.gradCoder.DecodeGrad(buf, len(rows), w, ratio, kept.sent[q], e.recv[q])
+			err = e.addGradients(dh, rows, ratio, kept.sent[q], e.recv[q])
 		} else {
+			buf := e.scratch(len(rows) * w)
+			start := time.Now()
 			err = codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
+			e.codecSeconds += time.Since(start).Seconds()
+			if err == nil {
+				addRows(dh, rows, buf)
+			}
 		}
-		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-		addRows(dh, rows, buf)
 	}
+}
+
+// gradChunk is how many float32s of decoded gradient addGradients holds at
+// a time: 64 KiB, which stays in cache until it is added.
+const gradChunk = 1 << 14
+
+// addGradients adds into rows of dh the gradient message msg, which answers
+// the forward message fwd. GradCoder messages go row by row, so it decodes
+// them a piece at a time and adds each piece while it is in cache, instead
+// of writing the whole decoded message to memory and reading it back.
+func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, ratio float64, fwd, msg []byte) error {
+	n, w := len(rows), dh.Cols
+	if n == 0 || len(fwd)%n != 0 || len(msg)%n != 0 {
+		// Nothing to add, or sizes no decoder accepts: let it say why.
+		return e.gradCoder.DecodeGrad(e.scratch(n*w), n, w, ratio, fwd, msg)
+	}
+	fb, gb := len(fwd)/n, len(msg)/n
+	chunk := max(1, gradChunk/max(w, 1))
+	buf := e.scratch(min(n, chunk) * w)
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		start := time.Now()
+		err := e.gradCoder.DecodeGrad(buf[:(b-a)*w], b-a, w, ratio, fwd[a*fb:b*fb], msg[a*gb:b*gb])
+		e.codecSeconds += time.Since(start).Seconds()
+		if err != nil {
+			return err
+		}
+		addRows(dh, rows[a:b], buf)
+	}
+	return nil
 }
 
 // addRows adds the rows of buf, in order, into rows of dh.

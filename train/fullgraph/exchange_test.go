@@ -170,8 +170,16 @@ func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 // compressors (none, truncate, subspace), which is what makes compressed
 // training compute true gradients of the compressed forward pass.
 func TestExchangeBackwardIsAdjoint(t *testing.T) {
-	const n, k, w = 150, 3, 12
+	const n, k = 150, 3
 	_, l := testLayout(t, n, k, 5)
+	// At width 4100 a top-k gradient message is decoded a few rows at a
+	// time (addGradients).
+	for _, w := range []int{12, 4100} {
+		testExchangeBackwardIsAdjoint(t, l, k, w)
+	}
+}
+
+func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int) {
 	for _, name := range []string{"none", "truncate", "subspace", "topk"} {
 		sums := make([][2]float64, k)
 		transports(t, k, func(c comm.Communicator) error {
@@ -209,7 +217,7 @@ func TestExchangeBackwardIsAdjoint(t *testing.T) {
 				lhs, rhs = lhs+s[0], rhs+s[1]
 			}
 			if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
-				return fmt.Errorf("%s: <E h, g> = %v but <h, Eᵀ g> = %v", name, lhs, rhs)
+				return fmt.Errorf("%s, width %d: <E h, g> = %v but <h, Eᵀ g> = %v", name, w, lhs, rhs)
 			}
 			return nil
 		})
