@@ -54,8 +54,12 @@ func (r *stream) next() uint64 { r.s += 0x9e3779b97f4a7c15; return mix(r.s) }
 func (r *stream) float() float32 { return float32(r.next()>>40) / (1 << 24) }
 
 // Compressor encodes a message of rows×width float32 values (row-major) at
-// a compression ratio r ≥ 1 and decodes it back. A value is used by one
-// goroutine at a time (it keeps scratch space); make one per worker.
+// a compression ratio r ≥ 1 and decodes it back. A message goes row by
+// row, each row's encoding the same size: rows [a, b) of an n-row message
+// are its bytes [a·len/n, b·len/n), which Decode (with the same key and
+// ratio) turns into those rows, so a receiver may decode a message in
+// pieces. A value is used by one goroutine at a time (it keeps scratch
+// space); make one per worker.
 type Compressor interface {
 	Name() string
 	// Encode appends the encoding of x to dst and returns it.
@@ -81,9 +85,8 @@ type RowCoder interface {
 // that message kept, which both ends know from it. No columns travel, and
 // an exchange that uses it is the exact adjoint of its forward pass (the
 // gradient of what was sent), as truncation and subspace are by their
-// keys. top-k, which picks columns by the values, is one. Both messages go
-// row by row (rows [a, b) of n are bytes [a·len/n, b·len/n)), so a
-// receiver may decode a gradient message in pieces.
+// keys. top-k, which picks columns by the values, is one. Its gradient
+// messages go row by row too, answering the forward message's rows.
 type GradCoder interface {
 	Compressor
 	// EncodeGrad appends the entries of g (rows×width) at the columns the

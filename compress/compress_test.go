@@ -457,3 +457,42 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	})
 }
+
+// Every codec's messages go row by row, as the Compressor contract says and
+// the exchange relies on when it decodes a gradient message in pieces: each
+// row's encoding has one size, and decoding a message's rows [a, b) from
+// its bytes [a·len/n, b·len/n) gives the rows the whole message decodes to.
+func TestMessagesGoRowByRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	const rows = 9
+	for _, name := range Names {
+		for _, width := range []int{1, 7, 64, 130} {
+			for _, ratio := range []float64{1, 1.5, 3, 16} {
+				c, _ := New(name)
+				x := randRows(r, rows, width)
+				key := Key{Seed: 5, Step: width, Layer: 1, From: 2, To: 0, Backward: true}
+				msg := c.Encode(nil, x, rows, width, ratio, key)
+				if len(msg)%rows != 0 {
+					t.Fatalf("%s width %d ratio %v: %d bytes for %d rows", name, width, ratio, len(msg), rows)
+				}
+				whole := make([]float32, rows*width)
+				if err := c.Decode(whole, rows, width, ratio, key, msg); err != nil {
+					t.Fatal(err)
+				}
+				rb := len(msg) / rows
+				for _, cut := range [][2]int{{0, 4}, {4, 5}, {5, 9}} {
+					a, b := cut[0], cut[1]
+					piece := make([]float32, (b-a)*width)
+					if err := c.Decode(piece, b-a, width, ratio, key, msg[a*rb:b*rb]); err != nil {
+						t.Fatalf("%s width %d ratio %v rows [%d, %d): %v", name, width, ratio, a, b, err)
+					}
+					for j, v := range piece {
+						if math.Float32bits(v) != math.Float32bits(whole[a*width+j]) {
+							t.Fatalf("%s width %d ratio %v rows [%d, %d): value %d is %v, whole message %v", name, width, ratio, a, b, j, v, whole[a*width+j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

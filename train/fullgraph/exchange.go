@@ -429,19 +429,11 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		if q == me {
 			continue
 		}
-		var err error
+		d := gradDecoder{codec: codec, ratio: ratio, key: e.key(layer, me, q, true)}
 		if kept != nil {
-			err = e.addGradients(dh, rows, ratio, kept.sent[q], e.recv[q])
-		} else {
-			buf := e.scratch(len(rows) * w)
-			start := time.Now()
-			err = codec.Decode(buf, len(rows), w, ratio, e.key(layer, me, q, true), e.recv[q])
-			e.codecSeconds += time.Since(start).Seconds()
-			if err == nil {
-				addRows(dh, rows, buf)
-			}
+			d.grad, d.fwd = e.gradCoder, kept.sent[q]
 		}
-		if err != nil {
+		if err := e.addGradients(dh, rows, d, e.recv[q]); err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
@@ -452,23 +444,42 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 // a time: 64 KiB, which stays in cache until it is added.
 const gradChunk = 1 << 14
 
-// addGradients adds into rows of dh the gradient message msg, which answers
-// the forward message fwd. GradCoder messages go row by row, so it decodes
-// them a piece at a time and adds each piece while it is in cache, instead
-// of writing the whole decoded message to memory and reading it back.
-func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, ratio float64, fwd, msg []byte) error {
-	n, w := len(rows), dh.Cols
-	if n == 0 || len(fwd)%n != 0 || len(msg)%n != 0 {
-		// Nothing to add, or sizes no decoder accepts: let it say why.
-		return e.gradCoder.DecodeGrad(e.scratch(n*w), n, w, ratio, fwd, msg)
+// gradDecoder decodes a peer's gradient message: with codec and key, or,
+// when grad is set, from the forward message fwd it answers.
+type gradDecoder struct {
+	codec compress.Compressor
+	grad  compress.GradCoder
+	ratio float64
+	key   compress.Key
+	fwd   []byte
+}
+
+// decode decodes rows rows of a message, msg, into out; fwd is the
+// forward message's same rows.
+func (d gradDecoder) decode(out []float32, rows, width int, fwd, msg []byte) error {
+	if d.grad != nil {
+		return d.grad.DecodeGrad(out, rows, width, d.ratio, fwd, msg)
 	}
-	fb, gb := len(fwd)/n, len(msg)/n
+	return d.codec.Decode(out, rows, width, d.ratio, d.key, msg)
+}
+
+// addGradients adds the gradient message msg into rows of dh. Messages go
+// row by row, so it decodes a piece at a time and adds each piece while it
+// is in cache, instead of writing the whole decoded message to memory and
+// reading it back.
+func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, d gradDecoder, msg []byte) error {
+	n, w := len(rows), dh.Cols
+	if n == 0 || len(d.fwd)%n != 0 || len(msg)%n != 0 {
+		// Nothing to add, or sizes no decoder accepts: let it say why.
+		return d.decode(e.scratch(n*w), n, w, d.fwd, msg)
+	}
+	fb, gb := len(d.fwd)/n, len(msg)/n
 	chunk := max(1, gradChunk/max(w, 1))
 	buf := e.scratch(min(n, chunk) * w)
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
 		start := time.Now()
-		err := e.gradCoder.DecodeGrad(buf[:(b-a)*w], b-a, w, ratio, fwd[a*fb:b*fb], msg[a*gb:b*gb])
+		err := d.decode(buf[:(b-a)*w], b-a, w, d.fwd[a*fb:b*fb], msg[a*gb:b*gb])
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
 			return err
