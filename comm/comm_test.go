@@ -195,7 +195,7 @@ func TestParseLink(t *testing.T) {
 		{in: "100mbit", bps: 12.5e6},
 		{in: "2GB:0.5ms", bps: 2e9, latency: 500 * time.Microsecond},
 		{in: "fast", bad: true}, {in: "1gbit:soon", bad: true}, {in: "-1gbit", bad: true}, {in: "0gbit", bad: true},
-		{in: "nangbit", bad: true}, {in: "NaNB", bad: true}, {in: "1e308GB", bad: true}, {in: "infbit", bad: true},
+		{in: "nangbit", bad: true}, {in: "NaNB", bad: true}, {in: "1e308GB", bad: true}, {in: "infbit", bad: true}, {in: "5e-324bit", bad: true},
 	}
 	for _, c := range cases {
 		l, err := ParseLink(c.in)

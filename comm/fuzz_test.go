@@ -132,7 +132,7 @@ func TestHandshake(t *testing.T) {
 // A link flag either fails to parse or gives a finite positive rate and a
 // non-negative latency.
 func FuzzParseLink(f *testing.F) {
-	for _, s := range []string{"1gbit:1ms", "2GB:0.5ms", "100mbit", "nangbit", "1e308GB", ":", "bit", "kB:-1s"} {
+	for _, s := range []string{"1gbit:1ms", "2GB:0.5ms", "100mbit", "nangbit", "1e308GB", "5e-324bit", ":", "bit", "kB:-1s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

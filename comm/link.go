@@ -54,10 +54,11 @@ func ParseLink(s string) (Link, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) { // !(v > 0) also rejects NaN
+	bps := v * mult
+	if err != nil || !(bps > 0) || math.IsInf(bps, 0) { // also NaN, and rates that round to 0
 		return Link{}, fmt.Errorf("link %q: rate %q is not a positive number with a unit", s, rate)
 	}
-	l.BytesPerSecond = v * mult
+	l.BytesPerSecond = bps
 	return l, nil
 }
 

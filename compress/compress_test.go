@@ -426,7 +426,7 @@ func TestPlateauRestoreContinuesIdentically(t *testing.T) {
 // not NaN) at every step, however the loss it observes behaves; and its
 // String parses back to the same schedule.
 func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"fixed:8", "linear:128:1.5:5", "exp:128:1:5", "step:64:2:10", "step:81:1:5:3", "adaptive", "adaptive:128:1:5:2", "linear:1e308:1:1e308", "step:2:1:9e18"} {
+	for _, s := range []string{"fixed:8", "linear:128:1.5:5", "exp:128:1:5", "step:64:2:10", "step:81:1:5:3", "adaptive", "adaptive:128:1:5:2", "linear:1e308:1:1e308", "linear:2:2:1e308", "exp:2:2:1e308", "step:2:1:9e18"} {
 		f.Add(s, uint16(100))
 	}
 	f.Fuzz(func(t *testing.T, spec string, steps uint16) {
@@ -461,7 +461,8 @@ func FuzzParseSchedule(f *testing.F) {
 // Every codec's messages go row by row, as the Compressor contract says and
 // the exchange relies on when it decodes a gradient message in pieces: each
 // row's encoding has one size, and decoding a message's rows [a, b) from
-// its bytes [a·len/n, b·len/n) gives the rows the whole message decodes to.
+// its bytes [a·len/n, b·len/n) gives the rows the whole message decodes to;
+// so do a GradCoder's gradient messages.
 func TestMessagesGoRowByRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	const rows = 9
@@ -480,6 +481,15 @@ func TestMessagesGoRowByRow(t *testing.T) {
 					t.Fatal(err)
 				}
 				rb := len(msg) / rows
+				gc, _ := c.(GradCoder)
+				var grad []byte
+				wholeGrad := make([]float32, rows*width)
+				if gc != nil {
+					grad = gc.EncodeGrad(nil, randRows(r, rows, width), rows, width, ratio, msg)
+					if err := gc.DecodeGrad(wholeGrad, rows, width, ratio, msg, grad); err != nil {
+						t.Fatal(err)
+					}
+				}
 				for _, cut := range [][2]int{{0, 4}, {4, 5}, {5, 9}} {
 					a, b := cut[0], cut[1]
 					piece := make([]float32, (b-a)*width)
@@ -489,6 +499,18 @@ func TestMessagesGoRowByRow(t *testing.T) {
 					for j, v := range piece {
 						if math.Float32bits(v) != math.Float32bits(whole[a*width+j]) {
 							t.Fatalf("%s width %d ratio %v rows [%d, %d): value %d is %v, whole message %v", name, width, ratio, a, b, j, v, whole[a*width+j])
+						}
+					}
+					if gc == nil {
+						continue
+					}
+					gb := len(grad) / rows
+					if err := gc.DecodeGrad(piece, b-a, width, ratio, msg[a*rb:b*rb], grad[a*gb:b*gb]); err != nil {
+						t.Fatalf("%s width %d ratio %v gradient rows [%d, %d): %v", name, width, ratio, a, b, err)
+					}
+					for j, v := range piece {
+						if math.Float32bits(v) != math.Float32bits(wholeGrad[a*width+j]) {
+							t.Fatalf("%s width %d ratio %v gradient rows [%d, %d): value %d is %v, whole message %v", name, width, ratio, a, b, j, v, wholeGrad[a*width+j])
 						}
 					}
 				}

@@ -35,6 +35,9 @@ type Linear struct {
 }
 
 func (l Linear) Ratio(t int) float64 {
+	if l.Max <= l.Min {
+		return l.Min // and no ∞·0 below
+	}
 	unit := (l.Max - l.Min) / float64(max(l.Steps-2, 1))
 	return max(l.Max-l.Slope*float64(t)*unit, l.Min)
 }

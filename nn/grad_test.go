@@ -419,6 +419,16 @@ func TestCrossEntropyGradient(t *testing.T) {
 	if _, _, err := ce.Forward(logits32, labels, rows, 0); err == nil {
 		t.Error("a zero normaliser was accepted")
 	}
+	if _, _, err := ce.Forward(logits32, labels, []int32{1, 5, 1}, 1); err == nil {
+		t.Error("a row listed twice was accepted")
+	}
+	if _, _, err := ce.Forward(logits32, labels, []int32{2, 8}, 1); err == nil {
+		t.Error("a row outside the logits was accepted")
+	}
+	// The failed calls leave nothing behind: the rows are accepted again.
+	if again, _, err := ce.Forward(logits32, labels, rows, norm); err != nil || again != loss {
+		t.Errorf("after the failed calls: loss %v, %v; want %v", again, err, loss)
+	}
 }
 
 func TestMSEGradient(t *testing.T) {

@@ -11,12 +11,14 @@ import (
 // labels of some rows. It keeps its buffers across calls.
 type CrossEntropy struct {
 	logp, grad *tensor.Matrix
+	listed     []bool // false between calls: the rows seen while checking them
 }
 
 // Forward returns Σ_{r ∈ rows} −log softmax(logits_r)[labels[r]] / norm and
 // its gradient with respect to logits (zero outside rows). labels has one
-// entry per row of logits. The caller chooses norm so that distributed
-// workers can divide by the global number of training rows and sum.
+// entry per row of logits; rows must be distinct. The caller chooses norm
+// so that distributed workers can divide by the global number of training
+// rows and sum.
 func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, *tensor.Matrix, error) {
 	if len(labels) != logits.Rows {
 		return 0, nil, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
@@ -24,10 +26,22 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 	if norm <= 0 {
 		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
 	}
+	c.listed = ensureSlice(&c.listed, logits.Rows)
+	defer func() {
+		for _, r := range rows {
+			if r >= 0 && int(r) < len(c.listed) {
+				c.listed[r] = false
+			}
+		}
+	}()
 	for _, r := range rows {
 		if r < 0 || int(r) >= logits.Rows {
 			return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
 		}
+		if c.listed[r] {
+			return 0, nil, fmt.Errorf("nn: loss row %d listed twice", r)
+		}
+		c.listed[r] = true
 		if y := labels[r]; y < 0 || int(y) >= logits.Cols {
 			return 0, nil, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
 		}

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/graft-gnn/graft/internal/freelist"
@@ -75,11 +76,16 @@ func LogSoftmax(dst, x *Matrix) { rowwise(dst, x, nil, true) }
 
 // LogSoftmaxRows sets the listed rows of dst to the log-softmax of the same
 // rows of x and leaves the others as they are: a loss over a few labelled
-// rows need not pay for every row. Each row must be in range.
+// rows need not pay for every row. The rows must be distinct (they are
+// computed in parallel).
 func LogSoftmaxRows(dst, x *Matrix, rows []int32) {
-	if len(rows) == 0 {
-		mustSameShape("Softmax", dst, x)
-		return
+	mustSameShape("Softmax", dst, x)
+	for _, r := range rows {
+		if r < 0 || int(r) >= x.Rows {
+			panic(fmt.Sprintf("tensor: LogSoftmaxRows: row %d of %d", r, x.Rows))
+		}
 	}
-	rowwise(dst, x, rows, true)
+	if len(rows) > 0 {
+		rowwise(dst, x, rows, true)
+	}
 }

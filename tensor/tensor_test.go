@@ -247,10 +247,14 @@ func TestSoftmaxRows(t *testing.T) {
 // and no other row.
 func TestLogSoftmaxRowsWritesOnlyItsRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	x := randMatrix(r, 5000, 7) // enough rows to run in parallel
+	x := randMatrix(r, 5000, 7)
 	all := New(x.Rows, x.Cols)
 	LogSoftmax(all, x)
-	for _, rows := range [][]int32{nil, {3}, {4999, 0, 17}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}} {
+	many := make([]int32, 0, 4000) // enough rows to run in parallel
+	for _, i := range r.Perm(x.Rows)[:4000] {
+		many = append(many, int32(i))
+	}
+	for _, rows := range [][]int32{nil, {3}, {4999, 0, 17}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, many} {
 		got := New(x.Rows, x.Cols)
 		for i := range got.Data {
 			got.Data[i] = 42
@@ -272,6 +276,16 @@ func TestLogSoftmaxRowsWritesOnlyItsRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestLogSoftmaxRowsRejectsRowsOutOfRange(t *testing.T) {
+	x := New(3, 2)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("row 3 of 3 accepted")
+		}
+	}()
+	LogSoftmaxRows(New(3, 2), x, []int32{0, 3})
 }
 
 func TestReductions(t *testing.T) {

@@ -441,11 +441,13 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 }
 
 // gradChunk is how many float32s of decoded gradient addGradients holds at
-// a time: 64 KiB, which stays in cache until it is added.
+// a time: 64 KiB (or one row, if wider), which stays in cache until it is
+// added.
 const gradChunk = 1 << 14
 
 // gradDecoder decodes a peer's gradient message: with codec and key, or,
-// when grad is set, from the forward message fwd it answers.
+// when grad is set, from the forward message fwd it answers (all of it;
+// addGradients hands decode the rows of it that each piece needs).
 type gradDecoder struct {
 	codec compress.Compressor
 	grad  compress.GradCoder
@@ -454,8 +456,8 @@ type gradDecoder struct {
 	fwd   []byte
 }
 
-// decode decodes rows rows of a message, msg, into out; fwd is the
-// forward message's same rows.
+// decode decodes rows rows of a gradient message, msg, into out; fwd holds
+// the forward message's same rows.
 func (d gradDecoder) decode(out []float32, rows, width int, fwd, msg []byte) error {
 	if d.grad != nil {
 		return d.grad.DecodeGrad(out, rows, width, d.ratio, fwd, msg)
@@ -469,9 +471,11 @@ func (d gradDecoder) decode(out []float32, rows, width int, fwd, msg []byte) err
 // reading it back.
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, d gradDecoder, msg []byte) error {
 	n, w := len(rows), dh.Cols
-	if n == 0 || len(d.fwd)%n != 0 || len(msg)%n != 0 {
-		// Nothing to add, or sizes no decoder accepts: let it say why.
-		return d.decode(e.scratch(n*w), n, w, d.fwd, msg)
+	if n == 0 {
+		return d.decode(nil, 0, w, d.fwd, msg) // the message must be empty too
+	}
+	if len(d.fwd)%n != 0 || len(msg)%n != 0 {
+		return fmt.Errorf("a gradient message of %d bytes (forward %d) is not %d whole rows", len(msg), len(d.fwd), n)
 	}
 	fb, gb := len(d.fwd)/n, len(msg)/n
 	chunk := max(1, gradChunk/max(w, 1))
@@ -482,7 +486,7 @@ func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, d gradDecoder, 
 		err := d.decode(buf[:(b-a)*w], b-a, w, d.fwd[a*fb:b*fb], msg[a*gb:b*gb])
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
-			return err
+			return fmt.Errorf("rows [%d, %d) of %d: %w", a, b, n, err)
 		}
 		addRows(dh, rows[a:b], buf)
 	}

@@ -172,21 +172,24 @@ func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 func TestExchangeBackwardIsAdjoint(t *testing.T) {
 	const n, k = 150, 3
 	_, l := testLayout(t, n, k, 5)
-	// At width 4100 a top-k gradient message is decoded a few rows at a
-	// time (addGradients).
+	// At width 4100 a gradient message is decoded a few rows at a time
+	// (addGradients); top-k names its columns by a bitmap at ratio 3 and
+	// by indices at 16.
 	for _, w := range []int{12, 4100} {
-		testExchangeBackwardIsAdjoint(t, l, k, w)
+		for _, ratio := range []float64{3, 16} {
+			testExchangeBackwardIsAdjoint(t, l, k, w, ratio)
+		}
 	}
 }
 
-func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int) {
+func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, ratio float64) {
 	for _, name := range []string{"none", "truncate", "subspace", "topk"} {
 		sums := make([][2]float64, k)
 		transports(t, k, func(c comm.Communicator) error {
 			sums[c.Rank()] = [2]float64{}
 			p := &l.Parts[c.Rank()]
 			codec, _ := compress.New(name)
-			e, err := NewExchange(c, p, codec, compress.Fixed(3), 9, 3)
+			e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, 3)
 			if err != nil {
 				return err
 			}
@@ -201,8 +204,8 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int) 
 			if e.Err() != nil {
 				return e.Err()
 			}
-			if got := e.Ratio(0); got != 3 {
-				return fmt.Errorf("ratio %v, want 3", got)
+			if got := e.Ratio(0); got != ratio {
+				return fmt.Errorf("ratio %v, want %v", got, ratio)
 			}
 			for i := range ext.Data {
 				sums[c.Rank()][0] += float64(ext.Data[i]) * float64(g.Data[i])
@@ -217,7 +220,7 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int) 
 				lhs, rhs = lhs+s[0], rhs+s[1]
 			}
 			if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
-				return fmt.Errorf("%s, width %d: <E h, g> = %v but <h, Eᵀ g> = %v", name, w, lhs, rhs)
+				return fmt.Errorf("%s, width %d, ratio %v: <E h, g> = %v but <h, Eᵀ g> = %v", name, w, ratio, lhs, rhs)
 			}
 			return nil
 		})
