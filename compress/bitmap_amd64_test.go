@@ -1,4 +1,4 @@
-//go:build !noasm && unix
+//go:build !noasm
 
 package compress
 
@@ -7,7 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
+
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // bitmapRows lays out rows of n values as messages do: each row's bitmap of
@@ -23,12 +24,12 @@ func newBitmapRows(t *testing.T, r *rand.Rand, rows, n, k int, interleaved, shar
 	var b bitmapRows
 	if interleaved {
 		rb := mb + 4*k
-		buf := guardedBytes(t, rows*rb)
+		buf := guardtest.Bytes(t, rows*rb)
 		b = bitmapRows{bitmaps: buf, vals: buf[mb:], bitmapStride: rb, valStride: rb}
 	} else {
-		b = bitmapRows{bitmaps: guardedBytes(t, mb), vals: guardedBytes(t, rows*4*k), valStride: 4 * k}
+		b = bitmapRows{bitmaps: guardtest.Bytes(t, mb), vals: guardtest.Bytes(t, rows*4*k), valStride: 4 * k}
 		if !shared {
-			b.bitmaps, b.bitmapStride = guardedBytes(t, rows*mb), mb
+			b.bitmaps, b.bitmapStride = guardtest.Bytes(t, rows*mb), mb
 		}
 	}
 	for i := range rows {
@@ -78,7 +79,7 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 				scale := scales[r.IntN(len(scales))]
 				var outs [2][]float32
 				for i, kernel := range []func([]float32, []byte, int, []byte, int, int, int, int, float32) int{unpackRowsGo, unpackRows} {
-					outs[i] = guardedFloats(t, rows*n)
+					outs[i] = guardtest.Float32s(t, rows*n)
 					for j := range outs[i] {
 						outs[i][j] = float32(math.NaN())
 					}
@@ -93,7 +94,7 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 				if scale == 1 {
 					var packed [2][]byte
 					for i, kernel := range []func([]byte, int, []uint32, int, int, []byte, int, int) int{packRowsGo, packRows} {
-						packed[i] = guardedBytes(t, rows*4*k)
+						packed[i] = guardtest.Bytes(t, rows*4*k)
 						for j := range packed[i] {
 							packed[i][j] = 0xa5
 						}
@@ -143,7 +144,7 @@ func TestBitmapRowKernelsMatchGo(t *testing.T) {
 					}
 				}
 				for i, kernel := range []func([]byte, int, []uint32, int, int, []byte, int, int) int{packRowsGo, packRows} {
-					out := guardedBytes(t, rows*4*k)
+					out := guardtest.Bytes(t, rows*4*k)
 					if got := kernel(out, 4*k, float32Bits(outs[0]), rows, n, b.bitmaps, b.bitmapStride, k); got != bad {
 						t.Fatalf("n=%d rows=%d k=%d %+v: bad row %d reported as %d by pack (kernel %d)", n, rows, k, layout, bad, got, i)
 					}
@@ -164,14 +165,6 @@ func TestBitmapRowsEmpty(t *testing.T) {
 			t.Errorf("packRows(rows %d, n %d, k %d) = %d, want %d", c.rows, c.n, c.k, got, c.want)
 		}
 	}
-}
-
-func guardedFloats(t *testing.T, n int) []float32 {
-	b := guardedBytes(t, 4*n)
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
 // differentBits returns the first index where a and b differ in bits, or −1.

@@ -15,7 +15,7 @@ func Dir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv(Env)
 	if dir == "" {
-		t.Skipf("%s is not set; set it to the staged data directory (e.g. /work/shared/data) to run this test", Env)
+		t.Skipf("%s is not set; set it to the staged data directory (e.g. ../shared/data) to run this test", Env)
 	}
 	info, err := os.Stat(dir)
 	if err != nil {

@@ -1,15 +1,18 @@
 //go:build unix
 
-package compress
+package guardtest
 
 import (
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
-// guardedBytes returns n bytes that end where an inaccessible page begins,
-// so that a kernel reading or writing past the slice faults.
-func guardedBytes(t *testing.T, n int) []byte {
+// Bytes returns n bytes that end where an inaccessible page begins. The
+// memory is released when the test ends; the test is skipped where the
+// system will not map it.
+func Bytes(t testing.TB, n int) []byte {
+	t.Helper()
 	page := syscall.Getpagesize()
 	size := (n+page-1)/page*page + page
 	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
@@ -21,4 +24,14 @@ func guardedBytes(t *testing.T, n int) []byte {
 		t.Skip("mprotect:", err)
 	}
 	return mem[size-page-n : size-page]
+}
+
+// Float32s is Bytes for n float32s.
+func Float32s(t testing.TB, n int) []float32 {
+	t.Helper()
+	b := Bytes(t, 4*n)
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
