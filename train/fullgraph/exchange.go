@@ -258,9 +258,8 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	send, recv := e.send, e.recv
-	var kept *keptMessages
-	if e.gradCoder != nil && e.compressing(layer) { // the backward pass reads these messages
-		kept = &e.kept[layer]
+	kept := e.keptFor(layer)
+	if kept != nil { // the backward pass reads these messages
 		send, recv = kept.sent, kept.recv
 	}
 	if e.rowCoder != nil && e.compressing(layer) {
@@ -355,6 +354,15 @@ func receivedInPlace(dst []float32, msg []byte) error {
 	return nil
 }
 
+// keptFor returns layer's kept messages when its gradients answer its
+// forward messages (a GradCoder on a compressed layer), or nil.
+func (e *Exchange) keptFor(layer int) *keptMessages {
+	if e.gradCoder == nil || !e.compressing(layer) {
+		return nil
+	}
+	return &e.kept[layer]
+}
+
 // encodeShared writes every peer's message into send by encoding the
 // boundary rows once and copying each row's bytes into the messages that
 // carry it.
@@ -399,12 +407,10 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
-	var kept *keptMessages
-	if e.gradCoder != nil && e.compressing(layer) {
-		if kept = &e.kept[layer]; kept.step != e.step {
-			e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
-			return
-		}
+	kept := e.keptFor(layer)
+	if kept != nil && kept.step != e.step {
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
+		return
 	}
 	start := time.Now()
 	for q := range e.part.Send {
