@@ -85,16 +85,24 @@ type RowCoder interface {
 // that message kept, which both ends know from it. No columns travel, and
 // an exchange that uses it is the exact adjoint of its forward pass (the
 // gradient of what was sent), as truncation and subspace are by their
-// keys. top-k, which picks columns by the values, is one. Its gradient
-// messages go row by row too, answering the forward message's rows.
+// keys. top-k, which picks columns by the values, is one.
+//
+// Both ends keep only the columns of a forward message (Columns), not the
+// message: a fraction of its size, and all the backward pass reads of it.
+// Columns, like the gradient messages, go row by row.
 type GradCoder interface {
 	Compressor
-	// EncodeGrad appends the entries of g (rows×width) at the columns the
-	// forward message fwd kept; fwd must be a message Decode accepts.
-	EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, fwd []byte) []byte
-	// DecodeGrad overwrites out (rows×width) with src's entries at fwd's
+	// Columns appends the columns each row of the forward message fwd
+	// (rows rows of width at ratio) kept, in the form EncodeGrad and
+	// DecodeGrad take. It checks fwd's size only: its columns are checked
+	// where they are used.
+	Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte, error)
+	// EncodeGrad appends the entries of g (rows×width) at cols' columns;
+	// cols must come from Columns of a message Decode accepts.
+	EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, cols []byte) []byte
+	// DecodeGrad overwrites out (rows×width) with src's entries at cols'
 	// columns and zeros elsewhere.
-	DecodeGrad(out []float32, rows, width int, ratio float64, fwd, src []byte) error
+	DecodeGrad(out []float32, rows, width int, ratio float64, cols, src []byte) error
 }
 
 // Names lists the compressors New accepts.

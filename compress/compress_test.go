@@ -462,7 +462,7 @@ func FuzzParseSchedule(f *testing.F) {
 // the exchange relies on when it decodes a gradient message in pieces: each
 // row's encoding has one size, and decoding a message's rows [a, b) from
 // its bytes [a·len/n, b·len/n) gives the rows the whole message decodes to;
-// so do a GradCoder's gradient messages.
+// so do a GradCoder's gradient messages and columns.
 func TestMessagesGoRowByRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	const rows = 9
@@ -482,11 +482,15 @@ func TestMessagesGoRowByRow(t *testing.T) {
 				}
 				rb := len(msg) / rows
 				gc, _ := c.(GradCoder)
-				var grad []byte
+				var grad, cols []byte
 				wholeGrad := make([]float32, rows*width)
 				if gc != nil {
-					grad = gc.EncodeGrad(nil, randRows(r, rows, width), rows, width, ratio, msg)
-					if err := gc.DecodeGrad(wholeGrad, rows, width, ratio, msg, grad); err != nil {
+					var err error
+					if cols, err = gc.Columns(nil, msg, rows, width, ratio); err != nil {
+						t.Fatal(err)
+					}
+					grad = gc.EncodeGrad(nil, randRows(r, rows, width), rows, width, ratio, cols)
+					if err := gc.DecodeGrad(wholeGrad, rows, width, ratio, cols, grad); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -504,8 +508,15 @@ func TestMessagesGoRowByRow(t *testing.T) {
 					if gc == nil {
 						continue
 					}
-					gb := len(grad) / rows
-					if err := gc.DecodeGrad(piece, b-a, width, ratio, msg[a*rb:b*rb], grad[a*gb:b*gb]); err != nil {
+					gb, cb := len(grad)/rows, len(cols)/rows
+					if len(cols)%rows != 0 {
+						t.Fatalf("%s width %d ratio %v: %d bytes of columns for %d rows", name, width, ratio, len(cols), rows)
+					}
+					pieceCols, err := gc.Columns(nil, msg[a*rb:b*rb], b-a, width, ratio)
+					if err != nil || string(pieceCols) != string(cols[a*cb:b*cb]) {
+						t.Fatalf("%s width %d ratio %v rows [%d, %d): the piece's columns differ from the whole message's (%v)", name, width, ratio, a, b, err)
+					}
+					if err := gc.DecodeGrad(piece, b-a, width, ratio, cols[a*cb:b*cb], grad[a*gb:b*gb]); err != nil {
 						t.Fatalf("%s width %d ratio %v gradient rows [%d, %d): %v", name, width, ratio, a, b, err)
 					}
 					for j, v := range piece {

@@ -569,40 +569,81 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 	return nil
 }
 
+// Columns makes top-k a GradCoder: per row, its bitmap, or its k indices
+// (nothing at ratio 1, where rows go whole).
+func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte, error) {
+	k, format := topKLayout(width, ratio)
+	rb := topKRowBytes(width, k, format)
+	if len(fwd) != rows*rb {
+		return dst, sizeError("topk forward", len(fwd), rows*rb)
+	}
+	cb := topKColumnBytes(width, k, format)
+	start := len(dst)
+	dst = slices.Grow(dst, rows*cb)[:start+rows*cb]
+	out := dst[start:]
+	switch format {
+	case bitmapped:
+		for i := range rows {
+			copy(out[i*cb:(i+1)*cb], fwd[i*rb:])
+		}
+	case indexed:
+		ib := indexBytes(width)
+		for i := range rows {
+			o, msg := out[i*cb:(i+1)*cb], fwd[i*rb:(i+1)*rb]
+			for p := range k {
+				copy(o[p*ib:(p+1)*ib], msg[p*(ib+4):])
+			}
+		}
+	}
+	return dst, nil
+}
+
+// topKColumnBytes is the size of a row's columns (Columns).
+func topKColumnBytes(width, k int, f topKFormat) int {
+	switch f {
+	case dense:
+		return 0
+	case bitmapped:
+		return (width + 7) / 8
+	}
+	return k * indexBytes(width)
+}
+
 // EncodeGrad makes top-k a GradCoder: per row, the k gradient entries at
 // the columns the forward row kept, in column order (the whole row at
 // ratio 1).
-func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, fwd []byte) []byte {
+func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, cols []byte) []byte {
 	k, format := topKLayout(width, ratio)
 	if format == dense {
 		return appendFloats(dst, g[:rows*width])
 	}
-	rb := topKRowBytes(width, k, format)
+	cb := topKColumnBytes(width, k, format)
 	start := len(dst)
 	dst = slices.Grow(dst, rows*4*k)[:start+rows*4*k]
 	out := dst[start:]
-	if k == 0 {
+	if k == 0 || rows == 0 {
 		return dst
 	}
+	_ = cols[rows*cb-1]
 	if format == bitmapped {
-		if i := packRows(out, 4*k, float32Bits(g), rows, width, fwd, rb, k); i >= 0 {
-			panic(bitmapError("topk forward", fwd[i*rb:i*rb+(width+7)/8], width, k)) // fwd was not a message Decode accepted
+		if i := packRows(out, 4*k, float32Bits(g), rows, width, cols, cb, k); i >= 0 {
+			panic(bitmapError("topk forward", cols[i*cb:(i+1)*cb], width, k)) // cols were not a message Decode accepted
 		}
 		return dst
 	}
 	ib := indexBytes(width)
 	for i := range rows {
-		row, msg, o := float32Bits(g[i*width:(i+1)*width]), fwd[i*rb:(i+1)*rb], out[i*4*k:]
+		row, c, o := float32Bits(g[i*width:(i+1)*width]), cols[i*cb:(i+1)*cb], out[i*4*k:]
 		for p := range k {
-			j := columnAt(msg[p*(ib+4):], ib)
-			binary.LittleEndian.PutUint32(o[4*p:], row[j])
+			binary.LittleEndian.PutUint32(o[4*p:], row[columnAt(c[p*ib:], ib)])
 		}
 	}
 	return dst
 }
 
-// DecodeGrad is EncodeGrad's inverse, zero at the columns fwd dropped.
-func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, fwd, src []byte) error {
+// DecodeGrad is EncodeGrad's inverse, zero at the columns the forward
+// message dropped.
+func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, cols, src []byte) error {
 	k, format := topKLayout(width, ratio)
 	want := rows * 4 * k // k = width when dense
 	if len(src) != want {
@@ -612,22 +653,22 @@ func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, fwd, sr
 		readFloats(out[:rows*width], src)
 		return nil
 	}
-	rb := topKRowBytes(width, k, format)
-	if len(fwd) != rows*rb {
-		return sizeError("topk forward", len(fwd), rows*rb)
+	cb := topKColumnBytes(width, k, format)
+	if len(cols) != rows*cb {
+		return fmt.Errorf("compress: topk columns of %d bytes, want %d", len(cols), rows*cb)
 	}
 	if format == bitmapped {
-		if i := unpackRows(out, fwd, rb, src, 4*k, rows, width, k, 1); i >= 0 {
-			return bitmapError("topk forward", fwd[i*rb:i*rb+(width+7)/8], width, k)
+		if i := unpackRows(out, cols, cb, src, 4*k, rows, width, k, 1); i >= 0 {
+			return bitmapError("topk forward", cols[i*cb:(i+1)*cb], width, k)
 		}
 		return nil
 	}
 	clear(out[:rows*width])
 	ib := indexBytes(width)
 	for i := range rows {
-		row, msg, vals := out[i*width:(i+1)*width], fwd[i*rb:(i+1)*rb], src[i*4*k:(i+1)*4*k]
+		row, c, vals := out[i*width:(i+1)*width], cols[i*cb:(i+1)*cb], src[i*4*k:(i+1)*4*k]
 		for p := range k {
-			j := columnAt(msg[p*(ib+4):], ib)
+			j := columnAt(c[p*ib:], ib)
 			if j >= width {
 				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
 			}

@@ -627,7 +627,17 @@ func testTopKGradientFollowsTheForwardColumns(t *testing.T) {
 			if err := c.Decode(sent, rows, width, ratio, Key{}, fwd); err != nil {
 				t.Fatal(err)
 			}
-			msg := c.EncodeGrad(nil, g, rows, width, ratio, fwd)
+			cols, err := c.Columns(nil, fwd, rows, width, ratio)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Columns(nil, append(fwd, 0), rows, width, ratio); err == nil {
+				t.Fatalf("width %d ratio %v: Columns accepted a message one byte too long", width, ratio)
+			}
+			if 2*len(cols) > len(fwd) {
+				t.Fatalf("width %d ratio %v: %d bytes of columns for a %d-byte message", width, ratio, len(cols), len(fwd))
+			}
+			msg := c.EncodeGrad(nil, g, rows, width, ratio, cols)
 			if k, _ := topKLayout(width, ratio); len(msg) != 4*rows*k {
 				t.Fatalf("width %d ratio %v: %d bytes for %d rows of %d entries", width, ratio, len(msg), rows, k)
 			}
@@ -635,7 +645,7 @@ func testTopKGradientFollowsTheForwardColumns(t *testing.T) {
 			for i := range out {
 				out[i] = float32(math.NaN()) // DecodeGrad must write every entry
 			}
-			if err := c.DecodeGrad(out, rows, width, ratio, fwd, msg); err != nil {
+			if err := c.DecodeGrad(out, rows, width, ratio, cols, msg); err != nil {
 				t.Fatal(err)
 			}
 			for i := range out {
@@ -647,7 +657,7 @@ func testTopKGradientFollowsTheForwardColumns(t *testing.T) {
 					t.Fatalf("width %d ratio %v entry %d: %v, want %v", width, ratio, i, out[i], want)
 				}
 			}
-			if err := c.DecodeGrad(out, rows, width, ratio, fwd, append(msg, 0)); err == nil {
+			if err := c.DecodeGrad(out, rows, width, ratio, cols, append(msg, 0)); err == nil {
 				t.Fatalf("width %d ratio %v: DecodeGrad accepted a message one byte too long", width, ratio)
 			}
 		}

@@ -57,10 +57,11 @@ type Exchange struct {
 	encoded  []byte
 
 	// With a compress.GradCoder, the backward messages of a layer follow
-	// its forward ones, which are kept until then: kept[layer] holds the
-	// messages sent and received at that layer in the step named.
+	// its forward ones, whose columns are kept until then: kept[layer]
+	// holds those of the messages sent and received at that layer in the
+	// step named.
 	gradCoder compress.GradCoder
-	kept      []keptMessages
+	kept      []keptColumns
 
 	// codecSeconds is the time in the compressor's Encode and Decode (and
 	// copying shared rows' encodings into messages), not in gathering rows
@@ -72,7 +73,7 @@ type Exchange struct {
 
 type siteNames struct{ fwd, bwd, eval string }
 
-type keptMessages struct {
+type keptColumns struct {
 	step       int // -1 before the first
 	sent, recv [][]byte
 }
@@ -103,9 +104,9 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	}
 	if gc, ok := codec.(compress.GradCoder); ok {
 		e.gradCoder = gc
-		e.kept = make([]keptMessages, e.compressedLayers)
+		e.kept = make([]keptColumns, e.compressedLayers)
 		for l := range e.kept {
-			e.kept[l] = keptMessages{step: -1, sent: make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
+			e.kept[l] = keptColumns{step: -1, sent: make([][]byte, c.Size()), recv: make([][]byte, c.Size())}
 		}
 	}
 	for l := range layers {
@@ -259,8 +260,8 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
 	send, recv := e.send, e.recv
 	kept := e.keptFor(layer)
-	if kept != nil { // the backward pass reads these messages
-		send, recv = kept.sent, kept.recv
+	if kept != nil {
+		kept.step = -1 // until this step's columns are all kept
 	}
 	if e.rowCoder != nil && e.compressing(layer) {
 		e.encodeShared(send, layer, h, ratio)
@@ -283,19 +284,25 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	}
 	start := time.Now()
 	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
-	for q := range e.part.Send {
+	for q, rows := range e.part.Send {
 		if q == me {
 			continue
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
 		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), recv[q])
+		if err == nil && kept != nil { // the backward pass answers these messages
+			kept.recv[q], err = e.gradCoder.Columns(kept.recv[q][:0], recv[q], hi-lo, w, ratio)
+			if err == nil {
+				kept.sent[q], err = e.gradCoder.Columns(kept.sent[q][:0], send[q], len(rows), w, ratio)
+			}
+		}
 		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
 	}
 	if kept != nil {
-		kept.step = e.step // whole and decoded: the backward pass may use them
+		kept.step = e.step // decoded: the backward pass may use them
 	}
 }
 
@@ -354,9 +361,9 @@ func receivedInPlace(dst []float32, msg []byte) error {
 	return nil
 }
 
-// keptFor returns layer's kept messages when its gradients answer its
+// keptFor returns layer's kept columns when its gradients answer its
 // forward messages (a GradCoder on a compressed layer), or nil.
-func (e *Exchange) keptFor(layer int) *keptMessages {
+func (e *Exchange) keptFor(layer int) *keptColumns {
 	if e.gradCoder == nil || !e.compressing(layer) {
 		return nil
 	}
@@ -437,7 +444,7 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		d := gradDecoder{codec: codec, ratio: ratio, key: e.key(layer, me, q, true)}
 		if kept != nil {
-			d.grad, d.fwd = e.gradCoder, kept.sent[q]
+			d.grad, d.cols = e.gradCoder, kept.sent[q]
 		}
 		if err := e.addGradients(dh, rows, d, e.recv[q]); err != nil {
 			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
@@ -452,21 +459,21 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 const gradChunk = 1 << 14
 
 // gradDecoder decodes a peer's gradient message: with codec and key, or,
-// when grad is set, from the forward message fwd it answers (all of it;
-// addGradients hands decode the rows of it that each piece needs).
+// when grad is set, at the columns cols of the forward message it answers
+// (all of them; addGradients hands decode the rows each piece needs).
 type gradDecoder struct {
 	codec compress.Compressor
 	grad  compress.GradCoder
 	ratio float64
 	key   compress.Key
-	fwd   []byte
+	cols  []byte
 }
 
-// decode decodes rows rows of a gradient message, msg, into out; fwd holds
-// the forward message's same rows.
-func (d gradDecoder) decode(out []float32, rows, width int, fwd, msg []byte) error {
+// decode decodes rows rows of a gradient message, msg, into out; cols
+// holds the forward message's columns of the same rows.
+func (d gradDecoder) decode(out []float32, rows, width int, cols, msg []byte) error {
 	if d.grad != nil {
-		return d.grad.DecodeGrad(out, rows, width, d.ratio, fwd, msg)
+		return d.grad.DecodeGrad(out, rows, width, d.ratio, cols, msg)
 	}
 	return d.codec.Decode(out, rows, width, d.ratio, d.key, msg)
 }
@@ -478,18 +485,18 @@ func (d gradDecoder) decode(out []float32, rows, width int, fwd, msg []byte) err
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, d gradDecoder, msg []byte) error {
 	n, w := len(rows), dh.Cols
 	if n == 0 {
-		return d.decode(nil, 0, w, d.fwd, msg) // the message must be empty too
+		return d.decode(nil, 0, w, d.cols, msg) // the message must be empty too
 	}
-	if len(d.fwd)%n != 0 || len(msg)%n != 0 {
-		return fmt.Errorf("a gradient message of %d bytes (forward %d) is not %d whole rows", len(msg), len(d.fwd), n)
+	if len(d.cols)%n != 0 || len(msg)%n != 0 {
+		return fmt.Errorf("a gradient message of %d bytes (forward columns %d) is not %d whole rows", len(msg), len(d.cols), n)
 	}
-	fb, gb := len(d.fwd)/n, len(msg)/n
+	cb, gb := len(d.cols)/n, len(msg)/n
 	chunk := max(1, gradChunk/max(w, 1))
 	buf := e.scratch(min(n, chunk) * w)
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
 		start := time.Now()
-		err := d.decode(buf[:(b-a)*w], b-a, w, d.fwd[a*fb:b*fb], msg[a*gb:b*gb])
+		err := d.decode(buf[:(b-a)*w], b-a, w, d.cols[a*cb:b*cb], msg[a*gb:b*gb])
 		e.codecSeconds += time.Since(start).Seconds()
 		if err != nil {
 			return fmt.Errorf("rows [%d, %d) of %d: %w", a, b, n, err)
