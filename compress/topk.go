@@ -584,7 +584,7 @@ func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte,
 	switch format {
 	case bitmapped:
 		for i := range rows {
-			copy(out[i*cb:(i+1)*cb], fwd[i*rb:])
+			copyShort(out[i*cb:(i+1)*cb], fwd[i*rb:i*rb+cb])
 		}
 	case indexed:
 		ib := indexBytes(width)
@@ -596,6 +596,18 @@ func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte,
 		}
 	}
 	return dst, nil
+}
+
+// copyShort is copy(dst, src) for equal lengths, without a call to memmove
+// (which costs more than copying a bitmap of a few words).
+func copyShort(dst, src []byte) {
+	for len(src) >= 8 {
+		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
+		dst, src = dst[8:], src[8:]
+	}
+	for j, b := range src {
+		dst[j] = b
+	}
 }
 
 // topKColumnBytes is the size of a row's columns (Columns).

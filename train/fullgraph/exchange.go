@@ -264,7 +264,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		kept.step = -1 // until this step's columns are all kept
 	}
 	if e.rowCoder != nil && e.compressing(layer) {
-		e.encodeShared(send, layer, h, ratio)
+		e.encodeShared(send, kept, layer, h, ratio)
 	} else {
 		for q, rows := range e.part.Send {
 			if q == me {
@@ -275,8 +275,12 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			gatherRows(buf, h, rows)
 			start := time.Now()
 			send[q] = codec.Encode(send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
+			e.keepSentColumns(kept, q, w, ratio, send[q])
 			e.codecSeconds += time.Since(start).Seconds()
 		}
+	}
+	if e.err != nil {
+		return
 	}
 	if err := e.comm.AllToAll(e.site(layer, false), send, recv); err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
@@ -284,7 +288,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	}
 	start := time.Now()
 	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
-	for q, rows := range e.part.Send {
+	for q := range e.part.Send {
 		if q == me {
 			continue
 		}
@@ -292,9 +296,6 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), recv[q])
 		if err == nil && kept != nil { // the backward pass answers these messages
 			kept.recv[q], err = e.gradCoder.Columns(kept.recv[q][:0], recv[q], hi-lo, w, ratio)
-			if err == nil {
-				kept.sent[q], err = e.gradCoder.Columns(kept.sent[q][:0], send[q], len(rows), w, ratio)
-			}
 		}
 		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
@@ -370,10 +371,24 @@ func (e *Exchange) keptFor(layer int) *keptColumns {
 	return &e.kept[layer]
 }
 
+// keepSentColumns keeps the columns of the message to peer q, msg, when
+// its gradient will answer it (kept is not nil). It runs as each message
+// is made, while the message is in cache.
+func (e *Exchange) keepSentColumns(kept *keptColumns, q, w int, ratio float64, msg []byte) {
+	if kept == nil {
+		return
+	}
+	var err error
+	kept.sent[q], err = e.gradCoder.Columns(kept.sent[q][:0], msg, len(e.part.Send[q]), w, ratio)
+	if err != nil {
+		e.fail(fmt.Errorf("halo rows to rank %d: %w", q, err))
+	}
+}
+
 // encodeShared writes every peer's message into send by encoding the
 // boundary rows once and copying each row's bytes into the messages that
-// carry it.
-func (e *Exchange) encodeShared(send [][]byte, layer int, h *tensor.Matrix, ratio float64) {
+// carry it, and keeps their columns in kept (if not nil).
+func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64) {
 	w, me := h.Cols, e.comm.Rank()
 	buf := e.scratch(len(e.boundary) * w)
 	gatherRows(buf, h, e.boundary)
@@ -388,6 +403,7 @@ func (e *Exchange) encodeShared(send [][]byte, layer int, h *tensor.Matrix, rati
 			for _, i := range at {
 				msg = append(msg, e.encoded[int(i)*rb:(int(i)+1)*rb]...)
 			}
+			e.keepSentColumns(kept, q, w, ratio, msg)
 		}
 		send[q] = msg
 	}
