@@ -94,14 +94,14 @@ type GradCoder interface {
 	Compressor
 	// Columns appends the columns each row of the forward message fwd
 	// (rows rows of width at ratio) kept, in the form EncodeGrad and
-	// DecodeGrad take. It checks fwd's size only: its columns are checked
-	// where they are used.
+	// DecodeGrad take. It checks fwd's size only.
 	Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte, error)
 	// EncodeGrad appends the entries of g (rows×width) at cols' columns;
-	// cols must come from Columns of a message Decode accepts.
+	// cols must come from Columns of a message Decode accepts (it panics
+	// on columns that do not fit the row).
 	EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, cols []byte) []byte
 	// DecodeGrad overwrites out (rows×width) with src's entries at cols'
-	// columns and zeros elsewhere.
+	// columns and zeros elsewhere; bad columns are an error.
 	DecodeGrad(out []float32, rows, width int, ratio float64, cols, src []byte) error
 }
 

@@ -591,7 +591,11 @@ func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte,
 		for i := range rows {
 			o, msg := out[i*cb:(i+1)*cb], fwd[i*rb:(i+1)*rb]
 			for p := range k {
-				copy(o[p*ib:(p+1)*ib], msg[p*(ib+4):])
+				if ib == 2 {
+					binary.LittleEndian.PutUint16(o[2*p:], binary.LittleEndian.Uint16(msg[6*p:]))
+				} else {
+					binary.LittleEndian.PutUint32(o[4*p:], binary.LittleEndian.Uint32(msg[8*p:]))
+				}
 			}
 		}
 	}
@@ -608,6 +612,10 @@ func copyShort(dst, src []byte) {
 	for j, b := range src {
 		dst[j] = b
 	}
+}
+
+func columnsError(got, want int) error {
+	return fmt.Errorf("compress: topk forward columns of %d bytes, want %d", got, want)
 }
 
 // topKColumnBytes is the size of a row's columns (Columns).
@@ -633,13 +641,15 @@ func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float6
 	start := len(dst)
 	dst = slices.Grow(dst, rows*4*k)[:start+rows*4*k]
 	out := dst[start:]
+	if len(cols) != rows*cb {
+		panic(columnsError(len(cols), rows*cb))
+	}
 	if k == 0 || rows == 0 {
 		return dst
 	}
-	_ = cols[rows*cb-1]
 	if format == bitmapped {
 		if i := packRows(out, 4*k, float32Bits(g), rows, width, cols, cb, k); i >= 0 {
-			panic(bitmapError("topk forward", cols[i*cb:(i+1)*cb], width, k)) // cols were not a message Decode accepted
+			panic(bitmapError("topk forward", cols[i*cb:(i+1)*cb], width, k)) // cols did not come from a message Decode accepted
 		}
 		return dst
 	}
@@ -667,7 +677,7 @@ func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, cols, s
 	}
 	cb := topKColumnBytes(width, k, format)
 	if len(cols) != rows*cb {
-		return fmt.Errorf("compress: topk columns of %d bytes, want %d", len(cols), rows*cb)
+		return columnsError(len(cols), rows*cb)
 	}
 	if format == bitmapped {
 		if i := unpackRows(out, cols, cb, src, 4*k, rows, width, k, 1); i >= 0 {
@@ -682,7 +692,7 @@ func (t *topK) DecodeGrad(out []float32, rows, width int, ratio float64, cols, s
 		for p := range k {
 			j := columnAt(c[p*ib:], ib)
 			if j >= width {
-				return fmt.Errorf("compress: topk message names column %d of a %d-wide row", j, width)
+				return fmt.Errorf("compress: topk forward columns name column %d of a %d-wide row", j, width)
 			}
 			row[j] = math.Float32frombits(binary.LittleEndian.Uint32(vals[4*p:]))
 		}

@@ -618,7 +618,8 @@ func testTopKGradientFollowsTheForwardColumns(t *testing.T) {
 		}
 		return x
 	}
-	for _, width := range []int{1, 7, 16, 64, 100, 128, 300} {
+	// Past 65,536 columns indices take 4 bytes.
+	for _, width := range []int{1, 7, 16, 64, 100, 128, 300, 1<<16 + 5} {
 		for _, ratio := range []float64{1, 1.5, 3, 8, 12, 40, 1000} {
 			rows := 1 + r.IntN(5)
 			x, g := normal(rows*width), normal(rows*width)

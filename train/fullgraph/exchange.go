@@ -74,7 +74,7 @@ type Exchange struct {
 type siteNames struct{ fwd, bwd, eval string }
 
 type keptColumns struct {
-	step       int // -1 before the first
+	step       int // -1 until a forward pass has kept them all
 	sent, recv [][]byte
 }
 
@@ -275,7 +275,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			gatherRows(buf, h, rows)
 			start := time.Now()
 			send[q] = codec.Encode(send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
-			e.keepSentColumns(kept, q, w, ratio, send[q])
+			e.keepSentColumns(kept, layer, q, w, ratio, send[q])
 			e.codecSeconds += time.Since(start).Seconds()
 		}
 	}
@@ -374,14 +374,14 @@ func (e *Exchange) keptFor(layer int) *keptColumns {
 // keepSentColumns keeps the columns of the message to peer q, msg, when
 // its gradient will answer it (kept is not nil). It runs as each message
 // is made, while the message is in cache.
-func (e *Exchange) keepSentColumns(kept *keptColumns, q, w int, ratio float64, msg []byte) {
+func (e *Exchange) keepSentColumns(kept *keptColumns, layer, q, w int, ratio float64, msg []byte) {
 	if kept == nil {
 		return
 	}
 	var err error
 	kept.sent[q], err = e.gradCoder.Columns(kept.sent[q][:0], msg, len(e.part.Send[q]), w, ratio)
 	if err != nil {
-		e.fail(fmt.Errorf("halo rows to rank %d: %w", q, err))
+		e.fail(fmt.Errorf("halo rows to rank %d, layer %d: %w", q, layer, err))
 	}
 }
 
@@ -403,7 +403,7 @@ func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *
 			for _, i := range at {
 				msg = append(msg, e.encoded[int(i)*rb:(int(i)+1)*rb]...)
 			}
-			e.keepSentColumns(kept, q, w, ratio, msg)
+			e.keepSentColumns(kept, layer, q, w, ratio, msg)
 		}
 		send[q] = msg
 	}

@@ -153,6 +153,18 @@ func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 			if string(e.send[q]) != string(want) {
 				return fmt.Errorf("rank %d: message to %d differs from encoding its rows", c.Rank(), q)
 			}
+			// topk is a GradCoder: the exchange keeps the columns of what
+			// it sent and received for the backward pass.
+			gc := own.(compress.GradCoder)
+			for _, m := range []struct {
+				kept, msg []byte
+				rows      int
+			}{{e.kept[0].sent[q], want, len(rows)}, {e.kept[0].recv[q], e.recv[q], p.HaloStart[q+1] - p.HaloStart[q]}} {
+				cols, err := gc.Columns(nil, m.msg, m.rows, w, ratio)
+				if err != nil || string(m.kept) != string(cols) {
+					return fmt.Errorf("rank %d: kept columns of a message with %d differ from the message's (%v)", c.Rank(), q, err)
+				}
+			}
 		}
 		if shared <= len(e.boundary) {
 			return fmt.Errorf("rank %d: no row goes to two peers (%d sends, %d rows); the test proves nothing", c.Rank(), shared, len(e.boundary))
@@ -183,44 +195,66 @@ func TestExchangeBackwardIsAdjoint(t *testing.T) {
 }
 
 func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, ratio float64) {
+	// Two steps of two compressed layers, both forwards before both
+	// backwards as in a model, with fresh rows each time: a backward that
+	// answered another layer's or step's forward (top-k picks its columns
+	// by the values) breaks the identity.
+	const steps, layers = 2, 2
+	type pass struct{ step, layer int }
 	for _, name := range []string{"none", "truncate", "subspace", "topk"} {
-		sums := make([][2]float64, k)
+		sums := make([]map[pass][2]float64, k)
 		transports(t, k, func(c comm.Communicator) error {
-			sums[c.Rank()] = [2]float64{}
+			sums[c.Rank()] = map[pass][2]float64{}
 			p := &l.Parts[c.Rank()]
 			codec, _ := compress.New(name)
-			e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, 3)
+			e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, layers+1)
 			if err != nil {
 				return err
 			}
 			r := rand.New(rand.NewPCG(uint64(c.Rank()), 7))
-			h := randomRows(r, len(p.Owned), w)
-			g := randomRows(r, len(p.Owned)+len(p.Halo), w)
-			ext := tensor.New(g.Rows, w)
-			dh := tensor.New(h.Rows, w)
-			e.Begin(4, true)
-			e.Forward(0, h, ext)
-			e.Backward(0, g, dh)
-			if e.Err() != nil {
-				return e.Err()
-			}
-			if got := e.Ratio(0); got != ratio {
-				return fmt.Errorf("ratio %v, want %v", got, ratio)
-			}
-			for i := range ext.Data {
-				sums[c.Rank()][0] += float64(ext.Data[i]) * float64(g.Data[i])
-			}
-			for i := range h.Data {
-				sums[c.Rank()][1] += float64(h.Data[i]) * float64(dh.Data[i])
+			for step := 4; step < 4+steps; step++ {
+				var h, g, ext, dh [layers]*tensor.Matrix
+				e.Begin(step, true)
+				for layer := range layers {
+					h[layer] = randomRows(r, len(p.Owned), w)
+					g[layer] = randomRows(r, len(p.Owned)+len(p.Halo), w)
+					ext[layer] = tensor.New(g[layer].Rows, w)
+					dh[layer] = tensor.New(h[layer].Rows, w)
+					e.Forward(layer, h[layer], ext[layer])
+				}
+				for layer := layers - 1; layer >= 0; layer-- {
+					e.Backward(layer, g[layer], dh[layer])
+				}
+				if e.Err() != nil {
+					return e.Err()
+				}
+				if got := e.Ratio(layers - 1); got != ratio {
+					return fmt.Errorf("ratio %v, want %v", got, ratio)
+				}
+				for layer := range layers {
+					var s [2]float64
+					for i := range ext[layer].Data {
+						s[0] += float64(ext[layer].Data[i]) * float64(g[layer].Data[i])
+					}
+					for i := range h[layer].Data {
+						s[1] += float64(h[layer].Data[i]) * float64(dh[layer].Data[i])
+					}
+					sums[c.Rank()][pass{step, layer}] = s
+				}
 			}
 			return nil
 		}, func() error {
-			var lhs, rhs float64
-			for _, s := range sums {
-				lhs, rhs = lhs+s[0], rhs+s[1]
+			for ps := range sums[0] {
+				var lhs, rhs float64
+				for _, s := range sums {
+					lhs, rhs = lhs+s[ps][0], rhs+s[ps][1]
+				}
+				if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
+					return fmt.Errorf("%s, width %d, ratio %v, step %d, layer %d: <E h, g> = %v but <h, Eᵀ g> = %v", name, w, ratio, ps.step, ps.layer, lhs, rhs)
+				}
 			}
-			if math.Abs(lhs-rhs) > 1e-4*(1+math.Abs(lhs)) {
-				return fmt.Errorf("%s, width %d, ratio %v: <E h, g> = %v but <h, Eᵀ g> = %v", name, w, ratio, lhs, rhs)
+			if len(sums[0]) != steps*layers {
+				return fmt.Errorf("%d passes checked, want %d", len(sums[0]), steps*layers)
 			}
 			return nil
 		})
@@ -297,7 +331,7 @@ func TestExchangeCompressesOnlyTrainingLayersBeforeTheLast(t *testing.T) {
 	}
 }
 
-// A GradCoder's backward needs the forward messages of the same step: a
+// A GradCoder's backward needs the forward columns of the same step: a
 // backward pass without them is an error, not a panic or stale columns.
 func TestExchangeGradCoderBackwardNeedsItsForward(t *testing.T) {
 	_, l := testLayout(t, 60, 2, 1)
@@ -315,7 +349,7 @@ func TestExchangeGradCoderBackwardNeedsItsForward(t *testing.T) {
 		e.Begin(1, true)
 		e.Backward(0, tensor.New(len(p.Owned)+len(p.Halo), 8), tensor.New(len(p.Owned), 8))
 		if e.Err() == nil {
-			return fmt.Errorf("backward of step 1 used step 0's forward messages")
+			return fmt.Errorf("backward of step 1 used step 0's forward columns")
 		}
 		return nil
 	})

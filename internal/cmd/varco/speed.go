@@ -29,7 +29,7 @@ func speedCmd(args []string) error {
 	hidden := fs.Int("hidden", 64, "hidden width")
 	parts := fs.Int("parts", 4, "workers of the partitioned run")
 	reps := fs.Int("reps", 2, "repetitions of the N = 1 and N = 4 epoch-time checks (0 skips them; -codec-reps repeats the codec shares)")
-	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure")
+	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure (none is measured too, as the baseline of their epoch times)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the codec runs to FILE")
 	codecReps := fs.Int("codec-reps", 3, "rounds of the codec-share measurements")
@@ -113,18 +113,20 @@ func speedCmd(args []string) error {
 	}
 	// The codecs are measured in turn, codecReps rounds, so that load from
 	// elsewhere falls on all of them alike; the median share is reported.
-	// So is each codec's epoch against none's at the same N, measured in
-	// the same rounds: the time inside the codec includes moving bytes that
-	// an uncompressed exchange moves too (outside any codec), so the two
-	// together say what compression costs.
+	// So is each codec's epoch against none's at the same N (the median
+	// over rounds of the ratio within a round): the time inside the codec
+	// includes moving bytes that an uncompressed exchange moves too, outside
+	// any codec, so the two together say what compression costs.
 	list := splitList(*codecs)
-	base := slices.Index(list, "none:fixed:1")
+	base := slices.IndexFunc(list, func(cs string) bool { return strings.HasPrefix(cs+":", "none:") })
 	if base < 0 {
 		list, base = append([]string{"none:fixed:1"}, list...), 0
 	}
 	epochTimes := make([][]float64, len(list))
 	shares := make([][]float64, len(list))
+	vsNone := make([][]float64, len(list)) // per round, median epoch over none's
 	for range max(*codecReps, 1) {
+		round := make([]float64, len(list))
 		for i, cs := range list {
 			codec, sched, _ := strings.Cut(cs, ":")
 			ep, share, err := dist(layout, codec, sched)
@@ -133,11 +135,19 @@ func speedCmd(args []string) error {
 			}
 			epochTimes[i] = append(epochTimes[i], ep[1:]...)
 			shares[i] = append(shares[i], share)
+			round[i] = median(ep[1:])
+		}
+		for i := range list {
+			vsNone[i] = append(vsNone[i], round[i]/round[base])
 		}
 	}
 	for i, cs := range list {
+		if i == base {
+			fmt.Printf("  N = %d %-22s epoch %.3f s (the baseline of the epoch ratios)\n", *parts, cs, median(epochTimes[i]))
+			continue
+		}
 		fmt.Printf("  N = %d %-22s epoch %.3f s (%.3fx none's), codec %.1f%% of the epoch (median of %d; range %.1f–%.1f%%; target < 10%%)\n",
-			*parts, cs, median(epochTimes[i]), median(epochTimes[i])/median(epochTimes[base]),
+			*parts, cs, median(epochTimes[i]), median(vsNone[i]),
 			100*median(shares[i]), len(shares[i]), 100*slices.Min(shares[i]), 100*slices.Max(shares[i]))
 	}
 	if *memProfile != "" {
