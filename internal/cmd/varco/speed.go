@@ -28,6 +28,7 @@ func speedCmd(args []string) error {
 	epochs := fs.Int("epochs", 8, "epochs per measurement")
 	hidden := fs.Int("hidden", 64, "hidden width")
 	parts := fs.Int("parts", 4, "workers of the partitioned run")
+	method := fs.String("partition", "random", "how the partitioned run splits the graph (random has the most halo rows)")
 	reps := fs.Int("reps", 2, "repetitions of the N = 1 and N = 4 epoch-time checks (0 skips them; -codec-reps repeats the codec shares)")
 	codecs := fs.String("codecs", "truncate:fixed:2,truncate:fixed:128,quant8:fixed:1,quant4:fixed:1,subspace:fixed:2,topk:fixed:8", "codec:schedule pairs whose codec share to measure (none is measured too, as the baseline of their epoch times)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the codec runs to FILE")
@@ -38,7 +39,7 @@ func speedCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	layout, err := buildLayout(p, *parts, "random")
+	layout, err := buildLayout(p, *parts, *method)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func speedCmd(args []string) error {
 		c = append(c, z[1:]...)
 		fmt.Fprintf(os.Stderr, "rep: plain %.3fs, N=1 %.3fs, N=%d %.3fs (codec %.1f%%)\n", median(x[1:]), median(y[1:]), *parts, median(z[1:]), 100*share)
 	}
-	fmt.Printf("%s, SAGE-%d, median epoch over %d epochs x %d reps:\n", *name, *hidden, *epochs-1, *reps)
+	fmt.Printf("%s, SAGE-%d, %s partition, median epoch over %d epochs x %d reps:\n", *name, *hidden, *method, *epochs-1, *reps)
 	if *reps > 0 {
 		ma, mb, mc := median(a), median(b), median(c)
 		fmt.Printf("  single-process (fullgraph.New+Run)   %.3f s\n", ma)
