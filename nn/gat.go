@@ -39,7 +39,8 @@ type GAT struct {
 	y                   *tensor.Matrix
 	dscore              []float32
 	dzext, dasrc, dadst *tensor.Matrix
-	dh, dx              *tensor.Matrix
+	dx                  *tensor.Matrix
+	dhead               tensor.Matrix // the owned rows of dzext, with a halo
 }
 
 // NewGAT returns a GAT layer at position index of its model with parameters
@@ -276,7 +277,7 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	attGrad(l.AttSrc.Grad, dasrc, zext)
 	attGrad(l.AttDst.Grad, dadst, l.z)
 
-	dh := g.reduce(l.index, dzext, &l.dh)
+	dh := g.reduce(l.index, dzext, &l.dhead)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
 }

@@ -20,7 +20,8 @@ type Halo interface {
 	Forward(layer int, h, ext *tensor.Matrix)
 	// Backward takes the gradient of ext, sends the halo part to the owners,
 	// and writes into dh (owned rows) the owned part plus the gradients
-	// received from peers.
+	// received from peers. dh may be the first rows of dext itself, as the
+	// layers pass it.
 	Backward(layer int, dext, dh *tensor.Matrix)
 }
 
@@ -317,12 +318,15 @@ func (g *Graph) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 	return ext
 }
 
-// reduce maps the gradient of an extended quantity back to the owned rows.
-func (g *Graph) reduce(layer int, dext *tensor.Matrix, buf **tensor.Matrix) *tensor.Matrix {
+// reduce maps the gradient of an extended quantity back to the owned rows,
+// in place: they are dext's first rows, returned through the header head,
+// and the halo exchange adds to them what the peers return. Without a Halo
+// it is dext itself.
+func (g *Graph) reduce(layer int, dext, head *tensor.Matrix) *tensor.Matrix {
 	if g.Halo == nil {
 		return dext
 	}
-	dh := ensure(buf, g.NumTargets, dext.Cols)
-	g.Halo.Backward(layer, dext, dh)
-	return dh
+	*head = tensor.Matrix{Rows: g.NumTargets, Cols: dext.Cols, Data: dext.Data[:g.NumTargets*dext.Cols]}
+	g.Halo.Backward(layer, dext, head)
+	return head
 }
