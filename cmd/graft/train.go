@@ -137,6 +137,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Model.Classes = in.classes
 	distOpts := in.opts
+	if note := o.dist.unusedWithOneWorker(); note != "" && leader {
+		fmt.Fprintf(stderr, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
+	}
 
 	var metrics *json.Encoder
 	if o.metrics != "" && leader {

@@ -96,6 +96,25 @@ func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*parti
 	return layout, opts, nil
 }
 
+// unusedWithOneWorker names the communication flags set for a run of one
+// part, where they do nothing, or returns "".
+func (d *distOptions) unusedWithOneWorker() string {
+	if d.parts != 1 {
+		return ""
+	}
+	var set []string
+	if d.codec != "none" {
+		set = append(set, "--compress "+d.codec)
+	}
+	if d.schedule != "" {
+		set = append(set, "--schedule "+d.schedule)
+	}
+	if d.link != "" {
+		set = append(set, "--link "+d.link)
+	}
+	return strings.Join(set, " and ")
+}
+
 // options checks the communication flags.
 func (d *distOptions) options(epochs int) (fullgraph.DistOptions, error) {
 	var opts fullgraph.DistOptions

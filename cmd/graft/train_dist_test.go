@@ -77,6 +77,25 @@ func TestTrainPartitionedErrors(t *testing.T) {
 	}
 }
 
+// Compression flags on a run of one worker do nothing; the run says so
+// rather than train uncompressed in silence, and says nothing when they act.
+func TestTrainNotesCompressionWithOneWorker(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		note bool
+	}{
+		{[]string{"--compress", "topk"}, true},
+		{[]string{"--schedule", "fixed:4", "--link", "1gbit:1ms"}, true},
+		{[]string{}, false},
+		{[]string{"--parts", "2", "--compress", "topk"}, false},
+	} {
+		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "1"}, tt.args...)...)
+		if got := strings.Contains(stderr, "no effect with one worker"); code != 0 || got != tt.note {
+			t.Errorf("%v: exit %d, note %v; want exit 0 and note %v (stderr %q)", tt.args, code, got, tt.note, stderr)
+		}
+	}
+}
+
 // SIGTERM checkpoints the run, and --resume finishes it with the same result
 // as a run that was never stopped.
 func TestTrainSIGTERMCheckpointsAndResumeFinishes(t *testing.T) {
