@@ -39,7 +39,7 @@ func main() {
 	case "speed":
 		err = speedCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (want run or report)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want run, report or speed)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "varco:", err)
