@@ -194,7 +194,7 @@ func sentRows(l *partition.Layout) int64 {
 	return n
 }
 
-// From the authors' code (anchors §1.2): "keep the first k = int(F/r_t)
+// From a reading of the authors' public experiment code: "keep the first k = int(F/r_t)
 // feature columns of every boundary-node activation row ... The last
 // layer's input is never compressed ... the backward all-to-all
 // automatically carries gradients of only the k kept columns (same
@@ -304,7 +304,7 @@ func TestPaperVariableBeatsFixedRatiosAtEqualBudget(t *testing.T) {
 // Abstract: the variable scheme "converges to a solution equivalent to
 // the full communication case"; the convergence argument needs a
 // monotonically decreasing schedule whose error vanishes, i.e. one that
-// reaches r = 1. The authors' scripts stop at r_min = 1.5 (anchors §1.2).
+// reaches r = 1. The authors' scripts stop at r_min = 1.5.
 // With r_min = 1 the ratio falls monotonically and, once at 1, every
 // epoch's exchange is exactly full communication's (same bytes); with
 // r_min = 1.5 it never is. Reaching r = 1 is also no less accurate than
