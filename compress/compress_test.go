@@ -298,6 +298,31 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// A GradCoder's backward pass reads a peer's bytes too: whatever the
+// forward and gradient messages hold, Columns and DecodeGrad return errors
+// rather than panic (DecodeGrad checks the columns itself, though the
+// exchange only takes columns of a message Decode accepted).
+func FuzzDecodeGrad(f *testing.F) {
+	f.Add(uint8(2), uint8(16), 3.0, []byte{0xff, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, []byte{1, 2, 3, 4})
+	f.Add(uint8(1), uint8(64), 16.0, []byte{3, 0, 0, 0, 0x80, 0x3f}, []byte{0, 0, 0x80, 0x3f})
+	f.Add(uint8(3), uint8(5), 1.0, []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, rows, width uint8, ratio float64, fwd, grad []byte) {
+		for _, name := range Names {
+			c, _ := New(name)
+			gc, ok := c.(GradCoder)
+			if !ok {
+				continue
+			}
+			cols, err := gc.Columns(nil, fwd, int(rows), int(width), ratio)
+			if err != nil {
+				continue
+			}
+			out := make([]float32, int(rows)*int(width))
+			_ = gc.DecodeGrad(out, int(rows), int(width), ratio, cols, grad) // must not panic
+		}
+	})
+}
+
 func TestVARCOLinearSchedule(t *testing.T) {
 	// The authors' parameters: 128 → 1.5, slope 5, 300 iterations, so the
 	// floor is reached around iteration 60.
