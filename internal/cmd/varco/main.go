@@ -69,12 +69,14 @@ var configs = []config{
 	{"varco-r1", "truncate", "linear:128:1:5"},
 	{"exp", "truncate", "exp:128:1:5"},
 	{"adaptive", "truncate", "adaptive:128:1:5:2"},
+	{"step", "truncate", "step:128:1:3"}, // SAR's staircase, halving every 3 steps: r = 1 from step 21
 	{"subspace-linear", "subspace", "linear:128:1:5"},
 	{"topk-linear", "topk", "linear:128:1:5"},
 	{"bf16", "bf16", "fixed:1"},
 	{"quant8", "quant8", "fixed:1"},
 	{"quant4", "quant4", "fixed:1"},
 	{"quant2", "quant2", "fixed:1"},
+	{"quant1", "quant1", "fixed:1"},
 }
 
 func configByName(name string) (config, bool) {
