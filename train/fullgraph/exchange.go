@@ -63,9 +63,10 @@ type Exchange struct {
 	gradCoder compress.GradCoder
 	kept      []keptColumns
 
-	// codecSeconds is the time in the compressor's Encode and Decode (and
-	// copying shared rows' encodings into messages), not in gathering rows
-	// or adding returned gradients, which the exchange does uncompressed;
+	// codecSeconds is the time in the compressor (Encode and Decode, and a
+	// GradCoder's Columns, EncodeGrad and DecodeGrad) and in copying shared
+	// rows' encodings into messages, not in gathering rows or adding
+	// returned gradients, which the exchange does uncompressed too;
 	// uncompressed passes, which use no codec, add nothing.
 	codecSeconds float64
 	sites        []siteNames
