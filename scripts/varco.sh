@@ -59,5 +59,8 @@ else
 	for seed in 1 2 3; do
 		run -datasets sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel -seeds $seed -configs topk-linear,subspace-linear,exp,adaptive,quant8,bf16 -epochs 100 -hidden 64
 	done
+	for seed in 1 2 3; do
+		run -datasets sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel -seeds $seed -configs quant1,quant2,step -epochs 100 -hidden 64
+	done
 fi
 /tmp/varco.$$ report -in "$out" -dir "$(dirname "$out")"
