@@ -590,12 +590,8 @@ func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte,
 		ib := indexBytes(width)
 		for i := range rows {
 			o, msg := out[i*cb:(i+1)*cb], fwd[i*rb:(i+1)*rb]
-			for p := range k {
-				if ib == 2 {
-					binary.LittleEndian.PutUint16(o[2*p:], binary.LittleEndian.Uint16(msg[6*p:]))
-				} else {
-					binary.LittleEndian.PutUint32(o[4*p:], binary.LittleEndian.Uint32(msg[8*p:]))
-				}
+			for p := range k { // (index, value) pairs: keep the indices
+				copyShort(o[p*ib:(p+1)*ib], msg[p*(ib+4):p*(ib+4)+ib])
 			}
 		}
 	}
