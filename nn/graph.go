@@ -25,6 +25,19 @@ type Halo interface {
 	Backward(layer int, dext, dh *tensor.Matrix)
 }
 
+// HaloRows is a Halo that can take the halo rows' gradient a piece at a
+// time as it sends them, so that a layer need not write them all out (they
+// are most of the rows on a fine partition) for the exchange to read back.
+type HaloRows interface {
+	Halo
+	// BackwardRows is Backward with dext's halo rows not yet written:
+	// fill(lo, hi, out) writes the gradient of halo rows [lo, hi) (0 is
+	// the first row after the owned ones) into out, hi−lo rows wide.
+	// BackwardRows calls it for every halo row once, into out or into
+	// dext's halo rows.
+	BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
+}
+
 // Graph is what a layer aggregates over: the adjacency of this process's
 // target rows over its source rows (targets first, then halo rows), the
 // normalised operators derived from it, the global ids of the sources, and
@@ -316,6 +329,27 @@ func (g *Graph) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 	ext := ensure(buf, g.NumSources, h.Cols)
 	g.Halo.Forward(layer, h, ext)
 	return ext
+}
+
+// aggregateBackward returns the owned rows' gradient of an aggregation by
+// op (targets × sources) given its output's gradient dy: opT·dy (opT is
+// op's transpose) with the halo rows' part returned to their owners and
+// the peers' added, in place in dext's first rows (through the header
+// head). With a HaloRows exchange the halo rows are multiplied out a piece
+// at a time as they are sent.
+func (g *Graph) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *tensor.Matrix) *tensor.Matrix {
+	hr, ok := g.Halo.(HaloRows)
+	if !ok {
+		tensor.SpMM(dext, opT, dy)
+		return g.reduce(layer, dext, head)
+	}
+	own := g.NumTargets
+	*head = tensor.Matrix{Rows: own, Cols: dext.Cols, Data: dext.Data[:own*dext.Cols]}
+	tensor.SpMMRows(head, opT, 0, own, dy)
+	hr.BackwardRows(layer, dext, head, func(lo, hi int, out *tensor.Matrix) {
+		tensor.SpMMRows(out, opT, own+lo, own+hi, dy)
+	})
+	return head
 }
 
 // reduce maps the gradient of an extended quantity back to the owned rows,

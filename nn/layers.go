@@ -100,8 +100,7 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.Bias, dy)
 	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
-	tensor.SpMM(dext, g.gcnTOp(), dy)
-	dh := g.reduce(l.index, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
+	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
 }
@@ -160,8 +159,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
 	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
-	tensor.SpMM(dext, g.meanTOp(), dy)
-	dh := g.reduce(l.index, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
+	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.x.mulTN(l.WeightR.Grad, dy)
 	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)

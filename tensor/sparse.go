@@ -19,6 +19,15 @@ func SpMMT(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo
 // SpMMTAdd sets dst += aᵀ·x.
 func SpMMTAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo(dst, a, x, true) }
 
+// SpMMRows sets dst to rows [lo, hi) of a·x, so that a product can be
+// taken a piece at a time; a row's result is the same bits as SpMM's.
+func SpMMRows(dst *Matrix, a *CSR, lo, hi int, x *Matrix) {
+	if lo < 0 || hi < lo || hi > a.Rows || x.Rows != a.Cols || dst.Rows != hi-lo || dst.Cols != x.Cols {
+		panic(fmt.Sprintf("tensor: spmm rows [%d, %d) of a %d×%d, x %s, dst %s", lo, hi, a.Rows, a.Cols, x.Shape(), dst.Shape()))
+	}
+	spmm.MulCSR(hi-lo, a.Offsets[lo:hi+1], a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
+}
+
 func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
 	rows, inner := a.Rows, a.Cols
 	if trans {

@@ -104,6 +104,32 @@ func TestMatMulForms(t *testing.T) {
 	}
 }
 
+// SpMMRows gives a piece of SpMM's rows, the same bits, whatever the
+// piece (empty, one row, the whole).
+func TestSpMMRowsIsAPieceOfSpMM(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	a := randCSR(r, 41, 29, 0.15, true)
+	x := randMatrix(r, 29, 21)
+	whole := New(41, 21)
+	SpMM(whole, a, x)
+	for _, span := range [][2]int{{0, 41}, {0, 0}, {7, 8}, {13, 41}, {40, 41}, {3, 30}} {
+		lo, hi := span[0], span[1]
+		got := randMatrix(r, hi-lo, 21)
+		SpMMRows(got, a, lo, hi, x)
+		for i := range got.Data {
+			if math.Float32bits(got.Data[i]) != math.Float32bits(whole.Data[lo*21+i]) {
+				t.Fatalf("rows [%d, %d): entry %d is %v, SpMM's %v", lo, hi, i, got.Data[i], whole.Data[lo*21+i])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for rows past the end")
+		}
+	}()
+	SpMMRows(New(2, 21), a, 40, 42, x)
+}
+
 func TestMatMulShapeMismatchPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {

@@ -421,9 +421,23 @@ func gatherRows(buf []float32, h *tensor.Matrix, rows []int32) {
 // Backward sends the halo rows' gradients to their owners and writes into
 // dh the owned rows' gradient plus what the peers returned.
 func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
+	e.BackwardRows(layer, dext, dh, nil)
+}
+
+// BackwardRows makes the exchange an nn.HaloRows: Backward, with dext's
+// halo rows written by fill when it is not nil. Where the gradient answers
+// a GradCoder's forward message, fill writes a cache-sized piece of rows
+// at a time, each encoded before the next is made, so the halo rows'
+// gradient never goes to memory; elsewhere fill writes them all into dext.
+func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
 	w, own, me := dh.Cols, dh.Rows, e.comm.Rank()
 	if own*w > 0 && &dh.Data[0] != &dext.Data[0] { // layers reduce in dext's first rows
 		copy(dh.Data, dext.Data[:own*w])
+	}
+	kept := e.keptFor(layer)
+	if fill != nil && (e.err != nil || e.exactPass(layer) || kept == nil) {
+		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
+		fill = nil
 	}
 	if e.err != nil {
 		return
@@ -433,12 +447,10 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
-	kept := e.keptFor(layer)
 	if kept != nil && kept.step != e.step {
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
 		return
 	}
-	start := time.Now()
 	for q := range e.part.Send {
 		if q == me {
 			e.send[q] = e.send[q][:0]
@@ -446,13 +458,19 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
 		// The forward message went q → me; its gradient answers it.
-		if kept != nil {
+		switch {
+		case fill != nil:
+			e.send[q] = e.encodeGradPieces(e.send[q][:0], lo-own, hi-own, w, ratio, kept.recv[q], fill)
+		case kept != nil:
+			start := time.Now()
 			e.send[q] = e.gradCoder.EncodeGrad(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, kept.recv[q])
-			continue
+			e.codecSeconds += time.Since(start).Seconds()
+		default:
+			start := time.Now()
+			e.send[q] = codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
+			e.codecSeconds += time.Since(start).Seconds()
 		}
-		e.send[q] = codec.Encode(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, true))
 	}
-	e.codecSeconds += time.Since(start).Seconds()
 	if err := e.comm.AllToAll(e.site(layer, true), e.send, e.recv); err != nil {
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
 		return
@@ -472,10 +490,35 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 	}
 }
 
-// gradChunk is how many float32s of decoded gradient addGradients holds at
-// a time: 64 KiB (or one row, if wider), which stays in cache until it is
-// added.
-const gradChunk = 1 << 14
+// encodeGradPieces appends to dst the GradCoder encoding of halo rows
+// [lo, hi), whose forward columns are cols, made by fill a cache-sized
+// piece at a time.
+func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, cols []byte, fill func(lo, hi int, out *tensor.Matrix)) []byte {
+	n := hi - lo
+	if n == 0 {
+		return e.gradCoder.EncodeGrad(dst, nil, 0, w, ratio, cols)
+	}
+	if len(cols)%n != 0 {
+		panic(fmt.Sprintf("fullgraph: %d bytes of forward columns for %d rows", len(cols), n))
+	}
+	cb := len(cols) / n
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.scratch(min(n, chunk) * w)
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		piece := tensor.Matrix{Rows: b - a, Cols: w, Data: buf[:(b-a)*w]}
+		fill(lo+a, lo+b, &piece)
+		start := time.Now()
+		dst = e.gradCoder.EncodeGrad(dst, piece.Data, b-a, w, ratio, cols[a*cb:b*cb])
+		e.codecSeconds += time.Since(start).Seconds()
+	}
+	return dst
+}
+
+// rowChunk is how many float32s of rows the exchange holds at a time where
+// it would otherwise write rows to memory only to read them back: 64 KiB
+// (or one row, if wider), which stays in cache.
+const rowChunk = 1 << 14
 
 // gradDecoder decodes a peer's gradient message: with codec and key, or,
 // when grad is set, at the columns cols of the forward message it answers
@@ -510,7 +553,7 @@ func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, d gradDecoder, 
 		return fmt.Errorf("a gradient message of %d bytes (forward columns %d) is not %d whole rows", len(msg), len(d.cols), n)
 	}
 	cb, gb := len(d.cols)/n, len(msg)/n
-	chunk := max(1, gradChunk/max(w, 1))
+	chunk := max(1, rowChunk/max(w, 1))
 	buf := e.scratch(min(n, chunk) * w)
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)

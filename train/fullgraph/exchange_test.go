@@ -261,6 +261,64 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 	}
 }
 
+// BackwardRows, where the layer writes the halo rows' gradient a piece at
+// a time as the exchange asks (top-k encodes each piece as it is made),
+// must return the owned rows the same bits as Backward given every row.
+// Both passes run the same step, so keyed codecs pick the same columns;
+// at width 4100 a piece is a few rows.
+func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
+	const n, k, layers = 150, 3, 2
+	_, l := testLayout(t, n, k, 5)
+	for _, w := range []int{12, 4100} {
+		for _, ratio := range []float64{1, 3, 16} {
+			for _, name := range []string{"none", "truncate", "subspace", "topk"} {
+				transports(t, k, func(c comm.Communicator) error {
+					p := &l.Parts[c.Rank()]
+					codec, _ := compress.New(name)
+					e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, layers)
+					if err != nil {
+						return err
+					}
+					r := rand.New(rand.NewPCG(uint64(c.Rank()), 3))
+					h := randomRows(r, len(p.Owned), w)
+					g := randomRows(r, len(p.Owned)+len(p.Halo), w)
+					var dh [2]*tensor.Matrix
+					for i := range dh {
+						e.Begin(4, true)
+						ext := tensor.New(g.Rows, w)
+						e.Forward(0, h, ext)
+						dext := g.Clone()
+						dh[i] = tensor.New(h.Rows, w)
+						if i == 0 {
+							e.Backward(0, dext, dh[i])
+							continue
+						}
+						halo := g.Data[h.Rows*w:]
+						clear(dext.Data[h.Rows*w:]) // BackwardRows must not read them
+						filled := 0
+						e.BackwardRows(0, dext, dh[i], func(lo, hi int, out *tensor.Matrix) {
+							copy(out.Data, halo[lo*w:hi*w])
+							filled += hi - lo
+						})
+						if filled != len(p.Halo) {
+							return fmt.Errorf("fill wrote %d halo rows, want %d", filled, len(p.Halo))
+						}
+					}
+					if e.Err() != nil {
+						return e.Err()
+					}
+					for j := range dh[0].Data {
+						if math.Float32bits(dh[0].Data[j]) != math.Float32bits(dh[1].Data[j]) {
+							return fmt.Errorf("%s, width %d, ratio %v: owned gradient %d is %v by rows, %v whole", name, w, ratio, j, dh[1].Data[j], dh[0].Data[j])
+						}
+					}
+					return nil
+				}, nil)
+			}
+		}
+	}
+}
+
 // "The input of the last layer is never compressed", and evaluation passes
 // see the model uncompressed: whatever the compressor, those exchanges
 // deliver the halo rows exactly, while a training layer before the last
