@@ -51,10 +51,11 @@ type Exchange struct {
 	// With a compress.RowCoder, Forward encodes each boundary row once,
 	// however many peers read it: boundary lists them (ascending), and
 	// sendAt[q][i] is where Send[q][i] is in boundary.
-	rowCoder compress.RowCoder
-	boundary []int32
-	sendAt   [][]int32
-	encoded  []byte
+	rowCoder    compress.RowCoder
+	boundary    []int32
+	sendAt      [][]int32
+	encoded     []byte
+	encodedCols []byte // a GradCoder's columns of encoded's rows
 
 	// With a compress.GradCoder, the backward messages of a layer follow
 	// its forward ones, whose columns are kept until then: kept[layer]
@@ -294,9 +295,12 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			continue
 		}
 		lo, hi := own+e.part.HaloStart[q], own+e.part.HaloStart[q+1]
-		err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), recv[q])
-		if err == nil && kept != nil { // the backward pass answers these messages
-			kept.recv[q], err = e.gradCoder.Columns(kept.recv[q][:0], recv[q], hi-lo, w, ratio)
+		key := e.key(layer, q, me, false)
+		var err error
+		if kept != nil { // the backward pass answers these messages
+			kept.recv[q], err = e.decodeKeeping(ext.Data[lo*w:hi*w], kept.recv[q][:0], hi-lo, w, ratio, key, recv[q])
+		} else {
+			err = codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, key, recv[q])
 		}
 		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
@@ -363,6 +367,36 @@ func receivedInPlace(dst []float32, msg []byte) error {
 	return nil
 }
 
+// decodeKeeping decodes a GradCoder's message of rows rows into out and
+// appends its columns to cols. A RowCoder's message is decoded a
+// cache-sized piece of rows at a time, its columns taken from each piece
+// while it is in cache.
+func (e *Exchange) decodeKeeping(out []float32, cols []byte, rows, w int, ratio float64, key compress.Key, msg []byte) ([]byte, error) {
+	if e.rowCoder == nil {
+		if err := e.codec.Decode(out, rows, w, ratio, key, msg); err != nil {
+			return cols, err
+		}
+		return e.gradCoder.Columns(cols, msg, rows, w, ratio)
+	}
+	rb := e.rowCoder.RowBytes(w, ratio)
+	if len(msg) != rows*rb {
+		return cols, fmt.Errorf("message of %d bytes, want %d rows of %d", len(msg), rows, rb)
+	}
+	chunk := max(1, rowChunk/max(w, 1))
+	for a := 0; a < rows; a += chunk {
+		b := min(a+chunk, rows)
+		piece := msg[a*rb : b*rb]
+		if err := e.codec.Decode(out[a*w:b*w], b-a, w, ratio, key, piece); err != nil {
+			return cols, fmt.Errorf("rows [%d, %d) of %d: %w", a, b, rows, err)
+		}
+		var err error
+		if cols, err = e.gradCoder.Columns(cols, piece, b-a, w, ratio); err != nil {
+			return cols, err
+		}
+	}
+	return cols, nil
+}
+
 // keptFor returns layer's kept columns when its gradients answer its
 // forward messages (a GradCoder on a compressed layer), or nil.
 func (e *Exchange) keptFor(layer int) *keptColumns {
@@ -388,26 +422,56 @@ func (e *Exchange) keepSentColumns(kept *keptColumns, layer, q, w int, ratio flo
 
 // encodeShared writes every peer's message into send by encoding the
 // boundary rows once and copying each row's bytes into the messages that
-// carry it, and keeps their columns in kept (if not nil).
+// carry it, and keeps their columns in kept (if not nil), taken once per
+// boundary row and copied per peer alike. Rows are gathered and encoded a
+// cache-sized piece at a time (a RowCoder's rows encode independently), so
+// the gathered rows never go to memory.
 func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64) {
-	w, me := h.Cols, e.comm.Rank()
-	buf := e.scratch(len(e.boundary) * w)
-	gatherRows(buf, h, e.boundary)
+	w, me, n := h.Cols, e.comm.Rank(), len(e.boundary)
+	key := e.key(layer, me, me, false)
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.scratch(min(n, chunk) * w)
+	e.encoded = e.encoded[:0]
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		gatherRows(buf[:(b-a)*w], h, e.boundary[a:b])
+		start := time.Now()
+		e.encoded = e.rowCoder.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
+		e.codecSeconds += time.Since(start).Seconds()
+	}
 	start := time.Now()
 	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
-	e.encoded = e.rowCoder.Encode(e.encoded[:0], buf, len(e.boundary), w, ratio, e.key(layer, me, me, false))
+	cb := 0
+	if kept != nil {
+		var err error
+		if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], e.encoded, n, w, ratio); err != nil {
+			e.fail(fmt.Errorf("halo rows, layer %d: %w", layer, err))
+			return
+		}
+		if n > 0 {
+			cb = len(e.encodedCols) / n
+		}
+	}
 	rb := e.rowCoder.RowBytes(w, ratio)
 	for q, at := range e.sendAt {
 		msg := send[q][:0]
 		if q != me {
-			msg = slices.Grow(msg, len(at)*rb)
-			for _, i := range at {
-				msg = append(msg, e.encoded[int(i)*rb:(int(i)+1)*rb]...)
+			msg = appendRows(msg, e.encoded, rb, at)
+			if kept != nil {
+				kept.sent[q] = appendRows(kept.sent[q][:0], e.encodedCols, cb, at)
 			}
-			e.keepSentColumns(kept, layer, q, w, ratio, msg)
 		}
 		send[q] = msg
 	}
+}
+
+// appendRows appends to dst the rows at of src, rows of size bytes each.
+func appendRows(dst, src []byte, size int, at []int32) []byte {
+	dst = slices.Grow(dst, len(at)*size)
+	for _, i := range at {
+		dst = append(dst, src[int(i)*size:(int(i)+1)*size]...)
+	}
+	return dst
 }
 
 // gatherRows copies rows of h, in order, into buf.

@@ -120,8 +120,15 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 
 // With a compress.RowCoder the exchange encodes each boundary row once; the
 // messages must be the bytes that encoding each peer's rows gives.
+// At width 4100 the exchange encodes and decodes a few rows at a time.
 func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
-	const n, k, w, ratio = 120, 4, 16, 3.0
+	for _, w := range []int{16, 4100} {
+		testExchangeEncodesSharedRowsOnce(t, w)
+	}
+}
+
+func testExchangeEncodesSharedRowsOnce(t *testing.T, w int) {
+	const n, k, ratio = 120, 4, 3.0
 	_, l := testLayout(t, n, k, 5)
 	global := randomRows(rand.New(rand.NewPCG(4, 2)), n, w)
 	err := comm.Run(k, func(c comm.Communicator) error {
