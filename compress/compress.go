@@ -71,6 +71,16 @@ type Compressor interface {
 	FixedRatio(width int) float64
 }
 
+// RowEncoder is a Compressor that encodes each row of a message alone,
+// from the row, the width, the ratio and the key: a message encoded a
+// piece of rows at a time (with the same key) is the same bytes as the
+// message encoded whole. Every compressor but the stochastic quantisers,
+// whose random numbers run on through a message, is one.
+type RowEncoder interface {
+	Compressor
+	EncodesRowByRow()
+}
+
 // RowCoder is a Compressor whose message is its rows' encodings one after
 // another, each RowBytes long and independent of the key. A sender can
 // then encode a row that several peers need once and copy its bytes into
@@ -151,6 +161,9 @@ type none struct{}
 
 func (none) Name() string           { return "none" }
 func (none) FixedRatio(int) float64 { return 1 }
+func (none) EncodesRowByRow()       {}
+func (*columns) EncodesRowByRow()   {}
+
 func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	return appendFloats(dst, x[:rows*width])
 }
@@ -215,6 +228,13 @@ type columns struct {
 	cols   []int // scratch: the kept columns, ascending
 	perm   []int
 	mask   []byte // the kept columns as a bitmap
+
+	// What cols and mask were made for, so that the pieces of a message
+	// (encoded or decoded a few rows at a time) draw them once.
+	made                 bool
+	madeKey              Key
+	madeWidth            int
+	madeRatio, madeScale float64
 }
 
 func (c *columns) Name() string {
@@ -230,6 +250,17 @@ func (c *columns) FixedRatio(int) float64 { return 0 }
 // ignores the direction, so a gradient message selects what its forward
 // message selected: that makes the backward pass the exact adjoint.
 func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) {
+	key.Backward = false // the selection ignores the direction
+	if c.made && key == c.madeKey && width == c.madeWidth && ratio == c.madeRatio {
+		return c.cols, float32(c.madeScale)
+	}
+	cols, scale := c.draw(width, ratio, key)
+	c.made, c.madeKey, c.madeWidth, c.madeRatio, c.madeScale = true, key, width, ratio, float64(scale)
+	c.mask = c.mask[:0] // columnMask remakes it
+	return cols, scale
+}
+
+func (c *columns) draw(width int, ratio float64, key Key) ([]int, float32) {
 	k := KeptColumns(width, ratio)
 	c.cols = c.cols[:0]
 	if !c.random || k == width {
@@ -284,6 +315,9 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 
 // columnMask returns cols as a bitmap of width columns.
 func (c *columns) columnMask(cols []int, width int) []byte {
+	if len(c.mask) == (width+7)/8 { // made for cols (selection resets it)
+		return c.mask
+	}
 	c.mask = slices.Grow(c.mask[:0], (width+7)/8)[:(width+7)/8]
 	clear(c.mask)
 	for _, j := range cols {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -519,8 +520,16 @@ func TestMessagesGoRowByRow(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				_, byRow := c.(RowEncoder)
+				if !byRow && !strings.HasPrefix(name, "quant") { // only their random numbers run on
+					t.Fatalf("%s is not a RowEncoder", name)
+				}
 				for _, cut := range [][2]int{{0, 4}, {4, 5}, {5, 9}} {
 					a, b := cut[0], cut[1]
+					// A RowEncoder's pieces encode to the message's bytes.
+					if byRow && string(c.Encode(nil, x[a*width:b*width], b-a, width, ratio, key)) != string(msg[a*rb:b*rb]) {
+						t.Fatalf("%s width %d ratio %v rows [%d, %d): encoded alone, not the message's bytes", name, width, ratio, a, b)
+					}
 					piece := make([]float32, (b-a)*width)
 					if err := c.Decode(piece, b-a, width, ratio, key, msg[a*rb:b*rb]); err != nil {
 						t.Fatalf("%s width %d ratio %v rows [%d, %d): %v", name, width, ratio, a, b, err)

@@ -235,6 +235,8 @@ type bf16 struct{}
 func (bf16) Name() string           { return "bf16" }
 func (bf16) FixedRatio(int) float64 { return 2 }
 
+func (bf16) EncodesRowByRow() {}
+
 func (bf16) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	x = x[:rows*width]
 	start := len(dst)

@@ -29,6 +29,7 @@ type topK struct {
 }
 
 func (t *topK) Name() string           { return "topk" }
+func (t *topK) EncodesRowByRow()       {}
 func (t *topK) FixedRatio(int) float64 { return 0 }
 
 // RowBytes makes top-k a RowCoder: every row's encoding has this size,

@@ -489,17 +489,19 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix) {
 }
 
 // BackwardRows makes the exchange an nn.HaloRows: Backward, with dext's
-// halo rows written by fill when it is not nil. Where the gradient answers
-// a GradCoder's forward message, fill writes a cache-sized piece of rows
-// at a time, each encoded before the next is made, so the halo rows'
-// gradient never goes to memory; elsewhere fill writes them all into dext.
+// halo rows written by fill when it is not nil. Where the gradient is
+// compressed by a GradCoder or a RowEncoder, fill writes a cache-sized
+// piece of rows at a time, each encoded before the next is made, so the
+// halo rows' gradient never goes to memory; elsewhere fill writes them all
+// into dext.
 func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
 	w, own, me := dh.Cols, dh.Rows, e.comm.Rank()
 	if own*w > 0 && &dh.Data[0] != &dext.Data[0] { // layers reduce in dext's first rows
 		copy(dh.Data, dext.Data[:own*w])
 	}
 	kept := e.keptFor(layer)
-	if fill != nil && (e.err != nil || e.exactPass(layer) || kept == nil) {
+	_, rowByRow := e.codecFor(layer).(compress.RowEncoder)
+	if fill != nil && (e.err != nil || e.exactPass(layer) || (kept == nil && !rowByRow)) {
 		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
 		fill = nil
 	}
@@ -524,7 +526,7 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 		// The forward message went q → me; its gradient answers it.
 		switch {
 		case fill != nil:
-			e.send[q] = e.encodeGradPieces(e.send[q][:0], lo-own, hi-own, w, ratio, kept.recv[q], fill)
+			e.send[q] = e.encodeGradPieces(e.send[q][:0], lo-own, hi-own, w, ratio, kept, q, e.key(layer, q, me, true), fill)
 		case kept != nil:
 			start := time.Now()
 			e.send[q] = e.gradCoder.EncodeGrad(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, kept.recv[q])
@@ -554,18 +556,29 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 	}
 }
 
-// encodeGradPieces appends to dst the GradCoder encoding of halo rows
-// [lo, hi), whose forward columns are cols, made by fill a cache-sized
-// piece at a time.
-func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, cols []byte, fill func(lo, hi int, out *tensor.Matrix)) []byte {
-	n := hi - lo
+// encodeGradPieces appends to dst the gradient message of halo rows
+// [lo, hi) (those of peer q), made by fill a cache-sized piece at a time:
+// a GradCoder's at the columns kept of q's forward message, or the
+// codec's, a RowEncoder, with key.
+func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, kept *keptColumns, q int, key compress.Key, fill func(lo, hi int, out *tensor.Matrix)) []byte {
+	n, cb := hi-lo, 0
+	var cols []byte
+	if kept != nil {
+		cols = kept.recv[q]
+		if n > 0 && len(cols)%n != 0 {
+			panic(fmt.Sprintf("fullgraph: %d bytes of forward columns for %d rows", len(cols), n))
+		}
+		cb = len(cols) / max(n, 1)
+	}
+	encode := func(dst []byte, x []float32, a, b int) []byte {
+		if kept != nil {
+			return e.gradCoder.EncodeGrad(dst, x, b-a, w, ratio, cols[a*cb:b*cb])
+		}
+		return e.codec.Encode(dst, x, b-a, w, ratio, key)
+	}
 	if n == 0 {
-		return e.gradCoder.EncodeGrad(dst, nil, 0, w, ratio, cols)
+		return encode(dst, nil, 0, 0)
 	}
-	if len(cols)%n != 0 {
-		panic(fmt.Sprintf("fullgraph: %d bytes of forward columns for %d rows", len(cols), n))
-	}
-	cb := len(cols) / n
 	chunk := max(1, rowChunk/max(w, 1))
 	buf := e.scratch(min(n, chunk) * w)
 	for a := 0; a < n; a += chunk {
@@ -573,7 +586,7 @@ func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, co
 		piece := tensor.Matrix{Rows: b - a, Cols: w, Data: buf[:(b-a)*w]}
 		fill(lo+a, lo+b, &piece)
 		start := time.Now()
-		dst = e.gradCoder.EncodeGrad(dst, piece.Data, b-a, w, ratio, cols[a*cb:b*cb])
+		dst = encode(dst, piece.Data, a, b)
 		e.codecSeconds += time.Since(start).Seconds()
 	}
 	return dst

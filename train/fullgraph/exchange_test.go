@@ -269,8 +269,9 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 }
 
 // BackwardRows, where the layer writes the halo rows' gradient a piece at
-// a time as the exchange asks (top-k encodes each piece as it is made),
-// must return the owned rows the same bits as Backward given every row.
+// a time as the exchange asks (a GradCoder or RowEncoder encodes each
+// piece as it is made; the quantisers get them all), must return the owned
+// rows the same bits as Backward given every row.
 // Both passes run the same step, so keyed codecs pick the same columns;
 // at width 4100 a piece is a few rows.
 func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
@@ -278,7 +279,7 @@ func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
 	_, l := testLayout(t, n, k, 5)
 	for _, w := range []int{12, 4100} {
 		for _, ratio := range []float64{1, 3, 16} {
-			for _, name := range []string{"none", "truncate", "subspace", "topk"} {
+			for _, name := range compress.Names {
 				transports(t, k, func(c comm.Communicator) error {
 					p := &l.Parts[c.Rank()]
 					codec, _ := compress.New(name)
