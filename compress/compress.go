@@ -162,7 +162,6 @@ type none struct{}
 func (none) Name() string           { return "none" }
 func (none) FixedRatio(int) float64 { return 1 }
 func (none) EncodesRowByRow()       {}
-func (*columns) EncodesRowByRow()   {}
 
 func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	return appendFloats(dst, x[:rows*width])
@@ -231,10 +230,11 @@ type columns struct {
 
 	// What cols and mask were made for, so that the pieces of a message
 	// (encoded or decoded a few rows at a time) draw them once.
-	made                 bool
-	madeKey              Key
-	madeWidth            int
-	madeRatio, madeScale float64
+	made      bool
+	madeKey   Key
+	madeWidth int
+	madeRatio float64
+	madeScale float32
 }
 
 func (c *columns) Name() string {
@@ -245,6 +245,7 @@ func (c *columns) Name() string {
 }
 
 func (c *columns) FixedRatio(int) float64 { return 0 }
+func (*columns) EncodesRowByRow()         {}
 
 // selection returns the kept columns and the scale applied to them. It
 // ignores the direction, so a gradient message selects what its forward
@@ -252,10 +253,10 @@ func (c *columns) FixedRatio(int) float64 { return 0 }
 func (c *columns) selection(width int, ratio float64, key Key) ([]int, float32) {
 	key.Backward = false // the selection ignores the direction
 	if c.made && key == c.madeKey && width == c.madeWidth && ratio == c.madeRatio {
-		return c.cols, float32(c.madeScale)
+		return c.cols, c.madeScale
 	}
 	cols, scale := c.draw(width, ratio, key)
-	c.made, c.madeKey, c.madeWidth, c.madeRatio, c.madeScale = true, key, width, ratio, float64(scale)
+	c.made, c.madeKey, c.madeWidth, c.madeRatio, c.madeScale = true, key, width, ratio, scale
 	c.mask = c.mask[:0] // columnMask remakes it
 	return cols, scale
 }
@@ -307,20 +308,21 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 		}
 		return dst
 	}
-	if packRows(out, 4*k, float32Bits(x), rows, width, c.columnMask(cols, width), 0, k) >= 0 {
+	if packRows(out, 4*k, float32Bits(x), rows, width, c.columnMask(width), 0, k) >= 0 {
 		panic("compress: subspace's mask names other than k columns")
 	}
 	return dst
 }
 
-// columnMask returns cols as a bitmap of width columns.
-func (c *columns) columnMask(cols []int, width int) []byte {
+// columnMask returns the columns selection drew last (c.cols) as a bitmap
+// of width columns.
+func (c *columns) columnMask(width int) []byte {
 	if len(c.mask) == (width+7)/8 { // made for cols (selection resets it)
 		return c.mask
 	}
 	c.mask = slices.Grow(c.mask[:0], (width+7)/8)[:(width+7)/8]
 	clear(c.mask)
-	for _, j := range cols {
+	for _, j := range c.cols {
 		c.mask[j/8] |= 1 << (j % 8)
 	}
 	return c.mask
@@ -348,7 +350,7 @@ func (c *columns) Decode(out []float32, rows, width int, ratio float64, key Key,
 		}
 		return nil
 	}
-	if unpackRows(out, c.columnMask(cols, width), 0, src, 4*k, rows, width, k, scale) >= 0 {
+	if unpackRows(out, c.columnMask(width), 0, src, 4*k, rows, width, k, scale) >= 0 {
 		panic("compress: subspace's mask names other than k columns")
 	}
 	return nil

@@ -32,7 +32,7 @@ type HaloRows interface {
 	Halo
 	// BackwardRows is Backward with dext's halo rows not yet written:
 	// fill(lo, hi, out) writes the gradient of halo rows [lo, hi) (0 is
-	// the first row after the owned ones) into out, hi−lo rows wide.
+	// the first row after the owned ones) into out, of hi−lo rows.
 	// BackwardRows calls it for every halo row once, into out or into
 	// dext's halo rows.
 	BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))

@@ -40,7 +40,7 @@ type Exchange struct {
 	err        error
 
 	send, recv [][]byte
-	rows       []float32 // gathered or decoded rows
+	rows       []float32 // gathered or decoded rows, or a piece of the halo gradient
 
 	// Uncompressed passes skip the codec (see forwardExact): peerRows[q]
 	// holds the rows for or from peer q, and out/in are the messages, which
@@ -501,7 +501,8 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 	}
 	kept := e.keptFor(layer)
 	_, rowByRow := e.codecFor(layer).(compress.RowEncoder)
-	if fill != nil && (e.err != nil || e.exactPass(layer) || (kept == nil && !rowByRow)) {
+	stale := kept != nil && kept.step != e.step
+	if fill != nil && (e.err != nil || stale || e.exactPass(layer) || (kept == nil && !rowByRow)) {
 		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
 		fill = nil
 	}
@@ -513,7 +514,7 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 		return
 	}
 	ratio, codec := e.Ratio(layer), e.codecFor(layer)
-	if kept != nil && kept.step != e.step {
+	if stale {
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: no forward exchange in this step", layer, e.step))
 		return
 	}
@@ -526,7 +527,7 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 		// The forward message went q → me; its gradient answers it.
 		switch {
 		case fill != nil:
-			e.send[q] = e.encodeGradPieces(e.send[q][:0], lo-own, hi-own, w, ratio, kept, q, e.key(layer, q, me, true), fill)
+			e.send[q] = e.encodeGradPieces(e.send[q][:0], codec, lo-own, hi-own, w, ratio, kept, q, e.key(layer, q, me, true), fill)
 		case kept != nil:
 			start := time.Now()
 			e.send[q] = e.gradCoder.EncodeGrad(e.send[q][:0], dext.Data[lo*w:hi*w], hi-lo, w, ratio, kept.recv[q])
@@ -558,9 +559,9 @@ func (e *Exchange) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 
 // encodeGradPieces appends to dst the gradient message of halo rows
 // [lo, hi) (those of peer q), made by fill a cache-sized piece at a time:
-// a GradCoder's at the columns kept of q's forward message, or the
-// codec's, a RowEncoder, with key.
-func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, kept *keptColumns, q int, key compress.Key, fill func(lo, hi int, out *tensor.Matrix)) []byte {
+// a GradCoder's at the columns kept of q's forward message, or codec's, a
+// RowEncoder, with key.
+func (e *Exchange) encodeGradPieces(dst []byte, codec compress.Compressor, lo, hi, w int, ratio float64, kept *keptColumns, q int, key compress.Key, fill func(lo, hi int, out *tensor.Matrix)) []byte {
 	n, cb := hi-lo, 0
 	var cols []byte
 	if kept != nil {
@@ -574,7 +575,7 @@ func (e *Exchange) encodeGradPieces(dst []byte, lo, hi, w int, ratio float64, ke
 		if kept != nil {
 			return e.gradCoder.EncodeGrad(dst, x, b-a, w, ratio, cols[a*cb:b*cb])
 		}
-		return e.codec.Encode(dst, x, b-a, w, ratio, key)
+		return codec.Encode(dst, x, b-a, w, ratio, key)
 	}
 	if n == 0 {
 		return encode(dst, nil, 0, 0)
