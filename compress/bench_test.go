@@ -162,7 +162,7 @@ func (q *legacyQuantizer) Decode(out []float32, rows, width int, _ float64, _ Ke
 // worker's halo on the synthetic ogbn-arxiv-sized graph at N = 4 (124k
 // rows), which do not fit in cache, separately.
 func BenchmarkCodecsOutOfCache(b *testing.B) {
-	for _, width := range []int{128, 64} {
+	for _, width := range []int{256, 128, 64} {
 		rows := 124000
 		rng := rand.New(rand.NewPCG(1, 2))
 		x := make([]float32, rows*width)

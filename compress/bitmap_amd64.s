@@ -9,6 +9,11 @@
 // step, load the kept lanes, compress them together, store as many as
 // were kept. A row's cursors advance by popcounts of the bitmap read into
 // a general register, so no step waits on the one before it.
+//
+// Both kernels prefetch their streams a few rows ahead: a halo message
+// does not fit in cache, and without it they ran at half the speed of a
+// plain copy of the same bytes out of cache (3.5x slower encoding and
+// 2x slower decoding 124k rows of 256, BenchmarkCodecsOutOfCache).
 TEXT ·packRowsAVX512(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), DI
 	MOVQ outStride+8(FP), R10
@@ -67,6 +72,8 @@ pk_block:
 	POPCNTL     R14, R14
 	BZHIQ       R14, R8, R15
 	KMOVW       R15, K2
+	PREFETCHT0  2048(DX)
+	PREFETCHT0  1024(AX)
 	VMOVDQU32.Z 0(DX), K1, Z0
 	VPCOMPRESSD Z0, K1, Z1
 	VMOVDQU32   Z1, K2, 0(AX)
@@ -174,6 +181,8 @@ up_block:
 	POPCNTL     R14, R14
 	BZHIQ       R14, R8, R15
 	KMOVW       R15, K2
+	PREFETCHT0  2048(DI)
+	PREFETCHT0  1024(AX)
 	VMOVDQU32.Z 0(AX), K2, Z0
 	VMULPS      Z2, Z0, Z0 // the values only: the other columns are +0 whatever the scale
 	VPEXPANDD.Z Z0, K1, Z1
