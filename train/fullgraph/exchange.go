@@ -54,6 +54,7 @@ type Exchange struct {
 	rowCoder    compress.RowCoder
 	boundary    []int32
 	sendAt      [][]int32
+	sentUpTo    []int // how many of sendAt[q] encodeShared has copied so far
 	encoded     []byte
 	encodedCols []byte // a GradCoder's columns of encoded's rows
 
@@ -103,6 +104,12 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 	if rc, ok := codec.(compress.RowCoder); ok {
 		e.rowCoder = rc
 		e.boundary, e.sendAt = boundaryRows(part)
+		e.sentUpTo = make([]int, c.Size())
+		for q, at := range e.sendAt {
+			if !slices.IsSorted(at) {
+				return nil, fmt.Errorf("fullgraph: part %d's rows for part %d do not ascend", part.ID, q)
+			}
+		}
 	}
 	if gc, ok := codec.(compress.GradCoder); ok {
 		e.gradCoder = gc
@@ -273,10 +280,8 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 				send[q] = send[q][:0]
 				continue
 			}
-			buf := e.scratch(len(rows) * w)
-			gatherRows(buf, h, rows)
+			send[q] = e.encodeRows(send[q][:0], codec, h, rows, ratio, e.key(layer, me, q, false))
 			start := time.Now()
-			send[q] = codec.Encode(send[q][:0], buf, len(rows), w, ratio, e.key(layer, me, q, false))
 			e.keepSentColumns(kept, layer, q, w, ratio, send[q])
 			e.codecSeconds += time.Since(start).Seconds()
 		}
@@ -423,53 +428,84 @@ func (e *Exchange) keepSentColumns(kept *keptColumns, layer, q, w int, ratio flo
 // encodeShared writes every peer's message into send by encoding the
 // boundary rows once and copying each row's bytes into the messages that
 // carry it, and keeps their columns in kept (if not nil), taken once per
-// boundary row and copied per peer alike. Rows are gathered and encoded a
-// cache-sized piece at a time (a RowCoder's rows encode independently), so
-// the gathered rows never go to memory.
+// boundary row and copied per peer alike. Rows are gathered, encoded and
+// copied out a cache-sized piece at a time (a RowCoder's rows encode
+// independently, and every peer's rows ascend in boundary), so neither
+// the gathered rows nor their encoding go to memory.
 func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64) {
 	w, me, n := h.Cols, e.comm.Rank(), len(e.boundary)
 	key := e.key(layer, me, me, false)
 	chunk := max(1, rowChunk/max(w, 1))
 	buf := e.scratch(min(n, chunk) * w)
-	e.encoded = e.encoded[:0]
+	rb := e.rowCoder.RowBytes(w, ratio)
+	for q := range send {
+		send[q] = send[q][:0]
+		if kept != nil {
+			kept.sent[q] = kept.sent[q][:0]
+		}
+		e.sentUpTo[q] = 0
+	}
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
 		gatherRows(buf[:(b-a)*w], h, e.boundary[a:b])
 		start := time.Now()
-		e.encoded = e.rowCoder.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
-		e.codecSeconds += time.Since(start).Seconds()
-	}
-	start := time.Now()
-	defer func() { e.codecSeconds += time.Since(start).Seconds() }()
-	cb := 0
-	if kept != nil {
-		var err error
-		if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], e.encoded, n, w, ratio); err != nil {
-			e.fail(fmt.Errorf("halo rows, layer %d: %w", layer, err))
-			return
-		}
-		if n > 0 {
-			cb = len(e.encodedCols) / n
-		}
-	}
-	rb := e.rowCoder.RowBytes(w, ratio)
-	for q, at := range e.sendAt {
-		msg := send[q][:0]
-		if q != me {
-			msg = appendRows(msg, e.encoded, rb, at)
-			if kept != nil {
-				kept.sent[q] = appendRows(kept.sent[q][:0], e.encodedCols, cb, at)
+		e.encoded = e.rowCoder.Encode(e.encoded[:0], buf[:(b-a)*w], b-a, w, ratio, key)
+		cb := 0
+		if kept != nil {
+			var err error
+			if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], e.encoded, b-a, w, ratio); err != nil {
+				e.fail(fmt.Errorf("halo rows, layer %d: %w", layer, err))
+				return
 			}
+			cb = len(e.encodedCols) / (b - a)
 		}
-		send[q] = msg
+		for q, at := range e.sendAt {
+			if q == me {
+				continue
+			}
+			i := e.sentUpTo[q]
+			j := i
+			for j < len(at) && int(at[j]) < b {
+				j++
+			}
+			send[q] = appendRows(send[q], e.encoded, rb, at[i:j], a)
+			if kept != nil {
+				kept.sent[q] = appendRows(kept.sent[q], e.encodedCols, cb, at[i:j], a)
+			}
+			e.sentUpTo[q] = j
+		}
+		e.codecSeconds += time.Since(start).Seconds()
 	}
 }
 
-// appendRows appends to dst the rows at of src, rows of size bytes each.
-func appendRows(dst, src []byte, size int, at []int32) []byte {
+// encodeRows appends to dst the encoding of rows of h by codec with key.
+// A RowEncoder's rows are gathered and encoded a cache-sized piece at a
+// time, so that the gathered rows never go to memory; other codecs'
+// messages are gathered whole first.
+func (e *Exchange) encodeRows(dst []byte, codec compress.Compressor, h *tensor.Matrix, rows []int32, ratio float64, key compress.Key) []byte {
+	w, n := h.Cols, len(rows)
+	chunk := max(n, 1)
+	if _, ok := codec.(compress.RowEncoder); ok {
+		chunk = max(1, rowChunk/max(w, 1))
+	}
+	buf := e.scratch(min(n, chunk) * w)
+	for a := 0; a < n || a == 0; a += chunk {
+		b := min(a+chunk, n)
+		gatherRows(buf[:(b-a)*w], h, rows[a:b])
+		start := time.Now()
+		dst = codec.Encode(dst, buf[:(b-a)*w], b-a, w, ratio, key)
+		e.codecSeconds += time.Since(start).Seconds()
+	}
+	return dst
+}
+
+// appendRows appends to dst the rows at−first of src, rows of size bytes
+// each.
+func appendRows(dst, src []byte, size int, at []int32, first int) []byte {
 	dst = slices.Grow(dst, len(at)*size)
 	for _, i := range at {
-		dst = append(dst, src[int(i)*size:(int(i)+1)*size]...)
+		i := int(i) - first
+		dst = append(dst, src[i*size:(i+1)*size]...)
 	}
 	return dst
 }
