@@ -29,6 +29,41 @@ type Communicator interface {
 	Stats() *Stats
 }
 
+// RowSender is a Communicator that can send each peer rows picked from one
+// buffer, so that a caller whose peers read overlapping rows need not copy
+// them into a message per peer first. The in-process group is one: the
+// receiver copies the rows straight from the sender's buffer.
+type RowSender interface {
+	Communicator
+	// AllToAllRows is AllToAll with send[p] the rows at[p] of src, in that
+	// order, each size bytes (row i is src[i·size:(i+1)·size]); at[Rank()]
+	// is ignored (nothing is sent to oneself).
+	AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error
+}
+
+// checkRows checks AllToAllRows' arguments: a list per rank, and rows
+// inside src.
+func checkRows(site string, src []byte, size int, at [][]int32, ranks, self int) error {
+	if len(at) != ranks || size < 0 {
+		return fmt.Errorf("comm: AllToAllRows(%s): %d row lists of %d bytes for %d ranks", site, len(at), size, ranks)
+	}
+	rows := int32(0)
+	if size > 0 {
+		rows = int32(min(len(src)/size, 1<<31-1))
+	}
+	for p, list := range at {
+		if p == self {
+			continue
+		}
+		for _, i := range list {
+			if i < 0 || (i >= rows && size > 0) {
+				return fmt.Errorf("comm: AllToAllRows(%s): row %d of a %d-row buffer for rank %d", site, i, rows, p)
+			}
+		}
+	}
+	return nil
+}
+
 // ErrAborted is returned by collectives after the group has been aborted.
 var ErrAborted = errors.New("comm: group aborted")
 

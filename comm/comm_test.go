@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -243,4 +244,63 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// AllToAllRows delivers what AllToAll delivers for the messages built from
+// the rows, counts the same bytes, and is kept through WithLink with the
+// same emulated time; rows outside the buffer are an error, not a panic.
+func TestAllToAllRowsEqualsAllToAllOfTheRows(t *testing.T) {
+	const size, rowBytes, rows = 4, 3, 6
+	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
+	err := Run(size, func(c Communicator) error {
+		me := c.Rank()
+		src := make([]byte, rows*rowBytes)
+		for i := range src {
+			src[i] = byte(me*50 + i)
+		}
+		// Peer p reads rows p, p+1, …, wrapping, p+1 of them (some
+		// twice), so lists differ in length and overlap.
+		at := make([][]int32, size)
+		send := make([][]byte, size)
+		for p := range size {
+			if p == me {
+				at[p] = []int32{0} // ignored
+				continue
+			}
+			for i := range p + 1 {
+				r := int32((p + i) % rows)
+				at[p] = append(at[p], r)
+				send[p] = append(send[p], src[int(r)*rowBytes:(int(r)+1)*rowBytes]...)
+			}
+		}
+		lc := WithLink(c, link)
+		rs, ok := lc.(RowSender)
+		if !ok {
+			return fmt.Errorf("WithLink dropped AllToAllRows")
+		}
+		got, want := make([][]byte, size), make([][]byte, size)
+		if err := rs.AllToAllRows("rows", src, rowBytes, at, got); err != nil {
+			return err
+		}
+		if err := lc.AllToAll("msgs", send, want); err != nil {
+			return err
+		}
+		for p := range size {
+			if string(got[p]) != string(want[p]) {
+				return fmt.Errorf("rank %d from %d: got %v, want %v", me, p, got[p], want[p])
+			}
+		}
+		a, b := c.Stats().Site("rows"), c.Stats().Site("msgs")
+		if a.BytesSent != b.BytesSent || a.BytesReceived != b.BytesReceived || a.BytesSent == 0 || a.EmulatedSeconds != b.EmulatedSeconds {
+			return fmt.Errorf("rank %d: rows %+v, messages %+v", me, a, b)
+		}
+		at[(me+1)%size] = []int32{rows}
+		if err := rs.AllToAllRows("bad", src, rowBytes, at, got); err == nil || !strings.Contains(err.Error(), "row 6 of a 6-row buffer") {
+			return fmt.Errorf("rank %d: a row past the buffer gave %v", me, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -69,7 +69,14 @@ func (l Link) String() string {
 // WithLink wraps c so that each call also adds, to c's Stats, the time the
 // link would have taken for the bytes the call moved. The data still moves
 // at c's own speed; only the accounting changes.
-func WithLink(c Communicator, l Link) Communicator { return &linked{Communicator: c, link: l} }
+// It keeps c's AllToAllRows, if c is a RowSender.
+func WithLink(c Communicator, l Link) Communicator {
+	lc := &linked{Communicator: c, link: l}
+	if rs, ok := c.(RowSender); ok {
+		return linkedRows{lc, rs}
+	}
+	return lc
+}
 
 type linked struct {
 	Communicator
@@ -84,10 +91,17 @@ func (c *linked) AllToAll(site string, send, recv [][]byte) error {
 	if err := c.Communicator.AllToAll(site, send, recv); err != nil {
 		return err
 	}
+	c.allToAllTime(site, func(p int) int { return len(send[p]) }, recv)
+	return nil
+}
+
+// allToAllTime adds the emulated time of an all-to-all that sent sent(p)
+// bytes to each peer p and received recv.
+func (c *linked) allToAllTime(site string, sent func(p int) int, recv [][]byte) {
 	var out, in int64
-	for p := range send {
+	for p := range recv {
 		if p != c.Rank() {
-			out += int64(len(send[p]))
+			out += int64(sent(p))
 			in += int64(len(recv[p]))
 		}
 	}
@@ -95,6 +109,19 @@ func (c *linked) AllToAll(site string, send, recv [][]byte) error {
 	// in parallel on the other direction of the full-duplex link.
 	t := c.link.Latency.Seconds() + max(c.transfer(out), c.transfer(in))
 	c.Stats().addEmulated(site, t)
+}
+
+// linkedRows is a linked RowSender.
+type linkedRows struct {
+	*linked
+	rows RowSender
+}
+
+func (c linkedRows) AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error {
+	if err := c.rows.AllToAllRows(site, src, size, at, recv); err != nil {
+		return err
+	}
+	c.allToAllTime(site, func(p int) int { return len(at[p]) * size }, recv)
 	return nil
 }
 

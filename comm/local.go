@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 // goroutine per worker, the same collectives as a network transport.
 type Group struct {
 	size  int
-	mail  [][]chan []byte   // mail[src][dst]: a buffer src offers dst
+	mail  [][]chan offer    // mail[src][dst]: what src offers dst
 	acks  [][]chan struct{} // acks[src][dst]: dst has copied src's buffer
 	comms []*local
 
@@ -34,13 +35,13 @@ func NewGroup(size int) *Group {
 	}
 	g := &Group{size: size, aborted: make(chan struct{}), barrierDone: make(chan struct{}),
 		reduceSlots: make([][]float32, size)}
-	g.mail = make([][]chan []byte, size)
+	g.mail = make([][]chan offer, size)
 	g.acks = make([][]chan struct{}, size)
 	for s := range size {
-		g.mail[s] = make([]chan []byte, size)
+		g.mail[s] = make([]chan offer, size)
 		g.acks[s] = make([]chan struct{}, size)
 		for d := range size {
-			g.mail[s][d] = make(chan []byte, 1)
+			g.mail[s][d] = make(chan offer, 1)
 			g.acks[s][d] = make(chan struct{}, 1)
 		}
 	}
@@ -68,20 +69,49 @@ func (g *Group) Abort(err error) {
 
 func (g *Group) err() error { return g.abortErr }
 
+// offer is a message a rank offers a peer: buf, or, with rows set, the
+// rows at of buf, each size bytes.
+type offer struct {
+	buf  []byte
+	rows bool
+	size int
+	at   []int32
+}
+
+// len is the message's size in bytes.
+func (o offer) len() int {
+	if o.rows {
+		return len(o.at) * o.size
+	}
+	return len(o.buf)
+}
+
+// appendTo appends the message to dst.
+func (o offer) appendTo(dst []byte) []byte {
+	if !o.rows {
+		return append(dst, o.buf...)
+	}
+	dst = slices.Grow(dst, o.len())
+	for _, i := range o.at {
+		dst = append(dst, o.buf[int(i)*o.size:(int(i)+1)*o.size]...)
+	}
+	return dst
+}
+
 // receive takes src's offer to dst. A message that has already arrived is
 // delivered even after an abort: the peer that sent it completed its part,
 // and dropping it would fail a call that can finish.
-func (g *Group) receive(src, dst int) ([]byte, error) {
+func (g *Group) receive(src, dst int) (offer, error) {
 	select {
-	case buf := <-g.mail[src][dst]:
-		return buf, nil
+	case o := <-g.mail[src][dst]:
+		return o, nil
 	default:
 	}
 	select {
-	case buf := <-g.mail[src][dst]:
-		return buf, nil
+	case o := <-g.mail[src][dst]:
+		return o, nil
 	case <-g.aborted:
-		return nil, g.err()
+		return offer{}, g.err()
 	}
 }
 
@@ -126,29 +156,50 @@ func (c *local) scratch() ([]int64, []int64) {
 }
 
 func (c *local) AllToAll(site string, send, recv [][]byte) error {
-	g, r := c.g, c.rank
-	if len(send) != g.size || len(recv) != g.size {
-		return fmt.Errorf("comm: AllToAll(%s): %d send and %d receive buffers for %d ranks", site, len(send), len(recv), g.size)
+	if len(send) != c.g.size || len(recv) != c.g.size {
+		return fmt.Errorf("comm: AllToAll(%s): %d send and %d receive buffers for %d ranks", site, len(send), len(recv), c.g.size)
 	}
+	recv[c.rank] = append(recv[c.rank][:0], send[c.rank]...)
+	return c.allToAll(site, func(p int) offer { return offer{buf: send[p]} }, recv)
+}
+
+// AllToAllRows makes the in-process group a RowSender: each receiver
+// copies its rows from src itself, which costs what copying a message
+// costs, so a message per peer is never built.
+func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error {
+	if len(recv) != c.g.size {
+		return fmt.Errorf("comm: AllToAllRows(%s): %d receive buffers for %d ranks", site, len(recv), c.g.size)
+	}
+	if err := checkRows(site, src, size, at, c.g.size, c.rank); err != nil {
+		return err
+	}
+	recv[c.rank] = recv[c.rank][:0]
+	return c.allToAll(site, func(p int) offer { return offer{buf: src, rows: true, size: size, at: at[p]} }, recv)
+}
+
+// allToAll offers every peer p the message offerTo(p), copies every
+// peer's into recv, and waits until the peers have copied its own.
+func (c *local) allToAll(site string, offerTo func(p int) offer, recv [][]byte) error {
+	g, r := c.g, c.rank
 	start := time.Now()
 	sent, recvd := c.scratch()
 	for p := range g.size {
 		if p != r {
-			g.mail[r][p] <- send[p] // capacity 1 and the previous offer was acknowledged
-			sent[p] = int64(len(send[p]))
+			o := offerTo(p)
+			g.mail[r][p] <- o // capacity 1 and the previous offer was acknowledged
+			sent[p] = int64(o.len())
 		}
 	}
-	recv[r] = append(recv[r][:0], send[r]...)
 	for p := range g.size {
 		if p == r {
 			continue
 		}
-		buf, err := g.receive(p, r)
+		o, err := g.receive(p, r)
 		if err != nil {
 			return err
 		}
-		recv[p] = append(recv[p][:0], buf...)
-		recvd[p] = int64(len(buf))
+		recv[p] = o.appendTo(recv[p][:0])
+		recvd[p] = int64(len(recv[p]))
 		g.acks[p][r] <- struct{}{}
 	}
 	// Our buffers may be reused only once every peer has copied them.
@@ -217,7 +268,7 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 	if r == root {
 		for p := range g.size {
 			if p != r {
-				g.mail[r][p] <- data
+				g.mail[r][p] <- offer{buf: data}
 				sent[p] = int64(len(data))
 			}
 		}
@@ -233,7 +284,8 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 		}
 	} else {
 		select {
-		case buf := <-g.mail[root][r]:
+		case o := <-g.mail[root][r]:
+			buf := o.buf
 			n := copy(data, buf)
 			g.acks[root][r] <- struct{}{}
 			if n != len(buf) || n != len(data) {

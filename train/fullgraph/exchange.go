@@ -54,9 +54,9 @@ type Exchange struct {
 	rowCoder    compress.RowCoder
 	boundary    []int32
 	sendAt      [][]int32
-	sentUpTo    []int // how many of sendAt[q] encodeShared has copied so far
-	encoded     []byte
-	encodedCols []byte // a GradCoder's columns of encoded's rows
+	sentUpTo    []int  // how many of sendAt[q] encodeShared has copied so far
+	encoded     []byte // the boundary rows' encoding, or a piece of it
+	encodedCols []byte // a GradCoder's columns of a piece's rows
 
 	// With a compress.GradCoder, the backward messages of a layer follow
 	// its forward ones, whose columns are kept until then: kept[layer]
@@ -272,8 +272,11 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	if kept != nil {
 		kept.step = -1 // until this step's columns are all kept
 	}
-	if e.rowCoder != nil && e.compressing(layer) {
-		e.encodeShared(send, kept, layer, h, ratio)
+	rowSender, direct := e.comm.(comm.RowSender)
+	shared := e.rowCoder != nil && e.compressing(layer)
+	direct = direct && shared
+	if shared {
+		e.encodeShared(send, kept, layer, h, ratio, direct)
 	} else {
 		for q, rows := range e.part.Send {
 			if q == me {
@@ -289,7 +292,13 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
-	if err := e.comm.AllToAll(e.site(layer, false), send, recv); err != nil {
+	var err error
+	if direct {
+		err = rowSender.AllToAllRows(e.site(layer, false), e.encoded, e.rowCoder.RowBytes(w, ratio), e.sendAt, recv)
+	} else {
+		err = e.comm.AllToAll(e.site(layer, false), send, recv)
+	}
+	if err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}
@@ -425,14 +434,16 @@ func (e *Exchange) keepSentColumns(kept *keptColumns, layer, q, w int, ratio flo
 	}
 }
 
-// encodeShared writes every peer's message into send by encoding the
-// boundary rows once and copying each row's bytes into the messages that
-// carry it, and keeps their columns in kept (if not nil), taken once per
-// boundary row and copied per peer alike. Rows are gathered, encoded and
-// copied out a cache-sized piece at a time (a RowCoder's rows encode
-// independently, and every peer's rows ascend in boundary), so neither
-// the gathered rows nor their encoding go to memory.
-func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64) {
+// encodeShared encodes the boundary rows once, however many peers read
+// them, and keeps their columns in kept (if not nil), taken once per
+// boundary row and copied per peer. With direct, the encoding is left
+// whole in e.encoded, from which a comm.RowSender sends each peer its
+// rows; otherwise each row's bytes are copied into the messages in send
+// that carry it. Rows are gathered, encoded and copied out a cache-sized
+// piece at a time (a RowCoder's rows encode independently, and every
+// peer's rows ascend in boundary), so the gathered rows never go to memory,
+// nor, when copied into messages, their encoding.
+func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64, direct bool) {
 	w, me, n := h.Cols, e.comm.Rank(), len(e.boundary)
 	key := e.key(layer, me, me, false)
 	chunk := max(1, rowChunk/max(w, 1))
@@ -445,15 +456,21 @@ func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *
 		}
 		e.sentUpTo[q] = 0
 	}
+	e.encoded = e.encoded[:0]
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
 		gatherRows(buf[:(b-a)*w], h, e.boundary[a:b])
 		start := time.Now()
-		e.encoded = e.rowCoder.Encode(e.encoded[:0], buf[:(b-a)*w], b-a, w, ratio, key)
+		if !direct {
+			e.encoded = e.encoded[:0]
+		}
+		at0 := len(e.encoded)
+		e.encoded = e.rowCoder.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
+		piece := e.encoded[at0:]
 		cb := 0
 		if kept != nil {
 			var err error
-			if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], e.encoded, b-a, w, ratio); err != nil {
+			if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], piece, b-a, w, ratio); err != nil {
 				e.fail(fmt.Errorf("halo rows, layer %d: %w", layer, err))
 				return
 			}
@@ -468,7 +485,9 @@ func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *
 			for j < len(at) && int(at[j]) < b {
 				j++
 			}
-			send[q] = appendRows(send[q], e.encoded, rb, at[i:j], a)
+			if !direct {
+				send[q] = appendRows(send[q], piece, rb, at[i:j], a)
+			}
 			if kept != nil {
 				kept.sent[q] = appendRows(kept.sent[q], e.encodedCols, cb, at[i:j], a)
 			}

@@ -120,19 +120,32 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 }
 
 // With a compress.RowCoder the exchange encodes each boundary row once; the
-// messages must be the bytes that encoding each peer's rows gives.
-// At width 4100 the exchange encodes and decodes a few rows at a time.
+// messages must be the bytes that encoding each peer's rows gives, whether
+// the communicator sends the rows from the shared encoding (the in-process
+// group, a comm.RowSender) or the exchange copies them into a message per
+// peer (copyingComm, which is not one). At width 4100 the exchange encodes
+// and decodes a few rows at a time.
 func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 	for _, w := range []int{16, 4100} {
-		testExchangeEncodesSharedRowsOnce(t, w)
+		for _, wrap := range []bool{false, true} {
+			testExchangeEncodesSharedRowsOnce(t, w, wrap)
+		}
 	}
 }
 
-func testExchangeEncodesSharedRowsOnce(t *testing.T, w int) {
+func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap bool) {
 	const n, k, ratio = 120, 4, 3.0
 	_, l := testLayout(t, n, k, 5)
 	global := randomRows(rand.New(rand.NewPCG(4, 2)), n, w)
 	err := comm.Run(k, func(c comm.Communicator) error {
+		_, rowSender := c.(comm.RowSender)
+		if wrap {
+			c = copyingComm{c}
+			_, rowSender = c.(comm.RowSender)
+		}
+		if rowSender == wrap {
+			return fmt.Errorf("wrapped %v, but a RowSender %v: the test proves nothing", wrap, rowSender)
+		}
 		p := &l.Parts[c.Rank()]
 		codec, _ := compress.New("topk")
 		if _, ok := codec.(compress.RowCoder); !ok {
@@ -158,8 +171,16 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int) {
 			}
 			own, _ := compress.New("topk")
 			want := own.Encode(nil, x.Data, len(rows), w, ratio, compress.Key{})
-			if string(e.send[q]) != string(want) {
+			if wrap && string(e.send[q]) != string(want) {
 				return fmt.Errorf("rank %d: message to %d differs from encoding its rows", c.Rank(), q)
+			}
+			halo := p.HaloBlock(q)
+			y := tensor.New(len(halo), w)
+			for i, v := range halo {
+				copy(y.Row(i), global.Row(int(v)))
+			}
+			if got := own.Encode(nil, y.Data, len(halo), w, ratio, compress.Key{}); string(e.recv[q]) != string(got) {
+				return fmt.Errorf("rank %d: message from %d differs from encoding its rows", c.Rank(), q)
 			}
 			// topk is a GradCoder: the exchange keeps the columns of what
 			// it sent and received for the backward pass.
@@ -180,7 +201,7 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int) {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("width %d, copying communicator %v: %v", w, wrap, err)
 	}
 }
 
