@@ -193,3 +193,45 @@ func BenchmarkCodecsOutOfCache(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTopKGradOutOfCache packs and unpacks top-k's gradient messages
+// as the exchange does: a worker's halo at N = 4 on the synthetic graph
+// (about 124k rows of 256), 64 rows at a time from and into a buffer in
+// cache, against a message and columns that are not.
+func BenchmarkTopKGradOutOfCache(b *testing.B) {
+	const rows, width, piece = 124 << 10, 256, 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, rows*width)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	buf := make([]float32, piece*width)
+	for _, ratio := range []float64{1.1, 2} {
+		c := &topK{}
+		cols, err := c.Columns(nil, c.Encode(nil, x, rows, width, ratio, Key{}), rows, width, ratio)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg := c.EncodeGrad(nil, x, rows, width, ratio, cols)
+		cb, gb := len(cols)/rows, len(msg)/rows
+		b.Run(fmt.Sprintf("r=%g/pack", ratio), func(b *testing.B) {
+			for range b.N {
+				msg = msg[:0]
+				for a := 0; a < rows; a += piece {
+					msg = c.EncodeGrad(msg, buf, piece, width, ratio, cols[a*cb:(a+piece)*cb])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+		b.Run(fmt.Sprintf("r=%g/unpack", ratio), func(b *testing.B) {
+			for range b.N {
+				for a := 0; a < rows; a += piece {
+					if err := c.DecodeGrad(buf, piece, width, ratio, cols[a*cb:(a+piece)*cb], msg[a*gb:(a+piece)*gb]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+		})
+	}
+}
