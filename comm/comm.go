@@ -37,7 +37,9 @@ type RowSender interface {
 	Communicator
 	// AllToAllRows is AllToAll with send[p] the rows at[p] of src, in that
 	// order, each size bytes (row i is src[i·size:(i+1)·size]); at[Rank()]
-	// is ignored (nothing is sent to oneself).
+	// is ignored and recv[Rank()] left empty (nothing is sent to oneself).
+	// Bad arguments are an error on this rank alone, as with AllToAll: the
+	// caller aborts the group so that its peers stop waiting.
 	AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error
 }
 

@@ -55,8 +55,9 @@ type Exchange struct {
 	boundary    []int32
 	sendAt      [][]int32
 	sentUpTo    []int  // how many of sendAt[q] encodeShared has copied so far
+	sendAscends bool   // every sendAt[q] ascends (a layout's always do)
 	encoded     []byte // the boundary rows' encoding, or a piece of it
-	encodedCols []byte // a GradCoder's columns of a piece's rows
+	encodedCols []byte // a GradCoder's columns of encoded's rows
 
 	// With a compress.GradCoder, the backward messages of a layer follow
 	// its forward ones, whose columns are kept until then: kept[layer]
@@ -105,10 +106,9 @@ func NewExchange(c comm.Communicator, part *partition.Part, codec compress.Compr
 		e.rowCoder = rc
 		e.boundary, e.sendAt = boundaryRows(part)
 		e.sentUpTo = make([]int, c.Size())
-		for q, at := range e.sendAt {
-			if !slices.IsSorted(at) {
-				return nil, fmt.Errorf("fullgraph: part %d's rows for part %d do not ascend", part.ID, q)
-			}
+		e.sendAscends = true
+		for _, at := range e.sendAt {
+			e.sendAscends = e.sendAscends && slices.IsSorted(at)
 		}
 	}
 	if gc, ok := codec.(compress.GradCoder); ok {
@@ -440,9 +440,11 @@ func (e *Exchange) keepSentColumns(kept *keptColumns, layer, q, w int, ratio flo
 // whole in e.encoded, from which a comm.RowSender sends each peer its
 // rows; otherwise each row's bytes are copied into the messages in send
 // that carry it. Rows are gathered, encoded and copied out a cache-sized
-// piece at a time (a RowCoder's rows encode independently, and every
-// peer's rows ascend in boundary), so the gathered rows never go to memory,
-// nor, when copied into messages, their encoding.
+// piece at a time (a RowCoder's rows encode independently), so the
+// gathered rows never go to memory, nor, when copied into messages and
+// every peer's rows ascend in boundary, their encoding; rows in another
+// order (a part file may list them so) are copied out after the whole
+// encoding.
 func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *tensor.Matrix, ratio float64, direct bool) {
 	w, me, n := h.Cols, e.comm.Rank(), len(e.boundary)
 	key := e.key(layer, me, me, false)
@@ -456,26 +458,32 @@ func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *
 		}
 		e.sentUpTo[q] = 0
 	}
-	e.encoded = e.encoded[:0]
+	whole := direct || !e.sendAscends // the encoding is kept whole
+	e.encoded, e.encodedCols = e.encoded[:0], e.encodedCols[:0]
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
 		gatherRows(buf[:(b-a)*w], h, e.boundary[a:b])
 		start := time.Now()
-		if !direct {
-			e.encoded = e.encoded[:0]
+		if !whole {
+			e.encoded, e.encodedCols = e.encoded[:0], e.encodedCols[:0]
 		}
-		at0 := len(e.encoded)
+		at0, cols0 := len(e.encoded), len(e.encodedCols)
 		e.encoded = e.rowCoder.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
 		piece := e.encoded[at0:]
 		cb := 0
 		if kept != nil {
 			var err error
-			if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols[:0], piece, b-a, w, ratio); err != nil {
+			if e.encodedCols, err = e.gradCoder.Columns(e.encodedCols, piece, b-a, w, ratio); err != nil {
 				e.fail(fmt.Errorf("halo rows, layer %d: %w", layer, err))
 				return
 			}
-			cb = len(e.encodedCols) / (b - a)
+			cb = (len(e.encodedCols) - cols0) / (b - a)
 		}
+		if !e.sendAscends {
+			e.codecSeconds += time.Since(start).Seconds()
+			continue
+		}
+		pieceCols := e.encodedCols[cols0:]
 		for q, at := range e.sendAt {
 			if q == me {
 				continue
@@ -489,12 +497,29 @@ func (e *Exchange) encodeShared(send [][]byte, kept *keptColumns, layer int, h *
 				send[q] = appendRows(send[q], piece, rb, at[i:j], a)
 			}
 			if kept != nil {
-				kept.sent[q] = appendRows(kept.sent[q], e.encodedCols, cb, at[i:j], a)
+				kept.sent[q] = appendRows(kept.sent[q], pieceCols, cb, at[i:j], a)
 			}
 			e.sentUpTo[q] = j
 		}
 		e.codecSeconds += time.Since(start).Seconds()
 	}
+	if e.sendAscends || n == 0 {
+		return
+	}
+	start := time.Now()
+	cb := len(e.encodedCols) / n
+	for q, at := range e.sendAt {
+		if q == me {
+			continue
+		}
+		if !direct {
+			send[q] = appendRows(send[q], e.encoded, rb, at, 0)
+		}
+		if kept != nil {
+			kept.sent[q] = appendRows(kept.sent[q], e.encodedCols, cb, at, 0)
+		}
+	}
+	e.codecSeconds += time.Since(start).Seconds()
 }
 
 // encodeRows appends to dst the encoding of rows of h by codec with key.

@@ -123,19 +123,32 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 // messages must be the bytes that encoding each peer's rows gives, whether
 // the communicator sends the rows from the shared encoding (the in-process
 // group, a comm.RowSender) or the exchange copies them into a message per
-// peer (copyingComm, which is not one). At width 4100 the exchange encodes
-// and decodes a few rows at a time.
+// peer (copyingComm, which is not one), and whether or not each peer's rows
+// ascend (a part file may list them in another order). At width 4100 the
+// exchange encodes and decodes a few rows at a time.
 func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 	for _, w := range []int{16, 4100} {
 		for _, wrap := range []bool{false, true} {
-			testExchangeEncodesSharedRowsOnce(t, w, wrap)
+			for _, reversed := range []bool{false, true} {
+				testExchangeEncodesSharedRowsOnce(t, w, wrap, reversed)
+			}
 		}
 	}
 }
 
-func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap bool) {
+func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap, reversed bool) {
 	const n, k, ratio = 120, 4, 3.0
 	_, l := testLayout(t, n, k, 5)
+	if reversed { // each sender lists its rows backwards, as its receiver's halo block does
+		for p := range l.Parts {
+			for q := range l.Parts {
+				if p != q {
+					slices.Reverse(l.Parts[p].Send[q])
+					slices.Reverse(l.Parts[q].Halo[l.Parts[q].HaloStart[p]:l.Parts[q].HaloStart[p+1]])
+				}
+			}
+		}
+	}
 	global := randomRows(rand.New(rand.NewPCG(4, 2)), n, w)
 	err := comm.Run(k, func(c comm.Communicator) error {
 		_, rowSender := c.(comm.RowSender)
@@ -201,7 +214,7 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap bool) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("width %d, copying communicator %v: %v", w, wrap, err)
+		t.Fatalf("width %d, copying communicator %v, rows reversed %v: %v", w, wrap, reversed, err)
 	}
 }
 
