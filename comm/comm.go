@@ -31,8 +31,8 @@ type Communicator interface {
 
 // RowSender is a Communicator that can send each peer rows picked from one
 // buffer, so that a caller whose peers read overlapping rows need not copy
-// them into a message per peer first. The in-process group is one: the
-// receiver copies the rows straight from the sender's buffer.
+// them into a message per peer first. The in-process group's communicators
+// are: the receiver copies the rows straight from the sender's buffer.
 type RowSender interface {
 	Communicator
 	// AllToAllRows is AllToAll with send[p] the rows at[p] of src, in that

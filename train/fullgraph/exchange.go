@@ -533,7 +533,7 @@ func (e *Exchange) encodeRows(dst []byte, codec compress.Compressor, h *tensor.M
 		chunk = max(1, rowChunk/max(w, 1))
 	}
 	buf := e.scratch(min(n, chunk) * w)
-	for a := 0; a < n || a == 0; a += chunk {
+	for a := 0; a < n || a == 0; a += chunk { // once with no rows: the codec makes the empty message
 		b := min(a+chunk, n)
 		gatherRows(buf[:(b-a)*w], h, rows[a:b])
 		start := time.Now()
