@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/graft-gnn/graft/internal/cpuid"
 )
 
 type command struct {
@@ -32,6 +34,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		usage(stdout)
 		return 0
+	}
+	if cpuid.EnvErr != nil {
+		fmt.Fprintf(stderr, "graft: %v\n", cpuid.EnvErr)
+		return 2
 	}
 	cmd, ok := commands[name]
 	if !ok {

@@ -1,6 +1,11 @@
 package cpuid
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Level is the widest SIMD instruction set every assembly kernel may use.
 type Level int
@@ -21,8 +26,13 @@ func (l Level) String() string {
 	return "generic"
 }
 
-// Detected is what this CPU supports, ignoring build tags.
-var Detected = detect()
+// Env names the variable that caps the level below what the CPU offers
+// (generic, avx2 or avx512), so that a run can be repeated bit for bit on
+// the kernels of a smaller CPU.
+const Env = "GRAFT_SIMD"
+
+// Detected is what this CPU supports, ignoring build tags, capped by Env.
+var Detected, EnvErr = capped(detect(), os.Getenv(Env))
 
 func detect() Level {
 	x := cpu.X86
@@ -33,4 +43,18 @@ func detect() Level {
 		return AVX2
 	}
 	return Generic
+}
+
+// capped lowers l to the level named by cap, if lower; EnvErr reports a
+// name that is not a level.
+func capped(l Level, cap string) (Level, error) {
+	if cap == "" {
+		return l, nil
+	}
+	for _, c := range []Level{Generic, AVX2, AVX512} {
+		if c.String() == cap {
+			return min(l, c), nil
+		}
+	}
+	return l, fmt.Errorf("%s=%q: want generic, avx2 or avx512", Env, cap)
 }
