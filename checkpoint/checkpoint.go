@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/graft-gnn/graft/internal/atomicfile"
 )
 
 // Tensor is a named float32 array with its shape.
@@ -172,32 +174,8 @@ func Save(dir string, s *State, keep int) (string, error) {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	final := filepath.Join(dir, fmt.Sprintf("%s%09d%s", filePrefix, s.Step, fileSuffix))
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filePrefix+"*")
-	if err != nil {
+	if err := atomicfile.Write(final, func(w io.Writer) error { return Encode(w, s) }); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := Encode(tmp, s); err != nil {
-		return "", fmt.Errorf("checkpoint: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return "", fmt.Errorf("checkpoint: sync: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	ok = true
-	if err := syncDir(dir); err != nil {
-		return "", err
 	}
 	if keep > 0 {
 		paths, _ := list(dir)
@@ -207,18 +185,6 @@ func Save(dir string, s *State, keep int) (string, error) {
 		}
 	}
 	return final, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("checkpoint: sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // list returns the checkpoint files in dir, oldest first.

@@ -3,8 +3,6 @@ package dataset
 import (
 	"fmt"
 	"slices"
-
-	"github.com/graft-gnn/graft/tensor"
 )
 
 // Components labels the connected components of d's graph, which the
@@ -76,10 +74,10 @@ func (d *Dataset) LargestComponent() (*Dataset, error) {
 	}
 	out := &Dataset{Name: d.Name, Graph: sub, NumClasses: d.NumClasses, ClassNames: d.ClassNames}
 	if d.Dense != nil {
-		out.Dense = denseRows(d.Dense, nodes)
+		out.Dense = d.Dense.SelectRows(nodes)
 	}
 	if d.Sparse != nil {
-		out.Sparse = sparseRows(d.Sparse, nodes)
+		out.Sparse = d.Sparse.SelectRows(nodes)
 	}
 	if d.Labels != nil {
 		out.Labels, out.NumClasses, out.ClassNames = keptLabels(d, nodes)
@@ -143,31 +141,4 @@ func remap(list, oldToNew []int32) []int32 {
 		}
 	}
 	return slices.Clip(out)
-}
-
-func denseRows(m *tensor.Matrix, rows []int32) *tensor.Matrix {
-	out := tensor.New(len(rows), m.Cols)
-	for i, r := range rows {
-		copy(out.Row(i), m.Row(int(r)))
-	}
-	return out
-}
-
-func sparseRows(a *tensor.CSR, rows []int32) *tensor.CSR {
-	out := &tensor.CSR{Rows: len(rows), Cols: a.Cols, Offsets: make([]int64, len(rows)+1)}
-	for i, r := range rows {
-		out.Offsets[i+1] = out.Offsets[i] + a.Offsets[r+1] - a.Offsets[r]
-	}
-	out.Indices = make([]int32, out.Offsets[len(rows)])
-	if a.Values != nil {
-		out.Values = make([]float32, len(out.Indices))
-	}
-	for i, r := range rows {
-		lo, hi := a.Offsets[r], a.Offsets[r+1]
-		copy(out.Indices[out.Offsets[i]:], a.Indices[lo:hi])
-		if a.Values != nil {
-			copy(out.Values[out.Offsets[i]:], a.Values[lo:hi])
-		}
-	}
-	return out
 }

@@ -259,3 +259,19 @@ func (l *Layout) Validate() error {
 	}
 	return nil
 }
+
+// ColumnDegrees returns, for every local column of p (owned nodes, then
+// halo nodes), the node's degree in g with a self loop (in A+I), which the
+// GCN operator normalises by: a part that keeps them needs no global graph.
+func (p *Part) ColumnDegrees(g *graph.Graph) []int32 {
+	deg := make([]int32, p.Local.Cols)
+	for c := range p.Local.Cols {
+		v := p.Global(int32(c))
+		d := int32(g.Degree(int(v)))
+		if _, loop := slices.BinarySearch(g.Adj(int(v)), v); !loop {
+			d++
+		}
+		deg[c] = d
+	}
+	return deg
+}

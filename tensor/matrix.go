@@ -112,3 +112,32 @@ func (a *CSR) Validate() error {
 	}
 	return nil
 }
+
+// SelectRows returns a new matrix of m's rows listed in rows, in order.
+func (m *Matrix) SelectRows(rows []int32) *Matrix {
+	out := New(len(rows), m.Cols)
+	for i, r := range rows {
+		copy(out.Row(i), m.Row(int(r)))
+	}
+	return out
+}
+
+// SelectRows returns a new CSR of a's rows listed in rows, in order.
+func (a *CSR) SelectRows(rows []int32) *CSR {
+	out := &CSR{Rows: len(rows), Cols: a.Cols, Offsets: make([]int64, len(rows)+1)}
+	for i, r := range rows {
+		out.Offsets[i+1] = out.Offsets[i] + a.Offsets[r+1] - a.Offsets[r]
+	}
+	out.Indices = make([]int32, out.Offsets[len(rows)])
+	if a.Values != nil {
+		out.Values = make([]float32, len(out.Indices))
+	}
+	for i, r := range rows {
+		lo, hi := a.Offsets[r], a.Offsets[r+1]
+		copy(out.Indices[out.Offsets[i]:], a.Indices[lo:hi])
+		if a.Values != nil {
+			copy(out.Values[out.Offsets[i]:], a.Values[lo:hi])
+		}
+	}
+	return out
+}

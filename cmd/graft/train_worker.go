@@ -19,6 +19,7 @@ import (
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -76,7 +77,7 @@ type trainInput struct {
 	problem     fullgraph.Problem
 	layout      *partition.Layout
 	opts        fullgraph.DistOptions
-	manifest    *fullgraph.PartManifest // with --part-dir
+	manifest    *partstore.Manifest // with --part-dir
 }
 
 // load reads the dataset and splits it (every worker of a job computes the
@@ -124,7 +125,7 @@ func (o *trainOptions) loadPartDir(fs *flag.FlagSet, epochs int) (*trainInput, e
 			return nil, usageError{fmt.Errorf("--%s: the data and its partition come from --part-dir %s (see its manifest.json)", name, o.worker.partDir)}
 		}
 	}
-	m, err := fullgraph.ReadPartManifest(o.worker.partDir)
+	m, err := partstore.ReadManifest(o.worker.partDir)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func (o *trainOptions) runRank(ctx context.Context, c comm.Communicator, cfg ful
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, cfg, in.problem, in.layout, opts, onEpoch)
 	}
-	sp, err := fullgraph.ReadPart(o.worker.partDir, c.Rank())
+	sp, err := partstore.ReadPart(o.worker.partDir, c.Rank())
 	if err != nil {
 		return fullgraph.Result{}, nil, err
 	}
@@ -323,10 +324,9 @@ func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []in
 	if err != nil {
 		return err
 	}
-	problem := fullgraph.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
-		Train: data.Train, Val: data.Val, Test: data.Test}
-	m := fullgraph.PartManifest{Dataset: ds.Name, Split: split.Name, Method: method, Classes: ds.NumClasses}
-	if err := fullgraph.WriteParts(dir, m, problem, layout); err != nil {
+	src := partstore.Source{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Classes: ds.NumClasses, Split: split}
+	m := partstore.Manifest{Dataset: ds.Name, Split: split.Name, Method: method}
+	if err := partstore.Write(dir, m, src, layout); err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}
 	return writeFile(filepath.Join(dir, "assignment.txt"), func(w io.Writer) error { return partition.WriteAssignment(w, parts) })

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -36,43 +36,9 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 	for i, v := range part.Owned {
 		d.Labels[i] = labels[v]
 	}
-	switch {
-	case x.Sparse != nil:
-		d.Features = nn.Features{Sparse: sparseRows(x.Sparse, part.Owned)}
-	case x.Dense != nil:
-		m := tensor.New(len(part.Owned), x.Dense.Cols)
-		for i, v := range part.Owned {
-			copy(m.Row(i), x.Dense.Row(int(v)))
-		}
-		d.Features = nn.Features{Dense: m}
-	}
-	d.Train, d.Val, d.Test = localRows(train, part.Owned), localRows(val, part.Owned), localRows(test, part.Owned)
+	d.Features = partstore.OwnedFeatures(x, part.Owned)
+	d.Train, d.Val, d.Test = partstore.LocalRows(train, part.Owned), partstore.LocalRows(val, part.Owned), partstore.LocalRows(test, part.Owned)
 	return d, nil
-}
-
-// localRows maps the global ids of nodes the part owns to local rows,
-// keeping their order; other nodes are skipped.
-func localRows(global, owned []int32) []int32 {
-	var out []int32
-	for _, v := range global {
-		if i, ok := slices.BinarySearch(owned, v); ok {
-			out = append(out, int32(i))
-		}
-	}
-	return out
-}
-
-func sparseRows(x *tensor.CSR, rows []int32) *tensor.CSR {
-	out := &tensor.CSR{Rows: len(rows), Cols: x.Cols, Offsets: make([]int64, len(rows)+1)}
-	for i, v := range rows {
-		lo, hi := x.Offsets[v], x.Offsets[v+1]
-		out.Indices = append(out.Indices, x.Indices[lo:hi]...)
-		if x.Values != nil {
-			out.Values = append(out.Values, x.Values[lo:hi]...)
-		}
-		out.Offsets[i+1] = int64(len(out.Indices))
-	}
-	return out
 }
 
 // localOperators builds the GCN, mean and self-loop operators of part. Rows
@@ -80,23 +46,7 @@ func sparseRows(x *tensor.CSR, rows []int32) *tensor.CSR {
 // operator has it, so every row sums its terms in the same order as the
 // whole-graph operator does.
 func localOperators(g *graph.Graph, part *partition.Part) (nn.LocalOperators, error) {
-	return localOperatorsWithDegrees(part, ColumnDegrees(g, part))
-}
-
-// ColumnDegrees returns, for every local column of part (owned nodes, then
-// halo nodes), the node's degree in g plus its self loop, as the GCN
-// operator normalises by; a stored part keeps them so that g is not needed.
-func ColumnDegrees(g *graph.Graph, part *partition.Part) []int32 {
-	colDeg := make([]int32, part.Local.Cols)
-	for c := range part.Local.Cols {
-		v := part.Global(int32(c))
-		d := int32(g.Degree(int(v)))
-		if !hasSelfLoop(g, v) {
-			d++
-		}
-		colDeg[c] = d
-	}
-	return colDeg
+	return localOperatorsWithDegrees(part, part.ColumnDegrees(g))
 }
 
 // localOperatorsWithDegrees is localOperators with the column degrees of A+I given.
@@ -135,11 +85,6 @@ func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.LocalOp
 		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 	}
 	return nn.LocalOperators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
-}
-
-func hasSelfLoop(g *graph.Graph, v int32) bool {
-	_, ok := slices.BinarySearch(g.Adj(int(v)), v)
-	return ok
 }
 
 // CommReducer sums over the workers of a Communicator: gradients with its

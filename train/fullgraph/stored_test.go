@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -45,31 +47,21 @@ func storedTask(t testing.TB, k int, sparse bool) (sbmTask, Problem, *partition.
 	return s, p, layout
 }
 
-// Stored parts read back as written, and train exactly like PartOf's parts:
-// the same losses and parameters, bit for bit.
+// source is p as the part store takes it.
+func source(p Problem, classes int) partstore.Source {
+	return partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: classes,
+		Split: dataset.Split{Train: p.Train, Val: p.Val, Test: p.Test}}
+}
+
+// Stored parts train exactly like PartOf's parts: the same losses and
+// parameters, bit for bit.
 func TestStoredPartsTrainLikePartOf(t *testing.T) {
 	for _, sparse := range []bool{false, true} {
 		const k = 3
 		s, p, layout := storedTask(t, k, sparse)
 		dir := t.TempDir()
-		if err := WriteParts(dir, PartManifest{Dataset: "sbm", Split: "mod5", Method: "random", Classes: s.classes}, p, layout); err != nil {
+		if err := partstore.Write(dir, partstore.Manifest{Dataset: "sbm", Split: "mod5", Method: "random"}, source(p, s.classes), layout); err != nil {
 			t.Fatal(err)
-		}
-		m, err := ReadPartManifest(dir)
-		if err != nil || m.Parts != k || m.Nodes != 300 || m.Sparse != sparse || m.Classes != s.classes {
-			t.Fatalf("manifest %+v, %v", m, err)
-		}
-		for i := range k {
-			sp, err := ReadPart(dir, i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := StorePart(p, s.classes, &layout.Parts[i], LayoutFingerprint(layout))
-			if !reflect.DeepEqual(sp.Part.Owned, want.Part.Owned) || !reflect.DeepEqual(sp.Part.Send, want.Part.Send) ||
-				!reflect.DeepEqual(sp.ColDegree, want.ColDegree) || !reflect.DeepEqual(sp.Features, want.Features) ||
-				!reflect.DeepEqual(sp.Part.Local, want.Part.Local) || sp.Layout != want.Layout {
-				t.Fatalf("part %d does not read back as written", i)
-			}
 		}
 
 		cfg := equivalenceConfig("gcn", s.classes)
@@ -90,7 +82,7 @@ func TestStoredPartsTrainLikePartOf(t *testing.T) {
 					var tt *Trainer
 					var err error
 					if stored {
-						sp, rerr := ReadPart(dir, c.Rank())
+						sp, rerr := partstore.ReadPart(dir, c.Rank())
 						if rerr != nil {
 							return rerr
 						}
@@ -121,38 +113,6 @@ func TestStoredPartsTrainLikePartOf(t *testing.T) {
 	}
 }
 
-// Corrupt, truncated or mismatched part files are refused with an error.
-func TestStoredPartsRefuseDamage(t *testing.T) {
-	s, p, layout := storedTask(t, 2, false)
-	dir := t.TempDir()
-	if err := WriteParts(dir, PartManifest{Dataset: "sbm", Classes: s.classes}, p, layout); err != nil {
-		t.Fatal(err)
-	}
-	topo := filepath.Join(PartDir(dir, 1), "topology.bin")
-	b, _ := os.ReadFile(topo)
-	flipped := append([]byte(nil), b...)
-	flipped[len(flipped)/2] ^= 1
-	for name, data := range map[string][]byte{"flipped": flipped, "truncated": b[:len(b)-9], "empty": nil} {
-		os.WriteFile(topo, data, 0o644)
-		if _, err := ReadPart(dir, 1); err == nil || !strings.Contains(err.Error(), "topology.bin") {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-	os.WriteFile(topo, b, 0o644)
-	if _, err := ReadPart(dir, 0); err != nil {
-		t.Fatal(err)
-	}
-	// Part 1's files in part 0's place.
-	os.Rename(PartDir(dir, 0), PartDir(dir, 9))
-	os.Rename(PartDir(dir, 1), PartDir(dir, 0))
-	if _, err := ReadPart(dir, 0); err == nil || !strings.Contains(err.Error(), "says it is part 1") {
-		t.Errorf("swapped part: %v", err)
-	}
-	if _, err := ReadPartManifest(t.TempDir()); err == nil {
-		t.Error("a directory without a manifest was accepted")
-	}
-}
-
 // Workers whose parts come from different partitions refuse to train.
 func TestStoredPartsFromDifferentLayoutsRefused(t *testing.T) {
 	s, p, layout := storedTask(t, 2, false)
@@ -164,8 +124,8 @@ func TestStoredPartsFromDifferentLayoutsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := StorePart(p, s.classes, &layout.Parts[0], LayoutFingerprint(layout))
-	b := StorePart(p, s.classes, &layout2.Parts[1], LayoutFingerprint(layout2))
+	a := partstore.Build(source(p, s.classes), &layout.Parts[0], partstore.Fingerprint(layout))
+	b := partstore.Build(source(p, s.classes), &layout2.Parts[1], partstore.Fingerprint(layout2))
 	err = comm.Run(2, func(c comm.Communicator) error {
 		sp := a
 		if c.Rank() == 1 {
@@ -179,9 +139,11 @@ func TestStoredPartsFromDifferentLayoutsRefused(t *testing.T) {
 	}
 }
 
-// FuzzDecodePart: no input makes the reader panic, and what it accepts can
-// be turned into a worker's operators.
-func FuzzDecodePart(f *testing.F) {
+// FuzzStoredData: whatever part files the reader accepts can be turned
+// into a worker's operators without a panic. The fuzzer works on the files
+// without their checksum (CRC-32C, appended before decoding) so that
+// mutations reach the validation.
+func FuzzStoredData(f *testing.F) {
 	g, err := graph.FromEdges(6, []int32{0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 0}, []int32{1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 0, 5}, graph.BuildOptions{})
 	if err != nil {
 		f.Fatal(err)
@@ -190,26 +152,30 @@ func FuzzDecodePart(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	x := nn.DenseFeatures(tensor.New(6, 2))
-	p := Problem{Graph: g, Features: x, Labels: []int32{0, 1, 0, 1, 0, 1}, Train: []int32{0, 1}, Val: []int32{2}, Test: []int32{3, 4, 5}}
-	sp := StorePart(p, 2, &layout.Parts[0], LayoutFingerprint(layout))
-	// The fuzzer works on the files without their checksum, which is
-	// added before decoding, so that mutations reach the validation.
-	files := sp.arrays()
-	body := func(a []array) []byte { b := encodeArrays(a); return b[:len(b)-4] }
-	f.Add(body(files[0]), body(files[1]), body(files[2]))
-	f.Add([]byte(partMagic), []byte{}, []byte("GRAFTPT1\x01\x00\x00\x00"))
+	src := partstore.Source{Graph: g, Features: nn.DenseFeatures(tensor.New(6, 2)), Labels: []int32{0, 1, 0, 1, 0, 1}, Classes: 2,
+		Split: dataset.Split{Train: []int32{0, 1}, Val: []int32{2}, Test: []int32{3, 4, 5}}}
+	dir := f.TempDir()
+	if err := partstore.WritePart(dir, partstore.Build(src, &layout.Parts[0], partstore.Fingerprint(layout))); err != nil {
+		f.Fatal(err)
+	}
+	var seed [3][]byte
+	for i, name := range []string{"topology.bin", "features.bin", "labels.bin"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		seed[i] = b[:len(b)-4]
+	}
+	f.Add(seed[0], seed[1], seed[2])
+	table := crc32.MakeTable(crc32.Castagnoli)
 	seal := func(b []byte) []byte {
-		return binary.LittleEndian.AppendUint32(append([]byte(nil), b...), crc32.Checksum(b, castagnoli))
+		return binary.LittleEndian.AppendUint32(append([]byte(nil), b...), crc32.Checksum(b, table))
 	}
 	f.Fuzz(func(t *testing.T, topo, feats, labels []byte) {
-		DecodePart(topo, feats, labels) // unsealed: the checksum must refuse them
-		sp, err := DecodePart(seal(topo), seal(feats), seal(labels))
+		sp, err := partstore.Decode(seal(topo), seal(feats), seal(labels))
 		if err != nil {
 			return
 		}
-		if _, err := sp.Data(nil); err != nil {
-			return
-		}
+		StoredData(sp, nil)
 	})
 }

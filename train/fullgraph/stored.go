@@ -1,0 +1,88 @@
+package fullgraph
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partstore"
+)
+
+// StoredData returns what the worker holding sp trains on, like PartOf;
+// halo connects it to the other workers (nil with one part).
+func StoredData(sp *partstore.Part, halo nn.Halo) (Data, error) {
+	part := &sp.Part
+	ops, err := localOperatorsWithDegrees(part, sp.ColDegree)
+	if err != nil {
+		return Data{}, err
+	}
+	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
+	ids = append(append(ids, part.Owned...), part.Halo...)
+	if len(part.Halo) == 0 {
+		halo = nil
+	}
+	lg, err := nn.NewLocalGraph(ops, ids, halo)
+	if err != nil {
+		return Data{}, err
+	}
+	return Data{Graph: lg, Features: sp.Features, Labels: sp.Labels, Train: sp.Train, Val: sp.Val, Test: sp.Test}, nil
+}
+
+// partsSite is where the workers check that they hold parts of one layout.
+const partsSite = "parts.check"
+
+// RunStoredWorker is RunWorker for a worker that holds only its stored
+// part: sp must be part c.Rank() of a layout with c.Size() parts, and the
+// workers check that their parts come from the same layout.
+func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg Config, sp *partstore.Part, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
+	k := len(sp.Part.HaloStart) - 1
+	if k != c.Size() || sp.Part.ID != c.Rank() {
+		return Result{}, nil, fmt.Errorf("fullgraph: rank %d of %d holds stored part %d of %d", c.Rank(), c.Size(), sp.Part.ID, k)
+	}
+	if opts.Link != nil {
+		c = comm.WithLink(c, *opts.Link)
+	}
+	mine := binary.LittleEndian.AppendUint64(nil, sp.Layout)
+	send, recv := make([][]byte, k), make([][]byte, k)
+	for p := range send {
+		send[p] = mine
+	}
+	if err := c.AllToAll(partsSite, send, recv); err != nil {
+		return Result{}, nil, fmt.Errorf("fullgraph: checking the stored parts: %w", err)
+	}
+	for p, b := range recv {
+		if len(b) != 8 || binary.LittleEndian.Uint64(b) != sp.Layout {
+			return Result{}, nil, fmt.Errorf("fullgraph: rank %d holds a part of a different partition than rank %d (layout fingerprints differ)", p, c.Rank())
+		}
+	}
+	var ex *Exchange
+	var halo nn.Halo
+	if k > 1 {
+		var codec compress.Compressor
+		if opts.Codec != "" {
+			var err error
+			if codec, err = compress.New(opts.Codec); err != nil {
+				return Result{}, nil, err
+			}
+		}
+		sched := opts.Schedule
+		if sched != nil {
+			sched = compress.Copy(sched)
+		}
+		var err error
+		if ex, err = NewExchange(c, &sp.Part, codec, sched, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
+			return Result{}, nil, err
+		}
+		halo = ex
+		cfg.Reducer = &CommReducer{Comm: c}
+		cfg.Exchange = ex
+	}
+	d, err := StoredData(sp, halo)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return runWorkerData(ctx, c, cfg, d, ex, opts, onEpoch)
+}
