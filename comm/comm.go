@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,18 +30,51 @@ type Communicator interface {
 	Stats() *Stats
 }
 
-// RowSender is a Communicator that can send each peer rows picked from one
-// buffer, so that a caller whose peers read overlapping rows need not copy
-// them into a message per peer first. The in-process group's communicators
-// are: the receiver copies the rows straight from the sender's buffer.
-type RowSender interface {
+// RowsExchange is an all-to-all of rows picked from one buffer: peer p is
+// sent the rows at[p] of src, in that order, each size bytes (row i is
+// src[i·size:(i+1)·size]), and what p sent lands in recv[p], reusing its
+// capacity. at[Rank()] is ignored and recv[Rank()] left empty. Bad
+// arguments are an error on this rank alone, as with AllToAll: the caller
+// aborts the group so that its peers stop waiting.
+type RowsExchange func(site string, src []byte, size int, at [][]int32, recv [][]byte) error
+
+// rowSender is a Communicator with its own all-to-all of rows: the
+// in-process group's receivers copy their rows straight from the sender's
+// buffer, so a message per peer is never built.
+type rowSender interface {
 	Communicator
-	// AllToAllRows is AllToAll with send[p] the rows at[p] of src, in that
-	// order, each size bytes (row i is src[i·size:(i+1)·size]); at[Rank()]
-	// is ignored and recv[Rank()] left empty (nothing is sent to oneself).
-	// Bad arguments are an error on this rank alone, as with AllToAll: the
-	// caller aborts the group so that its peers stop waiting.
 	AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error
+}
+
+// Rows returns c's all-to-all of rows, chosen once for the caller to keep:
+// the communicator's own where it has one (the in-process group, also
+// through WithLink), and for every other transport one that copies each
+// peer's rows into a message and calls AllToAll. Both move the same bytes.
+func Rows(c Communicator) RowsExchange {
+	if rs, ok := c.(rowSender); ok {
+		return rs.AllToAllRows
+	}
+	send := make([][]byte, c.Size())
+	return func(site string, src []byte, size int, at [][]int32, recv [][]byte) error {
+		if err := checkRows(site, src, size, at, c.Size(), c.Rank()); err != nil {
+			return err
+		}
+		for p := range send {
+			send[p] = send[p][:0]
+			if p == c.Rank() {
+				continue
+			}
+			send[p] = slices.Grow(send[p], len(at[p])*size)
+			for _, i := range at[p] {
+				send[p] = append(send[p], src[int(i)*size:(int(i)+1)*size]...)
+			}
+		}
+		if err := c.AllToAll(site, send, recv); err != nil {
+			return err
+		}
+		recv[c.Rank()] = recv[c.Rank()][:0]
+		return nil
+	}
 }
 
 // checkRows checks AllToAllRows' arguments: a list per rank, and rows

@@ -246,10 +246,20 @@ func abs(x float64) float64 {
 	return x
 }
 
-// AllToAllRows delivers what AllToAll delivers for the messages built from
-// the rows, counts the same bytes, and is kept through WithLink with the
-// same emulated time; rows outside the buffer are an error, not a panic.
+// Rows delivers what AllToAll delivers for the messages built from the
+// rows, counts the same bytes, with the group's own exchange (kept through
+// WithLink, with the same emulated time) and with the fallback every other
+// transport gets; rows outside the buffer are an error, not a panic.
 func TestAllToAllRowsEqualsAllToAllOfTheRows(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		testAllToAllRows(t, fallback)
+	}
+}
+
+// plain hides a communicator's own all-to-all of rows.
+type plain struct{ Communicator }
+
+func testAllToAllRows(t *testing.T, fallback bool) {
 	const size, rowBytes, rows = 4, 3, 6
 	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
 	err := Run(size, func(c Communicator) error {
@@ -273,13 +283,17 @@ func TestAllToAllRowsEqualsAllToAllOfTheRows(t *testing.T) {
 				send[p] = append(send[p], src[int(r)*rowBytes:(int(r)+1)*rowBytes]...)
 			}
 		}
-		lc := WithLink(c, link)
-		rs, ok := lc.(RowSender)
-		if !ok {
-			return fmt.Errorf("WithLink dropped AllToAllRows")
+		var base Communicator = c
+		if fallback {
+			base = plain{c}
 		}
+		lc := WithLink(base, link)
+		if _, own := lc.(rowSender); own == fallback {
+			return fmt.Errorf("fallback %v, but the linked communicator has its own rows exchange: %v", fallback, own)
+		}
+		exchange := Rows(lc)
 		got, want := make([][]byte, size), make([][]byte, size)
-		if err := rs.AllToAllRows("rows", src, rowBytes, at, got); err != nil {
+		if err := exchange("rows", src, rowBytes, at, got); err != nil {
 			return err
 		}
 		if err := lc.AllToAll("msgs", send, want); err != nil {
@@ -295,7 +309,7 @@ func TestAllToAllRowsEqualsAllToAllOfTheRows(t *testing.T) {
 			return fmt.Errorf("rank %d: rows %+v, messages %+v", me, a, b)
 		}
 		at[(me+1)%size] = []int32{rows}
-		if err := rs.AllToAllRows("bad", src, rowBytes, at, got); err == nil || !strings.Contains(err.Error(), "row 6 of a 6-row buffer") {
+		if err := exchange("bad", src, rowBytes, at, got); err == nil || !strings.Contains(err.Error(), "row 6 of a 6-row buffer") {
 			return fmt.Errorf("rank %d: a row past the buffer gave %v", me, err)
 		}
 		return nil

@@ -17,7 +17,7 @@
 //
 // All three sum AllReduce in one canonical order (ring.go), so a run gives
 // the same bits in one process and in many. WithLink wraps any of them to
-// add the time an emulated network link would have taken. A Group's
-// communicators are also RowSenders: they send each peer rows picked from
-// one shared buffer without a message per peer being built.
+// add the time an emulated network link would have taken. Rows gives any of
+// them an all-to-all of rows picked from one shared buffer; a Group's
+// receivers copy their rows straight from it, without a message per peer.
 package comm

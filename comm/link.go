@@ -69,10 +69,10 @@ func (l Link) String() string {
 // WithLink wraps c so that each call also adds, to c's Stats, the time the
 // link would have taken for the bytes the call moved. The data still moves
 // at c's own speed; only the accounting changes.
-// It keeps c's AllToAllRows, if c is a RowSender.
+// It keeps c's own all-to-all of rows, if c has one (see Rows).
 func WithLink(c Communicator, l Link) Communicator {
 	lc := &linked{Communicator: c, link: l}
-	if rs, ok := c.(RowSender); ok {
+	if rs, ok := c.(rowSender); ok {
 		return linkedRows{lc, rs}
 	}
 	return lc
@@ -111,10 +111,10 @@ func (c *linked) allToAllTime(site string, sent func(p int) int, recv [][]byte) 
 	c.Stats().addEmulated(site, t)
 }
 
-// linkedRows is a linked RowSender.
+// linkedRows is a linked rowSender.
 type linkedRows struct {
 	*linked
-	rows RowSender
+	rows rowSender
 }
 
 func (c linkedRows) AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error {

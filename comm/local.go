@@ -163,7 +163,7 @@ func (c *local) AllToAll(site string, send, recv [][]byte) error {
 	return c.allToAll(site, func(p int) offer { return offer{buf: send[p]} }, recv)
 }
 
-// AllToAllRows makes the in-process group a RowSender: each receiver
+// AllToAllRows makes the in-process group a rowSender: each receiver
 // copies its rows from src itself, which costs what copying a message
 // costs, so a message per peer is never built.
 func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error {

@@ -23,7 +23,7 @@ func BenchmarkCodecs(b *testing.B) {
 		}
 		out := make([]float32, rows*width)
 		var cs []Compressor
-		for _, name := range Names {
+		for _, name := range Names() {
 			c, _ := New(name)
 			cs = append(cs, c)
 		}
@@ -64,6 +64,7 @@ func BenchmarkCodecs(b *testing.B) {
 type legacyQuantizer struct{ bits int }
 
 func (q *legacyQuantizer) Name() string { return fmt.Sprintf("quant%d-d6035fe", q.bits) }
+func (q *legacyQuantizer) Caps() Caps   { return Caps{} }
 
 func (q *legacyQuantizer) rowBytes(width int) int { return 8 + (width*q.bits+7)/8 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"unsafe"
 )
 
@@ -69,24 +68,32 @@ type Compressor interface {
 	// FixedRatio is the ratio the compressor always achieves regardless of
 	// the schedule (bf16: 2), or 0 when it follows the requested ratio.
 	FixedRatio(width int) float64
+	// Caps declares what the messages allow beyond Encode and Decode.
+	Caps() Caps
 }
 
-// RowEncoder is a Compressor that encodes each row of a message alone,
-// from the row, the width, the ratio and the key: a message encoded a
-// piece of rows at a time (with the same key) is the same bytes as the
-// message encoded whole. Every compressor but the stochastic quantisers,
-// whose random numbers run on through a message, is one.
-type RowEncoder interface {
-	Compressor
-	EncodesRowByRow()
+// Caps are what a compressor's messages allow beyond Encode and Decode.
+// A compressor declares them once; an exchange chooses how to encode when
+// it is built, from them.
+type Caps struct {
+	// RowByRow: each row encodes alone, from the row, the width, the ratio
+	// and the key, so a message encoded a piece of rows at a time (with
+	// the same key) is the same bytes as the message encoded whole. Every
+	// compressor but the stochastic quantisers, whose random numbers run
+	// on through a message, encodes row by row.
+	RowByRow bool
+	// Rows, when set, says that a message is its rows' encodings one after
+	// another, each of a size independent of the key. A sender can then
+	// encode a row several peers need once and copy its bytes into each
+	// message; top-k, whose encoding costs far more than a copy, does.
+	Rows RowCoder
+	// Grad, when set, sends a forward message's gradient at the columns
+	// that message kept (see GradCoder).
+	Grad GradCoder
 }
 
-// RowCoder is a Compressor whose message is its rows' encodings one after
-// another, each RowBytes long and independent of the key. A sender can
-// then encode a row that several peers need once and copy its bytes into
-// each message; top-k, whose encoding costs far more than a copy, is one.
+// RowCoder sizes the rows of a compressor whose Caps set Rows.
 type RowCoder interface {
-	Compressor
 	RowBytes(width int, ratio float64) int
 }
 
@@ -101,7 +108,6 @@ type RowCoder interface {
 // message: a fraction of its size, and all the backward pass reads of it.
 // Columns, like the gradient messages, go row by row.
 type GradCoder interface {
-	Compressor
 	// Columns appends the columns each row of the forward message fwd
 	// (rows rows of width at ratio) kept, in the form EncodeGrad and
 	// DecodeGrad take. It checks fwd's size only.
@@ -113,34 +119,6 @@ type GradCoder interface {
 	// DecodeGrad overwrites out (rows×width) with src's entries at cols'
 	// columns and zeros elsewhere; bad columns are an error.
 	DecodeGrad(out []float32, rows, width int, ratio float64, cols, src []byte) error
-}
-
-// Names lists the compressors New accepts.
-var Names = []string{"none", "truncate", "subspace", "quant8", "quant4", "quant2", "quant1", "bf16", "topk"}
-
-// New returns a compressor by its command-line name.
-func New(name string) (Compressor, error) {
-	switch name {
-	case "none":
-		return none{}, nil
-	case "truncate":
-		return &columns{random: false}, nil
-	case "subspace":
-		return &columns{random: true}, nil
-	case "quant8":
-		return &quantizer{bits: 8}, nil
-	case "quant4":
-		return &quantizer{bits: 4}, nil
-	case "quant2":
-		return &quantizer{bits: 2}, nil
-	case "quant1":
-		return &quantizer{bits: 1}, nil
-	case "bf16":
-		return bf16{}, nil
-	case "topk":
-		return &topK{}, nil
-	}
-	return nil, fmt.Errorf("unknown compressor %q (want one of %s)", name, strings.Join(Names, ", "))
 }
 
 // KeptColumns is how many of width columns a ratio keeps: floor(width/r),
@@ -156,12 +134,18 @@ func sizeError(name string, got, want int) error {
 	return fmt.Errorf("compress: %s message of %d bytes, want %d", name, got, want)
 }
 
+func init() {
+	Register("none", func() Compressor { return none{} })
+	Register("truncate", func() Compressor { return &columns{random: false} })
+	Register("subspace", func() Compressor { return &columns{random: true} })
+}
+
 // none sends float32 values as they are.
 type none struct{}
 
 func (none) Name() string           { return "none" }
 func (none) FixedRatio(int) float64 { return 1 }
-func (none) EncodesRowByRow()       {}
+func (none) Caps() Caps             { return Caps{RowByRow: true} }
 
 func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	return appendFloats(dst, x[:rows*width])
@@ -245,7 +229,7 @@ func (c *columns) Name() string {
 }
 
 func (c *columns) FixedRatio(int) float64 { return 0 }
-func (*columns) EncodesRowByRow()         {}
+func (*columns) Caps() Caps               { return Caps{RowByRow: true} }
 
 // selection returns the kept columns and the scale applied to them. It
 // ignores the direction, so a gradient message selects what its forward

@@ -35,7 +35,7 @@ func TestRoundTripErrorBounds(t *testing.T) {
 	for _, width := range []int{1, 7, 64, 129} {
 		x := randRows(r, rows, width)
 		key := Key{Seed: 3, Step: 4, Layer: 1, From: 0, To: 2}
-		for _, name := range Names {
+		for _, name := range Names() {
 			c, _ := New(name)
 			out, n := roundTrip(t, c, x, rows, width, 4, key)
 			for i := range rows {
@@ -222,10 +222,10 @@ func TestSenderAndReceiverAgreeWithoutSideInformation(t *testing.T) {
 // encodings, each RowBytes long, whatever the key.
 func TestRowCodersEncodeRowByRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	for _, name := range Names {
+	for _, name := range Names() {
 		c, _ := New(name)
-		rc, ok := c.(RowCoder)
-		if !ok {
+		rc := c.Caps().Rows
+		if rc == nil {
 			continue
 		}
 		for _, width := range []int{1, 7, 64, 300} {
@@ -273,7 +273,7 @@ func TestSubspaceScalesEverySubset(t *testing.T) {
 }
 
 func TestDecodeRejectsWrongSizes(t *testing.T) {
-	for _, name := range Names {
+	for _, name := range Names() {
 		c, _ := New(name)
 		msg := c.Encode(nil, make([]float32, 32), 2, 16, 4, Key{})
 		out := make([]float32, 32)
@@ -293,7 +293,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint8(8), uint8(1), uint8(3), 1.5, []byte{0, 0, 0, 0, 0xff, 0xff})
 	f.Add(uint8(2), uint8(1), uint8(4), math.NaN(), []byte{1, 2, 3, 4})
 	f.Fuzz(func(t *testing.T, which, rows, width uint8, ratio float64, msg []byte) {
-		c, _ := New(Names[int(which)%len(Names)])
+		c, _ := New(Names()[int(which)%len(Names())])
 		out := make([]float32, int(rows)*int(width))
 		_ = c.Decode(out, int(rows), int(width), ratio, Key{}, msg) // must not panic
 	})
@@ -308,10 +308,10 @@ func FuzzDecodeGrad(f *testing.F) {
 	f.Add(uint8(1), uint8(64), 16.0, []byte{3, 0, 0, 0, 0x80, 0x3f}, []byte{0, 0, 0x80, 0x3f})
 	f.Add(uint8(3), uint8(5), 1.0, []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, rows, width uint8, ratio float64, fwd, grad []byte) {
-		for _, name := range Names {
+		for _, name := range Names() {
 			c, _ := New(name)
-			gc, ok := c.(GradCoder)
-			if !ok {
+			gc := c.Caps().Grad
+			if gc == nil {
 				continue
 			}
 			cols, err := gc.Columns(nil, fwd, int(rows), int(width), ratio)
@@ -434,7 +434,13 @@ func TestPlateauRestoreContinuesIdentically(t *testing.T) {
 			a.Observe(i, l)
 		}
 		b := NewPlateau(64, 1, 3, 2)
-		b.Restore(a.State())
+		st, err := a.State()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Restore(st); err != nil {
+			t.Fatal(err)
+		}
 		for i, l := range losses[cut:] {
 			a.Observe(cut+i, l)
 			b.Observe(cut+i, l)
@@ -492,7 +498,7 @@ func FuzzParseSchedule(f *testing.F) {
 func TestMessagesGoRowByRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	const rows = 9
-	for _, name := range Names {
+	for _, name := range Names() {
 		for _, width := range []int{1, 7, 64, 130} {
 			for _, ratio := range []float64{1, 1.5, 3, 16} {
 				c, _ := New(name)
@@ -507,7 +513,7 @@ func TestMessagesGoRowByRow(t *testing.T) {
 					t.Fatal(err)
 				}
 				rb := len(msg) / rows
-				gc, _ := c.(GradCoder)
+				gc := c.Caps().Grad
 				var grad, cols []byte
 				wholeGrad := make([]float32, rows*width)
 				if gc != nil {
@@ -520,13 +526,13 @@ func TestMessagesGoRowByRow(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				_, byRow := c.(RowEncoder)
+				byRow := c.Caps().RowByRow
 				if !byRow && !strings.HasPrefix(name, "quant") { // only their random numbers run on
-					t.Fatalf("%s is not a RowEncoder", name)
+					t.Fatalf("%s does not encode row by row", name)
 				}
 				for _, cut := range [][2]int{{0, 4}, {4, 5}, {5, 9}} {
 					a, b := cut[0], cut[1]
-					// A RowEncoder's pieces encode to the message's bytes.
+					// Pieces of a row-by-row codec's message encode to its bytes.
 					if byRow && string(c.Encode(nil, x[a*width:b*width], b-a, width, ratio, key)) != string(msg[a*rb:b*rb]) {
 						t.Fatalf("%s width %d ratio %v rows [%d, %d): encoded alone, not the message's bytes", name, width, ratio, a, b)
 					}

@@ -13,4 +13,11 @@
 // ends know from that message, so its exchange is the exact adjoint too.
 // Quantisation and bf16 compress gradients independently, as a
 // straight-through estimate.
+//
+// A compressor declares once what its messages allow beyond Encode and
+// Decode (Caps: rows that encode alone, rows of a fixed size, gradients at
+// the forward columns), and the halo exchange picks its strategy from
+// that when it is built. Compressors register themselves by name
+// (Register), one file each; the command line and New find them there, and
+// a program can register its own or hand a trainer a constructor directly.
 package compress

@@ -20,7 +20,18 @@ import (
 // otherwise (so one 16-lane vector of hashes dithers 32 values).
 type quantizer struct{ bits int }
 
+func init() {
+	for _, bits := range []int{8, 4, 2, 1} {
+		Register(fmt.Sprintf("quant%d", bits), func() Compressor { return &quantizer{bits: bits} })
+	}
+	Register("bf16", func() Compressor { return bf16{} })
+}
+
 func (q *quantizer) Name() string { return fmt.Sprintf("quant%d", q.bits) }
+
+// Caps: none beyond Encode and Decode; a row's dither depends on its place
+// in the message.
+func (q *quantizer) Caps() Caps { return Caps{} }
 
 func (q *quantizer) rowBytes(width int) int { return 8 + (width*q.bits+7)/8 }
 
@@ -234,8 +245,7 @@ type bf16 struct{}
 
 func (bf16) Name() string           { return "bf16" }
 func (bf16) FixedRatio(int) float64 { return 2 }
-
-func (bf16) EncodesRowByRow() {}
+func (bf16) Caps() Caps             { return Caps{RowByRow: true} }
 
 func (bf16) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	x = x[:rows*width]

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -19,6 +20,15 @@ type Schedule interface {
 type Observer interface {
 	Schedule
 	Observe(step int, loss float64)
+}
+
+// Stateful is a schedule whose ratio depends on what it has observed, not
+// on the step alone: a checkpoint keeps its state, so that a resumed run
+// continues exactly.
+type Stateful interface {
+	Schedule
+	State() ([]byte, error)
+	Restore(state []byte) error
 }
 
 // Fixed keeps one ratio throughout.
@@ -119,17 +129,29 @@ func (p *Plateau) String() string {
 	return fmt.Sprintf("adaptive:%g:%g:%d:%g", p.Max, p.Min, p.Patience, p.Factor)
 }
 
-// PlateauState is what a checkpoint must keep of a Plateau.
-type PlateauState struct {
+// plateauState is what a checkpoint keeps of a Plateau, as JSON.
+type plateauState struct {
 	Ratio, Best float64
 	Seen        bool
 	Stalled     int
 }
 
-func (p *Plateau) State() PlateauState { return PlateauState{p.ratio, p.best, p.seen, p.stalled} }
+// State makes a Plateau Stateful.
+func (p *Plateau) State() ([]byte, error) {
+	return json.Marshal(plateauState{p.ratio, p.best, p.seen, p.stalled})
+}
 
-func (p *Plateau) Restore(s PlateauState) {
+// Restore continues from a State.
+func (p *Plateau) Restore(b []byte) error {
+	var s plateauState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("compress: adaptive schedule state: %w", err)
+	}
+	if !(s.Ratio >= p.Min && s.Ratio <= p.Max) || s.Stalled < 0 {
+		return fmt.Errorf("compress: adaptive schedule state has ratio %v and %d stalled steps; the schedule runs from %v to %v", s.Ratio, s.Stalled, p.Max, p.Min)
+	}
 	p.ratio, p.best, p.seen, p.stalled = s.Ratio, s.Best, s.Seen, s.Stalled
+	return nil
 }
 
 // ParseSchedule reads a schedule from its command-line form; steps is the
@@ -235,12 +257,15 @@ func validated(s Schedule, err error) (Schedule, error) {
 	return s, nil
 }
 
-// Copy returns an independent copy of s: every worker of a run owns one,
-// since adaptive schedules keep state.
-func Copy(s Schedule) Schedule {
-	if p, ok := s.(*Plateau); ok {
-		c := *p
-		return &c
+// ScheduleFactory parses spec once and returns a constructor of
+// independent schedules: every worker of a run needs its own, since
+// adaptive schedules keep state.
+func ScheduleFactory(spec string, steps int) (func() Schedule, error) {
+	if _, err := ParseSchedule(spec, steps); err != nil {
+		return nil, err
 	}
-	return s
+	return func() Schedule {
+		s, _ := ParseSchedule(spec, steps)
+		return s
+	}, nil
 }

@@ -28,12 +28,16 @@ type topK struct {
 	hist       [256]uint32
 }
 
+func init() { Register("topk", func() Compressor { return &topK{} }) }
+
 func (t *topK) Name() string           { return "topk" }
-func (t *topK) EncodesRowByRow()       {}
 func (t *topK) FixedRatio(int) float64 { return 0 }
 
-// RowBytes makes top-k a RowCoder: every row's encoding has this size,
-// whatever the key.
+// Caps: top-k's rows encode alone to a fixed size, and a gradient goes
+// back at the columns its forward message kept.
+func (t *topK) Caps() Caps { return Caps{RowByRow: true, Rows: t, Grad: t} }
+
+// RowBytes is the size of every row's encoding, whatever the key.
 func (t *topK) RowBytes(width int, ratio float64) int {
 	k, format := topKLayout(width, ratio)
 	return topKRowBytes(width, k, format)
@@ -570,7 +574,7 @@ func (t *topK) Decode(out []float32, rows, width int, ratio float64, _ Key, src 
 	return nil
 }
 
-// Columns makes top-k a GradCoder: per row, its bitmap, or its k indices
+// Columns is top-k's GradCoder: per row, its bitmap, or its k indices
 // (nothing at ratio 1, where rows go whole).
 func (t *topK) Columns(dst, fwd []byte, rows, width int, ratio float64) ([]byte, error) {
 	k, format := topKLayout(width, ratio)
@@ -626,7 +630,7 @@ func topKColumnBytes(width, k int, f topKFormat) int {
 	return k * indexBytes(width)
 }
 
-// EncodeGrad makes top-k a GradCoder: per row, the k gradient entries at
+// EncodeGrad is top-k's GradCoder: per row, the k gradient entries at
 // the columns the forward row kept, in column order (the whole row at
 // ratio 1).
 func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, cols []byte) []byte {

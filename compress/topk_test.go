@@ -430,6 +430,7 @@ type topKOld struct {
 }
 
 func (t *topKOld) Name() string           { return "topk-8f9ab69" }
+func (t *topKOld) Caps() Caps             { return Caps{RowByRow: true} }
 func (t *topKOld) FixedRatio(int) float64 { return 0 }
 
 func (t *topKOld) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {

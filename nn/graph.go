@@ -21,21 +21,14 @@ type Halo interface {
 	// Backward takes the gradient of ext, sends the halo part to the owners,
 	// and writes into dh (owned rows) the owned part plus the gradients
 	// received from peers. dh may be the first rows of dext itself, as the
-	// layers pass it.
-	Backward(layer int, dext, dh *tensor.Matrix)
-}
-
-// HaloRows is a Halo that can take the halo rows' gradient a piece at a
-// time as it sends them, so that a layer need not write them all out (they
-// are most of the rows on a fine partition) for the exchange to read back.
-type HaloRows interface {
-	Halo
-	// BackwardRows is Backward with dext's halo rows not yet written:
-	// fill(lo, hi, out) writes the gradient of halo rows [lo, hi) (0 is
-	// the first row after the owned ones) into out, of hi−lo rows.
-	// BackwardRows calls it for every halo row once, into out or into
-	// dext's halo rows.
-	BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
+	// layers pass it. When fill is not nil, dext's halo rows are not
+	// written: fill(lo, hi, out) writes the gradient of halo rows [lo, hi)
+	// (0 is the first row after the owned ones) into out, of hi−lo rows,
+	// and Backward calls it for every halo row once, a piece at a time as
+	// it sends them or all at once into dext, so that a layer need not
+	// write them all out (they are most of the rows on a fine partition)
+	// for the exchange to read back.
+	Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
 }
 
 // Graph is what a layer aggregates over: the adjacency of this process's
@@ -335,18 +328,16 @@ func (g *Graph) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 // op (targets × sources) given its output's gradient dy: opT·dy (opT is
 // op's transpose) with the halo rows' part returned to their owners and
 // the peers' added, in place in dext's first rows (through the header
-// head). With a HaloRows exchange the halo rows are multiplied out a piece
-// at a time as they are sent.
+// head). The halo rows are multiplied out as the exchange asks for them.
 func (g *Graph) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *tensor.Matrix) *tensor.Matrix {
-	hr, ok := g.Halo.(HaloRows)
-	if !ok {
+	if g.Halo == nil {
 		tensor.SpMM(dext, opT, dy)
-		return g.reduce(layer, dext, head)
+		return dext
 	}
 	own := g.NumTargets
 	*head = tensor.Matrix{Rows: own, Cols: dext.Cols, Data: dext.Data[:own*dext.Cols]}
 	tensor.SpMMRows(head, opT, 0, own, dy)
-	hr.BackwardRows(layer, dext, head, func(lo, hi int, out *tensor.Matrix) {
+	g.Halo.Backward(layer, dext, head, func(lo, hi int, out *tensor.Matrix) {
 		tensor.SpMMRows(out, opT, own+lo, own+hi, dy)
 	})
 	return head
@@ -361,6 +352,6 @@ func (g *Graph) reduce(layer int, dext, head *tensor.Matrix) *tensor.Matrix {
 		return dext
 	}
 	*head = tensor.Matrix{Rows: g.NumTargets, Cols: dext.Cols, Data: dext.Data[:g.NumTargets*dext.Cols]}
-	g.Halo.Backward(layer, dext, head)
+	g.Halo.Backward(layer, dext, head, nil)
 	return head
 }

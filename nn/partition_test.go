@@ -66,7 +66,10 @@ func (h testHalo) Forward(layer int, own, ext *tensor.Matrix) {
 	e.wait() // nobody may reuse its rows before everyone has read them
 }
 
-func (h testHalo) Backward(layer int, dext, dh *tensor.Matrix) {
+func (h testHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+	if own := dh.Rows; fill != nil {
+		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: dext.Cols, Data: dext.Data[own*dext.Cols:]})
+	}
 	e, me := h.e, h.e.parts[h.p]
 	e.mu.Lock()
 	e.pub[h.p] = dext
@@ -91,11 +94,15 @@ func (h testHalo) Backward(layer int, dext, dh *tensor.Matrix) {
 	e.wait()
 }
 
-// pieceHalo is testHalo as an nn.HaloRows that asks for the halo rows'
-// gradient three rows at a time, into a buffer of its own.
+// pieceHalo is testHalo asking for the halo rows' gradient three rows at
+// a time, into a buffer of its own.
 type pieceHalo struct{ testHalo }
 
-func (h pieceHalo) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+func (h pieceHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+	if fill == nil {
+		h.testHalo.Backward(layer, dext, dh, nil)
+		return
+	}
 	own, w := dh.Rows, dext.Cols
 	halo := dext.Rows - own
 	for lo := 0; lo < halo; lo += 3 {
@@ -104,7 +111,7 @@ func (h pieceHalo) BackwardRows(layer int, dext, dh *tensor.Matrix, fill func(lo
 		fill(lo, hi, piece)
 		copy(dext.Data[(own+lo)*w:(own+hi)*w], piece.Data)
 	}
-	h.Backward(layer, dext, dh)
+	h.testHalo.Backward(layer, dext, dh, nil)
 }
 
 // partition splits g among parts by owner, building each part's local

@@ -21,6 +21,7 @@ type distOptions struct {
 	parts           int
 	partition       string
 	codec, schedule string
+	scheduleName    string // the schedule in force, resolved from --schedule and its default
 	link            string
 	partitionSeed   uint64
 	checkpointDir   string
@@ -31,7 +32,7 @@ type distOptions struct {
 func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.parts, "parts", 1, "workers, each holding one part of the graph: in-process goroutines, or the processes of a multi-process job (--rank/--world or a launcher's environment; it must then equal the world size)")
 	fs.StringVar(&d.partition, "partition", "random", "how to split the graph: "+strings.Join(partition.Methods(), ", ")+", or an assignment FILE (one part id per line, as gpmetis writes)")
-	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Names, ", "))
+	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Names(), ", "))
 	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR] (default fixed:1, or linear:128:1.5:5 when --compress is truncate, subspace or topk)")
 	fs.StringVar(&d.link, "link", "", "emulate a network link per worker, e.g. 1gbit:1ms, to report emulated time")
 	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
@@ -121,8 +122,9 @@ func (d *distOptions) options(epochs int) (fullgraph.DistOptions, error) {
 	if d.parts < 1 {
 		return opts, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
 	}
-	if !slices.Contains(compress.Names, d.codec) {
-		return opts, usageError{fmt.Errorf("--compress %q: want one of %s", d.codec, strings.Join(compress.Names, ", "))}
+	codec, err := compress.Factory(d.codec)
+	if err != nil {
+		return opts, usageError{fmt.Errorf("--compress: %v", err)}
 	}
 	spec := d.schedule
 	if spec == "" {
@@ -135,7 +137,9 @@ func (d *distOptions) options(epochs int) (fullgraph.DistOptions, error) {
 	if err != nil {
 		return opts, usageError{err}
 	}
-	opts.Codec, opts.Schedule = d.codec, sched
+	d.scheduleName = sched.String()
+	opts.Schedule, _ = compress.ScheduleFactory(spec, epochs)
+	opts.Codec = codec
 	if d.link != "" {
 		l, err := comm.ParseLink(d.link)
 		if err != nil {
@@ -198,7 +202,7 @@ func (t *distTotals) add(m fullgraph.DistMetrics) {
 // fill copies the totals into the summary; imbalance is the slowest
 // worker's compute time over the mean.
 func (t *distTotals) fill(s *trainSummary, d distOptions, opts fullgraph.DistOptions) {
-	s.Parts, s.Compress, s.Schedule = d.parts, d.codec, opts.Schedule.String()
+	s.Parts, s.Compress, s.Schedule = d.parts, d.codec, d.scheduleName
 	if d.parts > 1 {
 		s.Partition = d.partition
 	}

@@ -6,17 +6,16 @@ import (
 	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
-	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/nn"
 )
 
 // checkpointMeta is the JSON part of a trainer checkpoint.
 type checkpointMeta struct {
-	Progress       progress               `json:"progress"`
-	ModelStep      uint64                 `json:"model_step"` // dropout's clock
-	OptimizerSteps int                    `json:"optimizer_steps"`
-	Schedule       *compress.PlateauState `json:"schedule,omitempty"`
-	Fingerprint    string                 `json:"fingerprint"`
+	Progress       progress        `json:"progress"`
+	ModelStep      uint64          `json:"model_step"` // dropout's clock
+	OptimizerSteps int             `json:"optimizer_steps"`
+	Schedule       json.RawMessage `json:"schedule,omitempty"`
+	Fingerprint    string          `json:"fingerprint"`
 }
 
 // fingerprint names what a checkpoint must match: the model, the optimiser
@@ -38,7 +37,10 @@ func (t *Trainer) fingerprint() string {
 func (t *Trainer) Checkpoint() (*checkpoint.State, error) {
 	meta := checkpointMeta{Progress: t.progress, ModelStep: t.model.Step(), Fingerprint: t.fingerprint()}
 	if ex := t.cfg.Exchange; ex != nil {
-		meta.Schedule = ex.scheduleState()
+		var err error
+		if meta.Schedule, err = ex.ScheduleState(); err != nil {
+			return nil, fmt.Errorf("fullgraph: checkpoint: %w", err)
+		}
 	}
 	opt := t.opt.State()
 	meta.OptimizerSteps = opt.Steps
@@ -109,7 +111,7 @@ func (t *Trainer) Restore(s *checkpoint.State) error {
 		return fmt.Errorf("fullgraph: checkpoint: %w", err)
 	}
 	if ex := t.cfg.Exchange; ex != nil {
-		if err := ex.restoreSchedule(meta.Schedule); err != nil {
+		if err := ex.RestoreSchedule(meta.Schedule); err != nil {
 			return err
 		}
 	}

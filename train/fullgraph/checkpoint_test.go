@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/checkpoint"
-	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -33,10 +32,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 				}
 			}
 			p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
-			opts := func() DistOptions {
-				sched, _ := compress.ParseSchedule("adaptive:8:1:1:2", cfg.Epochs)
-				return DistOptions{Codec: "truncate", Schedule: sched}
-			}
+			opts := func() DistOptions { return compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs) }
 			run := func(ctx context.Context, o DistOptions, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
 				var losses []float64
 				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m DistMetrics) error {

@@ -25,9 +25,8 @@ func TestPartitionedRunIsDeterministic(t *testing.T) {
 	}
 	p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
 	run := func() []float64 {
-		sched, _ := compress.ParseSchedule("adaptive:8:1:1:2", cfg.Epochs)
 		var losses []float64
-		_, _, err := RunInProcess(context.Background(), cfg, p, layout, DistOptions{Codec: "truncate", Schedule: sched},
+		_, _, err := RunInProcess(context.Background(), cfg, p, layout, compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs),
 			func(m DistMetrics) error { losses = append(losses, m.Loss, m.Ratio); return nil })
 		if err != nil {
 			t.Fatal(err)
@@ -78,7 +77,7 @@ func TestAdaptiveScheduleWatchesTheValidationLoss(t *testing.T) {
 	sched := &observed{}
 	var valLosses []float64
 	_, _, err = RunInProcess(context.Background(), cfg, Problem{s.g, s.x, s.labels, s.train, s.val, s.test}, layout,
-		DistOptions{Codec: "truncate", Schedule: sched},
+		DistOptions{Codec: codec(t, "truncate"), Schedule: func() compress.Schedule { return sched }},
 		func(m DistMetrics) error { valLosses = append(valLosses, m.ValLoss, m.Loss); return nil })
 	if err != nil {
 		t.Fatal(err)

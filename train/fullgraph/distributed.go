@@ -12,15 +12,19 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 )
 
 // DistOptions are the communication settings of a partition-parallel run.
 type DistOptions struct {
-	Codec    string            // compressor name for compress.New; "" means none
-	Schedule compress.Schedule // compression ratio per step; nil means 1
-	Link     *comm.Link        // emulated network link, or nil
+	// Codec and Schedule make each worker's compressor of the halo
+	// exchange and its ratio schedule (each worker needs its own: both
+	// keep state); nil means no compression and ratio 1.
+	Codec    func() compress.Compressor
+	Schedule func() compress.Schedule
+	Link     *comm.Link // emulated network link, or nil
 
 	// Resume continues from a checkpoint instead of a fresh start.
 	Resume *checkpoint.State
@@ -73,16 +77,16 @@ func (w workerCounters) slice() [counterFields]float64 {
 // communication it reports.
 const epochSite = "metrics.epoch"
 
-func (e *Exchange) counters(stats *comm.Stats, wall float64) workerCounters {
+func counters(ex *halo.Exchange, stats *comm.Stats, wall float64) workerCounters {
 	var w workerCounters
 	for _, site := range stats.Sites() {
 		st := stats.Site(site)
 		switch {
 		case site == epochSite:
 			continue
-		case strings.HasPrefix(site, "halo.fwd."):
+		case strings.HasPrefix(site, halo.ForwardSites):
 			w.bytesFwd += float64(st.BytesSent)
-		case strings.HasPrefix(site, "halo.bwd."):
+		case strings.HasPrefix(site, halo.BackwardSites):
 			w.bytesBwd += float64(st.BytesSent)
 		case site == GradientSite:
 			w.bytesGrad += float64(st.BytesSent)
@@ -90,8 +94,8 @@ func (e *Exchange) counters(stats *comm.Stats, wall float64) workerCounters {
 		w.commSeconds += st.Seconds
 		w.emulated += st.EmulatedSeconds
 	}
-	if e != nil {
-		w.codec = e.codecSeconds
+	if ex != nil {
+		w.codec = ex.CodecSeconds()
 	}
 	w.wall = wall
 	return w
@@ -106,7 +110,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 		c = comm.WithLink(c, *opts.Link)
 	}
 	var d Data
-	var ex *Exchange
+	var ex *halo.Exchange
 	if layout == nil || layout.K == 1 {
 		// One worker holds the whole graph: no halo, no exchange.
 		if c.Size() != 1 {
@@ -118,19 +122,8 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 			return Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())
 		}
 		part := &layout.Parts[c.Rank()]
-		var codec compress.Compressor
-		if opts.Codec != "" {
-			var err error
-			if codec, err = compress.New(opts.Codec); err != nil {
-				return Result{}, nil, err
-			}
-		}
 		var err error
-		sched := opts.Schedule
-		if sched != nil {
-			sched = compress.Copy(sched)
-		}
-		if ex, err = NewExchange(c, part, codec, sched, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
+		if ex, err = newExchange(c, part, cfg, opts); err != nil {
 			return Result{}, nil, err
 		}
 		if d, err = PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex); err != nil {
@@ -142,9 +135,21 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 	return runWorkerData(ctx, c, cfg, d, ex, opts, onEpoch)
 }
 
+// newExchange returns the halo exchange of the worker holding part.
+func newExchange(c comm.Communicator, part *partition.Part, cfg Config, opts DistOptions) (*halo.Exchange, error) {
+	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1)}
+	if opts.Codec != nil {
+		hc.Codec = opts.Codec()
+	}
+	if opts.Schedule != nil {
+		hc.Schedule = opts.Schedule()
+	}
+	return halo.New(c, part, hc)
+}
+
 // runWorkerData trains d, this rank's share (with cfg's reducer and
 // exchange set for more than one worker), as RunWorker describes.
-func runWorkerData(ctx context.Context, c comm.Communicator, cfg Config, d Data, ex *Exchange, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
+func runWorkerData(ctx context.Context, c comm.Communicator, cfg Config, d Data, ex *halo.Exchange, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
 	tr, err := New(cfg, d)
 	if err != nil {
 		return Result{}, nil, err
@@ -169,7 +174,7 @@ func runWorkerData(ctx context.Context, c comm.Communicator, cfg Config, d Data,
 	send, recv := make([][]byte, c.Size()), make([][]byte, c.Size())
 	res, err := tr.Run(ctx, func(m Metrics) error {
 		elapsed += m.EpochSeconds
-		now := ex.counters(c.Stats(), elapsed).slice()
+		now := counters(ex, c.Stats(), elapsed).slice()
 		var delta [counterFields]float64
 		for i := range now {
 			delta[i] = now[i] - prev[i]

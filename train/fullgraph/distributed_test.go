@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -50,7 +49,6 @@ func TestReportedBytesEqualBytesSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := equivalenceConfig("sage", s.classes)
-	sched, _ := compress.ParseSchedule("linear:16:1:2", cfg.Epochs)
 	var mu sync.Mutex
 	var fwd, bwd int64
 	var reportedFwd, reportedBwd int64
@@ -58,7 +56,7 @@ func TestReportedBytesEqualBytesSent(t *testing.T) {
 	err = comm.Run(k, func(c comm.Communicator) error {
 		cc := countingComm{Communicator: c, mu: &mu, fwd: &fwd, bwd: &bwd}
 		_, _, err := RunWorker(context.Background(), cc, cfg, Problem{s.g, s.x, s.labels, s.train, s.val, s.test}, layout,
-			DistOptions{Codec: "truncate", Schedule: sched}, func(m DistMetrics) error {
+			compressed(t, "truncate", "linear:16:1:2", cfg.Epochs), func(m DistMetrics) error {
 				if c.Rank() == 0 {
 					reportedFwd += m.BytesFwd
 					reportedBwd += m.BytesBwd

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/partition"
 )
@@ -99,13 +98,9 @@ func runGolden(t *testing.T, c goldenCase) goldenRun {
 			t.Fatal(err)
 		}
 	}
-	opts := DistOptions{Codec: c.Codec}
-	if c.Schedule != "" {
-		s, err := compress.ParseSchedule(c.Schedule, c.Epochs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Schedule = s
+	var opts DistOptions
+	if c.Codec != "" {
+		opts = compressed(t, c.Codec, c.Schedule, c.Epochs)
 	}
 	run := goldenRun{Case: c}
 	p := Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}

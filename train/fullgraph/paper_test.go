@@ -117,12 +117,10 @@ func (r paperRun) finalLoss() float64 { return r.epochs[len(r.epochs)-1].Loss }
 func runPaper(t testing.TB, task paperTask, codec, schedule string, seed uint64, link *comm.Link) paperRun {
 	t.Helper()
 	cfg := paperConfig(task.classes, seed)
-	sched, err := compress.ParseSchedule(schedule, cfg.Epochs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts := compressed(t, codec, schedule, cfg.Epochs)
+	opts.Link = link
 	var run paperRun
-	res, _, err := RunInProcess(context.Background(), cfg, task.p, task.layout, DistOptions{Codec: codec, Schedule: sched, Link: link},
+	res, _, err := RunInProcess(context.Background(), cfg, task.p, task.layout, opts,
 		func(m DistMetrics) error { run.epochs = append(run.epochs, m); return nil })
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 )
@@ -90,7 +92,7 @@ func runPartitioned(t *testing.T, s sbmTask, cfg Config, method string, k int) r
 	outs := make([]runOutcome, k)
 	err = comm.Run(k, func(c comm.Communicator) error {
 		part := &layout.Parts[c.Rank()]
-		ex, err := NewExchange(c, part, nil, nil, cfg.Model.Seed, cfg.Model.Layers)
+		ex, err := halo.New(c, part, halo.Config{Seed: cfg.Model.Seed, Layers: cfg.Model.Layers})
 		if err != nil {
 			return err
 		}
@@ -181,4 +183,25 @@ func TestPartitionedTrainingEqualsOneWorker(t *testing.T) {
 			}
 		}
 	}
+}
+
+// codec returns the constructor of the compressor registered as name.
+func codec(t testing.TB, name string) func() compress.Compressor {
+	t.Helper()
+	f, err := compress.Factory(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// compressed returns options compressing with codec at the ratios of the
+// schedule spec over steps.
+func compressed(t testing.TB, name, spec string, steps int) DistOptions {
+	t.Helper()
+	s, err := compress.ScheduleFactory(spec, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return DistOptions{Codec: codec(t, name), Schedule: s}
 }

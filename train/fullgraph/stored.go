@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 )
@@ -58,29 +58,18 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg Config, sp *p
 			return Result{}, nil, fmt.Errorf("fullgraph: rank %d holds a part of a different partition than rank %d (layout fingerprints differ)", p, c.Rank())
 		}
 	}
-	var ex *Exchange
-	var halo nn.Halo
+	var ex *halo.Exchange
+	var hx nn.Halo
 	if k > 1 {
-		var codec compress.Compressor
-		if opts.Codec != "" {
-			var err error
-			if codec, err = compress.New(opts.Codec); err != nil {
-				return Result{}, nil, err
-			}
-		}
-		sched := opts.Schedule
-		if sched != nil {
-			sched = compress.Copy(sched)
-		}
 		var err error
-		if ex, err = NewExchange(c, &sp.Part, codec, sched, cfg.Model.Seed, max(cfg.Model.Layers, 1)); err != nil {
+		if ex, err = newExchange(c, &sp.Part, cfg, opts); err != nil {
 			return Result{}, nil, err
 		}
-		halo = ex
+		hx = ex
 		cfg.Reducer = &CommReducer{Comm: c}
 		cfg.Exchange = ex
 	}
-	d, err := StoredData(sp, halo)
+	d, err := StoredData(sp, hx)
 	if err != nil {
 		return Result{}, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -58,7 +59,7 @@ type Config struct {
 	// (nil otherwise). The trainer tells it which pass comes next, so that
 	// training passes are compressed at the step's ratio, and checks it for
 	// errors after every pass.
-	Exchange *Exchange
+	Exchange *halo.Exchange
 }
 
 // ErrNotFinite reports a training loss that became NaN or infinite.

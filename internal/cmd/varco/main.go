@@ -330,7 +330,11 @@ func buildLayout(p fullgraph.Problem, k int, method string) (*partition.Layout, 
 // run trains rec's configuration: the authors' model (3-layer SAGE-mean,
 // ReLU, no dropout, Adam lr 0.01, no weight decay, every iteration).
 func run(ctx context.Context, rec *record, p fullgraph.Problem, classes int, layout *partition.Layout, link comm.Link) error {
-	sched, err := compress.ParseSchedule(rec.Schedule, rec.Epochs)
+	sched, err := compress.ScheduleFactory(rec.Schedule, rec.Epochs)
+	if err != nil {
+		return err
+	}
+	codec, err := compress.Factory(rec.Codec)
 	if err != nil {
 		return err
 	}
@@ -340,7 +344,7 @@ func run(ctx context.Context, rec *record, p fullgraph.Problem, classes int, lay
 		Epochs:    rec.Epochs,
 	}
 	start := time.Now()
-	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.DistOptions{Codec: rec.Codec, Schedule: sched, Link: &link},
+	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.DistOptions{Codec: codec, Schedule: sched, Link: &link},
 		func(m fullgraph.DistMetrics) error {
 			rec.Ratio = append(rec.Ratio, m.Ratio)
 			rec.Val = append(rec.Val, m.ValAcc)

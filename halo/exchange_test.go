@@ -1,4 +1,4 @@
-package fullgraph
+package halo
 
 import (
 	"fmt"
@@ -99,7 +99,7 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 	global := randomRows(rand.New(rand.NewPCG(1, 2)), n, w)
 	transports(t, k, func(c comm.Communicator) error {
 		p := &l.Parts[c.Rank()]
-		e, err := NewExchange(c, p, nil, nil, 1, 2)
+		e, err := New(c, p, Config{Seed: 1, Layers: 2})
 		if err != nil {
 			return err
 		}
@@ -119,13 +119,14 @@ func TestExchangeDeliversHaloRows(t *testing.T) {
 	}, nil)
 }
 
-// With a compress.RowCoder the exchange encodes each boundary row once; the
-// messages must be the bytes that encoding each peer's rows gives, whether
-// the communicator sends the rows from the shared encoding (the in-process
-// group, a comm.RowSender) or the exchange copies them into a message per
-// peer (copyingComm, which is not one), and whether or not each peer's rows
-// ascend (a part file may list them in another order). At width 4100 the
-// exchange encodes and decodes a few rows at a time.
+// With a codec whose rows encode to a fixed size the exchange encodes each
+// boundary row once; the messages must be the bytes that encoding each
+// peer's rows gives, whether the communicator sends the rows from the
+// shared encoding (the in-process group) or comm.Rows copies them into a
+// message per peer (copyingComm, as any other transport), and whether or
+// not each peer's rows ascend (a part file may list them in another
+// order). At width 4100 the exchange encodes and decodes a few rows at a
+// time.
 func TestExchangeEncodesSharedRowsOnce(t *testing.T) {
 	for _, w := range []int{16, 4100} {
 		for _, wrap := range []bool{false, true} {
@@ -151,20 +152,15 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap, reversed bool)
 	}
 	global := randomRows(rand.New(rand.NewPCG(4, 2)), n, w)
 	err := comm.Run(k, func(c comm.Communicator) error {
-		_, rowSender := c.(comm.RowSender)
-		if wrap {
+		if wrap { // not the group: comm.Rows copies each peer's rows into a message
 			c = copyingComm{c}
-			_, rowSender = c.(comm.RowSender)
-		}
-		if rowSender == wrap {
-			return fmt.Errorf("wrapped %v, but a RowSender %v: the test proves nothing", wrap, rowSender)
 		}
 		p := &l.Parts[c.Rank()]
 		codec, _ := compress.New("topk")
-		if _, ok := codec.(compress.RowCoder); !ok {
-			return fmt.Errorf("topk is not a RowCoder")
+		if codec.Caps().Rows == nil {
+			return fmt.Errorf("topk does not encode rows to a fixed size")
 		}
-		e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 1, 2)
+		e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(ratio), Seed: 1, Layers: 2})
 		if err != nil {
 			return err
 		}
@@ -184,9 +180,6 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap, reversed bool)
 			}
 			own, _ := compress.New("topk")
 			want := own.Encode(nil, x.Data, len(rows), w, ratio, compress.Key{})
-			if wrap && string(e.send[q]) != string(want) {
-				return fmt.Errorf("rank %d: message to %d differs from encoding its rows", c.Rank(), q)
-			}
 			halo := p.HaloBlock(q)
 			y := tensor.New(len(halo), w)
 			for i, v := range halo {
@@ -197,19 +190,23 @@ func testExchangeEncodesSharedRowsOnce(t *testing.T, w int, wrap, reversed bool)
 			}
 			// topk is a GradCoder: the exchange keeps the columns of what
 			// it sent and received for the backward pass.
-			gc := own.(compress.GradCoder)
+			if err := e.keeper.beginBackward(0, 0); err != nil {
+				return err
+			}
+			gc := own.Caps().Grad
+			kept := e.keeper.layers[0]
 			for _, m := range []struct {
 				kept, msg []byte
 				rows      int
-			}{{e.kept[0].sent[q], want, len(rows)}, {e.kept[0].recv[q], e.recv[q], p.HaloStart[q+1] - p.HaloStart[q]}} {
+			}{{kept.sent[q], want, len(rows)}, {kept.recv[q], e.recv[q], p.HaloStart[q+1] - p.HaloStart[q]}} {
 				cols, err := gc.Columns(nil, m.msg, m.rows, w, ratio)
 				if err != nil || string(m.kept) != string(cols) {
 					return fmt.Errorf("rank %d: kept columns of a message with %d differ from the message's (%v)", c.Rank(), q, err)
 				}
 			}
 		}
-		if shared <= len(e.boundary) {
-			return fmt.Errorf("rank %d: no row goes to two peers (%d sends, %d rows); the test proves nothing", c.Rank(), shared, len(e.boundary))
+		if shared <= len(e.plan.boundary) {
+			return fmt.Errorf("rank %d: no row goes to two peers (%d sends, %d rows); the test proves nothing", c.Rank(), shared, len(e.plan.boundary))
 		}
 		return nil
 	})
@@ -249,7 +246,7 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 			sums[c.Rank()] = map[pass][2]float64{}
 			p := &l.Parts[c.Rank()]
 			codec, _ := compress.New(name)
-			e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, layers+1)
+			e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(ratio), Seed: 9, Layers: layers+1})
 			if err != nil {
 				return err
 			}
@@ -265,7 +262,7 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 					e.Forward(layer, h[layer], ext[layer])
 				}
 				for layer := layers - 1; layer >= 0; layer-- {
-					e.Backward(layer, g[layer], dh[layer])
+					e.Backward(layer, g[layer], dh[layer], nil)
 				}
 				if e.Err() != nil {
 					return e.Err()
@@ -303,7 +300,7 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 	}
 }
 
-// BackwardRows, where the layer writes the halo rows' gradient a piece at
+// Backward with a fill function, where the layer writes the halo rows' gradient a piece at
 // a time as the exchange asks (a GradCoder or RowEncoder encodes each
 // piece as it is made; the quantisers get them all first), must return
 // the owned rows the same bits as Backward given every row, on the
@@ -315,11 +312,11 @@ func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
 	_, l := testLayout(t, n, k, 5)
 	for _, w := range []int{12, 4100} {
 		for _, ratio := range []float64{1, 3, 16} {
-			for _, name := range compress.Names {
+			for _, name := range compress.Names() {
 				transports(t, k, func(c comm.Communicator) error {
 					p := &l.Parts[c.Rank()]
 					codec, _ := compress.New(name)
-					e, err := NewExchange(c, p, codec, compress.Fixed(ratio), 9, layers)
+					e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(ratio), Seed: 9, Layers: layers})
 					if err != nil {
 						return err
 					}
@@ -336,12 +333,12 @@ func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
 							dext := g.Clone()
 							dh[i] = tensor.New(h.Rows, w)
 							if i == 0 {
-								e.Backward(layer, dext, dh[i])
+								e.Backward(layer, dext, dh[i], nil)
 								continue
 							}
 							halo := g.Data[h.Rows*w:]
 							clear(dext.Data[h.Rows*w:]) // BackwardRows must not read them
-							e.BackwardRows(layer, dext, dh[i], func(lo, hi int, out *tensor.Matrix) {
+							e.Backward(layer, dext, dh[i], func(lo, hi int, out *tensor.Matrix) {
 								copy(out.Data, halo[lo*w:hi*w])
 								pieces = append(pieces, hi-lo)
 							})
@@ -359,8 +356,7 @@ func TestExchangeBackwardRowsMatchesBackward(t *testing.T) {
 						// Through a codec, pieces of a few rows at width 4100
 						// unless the codec must see the message whole.
 						if w == 4100 && len(p.Halo) > 3 {
-							_, byRow := e.codecFor(layer).(compress.RowEncoder)
-							want := byRow && !e.exactPass(layer)
+							want := e.codecFor(layer).Caps().RowByRow && !e.uncompressed(layer)
 							if want != (slices.Max(pieces) <= max(1, rowChunk/w)) {
 								return fmt.Errorf("%s, layer %d: fill pieces %v, want pieces: %v", name, layer, pieces, want)
 							}
@@ -387,12 +383,12 @@ func TestExchangeCompressesOnlyTrainingLayersBeforeTheLast(t *testing.T) {
 	const n, k, w, layers = 60, 2, 16, 3
 	_, l := testLayout(t, n, k, 1)
 	global := randomRows(rand.New(rand.NewPCG(7, 1)), n, w)
-	for _, name := range compress.Names {
+	for _, name := range compress.Names() {
 		t.Run(name, func(t *testing.T) {
 			transports(t, k, func(c comm.Communicator) error {
 				p := &l.Parts[c.Rank()]
 				codec, _ := compress.New(name)
-				e, err := NewExchange(c, p, codec, compress.Fixed(8), 1, layers)
+				e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(8), Seed: 1, Layers: layers})
 				if err != nil {
 					return err
 				}
@@ -429,7 +425,7 @@ func TestExchangeCompressesOnlyTrainingLayersBeforeTheLast(t *testing.T) {
 				if exact, err = exactHalo(layers - 1); !exact || err != nil {
 					return fmt.Errorf("training, last layer: exact %v, error %v", exact, err)
 				}
-				e.Backward(layers-1, tensor.New(len(p.Owned)+len(p.Halo), w), tensor.New(len(p.Owned), w))
+				e.Backward(layers-1, tensor.New(len(p.Owned)+len(p.Halo), w), tensor.New(len(p.Owned), w), nil)
 				if e.Err() != nil {
 					return fmt.Errorf("training, last layer backward: %v", e.Err())
 				}
@@ -455,7 +451,7 @@ func TestExchangeGradCoderBackwardNeedsItsForward(t *testing.T) {
 	err := comm.Run(2, func(c comm.Communicator) error {
 		p := &l.Parts[c.Rank()]
 		codec, _ := compress.New("topk")
-		e, err := NewExchange(c, p, codec, compress.Fixed(4), 1, 3)
+		e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(4), Seed: 1, Layers: 3})
 		if err != nil {
 			return err
 		}
@@ -464,7 +460,7 @@ func TestExchangeGradCoderBackwardNeedsItsForward(t *testing.T) {
 			return err
 		}
 		e.Begin(1, true)
-		e.Backward(0, tensor.New(len(p.Owned)+len(p.Halo), 8), tensor.New(len(p.Owned), 8))
+		e.Backward(0, tensor.New(len(p.Owned)+len(p.Halo), 8), tensor.New(len(p.Owned), 8), nil)
 		if e.Err() == nil {
 			return fmt.Errorf("backward of step 1 used step 0's forward columns")
 		}

@@ -1,0 +1,158 @@
+package halo
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/internal/vec"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Backward sends the halo rows' gradients in dext to their owners and
+// writes into dh the owned rows' gradient plus what the peers returned. dh
+// may be the first rows of dext, as the layers pass it.
+//
+// When fill is not nil, dext's halo rows are not written yet: fill(lo, hi,
+// out) writes the gradient of halo rows [lo, hi) (0 is the first row after
+// the owned ones) into out, of hi−lo rows, and Backward calls it for every
+// halo row once. Where a codec encodes the gradient a piece of rows at a
+// time, fill writes a cache-sized piece, encoded before the next is made,
+// so the halo rows' gradient (most of the rows on a fine partition) never
+// goes to memory; elsewhere fill writes them all into dext.
+func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+	w, own := dh.Cols, dh.Rows
+	if own*w > 0 && &dh.Data[0] != &dext.Data[0] {
+		copy(dh.Data, dext.Data[:own*w])
+	}
+	var stale error
+	if e.keeps(layer) && e.err == nil {
+		stale = e.keeper.beginBackward(layer, e.step)
+	}
+	codec := e.codecFor(layer)
+	inPieces := e.keeps(layer) || codec.Caps().RowByRow
+	if fill != nil && (e.err != nil || stale != nil || e.uncompressed(layer) || !inPieces) {
+		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
+		fill = nil
+	}
+	switch {
+	case e.err != nil:
+		return
+	case stale != nil:
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: %w", layer, e.step, stale))
+		return
+	case e.uncompressed(layer):
+		e.backwardRaw(layer, dext, dh)
+		return
+	}
+	ratio, me := e.Ratio(layer), e.plan.me
+	for q := range e.plan.peers {
+		e.send[q] = e.send[q][:0]
+		if q == me {
+			continue
+		}
+		lo, hi := e.plan.haloRows(q)
+		// The forward message went q → me; its gradient answers it.
+		key := e.key(layer, q, me, true)
+		if fill != nil {
+			e.send[q] = e.encodeGradPieces(e.send[q], codec, lo-own, hi-own, w, ratio, key, fill)
+		} else {
+			e.send[q] = codec.Encode(e.send[q], dext.Data[lo*w:hi*w], hi-lo, w, ratio, key)
+		}
+	}
+	if err := e.comm.AllToAll(e.site(layer, true), e.send, e.recv); err != nil {
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q, rows := range e.plan.send {
+		if q == me {
+			continue
+		}
+		if err := e.addGradients(dh, rows, codec, ratio, e.key(layer, me, q, true), e.recv[q]); err != nil {
+			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+	}
+}
+
+// encodeGradPieces appends to dst the gradient message of halo rows
+// [lo, hi), made by fill a cache-sized piece at a time and encoded with key.
+func (e *Exchange) encodeGradPieces(dst []byte, codec *timed, lo, hi, w int, ratio float64, key compress.Key, fill func(lo, hi int, out *tensor.Matrix)) []byte {
+	n := hi - lo
+	if n == 0 {
+		return codec.Encode(dst, nil, 0, w, ratio, key)
+	}
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.buffer(min(n, chunk) * w)
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		piece := tensor.Matrix{Rows: b - a, Cols: w, Data: buf[:(b-a)*w]}
+		fill(lo+a, lo+b, &piece)
+		dst = codec.Encode(dst, piece.Data, b-a, w, ratio, key)
+	}
+	return dst
+}
+
+// addGradients adds the gradient message msg into rows of dh. Messages go
+// row by row, so it decodes a piece at a time and adds each piece while it
+// is in cache, instead of writing the whole decoded message to memory and
+// reading it back.
+func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, codec *timed, ratio float64, key compress.Key, msg []byte) error {
+	n, w := len(rows), dh.Cols
+	if n == 0 {
+		return codec.Decode(nil, 0, w, ratio, key, msg) // the message must be empty too
+	}
+	if len(msg)%n != 0 {
+		return fmt.Errorf("a gradient message of %d bytes is not %d whole rows", len(msg), n)
+	}
+	gb := len(msg) / n
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.buffer(min(n, chunk) * w)
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		if err := codec.Decode(buf[:(b-a)*w], b-a, w, ratio, key, msg[a*gb:b*gb]); err != nil {
+			return fmt.Errorf("rows [%d, %d) of %d: %w", a, b, n, err)
+		}
+		addRows(dh, rows[a:b], buf)
+	}
+	return nil
+}
+
+// addRows adds the rows of buf, in order, into rows of dh.
+func addRows(dh *tensor.Matrix, rows []int32, buf []float32) {
+	w := dh.Cols
+	for i, r := range rows {
+		dst := dh.Data[int(r)*w : (int(r)+1)*w]
+		vec.Add(dst, dst, buf[i*w:(i+1)*w])
+	}
+}
+
+// backwardRaw is Backward without a codec: the halo rows' gradients in
+// dext are the messages, and the owned rows' gradients arrive in the peer
+// buffers, from which they are added into dh.
+func (e *Exchange) backwardRaw(layer int, dext, dh *tensor.Matrix) {
+	w, me := dh.Cols, e.plan.me
+	for q, rows := range e.plan.send {
+		e.out[q], e.in[q] = nil, nil
+		if q == me {
+			continue
+		}
+		lo, hi := e.plan.haloRows(q)
+		e.out[q] = compress.FloatBytes(dext.Data[lo*w : hi*w])
+		e.in[q] = compress.FloatBytes(e.peerBuffer(q, len(rows)*w))[:0]
+	}
+	if err := e.comm.AllToAll(e.site(layer, true), e.out, e.in); err != nil {
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q, rows := range e.plan.send {
+		if q == me {
+			continue
+		}
+		buf := e.peerRows[q][:len(rows)*w]
+		if err := receivedInPlace(buf, e.in[q]); err != nil {
+			e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+		addRows(dh, rows, buf)
+	}
+}

@@ -1,0 +1,26 @@
+// Package halo is the boundary exchange of partition-parallel training.
+// Every worker owns the rows of one part of the graph and reads, in each
+// layer, rows its peers own (its halo); an Exchange sends each peer the
+// owned rows it reads, compressed at the ratio a schedule gives the step,
+// receives the halo rows, and backward returns the halo rows' gradients to
+// their owners through the same compressor, so the exchange is one
+// differentiable operation the layers see only through nn.Halo.
+//
+// How a pass moves its rows is chosen when the exchange is built, from
+// what the compressor declares (compress.Caps):
+//
+//   - uncompressed passes (evaluation, the last layer, codec none) send
+//     rows as they are: each peer's rows are gathered into its message,
+//     and a peer's message lands straight in the halo rows;
+//   - per peer: each peer's rows are encoded into its own message, a
+//     cache-sized piece at a time when the codec encodes row by row;
+//   - shared rows: a codec whose rows encode to a fixed size (top-k)
+//     encodes every boundary row once, however many peers read it, and
+//     comm.Rows sends each peer its rows from that one encoding.
+//
+// A codec that sends gradients at the columns its forward message kept
+// (compress.GradCoder) is wrapped in a keeper, a decorator that keeps
+// those columns as messages pass and answers the backward messages at
+// them, so the paths above never see columns. The time spent inside the
+// codec is measured by one timing wrapper around it.
+package halo

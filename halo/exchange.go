@@ -1,0 +1,214 @@
+package halo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/partition"
+)
+
+// Config is what an exchange compresses with.
+type Config struct {
+	// Codec compresses the training passes of every layer but the last; nil
+	// means none. It belongs to this exchange (a compressor keeps scratch
+	// space).
+	Codec compress.Compressor
+	// Schedule gives the ratio of each training step; nil means 1. It
+	// belongs to this exchange (an adaptive schedule keeps state).
+	Schedule compress.Schedule
+	// Seed keys the codecs' random choices, with the message's step,
+	// layer, sender and receiver.
+	Seed uint64
+	// Layers is the model's number of layers: the last layer's exchange is
+	// never compressed.
+	Layers int
+}
+
+// Exchange is one worker's halo exchange, the nn.Halo of partition-parallel
+// training. Evaluation passes and the last layer's exchange are never
+// compressed: the VARCO authors leave the last layer's input whole, and
+// accuracy is measured on the model, not on a compressed view of it.
+//
+// nn.Halo methods cannot return errors, so a failed exchange is sticky: Err
+// reports it, and the trainer checks it after each pass.
+type Exchange struct {
+	comm comm.Communicator
+	plan *plan
+	cfg  Config
+
+	codec  *timed  // the codec of compressed passes, timed
+	keeper *keeper // codec's column keeper, if it sends gradients at columns (else nil)
+	caps   compress.Caps
+	none   *timed            // the codec of uncompressed passes where rows cannot go as they are
+	raw    bool              // uncompressed passes send float32s as they are (wire-order host)
+	rows   comm.RowsExchange // with shared rows: sends each peer its rows of the one encoding
+
+	observer compress.Observer // the schedule, if it watches the loss
+	stateful compress.Stateful // the schedule, if it has state to checkpoint
+
+	step       int
+	training   bool
+	trainRatio float64 // the schedule's ratio at the last training pass
+	err        error
+
+	send, recv [][]byte
+	scratch    []float32 // gathered or decoded rows, or a piece of the halo gradient
+	encoded    []byte    // the boundary rows' one encoding (shared rows)
+	peerRows   [][]float32
+	out, in    [][]byte // uncompressed messages, views of peerRows or of the rows
+}
+
+// New returns the exchange of the worker that owns part.
+func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, error) {
+	if c.Size() != len(part.Send) {
+		return nil, fmt.Errorf("halo: %d workers for a %d-part layout", c.Size(), len(part.Send))
+	}
+	if c.Rank() != part.ID {
+		return nil, fmt.Errorf("halo: rank %d holds part %d", c.Rank(), part.ID)
+	}
+	cfg.Layers = max(cfg.Layers, 1)
+	none, _ := compress.New("none")
+	if cfg.Codec == nil {
+		cfg.Codec = none
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = compress.Fixed(1)
+	}
+	n := c.Size()
+	e := &Exchange{comm: c, plan: newPlan(part, cfg.Layers), cfg: cfg, caps: cfg.Codec.Caps(),
+		none: &timed{Compressor: none}, raw: compress.HostIsWireOrder,
+		send: make([][]byte, n), recv: make([][]byte, n), peerRows: make([][]float32, n), out: make([][]byte, n), in: make([][]byte, n)}
+	e.observer, _ = cfg.Schedule.(compress.Observer)
+	e.stateful, _ = cfg.Schedule.(compress.Stateful)
+	codec := cfg.Codec
+	if e.caps.Grad != nil {
+		e.keeper = newKeeper(codec, e.plan, cfg.Layers-1)
+		codec = e.keeper
+	}
+	e.codec = &timed{Compressor: codec}
+	if e.caps.Rows != nil {
+		e.plan.shareRows()
+		e.rows = comm.Rows(c)
+	}
+	return e, nil
+}
+
+// Begin tells the exchange which pass comes next: the training step t
+// (0-based, the schedule's clock) or an evaluation pass.
+func (e *Exchange) Begin(step int, training bool) {
+	e.step, e.training = step, training
+	if training {
+		e.trainRatio = max(e.cfg.Schedule.Ratio(step), 1)
+	}
+}
+
+// Observe reports the loss an adaptive schedule watches (the trainer's
+// validation loss after each epoch) to the schedule, if it watches one.
+func (e *Exchange) Observe(loss float64) {
+	if e.observer != nil {
+		e.observer.Observe(e.step, loss)
+	}
+}
+
+// ScheduleState is the state a checkpoint must keep of the schedule, nil
+// for schedules that are functions of the step alone.
+func (e *Exchange) ScheduleState() (json.RawMessage, error) {
+	if e.stateful == nil {
+		return nil, nil
+	}
+	return e.stateful.State()
+}
+
+// RestoreSchedule continues the schedule from a checkpoint's state.
+func (e *Exchange) RestoreSchedule(state json.RawMessage) error {
+	switch {
+	case e.stateful != nil && state != nil:
+		return e.stateful.Restore(state)
+	case (e.stateful != nil) != (state != nil):
+		return fmt.Errorf("halo: the checkpoint was made with a different compression schedule than %s", e.cfg.Schedule)
+	}
+	return nil
+}
+
+// Err returns the first error of any exchange so far.
+func (e *Exchange) Err() error { return e.err }
+
+// CodecSeconds is the time spent in the codec so far: encoding, decoding
+// and, for a codec that sends gradients at columns, keeping them.
+func (e *Exchange) CodecSeconds() float64 { return e.codec.seconds + e.none.seconds }
+
+// Ratio is the compression ratio layer's exchange uses in the current pass.
+func (e *Exchange) Ratio(layer int) float64 {
+	if !e.compressing(layer) {
+		return 1
+	}
+	return max(e.cfg.Schedule.Ratio(e.step), 1)
+}
+
+// TrainingRatio is the ratio the schedule gave the last training step.
+func (e *Exchange) TrainingRatio() float64 { return e.trainRatio }
+
+// compressing reports whether layer's exchange in the current pass goes
+// through the codec: training passes below the last layer.
+func (e *Exchange) compressing(layer int) bool {
+	return e.training && layer < e.cfg.Layers-1
+}
+
+// uncompressed reports whether layer's exchange in the current pass sends
+// rows as they are, without a codec. The codec none at ratio 1 does too.
+func (e *Exchange) uncompressed(layer int) bool {
+	return e.raw && (!e.compressing(layer) || e.cfg.Codec.Name() == "none")
+}
+
+// codecFor is the codec of layer's exchange in the current pass, when it
+// is not uncompressed. Passes that are not compressed use none rather than
+// the codec at ratio 1, because quantisers and bf16 ignore the ratio.
+func (e *Exchange) codecFor(layer int) *timed {
+	if e.compressing(layer) {
+		return e.codec
+	}
+	return e.none
+}
+
+// keeps reports whether layer's exchange in the current pass keeps its
+// forward messages' columns for the backward pass.
+func (e *Exchange) keeps(layer int) bool { return e.keeper != nil && e.compressing(layer) }
+
+// shares reports whether layer's forward pass encodes every boundary row
+// once for all the peers that read it.
+func (e *Exchange) shares(layer int) bool { return e.rows != nil && e.compressing(layer) }
+
+func (e *Exchange) key(layer, from, to int, backward bool) compress.Key {
+	return compress.Key{Seed: e.cfg.Seed, Step: e.step, Layer: layer, From: from, To: to, Backward: backward}
+}
+
+func (e *Exchange) site(layer int, backward bool) string {
+	s := e.plan.sites[min(layer, len(e.plan.sites)-1)]
+	switch {
+	case !e.training:
+		return s.eval
+	case backward:
+		return s.bwd
+	}
+	return s.fwd
+}
+
+func (e *Exchange) buffer(n int) []float32 {
+	if cap(e.scratch) < n {
+		e.scratch = make([]float32, n)
+	}
+	return e.scratch[:n]
+}
+
+func (e *Exchange) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// ErrStale reports a backward pass of a codec that sends gradients at its
+// forward columns without the forward pass of the same step.
+var ErrStale = errors.New("no forward exchange in this step")

@@ -1,0 +1,179 @@
+package halo
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// rowChunk is how many float32s of rows the exchange holds at a time where
+// it would otherwise write rows to memory only to read them back: 64 KiB
+// (or one row, if wider), which stays in cache.
+const rowChunk = 1 << 14
+
+// Forward writes h followed by the received halo rows into ext. h may be
+// the first rows of ext, as the layers compute it.
+func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
+	w, own := h.Cols, h.Rows
+	if own*w > 0 && &ext.Data[0] != &h.Data[0] {
+		copy(ext.Data[:own*w], h.Data)
+	}
+	if e.err != nil {
+		return
+	}
+	if e.uncompressed(layer) {
+		e.forwardRaw(layer, h, ext)
+		return
+	}
+	ratio, codec := e.Ratio(layer), e.codecFor(layer)
+	if e.keeps(layer) {
+		e.keeper.beginForward(layer)
+	}
+	var err error
+	if e.shares(layer) {
+		err = e.sendShared(layer, h, ratio)
+	} else {
+		err = e.sendPerPeer(layer, codec, h, ratio)
+	}
+	if err != nil {
+		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
+		return
+	}
+	me := e.plan.me
+	for q := range e.plan.peers {
+		if q == me {
+			continue
+		}
+		lo, hi := e.plan.haloRows(q)
+		if err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q]); err != nil {
+			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+	}
+	if e.keeps(layer) {
+		e.keeper.endForward(layer, e.step)
+	}
+}
+
+// sendPerPeer encodes each peer's rows into its own message and exchanges
+// the messages.
+func (e *Exchange) sendPerPeer(layer int, codec *timed, h *tensor.Matrix, ratio float64) error {
+	me := e.plan.me
+	for q, rows := range e.plan.send {
+		e.send[q] = e.send[q][:0]
+		if q != me {
+			e.send[q] = e.encodeRows(e.send[q], codec, h, rows, ratio, e.key(layer, me, q, false))
+		}
+	}
+	if e.keeper != nil {
+		if err := e.keeper.takeErr(); err != nil {
+			return err
+		}
+	}
+	return e.comm.AllToAll(e.site(layer, false), e.send, e.recv)
+}
+
+// encodeRows appends to dst the encoding of rows of h by codec with key.
+// A row-by-row codec's rows are gathered and encoded a cache-sized piece
+// at a time, so that the gathered rows never go to memory; other codecs'
+// messages are gathered whole first.
+func (e *Exchange) encodeRows(dst []byte, codec *timed, h *tensor.Matrix, rows []int32, ratio float64, key compress.Key) []byte {
+	w, n := h.Cols, len(rows)
+	chunk := max(n, 1)
+	if codec.Caps().RowByRow {
+		chunk = max(1, rowChunk/max(w, 1))
+	}
+	buf := e.buffer(min(n, chunk) * w)
+	for a := 0; a < n || a == 0; a += chunk { // once with no rows: the codec makes the empty message
+		b := min(a+chunk, n)
+		gatherRows(buf[:(b-a)*w], h, rows[a:b])
+		dst = codec.Encode(dst, buf[:(b-a)*w], b-a, w, ratio, key)
+	}
+	return dst
+}
+
+// sendShared encodes every boundary row once, a cache-sized piece at a
+// time (the gathered rows never go to memory), and sends each peer its
+// rows of that one encoding.
+func (e *Exchange) sendShared(layer int, h *tensor.Matrix, ratio float64) error {
+	w, me, n := h.Cols, e.plan.me, len(e.plan.boundary)
+	key := e.key(layer, me, me, false)
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.buffer(min(n, chunk) * w)
+	e.encoded = e.encoded[:0]
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		gatherRows(buf[:(b-a)*w], h, e.plan.boundary[a:b])
+		e.encoded = e.codec.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
+	}
+	if e.keeper != nil {
+		if err := e.keeper.takeErr(); err != nil {
+			return err
+		}
+	}
+	return e.rows(e.site(layer, false), e.encoded, e.caps.Rows.RowBytes(w, ratio), e.plan.sendAt, e.recv)
+}
+
+// forwardRaw is Forward without a codec, where a message is the rows'
+// float32s as they are: each peer's rows are gathered straight into its
+// message, and a peer's message lands straight in ext's halo rows when the
+// communicator fills the buffer it is given in place (it reuses capacity;
+// otherwise the rows are copied from where it put them).
+func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
+	w, me := h.Cols, e.plan.me
+	for q, rows := range e.plan.send {
+		e.out[q], e.in[q] = nil, nil
+		if q == me {
+			continue
+		}
+		buf := e.peerBuffer(q, len(rows)*w)
+		gatherRows(buf, h, rows)
+		e.out[q] = compress.FloatBytes(buf)
+		lo, hi := e.plan.haloRows(q)
+		e.in[q] = compress.FloatBytes(ext.Data[lo*w : hi*w])[:0]
+	}
+	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
+		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q := range e.plan.send {
+		if q == me {
+			continue
+		}
+		lo, hi := e.plan.haloRows(q)
+		if err := receivedInPlace(ext.Data[lo*w:hi*w], e.in[q]); err != nil {
+			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
+			return
+		}
+	}
+}
+
+// peerBuffer is peer q's row buffer, n float32s long.
+func (e *Exchange) peerBuffer(q, n int) []float32 {
+	if cap(e.peerRows[q]) < n {
+		e.peerRows[q] = make([]float32, n)
+	}
+	return e.peerRows[q][:n]
+}
+
+// receivedInPlace checks that msg, received into a buffer viewing dst, is
+// dst's size, and copies it into dst if the communicator put it elsewhere.
+func receivedInPlace(dst []float32, msg []byte) error {
+	view := compress.FloatBytes(dst)
+	if len(msg) != len(view) {
+		return fmt.Errorf("message of %d bytes, want %d", len(msg), len(view))
+	}
+	if len(msg) > 0 && &msg[0] != &view[0] {
+		copy(view, msg)
+	}
+	return nil
+}
+
+// gatherRows copies rows of h, in order, into buf.
+func gatherRows(buf []float32, h *tensor.Matrix, rows []int32) {
+	w := h.Cols
+	for i, r := range rows {
+		copy(buf[i*w:(i+1)*w], h.Data[int(r)*w:(int(r)+1)*w])
+	}
+}
