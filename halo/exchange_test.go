@@ -246,7 +246,7 @@ func testExchangeBackwardIsAdjoint(t *testing.T, l *partition.Layout, k, w int, 
 			sums[c.Rank()] = map[pass][2]float64{}
 			p := &l.Parts[c.Rank()]
 			codec, _ := compress.New(name)
-			e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(ratio), Seed: 9, Layers: layers+1})
+			e, err := New(c, p, Config{Codec: codec, Schedule: compress.Fixed(ratio), Seed: 9, Layers: layers + 1})
 			if err != nil {
 				return err
 			}
