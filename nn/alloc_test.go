@@ -30,7 +30,7 @@ func TestEpochAllocations(t *testing.T) {
 	}
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		t.Run(model, func(t *testing.T) {
-			g := NewGraph(gg)
+			g := WholeGraph(gg)
 			feats := NewFeatures(x, Auto)
 			m, err := NewModel(Config{Model: model, InFeatures: in, Hidden: 16, Classes: classes, Heads: 4,
 				Dropout: 0.5, AttentionDropout: 0.5})
@@ -40,14 +40,14 @@ func TestEpochAllocations(t *testing.T) {
 			opt, _ := NewOptimizer(m.Params(), OptimizerConfig{Algorithm: Adam, LR: 0.01})
 			var ce CrossEntropy
 			epoch := func() {
-				logits := m.Forward(g, feats, true)
+				logits := m.Forward([]*Block{g}, feats, true)
 				_, dl, err := ce.Forward(logits, labels, rows, float64(len(rows)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				m.Backward(dl)
 				opt.Step()
-				m.Forward(g, feats, false) // evaluation pass
+				m.Forward([]*Block{g}, feats, false) // evaluation pass
 			}
 			epoch()
 			var before, after runtime.MemStats

@@ -22,10 +22,10 @@ func BenchmarkEpoch(b *testing.B) {
 		b.Run(model, func(b *testing.B) {
 			m, _ := NewModel(Config{Model: model, InFeatures: in, Hidden: hidden, Classes: classes, Heads: 4, Dropout: 0.5, AttentionDropout: 0.5})
 			opt, _ := NewOptimizer(m.Params(), OptimizerConfig{Algorithm: Adam, LR: 0.01})
-			g := NewGraph(gg)
+			g := WholeGraph(gg)
 			var ce CrossEntropy
 			for b.Loop() {
-				logits := m.Forward(g, DenseFeatures(x), true)
+				logits := m.Forward([]*Block{g}, DenseFeatures(x), true)
 				_, dl, _ := ce.Forward(logits, labels, rows, n)
 				m.Backward(dl)
 				opt.Step()
@@ -39,7 +39,7 @@ func BenchmarkEpoch(b *testing.B) {
 func BenchmarkDropout(b *testing.B) {
 	const n, cols = 100_000, 128
 	x := randomMatrix(n, cols, rand.New(rand.NewPCG(1, 1)))
-	g := &Graph{NumTargets: n, NumSources: n}
+	g := &Block{NumDst: n, NumSrc: n}
 	d := Dropout{P: 0.5}
 	b.SetBytes(n * cols * 4)
 	for i := 0; b.Loop(); i++ {

@@ -3,16 +3,21 @@
 // dropout, losses, optimisers, learning-rate schedules, initialisers, and
 // parameter save/load in the safetensors format.
 //
-// # One model for one process and for many
+// # One model for one process, for many, and for mini-batches
 //
-// Layers aggregate over a [Graph], which describes the rows this process
-// computes (its targets) and the rows they read from (its sources: the
-// targets first, then "halo" rows owned by other workers). Every layer first
-// computes a per-node quantity on its own rows (for GCN, X·W), extends it to
-// all sources through the Graph's [Halo] exchange, and then aggregates
-// locally. In a single process the Halo is nil and the sources are the
-// targets; a distributed trainer supplies a partition's local operators and a
-// Halo that talks to its peers, and runs exactly the same [Model].
+// Layers aggregate over a [Block]: a bipartite graph from source rows to
+// destination rows, the destinations first among the sources (DGL's
+// message-flow graphs). Every layer first computes a per-node quantity on
+// its input rows (for GCN, X·W), has it at every source, and then
+// aggregates into the destinations. One type covers three cases: the whole
+// graph in one process ([WholeGraph]: destinations and sources are all
+// nodes); a partition's local graph, whose [Halo] exchange brings the halo
+// rows of each per-node quantity from the workers that own them (the
+// input then has a row per destination); and a mini-batch's sampled
+// blocks, one per layer, whose input has a row per source and whose
+// operators carry the sampler's normalisation in their values. The same
+// [Model] runs on all three ([Model.Forward] takes one block per layer, or
+// one for all).
 //
 // # Buffers
 //

@@ -133,7 +133,7 @@ type Dropout struct {
 
 	active bool
 	spec   dropSpec
-	g      *Graph
+	g      *Block
 	out    *tensor.Matrix
 	dx     *tensor.Matrix
 	sparse tensor.CSR
@@ -147,7 +147,7 @@ func rowGrain(cols int) int { return max(1, 8192/max(1, cols)) }
 
 // Forward applies dropout to x, whose rows are g's targets. Outside training,
 // or with P = 0, it returns x unchanged.
-func (d *Dropout) Forward(g *Graph, x Features, mode Mode) Features {
+func (d *Dropout) Forward(g *Block, x Features, mode Mode) Features {
 	d.active = mode.Train && d.P > 0
 	if !d.active {
 		return x
@@ -202,7 +202,7 @@ func (d *Dropout) Backward(dy *tensor.Matrix) *tensor.Matrix {
 // applied again in the backward product instead of keeping the dropped copy.
 type lazyDrop struct {
 	spec dropSpec
-	g    *Graph
+	g    *Block
 	buf  []float32 // one block of dropped rows
 
 	x  *tensor.Matrix // the block being filled starts at row lo of x
@@ -265,7 +265,7 @@ func (l *lazyDrop) mulTN(dw, x, dy *tensor.Matrix) {
 // forwardLazy is Forward for the model's own use: dense features come back
 // with the dropout deferred to the products that read them (Features.drop),
 // so no dropped copy is stored. Backward works as after Forward.
-func (d *Dropout) forwardLazy(g *Graph, x Features, mode Mode) Features {
+func (d *Dropout) forwardLazy(g *Block, x Features, mode Mode) Features {
 	if x.Sparse != nil || x.drop != nil || !mode.Train || d.P <= 0 {
 		return d.Forward(g, x, mode)
 	}

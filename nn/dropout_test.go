@@ -18,7 +18,7 @@ func onesMatrix(rows, cols int) *tensor.Matrix {
 
 func TestDropoutDeterminismAndRate(t *testing.T) {
 	const rows, cols, p = 300, 50, 0.4
-	g := &Graph{NumTargets: rows, NumSources: rows}
+	g := &Block{NumDst: rows, NumSrc: rows}
 	x := onesMatrix(rows, cols)
 	run := func(seed, step, site uint64) []float32 {
 		d := Dropout{P: p, Site: site}
@@ -68,11 +68,11 @@ func TestDropoutPartitionIndependent(t *testing.T) {
 	x := randomMatrix(rows, cols, rng)
 	mode := Mode{Train: true, Seed: 5, Step: 7}
 	whole := Dropout{P: 0.5, Site: 1}
-	all := whole.Forward(&Graph{NumTargets: rows, NumSources: rows}, DenseFeatures(x), mode).Dense
+	all := whole.Forward(&Block{NumDst: rows, NumSrc: rows}, DenseFeatures(x), mode).Dense
 
 	ids := []int32{17, 3, 9, 0, 12}
 	part := Dropout{P: 0.5, Site: 1}
-	local := &Graph{NumTargets: len(ids), NumSources: len(ids), GlobalIDs: ids}
+	local := &Block{NumDst: len(ids), NumSrc: len(ids), SrcIDs: ids}
 	got := part.Forward(local, DenseFeatures(selectRows(x, ids)), mode).Dense
 	sparse := Dropout{P: 0.5, Site: 1}
 	gotSparse := sparse.Forward(local, NewFeatures(selectRows(x, ids), ForceSparse), mode).Sparse.Dense()

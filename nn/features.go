@@ -63,6 +63,35 @@ func NewSparseFeatures(x *tensor.CSR, mode Storage) Features {
 	return Features{Dense: x.Dense()}
 }
 
+// headView holds the header of a view of a matrix's or features' first
+// rows, so that taking one allocates nothing.
+type headView struct {
+	m tensor.Matrix
+	a tensor.CSR
+}
+
+// features returns the first n rows of f, sharing its storage (and its
+// deferred dropout, whose rows keep their ids).
+func (h *headView) features(f Features, n int) Features {
+	if f.Rows() == n {
+		return f
+	}
+	if a := f.Sparse; a != nil {
+		h.a = tensor.CSR{Rows: n, Cols: a.Cols, Offsets: a.Offsets[:n+1], Indices: a.Indices, Values: a.Values}
+		return Features{Sparse: &h.a}
+	}
+	return Features{Dense: h.matrix(f.Dense, n), drop: f.drop}
+}
+
+// matrix returns the first n rows of m, sharing its storage.
+func (h *headView) matrix(m *tensor.Matrix, n int) *tensor.Matrix {
+	if m.Rows == n {
+		return m
+	}
+	h.m = tensor.Matrix{Rows: n, Cols: m.Cols, Data: m.Data[:n*m.Cols]}
+	return &h.m
+}
+
 // Rows is the number of rows.
 func (f Features) Rows() int {
 	if f.Sparse != nil {

@@ -28,13 +28,14 @@ type GAT struct {
 	cfg                          GATConfig
 	index                        int
 
-	g       *Graph
+	g       *Block
 	x       Features
 	dropped bool // attention dropout was applied in the last Forward
 	key     uint64
 	thr     uint64
 
 	z, zext, asrc, adst *tensor.Matrix // per-node quantities
+	zdst                headView       // the destinations' rows of z
 	score, alpha, drop  []float32      // per edge and head: e before LeakyReLU, α, α after dropout
 	y                   *tensor.Matrix
 	dscore              []float32
@@ -95,18 +96,18 @@ func headDot(dst, z, a *tensor.Matrix) {
 	}))
 }
 
-func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+func (l *GAT) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("GAT", x, l.Weight)
 	checkRows("GAT", g, x)
 	l.g, l.x = g, x
 	hs, c := l.cfg.Heads, l.cfg.Out
-	z := ensure(&l.z, g.NumTargets, hs*c)
+	z := ensure(&l.z, x.Rows(), hs*c)
 	x.mul(z, l.Weight.Value)
 	zext := g.extend(l.index, z, &l.zext)
-	asrc := ensure(&l.asrc, g.NumSources, hs)
-	adst := ensure(&l.adst, g.NumTargets, hs)
+	asrc := ensure(&l.asrc, g.NumSrc, hs)
+	adst := ensure(&l.adst, g.NumDst, hs)
 	headDot(asrc, zext, l.AttSrc.Value)
-	headDot(adst, z, l.AttDst.Value)
+	headDot(adst, l.zdst.matrix(z, g.NumDst), l.AttDst.Value)
 
 	adj := g.loopsOp()
 	ne := adj.NNZ()
@@ -120,9 +121,9 @@ func (l *GAT) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 	}
 	scale := float32(1 / (1 - l.cfg.AttentionDropout))
 	width := l.Bias.Value.Cols
-	y := ensure(&l.y, g.NumTargets, width)
+	y := ensure(&l.y, g.NumDst, width)
 	invHeads := 1 / float32(hs)
-	parallel.For(g.NumTargets, 64, rangeTask(func(lo, hi int) {
+	parallel.For(g.NumDst, 64, rangeTask(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			start, end := adj.Offsets[i], adj.Offsets[i+1]
 			yr := y.Row(i)
@@ -204,8 +205,8 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 
 	// Per target: gradients of the scores (before LeakyReLU) and of a_dst·z_i.
 	dscore := ensureSlice(&l.dscore, ne*hs)
-	dadst := ensure(&l.dadst, g.NumTargets, hs)
-	parallel.For(g.NumTargets, 64, rangeTask(func(lo, hi int) {
+	dadst := ensure(&l.dadst, g.NumDst, hs)
+	parallel.For(g.NumDst, 64, rangeTask(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			start, end := adj.Offsets[i], adj.Offsets[i+1]
 			gi := g.globalID(i)
@@ -243,10 +244,10 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	// Per source: gradient of z_j through the aggregation and through
 	// a_src·z_j, gathered over the transposed pattern.
 	adjT, perm := g.loopsTranspose()
-	dzext := ensure(&l.dzext, g.NumSources, hs*c)
-	dasrc := ensure(&l.dasrc, g.NumSources, hs)
+	dzext := ensure(&l.dzext, g.NumSrc, hs*c)
+	dasrc := ensure(&l.dasrc, g.NumSrc, hs)
 	attSrc, attDst := l.AttSrc.Value, l.AttDst.Value
-	parallel.For(g.NumSources, 64, rangeTask(func(lo, hi int) {
+	parallel.For(g.NumSrc, 64, rangeTask(func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			dzr := dzext.Row(j)
 			clear(dzr)
@@ -266,7 +267,7 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 				}
 				dasrc.Data[j*hs+h] = ds
 				vec.Axpy(ds, attSrc.Row(h), dz)
-				if j < g.NumTargets {
+				if j < g.NumDst {
 					vec.Axpy(dadst.Data[j*hs+h], attDst.Row(h), dz)
 				}
 			}
@@ -275,7 +276,7 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 
 	// Attention vectors: Σ over nodes of (score gradient)·z.
 	attGrad(l.AttSrc.Grad, dasrc, zext)
-	attGrad(l.AttDst.Grad, dadst, l.z)
+	attGrad(l.AttDst.Grad, dadst, l.zdst.matrix(l.z, g.NumDst))
 
 	dh := g.reduce(l.index, dzext, &l.dhead)
 	l.x.mulTN(l.Weight.Grad, dh)

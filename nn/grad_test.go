@@ -246,7 +246,7 @@ func TestLayerGradients(t *testing.T) {
 		t.Run("Linear/"+tc.name, func(t *testing.T) {
 			l, _ := NewLinear("lin", in, out, Glorot, rng)
 			rand32(l.Bias.Value, rng)
-			y := l.Forward(NewGraph(gg), feats, Mode{})
+			y := l.Forward(WholeGraph(gg), feats, Mode{})
 			wv, bv := paramVar(l.Weight), paramVar(l.Bias)
 			ref := func() []float64 { r := matmul64(x, n, in, wv.val, out); addBias64(r, bv.val); return r }
 			checkForward(t, y.Data, ref())
@@ -257,7 +257,7 @@ func TestLayerGradients(t *testing.T) {
 		t.Run("GCN/"+tc.name, func(t *testing.T) {
 			l, _ := NewGCN(0, "layers.0", in, out, Glorot, rng)
 			rand32(l.Bias.Value, rng)
-			y := l.Forward(NewGraph(gg), feats, Mode{})
+			y := l.Forward(WholeGraph(gg), feats, Mode{})
 			wv, bv := paramVar(l.Weight), paramVar(l.Bias)
 			ref := func() []float64 { return gcnRef(rg, x, in, wv.val, bv.val) }
 			checkForward(t, y.Data, ref())
@@ -268,7 +268,7 @@ func TestLayerGradients(t *testing.T) {
 		t.Run("SAGE/"+tc.name, func(t *testing.T) {
 			l, _ := NewSAGE(0, "layers.0", in, out, Glorot, rng)
 			rand32(l.BiasL.Value, rng)
-			y := l.Forward(NewGraph(gg), feats, Mode{})
+			y := l.Forward(WholeGraph(gg), feats, Mode{})
 			wl, bl, wr := paramVar(l.WeightL), paramVar(l.BiasL), paramVar(l.WeightR)
 			ref := func() []float64 { return sageRef(rg, x, in, wl.val, bl.val, wr.val) }
 			checkForward(t, y.Data, ref())
@@ -292,7 +292,7 @@ func TestLayerGradients(t *testing.T) {
 				rand32(l.AttSrc.Value, rng) // larger scores exercise both sides of the LeakyReLU
 				rand32(l.AttDst.Value, rng)
 				mode := Mode{Train: true, Seed: 3, Step: 4}
-				y := l.Forward(NewGraph(gg), feats, mode)
+				y := l.Forward(WholeGraph(gg), feats, mode)
 				var kept func(h, i, j int) float64
 				if gc.dropout > 0 {
 					kept = func(h, i, j int) float64 {
@@ -365,7 +365,7 @@ func TestActivationGradients(t *testing.T) {
 func TestDropoutGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	x32 := randomMatrix(7, 9, rng)
-	g := &Graph{NumTargets: 7, NumSources: 7, GlobalIDs: []int32{40, 3, 17, 8, 99, 1, 5}}
+	g := &Block{NumDst: 7, NumSrc: 7, SrcIDs: []int32{40, 3, 17, 8, 99, 1, 5}}
 	d := Dropout{P: 0.3, Site: 2}
 	mode := Mode{Train: true, Seed: 9, Step: 1}
 	y := d.Forward(g, DenseFeatures(x32), mode).Dense
@@ -373,7 +373,7 @@ func TestDropoutGradient(t *testing.T) {
 	ref := func() []float64 {
 		out := make([]float64, len(x))
 		for i, v := range x {
-			if !Dropped(0.3, 9, 1, 2, uint64(g.GlobalIDs[i/9]), uint64(i%9)) {
+			if !Dropped(0.3, 9, 1, 2, uint64(g.SrcIDs[i/9]), uint64(i%9)) {
 				out[i] = v / 0.7
 			}
 		}
@@ -484,7 +484,7 @@ func TestModelGradients(t *testing.T) {
 				}
 			}
 			m.SetStep(5)
-			y := m.Forward(NewGraph(gg), DenseFeatures(x32), true)
+			y := m.Forward([]*Block{WholeGraph(gg)}, DenseFeatures(x32), true)
 			vars := map[string]fdVar{}
 			var list []fdVar
 			for _, p := range m.Params() {

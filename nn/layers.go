@@ -7,25 +7,31 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// Layer is one differentiable layer over a Graph's targets.
+// Layer is one differentiable layer over a block: it computes a row per
+// destination.
 type Layer interface {
-	// Forward computes the layer for g's target rows from x (one row per
-	// target). The result belongs to the layer.
-	Forward(g *Graph, x Features, mode Mode) *tensor.Matrix
+	// Forward computes the layer for g's destinations from x, which has
+	// g.InputRows() rows (a row per source, or per destination when a Halo
+	// brings the others). The result belongs to the layer.
+	Forward(g *Block, x Features, mode Mode) *tensor.Matrix
 	// Backward takes the gradient of the last Forward's output, overwrites
-	// the parameter gradients, and returns the input gradient when
-	// inputGrad is true and the input was dense (nil otherwise).
+	// the parameter gradients, and returns the input gradient (a row per
+	// input row) when inputGrad is true and the input was dense (nil
+	// otherwise).
 	Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix
 	// Params lists the trainable parameters.
 	Params() []*Param
 }
 
-// Linear is y = x·W + b, ignoring the graph (PyTorch's nn.Linear).
+// Linear is y = x·W + b, ignoring the graph (PyTorch's nn.Linear), for
+// the block's destinations.
 type Linear struct {
 	Weight, Bias *Param
 
-	x     Features
-	y, dx *tensor.Matrix
+	x, xdst Features // the input, and its destinations' rows
+	y, dx   *tensor.Matrix
+	view    headView
+	dxView  headView
 }
 
 // NewLinear returns a Linear layer whose parameters are named prefix.weight
@@ -37,19 +43,27 @@ func NewLinear(prefix string, in, out int, init Init, rng *rand.Rand) (*Linear, 
 
 func (l *Linear) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
-func (l *Linear) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+func (l *Linear) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("Linear", x, l.Weight)
-	l.x = x
-	y := ensure(&l.y, x.Rows(), l.Weight.Value.Cols)
-	x.mul(y, l.Weight.Value)
+	checkRows("Linear", g, x)
+	l.x, l.xdst = x, l.view.features(x, g.NumDst)
+	y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
+	l.xdst.mul(y, l.Weight.Value)
 	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
 
 func (l *Linear) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	biasGrad(l.Bias, dy)
-	l.x.mulTN(l.Weight.Grad, dy)
-	return inputGradient(&l.dx, l.x, dy, l.Weight, inputGrad)
+	l.xdst.mulTN(l.Weight.Grad, dy)
+	if !inputGrad || l.x.Dense == nil {
+		return nil
+	}
+	// Sources that are not destinations do not reach the output.
+	dx := ensure(&l.dx, l.x.Rows(), l.Weight.Value.Rows)
+	tensor.MatMulNT(l.dxView.matrix(dx, dy.Rows), dy, l.Weight.Value)
+	clear(dx.Data[dy.Rows*dx.Cols:])
+	return dx
 }
 
 // GCN is Kipf and Welling's graph convolution: y = Â·(x·W) + b with
@@ -58,7 +72,7 @@ type GCN struct {
 	Weight, Bias *Param
 	index        int // position in the model: the Halo's layer argument
 
-	g             *Graph
+	g             *Block
 	x             Features
 	h, ext, y, dx *tensor.Matrix
 	head          tensor.Matrix // h's header when it heads ext
@@ -67,7 +81,7 @@ type GCN struct {
 // scratch returns the buffer that holds the gradient of the aggregated
 // input in Backward: the forward's transformed input (ext with a halo, h
 // without), which Backward does not read.
-func (l *GCN) scratch(g *Graph) **tensor.Matrix {
+func (l *GCN) scratch(g *Block) **tensor.Matrix {
 	if g.Halo != nil {
 		return &l.ext
 	}
@@ -83,14 +97,14 @@ func NewGCN(index int, prefix string, in, out int, init Init, rng *rand.Rand) (*
 
 func (l *GCN) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
-func (l *GCN) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("GCN", x, l.Weight)
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
 	h := g.ownRows(&l.h, &l.ext, &l.head, l.Weight.Value.Cols)
 	x.mul(h, l.Weight.Value)
 	ext := g.extend(l.index, h, &l.ext)
-	y := ensure(&l.y, g.NumTargets, h.Cols)
+	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.gcnOp(), ext)
 	addRowVector(y, l.Bias.Value.Data)
 	return y
@@ -99,7 +113,7 @@ func (l *GCN) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.Bias, dy)
-	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
+	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
@@ -112,14 +126,15 @@ type SAGE struct {
 	WeightL, BiasL, WeightR *Param
 	index                   int
 
-	g             *Graph
-	x             Features
+	g             *Block
+	x, xdst       Features // the input, and its destinations' rows
 	h, ext, y, dx *tensor.Matrix
 	head          tensor.Matrix // h's header when it heads ext
+	view, dxView  headView
 }
 
 // scratch is GCN.scratch.
-func (l *SAGE) scratch(g *Graph) **tensor.Matrix {
+func (l *SAGE) scratch(g *Block) **tensor.Matrix {
 	if g.Halo != nil {
 		return &l.ext
 	}
@@ -141,16 +156,16 @@ func NewSAGE(index int, prefix string, in, out int, init Init, rng *rand.Rand) (
 
 func (l *SAGE) Params() []*Param { return []*Param{l.WeightL, l.BiasL, l.WeightR} }
 
-func (l *SAGE) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
+func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("SAGE", x, l.WeightL)
 	checkRows("SAGE", g, x)
-	l.g, l.x = g, x
+	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	h := g.ownRows(&l.h, &l.ext, &l.head, l.WeightL.Value.Cols)
 	x.mul(h, l.WeightL.Value)
 	ext := g.extend(l.index, h, &l.ext)
-	y := ensure(&l.y, g.NumTargets, h.Cols)
+	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.meanOp(), ext)
-	x.mulAdd(y, l.WeightR.Value)
+	l.xdst.mulAdd(y, l.WeightR.Value)
 	addRowVector(y, l.BiasL.Value.Data)
 	return y
 }
@@ -158,13 +173,13 @@ func (l *SAGE) Forward(g *Graph, x Features, mode Mode) *tensor.Matrix {
 func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
-	dext := ensure(l.scratch(g), g.NumSources, dy.Cols)
+	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.WeightL.Grad, dh)
-	l.x.mulTN(l.WeightR.Grad, dy)
+	l.xdst.mulTN(l.WeightR.Grad, dy)
 	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)
 	if dx != nil {
-		tensor.MatMulNTAdd(dx, dy, l.WeightR.Value)
+		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 	}
 	return dx
 }
@@ -189,8 +204,8 @@ func checkInput(layer string, x Features, w *Param) {
 	}
 }
 
-func checkRows(layer string, g *Graph, x Features) {
-	if x.Rows() != g.NumTargets {
-		panic(fmt.Sprintf("nn: %s: %d input rows for %d target nodes", layer, x.Rows(), g.NumTargets))
+func checkRows(layer string, g *Block, x Features) {
+	if x.Rows() != g.InputRows() {
+		panic(fmt.Sprintf("nn: %s: %d input rows for a block of %d destinations and %d sources (want %d)", layer, x.Rows(), g.NumDst, g.NumSrc, g.InputRows()))
 	}
 }

@@ -164,16 +164,24 @@ func NewModel(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Forward returns the logits of g's targets from their features x. With
-// train set it applies dropout and advances the dropout step; Backward then
-// differentiates this pass. The result belongs to the model.
-func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
+// Forward returns the logits of the last block's destinations from the
+// features x of the first block's input rows. Layer i runs on blocks[i]
+// (a sampled mini-batch has one block per layer, each one's destinations
+// the next one's sources); a single block serves every layer (the whole
+// graph, or a partition's local graph). With train set it applies dropout
+// and advances the dropout step; Backward then differentiates this pass.
+// The result belongs to the model.
+func (m *Model) Forward(blocks []*Block, x Features, train bool) *tensor.Matrix {
+	if len(blocks) != 1 && len(blocks) != len(m.Layers) {
+		panic(fmt.Sprintf("nn: %d blocks for a model of %d layers", len(blocks), len(m.Layers)))
+	}
 	mode := Mode{Train: train, Seed: m.Config.Seed, Step: m.step}
 	if train {
 		m.step++
 	}
 	var out *tensor.Matrix
 	for i, l := range m.Layers {
+		g := blocks[min(i, len(blocks)-1)]
 		if i == 0 || m.actModes[i-1] != actReLUDropInPlace {
 			x = m.drops[i].forwardLazy(g, x, mode)
 		}
@@ -192,7 +200,7 @@ func (m *Model) Forward(g *Graph, x Features, train bool) *tensor.Matrix {
 // activate applies activation i, and the dropout of layer i+1 with it when
 // it can, to y, the output of layer i. Layers do not read their output in
 // Backward, so ReLU runs in place on it.
-func (m *Model) activate(i int, g *Graph, y *tensor.Matrix, mode Mode) *tensor.Matrix {
+func (m *Model) activate(i int, g *Block, y *tensor.Matrix, mode Mode) *tensor.Matrix {
 	m.actOuts[i] = y
 	switch m.acts[i].Kind {
 	case ELU, LeakyReLU:

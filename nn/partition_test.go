@@ -27,7 +27,7 @@ type exchange struct {
 // localPart is one worker's view: its targets' global ids and its sources'.
 type localPart struct {
 	targets, sources []int32
-	g                *Graph
+	g                *Block
 }
 
 // wait is a barrier for all parts.
@@ -182,7 +182,7 @@ func partition(t *testing.T, g *graph.Graph, owner []int, parts int) *exchange {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lp.g, err = NewLocalGraph(LocalOperators{Loops: loops, GCN: gcn, Mean: mean}, lp.sources, testHalo{e, p})
+		lp.g, err = NewBlock(Operators{Loops: loops, GCN: gcn, Mean: mean}, lp.sources, testHalo{e, p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +235,8 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					whole.Forward(NewGraph(gg), NewFeatures(x, storage), true) // advance the step once
-					logits := whole.Forward(NewGraph(gg), NewFeatures(x, storage), true).Clone()
+					whole.Forward([]*Block{WholeGraph(gg)}, NewFeatures(x, storage), true) // advance the step once
+					logits := whole.Forward([]*Block{WholeGraph(gg)}, NewFeatures(x, storage), true).Clone()
 					r := randomMatrix(n, classes, rng)
 					whole.Backward(r)
 
@@ -256,7 +256,7 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
-							outs[p] = models[p].Forward(lp.g, feats, true)
+							outs[p] = models[p].Forward([]*Block{lp.g}, feats, true)
 							models[p].Backward(selectRows(r, lp.targets))
 						}()
 					}
@@ -287,29 +287,33 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 	}
 }
 
-func TestNewLocalGraphErrors(t *testing.T) {
+func TestNewBlockErrors(t *testing.T) {
 	loops := &tensor.CSR{Rows: 2, Cols: 3, Offsets: []int64{0, 2, 3}, Indices: []int32{0, 2, 1}}
 	noLoop := &tensor.CSR{Rows: 2, Cols: 3, Offsets: []int64{0, 1, 2}, Indices: []int32{2, 1}}
 	other := &tensor.CSR{Rows: 2, Cols: 2, Offsets: []int64{0, 0, 0}}
 	halo := testHalo{}
 	for _, tc := range []struct {
 		name string
-		ops  LocalOperators
+		ops  Operators
 		ids  []int32
 		halo Halo
 	}{
-		{"no operators", LocalOperators{}, []int32{0, 1, 2}, halo},
-		{"shape mismatch", LocalOperators{Loops: loops, Mean: other}, []int32{0, 1, 2}, halo},
-		{"missing ids", LocalOperators{Loops: loops}, nil, halo},
-		{"wrong id count", LocalOperators{Loops: loops}, []int32{0, 1}, halo},
-		{"halo without exchange", LocalOperators{Loops: loops}, []int32{0, 1, 2}, nil},
-		{"no self loop", LocalOperators{Loops: noLoop}, []int32{0, 1, 2}, halo},
+		{"no operators", Operators{}, []int32{0, 1, 2}, halo},
+		{"shape mismatch", Operators{Loops: loops, Mean: other}, []int32{0, 1, 2}, halo},
+		{"missing ids", Operators{Loops: loops}, nil, halo},
+		{"wrong id count", Operators{Loops: loops}, []int32{0, 1}, halo},
+		{"no self loop", Operators{Loops: noLoop}, []int32{0, 1, 2}, halo},
 	} {
-		if _, err := NewLocalGraph(tc.ops, tc.ids, tc.halo); err == nil {
+		if _, err := NewBlock(tc.ops, tc.ids, tc.halo); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
 	}
-	if _, err := NewLocalGraph(LocalOperators{Loops: loops}, []int32{4, 7, 9}, halo); err != nil {
-		t.Errorf("valid operators: %v", err)
+	if b, err := NewBlock(Operators{Loops: loops}, []int32{4, 7, 9}, halo); err != nil || b.InputRows() != 2 {
+		t.Errorf("a partition's block: %v, %d input rows, want 2", err, b.InputRows())
+	}
+	// Without a halo exchange the block is a sampled one: its input has a
+	// row per source.
+	if b, err := NewBlock(Operators{Loops: loops}, []int32{4, 7, 9}, nil); err != nil || b.InputRows() != 3 {
+		t.Errorf("a sampled block: %v, %d input rows, want 3", err, b.InputRows())
 	}
 }

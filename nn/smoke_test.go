@@ -37,7 +37,7 @@ func TestModelsTrain(t *testing.T) {
 	for _, model := range []string{"gcn", "sage", "mlp"} {
 		t.Run(model, func(t *testing.T) {
 			const n, f, c = 60, 12, 3
-			g := NewGraph(randomGraph(t, n, 4, 1))
+			g := WholeGraph(randomGraph(t, n, 4, 1))
 			rng := rand.New(rand.NewPCG(2, 2))
 			x := randomMatrix(n, f, rng)
 			labels := make([]int32, n)
@@ -57,7 +57,7 @@ func TestModelsTrain(t *testing.T) {
 			var ce CrossEntropy
 			var first, last float64
 			for epoch := 0; epoch < 100; epoch++ {
-				logits := m.Forward(g, DenseFeatures(x), true)
+				logits := m.Forward([]*Block{g}, DenseFeatures(x), true)
 				loss, dl, err := ce.Forward(logits, labels, rows, float64(len(rows)))
 				if err != nil {
 					t.Fatal(err)

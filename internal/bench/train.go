@@ -175,7 +175,7 @@ func sbmGraph(c graph.SBMConfig, reps int, seed uint64) (*benchGraph, error) {
 	for v := 0; v < g.N; v += 10 {
 		train = append(train, int32(v))
 	}
-	data := fullgraph.Data{Graph: nn.NewGraph(g), Features: nn.DenseFeatures(x), Labels: labels, Train: train}
+	data := fullgraph.Data{Graph: nn.WholeGraph(g), Features: nn.DenseFeatures(x), Labels: labels, Train: train}
 	name := fmt.Sprintf("sbm-%dk", c.Nodes/1000)
 	return &benchGraph{name: name, graph: g, data: data, edges: g.NumEdges(), labels: c.Classes, reps: reps}, nil
 }
@@ -183,7 +183,7 @@ func sbmGraph(c graph.SBMConfig, reps int, seed uint64) (*benchGraph, error) {
 // timeEpochs trains model on g for one warm-up epoch and g.reps timed ones.
 func timeEpochs(g *benchGraph, model string, cfg TrainConfig) (TrainResult, error) {
 	// Each run gets fresh operators and buffers, measured from a clean heap.
-	g.data.Graph = nn.NewGraph(g.graph)
+	g.data.Graph = nn.WholeGraph(g.graph)
 	runtime.GC()
 	debug.FreeOSMemory()
 	ResetPeakRSS()
@@ -216,7 +216,7 @@ func timeEpochs(g *benchGraph, model string, cfg TrainConfig) (TrainResult, erro
 	runtime.ReadMemStats(&after)
 	slices.Sort(times)
 	return TrainResult{
-		Graph: g.name, Model: model, Nodes: g.data.Graph.NumTargets, Edges: g.edges,
+		Graph: g.name, Model: model, Nodes: g.data.Graph.NumDst, Edges: g.edges,
 		Features: g.data.Features.Cols(), Sparse: g.data.Features.IsSparse(),
 		Hidden: cfg.Hidden, Classes: g.labels, Epochs: g.reps,
 		EpochMs: times[len(times)/2], EpochMsMin: times[0],

@@ -116,7 +116,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg Config, p Problem, 
 		if c.Size() != 1 {
 			return Result{}, nil, fmt.Errorf("fullgraph: %d workers but no partition layout", c.Size())
 		}
-		d = Data{Graph: nn.NewGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}
+		d = Data{Graph: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}
 	} else {
 		if layout.K != c.Size() {
 			return Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())

@@ -43,7 +43,7 @@ func TestResultsDoNotDependOnGOMAXPROCS(t *testing.T) {
 				cfg := presetConfig(t, model, classes, 5)
 				cfg.Epochs, cfg.Patience = 3, 0
 				cfg.Model.Hidden, cfg.Model.Heads = 32, 2
-				tr, err := New(cfg, Data{Graph: nn.NewGraph(g), Features: nn.NewFeatures(x, tc.storage), Labels: labels, Train: train, Val: val, Test: val})
+				tr, err := New(cfg, Data{Graph: nn.WholeGraph(g), Features: nn.NewFeatures(x, tc.storage), Labels: labels, Train: train, Val: val, Test: val})
 				if err != nil {
 					t.Fatal(err)
 				}

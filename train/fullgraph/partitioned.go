@@ -28,7 +28,7 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 	if len(part.Halo) == 0 {
 		halo = nil
 	}
-	lg, err := nn.NewLocalGraph(ops, ids, halo)
+	lg, err := nn.NewBlock(ops, ids, halo)
 	if err != nil {
 		return Data{}, err
 	}
@@ -45,12 +45,12 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 // keep the global neighbour order, with the self loop where the global
 // operator has it, so every row sums its terms in the same order as the
 // whole-graph operator does.
-func localOperators(g *graph.Graph, part *partition.Part) (nn.LocalOperators, error) {
+func localOperators(g *graph.Graph, part *partition.Part) (nn.Operators, error) {
 	return localOperatorsWithDegrees(part, part.ColumnDegrees(g))
 }
 
 // localOperatorsWithDegrees is localOperators with the column degrees of A+I given.
-func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.LocalOperators, error) {
+func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.Operators, error) {
 	local := part.Local
 	own := len(part.Owned)
 	withLoops := &tensor.CSR{Rows: local.Rows, Cols: local.Cols, Offsets: make([]int64, local.Rows+1),
@@ -78,13 +78,13 @@ func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.LocalOp
 	}
 	gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
 	if err != nil {
-		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+		return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 	}
 	mean, err := graph.MeanNormWithDegrees(local, rowLen)
 	if err != nil {
-		return nn.LocalOperators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+		return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 	}
-	return nn.LocalOperators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
+	return nn.Operators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
 }
 
 // CommReducer sums over the workers of a Communicator: gradients with its

@@ -61,7 +61,7 @@ type runOutcome struct {
 
 func runWhole(t *testing.T, s sbmTask, cfg Config) runOutcome {
 	t.Helper()
-	tr, err := New(cfg, Data{Graph: nn.NewGraph(s.g), Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test})
+	tr, err := New(cfg, Data{Graph: nn.WholeGraph(s.g), Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func StoredData(sp *partstore.Part, halo nn.Halo) (Data, error) {
 	if len(part.Halo) == 0 {
 		halo = nil
 	}
-	lg, err := nn.NewLocalGraph(ops, ids, halo)
+	lg, err := nn.NewBlock(ops, ids, halo)
 	if err != nil {
 		return Data{}, err
 	}

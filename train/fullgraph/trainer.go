@@ -24,7 +24,7 @@ type Reducer interface {
 // has one row per target, Labels one entry per target (negative for a node
 // without a label), and Train, Val and Test list target rows.
 type Data struct {
-	Graph            *nn.Graph
+	Graph            *nn.Block
 	Features         nn.Features
 	Labels           []int32
 	Train, Val, Test []int32
@@ -120,7 +120,7 @@ func New(cfg Config, data Data) (*Trainer, error) {
 	if data.Features.Dense == nil && data.Features.Sparse == nil {
 		return nil, errors.New("fullgraph: no features")
 	}
-	n := data.Graph.NumTargets
+	n := data.Graph.NumDst
 	if data.Features.Rows() != n || len(data.Labels) != n {
 		return nil, fmt.Errorf("fullgraph: %d feature rows and %d labels for %d nodes", data.Features.Rows(), len(data.Labels), n)
 	}
@@ -195,7 +195,7 @@ func (t *Trainer) Step() (float64, error) {
 	if ex != nil {
 		ex.Begin(t.opt.Steps(), true)
 	}
-	logits := t.model.Forward(d.Graph, d.Features, true)
+	logits := t.model.Forward([]*nn.Block{d.Graph}, d.Features, true)
 	loss, dlogits, err := t.trainLoss.Forward(logits, d.Labels, d.Train, t.trainCount)
 	if err != nil {
 		return 0, err
@@ -250,7 +250,7 @@ func (t *Trainer) evaluate(askStop bool) (Metrics, bool, error) {
 	if ex := t.cfg.Exchange; ex != nil {
 		ex.Begin(t.opt.Steps(), false)
 	}
-	logits := t.model.Forward(d.Graph, d.Features, false)
+	logits := t.model.Forward([]*nn.Block{d.Graph}, d.Features, false)
 	if ex := t.cfg.Exchange; ex != nil && ex.Err() != nil {
 		return Metrics{}, false, ex.Err()
 	}

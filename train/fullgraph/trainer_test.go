@@ -203,7 +203,7 @@ func TestWorkersMatchOneWorker(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			d := data
-			d.Graph = nn.NewGraph(cora.Graph) // operators are cached per Graph
+			d.Graph = nn.WholeGraph(cora.Graph) // operators are cached per Graph
 			d.Train, d.Val, d.Test = half(data.Train, w), half(data.Val, w), half(data.Test, w)
 			c := cfg
 			c.Reducer = group

@@ -51,7 +51,7 @@ func speedCmd(args []string) error {
 	ctx := context.Background()
 	link, _ := comm.ParseLink("1gbit:1ms")
 	plain := func() ([]float64, error) {
-		tr, err := fullgraph.New(cfg, fullgraph.Data{Graph: nn.NewGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test})
+		tr, err := fullgraph.New(cfg, fullgraph.Data{Graph: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test})
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ func TestTransposedOperators(t *testing.T) {
 		if got := symmetricByHash(tc.g); got != tc.sym || got != tc.g.IsSymmetric() {
 			t.Errorf("%s: symmetricByHash = %v, IsSymmetric = %v", tc.name, got, tc.g.IsSymmetric())
 		}
-		g := NewGraph(tc.g)
+		g := WholeGraph(tc.g)
 		if !sameCSR(g.gcnTOp(), g.gcnOp().Transpose()) {
 			t.Errorf("%s: GCN's backward operator is not its transpose", tc.name)
 		}

@@ -31,25 +31,42 @@ type Halo interface {
 	Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
 }
 
-// Graph is what a layer aggregates over: the adjacency of this process's
-// target rows over its source rows (targets first, then halo rows), the
-// normalised operators derived from it, the global ids of the sources, and
-// the halo exchange.
+// Block is what a layer aggregates over: a bipartite graph from source
+// rows to destination rows, the destinations first among the sources (the
+// message-flow-graph convention of DGL), with the operators that aggregate
+// over it, the global ids of the sources, and the halo exchange.
 //
-// Operators are built on first use and cached, so a Graph must not be used by
-// two models concurrently.
-type Graph struct {
-	NumTargets int // rows this process computes
-	NumSources int // rows it reads: the targets, then the halo rows
+// One type serves three cases:
+//   - the whole graph in one process (WholeGraph): every node is a
+//     destination and a source;
+//   - a partition's local graph: the owned rows are the destinations, the
+//     sources are the owned rows then the halo rows, and the Halo fills
+//     the halo rows of every per-node quantity from the peers that own
+//     them, so a layer's input has one row per destination;
+//   - a sampled block of a mini-batch: the destinations are the nodes this
+//     layer computes, the sources those they read, and a layer's input has
+//     one row per source. Samplers put their normalisation (FastGCN and
+//     LADIES importance weights, GraphSAINT's aggregator normalisation) in
+//     the operators' values, so no layer needs to know which sampler ran.
+//
+// Operators are built on first use and cached, so a Block must not be used
+// by two models concurrently.
+type Block struct {
+	NumDst int // rows a layer computes
+	NumSrc int // rows it reads: the destinations, then the others
 
-	// GlobalIDs[i] is the global node id of source i (so of target i for
-	// i < NumTargets). Nil means the identity, as in a single process.
-	GlobalIDs []int32
+	// SrcIDs[i] is the global node id of source i (so of destination i
+	// for i < NumDst); it keys dropout, so that dropout does not depend on
+	// how the graph was split or sampled. Nil means the identity, as in a
+	// single process.
+	SrcIDs []int32
 
-	// Halo is nil when there are no halo rows.
+	// Halo, when not nil, extends per-node quantities from the
+	// destinations to the other sources; a block without one reads its
+	// input at every source.
 	Halo Halo
 
-	whole *graph.Graph // single-process case: operators are built lazily from it
+	whole *graph.Graph // whole-graph case: operators are built lazily from it
 
 	loops *tensor.CSR // pattern of A+I (values ignored): GAT's edges
 	gcn   *tensor.CSR // D^-1/2 (A+I) D^-1/2 with global degrees
@@ -61,36 +78,41 @@ type Graph struct {
 	loopsPerm   []int64     // loopsPerm[q] = position in loops of entry q of loopsT
 }
 
-// NewGraph returns the single-process Graph of g: every node is a target and
-// a source, there is no halo, and the operators are computed from g when a
-// layer first needs them. Row v of g lists the nodes v aggregates from.
-func NewGraph(g *graph.Graph) *Graph {
-	return &Graph{NumTargets: g.N, NumSources: g.N, whole: g}
+// WholeGraph returns the single-process block of g: every node is a
+// destination and a source, there is no halo, and the operators are
+// computed from g when a layer first needs them. Row v of g lists the nodes
+// v aggregates from.
+func WholeGraph(g *graph.Graph) *Block {
+	return &Block{NumDst: g.N, NumSrc: g.N, whole: g}
 }
 
-// LocalOperators are the operators of a partition, all with one row per
-// target and one column per source (targets first, then halo rows). Only
-// those the model's layers use need to be set.
-type LocalOperators struct {
-	// Loops is the adjacency with a self loop in every target row (entry
-	// (i, i)); GAT attends over its entries, in the order each row lists
-	// them (so a partition that keeps the global order sums as the whole
-	// graph does). Values are ignored. When nil, GCN's pattern is used.
+// Operators are a block's aggregation operators, each with one row per
+// destination and one column per source. Only those the model's layers use
+// need to be set.
+type Operators struct {
+	// Loops is the adjacency with a self loop in every destination row
+	// (entry (i, i)); GAT attends over its entries, in the order each row
+	// lists them (so a partition that keeps the global order sums as the
+	// whole graph does). Values are ignored. When nil, GCN's pattern is
+	// used.
 	Loops *tensor.CSR
-	// GCN is D^-1/2 (A+I) D^-1/2 computed with global degrees.
+	// GCN is D^-1/2 (A+I) D^-1/2 computed with the global degrees; a
+	// sampler's weights multiply its entries.
 	GCN *tensor.CSR
-	// Mean has 1/deg(i) at every in-neighbour of target i (no self loop),
-	// for GraphSAGE.
+	// Mean has 1/deg(i) at every in-neighbour of destination i (no self
+	// loop), for GraphSAGE; a sampler's normalisation replaces it.
 	Mean *tensor.CSR
 }
 
-// NewLocalGraph returns the Graph of one partition. globalIDs has one entry
-// per source; it keys dropout so that it does not depend on partitioning.
-func NewLocalGraph(ops LocalOperators, globalIDs []int32, halo Halo) (*Graph, error) {
+// NewBlock returns a block with the given operators. srcIDs has one entry
+// per source (nil: the identity, for a block whose sources are the
+// destinations); halo is nil unless the other sources' rows come from
+// peers.
+func NewBlock(ops Operators, srcIDs []int32, halo Halo) (*Block, error) {
 	if ops.Loops == nil {
 		ops.Loops = ops.GCN
 	}
-	g := &Graph{NumTargets: -1, GlobalIDs: globalIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean}
+	g := &Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean}
 	for _, op := range []struct {
 		name string
 		a    *tensor.CSR
@@ -99,29 +121,26 @@ func NewLocalGraph(ops LocalOperators, globalIDs []int32, halo Halo) (*Graph, er
 			continue
 		}
 		if err := op.a.Validate(); err != nil {
-			return nil, fmt.Errorf("nn: local operator %s: %w", op.name, err)
+			return nil, fmt.Errorf("nn: operator %s: %w", op.name, err)
 		}
-		if g.NumTargets < 0 {
-			g.NumTargets, g.NumSources = op.a.Rows, op.a.Cols
-		} else if op.a.Rows != g.NumTargets || op.a.Cols != g.NumSources {
-			return nil, fmt.Errorf("nn: local operator %s is %d×%d, others are %d×%d",
-				op.name, op.a.Rows, op.a.Cols, g.NumTargets, g.NumSources)
+		if g.NumDst < 0 {
+			g.NumDst, g.NumSrc = op.a.Rows, op.a.Cols
+		} else if op.a.Rows != g.NumDst || op.a.Cols != g.NumSrc {
+			return nil, fmt.Errorf("nn: operator %s is %d×%d, others are %d×%d",
+				op.name, op.a.Rows, op.a.Cols, g.NumDst, g.NumSrc)
 		}
 	}
-	if g.NumTargets < 0 {
-		return nil, fmt.Errorf("nn: no local operator given")
+	if g.NumDst < 0 {
+		return nil, fmt.Errorf("nn: no operator given")
 	}
-	if g.NumSources < g.NumTargets {
-		return nil, fmt.Errorf("nn: %d sources cannot hold the %d targets first", g.NumSources, g.NumTargets)
+	if g.NumSrc < g.NumDst {
+		return nil, fmt.Errorf("nn: %d sources cannot hold the %d destinations first", g.NumSrc, g.NumDst)
 	}
-	if globalIDs != nil && len(globalIDs) != g.NumSources {
-		return nil, fmt.Errorf("nn: %d global ids for %d sources", len(globalIDs), g.NumSources)
+	if srcIDs != nil && len(srcIDs) != g.NumSrc {
+		return nil, fmt.Errorf("nn: %d source ids for %d sources", len(srcIDs), g.NumSrc)
 	}
-	if globalIDs == nil && g.NumSources != g.NumTargets {
-		return nil, fmt.Errorf("nn: a graph with halo rows needs the global ids of its sources")
-	}
-	if halo == nil && g.NumSources != g.NumTargets {
-		return nil, fmt.Errorf("nn: %d halo rows but no Halo exchange", g.NumSources-g.NumTargets)
+	if srcIDs == nil && g.NumSrc != g.NumDst {
+		return nil, fmt.Errorf("nn: a block with more sources than destinations needs the sources' global ids")
 	}
 	if l := ops.Loops; l != nil {
 		for r := 0; r < l.Rows; r++ {
@@ -133,25 +152,35 @@ func NewLocalGraph(ops LocalOperators, globalIDs []int32, halo Halo) (*Graph, er
 	return g, nil
 }
 
-// globalID returns the global id of source i.
-func (g *Graph) globalID(i int) uint64 {
-	if g.GlobalIDs == nil {
-		return uint64(i)
+// InputRows is the number of rows a layer's input has on this block: one
+// per destination when the Halo brings the other sources' rows, one per
+// source otherwise.
+func (g *Block) InputRows() int {
+	if g.Halo != nil {
+		return g.NumDst
 	}
-	return uint64(g.GlobalIDs[i])
+	return g.NumSrc
 }
 
-func (g *Graph) loopsOp() *tensor.CSR {
+// globalID returns the global id of source i.
+func (g *Block) globalID(i int) uint64 {
+	if g.SrcIDs == nil {
+		return uint64(i)
+	}
+	return uint64(g.SrcIDs[i])
+}
+
+func (g *Block) loopsOp() *tensor.CSR {
 	if g.loops == nil && g.whole != nil {
 		g.loops = g.whole.WithSelfLoops().Matrix(nil)
 	}
 	if g.loops == nil {
-		panic("nn: this Graph has no self-loop adjacency (LocalOperators.Loops or GCN)")
+		panic("nn: this Graph has no self-loop adjacency (Operators.Loops or GCN)")
 	}
 	return g.loops
 }
 
-func (g *Graph) gcnOp() *tensor.CSR {
+func (g *Block) gcnOp() *tensor.CSR {
 	if g.gcn == nil && g.whole != nil {
 		l := g.loopsOp()
 		deg := make([]int32, l.Rows)
@@ -165,14 +194,14 @@ func (g *Graph) gcnOp() *tensor.CSR {
 		g.gcn = a
 	}
 	if g.gcn == nil {
-		panic("nn: this Graph has no GCN operator (LocalOperators.GCN)")
+		panic("nn: this Graph has no GCN operator (Operators.GCN)")
 	}
 	return g.gcn
 }
 
 // wholeSymmetric reports whether this is a single-process Graph over a
 // symmetric graph, whose GCN operator is then its own transpose.
-func (g *Graph) wholeSymmetric() bool {
+func (g *Block) wholeSymmetric() bool {
 	if g.whole == nil {
 		return false
 	}
@@ -218,7 +247,7 @@ func symmetricByHash(gr *graph.Graph) bool {
 	return t[0] == t[1] && t[2] == t[3]
 }
 
-func (g *Graph) gcnTOp() *tensor.CSR {
+func (g *Block) gcnTOp() *tensor.CSR {
 	if g.gcnT == nil {
 		a := g.gcnOp()
 		if g.gcn == a && g.wholeSymmetric() {
@@ -233,17 +262,17 @@ func (g *Graph) gcnTOp() *tensor.CSR {
 	return g.gcnT
 }
 
-func (g *Graph) meanOp() *tensor.CSR {
+func (g *Block) meanOp() *tensor.CSR {
 	if g.mean == nil && g.whole != nil {
 		g.mean = g.whole.MeanNorm()
 	}
 	if g.mean == nil {
-		panic("nn: this Graph has no mean operator (LocalOperators.Mean)")
+		panic("nn: this Graph has no mean operator (Operators.Mean)")
 	}
 	return g.mean
 }
 
-func (g *Graph) meanTOp() *tensor.CSR {
+func (g *Block) meanTOp() *tensor.CSR {
 	if g.meanT == nil {
 		a := g.meanOp()
 		if g.wholeSymmetric() {
@@ -274,7 +303,7 @@ func (g *Graph) meanTOp() *tensor.CSR {
 // loopsTranspose returns the transposed self-loop pattern and, for each of
 // its entries, the position of the same edge in the untransposed pattern, so
 // GAT can gather per-edge values by source without scattering.
-func (g *Graph) loopsTranspose() (*tensor.CSR, []int64) {
+func (g *Block) loopsTranspose() (*tensor.CSR, []int64) {
 	if g.loopsT == nil {
 		l := g.loopsOp()
 		t := &tensor.CSR{Rows: l.Cols, Cols: l.Rows, Offsets: make([]int64, l.Cols+1), Indices: make([]int32, l.NNZ())}
@@ -300,26 +329,27 @@ func (g *Graph) loopsTranspose() (*tensor.CSR, []int64) {
 	return g.loopsT, g.loopsPerm
 }
 
-// ownRows returns the matrix in which a layer computes its targets' rows,
-// cols wide: with a Halo the first rows of *ext, which extend then fills
-// with the halo rows in place (no copy of the targets' rows), through the
-// header head; without one *h.
-func (g *Graph) ownRows(h, ext **tensor.Matrix, head *tensor.Matrix, cols int) *tensor.Matrix {
+// ownRows returns the matrix in which a layer computes the per-node
+// quantity of its input rows, cols wide: with a Halo the first rows of
+// *ext, which extend then fills with the halo rows in place (no copy of the
+// destinations' rows), through the header head; without one *h, a row per
+// source.
+func (g *Block) ownRows(h, ext **tensor.Matrix, head *tensor.Matrix, cols int) *tensor.Matrix {
 	if g.Halo == nil {
-		return ensure(h, g.NumTargets, cols)
+		return ensure(h, g.NumSrc, cols)
 	}
-	e := ensure(ext, g.NumSources, cols)
-	*head = tensor.Matrix{Rows: g.NumTargets, Cols: cols, Data: e.Data[:g.NumTargets*cols]}
+	e := ensure(ext, g.NumSrc, cols)
+	*head = tensor.Matrix{Rows: g.NumDst, Cols: cols, Data: e.Data[:g.NumDst*cols]}
 	return head
 }
 
 // extend returns h extended to all sources through the halo exchange of
-// layer; without a Halo it is h itself.
-func (g *Graph) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor.Matrix {
+// layer; without a Halo it is h itself, already a row per source.
+func (g *Block) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor.Matrix {
 	if g.Halo == nil {
 		return h
 	}
-	ext := ensure(buf, g.NumSources, h.Cols)
+	ext := ensure(buf, g.NumSrc, h.Cols)
 	g.Halo.Forward(layer, h, ext)
 	return ext
 }
@@ -329,12 +359,12 @@ func (g *Graph) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 // op's transpose) with the halo rows' part returned to their owners and
 // the peers' added, in place in dext's first rows (through the header
 // head). The halo rows are multiplied out as the exchange asks for them.
-func (g *Graph) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *tensor.Matrix) *tensor.Matrix {
+func (g *Block) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *tensor.Matrix) *tensor.Matrix {
 	if g.Halo == nil {
 		tensor.SpMM(dext, opT, dy)
 		return dext
 	}
-	own := g.NumTargets
+	own := g.NumDst
 	*head = tensor.Matrix{Rows: own, Cols: dext.Cols, Data: dext.Data[:own*dext.Cols]}
 	tensor.SpMMRows(head, opT, 0, own, dy)
 	g.Halo.Backward(layer, dext, head, func(lo, hi int, out *tensor.Matrix) {
@@ -347,11 +377,11 @@ func (g *Graph) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *te
 // in place: they are dext's first rows, returned through the header head,
 // and the halo exchange adds to them what the peers return. Without a Halo
 // it is dext itself.
-func (g *Graph) reduce(layer int, dext, head *tensor.Matrix) *tensor.Matrix {
+func (g *Block) reduce(layer int, dext, head *tensor.Matrix) *tensor.Matrix {
 	if g.Halo == nil {
 		return dext
 	}
-	*head = tensor.Matrix{Rows: g.NumTargets, Cols: dext.Cols, Data: dext.Data[:g.NumTargets*dext.Cols]}
+	*head = tensor.Matrix{Rows: g.NumDst, Cols: dext.Cols, Data: dext.Data[:g.NumDst*dext.Cols]}
 	g.Halo.Backward(layer, dext, head, nil)
 	return head
 }
