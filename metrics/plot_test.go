@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -46,13 +45,7 @@ func withWorkers(k int) func(*Epoch) {
 	}
 }
 
-func titles(panels []Panel) []string {
-	var out []string
-	for _, p := range panels {
-		out = append(out, p.Title)
-	}
-	return out
-}
+func titles(panels []Panel) []string { return names(panels, func(p Panel) string { return p.Title }) }
 
 // A panel is drawn only when some run carries its data.
 func TestEpochPanels(t *testing.T) {
@@ -119,13 +112,7 @@ func TestEpochPanelsSeries(t *testing.T) {
 	}
 }
 
-func seriesNames(ss []Series) []string {
-	var out []string
-	for _, s := range ss {
-		out = append(out, s.Name)
-	}
-	return out
-}
+func seriesNames(ss []Series) []string { return names(ss, func(s Series) string { return s.Name }) }
 
 func TestPlotWritesImages(t *testing.T) {
 	everything := epochsWith(20, func(e *Epoch) { withBytes(e); withEmulated(e); withWorkers(4)(e) })
@@ -210,16 +197,11 @@ func TestPlotErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			err := PlotPanels(tt.panels, filepath.Join(dir, tt.file))
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-			}
+			errorAsWanted(t, PlotPanels(tt.panels, filepath.Join(dir, tt.file)), tt.wantErr)
 			if left, _ := os.ReadDir(dir); len(left) != 0 {
 				t.Errorf("a failed plot left %v", left)
 			}
 		})
 	}
-	if err := Plot(nil, filepath.Join(t.TempDir(), "x.png")); err == nil || !strings.Contains(err.Error(), "no epochs") {
-		t.Errorf("Plot of no epochs: %v", err)
-	}
+	errorAsWanted(t, Plot(nil, filepath.Join(t.TempDir(), "x.png")), "no epochs")
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -152,17 +153,9 @@ func TestPrometheusListenAddress(t *testing.T) {
 		{"127.0.0.1:http-alt-nonexistent", false, "unknown port"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.addr, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s allInterfaces=%v", tt.addr, tt.allInterfaces), func(t *testing.T) {
 			_, err := listenAddr(tt.addr, tt.allInterfaces)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Errorf("listenAddr(%q, %v): %v", tt.addr, tt.allInterfaces, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("listenAddr(%q, %v) error %v, want one containing %q", tt.addr, tt.allInterfaces, err, tt.wantErr)
-			}
+			errorAsWanted(t, err, tt.wantErr)
 		})
 	}
 }

@@ -120,14 +120,7 @@ func TestDecentralPlotErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runGraft(t, append([]string{"decentral", "plot"}, tt.args...)...)
-			if code != tt.wantCode {
-				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.wantCode, stderr)
-			}
-			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "graft decentral: ") || !strings.Contains(last, tt.want) {
-				t.Errorf("last stderr line %q, want \"graft decentral: …%s…\"", last, tt.want)
-			}
+			checkFailure(t, append([]string{"decentral", "plot"}, tt.args...), tt.wantCode, tt.want)
 		})
 	}
 }

@@ -105,23 +105,29 @@ func TestPlotCommandErrors(t *testing.T) {
 		{"unknown image type", []string{"plot", good, "-o", filepath.Join(dir, "out.jpg")}, 1, "want a .png or .svg file name"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, _, stderr := runGraft(t, tt.args...)
-			if code != tt.wantCode {
-				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.wantCode, stderr)
-			}
-			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-			last := lines[len(lines)-1]
-			if !strings.HasPrefix(last, "graft plot: ") || !strings.Contains(last, tt.want) {
-				t.Errorf("last stderr line %q, want \"graft plot: …%s…\"", last, tt.want)
-			}
-			if strings.Contains(stderr, "panic") {
-				t.Errorf("stderr shows a panic:\n%s", stderr)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkFailure(t, tt.args, tt.wantCode, tt.want) })
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed plot wrote its output")
+	}
+}
+
+// checkFailure runs a command line that must fail with exit code wantCode
+// and end its stderr with the one-line error "graft COMMAND: …want…",
+// with no panic before it.
+func checkFailure(t *testing.T, args []string, wantCode int, want string) {
+	t.Helper()
+	code, _, stderr := runGraft(t, args...)
+	if code != wantCode {
+		t.Errorf("exit code %d, want %d (stderr %q)", code, wantCode, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	prefix := "graft " + args[0] + ": "
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, prefix) || !strings.Contains(last, want) {
+		t.Errorf("last stderr line %q, want \"%s…%s…\"", last, prefix, want)
+	}
+	if strings.Contains(stderr, "panic") {
+		t.Errorf("stderr shows a panic:\n%s", stderr)
 	}
 }
 
