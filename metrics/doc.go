@@ -18,7 +18,8 @@
 //
 // [Balance] describes how evenly work is spread over workers: coefficient
 // of variation, max/mean imbalance and efficiency of part sizes and of
-// per-worker compute time.
+// per-worker compute time. [ResidentBytes] reads the process's resident
+// memory for Epoch.RSSBytes.
 //
 // The JSON-lines writer and reader are generic ([NewJSONLinesOf],
 // [ReadJSONLinesOf]) so other record types, such as the decentralised

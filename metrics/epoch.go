@@ -110,14 +110,15 @@ func (r *Recorder) Close() error {
 	return errors.Join(errs...)
 }
 
-// Totals are a run's epochs summed: what its final summary reports.
+// Totals are a run's epochs summed: what its final summary reports. The
+// seconds are sums over epochs of each epoch's slowest worker, as Epoch
+// holds them.
 type Totals struct {
-	Epochs                               int
-	BytesFwd, BytesBwd, BytesGrad        int64
-	ComputeSeconds, CommSeconds          float64
-	CodecSeconds                         float64
-	EmulatedSeconds, EmulatedCommSeconds float64
-	WorkerCompute                        []float64 // each worker's compute seconds over the run
+	Epochs                                    int
+	BytesFwd, BytesBwd, BytesGrad             int64
+	ComputeSeconds, CommSeconds, CodecSeconds float64
+	EmulatedSeconds, EmulatedCommSeconds      float64
+	WorkerCompute                             []float64 // each worker's compute seconds over the run
 }
 
 func (t *Totals) add(e Epoch) {
