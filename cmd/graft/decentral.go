@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/train/decentral"
 )
 
@@ -50,7 +52,7 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed for data, initialisation and faults")
 	lr := fs.Float64("lr", 0, "learning rate (0: the task's default)")
 	quick := fs.Bool("quick", false, "the small version of the task used in tests")
-	metrics := fs.String("metrics", "", "write the metric against rounds as JSON lines to this file")
+	metricsPath := fs.String("metrics", "", "write the metric against rounds as JSON lines to this file, as the run evaluates it")
 	asJSON := fs.Bool("json", false, "print one final JSON object instead of the summary")
 	if err := parseFlags(fs, args[1:], stderr); err != nil {
 		return err
@@ -68,40 +70,29 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	if *lr < 0 {
 		return usageError{fmt.Errorf("--lr %g is negative", *lr)}
 	}
-	progress := newDecentralProgress(stderr, task)
-	opts := decentral.Options{Rule: rule, LR: *lr, Piggyback: *piggyback, Drop: *drop, Cuts: cuts, Outages: outages,
-		Seed: *seed, Progress: progress.update}
-	var res *decentral.Result
-	switch task {
-	case "regression":
-		s := decentral.RegressionDefaults()
-		if *quick {
-			s = decentral.RegressionQuick()
-		}
-		res, err = decentral.Regression(s, opts)
-	case "power":
-		s := decentral.PowerDefaults()
-		if *quick {
-			s = decentral.PowerQuick()
-		}
-		res, err = decentral.Power(s, opts)
-	case "scheduling":
-		s := decentral.SchedulingDefaults()
-		if *quick {
-			s = decentral.SchedulingQuick()
-		}
-		res, err = decentral.Scheduling(s, opts)
-	default:
-		return usageError{fmt.Errorf("unknown task %q (want regression, power or scheduling)", task)}
-	}
-	progress.finish()
+	train, err := decentralTask(task, *quick)
 	if err != nil {
 		return err
 	}
-	if *metrics != "" {
-		if err := writeDecentralMetrics(*metrics, res); err != nil {
+	progress := newDecentralProgress(stderr, task)
+	opts := decentral.Options{Rule: rule, LR: *lr, Piggyback: *piggyback, Drop: *drop, Cuts: cuts, Outages: outages,
+		Seed: *seed, Progress: progress.update}
+	// The history is written as it is made, so a long run's file can be
+	// followed and keeps what was evaluated before a failure.
+	var history *metrics.JSONLines[decentral.Evaluation]
+	if *metricsPath != "" {
+		if history, err = metrics.CreateJSONLines[decentral.Evaluation](*metricsPath); err != nil {
 			return err
 		}
+		opts.OnEval = history.Record
+	}
+	res, err := train(opts)
+	progress.finish()
+	if history != nil {
+		err = errors.Join(err, history.Close())
+	}
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -111,24 +102,29 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func writeDecentralMetrics(path string, res *decentral.Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(f)
-	for _, p := range res.History {
-		line := struct {
-			Task   string `json:"task"`
-			Metric string `json:"metric"`
-			decentral.Point
-		}{res.Task, res.Metric, p}
-		if err := enc.Encode(line); err != nil {
-			f.Close()
-			return err
+// decentralTask returns the run of the named task, full-size or quick.
+func decentralTask(task string, quick bool) (func(decentral.Options) (*decentral.Result, error), error) {
+	switch task {
+	case "regression":
+		s := decentral.RegressionDefaults()
+		if quick {
+			s = decentral.RegressionQuick()
 		}
+		return func(o decentral.Options) (*decentral.Result, error) { return decentral.Regression(s, o) }, nil
+	case "power":
+		s := decentral.PowerDefaults()
+		if quick {
+			s = decentral.PowerQuick()
+		}
+		return func(o decentral.Options) (*decentral.Result, error) { return decentral.Power(s, o) }, nil
+	case "scheduling":
+		s := decentral.SchedulingDefaults()
+		if quick {
+			s = decentral.SchedulingQuick()
+		}
+		return func(o decentral.Options) (*decentral.Result, error) { return decentral.Scheduling(s, o) }, nil
 	}
-	return f.Close()
+	return nil, usageError{fmt.Errorf("unknown task %q (want regression, power or scheduling)", task)}
 }
 
 func printDecentralSummary(w io.Writer, r *decentral.Result) {
@@ -291,85 +287,51 @@ func meanStd(xs []float64) string {
 }
 
 // decentralPlot draws each metrics file (JSON lines from --metrics) as one
-// panel of distributed and centralized metric against rounds, in SVG.
+// panel of the distributed and the centralized model's metric against
+// rounds of message passing.
 func decentralPlot(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decentral plot", flag.ContinueOnError)
-	out := fs.String("out", "metric_vs_rounds.svg", "SVG file to write")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	out := fs.String("out", "metric_vs_rounds.svg", "image to write; its extension, .png or .svg, chooses the format")
+	files, err := parseFlagsAnywhere(fs, args, stderr)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return usageError{fmt.Errorf("usage: graft decentral plot --out FILE METRICS.jsonl...")}
 	}
-	type point struct {
-		Task, Metric             string
-		Rounds                   float64
-		Distributed, Centralized float64
-	}
-	const pw, ph, pad = 360.0, 260.0, 50.0
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="11">`+"\n", pw*float64(fs.NArg()), ph)
-	for p, path := range fs.Args() {
-		data, err := os.ReadFile(path)
+	panels := make([]metrics.Panel, len(files))
+	for i, path := range files {
+		evals, err := readJSONLinesFile[decentral.Evaluation](path)
 		if err != nil {
 			return err
 		}
-		var pts []point
-		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			var q point
-			if err := json.Unmarshal([]byte(line), &q); err != nil {
-				return fmt.Errorf("%s: %v", path, err)
-			}
-			pts = append(pts, q)
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		x0 := float64(p) * pw
-		xmax, ymin, ymax := 1.0, math.Inf(1), math.Inf(-1)
-		for _, q := range pts {
-			xmax = max(xmax, q.Rounds)
-			ymin, ymax = min(ymin, q.Distributed, q.Centralized), max(ymax, q.Distributed, q.Centralized)
-		}
-		if ymax == ymin {
-			ymax = ymin + 1
-		}
-		sx := func(r float64) float64 { return x0 + pad + (pw-1.5*pad)*r/xmax }
-		sy := func(v float64) float64 { return ph - pad - (ph-1.6*pad)*(v-ymin)/(ymax-ymin) }
-		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#999"/>`+"\n", x0+pad, 0.6*pad, pw-1.5*pad, ph-1.6*pad)
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" font-size="13">%s: %s</text>`+"\n", x0+pw/2, 0.4*pad, pts[0].Task, pts[0].Metric)
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">rounds of message passing (max %.0f)</text>`+"\n", x0+pw/2, ph-0.3*pad, xmax)
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%.4g</text><text x="%g" y="%g" text-anchor="end">%.4g</text>`+"\n",
-			x0+pad-3, sy(ymax)+4, ymax, x0+pad-3, sy(ymin), ymin)
-		for i, series := range []struct {
-			name, color string
-			get         func(point) float64
-		}{
-			{"distributed", "#d62728", func(q point) float64 { return q.Distributed }},
-			{"centralized", "#1f77b4", func(q point) float64 { return q.Centralized }},
-		} {
-			var path strings.Builder
-			for j, q := range pts {
-				cmd := "L"
-				if j == 0 {
-					cmd = "M"
-				}
-				fmt.Fprintf(&path, "%s%.1f,%.1f ", cmd, sx(q.Rounds), sy(series.get(q)))
-			}
-			dash := ""
-			if i == 1 {
-				dash = ` stroke-dasharray="5,3"`
-			}
-			fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="1.5"%s/>`+"\n", path.String(), series.color, dash)
-			fmt.Fprintf(&b, `<text x="%g" y="%g" fill="%s">%s</text>`+"\n", x0+pw-0.5*pad-80, 0.6*pad+14+13*float64(i), series.color, series.name)
-		}
+		panels[i] = roundsPanel(evals)
 	}
-	b.WriteString("</svg>\n")
-	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+	if err := metrics.PlotPanels(panels, *out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+// roundsPanel is one run's metric, distributed (solid) and centralized
+// (dashed), against cumulative rounds.
+func roundsPanel(evals []decentral.Evaluation) metrics.Panel {
+	dist := metrics.Series{Name: "distributed"}
+	cent := metrics.Series{Name: "centralized", Color: 1, Dash: 1}
+	for _, e := range evals {
+		dist.X = append(dist.X, float64(e.Rounds))
+		dist.Y = append(dist.Y, e.Distributed)
+		cent.Y = append(cent.Y, e.Centralized)
+	}
+	cent.X = dist.X
+	first := evals[0]
+	return metrics.Panel{
+		Title:  first.Task + ": " + first.Metric,
+		XLabel: "rounds of message passing",
+		YLabel: first.Metric,
+		Series: []metrics.Series{dist, cent},
+	}
 }
 
 // cutFlags collects --cut A-B:FROM:ROUNDS values.

@@ -92,6 +92,29 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	return nil
 }
 
+// parseFlagsAnywhere is parseFlags for commands whose arguments are files:
+// flags may stand before, between or after them, as people type
+// "graft plot m.jsonl -o m.png" (package flag stops at the first
+// non-flag). It returns the other arguments in order; all after "--" are
+// taken as they are.
+func parseFlagsAnywhere(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+	var positional []string
+	for {
+		if err := parseFlags(fs, args, stderr); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
 func oneLine(err error) string {
 	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 }

@@ -62,8 +62,7 @@ func runOffline(t offline, o Options) (*Result, error) {
 		if math.IsNaN(pt.Distributed) || math.IsNaN(pt.Centralized) {
 			return fmt.Errorf("decentral: %s diverged at mini-batch %d (metric NaN)", t.name, b)
 		}
-		res.History = append(res.History, pt)
-		return nil
+		return res.record(pt, o.OnEval)
 	}
 	perEpoch := len(t.train) / t.batch
 	total := perEpoch * t.epochs
@@ -93,7 +92,5 @@ func runOffline(t offline, o Options) (*Result, error) {
 			o.Progress(b, total)
 		}
 	}
-	last := res.History[len(res.History)-1]
-	res.Distributed, res.Centralized = last.Distributed, last.Centralized
 	return res, nil
 }

@@ -219,8 +219,7 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 			pt.Distributed += e.ratio(ys[0]) / float64(len(tests))
 			pt.Centralized += e.ratio(model.Predict(ref.params, e.sample)) / float64(len(tests))
 		}
-		res.History = append(res.History, pt)
-		return nil
+		return res.record(pt, o.OnEval)
 	}
 	if err := evaluate(0, 0); err != nil {
 		return nil, err
@@ -261,8 +260,6 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 			o.Progress(b+1, len(episodes))
 		}
 	}
-	last := res.History[len(res.History)-1]
-	res.Distributed, res.Centralized = last.Distributed, last.Centralized
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package decentral
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -33,11 +34,17 @@ func TestTasksQuick(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := tt.run(Options{Rule: Adam, Piggyback: true, Seed: 1})
+			var evals []Evaluation
+			onEval := func(e Evaluation) error {
+				evals = append(evals, e)
+				return nil
+			}
+			r, err := tt.run(Options{Rule: Adam, Piggyback: true, Seed: 1, OnEval: onEval})
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, r)
+			checkEvaluations(t, r, evals)
 			t.Logf("%s: distributed %.4f, centralized %.4f, %d rounds/batch", r.Metric, r.Distributed, r.Centralized, r.RoundsPerBatch)
 		})
 	}
@@ -58,5 +65,35 @@ func TestRegressionSurvivesFaults(t *testing.T) {
 	}
 	if first := r.History[0].Distributed; r.Distributed > first/2 {
 		t.Errorf("test MSE %.4f from %.4f under faults: training stalled", r.Distributed, first)
+	}
+}
+
+// OnEval sees every point of the history as it is made, named by the task
+// and metric, and the result is the last one.
+func checkEvaluations(t *testing.T, r *Result, evals []Evaluation) {
+	t.Helper()
+	if len(evals) != len(r.History) || len(evals) < 2 {
+		t.Fatalf("%d evaluations for a history of %d", len(evals), len(r.History))
+	}
+	for i, e := range evals {
+		if e.Task != r.Task || e.Metric != r.Metric || e.Point != r.History[i] {
+			t.Errorf("evaluation %d is %+v, want %s/%s %+v", i, e, r.Task, r.Metric, r.History[i])
+		}
+	}
+	if last := r.History[len(r.History)-1]; r.Distributed != last.Distributed || r.Centralized != last.Centralized {
+		t.Errorf("result %g/%g is not the last evaluation %+v", r.Distributed, r.Centralized, last)
+	}
+}
+
+// An error from OnEval (a full disk under the metrics file) stops the run.
+func TestOnEvalErrorStopsTheRun(t *testing.T) {
+	full := errors.New("no space left on device")
+	calls := 0
+	_, err := Regression(RegressionQuick(), Options{Rule: Adam, Seed: 1, OnEval: func(Evaluation) error {
+		calls++
+		return full
+	}})
+	if !errors.Is(err, full) || calls != 1 {
+		t.Errorf("error %v after %d evaluations, want %v after the first", err, calls, full)
 	}
 }

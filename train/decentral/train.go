@@ -16,6 +16,10 @@ type Options struct {
 	Seed      uint64
 	// Progress, if set, is called after every mini-batch.
 	Progress func(done, total int)
+	// OnEval, if set, is called with every evaluation as it is made, so a
+	// long run's history can be written while it runs; an error stops the
+	// run.
+	OnEval func(Evaluation) error
 }
 
 func (o Options) faults() *Faults {
@@ -40,6 +44,14 @@ type Point struct {
 	Centralized float64 `json:"centralized"`
 }
 
+// Evaluation is one Point of a task's metric, named: a line of the history
+// graft decentral --metrics writes.
+type Evaluation struct {
+	Task   string `json:"task"`
+	Metric string `json:"metric"`
+	Point
+}
+
 // Result is a task's outcome.
 type Result struct {
 	Task        string  `json:"task"`
@@ -61,6 +73,17 @@ type Result struct {
 	Baselines        map[string]float64 `json:"baselines,omitempty"`
 	AwayUpdates      int                `json:"away_updates,omitempty"` // agent updates skipped while off the network
 	History          []Point            `json:"history"`
+}
+
+// record appends an evaluation to the history, makes it the result so far
+// (the last evaluation is the result), and hands it to onEval.
+func (r *Result) record(pt Point, onEval func(Evaluation) error) error {
+	r.History = append(r.History, pt)
+	r.Distributed, r.Centralized = pt.Distributed, pt.Centralized
+	if onEval == nil {
+		return nil
+	}
+	return onEval(Evaluation{Task: r.Task, Metric: r.Metric, Point: pt})
 }
 
 // central is the reference: one parameter copy trained on the whole graph.

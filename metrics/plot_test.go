@@ -1,0 +1,207 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image"
+	_ "image/png" // image.Decode reads the PNG files the tests write
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// epochsWith makes n epochs of a run that learns, with the optional
+// figures set by the caller.
+func epochsWith(n int, fill func(e *Epoch)) []Epoch {
+	out := make([]Epoch, n)
+	for i := range out {
+		e := &out[i]
+		e.Epoch = i + 1
+		e.Loss = 2 / float64(i+1)
+		e.ValLoss = 2.2 / float64(i+1)
+		e.TrainAcc = 1 - 0.5/float64(i+1)
+		e.ValAcc = 0.9 - 0.5/float64(i+1)
+		e.TestAcc = 0.85 - 0.5/float64(i+1)
+		e.Ratio = 1
+		if fill != nil {
+			fill(e)
+		}
+	}
+	return out
+}
+
+func withBytes(e *Epoch)    { e.BytesFwd, e.BytesBwd, e.BytesGrad = 2e6, 2e6, 1e6 }
+func withEmulated(e *Epoch) { e.EmulatedSeconds = 0.5 }
+func withWorkers(k int) func(*Epoch) {
+	return func(e *Epoch) {
+		e.WorkerCompute = make([]float64, k)
+		for i := range e.WorkerCompute {
+			e.WorkerCompute[i] = 0.1 * float64(i+1)
+		}
+	}
+}
+
+func titles(panels []Panel) []string { return names(panels, func(p Panel) string { return p.Title }) }
+
+// A panel is drawn only when some run carries its data.
+func TestEpochPanels(t *testing.T) {
+	all := func(e *Epoch) { withBytes(e); withEmulated(e); withWorkers(4)(e) }
+	tests := []struct {
+		name string
+		runs []Run
+		want []string
+	}{
+		{"no runs", nil, nil},
+		{"a run without epochs", []Run{{Name: "empty"}}, nil},
+		{"one worker", []Run{{Epochs: epochsWith(5, withWorkers(1))}}, []string{titleLoss, titleAccuracy}},
+		{"bytes", []Run{{Epochs: epochsWith(5, withBytes)}}, []string{titleLoss, titleAccuracy, titleAccuracyBytes}},
+		{"emulated link", []Run{{Epochs: epochsWith(5, withEmulated)}}, []string{titleLoss, titleAccuracy, titleAccuracyTime}},
+		{"two workers", []Run{{Epochs: epochsWith(5, withWorkers(2))}}, []string{titleLoss, titleAccuracy, titleWorkers}},
+		{"everything", []Run{{Epochs: epochsWith(5, all)}},
+			[]string{titleLoss, titleAccuracy, titleAccuracyBytes, titleAccuracyTime, titleWorkers}},
+		{"one of two runs has bytes", []Run{{Name: "a", Epochs: epochsWith(3, nil)}, {Name: "b", Epochs: epochsWith(3, withBytes)}},
+			[]string{titleLoss, titleAccuracy, titleAccuracyBytes}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := titles(EpochPanels(tt.runs)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("panels %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEpochPanelsSeries(t *testing.T) {
+	runs := []Run{
+		{Name: "plain", Epochs: epochsWith(3, nil)},
+		{Name: "topk", Epochs: epochsWith(3, func(e *Epoch) { withBytes(e); withWorkers(2)(e) })},
+	}
+	panels := map[string]Panel{}
+	for _, p := range EpochPanels(runs) {
+		panels[p.Title] = p
+	}
+	acc := panels[titleAccuracy]
+	if len(acc.Series) != 6 || acc.Series[0].Name != "plain train" || acc.Series[5].Name != "topk test" {
+		t.Errorf("accuracy series %q, want train, val and test of each run, named by run", seriesNames(acc.Series))
+	}
+	// Several runs: a colour per run, a dash pattern per quantity.
+	if s := acc.Series[4]; s.Color != 1 || s.Dash != 1 {
+		t.Errorf("topk val has colour %d, dash %d; want 1, 1", s.Color, s.Dash)
+	}
+	comm := panels[titleAccuracyBytes]
+	if len(comm.Series) != 3 || !reflect.DeepEqual(comm.Series[1].X, []float64{5, 10, 15}) {
+		t.Errorf("accuracy against bytes: %d series, x %v; want topk's 3, at 5, 10, 15 MB", len(comm.Series), comm.Series[1].X)
+	}
+	workers := panels[titleWorkers]
+	if len(workers.Series) != 1 || !workers.Bars {
+		t.Fatalf("worker panel %+v, want one bar series", workers)
+	}
+	w := workers.Series[0]
+	if !reflect.DeepEqual(w.X, []float64{0, 1}) || math.Abs(w.Y[0]-0.3) > 1e-12 || math.Abs(w.Y[1]-0.6) > 1e-12 ||
+		w.Name != "topk max/mean 1.33" {
+		t.Errorf("worker bars %+v, want 0.3 and 0.6 s named \"topk max/mean 1.33\"", w)
+	}
+	// One run: coloured by quantity, named by quantity alone.
+	one := EpochPanels(runs[:1])[1]
+	if got := seriesNames(one.Series); !reflect.DeepEqual(got, []string{"train", "val", "test"}) || one.Series[2].Color != 2 {
+		t.Errorf("one run's accuracy series %q", got)
+	}
+}
+
+func seriesNames(ss []Series) []string { return names(ss, func(s Series) string { return s.Name }) }
+
+func TestPlotWritesImages(t *testing.T) {
+	everything := epochsWith(20, func(e *Epoch) { withBytes(e); withEmulated(e); withWorkers(4)(e) })
+	tests := []struct {
+		name   string
+		epochs []Epoch
+		check  func(t *testing.T, data []byte)
+	}{
+		{"curves.png", everything, checkPNG},
+		{"curves.svg", everything, checkSVG},
+		{"CURVES.PNG", epochsWith(3, nil), checkPNG},
+		{"one-epoch.svg", epochsWith(1, nil), checkSVG},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tt.name)
+			if err := Plot(tt.epochs, path); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, data)
+		})
+	}
+}
+
+func checkPNG(t *testing.T, data []byte) {
+	t.Helper()
+	img, format, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("not a readable image: %v", err)
+	}
+	if b := img.Bounds(); format != "png" || b.Dx() < 100 || b.Dy() < 100 {
+		t.Errorf("%s image of %v, want a PNG of at least 100×100", format, b)
+	}
+}
+
+func checkSVG(t *testing.T, data []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	first := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if el, ok := tok.(xml.StartElement); ok && first == "" {
+			first = el.Name.Local
+		}
+	}
+	if first != "svg" {
+		t.Errorf("the document element is <%s>, want <svg>", first)
+	}
+}
+
+// Bad input is an error, and no file is left behind.
+func TestPlotErrors(t *testing.T) {
+	line := func(x, y []float64) []Panel {
+		return []Panel{{Title: "t", Series: []Series{{Name: "s", X: x, Y: y}}}}
+	}
+	tests := []struct {
+		name    string
+		file    string
+		panels  []Panel
+		wantErr string
+	}{
+		{"no panels", "x.png", nil, "nothing to plot"},
+		{"unknown extension", "x.gif", line([]float64{1}, []float64{1}), "want a .png or .svg file name"},
+		{"no extension", "curves", line([]float64{1}, []float64{1}), "want a .png or .svg file name"},
+		{"panel without series", "x.svg", []Panel{{Title: "empty"}}, `panel "empty": no series`},
+		{"lengths differ", "x.svg", line([]float64{1, 2}, []float64{1}), "2 x values and 1 y values"},
+		{"no points", "x.svg", line(nil, nil), "has no points"},
+		{"NaN", "x.png", line([]float64{1, 2}, []float64{1, math.NaN()}), "NaN"},
+		{"infinite bar", "x.png", []Panel{{Title: "b", Bars: true, Series: []Series{{X: []float64{0}, Y: []float64{math.Inf(1)}}}}}, "infinite"},
+		{"missing directory", "no/such/dir/x.png", line([]float64{1}, []float64{1}), "no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			errorAsWanted(t, PlotPanels(tt.panels, filepath.Join(dir, tt.file)), tt.wantErr)
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("a failed plot left %v", left)
+			}
+		})
+	}
+	errorAsWanted(t, Plot(nil, filepath.Join(t.TempDir(), "x.png")), "no epochs")
+}
