@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -20,8 +21,9 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/internal/bench"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
-	"github.com/graft-gnn/graft/train/fullgraph"
+	"github.com/graft-gnn/graft/train"
 )
 
 func init() {
@@ -29,7 +31,7 @@ func init() {
 }
 
 // trainOptions are the flags of graft train. Numeric hyperparameters left
-// unset take the chosen model's published values (fullgraph.PresetFor).
+// unset take the chosen model's published values (train.PresetFor).
 type trainOptions struct {
 	dataset, split, model, dataDir string
 	layers, hidden, heads, epochs  int
@@ -40,7 +42,7 @@ type trainOptions struct {
 	rowNormalize, lcc              bool
 	normalize                      optionalBool
 	seed                           uint64
-	save, metrics                  string
+	save, metricsFile, metricsAddr string
 	asJSON                         bool
 	dist                           distOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
@@ -102,7 +104,8 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
-	fs.StringVar(&o.metrics, "metrics", "", "write one JSON object per epoch to `FILE`")
+	fs.StringVar(&o.metricsFile, "metrics", "", "write one JSON object per epoch to `FILE`")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (graft_epoch, graft_loss, graft_bytes_total, …) at http://`HOST:PORT`/metrics during the run; HOST defaults to 127.0.0.1")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
 	o.worker.register(fs)
@@ -141,14 +144,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
 	}
 
-	var metrics *json.Encoder
-	if o.metrics != "" && leader {
-		f, err := os.Create(o.metrics)
+	var rec *metrics.Recorder
+	if leader {
+		sinks, err := o.metricSinks(stderr)
 		if err != nil {
-			return fmt.Errorf("metrics file: %v", err)
+			return err
 		}
-		defer f.Close()
-		metrics = json.NewEncoder(f)
+		rec = metrics.NewRecorder(sinks...)
+		defer rec.Close()
 	}
 
 	if err := o.dist.checkpoints(&distOpts, stderr, o.worker.multi()); err != nil {
@@ -161,20 +164,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progressOut = io.Discard
 	}
 	progress := newTrainProgress(progressOut, cfg.Epochs, fmt.Sprintf("%s %s", o.model, in.name))
-	var totals distTotals
-	res, trainer, err := o.run(ctx, cfg, in, distOpts, stderr, func(m fullgraph.DistMetrics) error {
-		progress.epoch(m.Metrics)
-		totals.add(m)
-		if metrics != nil {
-			return metrics.Encode(epochRecord(m))
-		}
-		return nil
+	res, trainer, err := o.run(ctx, cfg, in, distOpts, stderr, func(m metrics.Epoch) error {
+		progress.epoch(m)
+		return rec.Record(m)
 	})
 	progress.finish()
 	switch {
-	case errors.Is(err, fullgraph.ErrNotFinite):
+	case errors.Is(err, train.ErrNotFinite):
 		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
-	case errors.Is(err, fullgraph.ErrInterrupted):
+	case errors.Is(err, train.ErrInterrupted):
 		if o.dist.checkpointDir != "" {
 			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, o.dist.checkpointDir, o.dist.checkpointDir)
 		}
@@ -201,7 +199,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		EpochMsMedian: 1000 * median(res.EpochSeconds), StepMsMedian: 1000 * median(res.StepSeconds),
 		PeakRSSBytes: bench.PeakRSS(), Parameters: countParams(params),
 	}
-	totals.fill(&sum, o.dist, distOpts)
+	o.dist.fill(&sum, rec.Totals())
 	if in.sparse {
 		sum.Features = "sparse"
 	}
@@ -234,14 +232,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // config turns the flags into a run configuration, filling unset values from
 // the model's preset.
-func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
-	p, err := fullgraph.PresetFor(o.model)
+func (o *trainOptions) config() (train.Config, nn.Storage, error) {
+	p, err := train.PresetFor(o.model)
 	if err != nil {
-		return fullgraph.Config{}, 0, err
+		return train.Config{}, 0, err
 	}
 	storage, err := nn.ParseStorage(o.features)
 	if err != nil {
-		return fullgraph.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
+		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
 	}
 	set := func(dst *int, v int) {
 		if v != 0 {
@@ -270,13 +268,13 @@ func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
 	p.Optimizer = nn.Algorithm(o.optimizer)
 	switch {
 	case !slices.Contains([]nn.Algorithm{nn.Adam, nn.AdamW, nn.AMSGrad, nn.SGD}, p.Optimizer):
-		return fullgraph.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
+		return train.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
 	case p.Layers < 1 || p.Hidden < 1 || p.Heads < 1 || p.Epochs < 1:
-		return fullgraph.Config{}, 0, errors.New("--layers, --hidden, --heads and --epochs must be positive")
+		return train.Config{}, 0, errors.New("--layers, --hidden, --heads and --epochs must be positive")
 	case p.LR < 0:
-		return fullgraph.Config{}, 0, fmt.Errorf("--lr %v: want a positive learning rate", o.lr)
+		return train.Config{}, 0, fmt.Errorf("--lr %v: want a positive learning rate", o.lr)
 	case p.Dropout >= 1:
-		return fullgraph.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
+		return train.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
 	}
 	cfg := p.Config(o.model, 0, o.seed)
 	switch o.selectBy {
@@ -284,37 +282,40 @@ func (o *trainOptions) config() (fullgraph.Config, nn.Storage, error) {
 	case "loss":
 		cfg.SelectByLoss = true
 	default:
-		return fullgraph.Config{}, 0, fmt.Errorf("--select %q: want acc or loss", o.selectBy)
+		return train.Config{}, 0, fmt.Errorf("--select %q: want acc or loss", o.selectBy)
 	}
 	return cfg, storage, nil
 }
 
-// epochRecord is one line of the --metrics file.
-func epochRecord(m fullgraph.DistMetrics) any {
-	type base struct {
-		Epoch        int     `json:"epoch"`
-		Loss         float64 `json:"loss"`
-		TrainAcc     float64 `json:"train_acc"`
-		ValAcc       float64 `json:"val_acc"`
-		TestAcc      float64 `json:"test_acc"`
-		ValLoss      float64 `json:"val_loss"`
-		EpochSeconds float64 `json:"epoch_seconds"`
-		StepSeconds  float64 `json:"step_seconds"`
+// metricSinks opens the --metrics file and the --metrics-addr endpoint.
+func (o *trainOptions) metricSinks(stderr io.Writer) ([]metrics.Sink, error) {
+	var sinks []metrics.Sink
+	if o.metricsFile != "" {
+		f, err := metrics.CreateJSONLines[metrics.Epoch](o.metricsFile)
+		if err != nil {
+			return nil, fmt.Errorf("metrics file: %v", err)
+		}
+		sinks = append(sinks, f)
 	}
-	return struct {
-		base
-		Ratio               float64   `json:"ratio"`
-		BytesFwd            int64     `json:"bytes_fwd"`
-		BytesBwd            int64     `json:"bytes_bwd"`
-		BytesGrad           int64     `json:"bytes_grad"`
-		ComputeSeconds      float64   `json:"compute_seconds"`
-		CommSeconds         float64   `json:"comm_seconds"`
-		EmulatedCommSeconds float64   `json:"emulated_comm_seconds"`
-		EmulatedSeconds     float64   `json:"emulated_seconds"`
-		CodecSeconds        float64   `json:"codec_seconds"`
-		WorkerCompute       []float64 `json:"worker_compute_seconds"`
-	}{base(m.Metrics), m.Ratio, m.BytesFwd, m.BytesBwd, m.BytesGrad, m.ComputeSeconds, m.CommSeconds,
-		m.EmulatedCommSeconds, m.EmulatedSeconds, m.CodecSeconds, m.WorkerCompute}
+	if o.metricsAddr != "" {
+		addr, all := o.metricsAddr, false
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			if host == "" {
+				addr = "127.0.0.1" + addr
+			}
+			all = host != "" // an address the user typed out, such as 0.0.0.0
+		}
+		p, err := metrics.ServePrometheus(addr, metrics.PrometheusOptions{AllInterfaces: all})
+		if err != nil {
+			for _, s := range sinks {
+				s.Close()
+			}
+			return nil, fmt.Errorf("--metrics-addr: %v", err)
+		}
+		fmt.Fprintf(stderr, "serving metrics at http://%s/metrics\n", p.Addr())
+		sinks = append(sinks, p)
+	}
+	return sinks, nil
 }
 
 // trainProgress shows training progress on stderr: a progress bar on a
@@ -324,7 +325,7 @@ type trainProgress struct {
 	bar   *progressbar.ProgressBar
 	total int
 	every int
-	last  fullgraph.Metrics
+	last  metrics.Epoch
 }
 
 func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
@@ -342,7 +343,7 @@ func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	return p
 }
 
-func (p *trainProgress) epoch(m fullgraph.Metrics) {
+func (p *trainProgress) epoch(m metrics.Epoch) {
 	p.last = m
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
@@ -354,7 +355,7 @@ func (p *trainProgress) epoch(m fullgraph.Metrics) {
 	}
 }
 
-func (p *trainProgress) line(m fullgraph.Metrics) {
+func (p *trainProgress) line(m metrics.Epoch) {
 	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
 		len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, m.TrainAcc, m.ValAcc, m.TestAcc, 1000*m.EpochSeconds)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
@@ -44,7 +45,7 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 // checkpoints sets up saving and resuming. With deferResume (a
 // multi-process job) the checkpoint is not read here: rank 0 reads it once
 // the workers are connected and sends it to the others (train_worker.go).
-func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer, deferResume bool) error {
+func (d *distOptions) checkpoints(opts *fullgraph.Options, stderr io.Writer, deferResume bool) error {
 	if d.checkpointEvery < 0 {
 		return usageError{fmt.Errorf("--checkpoint-every %d: want 0 or more", d.checkpointEvery)}
 	}
@@ -75,9 +76,9 @@ func (d *distOptions) checkpoints(opts *fullgraph.DistOptions, stderr io.Writer,
 }
 
 // prepare checks the flags and splits g; it returns a nil layout for one part.
-func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*partition.Layout, fullgraph.DistOptions, error) {
+func (d *distOptions) prepare(g *graph.Graph, train []int32, epochs int) (*partition.Layout, fullgraph.Options, error) {
 	if d.parts > g.N && d.parts >= 1 {
-		return nil, fullgraph.DistOptions{}, usageError{fmt.Errorf("--parts %d: the graph has only %d nodes", d.parts, g.N)}
+		return nil, fullgraph.Options{}, usageError{fmt.Errorf("--parts %d: the graph has only %d nodes", d.parts, g.N)}
 	}
 	opts, err := d.options(epochs)
 	if err != nil {
@@ -117,8 +118,8 @@ func (d *distOptions) unusedWithOneWorker() string {
 }
 
 // options checks the communication flags.
-func (d *distOptions) options(epochs int) (fullgraph.DistOptions, error) {
-	var opts fullgraph.DistOptions
+func (d *distOptions) options(epochs int) (fullgraph.Options, error) {
+	var opts fullgraph.Options
 	if d.parts < 1 {
 		return opts, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
 	}
@@ -176,45 +177,15 @@ func (d *distOptions) assign(g *graph.Graph, train []int32) ([]int32, error) {
 	return parts, nil
 }
 
-// distTotals sums the epochs' communication for the final summary.
-type distTotals struct {
-	fwd, bwd, grad                 int64
-	compute, comm, codec, emulated float64
-	workerCompute                  []float64
-}
-
-func (t *distTotals) add(m fullgraph.DistMetrics) {
-	t.fwd += m.BytesFwd
-	t.bwd += m.BytesBwd
-	t.grad += m.BytesGrad
-	t.compute += m.ComputeSeconds
-	t.comm += m.CommSeconds
-	t.codec += m.CodecSeconds
-	t.emulated += m.EmulatedSeconds
-	if t.workerCompute == nil {
-		t.workerCompute = make([]float64, len(m.WorkerCompute))
-	}
-	for i, c := range m.WorkerCompute {
-		t.workerCompute[i] += c
-	}
-}
-
-// fill copies the totals into the summary; imbalance is the slowest
-// worker's compute time over the mean.
-func (t *distTotals) fill(s *trainSummary, d distOptions, opts fullgraph.DistOptions) {
+// fill copies the run's totals into the summary; imbalance is the
+// slowest worker's compute time over the mean.
+func (d *distOptions) fill(s *trainSummary, t metrics.Totals) {
 	s.Parts, s.Compress, s.Schedule = d.parts, d.codec, d.scheduleName
 	if d.parts > 1 {
 		s.Partition = d.partition
 	}
-	s.BytesFwd, s.BytesBwd, s.BytesGrad = t.fwd, t.bwd, t.grad
-	s.BytesTotal = t.fwd + t.bwd + t.grad
-	s.ComputeSeconds, s.CommSeconds, s.CodecSeconds, s.EmulatedSeconds = t.compute, t.comm, t.codec, t.emulated
-	var sum, most float64
-	for _, c := range t.workerCompute {
-		sum += c
-		most = max(most, c)
-	}
-	if sum > 0 {
-		s.WorkerImbalance = most / (sum / float64(len(t.workerCompute)))
-	}
+	s.BytesFwd, s.BytesBwd, s.BytesGrad = t.BytesFwd, t.BytesBwd, t.BytesGrad
+	s.BytesTotal = t.BytesTotal()
+	s.ComputeSeconds, s.CommSeconds, s.CodecSeconds, s.EmulatedSeconds = t.ComputeSeconds, t.CommSeconds, t.CodecSeconds, t.EmulatedSeconds
+	s.WorkerImbalance = t.WorkerImbalance()
 }

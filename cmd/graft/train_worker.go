@@ -17,9 +17,11 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/launch"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -74,9 +76,9 @@ type trainInput struct {
 	name, split string
 	classes     int
 	sparse      bool
-	problem     fullgraph.Problem
+	problem     train.Problem
 	layout      *partition.Layout
-	opts        fullgraph.DistOptions
+	opts        fullgraph.Options
 	manifest    *partstore.Manifest // with --part-dir
 }
 
@@ -110,7 +112,7 @@ func (o *trainOptions) load(fs *flag.FlagSet, storage nn.Storage, epochs int) (*
 	}
 	return &trainInput{
 		name: ds.Name, split: split.Name, classes: ds.NumClasses, sparse: data.Features.IsSparse(),
-		problem: fullgraph.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
+		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels,
 			Train: data.Train, Val: data.Val, Test: data.Test},
 		layout: layout, opts: opts,
 	}, nil
@@ -146,13 +148,13 @@ func (o *trainOptions) loadPartDir(fs *flag.FlagSet, epochs int) (*trainInput, e
 // run trains in this process (goroutines for the parts) or, in a job of
 // several processes, as this process's rank; onEpoch is called on the
 // leader only.
-func (o *trainOptions) run(ctx context.Context, cfg fullgraph.Config, in *trainInput, opts fullgraph.DistOptions, stderr io.Writer, onEpoch func(fullgraph.DistMetrics) error) (fullgraph.Result, *fullgraph.Trainer, error) {
+func (o *trainOptions) run(ctx context.Context, cfg train.Config, in *trainInput, opts fullgraph.Options, stderr io.Writer, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	if !o.worker.multi() {
 		if in.manifest == nil {
 			return fullgraph.RunInProcess(ctx, cfg, in.problem, in.layout, opts, onEpoch)
 		}
-		var res fullgraph.Result
-		var tr *fullgraph.Trainer
+		var res train.Result
+		var tr *train.Loop
 		err := comm.Run(in.manifest.Parts, func(c comm.Communicator) error {
 			cb := onEpoch
 			if c.Rank() != 0 {
@@ -170,43 +172,43 @@ func (o *trainOptions) run(ctx context.Context, cfg fullgraph.Config, in *trainI
 	logger := log.New(stderr, "", log.LstdFlags)
 	c, err := o.worker.flags.Connect(ctx, os.Getenv, logger.Printf)
 	if err != nil {
-		return fullgraph.Result{}, nil, err
+		return train.Result{}, nil, err
 	}
 	defer c.Close()
 	if err := shareResume(c, o.dist.resume, &opts, stderr); err != nil {
-		return fullgraph.Result{}, nil, err
+		return train.Result{}, nil, err
 	}
 	last := 0
 	if opts.Resume != nil {
 		last = opts.Resume.Step
 	}
-	res, tr, err := o.runRank(ctx, c, cfg, in, opts, func(m fullgraph.DistMetrics) error {
+	res, tr, err := o.runRank(ctx, c, cfg, in, opts, func(m metrics.Epoch) error {
 		last = m.Epoch
 		if c.Rank() == 0 && onEpoch != nil {
 			return onEpoch(m)
 		}
 		return nil
 	})
-	if err == nil || errors.Is(err, fullgraph.ErrInterrupted) {
+	if err == nil || errors.Is(err, train.ErrInterrupted) {
 		// Every worker has left its last collective before any closes.
 		if berr := c.Barrier("train.done"); berr != nil && err == nil {
 			err = berr
 		}
 	}
-	if err != nil && !errors.Is(err, fullgraph.ErrInterrupted) {
+	if err != nil && !errors.Is(err, train.ErrInterrupted) {
 		err = lostPeer(err, c, last)
 	}
 	return res, tr, err
 }
 
 // runRank trains rank c.Rank()'s part.
-func (o *trainOptions) runRank(ctx context.Context, c comm.Communicator, cfg fullgraph.Config, in *trainInput, opts fullgraph.DistOptions, onEpoch func(fullgraph.DistMetrics) error) (fullgraph.Result, *fullgraph.Trainer, error) {
+func (o *trainOptions) runRank(ctx context.Context, c comm.Communicator, cfg train.Config, in *trainInput, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, cfg, in.problem, in.layout, opts, onEpoch)
 	}
 	sp, err := partstore.ReadPart(o.worker.partDir, c.Rank())
 	if err != nil {
-		return fullgraph.Result{}, nil, err
+		return train.Result{}, nil, err
 	}
 	return fullgraph.RunStoredWorker(ctx, c, cfg, sp, opts, onEpoch)
 }
@@ -241,7 +243,7 @@ const maxResumeBytes = 1 << 36
 
 // shareResume has rank 0 read the newest good checkpoint in dir and send it
 // to the others, so that only rank 0 needs the checkpoint directory.
-func shareResume(c comm.Communicator, dir string, opts *fullgraph.DistOptions, stderr io.Writer) error {
+func shareResume(c comm.Communicator, dir string, opts *fullgraph.Options, stderr io.Writer) error {
 	if dir == "" {
 		return nil
 	}

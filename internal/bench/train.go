@@ -13,6 +13,7 @@ import (
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -171,11 +172,11 @@ func sbmGraph(c graph.SBMConfig, reps int, seed uint64) (*benchGraph, error) {
 	}
 	// Train on 10% of the nodes: the loss touches few rows either way, and
 	// the cost of an epoch is the whole-graph forward and backward pass.
-	var train []int32
+	var trainRows []int32
 	for v := 0; v < g.N; v += 10 {
-		train = append(train, int32(v))
+		trainRows = append(trainRows, int32(v))
 	}
-	data := fullgraph.Data{Graph: nn.WholeGraph(g), Features: nn.DenseFeatures(x), Labels: labels, Train: train}
+	data := fullgraph.Data{Block: nn.WholeGraph(g), Features: nn.DenseFeatures(x), Labels: labels, Train: trainRows}
 	name := fmt.Sprintf("sbm-%dk", c.Nodes/1000)
 	return &benchGraph{name: name, graph: g, data: data, edges: g.NumEdges(), labels: c.Classes, reps: reps}, nil
 }
@@ -183,22 +184,22 @@ func sbmGraph(c graph.SBMConfig, reps int, seed uint64) (*benchGraph, error) {
 // timeEpochs trains model on g for one warm-up epoch and g.reps timed ones.
 func timeEpochs(g *benchGraph, model string, cfg TrainConfig) (TrainResult, error) {
 	// Each run gets fresh operators and buffers, measured from a clean heap.
-	g.data.Graph = nn.WholeGraph(g.graph)
+	g.data.Block = nn.WholeGraph(g.graph)
 	runtime.GC()
 	debug.FreeOSMemory()
 	ResetPeakRSS()
 
-	p, err := fullgraph.PresetFor(model)
+	p, err := train.PresetFor(model)
 	if err != nil {
 		return TrainResult{}, err
 	}
 	p.Hidden, p.Dropout, p.Epochs = cfg.Hidden, cfg.Dropout, 1+g.reps
-	tr, err := fullgraph.New(p.Config(model, g.labels, cfg.Seed), g.data)
+	tr, err := fullgraph.New(p.Config(model, g.labels, cfg.Seed), g.data, nil)
 	if err != nil {
 		return TrainResult{}, err
 	}
 	start := time.Now()
-	if _, err := tr.Step(); err != nil {
+	if _, err := tr.Step(1, 0); err != nil {
 		return TrainResult{}, err
 	}
 	first := time.Since(start)
@@ -208,7 +209,7 @@ func timeEpochs(g *benchGraph, model string, cfg TrainConfig) (TrainResult, erro
 	times := make([]float64, g.reps)
 	for i := range times {
 		start := time.Now()
-		if _, err := tr.Step(); err != nil {
+		if _, err := tr.Step(1, 0); err != nil {
 			return TrainResult{}, err
 		}
 		times[i] = float64(time.Since(start)) / float64(time.Millisecond)
@@ -216,7 +217,7 @@ func timeEpochs(g *benchGraph, model string, cfg TrainConfig) (TrainResult, erro
 	runtime.ReadMemStats(&after)
 	slices.Sort(times)
 	return TrainResult{
-		Graph: g.name, Model: model, Nodes: g.data.Graph.NumDst, Edges: g.edges,
+		Graph: g.name, Model: model, Nodes: g.data.Block.NumDst, Edges: g.edges,
 		Features: g.data.Features.Cols(), Sparse: g.data.Features.IsSparse(),
 		Hidden: cfg.Hidden, Classes: g.labels, Epochs: g.reps,
 		EpochMs: times[len(times)/2], EpochMsMin: times[0],

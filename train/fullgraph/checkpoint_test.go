@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 )
 
 // "a resumed run's final parameters equal those of an uninterrupted run bit
@@ -31,11 +33,11 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
-			opts := func() DistOptions { return compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs) }
-			run := func(ctx context.Context, o DistOptions, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
+			p := s.problem()
+			opts := func() Options { return compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs) }
+			run := func(ctx context.Context, o Options, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
 				var losses []float64
-				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m DistMetrics) error {
+				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m metrics.Epoch) error {
 					losses = append(losses, m.Loss)
 					if m.Epoch == cancelAt {
 						cancel()
@@ -66,7 +68,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			_, _, err = run(ctx, o, 4, cancel)
-			if !errors.Is(err, ErrInterrupted) || saved == nil {
+			if !errors.Is(err, train.ErrInterrupted) || saved == nil {
 				t.Fatalf("interrupted run: %v (checkpoint saved: %v)", err, saved != nil)
 			}
 			st, err := checkpoint.Decode(saved)
@@ -107,13 +109,13 @@ func TestRestoreRefusesAnotherModel(t *testing.T) {
 	cfg := equivalenceConfig("gcn", s.classes)
 	cfg.Epochs = 2
 	var st *checkpoint.State
-	p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
-	if _, _, err := RunInProcess(context.Background(), cfg, p, nil, DistOptions{CheckpointEvery: 1,
+	p := s.problem()
+	if _, _, err := RunInProcess(context.Background(), cfg, p, nil, Options{CheckpointEvery: 1,
 		SaveCheckpoint: func(c *checkpoint.State) error { st = c; return nil }}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Model.Hidden++
-	_, _, err := RunInProcess(context.Background(), cfg, p, nil, DistOptions{Resume: st}, nil)
+	_, _, err := RunInProcess(context.Background(), cfg, p, nil, Options{Resume: st}, nil)
 	if err == nil {
 		t.Fatal("a checkpoint of another model was accepted")
 	}

@@ -43,7 +43,7 @@ func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNor
 		x = nn.DenseFeatures(ones)
 	}
 	return Data{
-		Graph:    nn.WholeGraph(d.Graph),
+		Block:    nn.WholeGraph(d.Graph),
 		Features: x,
 		Labels:   d.Labels,
 		Train:    s.Train,

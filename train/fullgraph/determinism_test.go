@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -23,11 +24,11 @@ func TestPartitionedRunIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Problem{s.g, s.x, s.labels, s.train, s.val, s.test}
+	p := s.problem()
 	run := func() []float64 {
 		var losses []float64
 		_, _, err := RunInProcess(context.Background(), cfg, p, layout, compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs),
-			func(m DistMetrics) error { losses = append(losses, m.Loss, m.Ratio); return nil })
+			func(m metrics.Epoch) error { losses = append(losses, m.Loss, m.Ratio); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,9 +77,9 @@ func TestAdaptiveScheduleWatchesTheValidationLoss(t *testing.T) {
 	}
 	sched := &observed{}
 	var valLosses []float64
-	_, _, err = RunInProcess(context.Background(), cfg, Problem{s.g, s.x, s.labels, s.train, s.val, s.test}, layout,
-		DistOptions{Codec: codec(t, "truncate"), Schedule: func() compress.Schedule { return sched }},
-		func(m DistMetrics) error { valLosses = append(valLosses, m.ValLoss, m.Loss); return nil })
+	_, _, err = RunInProcess(context.Background(), cfg, s.problem(), layout,
+		Options{Codec: codec(t, "truncate"), Schedule: func() compress.Schedule { return sched }},
+		func(m metrics.Epoch) error { valLosses = append(valLosses, m.ValLoss, m.Loss); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

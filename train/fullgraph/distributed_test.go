@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -55,8 +56,8 @@ func TestReportedBytesEqualBytesSent(t *testing.T) {
 	var ratios []float64
 	err = comm.Run(k, func(c comm.Communicator) error {
 		cc := countingComm{Communicator: c, mu: &mu, fwd: &fwd, bwd: &bwd}
-		_, _, err := RunWorker(context.Background(), cc, cfg, Problem{s.g, s.x, s.labels, s.train, s.val, s.test}, layout,
-			compressed(t, "truncate", "linear:16:1:2", cfg.Epochs), func(m DistMetrics) error {
+		_, _, err := RunWorker(context.Background(), cc, cfg, s.problem(), layout,
+			compressed(t, "truncate", "linear:16:1:2", cfg.Epochs), func(m metrics.Epoch) error {
 				if c.Rank() == 0 {
 					reportedFwd += m.BytesFwd
 					reportedBwd += m.BytesBwd

@@ -13,7 +13,9 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 )
 
 // The golden trajectories pin training to the bit: per-epoch losses,
@@ -98,13 +100,13 @@ func runGolden(t *testing.T, c goldenCase) goldenRun {
 			t.Fatal(err)
 		}
 	}
-	var opts DistOptions
+	var opts Options
 	if c.Codec != "" {
 		opts = compressed(t, c.Codec, c.Schedule, c.Epochs)
 	}
 	run := goldenRun{Case: c}
-	p := Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}
-	res, tr, err := RunInProcess(context.Background(), cfg, p, layout, opts, func(m DistMetrics) error {
+	p := train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}
+	res, tr, err := RunInProcess(context.Background(), cfg, p, layout, opts, func(m metrics.Epoch) error {
 		run.Epochs = append(run.Epochs, goldenEpoch{Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
 			ValLoss: m.ValLoss, Ratio: m.Ratio, BytesFwd: m.BytesFwd, BytesBwd: m.BytesBwd, Grad: m.BytesGrad})
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
 )
 
 // TestResultsDoNotDependOnGOMAXPROCS: a seed fixes a run's bits on any
@@ -21,11 +22,11 @@ func TestResultsDoNotDependOnGOMAXPROCS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var train, val []int32
+	var trainRows, val []int32
 	for v := range int32(n) {
 		switch v % 10 {
 		case 0, 1, 2:
-			train = append(train, v)
+			trainRows = append(trainRows, v)
 		case 3:
 			val = append(val, v)
 		}
@@ -43,11 +44,11 @@ func TestResultsDoNotDependOnGOMAXPROCS(t *testing.T) {
 				cfg := presetConfig(t, model, classes, 5)
 				cfg.Epochs, cfg.Patience = 3, 0
 				cfg.Model.Hidden, cfg.Model.Heads = 32, 2
-				tr, err := New(cfg, Data{Graph: nn.WholeGraph(g), Features: nn.NewFeatures(x, tc.storage), Labels: labels, Train: train, Val: val, Test: val})
+				tr, err := New(cfg, Data{Block: nn.WholeGraph(g), Features: nn.NewFeatures(x, tc.storage), Labels: labels, Train: trainRows, Val: val, Test: val}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := tr.Run(context.Background(), nil); err != nil {
+				if _, err := tr.Run(context.Background(), train.Hooks{}); err != nil {
 					t.Fatal(err)
 				}
 				var out []float32

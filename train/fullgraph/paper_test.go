@@ -9,8 +9,10 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 )
 
 // The tests in this file check the claims of Cerviño et al., "Distributed
@@ -26,7 +28,7 @@ import (
 // paperTask is the graph of the paper tests: the class signal is mostly in
 // the neighbourhood (noisy own features, homophilous edges).
 type paperTask struct {
-	p       Problem
+	p       train.Problem
 	classes int
 	layout  *partition.Layout
 }
@@ -47,7 +49,7 @@ func newPaperTask(t testing.TB) paperTask {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
+	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
 	for v := range int32(paperNodes) {
 		switch v % 10 {
 		case 0, 1, 2:
@@ -69,8 +71,8 @@ func newPaperTask(t testing.TB) paperTask {
 	return paperTask{p: p, classes: classes, layout: layout}
 }
 
-func paperConfig(classes int, seed uint64) Config {
-	return Config{
+func paperConfig(classes int, seed uint64) train.Config {
+	return train.Config{
 		Model:     nn.Config{Model: "sage", Hidden: paperHidden, Classes: classes, Layers: 3, Seed: seed},
 		Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
 		Epochs:    paperEpochs,
@@ -79,8 +81,8 @@ func paperConfig(classes int, seed uint64) Config {
 
 // paperRun is one training run's per-epoch record.
 type paperRun struct {
-	best   Metrics
-	epochs []DistMetrics
+	best   train.Metrics
+	epochs []metrics.Epoch
 }
 
 // halo is the cumulative halo-exchange bytes (both directions) after each epoch.
@@ -121,7 +123,7 @@ func runPaper(t testing.TB, task paperTask, codec, schedule string, seed uint64,
 	opts.Link = link
 	var run paperRun
 	res, _, err := RunInProcess(context.Background(), cfg, task.p, task.layout, opts,
-		func(m DistMetrics) error { run.epochs = append(run.epochs, m); return nil })
+		func(m metrics.Epoch) error { run.epochs = append(run.epochs, m); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,8 @@
 package fullgraph
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
-	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -32,7 +29,7 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 	if err != nil {
 		return Data{}, err
 	}
-	d := Data{Graph: lg, Labels: make([]int32, len(part.Owned))}
+	d := Data{Block: lg, Labels: make([]int32, len(part.Owned))}
 	for i, v := range part.Owned {
 		d.Labels[i] = labels[v]
 	}
@@ -85,49 +82,4 @@ func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.Operato
 		return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 	}
 	return nn.Operators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
-}
-
-// CommReducer sums over the workers of a Communicator: gradients with its
-// all-reduce, metric sums in float64 by exchanging them and adding in rank
-// order, so every worker gets the same bits.
-type CommReducer struct {
-	Comm       comm.Communicator
-	send, recv [][]byte
-}
-
-// Sites under which the reducer's traffic is counted.
-const (
-	GradientSite = "allreduce.grad"
-	MetricSite   = "allreduce.metrics"
-)
-
-func (r *CommReducer) SumFloat32(x []float32) error { return r.Comm.AllReduce(GradientSite, x) }
-
-func (r *CommReducer) SumFloat64(x []float64) error {
-	n := r.Comm.Size()
-	if r.send == nil {
-		r.send, r.recv = make([][]byte, n), make([][]byte, n)
-	}
-	buf := r.send[0][:0]
-	for _, v := range x {
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-	}
-	for p := range r.send {
-		r.send[p] = buf
-	}
-	if err := r.Comm.AllToAll(MetricSite, r.send, r.recv); err != nil {
-		return err
-	}
-	for i := range x {
-		var s float64
-		for p := range n {
-			b := r.recv[p]
-			if len(b) != 8*len(x) {
-				return fmt.Errorf("fullgraph: rank %d sent %d metric bytes, want %d", p, len(b), 8*len(x))
-			}
-			s += math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		x[i] = s
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 )
 
 // sbmTask is a small learnable graph with a split in global ids.
@@ -45,12 +46,12 @@ func newSBMTask(t testing.TB, n int, seed uint64) sbmTask {
 	return s
 }
 
-func equivalenceConfig(model string, classes int) Config {
+func equivalenceConfig(model string, classes int) train.Config {
 	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 3, Heads: 2, Dropout: 0.3, Seed: 42}
 	if model == "gat" {
 		mc.AttentionDropout = 0.2
 	}
-	return Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
+	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
 		WeightDecay: 5e-4, Epochs: 6}
 }
 
@@ -59,14 +60,14 @@ type runOutcome struct {
 	params [][]float32
 }
 
-func runWhole(t *testing.T, s sbmTask, cfg Config) runOutcome {
+func runWhole(t *testing.T, s sbmTask, cfg train.Config) runOutcome {
 	t.Helper()
-	tr, err := New(cfg, Data{Graph: nn.WholeGraph(s.g), Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test})
+	tr, err := New(cfg, Data{Block: nn.WholeGraph(s.g), Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out runOutcome
-	if _, err := tr.Run(context.Background(), func(m Metrics) error { out.losses = append(out.losses, m.Loss); return nil }); err != nil {
+	if _, err := tr.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error { out.losses = append(out.losses, m.Loss); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range tr.Model().Params() {
@@ -75,7 +76,7 @@ func runWhole(t *testing.T, s sbmTask, cfg Config) runOutcome {
 	return out
 }
 
-func runPartitioned(t *testing.T, s sbmTask, cfg Config, method string, k int) runOutcome {
+func runPartitioned(t *testing.T, s sbmTask, cfg train.Config, method string, k int) runOutcome {
 	t.Helper()
 	p, err := partition.New(method)
 	if err != nil {
@@ -101,17 +102,16 @@ func runPartitioned(t *testing.T, s sbmTask, cfg Config, method string, k int) r
 			return err
 		}
 		wcfg := cfg
-		wcfg.Reducer = &CommReducer{Comm: c}
-		wcfg.Exchange = ex
-		tr, err := New(wcfg, d)
+		wcfg.Reducer = &train.CommReducer{Comm: c}
+		tr, err := New(wcfg, d, ex)
 		if err != nil {
 			return err
 		}
 		out := &outs[c.Rank()]
-		_, err = tr.Run(context.Background(), func(m Metrics) error {
+		_, err = tr.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error {
 			out.losses = append(out.losses, m.Loss)
 			return nil
-		})
+		}})
 		for _, p := range tr.Model().Params() {
 			out.params = append(out.params, p.Value.Data)
 		}
@@ -197,11 +197,15 @@ func codec(t testing.TB, name string) func() compress.Compressor {
 
 // compressed returns options compressing with codec at the ratios of the
 // schedule spec over steps.
-func compressed(t testing.TB, name, spec string, steps int) DistOptions {
+func compressed(t testing.TB, name, spec string, steps int) Options {
 	t.Helper()
 	s, err := compress.ScheduleFactory(spec, steps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return DistOptions{Codec: codec(t, name), Schedule: s}
+	return Options{Codec: codec(t, name), Schedule: s}
+}
+
+func (s sbmTask) problem() train.Problem {
+	return train.Problem{Graph: s.g, Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test}
 }

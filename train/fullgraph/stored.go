@@ -7,8 +7,10 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/halo"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train"
 )
 
 // StoredData returns what the worker holding sp trains on, like PartOf;
@@ -28,7 +30,7 @@ func StoredData(sp *partstore.Part, halo nn.Halo) (Data, error) {
 	if err != nil {
 		return Data{}, err
 	}
-	return Data{Graph: lg, Features: sp.Features, Labels: sp.Labels, Train: sp.Train, Val: sp.Val, Test: sp.Test}, nil
+	return Data{Block: lg, Features: sp.Features, Labels: sp.Labels, Train: sp.Train, Val: sp.Val, Test: sp.Test}, nil
 }
 
 // partsSite is where the workers check that they hold parts of one layout.
@@ -37,10 +39,10 @@ const partsSite = "parts.check"
 // RunStoredWorker is RunWorker for a worker that holds only its stored
 // part: sp must be part c.Rank() of a layout with c.Size() parts, and the
 // workers check that their parts come from the same layout.
-func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg Config, sp *partstore.Part, opts DistOptions, onEpoch func(DistMetrics) error) (Result, *Trainer, error) {
+func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *partstore.Part, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	k := len(sp.Part.HaloStart) - 1
 	if k != c.Size() || sp.Part.ID != c.Rank() {
-		return Result{}, nil, fmt.Errorf("fullgraph: rank %d of %d holds stored part %d of %d", c.Rank(), c.Size(), sp.Part.ID, k)
+		return train.Result{}, nil, fmt.Errorf("fullgraph: rank %d of %d holds stored part %d of %d", c.Rank(), c.Size(), sp.Part.ID, k)
 	}
 	if opts.Link != nil {
 		c = comm.WithLink(c, *opts.Link)
@@ -51,11 +53,11 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg Config, sp *p
 		send[p] = mine
 	}
 	if err := c.AllToAll(partsSite, send, recv); err != nil {
-		return Result{}, nil, fmt.Errorf("fullgraph: checking the stored parts: %w", err)
+		return train.Result{}, nil, fmt.Errorf("fullgraph: checking the stored parts: %w", err)
 	}
 	for p, b := range recv {
 		if len(b) != 8 || binary.LittleEndian.Uint64(b) != sp.Layout {
-			return Result{}, nil, fmt.Errorf("fullgraph: rank %d holds a part of a different partition than rank %d (layout fingerprints differ)", p, c.Rank())
+			return train.Result{}, nil, fmt.Errorf("fullgraph: rank %d holds a part of a different partition than rank %d (layout fingerprints differ)", p, c.Rank())
 		}
 	}
 	var ex *halo.Exchange
@@ -63,15 +65,13 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg Config, sp *p
 	if k > 1 {
 		var err error
 		if ex, err = newExchange(c, &sp.Part, cfg, opts); err != nil {
-			return Result{}, nil, err
+			return train.Result{}, nil, err
 		}
 		hx = ex
-		cfg.Reducer = &CommReducer{Comm: c}
-		cfg.Exchange = ex
 	}
 	d, err := StoredData(sp, hx)
 	if err != nil {
-		return Result{}, nil, err
+		return train.Result{}, nil, err
 	}
-	return runWorkerData(ctx, c, cfg, d, ex, opts, onEpoch)
+	return run(ctx, c, cfg, d, ex, opts, onEpoch)
 }

@@ -13,13 +13,15 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train"
 )
 
-func storedTask(t testing.TB, k int, sparse bool) (sbmTask, Problem, *partition.Layout) {
+func storedTask(t testing.TB, k int, sparse bool) (sbmTask, train.Problem, *partition.Layout) {
 	s := newSBMTask(t, 300, 3)
 	if sparse { // a sparse copy, with some rows empty
 		d := s.x.Dense
@@ -43,12 +45,12 @@ func storedTask(t testing.TB, k int, sparse bool) (sbmTask, Problem, *partition.
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Problem{Graph: s.g, Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test}
+	p := train.Problem{Graph: s.g, Features: s.x, Labels: s.labels, Train: s.train, Val: s.val, Test: s.test}
 	return s, p, layout
 }
 
 // source is p as the part store takes it.
-func source(p Problem, classes int) partstore.Source {
+func source(p train.Problem, classes int) partstore.Source {
 	return partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: classes,
 		Split: dataset.Split{Train: p.Train, Val: p.Val, Test: p.Test}}
 }
@@ -68,27 +70,27 @@ func TestStoredPartsTrainLikePartOf(t *testing.T) {
 		run := func(stored bool) ([]float64, []float32) {
 			var losses []float64
 			var params []float32
-			_, tr, err := func() (Result, *Trainer, error) {
-				var res Result
-				var tr *Trainer
+			_, tr, err := func() (train.Result, *train.Loop, error) {
+				var res train.Result
+				var tr *train.Loop
 				err := comm.Run(k, func(c comm.Communicator) error {
-					cb := func(m DistMetrics) error {
+					cb := func(m metrics.Epoch) error {
 						if c.Rank() == 0 {
 							losses = append(losses, m.Loss)
 						}
 						return nil
 					}
-					var r Result
-					var tt *Trainer
+					var r train.Result
+					var tt *train.Loop
 					var err error
 					if stored {
 						sp, rerr := partstore.ReadPart(dir, c.Rank())
 						if rerr != nil {
 							return rerr
 						}
-						r, tt, err = RunStoredWorker(context.Background(), c, cfg, sp, DistOptions{}, cb)
+						r, tt, err = RunStoredWorker(context.Background(), c, cfg, sp, Options{}, cb)
 					} else {
-						r, tt, err = RunWorker(context.Background(), c, cfg, p, layout, DistOptions{}, cb)
+						r, tt, err = RunWorker(context.Background(), c, cfg, p, layout, Options{}, cb)
 					}
 					if c.Rank() == 0 {
 						res, tr = r, tt
@@ -131,7 +133,7 @@ func TestStoredPartsFromDifferentLayoutsRefused(t *testing.T) {
 		if c.Rank() == 1 {
 			sp = b
 		}
-		_, _, err := RunStoredWorker(context.Background(), c, equivalenceConfig("gcn", s.classes), sp, DistOptions{}, nil)
+		_, _, err := RunStoredWorker(context.Background(), c, equivalenceConfig("gcn", s.classes), sp, Options{}, nil)
 		return err
 	})
 	if err == nil || !strings.Contains(err.Error(), "different partition") {

@@ -20,8 +20,10 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -260,36 +262,36 @@ func runCmd(args []string) error {
 
 // loadProblem reads a registry dataset (row-normalised features, seeded
 // split) or generates sbm-arxiv.
-func loadProblem(name, split, dataDir string) (fullgraph.Problem, int, error) {
+func loadProblem(name, split, dataDir string) (train.Problem, int, error) {
 	if name == "sbm-arxiv" {
 		return sbmArxiv()
 	}
 	ds, err := dataset.Load(name, dataDir)
 	if err != nil {
-		return fullgraph.Problem{}, 0, err
+		return train.Problem{}, 0, err
 	}
 	s, err := ds.Split(split, 1)
 	if err != nil {
-		return fullgraph.Problem{}, 0, err
+		return train.Problem{}, 0, err
 	}
 	d, err := fullgraph.FromDataset(ds, s, nn.Auto, true)
 	if err != nil {
-		return fullgraph.Problem{}, 0, err
+		return train.Problem{}, 0, err
 	}
-	return fullgraph.Problem{Graph: ds.Graph, Features: d.Features, Labels: d.Labels, Train: d.Train, Val: d.Val, Test: d.Test}, ds.NumClasses, nil
+	return train.Problem{Graph: ds.Graph, Features: d.Features, Labels: d.Labels, Train: d.Train, Val: d.Val, Test: d.Test}, ds.NumClasses, nil
 }
 
 // sbmArxiv is a stochastic block model the size of ogbn-arxiv: 169,343
 // nodes, about 1.17M undirected edges, 128 features, 40 classes, with
 // ogbn-arxiv's split fractions (54/18/28) drawn at random.
-func sbmArxiv() (fullgraph.Problem, int, error) {
+func sbmArxiv() (train.Problem, int, error) {
 	const n, classes = 169343, 40
 	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 13.8, Homophily: 0.6,
 		Features: 128, FeatureNoise: 1.5}, 1)
 	if err != nil {
-		return fullgraph.Problem{}, 0, err
+		return train.Problem{}, 0, err
 	}
-	p := fullgraph.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
+	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
 	perm := make([]int32, n)
 	for i := range perm {
 		perm[i] = int32(i)
@@ -311,7 +313,7 @@ func sbmArxiv() (fullgraph.Problem, int, error) {
 
 // buildLayout splits the graph with training nodes balanced too, as graft
 // train does (and DGL's balance_ntypes).
-func buildLayout(p fullgraph.Problem, k int, method string) (*partition.Layout, error) {
+func buildLayout(p train.Problem, k int, method string) (*partition.Layout, error) {
 	pt, err := partition.New(method)
 	if err != nil {
 		return nil, err
@@ -329,7 +331,7 @@ func buildLayout(p fullgraph.Problem, k int, method string) (*partition.Layout, 
 
 // run trains rec's configuration: the authors' model (3-layer SAGE-mean,
 // ReLU, no dropout, Adam lr 0.01, no weight decay, every iteration).
-func run(ctx context.Context, rec *record, p fullgraph.Problem, classes int, layout *partition.Layout, link comm.Link) error {
+func run(ctx context.Context, rec *record, p train.Problem, classes int, layout *partition.Layout, link comm.Link) error {
 	sched, err := compress.ScheduleFactory(rec.Schedule, rec.Epochs)
 	if err != nil {
 		return err
@@ -338,14 +340,14 @@ func run(ctx context.Context, rec *record, p fullgraph.Problem, classes int, lay
 	if err != nil {
 		return err
 	}
-	cfg := fullgraph.Config{
+	cfg := train.Config{
 		Model:     nn.Config{Model: "sage", Hidden: rec.Hidden, Classes: classes, Layers: 3, Seed: rec.Seed},
 		Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
 		Epochs:    rec.Epochs,
 	}
 	start := time.Now()
-	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.DistOptions{Codec: codec, Schedule: sched, Link: &link},
-		func(m fullgraph.DistMetrics) error {
+	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.Options{Codec: codec, Schedule: sched, Link: &link},
+		func(m metrics.Epoch) error {
 			rec.Ratio = append(rec.Ratio, m.Ratio)
 			rec.Val = append(rec.Val, m.ValAcc)
 			rec.Test = append(rec.Test, m.TestAcc)

@@ -13,6 +13,7 @@ import (
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -43,7 +44,7 @@ func speedCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := fullgraph.Config{
+	cfg := train.Config{
 		Model:     nn.Config{Model: "sage", Hidden: *hidden, Classes: classes, Layers: 3, Seed: 1},
 		Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01},
 		Epochs:    *epochs,
@@ -51,11 +52,11 @@ func speedCmd(args []string) error {
 	ctx := context.Background()
 	link, _ := comm.ParseLink("1gbit:1ms")
 	plain := func() ([]float64, error) {
-		tr, err := fullgraph.New(cfg, fullgraph.Data{Graph: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test})
+		tr, err := fullgraph.New(cfg, fullgraph.Data{Block: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}, nil)
 		if err != nil {
 			return nil, err
 		}
-		res, err := tr.Run(ctx, nil)
+		res, err := tr.Run(ctx, train.Hooks{})
 		return res.EpochSeconds, err
 	}
 	// dist returns the epoch times and the codec's share of the epochs

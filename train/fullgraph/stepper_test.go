@@ -10,6 +10,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
 )
 
 var (
@@ -36,9 +37,9 @@ func coraData(t testing.TB) (*dataset.Dataset, Data) {
 	return cora, d
 }
 
-func presetConfig(t testing.TB, model string, classes int, seed uint64) Config {
+func presetConfig(t testing.TB, model string, classes int, seed uint64) train.Config {
 	t.Helper()
-	p, err := PresetFor(model)
+	p, err := train.PresetFor(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func TestCoraGCNAccuracy(t *testing.T) {
 	seeds := []uint64{1, 2, 3}
 	var sum float64
 	for _, seed := range seeds {
-		tr, err := New(presetConfig(t, "gcn", ds.NumClasses, seed), data)
+		tr, err := New(presetConfig(t, "gcn", ds.NumClasses, seed), data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := tr.Run(context.Background(), nil)
+		res, err := tr.Run(context.Background(), train.Hooks{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,12 +75,12 @@ func TestEpochAllocations(t *testing.T) {
 	ds, data := coraData(t)
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		t.Run(model, func(t *testing.T) {
-			tr, err := New(presetConfig(t, model, ds.NumClasses, 1), data)
+			tr, err := New(presetConfig(t, model, ds.NumClasses, 1), data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			epoch := func() {
-				if _, err := tr.Step(); err != nil {
+				if _, err := tr.Step(1, 0); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := tr.Evaluate(); err != nil {
@@ -174,11 +175,11 @@ func TestWorkersMatchOneWorker(t *testing.T) {
 	cfg.Epochs = 30
 
 	var want []float64
-	one, err := New(cfg, data)
+	one, err := New(cfg, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRes, err := one.Run(context.Background(), func(m Metrics) error { want = append(want, m.Loss); return nil })
+	wantRes, err := one.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error { want = append(want, m.Loss); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestWorkersMatchOneWorker(t *testing.T) {
 	}
 	group := newSumGroup(workers)
 	losses := make([][]float64, workers)
-	results := make([]Result, workers)
+	results := make([]train.Result, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -203,19 +204,19 @@ func TestWorkersMatchOneWorker(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			d := data
-			d.Graph = nn.WholeGraph(cora.Graph) // operators are cached per Graph
+			d.Block = nn.WholeGraph(cora.Graph) // operators are cached per Graph
 			d.Train, d.Val, d.Test = half(data.Train, w), half(data.Val, w), half(data.Test, w)
 			c := cfg
 			c.Reducer = group
-			tr, err := New(c, d)
+			tr, err := New(c, d, nil)
 			if err != nil {
 				errs[w] = err
 				return
 			}
-			results[w], errs[w] = tr.Run(context.Background(), func(m Metrics) error {
+			results[w], errs[w] = tr.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error {
 				losses[w] = append(losses[w], m.Loss)
 				return nil
-			})
+			}})
 		}()
 	}
 	wg.Wait()
@@ -239,12 +240,12 @@ func TestEarlyStoppingKeepsBestParameters(t *testing.T) {
 	cfg := presetConfig(t, "gcn", ds.NumClasses, 3)
 	cfg.Optimizer.LR = 0.05 // overfits within a few dozen epochs
 	cfg.Epochs, cfg.Patience = 500, 10
-	tr, err := New(cfg, data)
+	tr, err := New(cfg, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen []Metrics
-	res, err := tr.Run(context.Background(), func(m Metrics) error { seen = append(seen, m); return nil })
+	var seen []train.Metrics
+	res, err := tr.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error { seen = append(seen, m); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,42 +282,19 @@ func TestNotFiniteLoss(t *testing.T) {
 	cfg := presetConfig(t, "gcn", ds.NumClasses, 1)
 	cfg.Optimizer.LR = 1e30
 	cfg.Epochs = 20
-	tr, err := New(cfg, data)
+	tr, err := New(cfg, data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tr.Run(context.Background(), nil)
-	if !errors.Is(err, ErrNotFinite) {
-		t.Fatalf("Run error %v, want ErrNotFinite", err)
+	res, err := tr.Run(context.Background(), train.Hooks{})
+	if !errors.Is(err, train.ErrNotFinite) {
+		t.Fatalf("Run error %v, want train.ErrNotFinite", err)
 	}
 	for _, p := range tr.Model().Params() {
 		for _, v := range p.Value.Data {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				t.Fatalf("after a diverged run (%d epochs) parameter %s holds %v; want the best epoch's finite values", res.Epochs, p.Name, v)
 			}
-		}
-	}
-}
-
-func TestBetter(t *testing.T) {
-	tests := []struct {
-		byLoss  bool
-		m, best Metrics
-		want    bool
-	}{
-		{false, Metrics{ValAcc: 0.8, ValLoss: 1}, Metrics{Epoch: 1, ValAcc: 0.7, ValLoss: 0.5}, true},
-		{false, Metrics{ValAcc: 0.7, ValLoss: 1}, Metrics{Epoch: 1, ValAcc: 0.8, ValLoss: 2}, false},
-		{false, Metrics{ValAcc: 0.8, ValLoss: 0.9}, Metrics{Epoch: 1, ValAcc: 0.8, ValLoss: 1}, true},
-		{false, Metrics{ValAcc: 0.8, ValLoss: 1}, Metrics{Epoch: 1, ValAcc: 0.8, ValLoss: 1}, false},
-		{false, Metrics{ValAcc: 0}, Metrics{}, true}, // nothing selected yet
-		{true, Metrics{ValAcc: 0.7, ValLoss: 0.5}, Metrics{Epoch: 1, ValAcc: 0.8, ValLoss: 1}, true},
-		{true, Metrics{ValAcc: 0.9, ValLoss: 1.5}, Metrics{Epoch: 1, ValAcc: 0.8, ValLoss: 1}, false},
-		{true, Metrics{ValLoss: 9}, Metrics{}, true},
-	}
-	for _, tt := range tests {
-		tr := &Trainer{cfg: Config{SelectByLoss: tt.byLoss}}
-		if got := tr.better(tt.m, tt.best); got != tt.want {
-			t.Errorf("better(%+v, %+v) by loss %v = %v, want %v", tt.m, tt.best, tt.byLoss, got, tt.want)
 		}
 	}
 }
@@ -332,7 +310,7 @@ func TestNewRejectsBadData(t *testing.T) {
 	zeroEpochs.Epochs = 0
 	tests := []struct {
 		name string
-		cfg  Config
+		cfg  train.Config
 		data Data
 	}{
 		{"no training nodes", cfg, noTrain},
@@ -340,7 +318,7 @@ func TestNewRejectsBadData(t *testing.T) {
 		{"zero epochs", zeroEpochs, data},
 	}
 	for _, tt := range tests {
-		if _, err := New(tt.cfg, tt.data); err == nil {
+		if _, err := New(tt.cfg, tt.data, nil); err == nil {
 			t.Errorf("%s: New succeeded", tt.name)
 		}
 	}

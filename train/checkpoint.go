@@ -1,4 +1,4 @@
-package fullgraph
+package train
 
 import (
 	"encoding/json"
@@ -9,55 +9,61 @@ import (
 	"github.com/graft-gnn/graft/nn"
 )
 
-// checkpointMeta is the JSON part of a trainer checkpoint.
+// checkpointMeta is the JSON part of a loop's checkpoint.
 type checkpointMeta struct {
 	Progress       progress        `json:"progress"`
 	ModelStep      uint64          `json:"model_step"` // dropout's clock
 	OptimizerSteps int             `json:"optimizer_steps"`
-	Schedule       json.RawMessage `json:"schedule,omitempty"`
+	Stepper        json.RawMessage `json:"stepper,omitempty"`
 	Fingerprint    string          `json:"fingerprint"`
 }
 
 // fingerprint names what a checkpoint must match: the model, the optimiser
 // and every parameter's name and shape.
-func (t *Trainer) fingerprint() string {
-	c := t.cfg.Model
+func (l *Loop) fingerprint() string {
+	c := l.model.Config
 	s := fmt.Sprintf("%s in=%d hidden=%d classes=%d layers=%d heads=%d/%d act=%s opt=%s",
-		c.Model, c.InFeatures, c.Hidden, c.Classes, c.Layers, c.Heads, c.OutputHeads, c.Activation, t.cfg.Optimizer.Algorithm)
-	for _, p := range t.params {
+		c.Model, c.InFeatures, c.Hidden, c.Classes, c.Layers, c.Heads, c.OutputHeads, c.Activation, l.cfg.Optimizer.Algorithm)
+	for _, p := range l.params {
 		s += fmt.Sprintf(" %s%v", p.Name, p.Shape)
 	}
 	return s
 }
 
 // Checkpoint captures everything needed to continue this run exactly:
-// current and best parameters, optimiser state, dropout and schedule
-// clocks, and model-selection progress. Every worker holds the same state;
-// one of them writes it.
-func (t *Trainer) Checkpoint() (*checkpoint.State, error) {
-	meta := checkpointMeta{Progress: t.progress, ModelStep: t.model.Step(), Fingerprint: t.fingerprint()}
-	if ex := t.cfg.Exchange; ex != nil {
-		var err error
-		if meta.Schedule, err = ex.ScheduleState(); err != nil {
-			return nil, fmt.Errorf("fullgraph: checkpoint: %w", err)
-		}
+// current and best parameters, optimiser state, the dropout clock, the
+// stepper's state, and model-selection progress. Every worker holds the
+// same state; one of them writes it.
+func (l *Loop) Checkpoint() (*checkpoint.State, error) {
+	meta := checkpointMeta{Progress: l.progress, ModelStep: l.model.Step(), Fingerprint: l.fingerprint()}
+	var err error
+	if meta.Stepper, err = l.stepper.State(); err != nil {
+		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
-	opt := t.opt.State()
+	opt := l.opt.State()
 	meta.OptimizerSteps = opt.Steps
 	mj, err := json.Marshal(meta)
 	if err != nil {
-		return nil, fmt.Errorf("fullgraph: checkpoint: %w", err)
+		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
-	s := &checkpoint.State{Step: t.progress.Epoch, Meta: mj}
-	for i, p := range t.params {
+	s := &checkpoint.State{Step: l.progress.Epoch, Meta: mj}
+	for i, p := range l.params {
 		s.Tensors = append(s.Tensors,
 			checkpoint.Tensor{Name: "param/" + p.Name, Shape: []int{p.Value.Rows, p.Value.Cols}, Data: p.Value.Data},
-			checkpoint.Tensor{Name: "best/" + p.Name, Shape: []int{p.Value.Rows, p.Value.Cols}, Data: t.best[i].Data})
+			checkpoint.Tensor{Name: "best/" + p.Name, Shape: []int{p.Value.Rows, p.Value.Cols}, Data: l.best[i].Data})
 		for _, key := range optimizerKeys(p, opt) {
 			s.Tensors = append(s.Tensors, checkpoint.Tensor{Name: "optim/" + key, Shape: []int{len(opt.Buffers[key])}, Data: opt.Buffers[key]})
 		}
 	}
 	return s, nil
+}
+
+func (l *Loop) save(to func(*checkpoint.State) error) error {
+	st, err := l.Checkpoint()
+	if err != nil {
+		return err
+	}
+	return to(st)
 }
 
 // optimizerKeys lists p's optimiser buffers in a fixed order.
@@ -74,18 +80,18 @@ func optimizerKeys(p *nn.Param, st nn.OptimizerState) []string {
 // Restore continues from a checkpoint of the same model and optimiser; Run
 // then picks up after the checkpoint's epoch. Every worker restores the
 // same checkpoint.
-func (t *Trainer) Restore(s *checkpoint.State) error {
+func (l *Loop) Restore(s *checkpoint.State) error {
 	var meta checkpointMeta
 	if err := json.Unmarshal(s.Meta, &meta); err != nil {
-		return fmt.Errorf("fullgraph: checkpoint metadata: %w", err)
+		return fmt.Errorf("train: checkpoint metadata: %w", err)
 	}
-	if want := t.fingerprint(); meta.Fingerprint != want {
-		return fmt.Errorf("fullgraph: the checkpoint is of a different model or optimiser (%s), not %s", meta.Fingerprint, want)
+	if want := l.fingerprint(); meta.Fingerprint != want {
+		return fmt.Errorf("train: the checkpoint is of a different model or optimiser (%s), not %s", meta.Fingerprint, want)
 	}
 	get := func(name string, n int) ([]float32, error) {
 		tt := s.Tensor(name)
 		if tt == nil || len(tt.Data) != n {
-			return nil, fmt.Errorf("fullgraph: checkpoint lacks %s or has the wrong size", name)
+			return nil, fmt.Errorf("train: checkpoint lacks %s or has the wrong size", name)
 		}
 		return tt.Data, nil
 	}
@@ -95,7 +101,7 @@ func (t *Trainer) Restore(s *checkpoint.State) error {
 			opt.Buffers[key] = tt.Data
 		}
 	}
-	for i, p := range t.params {
+	for i, p := range l.params {
 		v, err := get("param/"+p.Name, len(p.Value.Data))
 		if err != nil {
 			return err
@@ -105,17 +111,15 @@ func (t *Trainer) Restore(s *checkpoint.State) error {
 			return err
 		}
 		copy(p.Value.Data, v)
-		copy(t.best[i].Data, b)
+		copy(l.best[i].Data, b)
 	}
-	if err := t.opt.SetState(opt); err != nil {
-		return fmt.Errorf("fullgraph: checkpoint: %w", err)
+	if err := l.opt.SetState(opt); err != nil {
+		return fmt.Errorf("train: checkpoint: %w", err)
 	}
-	if ex := t.cfg.Exchange; ex != nil {
-		if err := ex.RestoreSchedule(meta.Schedule); err != nil {
-			return err
-		}
+	if err := l.stepper.Restore(meta.Stepper); err != nil {
+		return err
 	}
-	t.model.SetStep(meta.ModelStep)
-	t.progress = meta.Progress
+	l.model.SetStep(meta.ModelStep)
+	l.progress = meta.Progress
 	return nil
 }

@@ -1,4 +1,4 @@
-package fullgraph
+package train
 
 import (
 	"fmt"

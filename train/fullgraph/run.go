@@ -1,0 +1,238 @@
+package fullgraph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/halo"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Options are the settings of a run beyond its training configuration:
+// compression and link emulation of the halo exchange, and checkpoints.
+type Options struct {
+	// Codec and Schedule make each worker's compressor of the halo
+	// exchange and its ratio schedule (each worker needs its own: both
+	// keep state); nil means no compression and ratio 1.
+	Codec    func() compress.Compressor
+	Schedule func() compress.Schedule
+	Link     *comm.Link // emulated network link, or nil
+
+	// Resume continues from a checkpoint instead of a fresh start.
+	Resume *checkpoint.State
+	// SaveCheckpoint, if set, is called on rank 0 with the run's state every
+	// CheckpointEvery epochs (when positive) and after an interrupted epoch.
+	SaveCheckpoint  func(*checkpoint.State) error
+	CheckpointEvery int
+}
+
+// RunWorker trains the part of layout that c's rank owns, with the other
+// ranks of c doing the same, and calls onEpoch (on every rank) with the
+// epoch's metrics over all workers. Bytes count what the workers sent
+// during the training step's halo exchanges (forward activations, backward
+// gradients) and gradient all-reduce; evaluation passes are not compressed
+// and are not counted. Parameters stay identical on every rank, so any
+// rank's model is the result. A nil or one-part layout is one worker
+// holding the whole graph.
+func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if opts.Link != nil {
+		c = comm.WithLink(c, *opts.Link)
+	}
+	if layout == nil || layout.K == 1 {
+		if c.Size() != 1 {
+			return train.Result{}, nil, fmt.Errorf("fullgraph: %d workers but no partition layout", c.Size())
+		}
+		d := Data{Block: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}
+		return run(ctx, c, cfg, d, nil, opts, onEpoch)
+	}
+	if layout.K != c.Size() {
+		return train.Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())
+	}
+	part := &layout.Parts[c.Rank()]
+	ex, err := newExchange(c, part, cfg, opts)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	return run(ctx, c, cfg, d, ex, opts, onEpoch)
+}
+
+// RunInProcess trains with one goroutine per part of layout, connected by
+// an in-process comm.Group, and returns rank 0's result and loop. A nil or
+// one-part layout is plain single-process training.
+func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if layout == nil || layout.K == 1 {
+		return RunWorker(ctx, comm.NewGroup(1).Comm(0), cfg, p, nil, opts, onEpoch)
+	}
+	var res train.Result
+	var loop *train.Loop
+	err := comm.Run(layout.K, func(c comm.Communicator) error {
+		var cb func(metrics.Epoch) error
+		if c.Rank() == 0 {
+			cb = onEpoch
+		}
+		r, l, err := RunWorker(ctx, c, cfg, p, layout, opts, cb)
+		if c.Rank() == 0 {
+			res, loop = r, l
+		}
+		return err
+	})
+	return res, loop, err
+}
+
+// newExchange returns the halo exchange of the worker holding part.
+func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, opts Options) (*halo.Exchange, error) {
+	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1)}
+	if opts.Codec != nil {
+		hc.Codec = opts.Codec()
+	}
+	if opts.Schedule != nil {
+		hc.Schedule = opts.Schedule()
+	}
+	return halo.New(c, part, hc)
+}
+
+// run trains d, this rank's share, through ex (nil for one worker), as
+// RunWorker describes.
+func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex *halo.Exchange, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	var reducer *train.CommReducer
+	if c.Size() > 1 {
+		reducer = &train.CommReducer{Comm: c}
+		cfg.Reducer = reducer
+	}
+	loop, err := New(cfg, d, ex)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	if opts.Resume != nil {
+		if err := loop.Restore(opts.Resume); err != nil {
+			return train.Result{}, nil, err
+		}
+	}
+	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery}
+	if c.Rank() == 0 {
+		hooks.SaveCheckpoint = opts.SaveCheckpoint
+	}
+	if ex != nil {
+		hooks.Observe = ex.Observe
+	}
+	var acc epochAccounts
+	hooks.OnEpoch = func(m train.Metrics) error {
+		e, err := acc.epoch(m, c, ex, reducer)
+		if err != nil {
+			return err
+		}
+		if onEpoch != nil {
+			return onEpoch(e)
+		}
+		return nil
+	}
+	res, err := loop.Run(ctx, hooks)
+	if errors.Is(err, train.ErrInterrupted) {
+		// Stopping is an error to the group: wait until every worker is past
+		// its last collective, so nobody's departure aborts another's.
+		if berr := c.Barrier("stop"); berr != nil {
+			err = fmt.Errorf("%w; %v", err, berr)
+		}
+	}
+	return res, loop, err
+}
+
+// counters are one worker's cumulative figures, exchanged after every
+// epoch.
+type counters struct {
+	BytesFwd, BytesBwd, BytesGrad float64
+	CommSeconds, EmulatedSeconds  float64
+	CodecSeconds, WallSeconds     float64
+}
+
+func (w counters) values() []float64 {
+	return []float64{w.BytesFwd, w.BytesBwd, w.BytesGrad, w.CommSeconds, w.EmulatedSeconds, w.CodecSeconds, w.WallSeconds}
+}
+
+func countersOf(v []float64) counters {
+	return counters{v[0], v[1], v[2], v[3], v[4], v[5], v[6]}
+}
+
+// read takes this worker's counters from its communicator's statistics and
+// its exchange (nil for one worker).
+func read(stats *comm.Stats, ex *halo.Exchange, wall float64) counters {
+	w := counters{WallSeconds: wall}
+	for _, site := range stats.Sites() {
+		st := stats.Site(site)
+		switch {
+		case site == train.CounterSite:
+			continue
+		case strings.HasPrefix(site, halo.ForwardSites):
+			w.BytesFwd += float64(st.BytesSent)
+		case strings.HasPrefix(site, halo.BackwardSites):
+			w.BytesBwd += float64(st.BytesSent)
+		case site == train.GradientSite:
+			w.BytesGrad += float64(st.BytesSent)
+		}
+		w.CommSeconds += st.Seconds
+		w.EmulatedSeconds += st.EmulatedSeconds
+	}
+	if ex != nil {
+		w.CodecSeconds = ex.CodecSeconds()
+	}
+	return w
+}
+
+// epochAccounts turns the loop's epochs into metrics.Epochs with every
+// worker's communication.
+type epochAccounts struct {
+	prev    []float64 // this worker's counters after the last epoch
+	elapsed float64
+}
+
+func (a *epochAccounts) epoch(m train.Metrics, c comm.Communicator, ex *halo.Exchange, reducer *train.CommReducer) (metrics.Epoch, error) {
+	a.elapsed += m.EpochSeconds
+	now := read(c.Stats(), ex, a.elapsed).values()
+	delta := make([]float64, len(now))
+	for i := range now {
+		delta[i] = now[i]
+		if a.prev != nil {
+			delta[i] -= a.prev[i]
+		}
+	}
+	a.prev = now
+	all := [][]float64{delta}
+	if reducer != nil {
+		var err error
+		if all, err = reducer.Gather(delta); err != nil {
+			return metrics.Epoch{}, fmt.Errorf("fullgraph: exchanging epoch counters: %w", err)
+		}
+	}
+	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
+		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds,
+		Ratio: 1, WorkerCompute: make([]float64, len(all)), RSSBytes: metrics.ResidentBytes()}
+	if ex != nil {
+		e.Ratio = ex.TrainingRatio()
+	}
+	for r, v := range all {
+		w := countersOf(v)
+		e.BytesFwd += int64(w.BytesFwd)
+		e.BytesBwd += int64(w.BytesBwd)
+		e.BytesGrad += int64(w.BytesGrad)
+		compute := max(w.WallSeconds-w.CommSeconds, 0)
+		e.WorkerCompute[r] = compute
+		e.ComputeSeconds = max(e.ComputeSeconds, compute)
+		e.CommSeconds = max(e.CommSeconds, w.CommSeconds)
+		e.EmulatedCommSeconds = max(e.EmulatedCommSeconds, w.EmulatedSeconds)
+		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+w.EmulatedSeconds)
+		e.CodecSeconds = max(e.CodecSeconds, w.CodecSeconds)
+	}
+	return e, nil
+}

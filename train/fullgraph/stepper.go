@@ -1,0 +1,168 @@
+package fullgraph
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/graft-gnn/graft/halo"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Data is what one worker trains on. Rows are the destinations of Block:
+// Features has one row per destination, Labels one entry per destination
+// (negative for a node without a label), and Train, Val and Test list
+// destination rows.
+type Data struct {
+	Block            *nn.Block
+	Features         nn.Features
+	Labels           []int32
+	Train, Val, Test []int32
+}
+
+// Stepper is the full-graph train.Stepper: every optimiser step is one
+// forward pass over all of the worker's rows, with the halo exchange (if
+// any) inside the layers.
+type Stepper struct {
+	data   Data
+	model  *nn.Model
+	blocks []*nn.Block
+	ex     *halo.Exchange
+
+	trainLoss, evalLoss nn.CrossEntropy
+	trainCount          float64 // training rows over all workers: the loss normaliser
+}
+
+// NewStepper builds cfg's model for data and checks that data is
+// consistent. ex is this worker's halo exchange when the graph is split
+// (nil otherwise): the stepper tells it which pass comes next, so that
+// training passes are compressed at the step's ratio, and checks it for
+// errors after every pass. With a Reducer the workers agree on the number
+// of training rows, so every worker must call NewStepper.
+func NewStepper(cfg train.Config, data Data, ex *halo.Exchange) (*Stepper, error) {
+	if err := data.check(cfg.Model.Classes); err != nil {
+		return nil, err
+	}
+	model, err := train.NewModel(cfg, data.Features.Cols())
+	if err != nil {
+		return nil, err
+	}
+	count := []float64{float64(len(data.Train))}
+	if cfg.Reducer != nil {
+		if err := cfg.Reducer.SumFloat64(count); err != nil {
+			return nil, fmt.Errorf("fullgraph: counting training rows: %w", err)
+		}
+	}
+	if count[0] == 0 {
+		return nil, errors.New("fullgraph: no training nodes")
+	}
+	return &Stepper{data: data, model: model, blocks: []*nn.Block{data.Block}, ex: ex, trainCount: count[0]}, nil
+}
+
+// check reports the first inconsistency of d for classes classes.
+func (d *Data) check(classes int) error {
+	if d.Block == nil {
+		return errors.New("fullgraph: no graph")
+	}
+	if d.Features.Dense == nil && d.Features.Sparse == nil {
+		return errors.New("fullgraph: no features")
+	}
+	n := d.Block.NumDst
+	if d.Features.Rows() != n || len(d.Labels) != n {
+		return fmt.Errorf("fullgraph: %d feature rows and %d labels for %d nodes", d.Features.Rows(), len(d.Labels), n)
+	}
+	for _, set := range []struct {
+		name string
+		rows []int32
+	}{{"training", d.Train}, {"validation", d.Val}, {"test", d.Test}} {
+		for _, r := range set.rows {
+			if r < 0 || int(r) >= n {
+				return fmt.Errorf("fullgraph: %s row %d outside [0, %d)", set.name, r, n)
+			}
+			if y := d.Labels[r]; y < 0 || int(y) >= classes {
+				return fmt.Errorf("fullgraph: %s row %d has label %d outside [0, %d)", set.name, r, y, classes)
+			}
+		}
+	}
+	return nil
+}
+
+// New returns the run loop of a full-graph trainer of data with cfg: a
+// Stepper driven by a train.Loop.
+func New(cfg train.Config, data Data, ex *halo.Exchange) (*train.Loop, error) {
+	s, err := NewStepper(cfg, data, ex)
+	if err != nil {
+		return nil, err
+	}
+	return train.New(cfg, s)
+}
+
+func (s *Stepper) Model() *nn.Model { return s.model }
+
+// Batches is 1: an epoch is one pass over the whole graph.
+func (s *Stepper) Batches() int { return 1 }
+
+// Step is one forward and backward pass over the worker's rows, its loss
+// normalised by the training rows of all workers (times the micro-batches
+// accumulated, each one the whole graph again).
+func (s *Stepper) Step(b train.Batch) (float64, error) {
+	d := &s.data
+	if s.ex != nil {
+		s.ex.Begin(b.Step, true)
+	}
+	logits := s.model.Forward(s.blocks, d.Features, true)
+	loss, dlogits, err := s.trainLoss.Forward(logits, d.Labels, d.Train, s.trainCount*float64(max(b.Micros, 1)))
+	if err != nil {
+		return 0, err
+	}
+	s.model.Backward(dlogits)
+	if s.ex != nil && s.ex.Err() != nil {
+		return 0, s.ex.Err()
+	}
+	return loss, nil
+}
+
+// Evaluate runs the model without dropout over the worker's rows.
+func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
+	d := &s.data
+	if s.ex != nil {
+		s.ex.Begin(step, false)
+	}
+	logits := s.model.Forward(s.blocks, d.Features, false)
+	if s.ex != nil && s.ex.Err() != nil {
+		return train.Evaluation{}, s.ex.Err()
+	}
+	e := train.Evaluation{
+		TrainCorrect: float64(nn.Correct(logits, d.Labels, d.Train)), TrainCount: float64(len(d.Train)),
+		ValCorrect: float64(nn.Correct(logits, d.Labels, d.Val)), ValCount: float64(len(d.Val)),
+		TestCorrect: float64(nn.Correct(logits, d.Labels, d.Test)), TestCount: float64(len(d.Test)),
+	}
+	if len(d.Val) > 0 {
+		// Normalised by 1 so that the workers' sums add up.
+		loss, _, err := s.evalLoss.Forward(logits, d.Labels, d.Val, 1)
+		if err != nil {
+			return train.Evaluation{}, err
+		}
+		e.ValLossSum = loss
+	}
+	return e, nil
+}
+
+// State is the compression schedule's, when it has one to keep.
+func (s *Stepper) State() (json.RawMessage, error) {
+	if s.ex == nil {
+		return nil, nil
+	}
+	return s.ex.ScheduleState()
+}
+
+func (s *Stepper) Restore(state json.RawMessage) error {
+	if s.ex == nil {
+		if state != nil {
+			return errors.New("fullgraph: the checkpoint has a compression schedule's state, but this run has no halo exchange")
+		}
+		return nil
+	}
+	return s.ex.RestoreSchedule(state)
+}

@@ -1,0 +1,340 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Metrics are the results of one epoch, over all workers.
+type Metrics struct {
+	Epoch    int     `json:"epoch"` // 1-based
+	Loss     float64 `json:"loss"`  // training loss (with dropout), averaged over the epoch's optimiser steps
+	TrainAcc float64 `json:"train_acc"`
+	ValAcc   float64 `json:"val_acc"`
+	TestAcc  float64 `json:"test_acc"`
+	ValLoss  float64 `json:"val_loss"`
+	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
+	// training part (forward, backward, gradient reduction, steps).
+	EpochSeconds float64 `json:"epoch_seconds"`
+	StepSeconds  float64 `json:"step_seconds"`
+}
+
+// Result summarises a run. Best is the epoch kept by model selection; its
+// test accuracy is the run's reported accuracy.
+type Result struct {
+	Epochs       int  // epochs run
+	StoppedEarly bool // patience ran out before Epochs
+	Best         Metrics
+	// EpochSeconds and StepSeconds hold every epoch's wall time and
+	// training time, in order.
+	EpochSeconds, StepSeconds []float64
+}
+
+// Hooks are what the loop's caller does between epochs, in this order.
+type Hooks struct {
+	// Observe receives the validation loss of every epoch (the training
+	// loss when there is no validation set): an adaptive compression
+	// schedule watches it. The uncompressed model's validation loss stops
+	// improving when compression limits it, while the training loss keeps
+	// falling at any ratio.
+	Observe func(loss float64)
+	// SaveCheckpoint, if set, is given the run's state every
+	// CheckpointEvery epochs (when positive) and after an interrupted
+	// epoch. One worker of a run saves; the others leave it nil.
+	SaveCheckpoint  func(*checkpoint.State) error
+	CheckpointEvery int
+	// OnEpoch receives every epoch's metrics; an error stops training and
+	// is returned.
+	OnEpoch func(Metrics) error
+}
+
+// Loop trains a Stepper's model.
+type Loop struct {
+	cfg     Config
+	stepper Stepper
+	model   *nn.Model
+	opt     *nn.Optimizer
+	params  []*nn.Param
+	best    []*tensor.Matrix // parameter values at the best epoch
+
+	flat     []float32 // gradients summed over micro-batches, and the loss, for one reduction per step
+	sums     [evaluationFields + 1]float64
+	progress progress
+}
+
+// New returns the loop that trains s's model with cfg.
+func New(cfg Config, s Stepper) (*Loop, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	cfg.Accumulate = max(cfg.Accumulate, 1)
+	model := s.Model()
+	params := model.Params()
+	opt, err := nn.NewOptimizer(params, cfg.Optimizer)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{cfg: cfg, stepper: s, model: model, opt: opt, params: params}
+	size := 1 // the loss rides along with the gradients
+	for _, p := range params {
+		l.best = append(l.best, p.Value.Clone())
+		size += len(p.Grad.Data)
+	}
+	if cfg.Reducer != nil || cfg.Accumulate > 1 {
+		l.flat = make([]float32, size)
+	}
+	return l, nil
+}
+
+// Model returns the model being trained. After Run it holds the parameters
+// of the best epoch.
+func (l *Loop) Model() *nn.Model { return l.model }
+
+// Optimizer returns the optimiser.
+func (l *Loop) Optimizer() *nn.Optimizer { return l.opt }
+
+// Step runs one optimiser step over the micro-batches of epoch starting at
+// batch first (Config.Accumulate of them, fewer at the epoch's end) and
+// returns the step's loss over all workers. A loss that is not finite
+// leaves the parameters untouched and returns an error wrapping
+// ErrNotFinite.
+func (l *Loop) Step(epoch, first int) (float64, error) {
+	micros := min(l.cfg.Accumulate, l.stepper.Batches()-first)
+	var loss float64
+	for m := range micros {
+		b := Batch{Epoch: epoch, Index: first + m, Step: l.opt.Steps(), Micro: m, Micros: micros}
+		part, err := l.stepper.Step(b)
+		if err != nil {
+			return 0, err
+		}
+		loss += part
+		if l.flat != nil {
+			l.accumulate(m == 0)
+		}
+	}
+	if l.flat != nil {
+		var err error
+		if loss, err = l.combine(loss); err != nil {
+			return 0, err
+		}
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, ErrNotFinite
+	}
+	l.opt.Step()
+	return loss, nil
+}
+
+// accumulate adds the parameters' gradients into the packed buffer (or
+// copies them, for the step's first micro-batch).
+func (l *Loop) accumulate(first bool) {
+	off := 0
+	for _, p := range l.params {
+		dst := l.flat[off : off+len(p.Grad.Data)]
+		if first {
+			copy(dst, p.Grad.Data)
+		} else {
+			for i, g := range p.Grad.Data {
+				dst[i] += g
+			}
+		}
+		off += len(dst)
+	}
+}
+
+// combine sums the packed gradients and the loss over the workers and
+// hands the gradients back to the parameters. With one worker the loss
+// stays in float64.
+func (l *Loop) combine(loss float64) (float64, error) {
+	n := len(l.flat) - 1
+	if l.cfg.Reducer != nil {
+		l.flat[n] = float32(loss)
+		if err := l.cfg.Reducer.SumFloat32(l.flat); err != nil {
+			return 0, fmt.Errorf("train: reducing gradients: %w", err)
+		}
+		loss = float64(l.flat[n])
+	}
+	off := 0
+	for _, p := range l.params {
+		off += copy(p.Grad.Data, l.flat[off:])
+	}
+	return loss, nil
+}
+
+// Evaluate runs the model without dropout and returns the accuracies of the
+// three sets and the validation loss, over all workers. Epoch, Loss and the
+// timings are left zero.
+func (l *Loop) Evaluate() (Metrics, error) {
+	m, _, err := l.evaluate(false)
+	return m, err
+}
+
+// evaluate is Evaluate that also agrees with the other workers on whether
+// to stop: stop is true afterwards if any worker asked for it, so that all
+// of them stop after the same epoch. The stop flag rides on the metrics'
+// reduction.
+func (l *Loop) evaluate(askStop bool) (m Metrics, stop bool, err error) {
+	e, err := l.stepper.Evaluate(l.opt.Steps())
+	if err != nil {
+		return Metrics{}, false, err
+	}
+	s := l.sums[:]
+	e.put(s)
+	s[evaluationFields] = 0
+	if askStop {
+		s[evaluationFields] = 1
+	}
+	if r := l.cfg.Reducer; r != nil {
+		if err := r.SumFloat64(s); err != nil {
+			return Metrics{}, false, fmt.Errorf("train: reducing metrics: %w", err)
+		}
+	}
+	e = Evaluation{s[0], s[1], s[2], s[3], s[4], s[5], s[6]}
+	l.progress.valRows = e.ValCount
+	return e.metrics(), s[evaluationFields] > 0, nil
+}
+
+// progress is where a run stands between epochs; checkpoints carry it so
+// that a resumed run selects and stops exactly as an uninterrupted one.
+type progress struct {
+	Epoch     int     `json:"epoch"` // completed epochs
+	Best      Metrics `json:"best"`
+	SinceBest int     `json:"since_best"` // epochs without a better validation accuracy or loss
+	BestAcc   float64 `json:"best_acc"`   // best validation accuracy and loss so far, for patience
+	BestLoss  float64 `json:"best_loss"`
+
+	valRows float64 // validation rows over all workers, from the last evaluation
+}
+
+// Run trains until Config.Epochs epochs have completed (counting those of a
+// restored checkpoint), Config.Steps optimiser steps have been taken, or
+// patience runs out. On return the model holds the parameters of the best
+// epoch. When ctx is cancelled, every worker stops after the same epoch,
+// saves its checkpoint and returns an error wrapping ErrInterrupted.
+func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
+	var res Result
+	pr := &l.progress
+	if pr.Epoch == 0 {
+		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
+	}
+	res.Best, res.Epochs = pr.Best, pr.Epoch
+	defer func() {
+		if pr.Epoch > 0 {
+			l.RestoreBest()
+		}
+	}()
+	for epoch := pr.Epoch + 1; epoch <= l.cfg.Epochs && !l.stepsDone(); epoch++ {
+		start := time.Now()
+		loss, err := l.trainEpoch(epoch)
+		if err != nil {
+			return res, err
+		}
+		stepSeconds := time.Since(start).Seconds()
+		m, stop, err := l.evaluate(ctx.Err() != nil)
+		if err != nil {
+			return res, err
+		}
+		m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
+		if hooks.Observe != nil {
+			if pr.valRows > 0 {
+				hooks.Observe(m.ValLoss)
+			} else {
+				hooks.Observe(loss)
+			}
+		}
+		m.EpochSeconds = time.Since(start).Seconds()
+		res.Epochs = epoch
+		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
+		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
+		l.keepBest(m)
+		res.Best = pr.Best
+		if hooks.SaveCheckpoint != nil && (stop || hooks.CheckpointEvery > 0 && epoch%hooks.CheckpointEvery == 0) {
+			if err := l.save(hooks.SaveCheckpoint); err != nil {
+				return res, fmt.Errorf("checkpoint after epoch %d: %w", epoch, err)
+			}
+		}
+		if hooks.OnEpoch != nil {
+			if err := hooks.OnEpoch(m); err != nil {
+				return res, err
+			}
+		}
+		if stop {
+			return res, fmt.Errorf("%w after epoch %d", ErrInterrupted, epoch)
+		}
+		if l.cfg.Patience > 0 && pr.SinceBest >= l.cfg.Patience {
+			res.StoppedEarly = epoch < l.cfg.Epochs
+			break
+		}
+	}
+	return res, nil
+}
+
+func (l *Loop) stepsDone() bool { return l.cfg.Steps > 0 && l.opt.Steps() >= l.cfg.Steps }
+
+// trainEpoch runs epoch's optimiser steps and returns their mean loss.
+func (l *Loop) trainEpoch(epoch int) (float64, error) {
+	var sum float64
+	steps := 0
+	for first := 0; first < l.stepper.Batches() && !l.stepsDone(); first += l.cfg.Accumulate {
+		loss, err := l.Step(epoch, first)
+		if errors.Is(err, ErrNotFinite) {
+			return 0, fmt.Errorf("%w: %v at epoch %d", err, loss, epoch)
+		}
+		if err != nil {
+			return 0, err
+		}
+		sum += loss
+		steps++
+	}
+	if steps == 1 {
+		return sum, nil
+	}
+	return sum / float64(max(steps, 1)), nil
+}
+
+// keepBest updates model selection and patience with epoch m.
+func (l *Loop) keepBest(m Metrics) {
+	pr := &l.progress
+	pr.Epoch = m.Epoch
+	if l.better(m, pr.Best) {
+		pr.Best = m
+		for i, p := range l.params {
+			copy(l.best[i].Data, p.Value.Data)
+		}
+	}
+	pr.SinceBest++
+	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && m.ValAcc > pr.BestAcc) {
+		pr.SinceBest = 0
+	}
+	pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
+}
+
+// better reports whether m improves on best (from an epoch before, or none
+// yet): a higher validation accuracy, or an equal one with a lower
+// validation loss; with SelectByLoss, a lower validation loss. Comparing
+// only values that every worker shares keeps the workers' choices identical.
+func (l *Loop) better(m, best Metrics) bool {
+	switch {
+	case best.Epoch == 0:
+		return true
+	case l.cfg.SelectByLoss:
+		return m.ValLoss < best.ValLoss
+	case m.ValAcc != best.ValAcc:
+		return m.ValAcc > best.ValAcc
+	}
+	return m.ValLoss < best.ValLoss
+}
+
+// RestoreBest sets the model's parameters to those of the best epoch so far.
+func (l *Loop) RestoreBest() {
+	for i, p := range l.params {
+		copy(p.Value.Data, l.best[i].Data)
+	}
+}

@@ -1,0 +1,77 @@
+package train
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/graft-gnn/graft/comm"
+)
+
+// CommReducer sums over the workers of a Communicator: gradients with its
+// all-reduce, metric sums in float64 by exchanging them and adding in rank
+// order, so that every worker gets the same bits.
+type CommReducer struct {
+	Comm       comm.Communicator
+	send, recv [][]byte
+}
+
+// Sites under which the reducer's traffic is counted.
+const (
+	GradientSite = "allreduce.grad"
+	MetricSite   = "allreduce.metrics"
+	// CounterSite is the per-epoch exchange of the workers' counters
+	// (Gather); it is left out of the communication it reports.
+	CounterSite = "metrics.epoch"
+)
+
+func (r *CommReducer) SumFloat32(x []float32) error { return r.Comm.AllReduce(GradientSite, x) }
+
+func (r *CommReducer) SumFloat64(x []float64) error {
+	all, err := r.exchange(MetricSite, x)
+	if err != nil {
+		return err
+	}
+	for i := range x {
+		var s float64
+		for _, row := range all {
+			s += row[i]
+		}
+		x[i] = s
+	}
+	return nil
+}
+
+// Gather returns every worker's mine, by rank.
+func (r *CommReducer) Gather(mine []float64) ([][]float64, error) {
+	return r.exchange(CounterSite, mine)
+}
+
+// exchange sends x to every worker and returns what each sent.
+func (r *CommReducer) exchange(site string, x []float64) ([][]float64, error) {
+	n := r.Comm.Size()
+	if r.send == nil {
+		r.send, r.recv = make([][]byte, n), make([][]byte, n)
+	}
+	buf := r.send[0][:0]
+	for _, v := range x {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	for p := range r.send {
+		r.send[p] = buf
+	}
+	if err := r.Comm.AllToAll(site, r.send, r.recv); err != nil {
+		return nil, err
+	}
+	all := make([][]float64, n)
+	for p, b := range r.recv {
+		if len(b) != 8*len(x) {
+			return nil, fmt.Errorf("train: rank %d sent %d bytes of %d values, want %d", p, len(b), len(x), 8*len(x))
+		}
+		all[p] = make([]float64, len(x))
+		for i := range x {
+			all[p][i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	}
+	return all, nil
+}
