@@ -67,7 +67,7 @@ type Result struct {
 type central struct {
 	model  Model
 	params []float64
-	opt    *optState
+	opt    optState
 }
 
 func newCentral(m Model, params []float64, opt Optimizer) *central {
