@@ -95,6 +95,15 @@ func randomSteps(seed uint64, steps, n int) (x []float64, grads [][]float64) {
 	return x, grads
 }
 
+// to32 rounds v to float32 (exactly, for randomSteps's values).
+func to32(v []float64) []float32 {
+	r := make([]float32, len(v))
+	for i, f := range v {
+		r[i] = float32(f)
+	}
+	return r
+}
+
 // TestBaseAliasing checks that stepping from a separate base gives exactly
 // what stepping in place does, and leaves the base alone.
 func TestBaseAliasing(t *testing.T) {
@@ -131,16 +140,9 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			x64, grads := randomSteps(2, 10, 64)
 			s32, s64 := NewState[float32](c.cfg, len(x64)), NewState[float64](c.cfg, len(x64))
-			x32 := make([]float32, len(x64))
-			for i, v := range x64 {
-				x32[i] = float32(v)
-			}
-			g32 := make([]float32, len(x64))
+			x32 := to32(x64)
 			for step, g := range grads {
-				for i, v := range g {
-					g32[i] = float32(v)
-				}
-				s32.Step(x32, x32, g32, 0.05, decay)
+				s32.Step(x32, x32, to32(g), 0.05, decay)
 				s64.Step(x64, x64, g, 0.05, decay)
 				for i := range x64 {
 					if step == 0 && c.cfg.Momentum == 0 && x32[i] != float32(x64[i]) {
@@ -171,17 +173,8 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			x, grads := randomSteps(3, 4, 8)
 			a := NewState[float32](c.cfg, len(x))
-			xa := make([]float32, len(x))
-			for i, v := range x {
-				xa[i] = float32(v)
-			}
-			g := make([]float32, len(x))
-			step := func(s *State[float32], x []float32, grad []float64) {
-				for i, v := range grad {
-					g[i] = float32(v)
-				}
-				s.Step(x, x, g, 0.05, decay)
-			}
+			xa := to32(x)
+			step := func(s *State[float32], x []float32, grad []float64) { s.Step(x, x, to32(grad), 0.05, decay) }
 			for _, grad := range grads[:3] {
 				step(a, xa, grad)
 			}
