@@ -63,7 +63,7 @@ type agent struct {
 	id      int
 	model   Model
 	params  []float64
-	opt     *optState
+	opt     optState
 	port    *port
 	faults  *Faults
 	traffic *traffic

@@ -67,6 +67,9 @@ func New(cfg Config) (*Network, error) {
 	if err := cfg.Faults.check(cfg.Graph); err != nil {
 		return nil, err
 	}
+	if err := cfg.Optimizer.config().Check(); err != nil {
+		return nil, err
+	}
 	n := &Network{model: cfg.Model, graph: cfg.Graph, piggyback: cfg.Piggyback, traffic: new(traffic)}
 	for i := range cfg.Graph.N {
 		a := &agent{

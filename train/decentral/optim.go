@@ -2,7 +2,8 @@ package decentral
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/graft-gnn/graft/optim"
 )
 
 // Rule is the local update rule an optimiser applies to a gradient.
@@ -29,7 +30,7 @@ func (r Rule) String() string {
 // Optimizer configures an update rule. Agents apply it after mixing their
 // parameters with their neighbours' (D-SGD, D-Adam, D-AMSGrad: x_i ←
 // Σ_j c_ij x_j − step(g_i)); the central reference applies it to its single
-// copy.
+// copy. The rules are package optim's, as nn's optimisers are.
 type Optimizer struct {
 	Rule         Rule
 	LR           float64
@@ -57,53 +58,22 @@ func ParseOptimizer(name string) (Rule, bool, error) {
 	return 0, false, fmt.Errorf("unknown optimizer %q (want dsgd, dadam, damsgrad, sgd or adam)", name)
 }
 
+// config is the rule in package optim's terms; Rule's names are optim's.
+func (o Optimizer) config() optim.Config {
+	return optim.Config{Rule: optim.Rule(o.Rule.String()), Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
+}
+
 // optState is one copy's optimiser memory.
 type optState struct {
-	cfg     Optimizer
-	m, v, u []float64 // first moment, second moment, AMSGrad's running max
-	t       int
+	*optim.State[float64]
+	lr float64
 }
 
-func newOptState(cfg Optimizer, n int) *optState {
-	if cfg.Beta1 == 0 {
-		cfg.Beta1 = 0.9
-	}
-	if cfg.Beta2 == 0 {
-		cfg.Beta2 = 0.999
-	}
-	if cfg.Eps == 0 {
-		cfg.Eps = 1e-8
-	}
-	o := &optState{cfg: cfg}
-	if cfg.Rule != SGD {
-		o.m, o.v = make([]float64, n), make([]float64, n)
-	}
-	if cfg.Rule == AMSGrad {
-		o.u = make([]float64, n)
-	}
-	return o
+// newOptState returns a fresh memory for n parameters; cfg must have passed
+// config().Check.
+func newOptState(cfg Optimizer, n int) optState {
+	return optState{optim.NewState[float64](cfg.config(), n), cfg.LR}
 }
 
-// step sets x = base − lr·direction(grad). base may alias x.
-func (o *optState) step(x, base, grad []float64) {
-	c := o.cfg
-	if c.Rule == SGD {
-		for i, g := range grad {
-			x[i] = base[i] - c.LR*g
-		}
-		return
-	}
-	o.t++
-	bc1 := 1 - math.Pow(c.Beta1, float64(o.t))
-	bc2 := 1 - math.Pow(c.Beta2, float64(o.t))
-	for i, g := range grad {
-		o.m[i] = c.Beta1*o.m[i] + (1-c.Beta1)*g
-		o.v[i] = c.Beta2*o.v[i] + (1-c.Beta2)*g*g
-		v := o.v[i]
-		if c.Rule == AMSGrad {
-			o.u[i] = max(o.u[i], v)
-			v = o.u[i]
-		}
-		x[i] = base[i] - c.LR*(o.m[i]/bc1)/(math.Sqrt(v/bc2)+c.Eps)
-	}
-}
+// step sets x = base − step(grad). base may alias x.
+func (o optState) step(x, base, grad []float64) { o.Step(x, base, grad, o.lr, 0) }

@@ -90,7 +90,7 @@ func (r *Result) record(pt Point, onEval func(Evaluation) error) error {
 type central struct {
 	model  Model
 	params []float64
-	opt    *optState
+	opt    optState
 }
 
 func newCentral(m Model, params []float64, opt Optimizer) *central {
