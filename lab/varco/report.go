@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graft-gnn/graft/internal/stats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -90,22 +91,6 @@ func reportCmd(args []string) error {
 		}
 	}
 	return os.WriteFile(filepath.Join(*dir, "results.md"), []byte(md.String()), 0o644)
-}
-
-func meanStd(xs []float64) (float64, float64) {
-	var m float64
-	for _, x := range xs {
-		m += x
-	}
-	m /= float64(len(xs))
-	var v float64
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	if len(xs) > 1 {
-		v /= float64(len(xs) - 1)
-	}
-	return m, math.Sqrt(v)
 }
 
 // configOrder is the table's row order: configs order, then anything else.
@@ -229,23 +214,23 @@ func writeCell(md *strings.Builder, c *cell) {
 				}
 			}
 		}
-		m, s := meanStd(accs)
+		m, s := stats.MeanStd(accs)
 		acc := fmt.Sprintf("%.2f ± %.2f", m, s)
 		if len(accs) == 1 {
 			acc = fmt.Sprintf("%.2f", m) // one seed: no spread to report
 		}
 		delta := "–"
-		if dm, ds := meanStd(deltas); len(deltas) > 1 {
+		if dm, ds := stats.MeanStd(deltas); len(deltas) > 1 {
 			delta = fmt.Sprintf("%+.2f ± %.2f", dm, ds)
 		} else if len(deltas) == 1 {
 			delta = fmt.Sprintf("%+.2f", dm)
 		}
 		med := codec
 		if len(shares) > 0 {
-			med = median(shares)
+			med = stats.Median(shares)
 		}
-		hb, _ := meanStd(halo)
-		em, _ := meanStd(emu)
+		hb := stats.Mean(halo)
+		em := stats.Mean(emu)
 		cf := configOf(n)
 		rel, relV := "", ""
 		if fullBytes > 0 {
