@@ -55,3 +55,47 @@ func TestSummariseSelectsCandidateByValidationLoss(t *testing.T) {
 		}
 	}
 }
+
+func TestSummariseRejectsBadLines(t *testing.T) {
+	in := `{"config":"a","args":"","result":{"test_acc":0.8}}
+{"config":"a",
+`
+	err := summarise(strings.NewReader(in), &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("error %v, want one naming line 2", err)
+	}
+}
+
+func TestSelected(t *testing.T) {
+	g := func(valLoss ...float64) *group {
+		return &group{test: make([]float64, len(valLoss)), valLoss: valLoss}
+	}
+	for _, c := range []struct {
+		name   string
+		order  []string
+		groups map[string]*group
+		want   map[string]string
+	}{
+		{"rows without candidates choose nothing", []string{"a", "b"},
+			map[string]*group{"a": g(0.1), "b": g(0.2)}, map[string]string{}},
+		{"lowest mean validation loss wins", []string{"r/x", "r/y", "s/x", "s/y"},
+			map[string]*group{"r/x": g(0.5, 0.1), "r/y": g(0.2, 0.3), "s/x": g(0.2), "s/y": g(0.3)},
+			map[string]string{"r": "r/y", "s": "s/x"}},
+		{"a tie keeps the first", []string{"r/x", "r/y"},
+			map[string]*group{"r/x": g(0.25), "r/y": g(0.25)}, map[string]string{"r": "r/x"}},
+		{"a candidate missing some losses does not compete", []string{"r/x", "r/y"},
+			map[string]*group{"r/x": {test: make([]float64, 2), valLoss: []float64{0.01}}, "r/y": g(0.5, 0.5)},
+			map[string]string{"r": "r/y"}},
+	} {
+		got := selected(c.order, c.groups)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: selected %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for row, name := range c.want {
+			if got[row] != name {
+				t.Errorf("%s: selected %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}
