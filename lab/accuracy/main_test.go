@@ -24,34 +24,51 @@ func TestMinValLoss(t *testing.T) {
 }
 
 func TestSummarise(t *testing.T) {
-	in := `{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10},"min_val_loss":{"test_acc":0.9}}
+	for _, c := range []struct {
+		name, in string
+		want     []string // rows of the table
+	}{
+		{
+			name: "mean ± sample std over seeds, and the model at the lowest validation loss",
+			in: `{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10},"min_val_loss":{"test_acc":0.9}}
 {"config":"a","args":"--x","result":{"test_acc":0.82,"best_val_acc":0.72,"epochs":20},"min_val_loss":{"test_acc":0.7}}
-{"config":"b","args":"--y","result":{"test_acc":0.5,"best_val_acc":0.5,"epochs":5}}
-`
-	var out strings.Builder
-	if err := summarise(strings.NewReader(in), &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 0.0000 | 15 | `--x` |", "| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | – | 5 | `--y` |"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, out.String())
-		}
-	}
-}
-
-func TestSummariseSelectsCandidateByValidationLoss(t *testing.T) {
-	// Candidate "hi" has the better test accuracy but the worse validation
-	// loss: validation decides.
-	in := `{"config":"r/hi","args":"--a","result":{"test_acc":0.9,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.9,"val_loss":0.6}}
+`,
+			want: []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 0.0000 | 15 | `--x` |"},
+		},
+		{
+			name: "three seeds",
+			in: `{"config":"c","args":"","result":{"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
+{"config":"c","args":"","result":{"test_acc":0.82,"best_val_acc":0.5,"epochs":2}}
+{"config":"c","args":"","result":{"test_acc":0.84,"best_val_acc":0.5,"epochs":3}}
+`,
+			want: []string{"| c | 3 | 82.0 ± 2.0 | 50.0 ± 0.0 | – | – | 2 | `` |"},
+		},
+		{
+			name: "one seed has no spread; configurations in order of first appearance",
+			in: `{"config":"b","args":"--y","result":{"test_acc":0.5,"best_val_acc":0.5,"epochs":5}}
+{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10}}
+`,
+			want: []string{"| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | – | 5 | `--y` |\n| a | 1 |"},
+		},
+		{
+			// Candidate "hi" has the better test accuracy but the worse
+			// validation loss: validation decides.
+			name: "candidates chosen by validation loss",
+			in: `{"config":"r/hi","args":"--a","result":{"test_acc":0.9,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.9,"val_loss":0.6}}
 {"config":"r/lo","args":"--b","result":{"test_acc":0.8,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.8,"val_loss":0.4}}
-`
-	var out strings.Builder
-	if err := summarise(strings.NewReader(in), &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"| r/hi (not selected) |", "| r/lo (selected) |"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, out.String())
+`,
+			want: []string{"| r/hi (not selected) |", "| r/lo (selected) |", "report the candidate with the lowest mean validation loss"},
+		},
+	} {
+		var out strings.Builder
+		if err := summarise(strings.NewReader(c.in), &out); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: table lacks %q:\n%s", c.name, want, out.String())
+			}
 		}
 	}
 }
