@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // The codecs run inside every halo exchange; issue 5 asks that compressing
@@ -38,7 +40,7 @@ func BenchmarkCodecs(b *testing.B) {
 				b.Run(fmt.Sprintf("w=%d/%s/r=%g", width, c.Name(), ratio), func(b *testing.B) {
 					b.SetBytes(int64(4 * rows * width))
 					var buf []byte
-					cpu0 := cpuTime()
+					cpu0 := sysstat.CPUTime()
 					for i := range b.N {
 						key := Key{Seed: 1, Step: i}
 						buf = c.Encode(buf[:0], x, rows, width, ratio, key)
@@ -49,7 +51,7 @@ func BenchmarkCodecs(b *testing.B) {
 					n := float64(b.N) * float64(rows*width)
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/value")
 					// CPU time is steadier than wall time on a busy machine.
-					b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/value")
+					b.ReportMetric(float64((sysstat.CPUTime()-cpu0).Nanoseconds())/n, "cpu-ns/value")
 				})
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // topKReferenceColumns is the top-k selection spelt out: sort a row's
@@ -413,13 +415,13 @@ func BenchmarkTopK(b *testing.B) {
 // and reports wall and CPU time per value.
 func topKPerValue(b *testing.B, values int, f func()) {
 	b.SetBytes(int64(4 * values))
-	cpu0 := cpuTime()
+	cpu0 := sysstat.CPUTime()
 	for b.Loop() {
 		f()
 	}
 	n := float64(b.N) * float64(values)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/value")
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/n, "cpu-ns/value")
+	b.ReportMetric(float64((sysstat.CPUTime()-cpu0).Nanoseconds())/n, "cpu-ns/value")
 }
 
 // topKOld is the top-k codec as of commit 8f9ab69 (per-row quickselect, or

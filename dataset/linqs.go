@@ -5,36 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
 	"github.com/graft-gnn/graft/tensor"
 )
-
-// ReadLINQS reads a citation graph in the LINQS format (Sen et al. 2008):
-// contentPath holds one tab-separated line per paper,
-// "<paper id> <f_1> … <f_F> <class label>", and citesPath one line per
-// citation, "<cited id> <citing id>". Either file may be gzipped. Nodes are
-// numbered in .content order. Ids that appear only in .cites (CiteSeer has
-// 15) are kept as featureless, unlabelled nodes numbered after the content
-// rows in order of first appearance, as Planetoid keeps them; that is what
-// makes CiteSeer's node count 3327 and lets the Planetoid split map onto it.
-// Class ids follow the sorted class names, so they do not depend on row order.
-func ReadLINQS(name, contentPath, citesPath string) (*Dataset, error) {
-	content, err := os.Open(contentPath)
-	if err != nil {
-		return nil, err
-	}
-	defer content.Close()
-	cites, err := os.Open(citesPath)
-	if err != nil {
-		return nil, err
-	}
-	defer cites.Close()
-	d, _, err := parseLINQS(name, contentPath, content, citesPath, cites)
-	return d, err
-}
 
 // linqsNodes maps paper ids to node numbers.
 type linqsNodes struct {
@@ -52,8 +27,16 @@ func (ns *linqsNodes) add(id string) int32 {
 	return v
 }
 
-// parseLINQS reads the two LINQS streams and also returns the node map, so a
-// split keyed by paper id can be applied.
+// parseLINQS reads a citation graph in the LINQS format (Sen et al. 2008)
+// from its two streams, and also returns the node map, so a split keyed by
+// paper id can be applied. content holds one tab-separated line per paper,
+// "<paper id> <f_1> … <f_F> <class label>", and cites one line per
+// citation, "<cited id> <citing id>"; either may be gzipped. Nodes are
+// numbered in .content order. Ids that appear only in .cites (CiteSeer has
+// 15) are kept as featureless, unlabelled nodes numbered after the content
+// rows in order of first appearance, as Planetoid keeps them; that is what
+// makes CiteSeer's node count 3327 and lets the Planetoid split map onto it.
+// Class ids follow the sorted class names, so they do not depend on row order.
 func parseLINQS(name, contentName string, content io.Reader, citesName string, cites io.Reader) (*Dataset, *linqsNodes, error) {
 	nodes := &linqsNodes{index: map[string]int32{}}
 	offsets := []int64{0}

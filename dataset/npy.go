@@ -457,15 +457,6 @@ func ParseNPY(name string, b []byte) (*Array, error) {
 	return &Array{Name: name, DType: h.descr, Shape: h.shape, data: b[off : off+h.nbytes]}, nil
 }
 
-// ReadNPY reads a .npy file.
-func ReadNPY(path string) (*Array, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseNPY(path, b)
-}
-
 // NPZ is the set of arrays in an .npz archive, by name without ".npy".
 type NPZ struct {
 	Path   string

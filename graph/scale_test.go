@@ -2,9 +2,10 @@ package graph
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // Scale checks, as benchmarks so that go test stays quick. Run one at a time,
@@ -16,18 +17,6 @@ import (
 // stored entries, 100 features) takes over a minute of CPU time or 3 GiB
 // peak RSS.
 
-// usage returns the process's peak resident set size in bytes and the CPU
-// time it has used (user plus system), which unlike wall time does not grow
-// when other processes share the cores.
-func usage(b *testing.B) (peakRSS int64, cpu time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatalf("getrusage: %v", err)
-	}
-	cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return ru.Maxrss * 1024, cpu // Maxrss is in kilobytes on Linux
-}
-
 func BenchmarkSBMScale(b *testing.B) {
 	cfg := SBMConfig{
 		Nodes:        2_400_000,
@@ -38,7 +27,7 @@ func BenchmarkSBMScale(b *testing.B) {
 		FeatureNoise: 1,
 	}
 	for b.Loop() {
-		_, cpuBefore := usage(b)
+		cpuBefore := sysstat.CPUTime()
 		start := time.Now()
 		g, x, _, err := SBM(cfg, 1)
 		if err != nil {
@@ -47,7 +36,7 @@ func BenchmarkSBMScale(b *testing.B) {
 		elapsed := time.Since(start)
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		rss, cpuAfter := usage(b)
+		rss, cpuAfter := sysstat.PeakRSS(), sysstat.CPUTime()
 		cpu := cpuAfter - cpuBefore
 		b.ReportMetric(float64(g.NumEdges()), "entries")
 		b.ReportMetric(elapsed.Seconds(), "s/graph")
@@ -72,7 +61,7 @@ func BenchmarkRMAT(b *testing.B) {
 		edges int64
 	}{{"1M-16M", 20, 16_000_000}, {"1M-30M", 20, 30_000_000}} {
 		b.Run(bc.name, func(b *testing.B) {
-			_, cpuBefore := usage(b)
+			cpuBefore := sysstat.CPUTime()
 			for b.Loop() {
 				g, err := RMAT(bc.scale, bc.edges, RMATA, RMATB, RMATC, 1)
 				if err != nil {
@@ -80,7 +69,7 @@ func BenchmarkRMAT(b *testing.B) {
 				}
 				b.ReportMetric(float64(g.NumEdges()), "entries")
 			}
-			rss, cpuAfter := usage(b)
+			rss, cpuAfter := sysstat.PeakRSS(), sysstat.CPUTime()
 			b.ReportMetric((cpuAfter-cpuBefore).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(rss)/(1<<30), "GiB-peak-RSS")
 		})

@@ -10,13 +10,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/datatest"
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // TestCompareMETIS puts Multilevel beside METIS (the same library gpmetis
@@ -57,9 +56,9 @@ func TestCompareMETIS(t *testing.T) {
 				if i == 0 {
 					parts, cpu[i], err = runGpmetis(t, g, k)
 				} else {
-					c0 := cpuSeconds()
+					c0 := sysstat.CPUTime()
 					parts, err = compareML().Partition(g, k, Options{Seed: 1})
-					cpu[i] = cpuSeconds() - c0
+					cpu[i] = (sysstat.CPUTime() - c0).Seconds()
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -154,14 +153,6 @@ func runGpmetis(t *testing.T, g *graph.Graph, k int) ([]int32, float64, error) {
 	defer pf.Close()
 	parts, _, err := ReadAssignment(pf, g.N, k)
 	return parts, sec, err
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // compareML is Multilevel with fields from GRAFT_ML_TRIES, GRAFT_ML_PASSES

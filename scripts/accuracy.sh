@@ -26,7 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=${GRAFT:-$work/graft}
 [[ -n ${GRAFT:-} ]] || go build -o "$bin" ./cmd/graft
-go build -o "$work/accuracy" ./internal/cmd/accuracy
+go build -o "$work/accuracy" ./lab/accuracy
 
 # Shchur et al. (2018), "Pitfalls of Graph Neural Network Evaluation", as in
 # their code (github.com/shchur/gnn-benchmark): the graph is standardised to

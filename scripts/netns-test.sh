@@ -90,7 +90,7 @@ fi
 # switch port's egress), 1 ms delay and the loss with netem where the kernel
 # has it. Kernels without sch_netem (Firecracker's, for one) cannot delay
 # packets at all, so there the shaped runs go over a second network: TUN
-# devices joined by internal/cmd/wire, a userspace switch that applies the
+# devices joined by lab/wire, a userspace switch that applies the
 # same rate, delay and loss (addresses 10.232.0.0/24, MTU 65000 like the
 # 64 KiB GSO packets netem sees on a veth).
 netem=0
@@ -99,7 +99,7 @@ if ip netns exec "$(ns 0)" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/nul
 	ip netns exec "$(ns 0)" tc qdisc del dev eth0 root
 elif [[ -c /dev/net/tun ]]; then
 	mkdir -p "$work/bin"
-	go build -o "$work/bin/wire" ./internal/cmd/wire
+	go build -o "$work/bin/wire" ./lab/wire
 fi
 waddr() { echo "10.232.0.$((10 + $1))"; }
 wirepid=""
@@ -165,7 +165,7 @@ shape() {
 	if [[ $netem == 0 && -c /dev/net/tun ]]; then
 		wire_loss "$loss"
 		rdv=$(waddr 0)
-		shaping="userspace switch internal/cmd/wire (no netem in this kernel): rate 1gbit, delay 1ms"
+		shaping="userspace switch lab/wire (no netem in this kernel): rate 1gbit, delay 1ms"
 	elif [[ $netem == 0 ]]; then
 		# Neither netem nor TUN: tbf limits the rate, nftables drops, and
 		# nothing can delay.

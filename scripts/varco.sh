@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${VARCO_OUT:-docs/varco/results.jsonl}
 mkdir -p "$(dirname "$out")"
-go build -o /tmp/varco.$$ ./internal/cmd/varco
+go build -o /tmp/varco.$$ ./lab/varco
 trap 'rm -f /tmp/varco.$$' EXIT
 run() {
 	local stop=()

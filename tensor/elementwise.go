@@ -23,7 +23,6 @@ const (
 	opScale
 	opReLU
 	opReLUBackward
-	opCopy
 )
 
 type vecTask struct {
@@ -49,8 +48,6 @@ func (t *vecTask) Run(lo, hi int) {
 		vec.ReLU(dst, t.a[lo:hi])
 	case opReLUBackward:
 		vec.ReLUBackward(dst, t.a[lo:hi], t.b[lo:hi])
-	case opCopy:
-		copy(dst, t.a[lo:hi])
 	}
 }
 
@@ -102,12 +99,6 @@ func AddScaled(dst *Matrix, alpha float32, x *Matrix) {
 
 // Scale sets m *= alpha.
 func Scale(m *Matrix, alpha float32) { runVec(opScale, m.Data, nil, nil, alpha) }
-
-// Copy sets dst = src.
-func Copy(dst, src *Matrix) {
-	mustSameShape("Copy", dst, src)
-	runVec(opCopy, dst.Data, src.Data, nil, 0)
-}
 
 // ReLU sets dst = max(x, 0).
 func ReLU(dst, x *Matrix) { mustSameShape("ReLU", dst, x); runVec(opReLU, dst.Data, x.Data, nil, 0) }
@@ -191,15 +182,6 @@ func Dot(a, b *Matrix) float32 { mustSameShape("Dot", a, b); return vec.Dot(a.Da
 // Sum returns the sum of all elements.
 func Sum(m *Matrix) float32 { return vec.Sum(m.Data) }
 
-// SquaredNorm returns Σ m², accumulated in float64.
-func SquaredNorm(m *Matrix) float64 {
-	var s float64
-	for _, v := range m.Data {
-		s += float64(v) * float64(v)
-	}
-	return s
-}
-
 // ArgmaxRows writes the column of each row's largest element into dst.
 func ArgmaxRows(dst []int32, m *Matrix) {
 	for i := 0; i < m.Rows; i++ {
@@ -212,14 +194,4 @@ func ArgmaxRows(dst []int32, m *Matrix) {
 		}
 		dst[i] = int32(best)
 	}
-}
-
-// HasNaN reports whether m holds a NaN or an infinity.
-func HasNaN(m *Matrix) bool {
-	for _, v := range m.Data {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return true
-		}
-	}
-	return false
 }

@@ -14,10 +14,10 @@ func SpMMAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, false); spmm
 
 // SpMMT sets dst = aᵀ·x without forming aᵀ. When the same aᵀ is applied
 // every step, a cached a.Transpose() with SpMM is usually faster.
-func SpMMT(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo(dst, a, x, false) }
-
-// SpMMTAdd sets dst += aᵀ·x.
-func SpMMTAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, true); spmmTDo(dst, a, x, true) }
+func SpMMT(dst *Matrix, a *CSR, x *Matrix) {
+	spmmCheck(dst, a, x, true)
+	spmm.MulCSRTrans(a.Rows, a.Cols, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
+}
 
 // SpMMRows sets dst to rows [lo, hi) of a·x, so that a product can be
 // taken a piece at a time; a row's result is the same bits as SpMM's.
@@ -44,10 +44,6 @@ func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
 
 func spmmDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
 	spmm.MulCSR(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, acc)
-}
-
-func spmmTDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
-	spmm.MulCSRTrans(a.Rows, a.Cols, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, acc)
 }
 
 // Transpose returns aᵀ as a new CSR with sorted rows (a counting sort, so

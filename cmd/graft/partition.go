@@ -11,12 +11,12 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -129,7 +129,7 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 
 	res := partitionResult{Dataset: *name, Method: *method, Seed: *seed, LoadSeconds: loadSeconds}
 	var parts []int32
-	start, startCPU := time.Now(), cpuTime()
+	start, startCPU := time.Now(), sysstat.CPUTime()
 	if *assign != "" {
 		res.Method = "file:" + *assign
 		f, err := os.Open(*assign)
@@ -151,13 +151,13 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		res.Seconds = time.Since(start).Seconds()
-		res.CPUSeconds = cpuTime() - startCPU
+		res.CPUSeconds = (sysstat.CPUTime() - startCPU).Seconds()
 	}
 	res.Report, err = partition.Evaluate(g, parts, *k, train)
 	if err != nil {
 		return err
 	}
-	res.PeakRSSBytes = peakRSS()
+	res.PeakRSSBytes = sysstat.PeakRSS()
 	if *out != "" && isPartDirPath(*out) {
 		if err := writePartDirs(*out, *name, *dataDir, *split, *seed, parts, *k, res.Method); err != nil {
 			return err
@@ -237,24 +237,6 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-// cpuTime is the user and system CPU seconds the process has used.
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
-// peakRSS is the process's high-water resident set size, 0 if unknown.
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024 // kilobytes on Linux
 }
 
 func printPartitionReport(w io.Writer, r partitionResult) {

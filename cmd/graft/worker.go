@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/launch"
 )
 
@@ -186,10 +187,9 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 		if c.Rank() != 0 {
 			continue
 		}
-		sorted := slices.Sorted(slices.Values(times))
 		gib := float64(bytesTotal) / (1 << 30)
 		res := benchResult{Op: op, Ranks: size, Bytes: bytesTotal, Reps: *reps, SecondsEach: times,
-			BestGiBs: gib / sorted[0], MedianGiBs: gib / sorted[len(sorted)/2]}
+			BestGiBs: gib / slices.Min(times), MedianGiBs: gib / stats.Median(times)}
 		if err := enc.Encode(res); err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // BenchmarkGemm times the GNN layer shapes: gemm_nn is X·W, gemm_nt is dY·Wᵀ
@@ -40,13 +42,13 @@ func BenchmarkGemm(b *testing.B) {
 					}
 					withKernel(kern, func() {
 						b.ReportAllocs()
-						cpu0 := cpuSeconds()
+						cpu0 := sysstat.CPUTime().Seconds()
 						for b.Loop() {
 							Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.a, lda, tc.b, ldb, tc.c, tc.n, false)
 						}
 						flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
 						b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-						if cpu := cpuSeconds() - cpu0; cpu > 0 {
+						if cpu := sysstat.CPUTime().Seconds() - cpu0; cpu > 0 {
 							b.ReportMetric(flops*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 						}
 					})

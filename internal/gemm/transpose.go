@@ -1,7 +1,5 @@
 package gemm
 
-import "fmt"
-
 // transposer moves an h×kb block of src (row stride lds) into kb columns of
 // dst (stride ldd): dst[s*ldd+r] = src[r*lds+s] for r < h, and zero for
 // h ≤ r < lanes, where 1 ≤ h ≤ lanes ≤ 16. Packing only moves values, so
@@ -40,12 +38,3 @@ var goTransposer = &transposer{name: "generic", run: transposeGo}
 
 // activeT is the transposer packTranspose uses; tests swap it.
 var activeT = bestTransposer()
-
-// checkTranspose panics unless the block fits in dst and src, so that the
-// assembly transposers never touch memory outside the slices.
-func checkTranspose(dst []float32, ldd, lanes int, src []float32, lds, h, kb int) {
-	if h < 1 || h > lanes || lanes > 16 || lanes > ldd || kb < 0 ||
-		len(dst) < (kb-1)*ldd+lanes || len(src) < (h-1)*lds+kb {
-		panic(fmt.Sprintf("gemm: bad transpose h=%d lanes=%d kb=%d ldd=%d lds=%d len(dst)=%d len(src)=%d", h, lanes, kb, ldd, lds, len(dst), len(src)))
-	}
-}

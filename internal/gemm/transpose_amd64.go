@@ -3,6 +3,7 @@
 package gemm
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
@@ -34,4 +35,13 @@ func transposers() []*transposer {
 		return []*transposer{avx512Transposer, goTransposer}
 	}
 	return []*transposer{goTransposer}
+}
+
+// checkTranspose panics unless the block fits in dst and src, so that the
+// assembly transposers never touch memory outside the slices.
+func checkTranspose(dst []float32, ldd, lanes int, src []float32, lds, h, kb int) {
+	if h < 1 || h > lanes || lanes > 16 || lanes > ldd || kb < 0 ||
+		len(dst) < (kb-1)*ldd+lanes || len(src) < (h-1)*lds+kb {
+		panic(fmt.Sprintf("gemm: bad transpose h=%d lanes=%d kb=%d ldd=%d lds=%d len(dst)=%d len(src)=%d", h, lanes, kb, ldd, lds, len(dst), len(src)))
+	}
 }

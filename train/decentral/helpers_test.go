@@ -54,14 +54,6 @@ func maxRelDiff(a, b []float64) float64 {
 	return d / scale
 }
 
-func meanOf(vs [][]float64) []float64 {
-	m := make([]float64, len(vs[0]))
-	for _, v := range vs {
-		axpy(m, 1/float64(len(vs)), v)
-	}
-	return m
-}
-
 func mustNetwork(t testing.TB, cfg Config) *Network {
 	t.Helper()
 	n, err := New(cfg)

@@ -2,6 +2,8 @@ package decentral
 
 import (
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/stats"
 )
 
 func TestGradientMatchesCentral(t *testing.T) {
@@ -43,7 +45,7 @@ func TestGradientMatchesCentral(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := maxRelDiff(meanOf(grads), want); d > 1e-12 {
+			if d := maxRelDiff(stats.ElementwiseMean(grads), want); d > 1e-12 {
 				t.Errorf("mean of agents' gradients differs from the central gradient by %.3g", d)
 			}
 			if d := st.Loss - wantLoss; d > 1e-12 || d < -1e-12 {

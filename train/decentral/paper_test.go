@@ -9,6 +9,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/stats"
 )
 
 // "For a mini-batch with B samples, our approach of training an L-layer GNN
@@ -120,7 +122,7 @@ func TestPaperConsensusReachesAverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, _ := net2.Params()
-	avg := meanOf(ps)
+	avg := stats.ElementwiseMean(ps)
 	for range 300 {
 		if _, err := net2.Train(zeroLossBatch(m, s)); err != nil {
 			t.Fatal(err)
@@ -163,7 +165,7 @@ func TestPaperLocalGradientsSumToGlobal(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, want, _ := m.Gradient(params, batch)
-		if d := maxRelDiff(meanOf(grads), want); d > 1e-12 || math.IsNaN(d) {
+		if d := maxRelDiff(stats.ElementwiseMean(grads), want); d > 1e-12 || math.IsNaN(d) {
 			t.Errorf("seed %d: exact-consensus gradient is %.3g from the central one", seed, d)
 		}
 	}

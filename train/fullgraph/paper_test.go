@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -162,20 +163,23 @@ func paperRuns(t *testing.T, codec, schedule string) []paperRun {
 	return rs
 }
 
+// meanBest is the mean over seeds of the test accuracy at the best
+// validation epoch.
 func meanBest(rs []paperRun) float64 {
-	var s float64
-	for _, r := range rs {
-		s += r.best.TestAcc
+	accs := make([]float64, len(rs))
+	for i, r := range rs {
+		accs[i] = r.best.TestAcc
 	}
-	return s / float64(len(rs))
+	return stats.Mean(accs)
 }
 
+// meanWithin is the mean over seeds of the model accuracy within budget.
 func meanWithin(rs []paperRun, budget int64) float64 {
-	var s float64
-	for _, r := range rs {
-		s += r.bestWithin(budget)
+	accs := make([]float64, len(rs))
+	for i, r := range rs {
+		accs[i] = r.bestWithin(budget)
 	}
-	return s / float64(len(rs))
+	return stats.Mean(accs)
 }
 
 var paperFixed = []float64{2, 4, 8, 16, 32}

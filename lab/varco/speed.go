@@ -11,6 +11,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train"
@@ -93,11 +94,11 @@ func speedCmd(args []string) error {
 			return err
 		}
 		c = append(c, z[1:]...)
-		fmt.Fprintf(os.Stderr, "rep: plain %.3fs, N=1 %.3fs, N=%d %.3fs (codec %.1f%%)\n", median(x[1:]), median(y[1:]), *parts, median(z[1:]), 100*share)
+		fmt.Fprintf(os.Stderr, "rep: plain %.3fs, N=1 %.3fs, N=%d %.3fs (codec %.1f%%)\n", stats.Median(x[1:]), stats.Median(y[1:]), *parts, stats.Median(z[1:]), 100*share)
 	}
 	fmt.Printf("%s, SAGE-%d, %s partition, median epoch over %d epochs x %d reps:\n", *name, *hidden, *method, *epochs-1, *reps)
 	if *reps > 0 {
-		ma, mb, mc := median(a), median(b), median(c)
+		ma, mb, mc := stats.Median(a), stats.Median(b), stats.Median(c)
 		fmt.Printf("  single-process (fullgraph.New+Run)   %.3f s\n", ma)
 		fmt.Printf("  N = 1 (RunInProcess)                 %.3f s  (%.3fx; target within 5%%)\n", mb, mb/ma)
 		fmt.Printf("  N = %d in-process, --compress none    %.3f s  (%.3fx of N = 1; target within 1.3x)\n", *parts, mc, mc/mb)
@@ -137,7 +138,7 @@ func speedCmd(args []string) error {
 			}
 			epochTimes[i] = append(epochTimes[i], ep[1:]...)
 			shares[i] = append(shares[i], share)
-			round[i] = median(ep[1:])
+			round[i] = stats.Median(ep[1:])
 		}
 		for i := range list {
 			vsNone[i] = append(vsNone[i], round[i]/round[base])
@@ -145,12 +146,12 @@ func speedCmd(args []string) error {
 	}
 	for i, cs := range list {
 		if i == base {
-			fmt.Printf("  N = %d %-22s epoch %.3f s (the baseline of the epoch ratios)\n", *parts, cs, median(epochTimes[i]))
+			fmt.Printf("  N = %d %-22s epoch %.3f s (the baseline of the epoch ratios)\n", *parts, cs, stats.Median(epochTimes[i]))
 			continue
 		}
 		fmt.Printf("  N = %d %-22s epoch %.3f s (%.3fx none's), codec %.1f%% of the epoch (median of %d; range %.1f–%.1f%%; target < 10%%)\n",
-			*parts, cs, median(epochTimes[i]), median(vsNone[i]),
-			100*median(shares[i]), len(shares[i]), 100*slices.Min(shares[i]), 100*slices.Max(shares[i]))
+			*parts, cs, stats.Median(epochTimes[i]), stats.Median(vsNone[i]),
+			100*stats.Median(shares[i]), len(shares[i]), 100*slices.Min(shares[i]), 100*slices.Max(shares[i]))
 	}
 	if *memProfile != "" {
 		f, err := os.Create(*memProfile)

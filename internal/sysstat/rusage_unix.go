@@ -1,11 +1,22 @@
 //go:build unix
 
-package bench
+package sysstat
 
 import (
 	"runtime"
 	"syscall"
+	"time"
 )
+
+// CPUTime is the user plus system CPU time the process has used, or 0 if
+// the system will not say.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // rusagePeakRSS is getrusage's peak resident set size in bytes. Linux and the
 // BSDs report ru_maxrss in KiB, macOS in bytes.

@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/graft-gnn/graft/internal/stats"
 )
 
 type run struct {
@@ -57,7 +59,7 @@ func selected(order []string, groups map[string]*group) map[string]string {
 		if !ok || len(g.valLoss) != len(g.test) {
 			continue
 		}
-		m, _ := meanStd(g.valLoss)
+		m := stats.Mean(g.valLoss)
 		if l, seen := bestLoss[row]; !seen || m < l {
 			best[row], bestLoss[row] = name, m
 		}
@@ -148,14 +150,14 @@ func summarise(r io.Reader, w io.Writer) error {
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, name := range order {
 		g := groups[name]
-		tm, ts := meanStd(g.test)
-		vm, vs := meanStd(g.val)
-		em, _ := meanStd(g.epochs)
+		tm, ts := stats.MeanStd(g.test)
+		vm, vs := stats.MeanStd(g.val)
+		em := stats.Mean(g.epochs)
 		loss, valLoss := "–", "–"
 		if len(g.lossTest) == len(g.test) {
-			lm, ls := meanStd(g.lossTest)
+			lm, ls := stats.MeanStd(g.lossTest)
 			loss = fmt.Sprintf("%.1f ± %.1f", lm, ls)
-			vl, _ := meanStd(g.valLoss)
+			vl := stats.Mean(g.valLoss)
 			valLoss = fmt.Sprintf("%.4f", vl)
 		}
 		label := name
@@ -172,24 +174,4 @@ func summarise(r io.Reader, w io.Writer) error {
 		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
 	return nil
-}
-
-// meanStd returns the mean and the sample standard deviation.
-func meanStd(xs []float64) (float64, float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	mean := s / float64(len(xs))
-	if len(xs) == 1 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/graft-gnn/graft/internal/stats"
 )
 
 // The paper's claims, checked across every cell of the report with full
@@ -65,7 +67,7 @@ func (c *cell) budgetAcc(config string) []float64 {
 		for _, r := range c.runs[config] {
 			accs = append(accs, 100*accWithin(r, b*full))
 		}
-		out[j], _ = meanStd(accs)
+		out[j] = stats.Mean(accs)
 	}
 	return out
 }
@@ -132,7 +134,7 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		if n == 0 {
 			continue
 		}
-		fmt.Fprintf(md, "| %s | %d | %d | %+.2f (%s) | %.3f | %s | %d |\n", cf.Name, n, match, worst, worstCell, median(vsFull), medianOrDash(vsVarco), cheap)
+		fmt.Fprintf(md, "| %s | %d | %d | %+.2f (%s) | %.3f | %s | %d |\n", cf.Name, n, match, worst, worstCell, stats.Median(vsFull), medianOrDash(vsVarco), cheap)
 	}
 
 	md.WriteString("\n**Δ by cell** (points; \"–\" where the configuration has fewer than two paired seeds), and below it each configuration's median halo bytes over those cells as a fraction of full communication's.\n\n| cell |")
@@ -165,7 +167,7 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		for _, c := range cs {
 			rel = append(rel, c.meanHalo(n)/c.meanHalo("full"))
 		}
-		fmt.Fprintf(md, " %.2f× |", median(rel))
+		fmt.Fprintf(md, " %.2f× |", stats.Median(rel))
 	}
 	md.WriteString("\n")
 
@@ -232,8 +234,8 @@ func writeClaims(md *strings.Builder, all []*cell) {
 			vsFull = append(vsFull, c.meanHalo(cf.Name)/c.meanHalo("full"))
 		}
 		if n > 0 {
-			m, _ := meanStd(ds)
-			fmt.Fprintf(md, "| %s | %d | %d | %+.2f | %.3f |\n", cf.Name, n, lose, m, median(vsFull))
+			m := stats.Mean(ds)
+			fmt.Fprintf(md, "| %s | %d | %d | %+.2f | %.3f |\n", cf.Name, n, lose, m, stats.Median(vsFull))
 		}
 	}
 	md.WriteString("\n")
@@ -243,7 +245,7 @@ func medianOrDash(xs []float64) string {
 	if len(xs) == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f", median(xs))
+	return fmt.Sprintf("%.2f", stats.Median(xs))
 }
 
 // fixedConfigs is the number of fixed-ratio configurations the sweep knows.

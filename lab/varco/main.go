@@ -7,10 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -369,22 +368,8 @@ func run(ctx context.Context, rec *record, p train.Problem, classes int, layout 
 	}
 	rec.Wall = time.Since(start).Seconds()
 	rec.BestEpoch, rec.TestAcc, rec.ValAcc = res.Best.Epoch, res.Best.TestAcc, res.Best.ValAcc
-	rec.EpochSecs = median(res.EpochSeconds)
+	rec.EpochSecs = stats.Median(res.EpochSeconds)
 	return nil
-}
-
-// median is the middle of xs, the mean of the two middle values for an
-// even count, or NaN for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 func readRecords(path string) ([]record, error) {

@@ -1,5 +1,13 @@
-// Command wire is a userspace network for graft's multi-host tests: one TUN
-// device per host, joined by a switch that shapes every link the way
+//go:build linux
+
+// Command wire is an experiment tool, not part of graft or its API: test
+// infrastructure for scripts/netns-test.sh. It lives under lab/, beside the
+// other experiment tools, so that the product's tree holds only what graft
+// ships. It builds on Linux only (TUN devices); elsewhere the package is
+// empty.
+//
+// It is a userspace network for graft's multi-host tests: one TUN device
+// per host, joined by a switch that shapes every link the way
 // `tc qdisc … netem rate R delay D loss L` would. scripts/netns-test.sh uses
 // it on kernels built without sch_netem (Firecracker's, for one), where tc
 // can limit the rate but cannot delay packets.

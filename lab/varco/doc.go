@@ -1,6 +1,11 @@
-// Command varco runs the VARCO experiments (issue 5: partition-parallel
-// training with variable-rate compressed communication) and turns their
-// results into the table and plots under docs/varco.
+// Command varco is an experiment tool, not part of graft or its API: it
+// exists to produce docs/varco.md's evidence and may change with it. It
+// lives under lab/, beside the other experiment tools, so that the
+// product's tree holds only what graft ships.
+//
+// It runs the VARCO experiments (issue 5: partition-parallel training with
+// variable-rate compressed communication) and turns their results into the
+// table and plots under docs/varco.
 //
 //	varco run    [flags]   train every (dataset, parts, partition, seed, config) cell, appending to a JSONL file
 //	varco report [flags]   read the JSONL file, write results.md and the plots

@@ -106,3 +106,24 @@ func TestControlChangesTheLoss(t *testing.T) {
 		t.Errorf("%d log lines for 3 changes:\n%s", n, log.String())
 	}
 }
+
+// TestRunRejectsBadArguments checks the arguments a switch cannot work
+// with; they fail before any TUN device is opened, so no root is needed.
+func TestRunRejectsBadArguments(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-first", "10.0.0"}, "want an IPv4 address"},
+		{[]string{"-first", "fd00::1"}, "want an IPv4 address"},
+		{[]string{"-hosts", "1"}, "-hosts ≥ 2"},
+		{[]string{"-rate", "0"}, "-rate > 0"},
+		{[]string{"-loss", "1"}, "-loss in [0, 1)"},
+		{[]string{"-loss", "-0.1"}, "-loss in [0, 1)"},
+	} {
+		err := run(c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run(%q) = %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
+}

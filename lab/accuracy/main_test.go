@@ -1,0 +1,118 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMinValLoss(t *testing.T) {
+	metrics := `{"epoch":1,"val_loss":2.0,"val_acc":0.3,"test_acc":0.2}
+{"epoch":2,"val_loss":0.5,"val_acc":0.8,"test_acc":0.81}
+{"epoch":3,"val_loss":0.6,"val_acc":0.9,"test_acc":0.7}
+{"epoch":4,"val_loss":0.5,"val_acc":0.85,"test_acc":0.75}
+`
+	e, err := minValLoss(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Epoch != 2 || e.TestAcc != 0.81 {
+		t.Errorf("got %+v, want epoch 2 (the first lowest loss) with test 0.81", e)
+	}
+	if _, err := minValLoss(strings.NewReader("")); err == nil {
+		t.Error("empty metrics: no error")
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string // rows of the table
+	}{
+		{
+			name: "mean ± sample std over seeds, and the model at the lowest validation loss",
+			in: `{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10},"min_val_loss":{"test_acc":0.9}}
+{"config":"a","args":"--x","result":{"test_acc":0.82,"best_val_acc":0.72,"epochs":20},"min_val_loss":{"test_acc":0.7}}
+`,
+			want: []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 0.0000 | 15 | `--x` |"},
+		},
+		{
+			name: "three seeds",
+			in: `{"config":"c","args":"","result":{"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
+{"config":"c","args":"","result":{"test_acc":0.82,"best_val_acc":0.5,"epochs":2}}
+{"config":"c","args":"","result":{"test_acc":0.84,"best_val_acc":0.5,"epochs":3}}
+`,
+			want: []string{"| c | 3 | 82.0 ± 2.0 | 50.0 ± 0.0 | – | – | 2 | `` |"},
+		},
+		{
+			name: "one seed has no spread; configurations in order of first appearance",
+			in: `{"config":"b","args":"--y","result":{"test_acc":0.5,"best_val_acc":0.5,"epochs":5}}
+{"config":"a","args":"--x","result":{"test_acc":0.8,"best_val_acc":0.7,"epochs":10}}
+`,
+			want: []string{"| b | 1 | 50.0 ± 0.0 | 50.0 ± 0.0 | – | – | 5 | `--y` |\n| a | 1 |"},
+		},
+		{
+			// Candidate "hi" has the better test accuracy but the worse
+			// validation loss: validation decides.
+			name: "candidates chosen by validation loss",
+			in: `{"config":"r/hi","args":"--a","result":{"test_acc":0.9,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.9,"val_loss":0.6}}
+{"config":"r/lo","args":"--b","result":{"test_acc":0.8,"best_val_acc":0.8,"epochs":10},"min_val_loss":{"test_acc":0.8,"val_loss":0.4}}
+`,
+			want: []string{"| r/hi (not selected) |", "| r/lo (selected) |", "report the candidate with the lowest mean validation loss"},
+		},
+	} {
+		var out strings.Builder
+		if err := summarise(strings.NewReader(c.in), &out); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		for _, want := range c.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: table lacks %q:\n%s", c.name, want, out.String())
+			}
+		}
+	}
+}
+
+func TestSummariseRejectsBadLines(t *testing.T) {
+	in := `{"config":"a","args":"","result":{"test_acc":0.8}}
+{"config":"a",
+`
+	err := summarise(strings.NewReader(in), &strings.Builder{})
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("error %v, want one naming line 2", err)
+	}
+}
+
+func TestSelected(t *testing.T) {
+	g := func(valLoss ...float64) *group {
+		return &group{test: make([]float64, len(valLoss)), valLoss: valLoss}
+	}
+	for _, c := range []struct {
+		name   string
+		order  []string
+		groups map[string]*group
+		want   map[string]string
+	}{
+		{"rows without candidates choose nothing", []string{"a", "b"},
+			map[string]*group{"a": g(0.1), "b": g(0.2)}, map[string]string{}},
+		{"lowest mean validation loss wins", []string{"r/x", "r/y", "s/x", "s/y"},
+			map[string]*group{"r/x": g(0.5, 0.1), "r/y": g(0.2, 0.3), "s/x": g(0.2), "s/y": g(0.3)},
+			map[string]string{"r": "r/y", "s": "s/x"}},
+		{"a tie keeps the first", []string{"r/x", "r/y"},
+			map[string]*group{"r/x": g(0.25), "r/y": g(0.25)}, map[string]string{"r": "r/x"}},
+		{"a candidate missing some losses does not compete", []string{"r/x", "r/y"},
+			map[string]*group{"r/x": {test: make([]float64, 2), valLoss: []float64{0.01}}, "r/y": g(0.5, 0.5)},
+			map[string]string{"r": "r/y"}},
+	} {
+		got := selected(c.order, c.groups)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: selected %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for row, name := range c.want {
+			if got[row] != name {
+				t.Errorf("%s: selected %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// synthRun is a run of config on the toy dataset whose epochs exchange
+// halo[i] bytes (half forward, half backward) and reach test accuracy
+// test[i]. Validation accuracy rises every epoch, so the model accuracy
+// after epoch i is test[i]. Every epoch takes 1 s, 0.5 s of it emulated
+// communication, and codec[i] s in the codec (nil: none).
+func synthRun(config string, parts int, seed uint64, halo, test, codec []float64) record {
+	c, _ := configByName(config)
+	r := record{Dataset: "toy", Parts: parts, Partition: "random", Seed: seed, Config: config,
+		Codec: c.Codec, Schedule: c.Schedule, Epochs: len(test), Hidden: 8, GradBytes: 1000}
+	for i := range test {
+		r.Val = append(r.Val, 0.1*float64(i+1))
+		r.Test = append(r.Test, test[i])
+		r.Fwd = append(r.Fwd, int64(halo[i]/2))
+		r.Bwd = append(r.Bwd, int64(halo[i]/2))
+		r.HaloBytes += int64(halo[i])
+		r.EmuSecs = append(r.EmuSecs, 0.5)
+		r.Emulated += 0.5
+		r.EpochSec = append(r.EpochSec, 1)
+		if codec != nil {
+			r.CodecSec = append(r.CodecSec, codec[i])
+		} else {
+			r.CodecSec = append(r.CodecSec, 0)
+		}
+	}
+	r.TestAcc = test[len(test)-1]
+	return r
+}
+
+func repeat(x float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
+
+// synthResults is a small sweep whose report is worked out by hand:
+//
+//   - cell toy N=2 random, seeds 1 and 2: full communication (2 MB an
+//     epoch), varco (1, 0.5, 0.5, 1 MB; the same accuracy as full, Δ 0) and
+//     every fixed ratio R (2/R MB an epoch; final accuracy 62.5%, so Δ is
+//     −12.5 and −25 points, −18.75 ± 8.84);
+//   - cell toy N=4 random, seed 1 only: full and varco. With one seed of
+//     full communication it has its own table but no say in the claims.
+func synthResults() []record {
+	const mb = 1e6
+	fullTest := [][]float64{{0.25, 0.5, 0.625, 0.75}, {0.25, 0.5, 0.75, 0.875}}
+	varcoHalo := []float64{mb, mb / 2, mb / 2, mb}
+	varcoCodec := []float64{0.1, 0.05, 0.05, 0.1}
+	var rs []record
+	for i, seed := range []uint64{1, 2} {
+		rs = append(rs,
+			synthRun("full", 2, seed, repeat(2*mb, 4), fullTest[i], nil),
+			synthRun("varco", 2, seed, varcoHalo, fullTest[i], varcoCodec))
+		for _, c := range configs {
+			if n, ok := strings.CutPrefix(c.Name, "fixed-"); ok {
+				r, _ := strconv.ParseFloat(n, 64)
+				rs = append(rs, synthRun(c.Name, 2, seed, repeat(2*mb/r, 4), []float64{0.25, 0.5, 0.5, 0.625}, nil))
+			}
+		}
+	}
+	return append(rs,
+		synthRun("full", 4, 1, repeat(2*mb, 4), fullTest[0], nil),
+		synthRun("varco", 4, 1, varcoHalo, fullTest[0], varcoCodec))
+}
+
+func TestCurves(t *testing.T) {
+	r := synthRun("varco", 2, 1, []float64{1000, 500, 500, 1000}, []float64{0.5, 0.25, 0.75, 0.625}, nil)
+	r.Val = []float64{0.5, 0.4, 0.6, 0.6} // epoch 3 stays the best: a tie does not replace it
+	if got, want := cumHalo(r), []float64{1000, 1500, 2000, 3000}; !slices.Equal(got, want) {
+		t.Errorf("cumHalo = %v, want %v", got, want)
+	}
+	if got, want := cumEmulated(r), []float64{0.5, 1, 1.5, 2}; !slices.Equal(got, want) {
+		t.Errorf("cumEmulated = %v, want %v", got, want)
+	}
+	if got, want := modelAcc(r), []float64{0.5, 0.5, 0.75, 0.75}; !slices.Equal(got, want) {
+		t.Errorf("modelAcc = %v, want %v (the test accuracy at the best validation so far)", got, want)
+	}
+	for _, c := range []struct {
+		budget float64
+		want   float64
+	}{
+		{999, math.NaN()}, // not even the first epoch fits
+		{1000, 0.5},
+		{1999, 0.5},
+		{2000, 0.75},
+		{1e9, 0.75},
+	} {
+		if got := accWithin(r, c.budget); got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("accWithin(%g bytes) = %v, want %v", c.budget, got, c.want)
+		}
+	}
+}
+
+func TestGB(t *testing.T) {
+	for _, c := range []struct {
+		bytes float64
+		want  string
+	}{
+		{1000, "1 kB"},
+		{999_999, "1000 kB"},
+		{3e6, "3.0 MB"},
+		{1.234e9, "1.23 GB"},
+	} {
+		if got := gb(c.bytes); got != c.want {
+			t.Errorf("gb(%g) = %q, want %q", c.bytes, got, c.want)
+		}
+	}
+}
+
+func TestClaimCellsNeedTwoSeedsOfFull(t *testing.T) {
+	cells := cellsOf(synthResults())
+	got, epochs, hidden := claimCells(cells)
+	if len(got) != 1 || got[0].Parts != 2 || epochs != 4 || hidden != 8 {
+		t.Fatalf("claim cells %v (epochs %d, hidden %d), want only toy N=2 (4 epochs, hidden 8)", got, epochs, hidden)
+	}
+	c := got[0]
+	for _, tc := range []struct {
+		config string
+		delta  float64
+		seeds  int
+		halo   float64
+	}{
+		{"varco", 0, 2, 3e6},
+		{"fixed-2", -18.75, 2, 4e6},
+		{"fixed-128", -18.75, 2, 8e6 / 128},
+		{"quant4", math.NaN(), 0, math.NaN()}, // not run
+	} {
+		d, n := c.pairedDelta(tc.config)
+		if n != tc.seeds || (d != tc.delta && !math.IsNaN(tc.delta)) || math.IsNaN(d) != math.IsNaN(tc.delta) {
+			t.Errorf("%s: paired Δ %v over %d seeds, want %v over %d", tc.config, d, n, tc.delta, tc.seeds)
+		}
+		if h := c.meanHalo(tc.config); h != tc.halo && !(math.IsNaN(h) && math.IsNaN(tc.halo)) {
+			t.Errorf("%s: mean halo %v, want %v", tc.config, h, tc.halo)
+		}
+	}
+}
+
+// TestReport writes the report of the synthetic sweep and checks the rows
+// worked out by hand in synthResults.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "results.jsonl")
+	var jsonl []byte
+	for _, r := range synthResults() {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonl = append(append(jsonl, b...), '\n')
+	}
+	if err := os.WriteFile(in, jsonl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := reportCmd([]string{"-in", in, "-dir", dir}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		// The claims: only the N=2 cell has two seeds of full communication.
+		"Over the 1 cells of 4 epochs, hidden 8, with full communication on at least two seeds (toy N=2 random).",
+		// Matches full communication: varco does (Δ 0) with 3/8 of its bytes.
+		"| varco | 1 | 1 | +0.00 (toy N=2 random) | 0.375 | 1.00 | 0 |",
+		"| fixed-2 | 1 | 0 | -18.75 (toy N=2 random) | 0.500 | 1.33 | 0 |",
+		// Δ by cell, configurations in the sweep's order, and the bytes.
+		"| toy N=2 random | -18.75 | -18.75 | -18.75 | -18.75 | -18.75 | -18.75 | -18.75 | +0.00 |",
+		"| bytes vs full | 0.50× | 0.25× | 0.12× | 0.06× | 0.03× | 0.02× | 0.01× | 0.38× |",
+		// Against the best fixed ratio at each budget (62.5% wherever
+		// fixed-128 fits all epochs): varco has no epoch within 2-10%, 50 at
+		// 20%, then 68.75 and 81.25: four wins of eight, one at ≤ 30%.
+		"| varco | 8 | 4 | 1 | 3 |",
+		// Fixed compression loses accuracy in the one cell.
+		"| fixed-2 | 1 | 1 | -18.75 | 0.500 |",
+		"| fixed-128 | 1 | 1 | -18.75 | 0.008 |",
+		// The N=2 cell's table: mean ± std over two seeds, paired Δ, bytes
+		// against full and varco, the codec share's median (max).
+		"## toy, N = 2, random, 4 epochs, hidden 8",
+		"| full | none | fixed:1 | 2 | 81.25 ± 8.84 | +0.00 ± 0.00 | 8.0 MB | 1.000 | 2.67 | 1 kB | 2.0 | 0.0 (0.0) |",
+		"| fixed-2 | truncate | fixed:2 | 2 | 62.50 ± 0.00 | -18.75 ± 8.84 | 4.0 MB | 0.500 | 1.33 | 1 kB | 2.0 | 0.0 (0.0) |",
+		"| varco | truncate | linear:128:1.5:5 | 2 | 81.25 ± 8.84 | +0.00 ± 0.00 | 3.0 MB | 0.375 | 1.00 | 1 kB | 2.0 | 7.5 (10.0) |",
+		// Its budget table: budgets of 0.16 to 8 MB; bold is the best,
+		// ties included.
+		"| full | – | – | – | – | 25.00 | 50.00 | 50.00 | **81.25** |",
+		"| fixed-2 | – | – | – | 25.00 | 50.00 | 62.50 | 62.50 | 62.50 |",
+		"| fixed-16 | 25.00 | 50.00 | **62.50** | **62.50** | 62.50 | 62.50 | 62.50 | 62.50 |",
+		"| varco | – | – | – | 50.00 | **68.75** | **81.25** | **81.25** | **81.25** |",
+		// The N=4 cell: one seed, so no spread.
+		"## toy, N = 4, random, 4 epochs, hidden 8",
+		"| full | none | fixed:1 | 1 | 75.00 | +0.00 | 8.0 MB | 1.000 | 2.67 | 1 kB | 2.0 | 0.0 (0.0) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks\n\t%s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("results.md:\n%s", md)
+	}
+	for _, cell := range []string{"toy-n2-random", "toy-n4-random"} {
+		for _, plot := range []string{"bytes.svg", "bytes.png", "time.svg", "time.png"} {
+			if fi, err := os.Stat(filepath.Join(dir, cell+"-"+plot)); err != nil || fi.Size() == 0 {
+				t.Errorf("plot %s-%s: %v", cell, plot, err)
+			}
+		}
+	}
+}
