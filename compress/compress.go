@@ -49,9 +49,6 @@ type stream struct{ s uint64 }
 
 func (r *stream) next() uint64 { r.s += 0x9e3779b97f4a7c15; return mix(r.s) }
 
-// float32 in [0, 1).
-func (r *stream) float() float32 { return float32(r.next()>>40) / (1 << 24) }
-
 // Compressor encodes a message of rows×width float32 values (row-major) at
 // a compression ratio r ≥ 1 and decodes it back. A message goes row by
 // row, each row's encoding the same size: rows [a, b) of an n-row message

@@ -66,15 +66,6 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 	return loss * inv, grad, nil
 }
 
-// Accuracy returns the fraction of rows whose largest logit is at the label
-// (0 for no rows).
-func Accuracy(logits *tensor.Matrix, labels, rows []int32) float64 {
-	if len(rows) == 0 {
-		return 0
-	}
-	return float64(Correct(logits, labels, rows)) / float64(len(rows))
-}
-
 // Correct counts the rows whose largest logit (the first, on ties) is at
 // the label. Distributed trainers sum counts, not fractions, across workers.
 func Correct(logits *tensor.Matrix, labels, rows []int32) int {

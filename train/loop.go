@@ -97,9 +97,6 @@ func New(cfg Config, s Stepper) (*Loop, error) {
 // of the best epoch.
 func (l *Loop) Model() *nn.Model { return l.model }
 
-// Optimizer returns the optimiser.
-func (l *Loop) Optimizer() *nn.Optimizer { return l.opt }
-
 // Step runs one optimiser step over the micro-batches of epoch starting at
 // batch first (Config.Accumulate of them, fewer at the epoch's end) and
 // returns the step's loss over all workers. A loss that is not finite

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/train/decentral"
 )
@@ -268,22 +268,14 @@ func decentralTable(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// meanStd formats the mean ± sample standard deviation of xs, or "" for
+// none.
 func meanStd(xs []float64) string {
 	if len(xs) == 0 {
 		return ""
 	}
-	m := 0.0
-	for _, x := range xs {
-		m += x / float64(len(xs))
-	}
-	v := 0.0
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	if len(xs) > 1 {
-		v /= float64(len(xs) - 1)
-	}
-	return fmt.Sprintf("%.4f ± %.4f", m, math.Sqrt(v))
+	m, sd := stats.MeanStd(xs)
+	return fmt.Sprintf("%.4f ± %.4f", m, sd)
 }
 
 // decentralPlot draws each metrics file (JSON lines from --metrics) as one

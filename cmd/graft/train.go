@@ -20,7 +20,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/graft-gnn/graft/dataset"
-	"github.com/graft-gnn/graft/internal/bench"
+	"github.com/graft-gnn/graft/internal/stats"
+	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/train"
@@ -196,8 +197,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		Dataset: in.name, Split: in.split, Model: o.model, Seed: o.seed,
 		Features: "dense", Epochs: res.Epochs, StoppedEarly: res.StoppedEarly,
 		BestEpoch: res.Best.Epoch, BestValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc, TrainAcc: res.Best.TrainAcc,
-		EpochMsMedian: 1000 * median(res.EpochSeconds), StepMsMedian: 1000 * median(res.StepSeconds),
-		PeakRSSBytes: bench.PeakRSS(), Parameters: countParams(params),
+		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
+		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params),
 	}
 	o.dist.fill(&sum, rec.Totals())
 	if in.sparse {
@@ -372,16 +373,12 @@ func (p *trainProgress) finish() {
 	}
 }
 
-func median(xs []float64) float64 {
+// medianOrZero is the median of xs, 0 for none (JSON has no NaN).
+func medianOrZero(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return stats.Median(xs)
 }
 
 func countParams(ps []*nn.Param) int {

@@ -15,11 +15,6 @@ import (
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
-// PeakRSS is sysstat.PeakRSS, kept under this name for cmd/graft/train.go,
-// which other work is changing at the moment; once it calls sysstat
-// directly, this forwarder can go.
-func PeakRSS() int64 { return sysstat.PeakRSS() }
-
 // TrainConfig sizes graft bench train.
 type TrainConfig struct {
 	Models  []string // "gcn", "sage"

@@ -135,9 +135,6 @@ func (n *Network) Rewire(g *graph.Graph) error {
 	return nil
 }
 
-// Graph is the current communication graph.
-func (n *Network) Graph() *graph.Graph { return n.graph }
-
 var errClosed = errors.New("decentral: network is closed")
 
 // do sends every agent its command and collects the reports.

@@ -115,8 +115,6 @@ func (r paperRun) bestWithin(budget int64) float64 {
 	return acc
 }
 
-func (r paperRun) finalLoss() float64 { return r.epochs[len(r.epochs)-1].Loss }
-
 func runPaper(t testing.TB, task paperTask, codec, schedule string, seed uint64, link *comm.Link) paperRun {
 	t.Helper()
 	cfg := paperConfig(task.classes, seed)
