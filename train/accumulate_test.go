@@ -81,7 +81,7 @@ func (s *batchStepper) Evaluate(int) (Evaluation, error) {
 }
 
 func (s *batchStepper) State() (json.RawMessage, error) { return nil, nil }
-func (s *batchStepper) Restore(json.RawMessage) error  { return nil }
+func (s *batchStepper) Restore(json.RawMessage) error   { return nil }
 
 func accumulationConfig() Config {
 	return Config{Model: nn.Config{Model: "mlp", Hidden: 8, Classes: 3, Layers: 2, Seed: 9},
