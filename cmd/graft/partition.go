@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -17,7 +18,10 @@ import (
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/sysstat"
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
 func init() {
@@ -256,4 +260,46 @@ func printPartitionReport(w io.Writer, r partitionResult) {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p, s.Nodes, s.Edges, s.CutEdges, s.TrainNodes, s.BoundaryNodes, s.HaloNodes, s.SendRows)
 	}
 	tw.Flush()
+}
+
+// isPartDirPath reports whether graft partition --out names a directory of
+// parts rather than an assignment file.
+func isPartDirPath(path string) bool {
+	if strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(os.PathSeparator)) {
+		return true
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// writePartDirs stores the parts of assignment parts for graft train
+// --part-dir, with the data prepared as graft train prepares it by default
+// (row-normalised features, stored dense or sparse by density) and the
+// split spec drawn with seed.
+func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []int32, k int, method string) error {
+	if strings.HasPrefix(name, "rmat:") {
+		return usageError{errors.New("--out DIR/: stored parts need a dataset with labels; R-MAT graphs have none")}
+	}
+	ds, err := dataset.Load(name, dataDir)
+	if err != nil {
+		return err
+	}
+	split, err := ds.Split(splitSpec, seed)
+	if err != nil {
+		return fmt.Errorf("--out DIR/: %w", err)
+	}
+	data, err := fullgraph.FromDataset(ds, split, nn.Auto, true)
+	if err != nil {
+		return fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	layout, err := partition.BuildLayout(ds.Graph, parts, k)
+	if err != nil {
+		return err
+	}
+	src := partstore.Source{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Classes: ds.NumClasses, Split: split}
+	m := partstore.Manifest{Dataset: ds.Name, Split: split.Name, Method: method}
+	if err := partstore.Write(dir, m, src, layout); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	return writeFile(filepath.Join(dir, "assignment.txt"), func(w io.Writer) error { return partition.WriteAssignment(w, parts) })
 }

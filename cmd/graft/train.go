@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -20,8 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/graft-gnn/graft/dataset"
-	"github.com/graft-gnn/graft/internal/stats"
-	"github.com/graft-gnn/graft/internal/sysstat"
+	"github.com/graft-gnn/graft/job"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/train"
@@ -47,40 +45,6 @@ type trainOptions struct {
 	asJSON                         bool
 	dist                           distOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
-}
-
-// trainSummary is the final JSON object of graft train --json.
-type trainSummary struct {
-	Dataset       string  `json:"dataset"`
-	Split         string  `json:"split"`
-	Model         string  `json:"model"`
-	Seed          uint64  `json:"seed"`
-	Features      string  `json:"features"`
-	Epochs        int     `json:"epochs"`
-	StoppedEarly  bool    `json:"stopped_early"`
-	BestEpoch     int     `json:"best_epoch"`
-	BestValAcc    float64 `json:"best_val_acc"`
-	TestAcc       float64 `json:"test_acc"`
-	TrainAcc      float64 `json:"train_acc"`
-	EpochMsMedian float64 `json:"epoch_ms_median"`
-	StepMsMedian  float64 `json:"step_ms_median"`
-	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
-	Parameters    int     `json:"parameters"`
-
-	// Partition-parallel runs (all workers summed; zero for one worker).
-	Parts           int     `json:"parts"`
-	Partition       string  `json:"partition,omitempty"`
-	Compress        string  `json:"compress"`
-	Schedule        string  `json:"schedule"`
-	BytesTotal      int64   `json:"bytes_total"`
-	BytesFwd        int64   `json:"bytes_fwd"`
-	BytesBwd        int64   `json:"bytes_bwd"`
-	BytesGrad       int64   `json:"bytes_grad"`
-	ComputeSeconds  float64 `json:"compute_seconds"`
-	CommSeconds     float64 `json:"comm_seconds"`
-	CodecSeconds    float64 `json:"codec_seconds"`
-	EmulatedSeconds float64 `json:"emulated_seconds"`
-	WorkerImbalance float64 `json:"worker_imbalance"`
 }
 
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
@@ -122,113 +86,92 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q; all settings are flags (see 'graft train -h')", fs.Arg(0))}
 	}
-	cfg, storage, err := o.config()
-	if err != nil {
-		return usageError{err}
-	}
-
-	// As one worker of a multi-process job, only rank 0 reports and writes.
-	if err := o.worker.resolve(fs, &o.dist); err != nil {
-		return err
-	}
-	leader := o.worker.leader()
-	if !leader {
-		stdout = io.Discard
-	}
-	in, err := o.load(fs, storage, cfg.Epochs)
+	spec, err := o.spec(fs)
 	if err != nil {
 		return err
 	}
-	cfg.Model.Classes = in.classes
-	distOpts := in.opts
-	if note := o.dist.unusedWithOneWorker(); note != "" && leader {
-		fmt.Fprintf(stderr, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
-	}
-
-	var rec *metrics.Recorder
-	if leader {
-		sinks, err := o.metricSinks(stderr)
-		if err != nil {
-			return err
-		}
-		rec = metrics.NewRecorder(sinks...)
-		defer rec.Close()
-	}
-
-	if err := o.dist.checkpoints(&distOpts, stderr, o.worker.multi()); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	progressOut := stderr
-	if !leader {
+	if spec.Place.Rank != 0 { // as one worker of a job, only rank 0 reports
 		progressOut = io.Discard
 	}
-	progress := newTrainProgress(progressOut, cfg.Epochs, fmt.Sprintf("%s %s", o.model, in.name))
-	res, trainer, err := o.run(ctx, cfg, in, distOpts, stderr, func(m metrics.Epoch) error {
-		progress.epoch(m)
-		return rec.Record(m)
-	})
+	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
+	spec.Progress, spec.Log = progress.epoch, stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := job.Run(ctx, spec)
 	progress.finish()
 	switch {
-	case errors.Is(err, train.ErrNotFinite):
-		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
-	case errors.Is(err, train.ErrInterrupted):
-		if o.dist.checkpointDir != "" {
-			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, o.dist.checkpointDir, o.dist.checkpointDir)
-		}
-		return fmt.Errorf("%v; nothing was saved (use --checkpoint-dir to keep interrupted runs)", err)
+	case job.IsSpecError(err):
+		return usageError{err}
 	case err != nil:
 		return err
-	}
-	if !leader {
+	case !sum.Leader:
 		return nil
-	}
-
-	params := trainer.Model().Params()
-	if o.save != "" {
-		meta := map[string]string{"model": o.model, "dataset": in.name, "split": in.split,
-			"epoch": fmt.Sprint(res.Best.Epoch), "seed": fmt.Sprint(o.seed)}
-		if err := nn.SaveParamsFile(o.save, params, meta); err != nil {
-			return fmt.Errorf("saving parameters: %v", err)
-		}
-	}
-	sum := trainSummary{
-		Dataset: in.name, Split: in.split, Model: o.model, Seed: o.seed,
-		Features: "dense", Epochs: res.Epochs, StoppedEarly: res.StoppedEarly,
-		BestEpoch: res.Best.Epoch, BestValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc, TrainAcc: res.Best.TrainAcc,
-		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
-		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params),
-	}
-	o.dist.fill(&sum, rec.Totals())
-	if in.sparse {
-		sum.Features = "sparse"
-	}
-	if o.asJSON {
+	case o.asJSON:
 		return json.NewEncoder(stdout).Encode(sum)
 	}
-	fmt.Fprintf(stdout, "%s on %s (%s split, %s features, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, sum.Parameters)
+	printSummary(stdout, sum)
+	return nil
+}
+
+// spec turns the flags into the job they describe.
+func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
+	cfg, storage, err := o.config()
+	if err != nil {
+		return job.Spec{}, usageError{err}
+	}
+	place, err := o.worker.resolve(fs, &o.dist)
+	if err != nil {
+		return job.Spec{}, err
+	}
+	if o.worker.partDir != "" {
+		for _, name := range dataFlags {
+			if flagSet(fs, name) {
+				return job.Spec{}, usageError{fmt.Errorf("--%s: the data and its partition come from --part-dir %s (see its manifest.json)", name, o.worker.partDir)}
+			}
+		}
+	}
+	d := &o.dist
+	s := job.Spec{
+		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
+		PartDir: o.worker.partDir, Train: cfg,
+		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
+		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume,
+		Save: o.save, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
+		Place: place, Launch: o.worker.flags,
+	}
+	if flagSet(fs, "parts") || o.worker.partDir == "" {
+		if d.parts < 1 {
+			return job.Spec{}, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}
+		}
+		s.Parts = d.parts
+	}
+	return s, nil
+}
+
+// printSummary writes the text summary of a job.
+func printSummary(w io.Writer, sum job.Summary) {
+	fmt.Fprintf(w, "%s on %s (%s split, %s features, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, sum.Parameters)
 	stopped := ""
 	if sum.StoppedEarly {
 		stopped = ", stopped early"
 	}
-	fmt.Fprintf(stdout, "epochs          %d%s\n", sum.Epochs, stopped)
-	fmt.Fprintf(stdout, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
-	fmt.Fprintf(stdout, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
-	fmt.Fprintf(stdout, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
-	fmt.Fprintf(stdout, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
+	fmt.Fprintf(w, "epochs          %d%s\n", sum.Epochs, stopped)
+	fmt.Fprintf(w, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	fmt.Fprintf(w, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
+	fmt.Fprintf(w, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
+	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
 	if sum.Parts > 1 {
-		fmt.Fprintf(stdout, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
-		fmt.Fprintf(stdout, "sent            %s halo forward, %s halo backward, %s gradients (%s, %s)\n",
+		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
+		fmt.Fprintf(w, "sent            %s halo forward, %s halo backward, %s gradients (%s, %s)\n",
 			formatBytes(sum.BytesFwd), formatBytes(sum.BytesBwd), formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
-		if distOpts.Link != nil {
-			fmt.Fprintf(stdout, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, distOpts.Link)
+		if sum.Link != "" {
+			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}
 	}
-	if o.save != "" {
-		fmt.Fprintf(stdout, "saved           %s\n", o.save)
+	if sum.Saved != "" {
+		fmt.Fprintf(w, "saved           %s\n", sum.Saved)
 	}
-	return nil
 }
 
 // config turns the flags into a run configuration, filling unset values from
@@ -288,37 +231,6 @@ func (o *trainOptions) config() (train.Config, nn.Storage, error) {
 	return cfg, storage, nil
 }
 
-// metricSinks opens the --metrics file and the --metrics-addr endpoint.
-func (o *trainOptions) metricSinks(stderr io.Writer) ([]metrics.Sink, error) {
-	var sinks []metrics.Sink
-	if o.metricsFile != "" {
-		f, err := metrics.CreateJSONLines[metrics.Epoch](o.metricsFile)
-		if err != nil {
-			return nil, fmt.Errorf("metrics file: %v", err)
-		}
-		sinks = append(sinks, f)
-	}
-	if o.metricsAddr != "" {
-		addr, all := o.metricsAddr, false
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			if host == "" {
-				addr = "127.0.0.1" + addr
-			}
-			all = host != "" // an address the user typed out, such as 0.0.0.0
-		}
-		p, err := metrics.ServePrometheus(addr, metrics.PrometheusOptions{AllInterfaces: all})
-		if err != nil {
-			for _, s := range sinks {
-				s.Close()
-			}
-			return nil, fmt.Errorf("--metrics-addr: %v", err)
-		}
-		fmt.Fprintf(stderr, "serving metrics at http://%s/metrics\n", p.Addr())
-		sinks = append(sinks, p)
-	}
-	return sinks, nil
-}
-
 // trainProgress shows training progress on stderr: a progress bar on a
 // terminal, otherwise (CI logs, files) a plain line every tenth of the run.
 type trainProgress struct {
@@ -371,22 +283,6 @@ func (p *trainProgress) finish() {
 	if p.last.Epoch > 0 && p.last.Epoch%p.every != 0 && p.last.Epoch != 1 {
 		p.line(p.last)
 	}
-}
-
-// medianOrZero is the median of xs, 0 for none (JSON has no NaN).
-func medianOrZero(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	return stats.Median(xs)
-}
-
-func countParams(ps []*nn.Param) int {
-	n := 0
-	for _, p := range ps {
-		n += len(p.Value.Data)
-	}
-	return n
 }
 
 func formatBytes(b int64) string {

@@ -1,0 +1,170 @@
+package job
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+// input is what a job trains on: the whole problem with its layout, or
+// (with a part directory) the stored parts' manifest.
+type input struct {
+	name, split string
+	classes     int
+	sparse      bool
+	problem     train.Problem
+	layout      *partition.Layout
+	manifest    *partstore.Manifest
+}
+
+// load reads the dataset and splits it (every worker of a job computes the
+// same partition from the same seeds), or reads the part directory's
+// manifest.
+func (s *Spec) load() (*input, error) {
+	if s.PartDir != "" {
+		return s.loadPartDir()
+	}
+	ds, err := dataset.Load(s.Dataset, s.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if s.LCC {
+		if ds, err = ds.LargestComponent(); err != nil {
+			return nil, err
+		}
+	}
+	split, err := ds.Split(s.Split, s.Train.Model.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("%v; choose a split with training nodes in every class, e.g. --split random:20:30", err)
+	}
+	data, err := fullgraph.FromDataset(ds, split, s.Features, s.RowNormalize)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	in := &input{name: ds.Name, split: split.Name, classes: ds.NumClasses, sparse: data.Features.IsSparse(),
+		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
+	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (s *Spec) loadPartDir() (*input, error) {
+	m, err := partstore.ReadManifest(s.PartDir)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Place.Size > 1 && m.Parts != s.Place.Size:
+		return nil, specError(fmt.Errorf("--part-dir %s holds %d parts but the job has %d workers", s.PartDir, m.Parts, s.Place.Size))
+	case s.Parts != 0 && m.Parts != s.Parts:
+		return nil, specError(fmt.Errorf("--parts %d: --part-dir %s holds %d parts", s.Parts, s.PartDir, m.Parts))
+	}
+	s.Parts, s.Partition = m.Parts, "part-dir:"+m.Method
+	return &input{name: m.Dataset, split: m.Split, classes: m.Classes, sparse: m.Sparse, manifest: m}, nil
+}
+
+// layout splits g into s.Parts parts; nil for one part.
+func (s *Spec) layout(g *graph.Graph, trainRows []int32) (*partition.Layout, error) {
+	if s.Parts > g.N {
+		return nil, specError(fmt.Errorf("--parts %d: the graph has only %d nodes", s.Parts, g.N))
+	}
+	if s.Parts <= 1 {
+		return nil, nil
+	}
+	parts, err := s.assign(g, trainRows)
+	if err != nil {
+		return nil, err
+	}
+	return partition.BuildLayout(g, parts, s.Parts)
+}
+
+func (s *Spec) assign(g *graph.Graph, trainRows []int32) ([]int32, error) {
+	if slices.Contains(partition.Methods(), s.Partition) || s.Partition == "metis" {
+		p, err := partition.New(s.Partition)
+		if err != nil {
+			return nil, err
+		}
+		// Balance training nodes too, as DGL's balance_ntypes does, so every
+		// worker has a similar share of the loss.
+		balance := make([]int32, g.N)
+		for _, v := range trainRows {
+			balance[v] = 1
+		}
+		return p.Partition(g, s.Parts, partition.Options{Seed: s.PartitionSeed, Balance: balance})
+	}
+	f, err := os.Open(s.Partition)
+	if err != nil {
+		return nil, specError(fmt.Errorf("--partition %q is neither a method (%s) nor a readable assignment file", s.Partition, strings.Join(partition.Methods(), ", ")))
+	}
+	defer f.Close()
+	parts, _, err := partition.ReadAssignment(f, g.N, s.Parts)
+	if err != nil {
+		return nil, fmt.Errorf("assignment %s: %v", s.Partition, err)
+	}
+	return parts, nil
+}
+
+// compression returns the run options of the codec, schedule and link, and
+// the schedule's name.
+func (s *Spec) compression() (fullgraph.Options, string, error) {
+	var opts fullgraph.Options
+	codec := s.Codec
+	if codec == "" {
+		codec = "none"
+	}
+	newCodec, err := compress.Factory(codec)
+	if err != nil {
+		return opts, "", specError(fmt.Errorf("--compress: %v", err))
+	}
+	spec := s.Schedule
+	if spec == "" {
+		spec = "fixed:1"
+		if codec == "truncate" || codec == "subspace" || codec == "topk" {
+			spec = "linear:128:1.5:5" // the VARCO authors' schedule
+		}
+	}
+	sched, err := compress.ParseSchedule(spec, s.Train.Epochs)
+	if err != nil {
+		return opts, "", specError(err)
+	}
+	opts.Codec = newCodec
+	opts.Schedule, _ = compress.ScheduleFactory(spec, s.Train.Epochs)
+	if s.Link != "" {
+		l, err := comm.ParseLink(s.Link)
+		if err != nil {
+			return opts, "", specError(fmt.Errorf("--link: %v", err))
+		}
+		opts.Link = &l
+	}
+	return opts, sched.String(), nil
+}
+
+// unusedWithOneWorker names the communication settings given for a job of
+// one part, where they do nothing, or returns "".
+func (s *Spec) unusedWithOneWorker() string {
+	if s.Parts != 1 {
+		return ""
+	}
+	var set []string
+	if s.Codec != "" && s.Codec != "none" {
+		set = append(set, "--compress "+s.Codec)
+	}
+	if s.Schedule != "" {
+		set = append(set, "--schedule "+s.Schedule)
+	}
+	if s.Link != "" {
+		set = append(set, "--link "+s.Link)
+	}
+	return strings.Join(set, " and ")
+}

@@ -1,0 +1,119 @@
+package job
+
+import (
+	"errors"
+	"io"
+
+	"github.com/graft-gnn/graft/launch"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Spec is one training job.
+type Spec struct {
+	// Dataset names a registered dataset (found under DataDir) or a path;
+	// Split is a dataset.Split spec. LCC keeps the largest connected
+	// component; RowNormalize scales features to sum to 1 per node;
+	// Features chooses dense or sparse storage.
+	Dataset, DataDir, Split string
+	LCC, RowNormalize       bool
+	Features                nn.Storage
+	// PartDir, when set, replaces the dataset: each worker reads its part
+	// of what `graft partition --out DIR/` stored.
+	PartDir string
+
+	// Train is the run's configuration; its model's class count is taken
+	// from the data.
+	Train train.Config
+
+	// Parts is the number of workers, each holding one part of the graph,
+	// split by Partition (a method name or an assignment file) seeded by
+	// PartitionSeed. Codec and Schedule name the halo exchange's
+	// compressor and ratio schedule ("" takes the codec's default), and
+	// Link an emulated network link ("" for none).
+	Parts                 int
+	Partition             string
+	PartitionSeed         uint64
+	Codec, Schedule, Link string
+
+	// CheckpointDir receives checkpoints every CheckpointEvery epochs and
+	// when the job is interrupted; Resume continues the run checkpointed
+	// in that directory.
+	CheckpointDir   string
+	CheckpointEvery int
+	Resume          string
+
+	// Save receives the best parameters (safetensors); MetricsFile one
+	// JSON object per epoch; MetricsAddr a Prometheus endpoint.
+	Save, MetricsFile, MetricsAddr string
+
+	// Place is this process's place in a multi-process job (Size ≤ 1 for
+	// a job in one process), and Launch how it connects to the others.
+	Place  launch.Place
+	Launch *launch.Flags
+
+	// Progress, if set, receives every epoch on the worker that reports
+	// (rank 0); Log receives notes (resuming, serving metrics, a setting
+	// that has no effect), nil for none.
+	Progress func(metrics.Epoch)
+	Log      io.Writer
+}
+
+// SpecError marks an error in the Spec itself, as opposed to the data or the
+// training: the command reports it as a usage error.
+type SpecError struct{ error }
+
+func (e SpecError) Unwrap() error { return e.error }
+
+func specError(err error) error { return SpecError{err} }
+
+// IsSpecError reports whether err comes from the Spec.
+func IsSpecError(err error) bool {
+	var se SpecError
+	return errors.As(err, &se)
+}
+
+// Summary is the outcome of a job, as `graft train --json` prints it.
+type Summary struct {
+	Dataset       string  `json:"dataset"`
+	Split         string  `json:"split"`
+	Model         string  `json:"model"`
+	Seed          uint64  `json:"seed"`
+	Features      string  `json:"features"`
+	Epochs        int     `json:"epochs"`
+	StoppedEarly  bool    `json:"stopped_early"`
+	BestEpoch     int     `json:"best_epoch"`
+	BestValAcc    float64 `json:"best_val_acc"`
+	TestAcc       float64 `json:"test_acc"`
+	TrainAcc      float64 `json:"train_acc"`
+	EpochMsMedian float64 `json:"epoch_ms_median"`
+	StepMsMedian  float64 `json:"step_ms_median"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	Parameters    int     `json:"parameters"`
+
+	// Partition-parallel runs (all workers summed; zero for one worker).
+	Parts           int     `json:"parts"`
+	Partition       string  `json:"partition,omitempty"`
+	Compress        string  `json:"compress"`
+	Schedule        string  `json:"schedule"`
+	BytesTotal      int64   `json:"bytes_total"`
+	BytesFwd        int64   `json:"bytes_fwd"`
+	BytesBwd        int64   `json:"bytes_bwd"`
+	BytesGrad       int64   `json:"bytes_grad"`
+	ComputeSeconds  float64 `json:"compute_seconds"`
+	CommSeconds     float64 `json:"comm_seconds"`
+	CodecSeconds    float64 `json:"codec_seconds"`
+	EmulatedSeconds float64 `json:"emulated_seconds"`
+	WorkerImbalance float64 `json:"worker_imbalance"`
+	// Balance spreads part sizes (owned nodes) and per-worker compute time:
+	// coefficient of variation, max/mean imbalance, efficiency.
+	Balance *metrics.Balance `json:"balance,omitempty"`
+
+	// Link is the emulated link, if any; Saved the parameters' file.
+	Link  string `json:"link,omitempty"`
+	Saved string `json:"saved,omitempty"`
+	// Leader is false on the workers of a multi-process job that do not
+	// report (all but rank 0): their summary is empty.
+	Leader bool `json:"-"`
+}
