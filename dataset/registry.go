@@ -122,11 +122,15 @@ func ResolveDataDir(flagValue string) string {
 }
 
 // Load returns the dataset called nameOrPath: a registry name (see
-// Registry), read from files under dataDir, or a path to a supported file or
-// directory (an .npz, a LINQS .content file, an OGB directory, an edge list).
+// Registry), read from files under dataDir, a generated graph (see
+// SyntheticSpecs), or a path to a supported file or directory (an .npz, a
+// LINQS .content file, an OGB directory, an edge list).
 // An empty dataDir means $GRAFT_DATA. Cora falls back to the copy embedded
 // in the binary when the data directory does not hold it.
 func Load(nameOrPath, dataDir string) (*Dataset, error) {
+	if IsSynthetic(nameOrPath) {
+		return loadSynthetic(nameOrPath)
+	}
 	dataDir = ResolveDataDir(dataDir)
 	if e, ok := lookup(nameOrPath); ok {
 		found, missing := e.Found(dataDir)

@@ -1,0 +1,108 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/graft-gnn/graft/graph"
+)
+
+// SyntheticSpecs documents the generated datasets Load accepts by name.
+const SyntheticSpecs = `sbm:NODES:AVG_DEGREE:FEATURES:CLASSES[:SEED]  stochastic block model with class-correlated features
+                                             (homophily 0.8, feature noise 1: learnable only through the graph);
+                                             its public split is 10% training, 10% validation per class
+rmat:SCALE:EDGES[:SEED]                      R-MAT graph of 2^SCALE nodes, structure only`
+
+// IsSynthetic reports whether name is a generated dataset's spec.
+func IsSynthetic(name string) bool {
+	return strings.HasPrefix(name, "sbm:") || strings.HasPrefix(name, "rmat:")
+}
+
+// loadSynthetic generates the dataset name describes (see SyntheticSpecs).
+func loadSynthetic(name string) (*Dataset, error) {
+	kind, spec, _ := strings.Cut(name, ":")
+	fields := strings.Split(spec, ":")
+	switch kind {
+	case "sbm":
+		return sbmDataset(name, fields)
+	case "rmat":
+		return rmatDataset(name, fields)
+	}
+	return nil, fmt.Errorf("unknown generated dataset %q", name)
+}
+
+// specNumbers parses fields as non-negative integers, at least min of them
+// and at most max (the last one, a seed, is optional).
+func specNumbers(name, form string, fields []string, min, max int) ([]uint64, error) {
+	if len(fields) < min || len(fields) > max {
+		return nil, fmt.Errorf("dataset %s: want %s", name, form)
+	}
+	out := make([]uint64, len(fields))
+	var errs []error
+	for i, f := range fields {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%q is not a whole number", f))
+		}
+		out[i] = v
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("dataset %s: %v (want %s)", name, err, form)
+	}
+	return out, nil
+}
+
+func sbmDataset(name string, fields []string) (*Dataset, error) {
+	const form = "sbm:NODES:AVG_DEGREE:FEATURES:CLASSES[:SEED]"
+	v, err := specNumbers(name, form, fields, 4, 5)
+	if err != nil {
+		return nil, err
+	}
+	seed := uint64(1)
+	if len(v) == 5 {
+		seed = v[4]
+	}
+	if v[0] > graph.MaxNodes || v[2] > 1<<16 || v[3] > 1<<16 || v[3] < 2 || v[1] > v[0] {
+		return nil, fmt.Errorf("dataset %s: %d nodes, average degree %d, %d features, %d classes out of range (at most %d nodes, 2 to 65536 classes, a degree below the node count)",
+			name, v[0], v[1], v[2], v[3], graph.MaxNodes)
+	}
+	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: int(v[0]), AvgDegree: float64(v[1]), Features: int(v[2]), Classes: int(v[3]),
+		Homophily: 0.8, FeatureNoise: 1}, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: int(v[3])}
+	d.ClassNames = make([]string, d.NumClasses)
+	for c := range d.ClassNames {
+		d.ClassNames[c] = strconv.Itoa(c)
+	}
+	public, err := d.fracSplit(0.1, 0.1, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	public.Name = "public"
+	d.Splits = []Split{public}
+	return d, nil
+}
+
+func rmatDataset(name string, fields []string) (*Dataset, error) {
+	const form = "rmat:SCALE:EDGES[:SEED]"
+	v, err := specNumbers(name, form, fields, 2, 3)
+	if err != nil {
+		return nil, err
+	}
+	seed := uint64(1)
+	if len(v) == 3 {
+		seed = v[2]
+	}
+	if v[0] > 30 || v[1] > 1<<40 {
+		return nil, fmt.Errorf("dataset %s: scale %d and %d edges out of range (scale at most 30)", name, v[0], v[1])
+	}
+	g, err := graph.RMAT(int(v[0]), int64(v[1]), graph.RMATA, graph.RMATB, graph.RMATC, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	return &Dataset{Name: name, Graph: g}, nil
+}

@@ -1,0 +1,36 @@
+package dataset
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSyntheticDatasets(t *testing.T) {
+	d, err := Load("sbm:2000:10:16:4:7", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.NumNodes() != 2000 || d.NumFeatures() != 16 || d.NumClasses != 4 || len(d.Labels) != 2000 {
+		t.Fatalf("sbm: %d nodes, %d features, %d classes", d.NumNodes(), d.NumFeatures(), d.NumClasses)
+	}
+	if avg := float64(d.Graph.NumEdges()) / 2000; avg < 8 || avg > 11 {
+		t.Fatalf("sbm: average degree %.1f, want about 10", avg)
+	}
+	s, err := d.Split("public", 1)
+	if err != nil || len(s.Train) != 200 || len(s.Val) != 200 || len(s.Test) != 1600 {
+		t.Fatalf("sbm public split: %d/%d/%d, %v", len(s.Train), len(s.Val), len(s.Test), err)
+	}
+	again, _ := Load("sbm:2000:10:16:4:7", "")
+	if again.Graph.NumEdges() != d.Graph.NumEdges() || again.Dense.Data[5] != d.Dense.Data[5] {
+		t.Fatal("the same spec generated a different graph")
+	}
+	r, err := Load("rmat:10:5000", "")
+	if err != nil || r.NumNodes() != 1024 || r.Labels != nil {
+		t.Fatalf("rmat: %v", err)
+	}
+	for _, bad := range []string{"sbm:10:2", "sbm:a:2:3:4", "sbm:10:2:3:1", "sbm:10:20:3:2", "rmat:40:10", "rmat:10", "sbm:-1:2:3:4"} {
+		if _, err := Load(bad, ""); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
