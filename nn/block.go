@@ -76,6 +76,9 @@ type Block struct {
 	symmetric   int8        // whole is symmetric: 0 unknown, 1 yes, -1 no
 	loopsT      *tensor.CSR // transposed pattern of loops
 	loopsPerm   []int64     // loopsPerm[q] = position in loops of entry q of loopsT
+
+	// Storage of the transposes, kept across Reset.
+	gcnTBuf, meanTBuf, loopsTBuf tensor.CSR
 }
 
 // WholeGraph returns the single-process block of g: every node is a
@@ -109,10 +112,27 @@ type Operators struct {
 // destinations); halo is nil unless the other sources' rows come from
 // peers.
 func NewBlock(ops Operators, srcIDs []int32, halo Halo) (*Block, error) {
+	g := &Block{}
+	if err := g.init(ops, srcIDs, halo); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Reset makes g the block of ops and srcIDs, without a halo, as NewBlock
+// does, keeping the storage of its transposed operators: a sampler that
+// makes a block per layer for every mini-batch reuses blocks through it,
+// and their backward passes allocate nothing once grown.
+func (g *Block) Reset(ops Operators, srcIDs []int32) error {
+	return g.init(ops, srcIDs, nil)
+}
+
+func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 	if ops.Loops == nil {
 		ops.Loops = ops.GCN
 	}
-	g := &Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean}
+	*g = Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean,
+		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, loopsPerm: g.loopsPerm[:0]}
 	for _, op := range []struct {
 		name string
 		a    *tensor.CSR
@@ -121,35 +141,35 @@ func NewBlock(ops Operators, srcIDs []int32, halo Halo) (*Block, error) {
 			continue
 		}
 		if err := op.a.Validate(); err != nil {
-			return nil, fmt.Errorf("nn: operator %s: %w", op.name, err)
+			return fmt.Errorf("nn: operator %s: %w", op.name, err)
 		}
 		if g.NumDst < 0 {
 			g.NumDst, g.NumSrc = op.a.Rows, op.a.Cols
 		} else if op.a.Rows != g.NumDst || op.a.Cols != g.NumSrc {
-			return nil, fmt.Errorf("nn: operator %s is %d×%d, others are %d×%d",
+			return fmt.Errorf("nn: operator %s is %d×%d, others are %d×%d",
 				op.name, op.a.Rows, op.a.Cols, g.NumDst, g.NumSrc)
 		}
 	}
 	if g.NumDst < 0 {
-		return nil, fmt.Errorf("nn: no operator given")
+		return fmt.Errorf("nn: no operator given")
 	}
 	if g.NumSrc < g.NumDst {
-		return nil, fmt.Errorf("nn: %d sources cannot hold the %d destinations first", g.NumSrc, g.NumDst)
+		return fmt.Errorf("nn: %d sources cannot hold the %d destinations first", g.NumSrc, g.NumDst)
 	}
 	if srcIDs != nil && len(srcIDs) != g.NumSrc {
-		return nil, fmt.Errorf("nn: %d source ids for %d sources", len(srcIDs), g.NumSrc)
+		return fmt.Errorf("nn: %d source ids for %d sources", len(srcIDs), g.NumSrc)
 	}
 	if srcIDs == nil && g.NumSrc != g.NumDst {
-		return nil, fmt.Errorf("nn: a block with more sources than destinations needs the sources' global ids")
+		return fmt.Errorf("nn: a block with more sources than destinations needs the sources' global ids")
 	}
 	if l := ops.Loops; l != nil {
 		for r := 0; r < l.Rows; r++ {
 			if !slices.Contains(l.Indices[l.Offsets[r]:l.Offsets[r+1]], int32(r)) {
-				return nil, fmt.Errorf("nn: row %d of the self-loop adjacency lacks its self loop", r)
+				return fmt.Errorf("nn: row %d of the self-loop adjacency lacks its self loop", r)
 			}
 		}
 	}
-	return g, nil
+	return nil
 }
 
 // InputRows is the number of rows a layer's input has on this block: one
@@ -256,7 +276,8 @@ func (g *Block) gcnTOp() *tensor.CSR {
 			// bit, so the backward product reuses it.
 			g.gcnT = a
 		} else {
-			g.gcnT = a.Transpose()
+			a.TransposeInto(&g.gcnTBuf)
+			g.gcnT = &g.gcnTBuf
 		}
 	}
 	return g.gcnT
@@ -294,7 +315,8 @@ func (g *Block) meanTOp() *tensor.CSR {
 			}))
 			g.meanT = t
 		} else {
-			g.meanT = a.Transpose()
+			a.TransposeInto(&g.meanTBuf)
+			g.meanT = &g.meanTBuf
 		}
 	}
 	return g.meanT
@@ -306,24 +328,32 @@ func (g *Block) meanTOp() *tensor.CSR {
 func (g *Block) loopsTranspose() (*tensor.CSR, []int64) {
 	if g.loopsT == nil {
 		l := g.loopsOp()
-		t := &tensor.CSR{Rows: l.Cols, Cols: l.Rows, Offsets: make([]int64, l.Cols+1), Indices: make([]int32, l.NNZ())}
-		perm := make([]int64, l.NNZ())
+		t := &g.loopsTBuf
+		t.Rows, t.Cols = l.Cols, l.Rows
+		t.Offsets = slices.Grow(t.Offsets[:0], l.Cols+1)[:l.Cols+1]
+		clear(t.Offsets)
+		t.Indices = slices.Grow(t.Indices[:0], l.NNZ())[:l.NNZ()]
+		t.Values = nil
+		perm := slices.Grow(g.loopsPerm[:0], l.NNZ())[:l.NNZ()]
 		for _, c := range l.Indices[:l.NNZ()] {
 			t.Offsets[c+1]++
 		}
 		for i := 0; i < l.Cols; i++ {
 			t.Offsets[i+1] += t.Offsets[i]
 		}
-		next := slices.Clone(t.Offsets[:l.Cols])
-		for r := 0; r < l.Rows; r++ {
+		for r := 0; r < l.Rows; r++ { // t.Offsets[c] counts up to c's next free slot
 			for p := l.Offsets[r]; p < l.Offsets[r+1]; p++ {
 				c := l.Indices[p]
-				q := next[c]
-				next[c]++
+				q := t.Offsets[c]
+				t.Offsets[c]++
 				t.Indices[q] = int32(r)
 				perm[q] = p
 			}
 		}
+		for i := l.Cols; i > 0; i-- {
+			t.Offsets[i] = t.Offsets[i-1]
+		}
+		t.Offsets[0] = 0
 		g.loopsT, g.loopsPerm = t, perm
 	}
 	return g.loopsT, g.loopsPerm

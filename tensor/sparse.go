@@ -49,10 +49,24 @@ func spmmDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
 // Transpose returns aᵀ as a new CSR with sorted rows (a counting sort, so
 // entries of equal column keep their row order).
 func (a *CSR) Transpose() *CSR {
+	t := &CSR{}
+	a.TransposeInto(t)
+	return t
+}
+
+// TransposeInto sets t to aᵀ, as Transpose, reusing t's storage: a caller
+// that transposes a new matrix of similar size every step allocates
+// nothing once t has grown.
+func (a *CSR) TransposeInto(t *CSR) {
 	nnz := a.NNZ()
-	t := &CSR{Rows: a.Cols, Cols: a.Rows, Offsets: make([]int64, a.Cols+1), Indices: make([]int32, nnz)}
+	t.Rows, t.Cols = a.Cols, a.Rows
+	t.Offsets = resize(t.Offsets, a.Cols+1)
+	clear(t.Offsets)
+	t.Indices = resize(t.Indices, nnz)
 	if a.Values != nil {
-		t.Values = make([]float32, nnz)
+		t.Values = resize(t.Values, nnz)
+	} else {
+		t.Values = nil
 	}
 	for _, c := range a.Indices[:nnz] {
 		t.Offsets[c+1]++
@@ -60,20 +74,31 @@ func (a *CSR) Transpose() *CSR {
 	for i := 0; i < a.Cols; i++ {
 		t.Offsets[i+1] += t.Offsets[i]
 	}
-	next := make([]int64, a.Cols)
-	copy(next, t.Offsets[:a.Cols])
+	// t.Offsets[c] counts up to the next free slot of column c, and is
+	// put back afterwards.
 	for r := 0; r < a.Rows; r++ {
 		for p := a.Offsets[r]; p < a.Offsets[r+1]; p++ {
 			c := a.Indices[p]
-			q := next[c]
-			next[c]++
+			q := t.Offsets[c]
+			t.Offsets[c]++
 			t.Indices[q] = int32(r)
 			if a.Values != nil {
 				t.Values[q] = a.Values[p]
 			}
 		}
 	}
-	return t
+	for i := a.Cols; i > 0; i-- {
+		t.Offsets[i] = t.Offsets[i-1]
+	}
+	t.Offsets[0] = 0
+}
+
+// resize returns s with length n, reusing its storage when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Dense returns a as a dense matrix, for tests and small inputs.

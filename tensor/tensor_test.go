@@ -413,3 +413,30 @@ func TestBF16(t *testing.T) {
 		t.Fatal("NaN lost in bf16")
 	}
 }
+
+// TransposeInto gives Transpose's matrix whatever t held before, and
+// reuses its storage.
+func TestTransposeInto(t *testing.T) {
+	a := &CSR{Rows: 3, Cols: 4, Offsets: []int64{0, 2, 2, 5}, Indices: []int32{1, 3, 0, 1, 3}, Values: []float32{1, 2, 3, 4, 5}}
+	want := a.Dense()
+	var tr CSR
+	for _, m := range []*CSR{{Rows: 1, Cols: 2, Offsets: []int64{0, 2}, Indices: []int32{0, 1}}, a, a} {
+		m.TransposeInto(&tr)
+	}
+	got := tr.Dense()
+	for i := range 3 {
+		for j := range 4 {
+			if got.At(j, i) != want.At(i, j) {
+				t.Fatalf("transpose (%d, %d) = %v, want %v", j, i, got.At(j, i), want.At(i, j))
+			}
+		}
+	}
+	if err := tr.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := &tr.Indices[0]
+	a.TransposeInto(&tr)
+	if &tr.Indices[0] != p {
+		t.Fatal("TransposeInto did not reuse the storage")
+	}
+}
