@@ -172,6 +172,15 @@ func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 	return nil
 }
 
+// Operators returns the operators the block was made with (none for a
+// WholeGraph block, which builds its own when a layer first needs them).
+func (g *Block) Operators() Operators {
+	if g.whole != nil {
+		return Operators{}
+	}
+	return Operators{Loops: g.loops, GCN: g.gcn, Mean: g.mean}
+}
+
 // InputRows is the number of rows a layer's input has on this block: one
 // per destination when the Halo brings the other sources' rows, one per
 // source otherwise.

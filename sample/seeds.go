@@ -1,0 +1,58 @@
+package sample
+
+import (
+	"slices"
+	"sync"
+)
+
+// seedOrder deals an epoch's seeds into batches: the training nodes in an
+// order drawn from (seed, epoch), cut into batches of size seeds. Every
+// seed-driven sampler uses it, so that they cover the same seeds per epoch.
+type seedOrder struct {
+	train []int32
+	size  int
+	seed  uint64
+
+	mu     sync.Mutex
+	epochs [2]struct {
+		epoch int
+		order []int32
+	}
+}
+
+func newSeedOrder(train []int32, size int, seed uint64) *seedOrder {
+	return &seedOrder{train: train, size: size, seed: seed}
+}
+
+// batches is the number of batches per epoch; the last may be smaller.
+func (o *seedOrder) batches() int { return (len(o.train) + o.size - 1) / o.size }
+
+// seeds returns batch index of epoch.
+func (o *seedOrder) seeds(epoch, index int) []int32 {
+	order := o.order(epoch)
+	return order[index*o.size : min((index+1)*o.size, len(order))]
+}
+
+// order returns epoch's order of the training nodes, drawn once and kept
+// for the two epochs a prefetching trainer may be sampling at a time.
+func (o *seedOrder) order(epoch int) []int32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range o.epochs {
+		if e.order != nil && e.epoch == epoch {
+			return e.order
+		}
+	}
+	order := slices.Clone(o.train)
+	r := stream{key(o.seed, purposeOrder, uint64(epoch))}
+	for i := len(order) - 1; i > 0; i-- { // Fisher–Yates
+		j := r.intn(i + 1)
+		order[i], order[j] = order[j], order[i]
+	}
+	slot := &o.epochs[0]
+	if o.epochs[1].epoch < slot.epoch {
+		slot = &o.epochs[1]
+	}
+	slot.epoch, slot.order = epoch, order
+	return order
+}
