@@ -431,6 +431,39 @@ func TestCrossEntropyGradient(t *testing.T) {
 	}
 }
 
+func TestWeightedCrossEntropyGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const n, c = 7, 3
+	logits32 := randomMatrix(n, c, rng)
+	labels := []int32{0, 2, 1, 1, 0, 2, 2}
+	rows := []int32{0, 3, 4, 6}
+	weights := []float32{0.5, 2, 1.25, 3}
+	const norm = 2.5
+	var ce CrossEntropy
+	loss, grad, err := ce.ForwardWeighted(logits32, labels, rows, weights, norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := f64(logits32.Data)
+	ref := func() []float64 {
+		var l float64
+		for i, r := range rows {
+			row := logits[int(r)*c : int(r+1)*c]
+			var z float64
+			for _, v := range row {
+				z += math.Exp(v)
+			}
+			l -= float64(weights[i]) * (row[labels[r]] - math.Log(z))
+		}
+		return []float64{l / norm}
+	}
+	checkForward(t, []float32{float32(loss)}, ref())
+	checkGradients(t, []float64{1}, ref, fdVar{"logits", logits, grad.Data})
+	if _, _, err := ce.ForwardWeighted(logits32, labels, rows, weights[:2], norm); err == nil {
+		t.Error("fewer weights than rows were accepted")
+	}
+}
+
 func TestMSEGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	pred32, target32 := randomMatrix(5, 3, rng), randomMatrix(5, 3, rng)

@@ -20,11 +20,22 @@ type CrossEntropy struct {
 // so that distributed workers can divide by the global number of training
 // rows and sum.
 func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, *tensor.Matrix, error) {
+	return c.ForwardWeighted(logits, labels, rows, nil, norm)
+}
+
+// ForwardWeighted is Forward with row rows[i]'s term weighted by
+// weights[i] (nil: all 1): Σ_i weights[i]·(−log softmax(logits_r)[labels[r]])
+// / norm. GraphSAINT weights each node's loss by its inverse inclusion
+// probability.
+func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int32, weights []float32, norm float64) (float64, *tensor.Matrix, error) {
 	if len(labels) != logits.Rows {
 		return 0, nil, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
 	}
 	if norm <= 0 {
 		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
+	}
+	if weights != nil && len(weights) != len(rows) {
+		return 0, nil, fmt.Errorf("nn: %d loss weights for %d rows", len(weights), len(rows))
 	}
 	c.listed = ensureSlice(&c.listed, logits.Rows)
 	defer func() {
@@ -54,14 +65,20 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 	grad.Zero()
 	inv := 1 / norm
 	var loss float64
-	for _, r := range rows {
+	for i, r := range rows {
 		y := labels[r]
 		lp, g := logp.Row(int(r)), grad.Row(int(r))
-		loss -= float64(lp[y])
-		for j, v := range lp {
-			g[j] = float32(math.Exp(float64(v)) * inv)
+		scale := inv
+		if weights == nil {
+			loss -= float64(lp[y])
+		} else {
+			loss -= float64(weights[i]) * float64(lp[y])
+			scale *= float64(weights[i])
 		}
-		g[y] -= float32(inv)
+		for j, v := range lp {
+			g[j] = float32(math.Exp(float64(v)) * scale)
+		}
+		g[y] -= float32(scale)
 	}
 	return loss * inv, grad, nil
 }

@@ -180,19 +180,35 @@ func (m *Model) Forward(blocks []*Block, x Features, train bool) *tensor.Matrix 
 		m.step++
 	}
 	var out *tensor.Matrix
-	for i, l := range m.Layers {
-		g := blocks[min(i, len(blocks)-1)]
-		if i == 0 || m.actModes[i-1] != actReLUDropInPlace {
-			x = m.drops[i].forwardLazy(g, x, mode)
-		}
-		out = l.Forward(g, x, mode)
-		if i < len(m.acts) {
-			out = m.activate(i, g, out, mode)
-		}
-		if i < len(m.norms) {
-			out = m.norms[i].Forward(out)
-		}
+	for i := range m.Layers {
+		out = m.layer(i, blocks[min(i, len(blocks)-1)], x, mode)
 		x = Features{Dense: out}
+	}
+	return out
+}
+
+// ForwardLayer runs layer i of an evaluation pass (no dropout) on block g
+// from x, its input rows, with the activation and normalisation that
+// follow the layer: one step of layer-wise inference, which computes every
+// node's output of a layer, a block of destinations at a time, before the
+// next layer. The result belongs to the model and is overwritten by its
+// next pass.
+func (m *Model) ForwardLayer(i int, g *Block, x Features) *tensor.Matrix {
+	return m.layer(i, g, x, Mode{Seed: m.Config.Seed, Step: m.step})
+}
+
+// layer runs layer i of a pass on g: dropout, the layer, its activation
+// and normalisation.
+func (m *Model) layer(i int, g *Block, x Features, mode Mode) *tensor.Matrix {
+	if i == 0 || m.actModes[i-1] != actReLUDropInPlace || !mode.Train {
+		x = m.drops[i].forwardLazy(g, x, mode)
+	}
+	out := m.Layers[i].Forward(g, x, mode)
+	if i < len(m.acts) {
+		out = m.activate(i, g, out, mode)
+	}
+	if i < len(m.norms) {
+		out = m.norms[i].Forward(out)
 	}
 	return out
 }
