@@ -43,6 +43,20 @@ type Epoch struct {
 	// RSSBytes is the resident memory after the epoch (see ResidentBytes),
 	// 0 when unknown.
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
+
+	// Mini-batch training: the epoch's batches; the seconds spent sampling
+	// them, gathering their input features, and in the model (forward,
+	// backward, step) while the model waited for a batch (WaitSeconds);
+	// the mean input nodes and block edges of a batch; and whether the
+	// epoch was evaluated (with --eval-every, not every epoch is) and how
+	// long evaluation took.
+	Batches       int     `json:"batches,omitempty"`
+	SampleSeconds float64 `json:"sample_seconds,omitempty"`
+	GatherSeconds float64 `json:"gather_seconds,omitempty"`
+	WaitSeconds   float64 `json:"wait_seconds,omitempty"`
+	InputNodes    float64 `json:"input_nodes,omitempty"`
+	InputEdges    float64 `json:"input_edges,omitempty"`
+	EvalSeconds   float64 `json:"eval_seconds,omitempty"`
 }
 
 // Bytes is everything the epoch sent.

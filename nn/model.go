@@ -74,8 +74,11 @@ const (
 // dropout in layer i is attentionSite + i.
 const attentionSite = 1 << 20
 
-// NewModel builds and initialises a model.
-func NewModel(cfg Config) (*Model, error) {
+// WithDefaults returns c with its unset fields at their defaults: 2
+// layers, 8 heads and 1 output head (GAT), ReLU (ELU for GAT), Glorot
+// initialisation.
+func (c Config) WithDefaults() Config {
+	cfg := c
 	if cfg.Layers == 0 {
 		cfg.Layers = 2
 	}
@@ -94,6 +97,12 @@ func NewModel(cfg Config) (*Model, error) {
 	if cfg.Init == "" {
 		cfg.Init = Glorot
 	}
+	return cfg
+}
+
+// NewModel builds and initialises a model.
+func NewModel(cfg Config) (*Model, error) {
+	cfg = cfg.WithDefaults()
 	switch {
 	case cfg.Layers < 1:
 		return nil, fmt.Errorf("nn: %d layers; want at least 1", cfg.Layers)

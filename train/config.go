@@ -32,6 +32,11 @@ type Config struct {
 	// the model selection of Shchur et al.'s benchmark.
 	SelectByLoss bool
 
+	// EvalEvery > 1 evaluates every EvalEvery epochs (and after the last)
+	// instead of after every epoch; model selection and an adaptive
+	// schedule see only the evaluated epochs.
+	EvalEvery int
+
 	// Accumulate is the number of micro-batches whose gradients one
 	// optimiser step sums (0 means 1): k micro-batches of b seeds step as
 	// one batch of k·b.
@@ -50,6 +55,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("train: %d steps; want 0 (no limit) or more", c.Steps)
 	case c.Patience < 0:
 		return fmt.Errorf("train: patience %d; want 0 (off) or more", c.Patience)
+	case c.EvalEvery < 0:
+		return fmt.Errorf("train: evaluation every %d epochs; want 1 or more", c.EvalEvery)
 	case c.Accumulate < 0:
 		return fmt.Errorf("train: accumulation over %d micro-batches; want 1 or more", c.Accumulate)
 	}

@@ -21,9 +21,14 @@ type Metrics struct {
 	TestAcc  float64 `json:"test_acc"`
 	ValLoss  float64 `json:"val_loss"`
 	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
-	// training part (forward, backward, gradient reduction, steps).
+	// training part (forward, backward, gradient reduction, steps), and
+	// EvalSeconds of its evaluation.
 	EpochSeconds float64 `json:"epoch_seconds"`
 	StepSeconds  float64 `json:"step_seconds"`
+	EvalSeconds  float64 `json:"eval_seconds"`
+	// Evaluated is false for an epoch that Config.EvalEvery skips: its
+	// accuracies and validation loss are the last evaluation's.
+	Evaluated bool `json:"evaluated"`
 }
 
 // Result summarises a run. Best is the epoch kept by model selection; its
@@ -33,8 +38,8 @@ type Result struct {
 	StoppedEarly bool // patience ran out before Epochs
 	Best         Metrics
 	// EpochSeconds and StepSeconds hold every epoch's wall time and
-	// training time, in order.
-	EpochSeconds, StepSeconds []float64
+	// training time, in order; EvalSeconds every evaluation's.
+	EpochSeconds, StepSeconds, EvalSeconds []float64
 }
 
 // Hooks are what the loop's caller does between epochs, in this order.
@@ -67,6 +72,7 @@ type Loop struct {
 	flat     []float32 // gradients summed over micro-batches, and the loss, for one reduction per step
 	sums     [evaluationFields + 1]float64
 	progress progress
+	last     Metrics // the last evaluation
 }
 
 // New returns the loop that trains s's model with cfg.
@@ -198,6 +204,22 @@ func (l *Loop) evaluate(askStop bool) (m Metrics, stop bool, err error) {
 	return e.metrics(), s[evaluationFields] > 0, nil
 }
 
+// agreeStop agrees with the other workers on whether to stop, as evaluate
+// does, for an epoch without an evaluation.
+func (l *Loop) agreeStop(askStop bool) (bool, error) {
+	s := l.sums[:1]
+	s[0] = 0
+	if askStop {
+		s[0] = 1
+	}
+	if r := l.cfg.Reducer; r != nil {
+		if err := r.SumFloat64(s); err != nil {
+			return false, fmt.Errorf("train: agreeing to stop: %w", err)
+		}
+	}
+	return s[0] > 0, nil
+}
+
 // progress is where a run stands between epochs; checkpoints carry it so
 // that a resumed run selects and stops exactly as an uninterrupted one.
 type progress struct {
@@ -234,12 +256,21 @@ func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 			return res, err
 		}
 		stepSeconds := time.Since(start).Seconds()
-		m, stop, err := l.evaluate(ctx.Err() != nil)
+		evaluated := l.cfg.EvalEvery <= 1 || epoch%l.cfg.EvalEvery == 0 || epoch == l.cfg.Epochs || l.stepsDone()
+		m, stop, err := l.last, false, error(nil)
+		if evaluated {
+			m, stop, err = l.evaluate(ctx.Err() != nil)
+			m.EvalSeconds = time.Since(start).Seconds() - stepSeconds
+			res.EvalSeconds = append(res.EvalSeconds, m.EvalSeconds)
+			l.last = m
+		} else {
+			stop, err = l.agreeStop(ctx.Err() != nil)
+		}
 		if err != nil {
 			return res, err
 		}
-		m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
-		if hooks.Observe != nil {
+		m.Epoch, m.Loss, m.StepSeconds, m.Evaluated = epoch, loss, stepSeconds, evaluated
+		if hooks.Observe != nil && evaluated {
 			if pr.valRows > 0 {
 				hooks.Observe(m.ValLoss)
 			} else {
@@ -300,6 +331,10 @@ func (l *Loop) trainEpoch(epoch int) (float64, error) {
 func (l *Loop) keepBest(m Metrics) {
 	pr := &l.progress
 	pr.Epoch = m.Epoch
+	if !m.Evaluated { // nothing to compare: one more epoch without a better one
+		pr.SinceBest++
+		return
+	}
 	if l.better(m, pr.Best) {
 		pr.Best = m
 		for i, p := range l.params {

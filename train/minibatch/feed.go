@@ -1,0 +1,139 @@
+package minibatch
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
+)
+
+// prepared is a batch sampled and gathered, ready for the model.
+type prepared struct {
+	epoch, index int
+	batch        sample.Batch
+	x            nn.Features // the input rows' features
+	labels       []int32     // per output row
+	gather       gatherer
+
+	sampleSeconds, gatherSeconds float64
+	err                          error
+}
+
+// feed samples and gathers batches ahead of the compute, in a goroutine of
+// its own, depth batches deep, in the order the loop takes them: every
+// batch of an epoch, then the next epoch's.
+type feed struct {
+	sampler sample.Sampler
+	x       nn.Features
+	labels  []int32
+	depth   int
+
+	free  chan *prepared
+	ready chan *prepared
+	stop  chan struct{}
+	done  sync.WaitGroup
+	next  struct{ epoch, index int } // what ready's next batch is, once started
+	on    bool
+}
+
+func newFeed(s sample.Sampler, x nn.Features, labels []int32, depth int) *feed {
+	depth = max(depth, 1)
+	f := &feed{sampler: s, x: x, labels: labels, depth: depth,
+		free: make(chan *prepared, depth+2), ready: make(chan *prepared, depth)}
+	for range depth + 2 {
+		f.free <- &prepared{}
+	}
+	return f
+}
+
+// take returns batch index of epoch, starting the feed there if it is not
+// already producing it (the first step, or after a resume). The caller
+// gives it back when done with it.
+func (f *feed) take(epoch, index int) (*prepared, error) {
+	if !f.on || f.next.epoch != epoch || f.next.index != index {
+		f.restart(epoch, index)
+	}
+	p := <-f.ready
+	f.next.epoch, f.next.index = p.epoch, p.index+1
+	if f.next.index == f.sampler.Batches() {
+		f.next.epoch, f.next.index = p.epoch+1, 0
+	}
+	if p.err != nil {
+		return p, fmt.Errorf("sampling batch %d of epoch %d: %w", index, epoch, p.err)
+	}
+	if p.epoch != epoch || p.index != index {
+		return p, fmt.Errorf("minibatch: the feed gave batch %d of epoch %d for batch %d of epoch %d", p.index, p.epoch, index, epoch)
+	}
+	return p, nil
+}
+
+// give returns a batch to the feed's pool.
+func (f *feed) give(p *prepared) { f.free <- p }
+
+// restart stops the producer and starts it again at (epoch, index).
+func (f *feed) restart(epoch, index int) {
+	f.close()
+	f.stop = make(chan struct{})
+	f.on, f.next.epoch, f.next.index = true, epoch, index
+	f.done.Add(1)
+	go f.produce(epoch, index, f.stop)
+}
+
+// produce fills batches in order until stopped.
+func (f *feed) produce(epoch, index int, stop chan struct{}) {
+	defer f.done.Done()
+	for {
+		var p *prepared
+		select {
+		case p = <-f.free:
+		case <-stop:
+			return
+		}
+		f.fill(p, epoch, index)
+		select {
+		case f.ready <- p:
+		case <-stop:
+			f.free <- p
+			return
+		}
+		if index++; index == f.sampler.Batches() {
+			epoch, index = epoch+1, 0
+		}
+	}
+}
+
+// fill samples batch index of epoch into p and gathers its inputs.
+func (f *feed) fill(p *prepared, epoch, index int) {
+	p.epoch, p.index, p.err = epoch, index, nil
+	start := time.Now()
+	if p.err = f.sampler.Sample(epoch, index, &p.batch); p.err != nil {
+		return
+	}
+	sampled := time.Now()
+	p.x = p.gather.gather(f.x, p.batch.Input)
+	p.labels = p.labels[:0]
+	for _, v := range p.batch.Output {
+		p.labels = append(p.labels, f.labels[v])
+	}
+	p.sampleSeconds, p.gatherSeconds = sampled.Sub(start).Seconds(), time.Since(sampled).Seconds()
+}
+
+// close stops the producer and returns every batch to the pool.
+func (f *feed) close() {
+	if !f.on {
+		return
+	}
+	close(f.stop)
+	f.done.Wait()
+	for {
+		select {
+		case p := <-f.ready:
+			f.free <- p
+		default:
+			f.on = false
+			return
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package minibatch
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+// sbmProblem is a small learnable graph with a split.
+func sbmProblem(t testing.TB, n int) (train.Problem, int) {
+	t.Helper()
+	const classes = 4
+	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
+	for v := range int32(n) {
+		switch v % 5 {
+		case 0, 1:
+			p.Train = append(p.Train, v)
+		case 2:
+			p.Val = append(p.Val, v)
+		default:
+			p.Test = append(p.Test, v)
+		}
+	}
+	return p, classes
+}
+
+func testConfig(model string, classes int) train.Config {
+	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 2, Heads: 2, Dropout: 0.3, Seed: 42}
+	if model == "gat" {
+		mc.AttentionDropout = 0.2
+	}
+	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 5}
+}
+
+type outcome struct {
+	losses, valAcc []float64
+	params         []float32
+}
+
+func collect(t *testing.T, res train.Result, loop *train.Loop, err error, o *outcome) outcome {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range loop.Model().Params() {
+		o.params = append(o.params, p.Value.Data...)
+	}
+	return *o
+}
+
+func runSampled(t *testing.T, cfg train.Config, p train.Problem, spec string, batch int) outcome {
+	var o outcome
+	res, loop, err := Run(context.Background(), cfg, p, RunOptions{Sampler: spec, BatchSize: batch}, func(m metrics.Epoch) error {
+		o.losses, o.valAcc = append(o.losses, m.Loss), append(o.valAcc, m.ValAcc)
+		return nil
+	})
+	return collect(t, res, loop, err, &o)
+}
+
+func runFull(t *testing.T, cfg train.Config, p train.Problem) outcome {
+	var o outcome
+	res, loop, err := fullgraph.RunInProcess(context.Background(), cfg, p, nil, fullgraph.Options{}, func(m metrics.Epoch) error {
+		o.losses, o.valAcc = append(o.losses, m.Loss), append(o.valAcc, m.ValAcc)
+		return nil
+	})
+	return collect(t, res, loop, err, &o)
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) }
+
+// "Sampled code is checked against the single-process result it must
+// equal": one batch holding every training node, with every neighbour
+// kept, is full-graph training; its losses, validation accuracies (from
+// layer-wise inference) and parameters are the full-graph trainer's to
+// float rounding, with dropout on.
+func TestWholeNeighbourhoodBatchIsFullGraphTraining(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		t.Run(model, func(t *testing.T) {
+			cfg := testConfig(model, classes)
+			want := runFull(t, cfg, p)
+			got := runSampled(t, cfg, p, "neighbor:-1,-1", len(p.Train))
+			for e := range want.losses {
+				if !near(got.losses[e], want.losses[e], 1e-5) || got.valAcc[e] != want.valAcc[e] {
+					t.Fatalf("epoch %d: loss %v, val %v sampled; %v, %v full-graph", e+1, got.losses[e], got.valAcc[e], want.losses[e], want.valAcc[e])
+				}
+			}
+			for i := range want.params {
+				if !near(float64(got.params[i]), float64(want.params[i]), 1e-4) {
+					t.Fatalf("parameter %d: %v sampled, %v full-graph", i, got.params[i], want.params[i])
+				}
+			}
+		})
+	}
+}
+
+// "Every sampler is deterministic": a run gives the same bits at
+// GOMAXPROCS 1, 2 and 7.
+func TestRunsDoNotDependOnGOMAXPROCS(t *testing.T) {
+	p, classes := sbmProblem(t, 600)
+	cfg := testConfig("sage", classes)
+	run := func(procs int) outcome {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return runSampled(t, cfg, p, "neighbor:5,3", 40)
+	}
+	want := run(1)
+	for _, procs := range []int{2, 7} {
+		got := run(procs)
+		if !slices.Equal(got.losses, want.losses) || !slices.Equal(got.params, want.params) {
+			t.Fatalf("GOMAXPROCS %d: losses %v, want %v", procs, got.losses, want.losses)
+		}
+	}
+}
+
+// A fast accuracy guard: neighbour-sampled GraphSAGE on Cora's public
+// split, three seeds.
+func TestCoraNeighbourSampledSAGEAccuracy(t *testing.T) {
+	ds, err := dataset.EmbeddedCora()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ds.Split("public", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fullgraph.FromDataset(ds, s, nn.Auto, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := train.Problem{Graph: ds.Graph, Features: d.Features, Labels: d.Labels, Train: d.Train, Val: d.Val, Test: d.Test}
+	var sum float64
+	seeds := []uint64{1, 2, 3}
+	for _, seed := range seeds {
+		cfg := train.Config{Model: nn.Config{Model: "sage", Hidden: 64, Classes: ds.NumClasses, Dropout: 0.5, Seed: seed},
+			Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 60, Patience: 30}
+		res, _, err := Run(context.Background(), cfg, p, RunOptions{Sampler: "neighbor:10,10", BatchSize: 32}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: best epoch %d, val %.3f, test %.3f", seed, res.Best.Epoch, res.Best.ValAcc, res.Best.TestAcc)
+		sum += res.Best.TestAcc
+	}
+	if mean := sum / float64(len(seeds)); mean < 0.76 {
+		t.Errorf("mean test accuracy %.4f over %d seeds, want ≥ 0.76", mean, len(seeds))
+	}
+}

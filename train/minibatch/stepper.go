@@ -1,0 +1,184 @@
+package minibatch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Options tune a mini-batch trainer; zero values take the defaults.
+type Options struct {
+	// Prefetch is how many batches are sampled and gathered ahead of the
+	// compute (default 2).
+	Prefetch int
+}
+
+// Stepper is the mini-batch train.Stepper: each step runs the model on a
+// batch from the sampler; evaluation is layer-wise inference over every
+// node.
+type Stepper struct {
+	model    *nn.Model
+	sampler  sample.Sampler
+	feed     *feed
+	problem  train.Problem
+	eval     *evaluator
+	loss     nn.CrossEntropy
+	pending  []*prepared // the optimiser step's micro-batches not yet run
+	weighted []float32   // a weighted batch's weights divided by the micro-batches
+	norm     float64     // the step's loss normaliser, for unweighted batches
+	stats    Stats
+}
+
+// Stats are the figures of the batches run since the last call of
+// TakeStats: how long sampling, gathering and the model took, how long the
+// model waited for a batch, and the batches' sizes.
+type Stats struct {
+	Batches                                      int
+	SampleSeconds, GatherSeconds, ComputeSeconds float64
+	WaitSeconds                                  float64
+	InputNodes, InputEdges, Seeds                int64
+}
+
+// New returns the mini-batch stepper of problem p with cfg's model, drawing
+// batches from sampler. Close stops its background sampling.
+func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options) (*Stepper, error) {
+	if p.Graph == nil || (p.Features.Dense == nil && p.Features.Sparse == nil) {
+		return nil, errors.New("minibatch: no graph or no features")
+	}
+	if p.Features.Rows() != p.Graph.N || len(p.Labels) != p.Graph.N {
+		return nil, fmt.Errorf("minibatch: %d feature rows and %d labels for %d nodes", p.Features.Rows(), len(p.Labels), p.Graph.N)
+	}
+	for _, rows := range [][]int32{p.Train, p.Val, p.Test} {
+		for _, v := range rows {
+			if v < 0 || int(v) >= p.Graph.N || p.Labels[v] < 0 || int(p.Labels[v]) >= cfg.Model.Classes {
+				return nil, fmt.Errorf("minibatch: node %d of the split has no label in [0, %d)", v, cfg.Model.Classes)
+			}
+		}
+	}
+	model, err := train.NewModel(cfg, p.Features.Cols())
+	if err != nil {
+		return nil, err
+	}
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		return nil, err
+	}
+	opts.Prefetch = max(opts.Prefetch, 2)
+	return &Stepper{model: model, sampler: sampler, problem: p,
+		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch),
+		eval: newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))}, nil
+}
+
+// Close stops the background sampling.
+func (s *Stepper) Close() { s.feed.close() }
+
+func (s *Stepper) Model() *nn.Model { return s.model }
+func (s *Stepper) Batches() int     { return s.sampler.Batches() }
+
+// Step runs micro-batch b. The first micro-batch of an optimiser step
+// takes all of the step's batches from the feed, so that an unweighted
+// loss is the mean over all their loss rows, as one batch of their size.
+func (s *Stepper) Step(b train.Batch) (float64, error) {
+	if b.Micro == 0 {
+		if err := s.takeStep(b); err != nil {
+			return 0, err
+		}
+	}
+	if len(s.pending) == 0 {
+		return 0, fmt.Errorf("minibatch: micro-batch %d of %d has no batch", b.Micro, b.Micros)
+	}
+	p := s.pending[0]
+	s.pending = s.pending[1:]
+	defer s.feed.give(p)
+	start := time.Now()
+	logits := s.model.Forward(p.batch.Blocks, p.x, true)
+	var loss float64
+	var dlogits = logits
+	var err error
+	if w := p.batch.Weight; w != nil {
+		s.weighted = resize(s.weighted, len(w))
+		for i, v := range w {
+			s.weighted[i] = v / float32(b.Micros)
+		}
+		loss, dlogits, err = s.loss.ForwardWeighted(logits, p.labels, p.batch.Loss, s.weighted, 1)
+	} else {
+		loss, dlogits, err = s.loss.Forward(logits, p.labels, p.batch.Loss, s.norm)
+	}
+	if err != nil {
+		return 0, err
+	}
+	s.model.Backward(dlogits)
+	s.stats.ComputeSeconds += time.Since(start).Seconds()
+	return loss, nil
+}
+
+// takeStep takes the optimiser step's batches from the feed.
+func (s *Stepper) takeStep(b train.Batch) error {
+	for _, p := range s.pending { // a step cut short by an error
+		s.feed.give(p)
+	}
+	s.pending, s.norm = s.pending[:0], 0
+	for m := range b.Micros {
+		start := time.Now()
+		p, err := s.feed.take(b.Epoch, b.Index+m)
+		s.stats.WaitSeconds += time.Since(start).Seconds()
+		if err != nil {
+			s.feed.give(p)
+			return err
+		}
+		s.pending = append(s.pending, p)
+		s.norm += float64(len(p.batch.Loss))
+		s.count(p)
+	}
+	if s.norm == 0 {
+		s.norm = 1 // no loss rows: the loss and gradient are zero
+	}
+	return nil
+}
+
+// count adds a batch's figures to the stats.
+func (s *Stepper) count(p *prepared) {
+	st := &s.stats
+	st.Batches++
+	st.SampleSeconds += p.sampleSeconds
+	st.GatherSeconds += p.gatherSeconds
+	st.InputNodes += int64(len(p.batch.Input))
+	st.Seeds += int64(len(p.batch.Loss))
+	for _, b := range p.batch.Blocks {
+		ops := b.Operators()
+		for _, op := range []*tensor.CSR{ops.GCN, ops.Mean, ops.Loops} {
+			if op != nil {
+				st.InputEdges += int64(op.NNZ())
+				break
+			}
+		}
+	}
+}
+
+// TakeStats returns the figures since the last call and starts anew.
+func (s *Stepper) TakeStats() Stats {
+	st := s.stats
+	s.stats = Stats{}
+	return st
+}
+
+// Evaluate is exact: layer-wise inference over every node with its whole
+// neighbourhood.
+func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }
+
+// State: a batch depends only on (seed, epoch, index), and the loop's
+// checkpoint holds the epoch, so the stepper keeps nothing more.
+func (s *Stepper) State() (json.RawMessage, error) { return nil, nil }
+
+func (s *Stepper) Restore(state json.RawMessage) error {
+	if state != nil {
+		return errors.New("minibatch: the checkpoint holds another trainer's state")
+	}
+	return nil
+}
