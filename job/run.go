@@ -14,8 +14,10 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
+	"github.com/graft-gnn/graft/train/minibatch"
 )
 
 // Run runs the job. A cancelled ctx stops every worker after the same
@@ -68,9 +70,12 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	}
 	var res train.Result
 	var loop *train.Loop
-	if multi {
+	switch {
+	case s.Sampler != "":
+		res, loop, err = s.runMiniBatch(ctx, in, opts, onEpoch)
+	case multi:
 		res, loop, err = s.runWorker(ctx, in, opts, onEpoch)
-	} else {
+	default:
 		res, loop, err = s.runInProcess(ctx, in, opts, onEpoch)
 	}
 	switch {
@@ -107,6 +112,23 @@ func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Optio
 		}
 		return err
 	})
+	return res, loop, err
+}
+
+// runMiniBatch trains on sampled mini-batches in this process.
+func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if s.Parts > 1 || in.manifest != nil {
+		return train.Result{}, nil, specError(errors.New("--sampler trains in one process on the whole graph for now: drop --parts and --part-dir"))
+	}
+	if s.BatchSize < 1 {
+		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
+	}
+	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize,
+		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	res, loop, err := minibatch.Run(ctx, s.Train, in.problem, mo, onEpoch)
+	if se := (sample.SpecError{}); errors.As(err, &se) {
+		err = specError(fmt.Errorf("--sampler: %v", err))
+	}
 	return res, loop, err
 }
 
@@ -195,6 +217,15 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 	}
 	if sum.Compress == "" {
 		sum.Compress = "none"
+	}
+	if s.Sampler != "" {
+		sum.Sampler, sum.BatchSize = s.Sampler, s.BatchSize
+		sum.EpochMsMedian = 1000 * medianOrZero(res.StepSeconds)
+		sum.EvalMsMedian = 1000 * medianOrZero(res.EvalSeconds)
+		if sum.EpochMsMedian > 0 {
+			sum.EpochsPerSecond = 1000 / sum.EpochMsMedian
+			sum.SeedsPerSecond = float64(len(in.problem.Train)) * sum.EpochsPerSecond
+		}
 	}
 	if in.sparse {
 		sum.Features = "sparse"

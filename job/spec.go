@@ -27,6 +27,11 @@ type Spec struct {
 	// from the data.
 	Train train.Config
 
+	// Sampler, when set, trains on sampled mini-batches (a sample form,
+	// e.g. neighbor:15,10,5) of BatchSize seeds instead of the whole graph.
+	Sampler   string
+	BatchSize int
+
 	// Parts is the number of workers, each holding one part of the graph,
 	// split by Partition (a method name or an assignment file) seeded by
 	// PartitionSeed. Codec and Schedule name the halo exchange's
@@ -106,6 +111,16 @@ type Summary struct {
 	CodecSeconds    float64 `json:"codec_seconds"`
 	EmulatedSeconds float64 `json:"emulated_seconds"`
 	WorkerImbalance float64 `json:"worker_imbalance"`
+
+	// Mini-batch runs: the sampler and batch size; EpochMsMedian then times
+	// the training pass alone (sampling, gathering, forward, backward,
+	// step), and evaluation has its own median; training throughput in
+	// epochs and seeds per second.
+	Sampler         string  `json:"sampler,omitempty"`
+	BatchSize       int     `json:"batch_size,omitempty"`
+	EvalMsMedian    float64 `json:"eval_ms_median,omitempty"`
+	EpochsPerSecond float64 `json:"epochs_per_second,omitempty"`
+	SeedsPerSecond  float64 `json:"seeds_per_second,omitempty"`
 	// Balance spreads part sizes (owned nodes) and per-worker compute time:
 	// coefficient of variation, max/mean imbalance, efficiency.
 	Balance *metrics.Balance `json:"balance,omitempty"`

@@ -133,6 +133,13 @@ func Forms() []string {
 	return slices.Clone(registry.forms)
 }
 
+// SpecError is an error in a sampler's form or arguments, as opposed to
+// the data it samples.
+type SpecError struct{ Err error }
+
+func (e SpecError) Error() string { return e.Err.Error() }
+func (e SpecError) Unwrap() error { return e.Err }
+
 // New returns the sampler spec names (KIND:ARGS, e.g. neighbor:15,10,5)
 // for cfg.
 func New(spec string, cfg Config) (Sampler, error) {
@@ -141,14 +148,14 @@ func New(spec string, cfg Config) (Sampler, error) {
 	make, ok := registry.make[kind]
 	registry.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown sampler %q (want %s)", spec, strings.Join(Forms(), ", "))
+		return nil, SpecError{fmt.Errorf("unknown sampler %q (want %s)", spec, strings.Join(Forms(), "; "))}
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	s, err := make(args, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("sampler %s: %w", spec, err)
+		return nil, SpecError{fmt.Errorf("sampler %s: %w", spec, err)}
 	}
 	return s, nil
 }

@@ -264,6 +264,7 @@ func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 			res.EvalSeconds = append(res.EvalSeconds, m.EvalSeconds)
 			l.last = m
 		} else {
+			m.EvalSeconds = 0
 			stop, err = l.agreeStop(ctx.Err() != nil)
 		}
 		if err != nil {

@@ -22,11 +22,12 @@ import (
 	"github.com/graft-gnn/graft/job"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 )
 
 func init() {
-	commands["train"] = command{"train a GNN on a whole graph (default: GCN on the embedded Cora)", runTrain}
+	commands["train"] = command{"train a GNN, full-graph or on sampled mini-batches (default: GCN on the embedded Cora)", runTrain}
 }
 
 // trainOptions are the flags of graft train. Numeric hyperparameters left
@@ -42,6 +43,9 @@ type trainOptions struct {
 	normalize                      optionalBool
 	seed                           uint64
 	save, metricsFile, metricsAddr string
+	sampler                        string
+	batchSize, evalEvery           int
+	accumulate                     int
 	asJSON                         bool
 	dist                           distOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
@@ -57,6 +61,10 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
 	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
+	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
+	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
+	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
+	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
 	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
 	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
@@ -138,6 +146,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume,
 		Save: o.save, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
+		Sampler: o.sampler, BatchSize: o.batchSize,
 		Place: place, Launch: o.worker.flags,
 	}
 	if flagSet(fs, "parts") || o.worker.partDir == "" {
@@ -221,6 +230,10 @@ func (o *trainOptions) config() (train.Config, nn.Storage, error) {
 		return train.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
 	}
 	cfg := p.Config(o.model, 0, o.seed)
+	if o.evalEvery < 1 || o.accumulate < 1 {
+		return train.Config{}, 0, fmt.Errorf("--eval-every %d and --accumulate %d: want 1 or more", o.evalEvery, o.accumulate)
+	}
+	cfg.EvalEvery, cfg.Accumulate = o.evalEvery, o.accumulate
 	switch o.selectBy {
 	case "acc":
 	case "loss":

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graft-gnn/graft/metrics"
+)
+
+// graft train --sampler trains on mini-batches: the summary names the
+// sampler and times training and evaluation apart, and every epoch's
+// record counts its batches and where their time went.
+func TestTrainSampled(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	mpath := filepath.Join(dir, "m.jsonl")
+	code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--lr", "0.01", "--weight-decay", "5e-4", "--sampler", "neighbor:10,5",
+		"--batch-size", "32", "--epochs", "6", "--eval-every", "2", "--metrics", mpath, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Sampler         string  `json:"sampler"`
+		BatchSize       int     `json:"batch_size"`
+		EvalMs          float64 `json:"eval_ms_median"`
+		EpochMs         float64 `json:"epoch_ms_median"`
+		EpochsPerSecond float64 `json:"epochs_per_second"`
+		SeedsPerSecond  float64 `json:"seeds_per_second"`
+		Epochs          int     `json:"epochs"`
+		BestEpoch       int     `json:"best_epoch"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Sampler != "neighbor:10,5" || sum.BatchSize != 32 || sum.EvalMs <= 0 || sum.EpochMs <= 0 || sum.Epochs != 6 ||
+		sum.EpochsPerSecond <= 0 || sum.SeedsPerSecond <= 0 || sum.BestEpoch%2 != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	f, err := os.Open(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	epochs, err := metrics.ReadJSONLines(f)
+	if err != nil || len(epochs) != 6 {
+		t.Fatalf("%d records, %v", len(epochs), err)
+	}
+	for _, e := range epochs {
+		// Cora's public split: 140 training nodes in batches of 32.
+		if e.Batches != 5 || e.SampleSeconds <= 0 || e.GatherSeconds <= 0 || e.InputNodes < 32 || e.InputEdges <= 0 ||
+			(e.EvalSeconds > 0) != (e.Epoch%2 == 0) {
+			t.Fatalf("epoch record %+v", e)
+		}
+	}
+}
+
+func TestTrainSampledErrors(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampler", "neighbor:10"}, "one per layer"},
+		{[]string{"--sampler", "walk:3"}, "unknown sampler"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2"}, "drop --parts"},
+		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
+		{[]string{"--eval-every", "0"}, "--eval-every 0"},
+	} {
+		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
