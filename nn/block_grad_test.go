@@ -192,6 +192,9 @@ func TestLayerGradientsOnBipartiteBlocks(t *testing.T) {
 			l, _ := NewGCN(0, "layers.0", in, out, Glorot, rng)
 			rand32(l.Bias.Value, rng)
 			y := l.Forward(b, feats, Mode{})
+			if l.pre.on == sparse {
+				t.Fatalf("aggregated first: %v, for sparse=%v (dense inputs on this block aggregate first)", l.pre.on, sparse)
+			}
 			wv, bv := paramVar(l.Weight), paramVar(l.Bias)
 			ref := func() []float64 { return gcnBlockRef(rb, x, in, wv.val, bv.val) }
 			checkForward(t, y.Data, ref())
@@ -203,6 +206,9 @@ func TestLayerGradientsOnBipartiteBlocks(t *testing.T) {
 			l, _ := NewSAGE(0, "layers.0", in, out, Glorot, rng)
 			rand32(l.BiasL.Value, rng)
 			y := l.Forward(b, feats, Mode{})
+			if l.pre.on == sparse {
+				t.Fatalf("aggregated first: %v, for sparse=%v (dense inputs on this block aggregate first)", l.pre.on, sparse)
+			}
 			wl, bl, wr := paramVar(l.WeightL), paramVar(l.BiasL), paramVar(l.WeightR)
 			ref := func() []float64 { return sageBlockRef(rb, x, in, wl.val, bl.val, wr.val) }
 			checkForward(t, y.Data, ref())

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -214,4 +215,23 @@ func (f Features) mulAdd(dst, w *tensor.Matrix) {
 	default:
 		tensor.MatMulAdd(dst, f.Dense, w)
 	}
+}
+
+// values returns the dense values of f as a layer reads them: Dense, or,
+// when a dropout was deferred to the products that read it, the dropped
+// copy, written into *buf. It is for layers that aggregate their input
+// before multiplying it (see aggregateFirst). f must be dense.
+func (f Features) values(buf **tensor.Matrix) *tensor.Matrix {
+	if f.drop == nil {
+		return f.Dense
+	}
+	x := f.Dense
+	out := ensure(buf, x.Rows, x.Cols)
+	l := f.drop
+	parallel.For(x.Rows, rowGrain(x.Cols), rangeTask(func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			l.spec.apply(out.Row(r), x.Row(r), l.g.globalID(r))
+		}
+	}))
+	return out
 }

@@ -76,6 +76,7 @@ type GCN struct {
 	x             Features
 	h, ext, y, dx *tensor.Matrix
 	head          tensor.Matrix // h's header when it heads ext
+	pre           preAggregated
 }
 
 // scratch returns the buffer that holds the gradient of the aggregated
@@ -101,6 +102,14 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("GCN", x, l.Weight)
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
+	l.pre.on = false
+	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
+		a := l.pre.forward(g.gcnOp(), x)
+		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
+		tensor.MatMul(y, a, l.Weight.Value)
+		addRowVector(y, l.Bias.Value.Data)
+		return y
+	}
 	h := g.ownRows(&l.h, &l.ext, &l.head, l.Weight.Value.Cols)
 	x.mul(h, l.Weight.Value)
 	ext := g.extend(l.index, h, &l.ext)
@@ -113,6 +122,15 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.Bias, dy)
+	if p := &l.pre; p.on {
+		tensor.MatMulTN(l.Weight.Grad, p.a, dy)
+		if !inputGrad {
+			return nil
+		}
+		da := ensure(&p.da, dy.Rows, l.Weight.Value.Rows)
+		tensor.MatMulNT(da, dy, l.Weight.Value)
+		return p.inputGradient(g.gcnTOp(), da)
+	}
 	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.Weight.Grad, dh)
@@ -131,6 +149,7 @@ type SAGE struct {
 	h, ext, y, dx *tensor.Matrix
 	head          tensor.Matrix // h's header when it heads ext
 	view, dxView  headView
+	pre           preAggregated
 }
 
 // scratch is GCN.scratch.
@@ -160,6 +179,16 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkInput("SAGE", x, l.WeightL)
 	checkRows("SAGE", g, x)
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
+	l.pre.on = false
+	if aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols) {
+		a := l.pre.forward(g.meanOp(), x)
+		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
+		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)
+		tensor.MatMul(y, a, l.WeightL.Value)
+		tensor.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
+		addRowVector(y, l.BiasL.Value.Data)
+		return y
+	}
 	h := g.ownRows(&l.h, &l.ext, &l.head, l.WeightL.Value.Cols)
 	x.mul(h, l.WeightL.Value)
 	ext := g.extend(l.index, h, &l.ext)
@@ -173,6 +202,18 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
+	if p := &l.pre; p.on {
+		tensor.MatMulTN(l.WeightL.Grad, p.a, dy)
+		tensor.MatMulTN(l.WeightR.Grad, l.xdst.Dense, dy)
+		if !inputGrad {
+			return nil
+		}
+		da := ensure(&p.da, dy.Rows, l.WeightL.Value.Rows)
+		tensor.MatMulNT(da, dy, l.WeightL.Value)
+		dx := p.inputGradient(g.meanTOp(), da)
+		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
+		return dx
+	}
 	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
 	l.x.mulTN(l.WeightL.Grad, dh)

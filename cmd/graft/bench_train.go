@@ -48,24 +48,18 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--dropout %v: want a rate in [0, 1)", *dropout)}
 	}
 	cfg.Dropout = *dropout
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("cpu profile: %v", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("cpu profile: %v", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if !*asJSON {
 		fmt.Fprintf(stdout, "%-18s %-5s %9s %10s %6s %10s %10s %12s %10s\n",
 			"graph", "model", "nodes", "edges", "feat", "epoch ms", "min ms", "alloc/epoch", "peak RSS")
 	}
 	enc := json.NewEncoder(stdout)
 	var encErr error
-	err := bench.Train(cfg, func(r bench.TrainResult) {
+	err = bench.Train(cfg, func(r bench.TrainResult) {
 		if *asJSON {
 			if err := enc.Encode(r); err != nil && encErr == nil {
 				encErr = err
@@ -94,4 +88,21 @@ func formatAlloc(b float64) string {
 		return fmt.Sprintf("%.1f KiB", b/(1<<10))
 	}
 	return formatBytes(int64(b))
+}
+
+// startCPUProfile writes a CPU profile of the process to path (none when
+// path is empty) until the returned function is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %v", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -46,6 +46,7 @@ type trainOptions struct {
 	sampler                        string
 	batchSize, evalEvery           int
 	accumulate                     int
+	cpuProfile                     string
 	asJSON                         bool
 	dist                           distOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
@@ -79,6 +80,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
 	fs.StringVar(&o.metricsFile, "metrics", "", "write one JSON object per epoch to `FILE`")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (graft_epoch, graft_loss, graft_bytes_total, …) at http://`HOST:PORT`/metrics during the run; HOST defaults to 127.0.0.1")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
 	o.worker.register(fs)
@@ -106,7 +108,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	spec.Progress, spec.Log = progress.epoch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
+	}
 	sum, err := job.Run(ctx, spec)
+	stopProfile()
 	progress.finish()
 	switch {
 	case job.IsSpecError(err):
