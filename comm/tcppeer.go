@@ -29,6 +29,25 @@ type recvOp struct {
 	done chan error
 }
 
+// next returns where the message's next n bytes go.
+func (op *recvOp) next(n int) ([]byte, error) {
+	var buf []byte
+	if op.grow != nil {
+		b := slices.Grow(*op.grow, n)
+		*op.grow = b[:len(b)+n]
+		buf = b[len(b) : len(b)+n]
+	} else {
+		if op.n+n > len(op.dst) {
+			return nil, fmt.Errorf("sent more than the %d bytes this rank expects (buffers of different lengths?)", len(op.dst))
+		}
+		buf = op.dst[op.n : op.n+n]
+	}
+	op.n += n
+	return buf, nil
+}
+
+// peer is this rank's connection to one other rank, served by a writer
+// (data frames, heartbeats while idle, a last control frame) and a reader.
 type peer struct {
 	t          *TCP
 	rank       int
@@ -98,106 +117,123 @@ func (p *peer) writeLoop() {
 	}
 }
 
+// readLoop reads the peer's frames until the connection fails or the peer
+// sends its last control message: heartbeats only prove it alive, data
+// frames fill the receives the collectives post.
 func (p *peer) readLoop() {
 	defer close(p.readerDone)
-	o := &p.t.opt
 	var hb [frameHeaderLen]byte
-	var ctrlBuf []byte
 	var op *recvOp // the message being received
 	for {
-		p.conn.SetReadDeadline(time.Now().Add(o.PeerTimeout))
-		if _, err := io.ReadFull(p.conn, hb[:]); err != nil {
-			p.readFailed(err)
-			return
-		}
-		h, err := decodeHeader(&hb, maxDataPayload)
-		if err != nil {
-			p.t.fail(p.lost(err))
+		h, ok := p.readHeader(&hb)
+		if !ok {
 			return
 		}
 		switch h.typ {
 		case frameHeartbeat:
 			continue
 		case frameControl:
-			if h.length > maxControlPayload {
-				p.t.fail(p.lost(fmt.Errorf("%w: %d-byte control frame", ErrCorruptFrame, h.length)))
-				return
-			}
-			ctrlBuf = slices.Grow(ctrlBuf[:0], int(h.length))[:h.length]
-			if _, err := io.ReadFull(p.conn, ctrlBuf); err != nil {
-				p.readFailed(err)
-				return
-			}
-			if err := checkPayload(&h, ctrlBuf); err != nil {
-				p.t.fail(p.lost(err))
-				return
-			}
-			var m control
-			if err := json.Unmarshal(ctrlBuf, &m); err != nil {
-				p.t.fail(p.lost(fmt.Errorf("%w: control message: %v", ErrCorruptFrame, err)))
-				return
-			}
-			switch m.Kind {
-			case "bye":
-				// Not a failure: the peer finished. Only calls that still
-				// need it fail (see call.wait).
-				close(p.gone)
-			case "abort":
-				if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size {
-					p.t.fail(p.lost(fmt.Errorf("%s", m.Reason)))
-				} else {
-					p.t.fail(&PeerError{Rank: m.Lost, Err: fmt.Errorf("reported by rank %d: %s", p.rank, m.Reason)})
-				}
-			default:
-				p.t.fail(p.lost(fmt.Errorf("%w: unexpected %q message", ErrCorruptFrame, m.Kind)))
-			}
+			p.readControl(&h)
 			return
 		}
-		// A data frame: wait until the local collective says where it goes.
-		if op == nil {
-			select {
-			case op = <-p.recvq:
-			case <-p.t.failed:
-				return
-			}
-		}
-		if h.seq != op.seq || h.site != op.site {
-			p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
+		if op, ok = p.readData(&h, op); !ok {
 			return
 		}
-		var buf []byte
-		n := int(h.length)
-		if op.grow != nil {
-			b := slices.Grow(*op.grow, n)
-			*op.grow = b[:len(b)+n]
-			buf = b[len(b) : len(b)+n]
-		} else {
-			if op.n+n > len(op.dst) {
-				p.t.fail(p.lost(fmt.Errorf("sent more than the %d bytes this rank expects (buffers of different lengths?)", len(op.dst))))
-				return
-			}
-			buf = op.dst[op.n : op.n+n]
-		}
-		op.n += n
-		p.conn.SetReadDeadline(time.Now().Add(o.PeerTimeout))
-		if _, err := io.ReadFull(p.conn, buf); err != nil {
-			p.readFailed(err)
-			return
-		}
-		if err := checkPayload(&h, buf); err != nil {
-			p.t.fail(p.lost(err))
-			return
-		}
-		if h.flags&flagMore != 0 {
-			continue
-		}
-		if op.grow == nil && op.n != len(op.dst) {
-			p.t.fail(p.lost(fmt.Errorf("sent %d bytes where this rank expects %d (buffers of different lengths?)", op.n, len(op.dst))))
-			return
-		}
-		op.done <- nil
-		op = nil
 	}
+}
+
+// readHeader reads the next frame's header into hb, failing the
+// communicator if it does not come within the peer timeout or is corrupt.
+func (p *peer) readHeader(hb *[frameHeaderLen]byte) (h frameHeader, ok bool) {
+	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+	if _, err := io.ReadFull(p.conn, hb[:]); err != nil {
+		p.readFailed(err)
+		return h, false
+	}
+	h, err := decodeHeader(hb, maxDataPayload)
+	if err != nil {
+		p.t.fail(p.lost(err))
+		return h, false
+	}
+	return h, true
+}
+
+// readControl reads the peer's last message, a goodbye or an abort, and acts
+// on it.
+func (p *peer) readControl(h *frameHeader) {
+	if h.length > maxControlPayload {
+		p.t.fail(p.lost(fmt.Errorf("%w: %d-byte control frame", ErrCorruptFrame, h.length)))
+		return
+	}
+	buf := make([]byte, h.length)
+	if _, err := io.ReadFull(p.conn, buf); err != nil {
+		p.readFailed(err)
+		return
+	}
+	if err := checkPayload(h, buf); err != nil {
+		p.t.fail(p.lost(err))
+		return
+	}
+	var m control
+	if err := json.Unmarshal(buf, &m); err != nil {
+		p.t.fail(p.lost(fmt.Errorf("%w: control message: %v", ErrCorruptFrame, err)))
+		return
+	}
+	switch m.Kind {
+	case "bye":
+		// Not a failure: the peer finished. Only calls that still
+		// need it fail (see call.wait).
+		close(p.gone)
+	case "abort":
+		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size {
+			p.t.fail(p.lost(fmt.Errorf("%s", m.Reason)))
+		} else {
+			p.t.fail(&PeerError{Rank: m.Lost, Err: fmt.Errorf("reported by rank %d: %s", p.rank, m.Reason)})
+		}
+	default:
+		p.t.fail(p.lost(fmt.Errorf("%w: unexpected %q message", ErrCorruptFrame, m.Kind)))
+	}
+}
+
+// readData reads the payload of data frame h into op, the message being
+// received, or (op nil) into the next receive the local collective posts.
+// It returns the message still being received after this frame: op, or nil
+// once the frame completed it.
+func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
+	if op == nil {
+		select {
+		case op = <-p.recvq:
+		case <-p.t.failed:
+			return nil, false
+		}
+	}
+	if h.seq != op.seq || h.site != op.site {
+		p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
+		return nil, false
+	}
+	buf, err := op.next(int(h.length))
+	if err != nil {
+		p.t.fail(p.lost(err))
+		return nil, false
+	}
+	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+	if _, err := io.ReadFull(p.conn, buf); err != nil {
+		p.readFailed(err)
+		return nil, false
+	}
+	if err := checkPayload(h, buf); err != nil {
+		p.t.fail(p.lost(err))
+		return nil, false
+	}
+	if h.flags&flagMore != 0 {
+		return op, true
+	}
+	if op.grow == nil && op.n != len(op.dst) {
+		p.t.fail(p.lost(fmt.Errorf("sent %d bytes where this rank expects %d (buffers of different lengths?)", op.n, len(op.dst))))
+		return nil, false
+	}
+	op.done <- nil
+	return nil, true
 }
 
 // writeFailed handles a write error: after the peer's goodbye it is
