@@ -131,10 +131,8 @@ func (t *topology) check() error {
 	if err := ascendingIDs(t.owned, nodes); err != nil {
 		return bad("owned: %v", err)
 	}
-	for _, v := range t.halo {
-		if v < 0 || int64(v) >= nodes {
-			return bad("halo node %d outside [0,%d)", v, nodes)
-		}
+	if v, ok := outside(t.halo, nodes); ok {
+		return bad("halo node %d outside [0,%d)", v, nodes)
 	}
 	if err := checkOffsets(t.haloStart, int(k)+1, int64(len(t.halo))); err != nil {
 		return bad("halo_start: %v", err)
@@ -147,10 +145,8 @@ func (t *topology) check() error {
 	if err := checkOffsets(t.offsets, own+1, int64(len(t.indices))); err != nil {
 		return bad("local_offsets: %v", err)
 	}
-	for _, c := range t.indices {
-		if c < 0 || int(c) >= cols {
-			return bad("local column %d outside [0,%d)", c, cols)
-		}
+	if c, ok := outside(t.indices, int64(cols)); ok {
+		return bad("local column %d outside [0,%d)", c, cols)
 	}
 	if err := checkOffsets(t.sendOff, int(k)+1, int64(len(t.send))); err != nil {
 		return bad("send_offsets: %v", err)
@@ -158,10 +154,8 @@ func (t *topology) check() error {
 	if t.sendOff[id] != t.sendOff[id+1] {
 		return bad("the part sends to itself")
 	}
-	for _, r := range t.send {
-		if r < 0 || int(r) >= own {
-			return bad("send row %d outside [0,%d)", r, own)
-		}
+	if r, ok := outside(t.send, int64(own)); ok {
+		return bad("send row %d outside [0,%d)", r, own)
 	}
 	if len(t.colDeg) != cols {
 		return bad("%d column degrees for %d columns", len(t.colDeg), cols)
@@ -172,6 +166,16 @@ func (t *topology) check() error {
 		}
 	}
 	return nil
+}
+
+// outside returns the first of xs outside [0,n), if there is one.
+func outside(xs []int32, n int64) (int32, bool) {
+	for _, x := range xs {
+		if x < 0 || int64(x) >= n {
+			return x, true
+		}
+	}
+	return 0, false
 }
 
 // part returns the Part a checked topology describes, without features,
@@ -242,10 +246,8 @@ func (s *storedFiles) sparseFeatures(rows, cols int64, hasValues bool) (nn.Featu
 	if values != nil && len(values) != len(indices) {
 		return nn.Features{}, fmt.Errorf("features.bin: %d values for %d entries", len(values), len(indices))
 	}
-	for _, c := range indices {
-		if c < 0 || int64(c) >= cols {
-			return nn.Features{}, fmt.Errorf("features.bin: column %d outside [0,%d)", c, cols)
-		}
+	if c, ok := outside(indices, cols); ok {
+		return nn.Features{}, fmt.Errorf("features.bin: column %d outside [0,%d)", c, cols)
 	}
 	return nn.Features{Sparse: &tensor.CSR{Rows: int(rows), Cols: int(cols), Offsets: offsets, Indices: indices, Values: values}}, nil
 }
