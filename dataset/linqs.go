@@ -39,64 +39,9 @@ func (ns *linqsNodes) add(id string) int32 {
 // Class ids follow the sorted class names, so they do not depend on row order.
 func parseLINQS(name, contentName string, content io.Reader, citesName string, cites io.Reader) (*Dataset, *linqsNodes, error) {
 	nodes := &linqsNodes{index: map[string]int32{}}
-	offsets := []int64{0}
-	var cols []int32
-	var vals []float32
-	var labelNames []string
-	width := -1
+	papers := &linqsPapers{width: -1, offsets: []int64{0}}
 	err := scanLines(contentName, content, func(lr *lineReader, line []byte) error {
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil
-		}
-		n := bytes.Count(line, []byte{'\t'}) + 1
-		if n < 2 {
-			return lr.errorf("want tab-separated \"<paper id> <features…> <label>\", found 1 column")
-		}
-		if width < 0 {
-			width = n - 2
-		} else if n-2 != width {
-			return lr.errorf("%d columns, but line 1 has %d (paper id, %d features, label)", n, width+2, width)
-		}
-		it := fieldIter{rest: line, sep: '\t'}
-		id, _ := it.next()
-		if len(id) == 0 {
-			return lr.errorf("empty paper id")
-		}
-		if _, dup := nodes.index[string(id)]; dup {
-			return lr.errorf("paper id %q appears twice", id)
-		}
-		nodes.add(string(id))
-		for c := 0; c < width; c++ {
-			f, _ := it.next()
-			var x float32
-			switch {
-			case len(f) == 1 && f[0] == '0':
-				continue
-			case len(f) == 1 && f[0] == '1':
-				x = 1
-			default:
-				v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 32)
-				if err != nil {
-					return lr.errorf("feature %d: %q is not a number", c+1, f)
-				}
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return lr.errorf("feature %d is %v; features must be finite", c+1, v)
-				}
-				if v == 0 {
-					continue
-				}
-				x = float32(v)
-			}
-			cols = append(cols, int32(c))
-			vals = append(vals, x)
-		}
-		offsets = append(offsets, int64(len(cols)))
-		label, _ := it.next()
-		if len(bytes.TrimSpace(label)) == 0 {
-			return lr.errorf("paper %q has an empty class label", id)
-		}
-		labelNames = append(labelNames, string(bytes.TrimSpace(label)))
-		return nil
+		return papers.add(lr, line, nodes)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -104,9 +49,109 @@ func parseLINQS(name, contentName string, content io.Reader, citesName string, c
 	if len(nodes.ids) == 0 {
 		return nil, nil, fmt.Errorf("%s: no papers", contentName)
 	}
-	numContent := len(nodes.ids)
+	src, dst, err := parseLINQSCites(citesName, cites, nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(nodes.ids)
+	g, err := undirected(n, src, dst)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", citesName, err)
+	}
+	classNames, labels := papers.labels(n)
+	d := &Dataset{
+		Name:       name,
+		Graph:      g,
+		Sparse:     papers.features(n),
+		Labels:     labels,
+		NumClasses: len(classNames),
+		ClassNames: classNames,
+	}
+	if err := d.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return d, nodes, nil
+}
 
-	var src, dst []int32
+// linqsPapers is what a .content file holds: a sparse feature row and a
+// class name per paper, in file order.
+type linqsPapers struct {
+	width      int // features per paper; -1 before the first paper
+	offsets    []int64
+	cols       []int32
+	vals       []float32
+	labelNames []string
+}
+
+// add reads one .content line, "<paper id> <f_1> … <f_F> <class label>",
+// numbering the paper in nodes.
+func (ps *linqsPapers) add(lr *lineReader, line []byte, nodes *linqsNodes) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	n := bytes.Count(line, []byte{'\t'}) + 1
+	if n < 2 {
+		return lr.errorf("want tab-separated \"<paper id> <features…> <label>\", found 1 column")
+	}
+	if ps.width < 0 {
+		ps.width = n - 2
+	} else if n-2 != ps.width {
+		return lr.errorf("%d columns, but line 1 has %d (paper id, %d features, label)", n, ps.width+2, ps.width)
+	}
+	it := fieldIter{rest: line, sep: '\t'}
+	id, _ := it.next()
+	if len(id) == 0 {
+		return lr.errorf("empty paper id")
+	}
+	if _, dup := nodes.index[string(id)]; dup {
+		return lr.errorf("paper id %q appears twice", id)
+	}
+	nodes.add(string(id))
+	if err := ps.addFeatures(lr, &it); err != nil {
+		return err
+	}
+	label, _ := it.next()
+	if len(bytes.TrimSpace(label)) == 0 {
+		return lr.errorf("paper %q has an empty class label", id)
+	}
+	ps.labelNames = append(ps.labelNames, string(bytes.TrimSpace(label)))
+	return nil
+}
+
+// addFeatures reads a paper's width features from it as a sparse row.
+func (ps *linqsPapers) addFeatures(lr *lineReader, it *fieldIter) error {
+	for c := 0; c < ps.width; c++ {
+		f, _ := it.next()
+		var x float32
+		switch {
+		case len(f) == 1 && f[0] == '0':
+			continue
+		case len(f) == 1 && f[0] == '1':
+			x = 1
+		default:
+			v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 32)
+			if err != nil {
+				return lr.errorf("feature %d: %q is not a number", c+1, f)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return lr.errorf("feature %d is %v; features must be finite", c+1, v)
+			}
+			if v == 0 {
+				continue
+			}
+			x = float32(v)
+		}
+		ps.cols = append(ps.cols, int32(c))
+		ps.vals = append(ps.vals, x)
+	}
+	ps.offsets = append(ps.offsets, int64(len(ps.cols)))
+	return nil
+}
+
+// parseLINQSCites reads the citations, one "<cited id> <citing id>" per
+// line, as edges from the citing paper to the cited one, numbering papers
+// that have no .content row after those that have.
+func parseLINQSCites(citesName string, cites io.Reader, nodes *linqsNodes) (src, dst []int32, err error) {
 	err = scanLines(citesName, cites, func(lr *lineReader, line []byte) error {
 		f := bytes.Fields(line)
 		switch {
@@ -121,48 +166,40 @@ func parseLINQS(name, contentName string, content io.Reader, citesName string, c
 		src = append(src, nodes.add(string(f[1])))
 		return nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	n := len(nodes.ids)
-	g, err := undirected(n, src, dst)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", citesName, err)
-	}
+	return src, dst, err
+}
 
-	classNames := slices.Clone(labelNames)
+// labels numbers the class names in sorted order and returns them with the
+// labels of n nodes, the papers first; the nodes after them are unlabelled.
+func (ps *linqsPapers) labels(n int) (classNames []string, labels []int32) {
+	classNames = slices.Clone(ps.labelNames)
 	slices.Sort(classNames)
 	classNames = slices.Compact(classNames)
 	classOf := make(map[string]int32, len(classNames))
 	for i, c := range classNames {
 		classOf[c] = int32(i)
 	}
-	labels := make([]int32, n)
+	labels = make([]int32, n)
 	for v := range labels {
 		labels[v] = Unlabelled
-		if v < numContent {
-			labels[v] = classOf[labelNames[v]]
+		if v < len(ps.labelNames) {
+			labels[v] = classOf[ps.labelNames[v]]
 		}
 	}
-	// Cites-only papers get empty feature rows.
-	for len(offsets) < n+1 {
-		offsets = append(offsets, offsets[len(offsets)-1])
+	return classNames, labels
+}
+
+// features returns the feature rows of n nodes, the papers first; the
+// nodes after them get empty rows.
+func (ps *linqsPapers) features(n int) *tensor.CSR {
+	for len(ps.offsets) < n+1 {
+		ps.offsets = append(ps.offsets, ps.offsets[len(ps.offsets)-1])
 	}
-	d := &Dataset{
-		Name:       name,
-		Graph:      g,
-		Sparse:     &tensor.CSR{Rows: n, Cols: width, Offsets: offsets, Indices: cols, Values: vals},
-		Labels:     labels,
-		NumClasses: len(classNames),
-		ClassNames: classNames,
+	x := &tensor.CSR{Rows: n, Cols: ps.width, Offsets: ps.offsets, Indices: ps.cols, Values: ps.vals}
+	if allOnes(ps.vals) {
+		x.Values = nil // binary bag of words: CSR's "all ones" form
 	}
-	if allOnes(vals) {
-		d.Sparse.Values = nil // binary bag of words: CSR's "all ones" form
-	}
-	if err := d.Validate(); err != nil {
-		return nil, nil, err
-	}
-	return d, nodes, nil
+	return x
 }
 
 func allOnes(x []float32) bool {

@@ -27,61 +27,15 @@ func ReadOGB(name, dir string) (*Dataset, error) {
 	if name == "" {
 		name = filepath.Base(filepath.Clean(dir))
 	}
-	find := func(rel string) (string, bool) {
-		for _, p := range []string{rel + ".gz", rel} {
-			full := filepath.Join(dir, p)
-			if _, err := os.Stat(full); err == nil {
-				return full, true
-			}
-		}
-		return filepath.Join(dir, rel+".gz"), false
-	}
-	edgePath, ok := find("raw/edge.csv")
+	od := ogbDir(dir)
+	edgePath, ok := od.find("raw/edge.csv")
 	if !ok {
 		return nil, fmt.Errorf("%s: not an OGB dataset directory (no raw/edge.csv.gz)", dir)
 	}
-	n := -1
-	if p, ok := find("raw/num-node-list.csv"); ok {
-		err := readLines(p, func(lr *lineReader, line []byte) error {
-			if isComment(line) {
-				return nil
-			}
-			if n >= 0 {
-				return lr.errorf("several graphs in one dataset are not supported (graph-level OGB datasets)")
-			}
-			v, err := strconv.Atoi(string(bytes.TrimSpace(line)))
-			if err != nil || v < 0 || v > math.MaxInt32 {
-				return lr.errorf("node count %q is not an integer in [0, 2^31)", line)
-			}
-			n = v
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	var x *tensor.Matrix
-	if p, ok := find("raw/node-feat.csv"); ok {
-		var err error
-		if x, err = readOGBFeatures(p); err != nil {
-			return nil, err
-		}
-		if n >= 0 && x.Rows != n {
-			return nil, fmt.Errorf("%s: %d feature rows for %d nodes (raw/num-node-list)", p, x.Rows, n)
-		}
-		n = x.Rows
-	}
-	var labels []int32
-	k := 0
-	if p, ok := find("raw/node-label.csv"); ok {
-		var err error
-		if labels, k, err = readOGBLabels(p); err != nil {
-			return nil, err
-		}
-		if n >= 0 && len(labels) != n {
-			return nil, fmt.Errorf("%s: %d labels for %d nodes", p, len(labels), n)
-		}
-		n = len(labels)
+	d := &Dataset{Name: name}
+	n, err := od.readNodes(d)
+	if err != nil {
+		return nil, err
 	}
 	el, err := ReadEdgeList(edgePath, max(n, 0))
 	if err != nil {
@@ -90,43 +44,125 @@ func ReadOGB(name, dir string) (*Dataset, error) {
 	if n < 0 {
 		n = el.N
 	}
-	g, err := undirected(n, el.Src, el.Dst)
-	if err != nil {
+	if d.Graph, err = undirected(n, el.Src, el.Dst); err != nil {
 		return nil, fmt.Errorf("%s: %w", edgePath, err)
 	}
-	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: k}
-	if labels != nil {
-		d.ClassNames = numberedClasses(k)
+	if d.Labels != nil {
+		d.ClassNames = numberedClasses(d.NumClasses)
 	}
-	schemes, _ := filepath.Glob(filepath.Join(dir, "split", "*"))
-	if len(schemes) > 1 {
-		return nil, fmt.Errorf("%s: several split schemes %v; keep one", dir, schemes)
-	}
-	if len(schemes) == 1 {
-		if labels == nil {
-			return nil, fmt.Errorf("%s: split without raw/node-label.csv.gz", dir)
-		}
-		s := Split{Name: "public"}
-		for _, part := range []struct {
-			file string
-			dst  *[]int32
-		}{{"train.csv", &s.Train}, {"valid.csv", &s.Val}, {"test.csv", &s.Test}} {
-			rel, _ := filepath.Rel(dir, filepath.Join(schemes[0], part.file))
-			p, ok := find(rel)
-			if !ok {
-				return nil, fmt.Errorf("%s: missing split file %s", dir, p)
-			}
-			if *part.dst, err = readOGBIndex(p, n); err != nil {
-				return nil, err
-			}
-		}
-		s.sort()
-		d.Splits = []Split{s}
+	if err := od.readSplit(d, n); err != nil {
+		return nil, err
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return d, nil
+}
+
+// ogbDir is the directory of an OGB dataset.
+type ogbDir string
+
+// find returns the path of file rel, gzipped or not, and whether it exists;
+// a missing file's path is that of the gzipped one.
+func (od ogbDir) find(rel string) (string, bool) {
+	for _, p := range []string{rel + ".gz", rel} {
+		full := filepath.Join(string(od), p)
+		if _, err := os.Stat(full); err == nil {
+			return full, true
+		}
+	}
+	return filepath.Join(string(od), rel+".gz"), false
+}
+
+// readNodes reads the optional per-node files into d (features and labels)
+// and returns the node count they agree on with raw/num-node-list, or -1
+// when none of them is there.
+func (od ogbDir) readNodes(d *Dataset) (int, error) {
+	n := -1
+	if p, ok := od.find("raw/num-node-list.csv"); ok {
+		var err error
+		if n, err = readOGBNodeCount(p); err != nil {
+			return 0, err
+		}
+	}
+	if p, ok := od.find("raw/node-feat.csv"); ok {
+		x, err := readOGBFeatures(p)
+		if err != nil {
+			return 0, err
+		}
+		if n >= 0 && x.Rows != n {
+			return 0, fmt.Errorf("%s: %d feature rows for %d nodes (raw/num-node-list)", p, x.Rows, n)
+		}
+		n = x.Rows
+		d.Dense = x
+	}
+	if p, ok := od.find("raw/node-label.csv"); ok {
+		labels, k, err := readOGBLabels(p)
+		if err != nil {
+			return 0, err
+		}
+		if n >= 0 && len(labels) != n {
+			return 0, fmt.Errorf("%s: %d labels for %d nodes", p, len(labels), n)
+		}
+		n = len(labels)
+		d.Labels, d.NumClasses = labels, k
+	}
+	return n, nil
+}
+
+// readOGBNodeCount reads raw/num-node-list: one graph's node count, or -1
+// if the file has none.
+func readOGBNodeCount(path string) (int, error) {
+	n := -1
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		if n >= 0 {
+			return lr.errorf("several graphs in one dataset are not supported (graph-level OGB datasets)")
+		}
+		v, err := strconv.Atoi(string(bytes.TrimSpace(line)))
+		if err != nil || v < 0 || v > math.MaxInt32 {
+			return lr.errorf("node count %q is not an integer in [0, 2^31)", line)
+		}
+		n = v
+		return nil
+	})
+	return n, err
+}
+
+// readSplit reads the one split scheme under split/, if there is one, as
+// d's public split of n nodes.
+func (od ogbDir) readSplit(d *Dataset, n int) error {
+	dir := string(od)
+	schemes, _ := filepath.Glob(filepath.Join(dir, "split", "*"))
+	if len(schemes) > 1 {
+		return fmt.Errorf("%s: several split schemes %v; keep one", dir, schemes)
+	}
+	if len(schemes) == 0 {
+		return nil
+	}
+	if d.Labels == nil {
+		return fmt.Errorf("%s: split without raw/node-label.csv.gz", dir)
+	}
+	s := Split{Name: "public"}
+	for _, part := range []struct {
+		file string
+		dst  *[]int32
+	}{{"train.csv", &s.Train}, {"valid.csv", &s.Val}, {"test.csv", &s.Test}} {
+		rel, _ := filepath.Rel(dir, filepath.Join(schemes[0], part.file))
+		p, ok := od.find(rel)
+		if !ok {
+			return fmt.Errorf("%s: missing split file %s", dir, p)
+		}
+		var err error
+		if *part.dst, err = readOGBIndex(p, n); err != nil {
+			return err
+		}
+	}
+	s.sort()
+	d.Splits = []Split{s}
+	return nil
 }
 
 func readOGBFeatures(path string) (*tensor.Matrix, error) {

@@ -32,34 +32,23 @@ var launcherVars = []string{"GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS"
 	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN",
 	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"}
 
+// launchOptions is what graft launch was asked to run.
+type launchOptions struct {
+	nproc   int
+	port    int
+	grace   time.Duration
+	command []string // graft's arguments for every worker
+}
+
 func runLaunch(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
-	nproc := fs.Int("nproc", 2, "number of worker processes")
-	port := fs.Int("port", 0, "rendezvous port on 127.0.0.1 (default: a free one)")
-	grace := fs.Duration("grace", 10*time.Second, "after a failure, how long the other workers get to notice and exit by themselves before SIGTERM (and SIGKILL 2 s later)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
-		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
-		fmt.Fprintln(stderr, "MASTER_PORT and a fresh GRAFT_TOKEN set; prefixes their output with [rank k]; exits with")
-		fmt.Fprintln(stderr, "the first failure's status after stopping the others.")
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, args, stderr); err != nil {
+	opt, err := parseLaunchFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		return usageError{errors.New("missing the command to run, e.g. graft launch --nproc 2 -- train")}
-	}
-	if *nproc < 1 {
-		return usageError{fmt.Errorf("--nproc %d: need at least 1", *nproc)}
-	}
-	if *port == 0 {
-		p, err := freePort()
-		if err != nil {
+	if opt.port == 0 {
+		if opt.port, err = freePort(); err != nil {
 			return err
 		}
-		*port = p
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -69,132 +58,209 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if _, err := rand.Read(secret); err != nil {
 		return err
 	}
-	base := os.Environ()[:0:0]
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !contains(launcherVars, name) {
-			base = append(base, kv)
-		}
-	}
-	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
-		// The workers share this machine's cores; each sized for all of
-		// them would oversubscribe it (torchrun sets OMP_NUM_THREADS=1 for
-		// the same reason). Results do not depend on it.
-		base = append(base, "GOMAXPROCS="+strconv.Itoa(max(1, runtime.NumCPU() / *nproc)))
-	}
-	type exit struct {
-		rank int
-		err  error
-	}
-	exits := make(chan exit, *nproc)
-	var first *exit
-	started := 0
-	var out sync.Mutex // one line at a time from any worker
-	outs, errs := make([]*lineWriter, *nproc), make([]*lineWriter, *nproc)
-	procs := make([]*exec.Cmd, *nproc)
-	for k := range procs {
-		cmd := exec.Command(exe, rest...)
-		cmd.Env = append(base[:len(base):len(base)],
-			"RANK="+strconv.Itoa(k), "WORLD_SIZE="+strconv.Itoa(*nproc),
-			"LOCAL_RANK="+strconv.Itoa(k), "LOCAL_WORLD_SIZE="+strconv.Itoa(*nproc),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(*port),
-			"GRAFT_TOKEN="+hex.EncodeToString(secret))
-		prefix := fmt.Sprintf("[rank %d] ", k)
-		// exec copies into these writers and Wait waits for the copying.
-		outs[k] = &lineWriter{prefix: prefix, w: stdout, mu: &out}
-		errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
-		cmd.Stdout, cmd.Stderr = outs[k], errs[k]
-		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us
-		procs[k] = cmd
-		if err := cmd.Start(); err != nil {
-			first = &exit{k, err}
-			break
-		}
-		started++
-		go func() { exits <- exit{k, cmd.Wait()} }()
-	}
-	exited := make([]bool, len(procs))
-	failures := make([]*exit, len(procs))
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
-	stopAll := func(sig os.Signal) {
-		for k, c := range procs[:started] {
-			if !exited[k] {
-				c.Process.Signal(sig)
-			}
-		}
-	}
-	// After a failure the others normally stop by themselves, naming the
-	// lost rank, within the transport's peer timeout; they get --grace to
-	// do so before being terminated.
-	var term, kill <-chan time.Time
-	if first != nil {
-		term = time.After(*grace)
-	}
-	for done := 0; done < started; {
-		select {
-		case e := <-exits:
-			done++
-			exited[e.rank] = true
-			if e.err != nil {
-				failures[e.rank] = &e
-			}
-			if e.err != nil && first == nil {
-				first = &e
-				term = time.After(*grace)
-			}
-		case sig := <-signals:
-			stopAll(sig)
-			if kill == nil {
-				kill = time.After(*grace)
-			}
-		case <-term:
-			stopAll(syscall.SIGTERM)
-			kill = time.After(2 * time.Second)
-		case <-kill:
-			stopAll(syscall.SIGKILL)
-		}
-	}
-	for k := range outs {
-		if outs[k] != nil {
-			outs[k].flush()
-			errs[k].flush()
-		}
-	}
-	if first == nil {
+	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, stdout, stderr)
+	w.wait(opt.grace)
+	w.flush()
+	if w.first == nil {
 		return nil
 	}
-	// Workers that lost a peer fail too, sometimes before the peer's own
-	// exit is seen; follow their "comm: rank K:" errors to the root cause.
-	for hops := 0; hops < *nproc; hops++ {
-		m := blamed.FindStringSubmatch(errs[first.rank].lastLine())
-		if m == nil {
-			break
-		}
-		k, _ := strconv.Atoi(m[1])
-		if k == first.rank || k >= *nproc || failures[k] == nil {
-			break
-		}
-		first = failures[k]
-	}
-	code := 1
-	var ee *exec.ExitError
-	if errors.As(first.err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else if ee.ExitCode() > 0 {
-			code = ee.ExitCode()
-		}
-	}
+	first := w.rootCause()
 	err = fmt.Errorf("rank %d failed first (%v); stopped the other workers", first.rank, first.err)
-	if code != 1 {
+	if code := exitStatus(first.err); code != 1 {
 		// main maps errors to status 1; the first failure's status is the
 		// more useful one to a batch system.
 		fmt.Fprintf(stderr, "graft launch: %v\n", err)
 		os.Exit(code)
 	}
 	return err
+}
+
+func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
+	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	opt := &launchOptions{}
+	fs.IntVar(&opt.nproc, "nproc", 2, "number of worker processes")
+	fs.IntVar(&opt.port, "port", 0, "rendezvous port on 127.0.0.1 (default: a free one)")
+	fs.DurationVar(&opt.grace, "grace", 10*time.Second, "after a failure, how long the other workers get to notice and exit by themselves before SIGTERM (and SIGKILL 2 s later)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
+		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
+		fmt.Fprintln(stderr, "MASTER_PORT and a fresh GRAFT_TOKEN set; prefixes their output with [rank k]; exits with")
+		fmt.Fprintln(stderr, "the first failure's status after stopping the others.")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return nil, err
+	}
+	opt.command = fs.Args()
+	if len(opt.command) == 0 {
+		return nil, usageError{errors.New("missing the command to run, e.g. graft launch --nproc 2 -- train")}
+	}
+	if opt.nproc < 1 {
+		return nil, usageError{fmt.Errorf("--nproc %d: need at least 1", opt.nproc)}
+	}
+	return opt, nil
+}
+
+// workerEnv is this process's environment for nproc workers on this
+// machine, without the variables that place a worker.
+func workerEnv(nproc int) []string {
+	env := os.Environ()[:0:0]
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !contains(launcherVars, name) {
+			env = append(env, kv)
+		}
+	}
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		// The workers share this machine's cores; each sized for all of
+		// them would oversubscribe it (torchrun sets OMP_NUM_THREADS=1 for
+		// the same reason). Results do not depend on it.
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, runtime.NumCPU()/nproc)))
+	}
+	return env
+}
+
+// rankEnv places worker k of nproc, torchrun's way.
+func rankEnv(env []string, k, nproc, port int, secret []byte) []string {
+	return append(env[:len(env):len(env)],
+		"RANK="+strconv.Itoa(k), "WORLD_SIZE="+strconv.Itoa(nproc),
+		"LOCAL_RANK="+strconv.Itoa(k), "LOCAL_WORLD_SIZE="+strconv.Itoa(nproc),
+		"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
+		"GRAFT_TOKEN="+hex.EncodeToString(secret))
+}
+
+// workerExit is how one worker ended.
+type workerExit struct {
+	rank int
+	err  error
+}
+
+// localWorkers are the processes of one launch and how they have ended.
+type localWorkers struct {
+	procs      []*exec.Cmd
+	started    int
+	exits      chan workerExit
+	exited     []bool
+	failures   []*workerExit // by rank
+	first      *workerExit   // the first failure seen
+	outs, errs []*lineWriter // by rank; nil for workers never started
+}
+
+// startLocalWorkers starts opt.nproc workers, stopping at the first that
+// cannot be started (it is then the first failure).
+func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, stdout, stderr io.Writer) *localWorkers {
+	n := opt.nproc
+	w := &localWorkers{procs: make([]*exec.Cmd, n), exits: make(chan workerExit, n), exited: make([]bool, n),
+		failures: make([]*workerExit, n), outs: make([]*lineWriter, n), errs: make([]*lineWriter, n)}
+	var out sync.Mutex // one line at a time from any worker
+	for k := range w.procs {
+		cmd := exec.Command(exe, opt.command...)
+		cmd.Env = rankEnv(env, k, n, opt.port, secret)
+		prefix := fmt.Sprintf("[rank %d] ", k)
+		// exec copies into these writers and Wait waits for the copying.
+		w.outs[k] = &lineWriter{prefix: prefix, w: stdout, mu: &out}
+		w.errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
+		cmd.Stdout, cmd.Stderr = w.outs[k], w.errs[k]
+		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us
+		w.procs[k] = cmd
+		if err := cmd.Start(); err != nil {
+			w.first = &workerExit{k, err}
+			break
+		}
+		w.started++
+		go func() { w.exits <- workerExit{k, cmd.Wait()} }()
+	}
+	return w
+}
+
+// wait waits for every started worker to exit, passing on SIGINT and
+// SIGTERM. After a failure the others normally stop by themselves, naming
+// the lost rank, within the transport's peer timeout; they get grace to do
+// so before being terminated.
+func (w *localWorkers) wait(grace time.Duration) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	var term, kill <-chan time.Time
+	if w.first != nil {
+		term = time.After(grace)
+	}
+	for done := 0; done < w.started; {
+		select {
+		case e := <-w.exits:
+			done++
+			w.exited[e.rank] = true
+			if e.err != nil {
+				w.failures[e.rank] = &e
+			}
+			if e.err != nil && w.first == nil {
+				w.first = &e
+				term = time.After(grace)
+			}
+		case sig := <-signals:
+			w.signal(sig)
+			if kill == nil {
+				kill = time.After(grace)
+			}
+		case <-term:
+			w.signal(syscall.SIGTERM)
+			kill = time.After(2 * time.Second)
+		case <-kill:
+			w.signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// signal sends sig to every worker still running.
+func (w *localWorkers) signal(sig os.Signal) {
+	for k, c := range w.procs[:w.started] {
+		if !w.exited[k] {
+			c.Process.Signal(sig)
+		}
+	}
+}
+
+// flush writes the workers' last partial lines.
+func (w *localWorkers) flush() {
+	for k := range w.outs {
+		if w.outs[k] != nil {
+			w.outs[k].flush()
+			w.errs[k].flush()
+		}
+	}
+}
+
+// rootCause is the failure behind the first one seen. Workers that lost a
+// peer fail too, sometimes before the peer's own exit is seen; their
+// "comm: rank K:" errors lead to it.
+func (w *localWorkers) rootCause() *workerExit {
+	first := w.first
+	for hops := 0; hops < len(w.procs); hops++ {
+		m := blamed.FindStringSubmatch(w.errs[first.rank].lastLine())
+		if m == nil {
+			break
+		}
+		k, _ := strconv.Atoi(m[1])
+		if k == first.rank || k >= len(w.procs) || w.failures[k] == nil {
+			break
+		}
+		first = w.failures[k]
+	}
+	return first
+}
+
+// exitStatus is the status a shell would report for a worker that ended
+// with err: 128 plus the signal that killed it, its exit code, or 1.
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		} else if ee.ExitCode() > 0 {
+			return ee.ExitCode()
+		}
+	}
+	return 1
 }
 
 func contains(list []string, s string) bool {

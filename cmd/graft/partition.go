@@ -58,120 +58,58 @@ type partitionResult struct {
 // partitionMemoryLimit is the soft heap limit graft partition runs under.
 const partitionMemoryLimit = 4 << 30
 
+// partitionFlags is what graft partition was asked to do.
+type partitionFlags struct {
+	name, dataDir, split string
+	seed                 uint64
+	k                    int
+	method, balance      string
+	imbalance            float64
+	out, assign          string
+	metisGraph           string
+	asJSON               bool
+}
+
 func runPartition(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), partitionUsage)
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-	name := fs.String("dataset", "", "dataset name or path, or rmat:SCALE:EDGES[:SEED]")
-	dataDir := fs.String("data-dir", "", "data directory (default $GRAFT_DATA)")
-	k := fs.Int("parts", 0, "number of parts K")
-	method := fs.String("method", "multilevel", "partitioner: "+strings.Join(append(partition.Methods(), "metis"), ", "))
-	balance := fs.String("balance", "", "second balance constraint: train (the split's training nodes)")
-	split := fs.String("split", "public", "split whose training nodes --balance train and the report use")
-	seed := fs.Uint64("seed", 1, "random seed")
-	imbalance := fs.Float64("imbalance", partition.DefaultImbalance, "tolerated max/mean - 1 per constraint")
-	out := fs.String("out", "", "write the assignment here (one part id per line), or with a trailing slash one directory per part for graft train --part-dir")
-	assign := fs.String("assign", "", "report the quality of this assignment instead of partitioning")
-	metisGraph := fs.String("write-metis-graph", "", "write the graph in gpmetis's input format to this file")
-	asJSON := fs.Bool("json", false, "print the report as one JSON object")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	f, err := parsePartitionFlags(args, stderr)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
-	}
-	if *name == "" {
-		return usageError{errors.New("--dataset is required")}
-	}
-	if *balance != "" && *balance != "train" {
-		return usageError{fmt.Errorf("--balance %q: the only second constraint is train", *balance)}
-	}
-	if *assign == "" && *metisGraph == "" && *k <= 0 {
-		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", *k)}
-	}
-
 	// Partitioning frees large coarse graphs as it goes; a soft limit makes
 	// the collector return them before the heap doubles (GOMEMLIMIT wins).
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(partitionMemoryLimit)
 	}
 	loadStart := time.Now()
-	g, train, err := loadPartitionGraph(*name, *dataDir, *split, *seed, *balance == "train")
+	g, train, err := loadPartitionGraph(f.name, f.dataDir, f.split, f.seed, f.balance == "train")
 	if err != nil {
 		return err
 	}
-	loadSeconds := time.Since(loadStart).Seconds()
+	res := partitionResult{Dataset: f.name, Method: f.method, Seed: f.seed, LoadSeconds: time.Since(loadStart).Seconds()}
 	var balanceWeights []int32
-	if *balance == "train" {
-		balanceWeights = make([]int32, g.N)
-		for v, t := range train {
-			if t {
-				balanceWeights[v] = 1
-			}
-		}
+	if f.balance == "train" {
+		balanceWeights = trainWeights(train, g.N)
 	}
-
-	if *metisGraph != "" {
-		weights := [][]int32{}
-		if balanceWeights != nil {
-			ones := make([]int32, g.N)
-			for i := range ones {
-				ones[i] = 1
-			}
-			weights = append(weights, ones, balanceWeights)
-		}
-		if err := writeFile(*metisGraph, func(w io.Writer) error { return partition.WriteMETISGraph(w, g, weights...) }); err != nil {
+	if f.metisGraph != "" {
+		if err := writeMETISInput(f.metisGraph, g, balanceWeights); err != nil {
 			return err
 		}
-		if *assign == "" && *k <= 0 {
+		if f.assign == "" && f.k <= 0 {
 			return nil
 		}
 	}
-
-	res := partitionResult{Dataset: *name, Method: *method, Seed: *seed, LoadSeconds: loadSeconds}
-	var parts []int32
-	start, startCPU := time.Now(), sysstat.CPUTime()
-	if *assign != "" {
-		res.Method = "file:" + *assign
-		f, err := os.Open(*assign)
-		if err != nil {
-			return err
-		}
-		parts, *k, err = partition.ReadAssignment(bufio.NewReader(f), g.N, max(*k, 0))
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", *assign, err)
-		}
-	} else {
-		p, err := partition.New(*method)
-		if err != nil {
-			return usageError{err}
-		}
-		parts, err = p.Partition(g, *k, partition.Options{Seed: *seed, Balance: balanceWeights, Imbalance: *imbalance})
-		if err != nil {
-			return err
-		}
-		res.Seconds = time.Since(start).Seconds()
-		res.CPUSeconds = (sysstat.CPUTime() - startCPU).Seconds()
-	}
-	res.Report, err = partition.Evaluate(g, parts, *k, train)
+	parts, k, err := f.assignParts(g, balanceWeights, &res)
 	if err != nil {
 		return err
 	}
-	res.PeakRSSBytes = sysstat.PeakRSS()
-	if *out != "" && isPartDirPath(*out) {
-		if err := writePartDirs(*out, *name, *dataDir, *split, *seed, parts, *k, res.Method); err != nil {
-			return err
-		}
-	} else if *out != "" {
-		if err := writeFile(*out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) }); err != nil {
-			return err
-		}
+	if res.Report, err = partition.Evaluate(g, parts, k, train); err != nil {
+		return err
 	}
-	if *asJSON {
+	res.PeakRSSBytes = sysstat.PeakRSS()
+	if err := f.writeOut(parts, k, res.Method); err != nil {
+		return err
+	}
+	if f.asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	printPartitionReport(stdout, res)
@@ -179,6 +117,121 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "graft partition: warning: %d of %d parts are empty\n", res.EmptyParts, res.K)
 	}
 	return nil
+}
+
+func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, error) {
+	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), partitionUsage)
+		fmt.Fprintln(fs.Output(), "\nFlags:")
+		fs.PrintDefaults()
+	}
+	f := &partitionFlags{}
+	fs.StringVar(&f.name, "dataset", "", "dataset name or path, or rmat:SCALE:EDGES[:SEED]")
+	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $GRAFT_DATA)")
+	fs.IntVar(&f.k, "parts", 0, "number of parts K")
+	fs.StringVar(&f.method, "method", "multilevel", "partitioner: "+strings.Join(append(partition.Methods(), "metis"), ", "))
+	fs.StringVar(&f.balance, "balance", "", "second balance constraint: train (the split's training nodes)")
+	fs.StringVar(&f.split, "split", "public", "split whose training nodes --balance train and the report use")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
+	fs.Float64Var(&f.imbalance, "imbalance", partition.DefaultImbalance, "tolerated max/mean - 1 per constraint")
+	fs.StringVar(&f.out, "out", "", "write the assignment here (one part id per line), or with a trailing slash one directory per part for graft train --part-dir")
+	fs.StringVar(&f.assign, "assign", "", "report the quality of this assignment instead of partitioning")
+	fs.StringVar(&f.metisGraph, "write-metis-graph", "", "write the graph in gpmetis's input format to this file")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return f, f.check()
+}
+
+func (f *partitionFlags) check() error {
+	if f.name == "" {
+		return usageError{errors.New("--dataset is required")}
+	}
+	if f.balance != "" && f.balance != "train" {
+		return usageError{fmt.Errorf("--balance %q: the only second constraint is train", f.balance)}
+	}
+	if f.assign == "" && f.metisGraph == "" && f.k <= 0 {
+		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", f.k)}
+	}
+	return nil
+}
+
+// trainWeights is the second balance constraint: one for each of the n
+// nodes that train marks.
+func trainWeights(train []bool, n int) []int32 {
+	w := make([]int32, n)
+	for v, t := range train {
+		if t {
+			w[v] = 1
+		}
+	}
+	return w
+}
+
+// writeMETISInput writes g in gpmetis's input format, with two node weights
+// (one each, and the balance weights) if there are balance weights.
+func writeMETISInput(path string, g *graph.Graph, balanceWeights []int32) error {
+	weights := [][]int32{}
+	if balanceWeights != nil {
+		ones := make([]int32, g.N)
+		for i := range ones {
+			ones[i] = 1
+		}
+		weights = append(weights, ones, balanceWeights)
+	}
+	return writeFile(path, func(w io.Writer) error { return partition.WriteMETISGraph(w, g, weights...) })
+}
+
+// assignParts returns every node's part and the part count: read from
+// --assign, or computed by --method with its time recorded in res.
+func (f *partitionFlags) assignParts(g *graph.Graph, balanceWeights []int32, res *partitionResult) ([]int32, int, error) {
+	start, startCPU := time.Now(), sysstat.CPUTime()
+	if f.assign != "" {
+		res.Method = "file:" + f.assign
+		return f.readAssignment(g.N)
+	}
+	p, err := partition.New(f.method)
+	if err != nil {
+		return nil, 0, usageError{err}
+	}
+	parts, err := p.Partition(g, f.k, partition.Options{Seed: f.seed, Balance: balanceWeights, Imbalance: f.imbalance})
+	if err != nil {
+		return nil, 0, err
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.CPUSeconds = (sysstat.CPUTime() - startCPU).Seconds()
+	return parts, f.k, nil
+}
+
+// readAssignment reads --assign for a graph of n nodes; without --parts
+// the part count is the largest id plus one.
+func (f *partitionFlags) readAssignment(n int) ([]int32, int, error) {
+	file, err := os.Open(f.assign)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer file.Close()
+	parts, k, err := partition.ReadAssignment(bufio.NewReader(file), n, max(f.k, 0))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", f.assign, err)
+	}
+	return parts, k, nil
+}
+
+// writeOut writes --out, if given: a directory per part, or the assignment.
+func (f *partitionFlags) writeOut(parts []int32, k int, method string) error {
+	switch {
+	case f.out == "":
+		return nil
+	case isPartDirPath(f.out):
+		return writePartDirs(f.out, f.name, f.dataDir, f.split, f.seed, parts, k, method)
+	}
+	return writeFile(f.out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) })
 }
 
 // loadPartitionGraph returns the undirected graph to partition and, when a

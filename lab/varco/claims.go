@@ -99,10 +99,24 @@ func writeClaims(md *strings.Builder, all []*cell) {
 	}
 	var names []string
 	for _, c := range cells {
-		names = append(names, fmt.Sprintf("%s N=%d %s", c.Dataset, c.Parts, c.Partition))
+		names = append(names, c.shortName())
 	}
 	fmt.Fprintf(md, "## The claims across cells\n\nOver the %d cells of %d epochs, hidden %d, with full communication on at least two seeds (%s). Δ is a configuration's paired accuracy difference from full communication (mean over seeds, points); a cell counts when the configuration has at least two seeds there.\n\n", len(cells), epochs, hidden, strings.Join(names, "; "))
+	writeMatches(md, cells)
+	writeDeltasByCell(md, cells)
+	writeBudgetWins(md, cells)
+	writeFixedLosses(md, cells)
+	md.WriteString("\n")
+}
 
+// shortName names a cell in the claims' tables.
+func (c *cell) shortName() string {
+	return fmt.Sprintf("%s N=%d %s", c.Dataset, c.Parts, c.Partition)
+}
+
+// writeMatches is the table of where each configuration matches full
+// communication's accuracy, and with how many bytes.
+func writeMatches(md *strings.Builder, cells []*cell) {
 	md.WriteString("**Matches full communication (Δ ≥ −0.5) and bytes.** Bytes are the median over those cells of the halo bytes as a fraction of full communication's and of the authors' `varco`'s. The last column counts the cells where the configuration matches with at most half of `varco`'s bytes (the issue's \"2× fewer bytes than the authors' truncation + linear schedule\").\n\n")
 	md.WriteString("| config | cells | matches | worst Δ (cell) | bytes vs full | bytes vs varco | matches at ≤ 0.5× varco |\n|---|---|---|---|---|---|---|\n")
 	for _, cf := range configs {
@@ -120,7 +134,7 @@ func writeClaims(md *strings.Builder, all []*cell) {
 				match++
 			}
 			if d < worst {
-				worst, worstCell = d, fmt.Sprintf("%s N=%d %s", c.Dataset, c.Parts, c.Partition)
+				worst, worstCell = d, c.shortName()
 			}
 			h := c.meanHalo(cf.Name)
 			vsFull = append(vsFull, h/c.meanHalo("full"))
@@ -136,7 +150,11 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		}
 		fmt.Fprintf(md, "| %s | %d | %d | %+.2f (%s) | %.3f | %s | %d |\n", cf.Name, n, match, worst, worstCell, stats.Median(vsFull), medianOrDash(vsVarco), cheap)
 	}
+}
 
+// writeDeltasByCell is the table of every configuration's Δ in every cell,
+// with a last row of their median bytes.
+func writeDeltasByCell(md *strings.Builder, cells []*cell) {
 	md.WriteString("\n**Δ by cell** (points; \"–\" where the configuration has fewer than two paired seeds), and below it each configuration's median halo bytes over those cells as a fraction of full communication's.\n\n| cell |")
 	var shown []string
 	for _, cf := range configs {
@@ -150,7 +168,7 @@ func writeClaims(md *strings.Builder, all []*cell) {
 	}
 	md.WriteString("\n|---|" + strings.Repeat("---|", len(shown)) + "\n")
 	for _, c := range cells {
-		fmt.Fprintf(md, "| %s N=%d %s |", c.Dataset, c.Parts, c.Partition)
+		fmt.Fprintf(md, "| %s |", c.shortName())
 		for _, n := range shown {
 			if d, seeds := c.pairedDelta(n); seeds >= 2 {
 				fmt.Fprintf(md, " %+.2f |", d)
@@ -170,7 +188,11 @@ func writeClaims(md *strings.Builder, all []*cell) {
 		fmt.Fprintf(md, " %.2f× |", stats.Median(rel))
 	}
 	md.WriteString("\n")
+}
 
+// writeBudgetWins is the table of how often each configuration that is not
+// a fixed ratio beats every fixed ratio at an equal byte budget.
+func writeBudgetWins(md *strings.Builder, cells []*cell) {
 	fmt.Fprintf(md, "\n**At an equal byte budget, does a configuration beat every fixed ratio?** For each cell and each budget of the per-cell tables, the configuration's mean model accuracy within the budget against the best fixed-ratio truncation's, over the cells that have all %d fixed ratios (fixed ratios with no epoch inside the budget do not compete; a budget where the configuration itself has none counts as a loss). Wins are strict.\n\n| config | (cell, budget) pairs | wins | wins at budgets ≤ 30%% | wins at budgets ≥ 50%% |\n|---|---|---|---|---|\n", fixedConfigs())
 	for _, cf := range configs {
 		if cf.Name == "full" || strings.HasPrefix(cf.Name, "fixed-") {
@@ -181,26 +203,11 @@ func writeClaims(md *strings.Builder, all []*cell) {
 			if len(c.runs[cf.Name]) < 2 {
 				continue
 			}
-			acc := c.budgetAcc(cf.Name)
-			best := make([]float64, len(budgets))
-			for j := range best {
-				best[j] = math.Inf(-1)
-			}
-			fixed := 0
-			for _, f := range configs {
-				if !strings.HasPrefix(f.Name, "fixed-") || len(c.runs[f.Name]) == 0 {
-					continue
-				}
-				fixed++
-				for j, a := range c.budgetAcc(f.Name) {
-					if !math.IsNaN(a) {
-						best[j] = max(best[j], a)
-					}
-				}
-			}
-			if fixed < fixedConfigs() {
+			best, ok := c.bestFixedAcc()
+			if !ok {
 				continue // only cells with every fixed ratio
 			}
+			acc := c.budgetAcc(cf.Name)
 			for j, b := range budgets {
 				pairs++
 				if acc[j] > best[j] { // false for NaN
@@ -217,7 +224,33 @@ func writeClaims(md *strings.Builder, all []*cell) {
 			fmt.Fprintf(md, "| %s | %d | %d | %d | %d |\n", cf.Name, pairs, wins, low, high)
 		}
 	}
+}
 
+// bestFixedAcc is, within each budget, the best mean model accuracy of the
+// fixed ratios (-Inf where none has an epoch inside it), and whether the
+// cell has every fixed ratio.
+func (c *cell) bestFixedAcc() ([]float64, bool) {
+	best := make([]float64, len(budgets))
+	for j := range best {
+		best[j] = math.Inf(-1)
+	}
+	fixed := 0
+	for _, f := range configs {
+		if !strings.HasPrefix(f.Name, "fixed-") || len(c.runs[f.Name]) == 0 {
+			continue
+		}
+		fixed++
+		for j, a := range c.budgetAcc(f.Name) {
+			if !math.IsNaN(a) {
+				best[j] = max(best[j], a)
+			}
+		}
+	}
+	return best, fixed == fixedConfigs()
+}
+
+// writeFixedLosses is the table of how much accuracy each fixed ratio loses.
+func writeFixedLosses(md *strings.Builder, cells []*cell) {
 	md.WriteString("\n**Fixed compression loses accuracy.** Per fixed ratio: the cells where it is more than 0.5 points below full communication, and the mean Δ.\n\n| config | cells | Δ < −0.5 | mean Δ | median bytes vs full |\n|---|---|---|---|---|\n")
 	for _, cf := range configs {
 		if !strings.HasPrefix(cf.Name, "fixed-") {
@@ -238,7 +271,6 @@ func writeClaims(md *strings.Builder, all []*cell) {
 			fmt.Fprintf(md, "| %s | %d | %d | %+.2f | %.3f |\n", cf.Name, n, lose, m, stats.Median(vsFull))
 		}
 	}
-	md.WriteString("\n")
 }
 
 func medianOrDash(xs []float64) string {

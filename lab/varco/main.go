@@ -139,121 +139,188 @@ func splitList(s string) []string {
 	return out
 }
 
+// sweep is what varco run was asked to run.
+type sweep struct {
+	datasets, partitions []string
+	parts                []int
+	seeds                []uint64
+	configs              []config
+	epochs, hidden       int
+	split, dataDir, out  string
+	link                 comm.Link
+	stopAt               string
+	deadline             time.Time // zero: none
+}
+
+// errStopAt stops a sweep at its -stop-at time; it is not a failure.
+var errStopAt = errors.New("stop-at reached")
+
 func runCmd(args []string) error {
+	s, err := parseSweep(args)
+	if err != nil {
+		return err
+	}
+	res, err := openResults(s.out)
+	if err != nil {
+		return err
+	}
+	defer res.f.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, name := range s.datasets {
+		prob, classes, err := loadProblem(name, s.split, dataset.ResolveDataDir(s.dataDir))
+		if err != nil {
+			return err
+		}
+		for _, k := range s.parts {
+			for _, method := range s.partitions {
+				err := s.runLayout(ctx, res, name, prob, classes, k, method)
+				if errors.Is(err, errStopAt) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func parseSweep(args []string) (*sweep, error) {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
 	datasets := fs.String("datasets", "amazon-computers,coauthor-cs", "datasets (registry names, or sbm-arxiv for the synthetic ogbn-arxiv-sized graph)")
 	partsFlag := fs.String("parts", "4,8", "worker counts")
 	partitions := fs.String("partitions", "random,multilevel", "partitioners")
 	seedsFlag := fs.String("seeds", "1,2,3", "seeds (model initialisation; the split and partition use seed 1)")
 	cfgFlag := fs.String("configs", "all", "configurations, comma-separated, or all")
-	epochs := fs.Int("epochs", 300, "full-batch iterations (the authors: 300)")
-	hidden := fs.Int("hidden", 256, "hidden width (the authors: 256)")
-	split := fs.String("split", "frac:0.6:0.2", "split of the registry datasets")
+	s := &sweep{}
+	fs.IntVar(&s.epochs, "epochs", 300, "full-batch iterations (the authors: 300)")
+	fs.IntVar(&s.hidden, "hidden", 256, "hidden width (the authors: 256)")
+	fs.StringVar(&s.split, "split", "frac:0.6:0.2", "split of the registry datasets")
 	link := fs.String("link", "1gbit:1ms", "emulated link per worker")
-	out := fs.String("out", "docs/varco/results.jsonl", "results file (appended; runs already in it are skipped)")
-	dataDir := fs.String("data-dir", "", "data directory (default $GRAFT_DATA)")
-	stopAt := fs.String("stop-at", "", "wall-clock time HH:MM (local) after which no new run starts; runs under way finish")
+	fs.StringVar(&s.out, "out", "docs/varco/results.jsonl", "results file (appended; runs already in it are skipped)")
+	fs.StringVar(&s.dataDir, "data-dir", "", "data directory (default $GRAFT_DATA)")
+	fs.StringVar(&s.stopAt, "stop-at", "", "wall-clock time HH:MM (local) after which no new run starts; runs under way finish")
 	fs.Parse(args)
-
-	var deadline time.Time
-	if *stopAt != "" {
-		t, err := time.ParseInLocation("15:04", *stopAt, time.Local)
-		if err != nil {
-			return fmt.Errorf("-stop-at: %w", err)
-		}
-		now := time.Now()
-		deadline = time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.Local)
-		if deadline.Before(now.Add(-12 * time.Hour)) {
-			deadline = deadline.AddDate(0, 0, 1) // a time past midnight
-		}
+	s.datasets, s.partitions = splitList(*datasets), splitList(*partitions)
+	var err error
+	if s.deadline, err = nextClockTime(s.stopAt); err != nil {
+		return nil, fmt.Errorf("-stop-at: %w", err)
 	}
-
-	var cfgs []config
-	if *cfgFlag == "all" {
-		cfgs = configs
-	} else {
-		for _, n := range splitList(*cfgFlag) {
-			c, ok := configByName(n)
-			if !ok {
-				return fmt.Errorf("unknown configuration %q", n)
-			}
-			cfgs = append(cfgs, c)
-		}
+	if s.configs, err = pickConfigs(*cfgFlag); err != nil {
+		return nil, err
 	}
-	var parts []int
-	for _, s := range splitList(*partsFlag) {
-		k, err := strconv.Atoi(s)
+	for _, f := range splitList(*partsFlag) {
+		k, err := strconv.Atoi(f)
 		if err != nil || k < 1 {
-			return fmt.Errorf("-parts: %q", s)
+			return nil, fmt.Errorf("-parts: %q", f)
 		}
-		parts = append(parts, k)
+		s.parts = append(s.parts, k)
 	}
-	var seeds []uint64
-	for _, s := range splitList(*seedsFlag) {
-		v, err := strconv.ParseUint(s, 10, 64)
+	for _, f := range splitList(*seedsFlag) {
+		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			return fmt.Errorf("-seeds: %q", s)
+			return nil, fmt.Errorf("-seeds: %q", f)
 		}
-		seeds = append(seeds, v)
+		s.seeds = append(s.seeds, v)
 	}
-	l, err := comm.ParseLink(*link)
+	if s.link, err = comm.ParseLink(*link); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// nextClockTime is the next time the local clock shows hhmm ("HH:MM"),
+// or up to 12 hours ago; zero for "".
+func nextClockTime(hhmm string) (time.Time, error) {
+	if hhmm == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.ParseInLocation("15:04", hhmm, time.Local)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
+	now := time.Now()
+	at := time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), 0, 0, time.Local)
+	if at.Before(now.Add(-12 * time.Hour)) {
+		at = at.AddDate(0, 0, 1) // a time past midnight
+	}
+	return at, nil
+}
+
+// pickConfigs returns the configurations named in list, or all of them.
+func pickConfigs(list string) ([]config, error) {
+	if list == "all" {
+		return configs, nil
+	}
+	var cfgs []config
+	for _, n := range splitList(list) {
+		c, ok := configByName(n)
+		if !ok {
+			return nil, fmt.Errorf("unknown configuration %q", n)
+		}
+		cfgs = append(cfgs, c)
+	}
+	return cfgs, nil
+}
+
+// results is the results file: the runs already in it, and where new ones
+// are appended.
+type results struct {
+	done map[string]bool // by record key
+	f    *os.File
+	enc  *json.Encoder
+}
+
+func openResults(path string) (*results, error) {
 	done := map[string]bool{}
-	if old, err := readRecords(*out); err == nil {
+	if old, err := readRecords(path); err == nil {
 		for _, r := range old {
 			done[r.key()] = true
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
+		return nil, err
 	}
-	f, err := os.OpenFile(*out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
-	enc := json.NewEncoder(f)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	return &results{done: done, f: f, enc: json.NewEncoder(f)}, nil
+}
 
-	for _, name := range splitList(*datasets) {
-		prob, classes, err := loadProblem(name, *split, dataset.ResolveDataDir(*dataDir))
-		if err != nil {
-			return err
-		}
-		for _, k := range parts {
-			for _, method := range splitList(*partitions) {
-				var layout *partition.Layout
-				for _, seed := range seeds {
-					for _, c := range cfgs {
-						rec := record{Dataset: name, Parts: k, Partition: method, Seed: seed, Config: c.Name,
-							Codec: c.Codec, Schedule: c.Schedule, Epochs: *epochs, Hidden: *hidden}
-						if done[rec.key()] {
-							continue
-						}
-						if !deadline.IsZero() && time.Now().After(deadline) {
-							fmt.Fprintf(os.Stderr, "stop-at %s reached; %s and later runs not started\n", *stopAt, rec.key())
-							return nil
-						}
-						if layout == nil && k > 1 {
-							start := time.Now()
-							if layout, err = buildLayout(prob, k, method); err != nil {
-								return err
-							}
-							fmt.Fprintf(os.Stderr, "%s: %d-part %s layout in %.1fs\n", name, k, method, time.Since(start).Seconds())
-						}
-						if err := run(ctx, &rec, prob, classes, layout, l); err != nil {
-							return fmt.Errorf("%s: %w", rec.key(), err)
-						}
-						if err := enc.Encode(rec); err != nil {
-							return err
-						}
-						fmt.Fprintf(os.Stderr, "%-60s test %.4f  halo %.3g B  %.0fs (codec %.1f%%)\n", rec.key(), rec.TestAcc,
-							float64(rec.HaloBytes), rec.Wall, 100*rec.Codec_/rec.Wall)
-					}
-				}
+// runLayout runs every seed and configuration not yet in res on dataset
+// name split into k parts by method, building the layout when the first
+// run needs it. It returns errStopAt once the deadline has passed.
+func (s *sweep) runLayout(ctx context.Context, res *results, name string, prob train.Problem, classes, k int, method string) error {
+	var layout *partition.Layout
+	for _, seed := range s.seeds {
+		for _, c := range s.configs {
+			rec := record{Dataset: name, Parts: k, Partition: method, Seed: seed, Config: c.Name,
+				Codec: c.Codec, Schedule: c.Schedule, Epochs: s.epochs, Hidden: s.hidden}
+			if res.done[rec.key()] {
+				continue
 			}
+			if !s.deadline.IsZero() && time.Now().After(s.deadline) {
+				fmt.Fprintf(os.Stderr, "stop-at %s reached; %s and later runs not started\n", s.stopAt, rec.key())
+				return errStopAt
+			}
+			if layout == nil && k > 1 {
+				start := time.Now()
+				var err error
+				if layout, err = buildLayout(prob, k, method); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "%s: %d-part %s layout in %.1fs\n", name, k, method, time.Since(start).Seconds())
+			}
+			if err := run(ctx, &rec, prob, classes, layout, s.link); err != nil {
+				return fmt.Errorf("%s: %w", rec.key(), err)
+			}
+			if err := res.enc.Encode(rec); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "%-60s test %.4f  halo %.3g B  %.0fs (codec %.1f%%)\n", rec.key(), rec.TestAcc,
+				float64(rec.HaloBytes), rec.Wall, 100*rec.Codec_/rec.Wall)
 		}
 	}
 	return nil

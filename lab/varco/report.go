@@ -175,68 +175,51 @@ func configOf(name string) config {
 }
 
 func writeCell(md *strings.Builder, c *cell) {
-	names := c.configNames()
-	full := c.runs["full"]
-	var fullBytes float64
-	if len(full) > 0 {
-		fullBytes = float64(full[0].HaloBytes)
+	fmt.Fprintf(md, "## %s\n\n", c.name())
+	writeConfigTable(md, c)
+	fullBytes := c.firstHalo("full")
+	if fullBytes == 0 {
+		md.WriteString("\n")
+		return
 	}
+	writeBudgetTable(md, c, fullBytes)
 	seeds := 0
 	for _, rs := range c.runs {
 		seeds = max(seeds, len(rs))
 	}
-	fmt.Fprintf(md, "## %s\n\n", c.name())
+	fmt.Fprintf(md, "\nPlots: [accuracy vs bytes](%[1]s-bytes.svg) ([png](%[1]s-bytes.png)), [accuracy vs emulated time](%[1]s-time.svg) ([png](%[1]s-time.png)), seeds: %d.\n\n", c.file(), seeds)
+}
+
+// firstHalo is the halo bytes of config's first run, or 0 if it has none.
+func (c *cell) firstHalo(config string) float64 {
+	if rs := c.runs[config]; len(rs) > 0 {
+		return float64(rs[0].HaloBytes)
+	}
+	return 0
+}
+
+// writeConfigTable is a cell's table of configurations: accuracy, bytes,
+// emulated time and the codec's share.
+func writeConfigTable(md *strings.Builder, c *cell) {
 	fullBySeed := map[uint64]float64{}
-	for _, r := range full {
+	for _, r := range c.runs["full"] {
 		fullBySeed[r.Seed] = r.TestAcc
 	}
+	fullBytes, varcoBytes := c.firstHalo("full"), c.firstHalo("varco")
 	fmt.Fprintf(md, "| config | compressor | schedule | seeds | test acc %% | Δ vs full (pts) | halo bytes | vs full | vs varco | grad bytes | emulated s | codec %% median (max) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	var varcoBytes float64
-	if v := c.runs["varco"]; len(v) > 0 {
-		varcoBytes = float64(v[0].HaloBytes)
-	}
-	for _, n := range names {
+	for _, n := range c.configNames() {
 		rs := c.runs[n]
-		var accs, halo, emu, deltas, shares []float64
-		codec := 0.0
+		var accs, halo, emu, deltas []float64
 		for _, r := range rs {
 			if f, ok := fullBySeed[r.Seed]; ok {
 				deltas = append(deltas, 100*(r.TestAcc-f))
 			}
-			var wall float64
-			for _, e := range r.EpochSec {
-				wall += e
-			}
-			if len(r.CodecSec) == 0 && wall > 0 {
-				codec = max(codec, r.Codec_/wall)
-			}
 			accs = append(accs, 100*r.TestAcc)
 			halo = append(halo, float64(r.HaloBytes))
 			emu = append(emu, r.Emulated)
-			for i := range r.CodecSec {
-				if r.EpochSec[i] > 0 {
-					codec = max(codec, r.CodecSec[i]/r.EpochSec[i])
-					shares = append(shares, r.CodecSec[i]/r.EpochSec[i])
-				}
-			}
 		}
-		m, s := stats.MeanStd(accs)
-		acc := fmt.Sprintf("%.2f ± %.2f", m, s)
-		if len(accs) == 1 {
-			acc = fmt.Sprintf("%.2f", m) // one seed: no spread to report
-		}
-		delta := "–"
-		if dm, ds := stats.MeanStd(deltas); len(deltas) > 1 {
-			delta = fmt.Sprintf("%+.2f ± %.2f", dm, ds)
-		} else if len(deltas) == 1 {
-			delta = fmt.Sprintf("%+.2f", dm)
-		}
-		med := codec
-		if len(shares) > 0 {
-			med = stats.Median(shares)
-		}
+		med, most := codecShare(rs)
 		hb := stats.Mean(halo)
-		em := stats.Mean(emu)
 		cf := configOf(n)
 		rel, relV := "", ""
 		if fullBytes > 0 {
@@ -246,12 +229,61 @@ func writeCell(md *strings.Builder, c *cell) {
 			relV = fmt.Sprintf("%.2f", hb/varcoBytes)
 		}
 		fmt.Fprintf(md, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %.1f | %.1f (%.1f) |\n",
-			n, cf.Codec, cf.Schedule, len(rs), acc, delta, gb(hb), rel, relV, gb(float64(rs[0].GradBytes)), em, 100*med, 100*codec)
+			n, cf.Codec, cf.Schedule, len(rs), accuracyText(accs), deltaText(deltas), gb(hb), rel, relV, gb(float64(rs[0].GradBytes)), stats.Mean(emu), 100*med, 100*most)
 	}
-	if fullBytes == 0 {
-		md.WriteString("\n")
-		return
+}
+
+// codecShare is the median and the largest share of an epoch spent in the
+// codec, over every epoch of rs; a run without per-epoch figures counts
+// with its total share.
+func codecShare(rs []record) (median, most float64) {
+	var shares []float64
+	for _, r := range rs {
+		var wall float64
+		for _, e := range r.EpochSec {
+			wall += e
+		}
+		if len(r.CodecSec) == 0 && wall > 0 {
+			most = max(most, r.Codec_/wall)
+		}
+		for i := range r.CodecSec {
+			if r.EpochSec[i] > 0 {
+				most = max(most, r.CodecSec[i]/r.EpochSec[i])
+				shares = append(shares, r.CodecSec[i]/r.EpochSec[i])
+			}
+		}
 	}
+	if len(shares) == 0 {
+		return most, most
+	}
+	return stats.Median(shares), most
+}
+
+// accuracyText is the mean ± std of accs; one seed has no spread to report.
+func accuracyText(accs []float64) string {
+	m, s := stats.MeanStd(accs)
+	if len(accs) == 1 {
+		return fmt.Sprintf("%.2f", m)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", m, s)
+}
+
+// deltaText is the signed mean ± std of deltas, or a dash for none.
+func deltaText(deltas []float64) string {
+	dm, ds := stats.MeanStd(deltas)
+	switch {
+	case len(deltas) > 1:
+		return fmt.Sprintf("%+.2f ± %.2f", dm, ds)
+	case len(deltas) == 1:
+		return fmt.Sprintf("%+.2f", dm)
+	}
+	return "–"
+}
+
+// writeBudgetTable is a cell's table of model accuracy within byte budgets
+// (fractions of full communication's fullBytes), the best of each in bold.
+func writeBudgetTable(md *strings.Builder, c *cell, fullBytes float64) {
+	names := c.configNames()
 	fmt.Fprintf(md, "\nModel accuracy (%%, mean over seeds) when training stops at a halo-byte budget, as a fraction of full communication's %s; **bold** is the best at that budget, – means the first epoch already exceeds it.\n\n| config |", gb(fullBytes))
 	for _, b := range budgets {
 		fmt.Fprintf(md, " %g%% |", 100*b)
@@ -286,7 +318,6 @@ func writeCell(md *strings.Builder, c *cell) {
 		}
 		md.WriteString("\n")
 	}
-	fmt.Fprintf(md, "\nPlots: [accuracy vs bytes](%[1]s-bytes.svg) ([png](%[1]s-bytes.png)), [accuracy vs emulated time](%[1]s-time.svg) ([png](%[1]s-time.png)), seeds: %d.\n\n", c.file(), seeds)
 }
 
 var palette = []color.Color{

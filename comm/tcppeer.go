@@ -1,0 +1,268 @@
+package comm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"time"
+)
+
+// sendOp is one data frame to write. The writer fills in the payload's
+// checksum, so the calling collective does not spend its time on it.
+type sendOp struct {
+	hdr     frameHeader
+	payload []byte
+	done    chan error // nil when nobody waits for this frame
+}
+
+// recvOp says where the next data message from a peer goes: into dst
+// (exactly len(dst) bytes) or, when grow is set, appended to *grow.
+type recvOp struct {
+	seq  uint32
+	site uint16
+	dst  []byte
+	grow *[]byte
+	n    int
+	done chan error
+}
+
+// next returns where the message's next n bytes go.
+func (op *recvOp) next(n int) ([]byte, error) {
+	var buf []byte
+	if op.grow != nil {
+		b := slices.Grow(*op.grow, n)
+		*op.grow = b[:len(b)+n]
+		buf = b[len(b) : len(b)+n]
+	} else {
+		if op.n+n > len(op.dst) {
+			return nil, fmt.Errorf("sent more than the %d bytes this rank expects (buffers of different lengths?)", len(op.dst))
+		}
+		buf = op.dst[op.n : op.n+n]
+	}
+	op.n += n
+	return buf, nil
+}
+
+// peer is this rank's connection to one other rank, served by a writer
+// (data frames, heartbeats while idle, a last control frame) and a reader.
+type peer struct {
+	t          *TCP
+	rank       int
+	conn       net.Conn
+	sendq      chan *sendOp
+	recvq      chan *recvOp
+	ctrl       chan []byte   // the last frame to write (abort or bye)
+	gone       chan struct{} // closed when the peer said goodbye
+	writerDone chan struct{}
+	readerDone chan struct{}
+}
+
+func (p *peer) lost(err error) error { return &PeerError{Rank: p.rank, Err: err} }
+
+func (p *peer) writeLoop() {
+	defer close(p.writerDone)
+	o := &p.t.opt
+	tick := time.NewTicker(o.HeartbeatInterval)
+	defer tick.Stop()
+	heartbeat := appendFrame(nil, frameHeartbeat, 0, 0, 0, nil)
+	var hdr [frameHeaderLen]byte
+	last := time.Now()
+	for {
+		select {
+		case op := <-p.sendq:
+			// A receiver that is still computing reads late; the call's own
+			// deadline, not the heartbeat timeout, bounds the wait.
+			p.conn.SetWriteDeadline(time.Now().Add(o.CallTimeout))
+			op.hdr.crc = payloadChecksum(op.payload)
+			op.hdr.encode(&hdr)
+			bufs := net.Buffers{hdr[:], op.payload}
+			_, err := bufs.WriteTo(p.conn)
+			if op.done != nil {
+				op.done <- err
+			}
+			if err != nil {
+				p.writeFailed(fmt.Errorf("sending: %w", err))
+				return
+			}
+			last = time.Now()
+		case <-tick.C:
+			if time.Since(last) < o.HeartbeatInterval/2 {
+				continue
+			}
+			p.conn.SetWriteDeadline(time.Now().Add(o.PeerTimeout))
+			if _, err := p.conn.Write(heartbeat); err != nil {
+				p.writeFailed(fmt.Errorf("sending a heartbeat: %w", err))
+				return
+			}
+			last = time.Now()
+		case frame := <-p.ctrl:
+			p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			p.conn.Write(frame)
+			return
+		case <-p.gone:
+			return
+		case <-p.t.failed:
+			// fail queues the control frame before closing failed.
+			select {
+			case frame := <-p.ctrl:
+				p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+				p.conn.Write(frame)
+			default:
+			}
+			return
+		}
+	}
+}
+
+// readLoop reads the peer's frames until the connection fails or the peer
+// sends its last control message: heartbeats only prove it alive, data
+// frames fill the receives the collectives post.
+func (p *peer) readLoop() {
+	defer close(p.readerDone)
+	var hb [frameHeaderLen]byte
+	var op *recvOp // the message being received
+	for {
+		h, ok := p.readHeader(&hb)
+		if !ok {
+			return
+		}
+		switch h.typ {
+		case frameHeartbeat:
+			continue
+		case frameControl:
+			p.readControl(&h)
+			return
+		}
+		if op, ok = p.readData(&h, op); !ok {
+			return
+		}
+	}
+}
+
+// readHeader reads the next frame's header into hb, failing the
+// communicator if it does not come within the peer timeout or is corrupt.
+func (p *peer) readHeader(hb *[frameHeaderLen]byte) (h frameHeader, ok bool) {
+	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+	if _, err := io.ReadFull(p.conn, hb[:]); err != nil {
+		p.readFailed(err)
+		return h, false
+	}
+	h, err := decodeHeader(hb, maxDataPayload)
+	if err != nil {
+		p.t.fail(p.lost(err))
+		return h, false
+	}
+	return h, true
+}
+
+// readControl reads the peer's last message, a goodbye or an abort, and acts
+// on it.
+func (p *peer) readControl(h *frameHeader) {
+	if h.length > maxControlPayload {
+		p.t.fail(p.lost(fmt.Errorf("%w: %d-byte control frame", ErrCorruptFrame, h.length)))
+		return
+	}
+	buf := make([]byte, h.length)
+	if _, err := io.ReadFull(p.conn, buf); err != nil {
+		p.readFailed(err)
+		return
+	}
+	if err := checkPayload(h, buf); err != nil {
+		p.t.fail(p.lost(err))
+		return
+	}
+	var m control
+	if err := json.Unmarshal(buf, &m); err != nil {
+		p.t.fail(p.lost(fmt.Errorf("%w: control message: %v", ErrCorruptFrame, err)))
+		return
+	}
+	switch m.Kind {
+	case "bye":
+		// Not a failure: the peer finished. Only calls that still
+		// need it fail (see call.wait).
+		close(p.gone)
+	case "abort":
+		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size {
+			p.t.fail(p.lost(fmt.Errorf("%s", m.Reason)))
+		} else {
+			p.t.fail(&PeerError{Rank: m.Lost, Err: fmt.Errorf("reported by rank %d: %s", p.rank, m.Reason)})
+		}
+	default:
+		p.t.fail(p.lost(fmt.Errorf("%w: unexpected %q message", ErrCorruptFrame, m.Kind)))
+	}
+}
+
+// readData reads the payload of data frame h into op, the message being
+// received, or (op nil) into the next receive the local collective posts.
+// It returns the message still being received after this frame: op, or nil
+// once the frame completed it.
+func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
+	if op == nil {
+		select {
+		case op = <-p.recvq:
+		case <-p.t.failed:
+			return nil, false
+		}
+	}
+	if h.seq != op.seq || h.site != op.site {
+		p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
+		return nil, false
+	}
+	buf, err := op.next(int(h.length))
+	if err != nil {
+		p.t.fail(p.lost(err))
+		return nil, false
+	}
+	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+	if _, err := io.ReadFull(p.conn, buf); err != nil {
+		p.readFailed(err)
+		return nil, false
+	}
+	if err := checkPayload(h, buf); err != nil {
+		p.t.fail(p.lost(err))
+		return nil, false
+	}
+	if h.flags&flagMore != 0 {
+		return op, true
+	}
+	if op.grow == nil && op.n != len(op.dst) {
+		p.t.fail(p.lost(fmt.Errorf("sent %d bytes where this rank expects %d (buffers of different lengths?)", op.n, len(op.dst))))
+		return nil, false
+	}
+	op.done <- nil
+	return nil, true
+}
+
+// writeFailed handles a write error: after the peer's goodbye it is
+// expected (the peer has closed its end); otherwise it is a failure.
+func (p *peer) writeFailed(err error) {
+	select { // the reader may still be reading the goodbye
+	case <-p.readerDone:
+	case <-time.After(time.Second):
+	}
+	select {
+	case <-p.gone:
+	default:
+		p.readFailed(err)
+	}
+}
+
+// readFailed turns a connection error into the communicator's failure.
+func (p *peer) readFailed(err error) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, net.ErrClosed): // closed on this side, not the peer's doing
+		p.t.fail(&PeerError{Rank: p.t.rank, Err: errors.New("connections closed by this rank")})
+		return
+	case errors.As(err, &ne) && ne.Timeout():
+		err = fmt.Errorf("lost: silent for %v (no data, no heartbeat)", p.t.opt.PeerTimeout)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		err = fmt.Errorf("lost: connection closed")
+	default:
+		err = fmt.Errorf("lost: %w", err)
+	}
+	p.t.fail(p.lost(err))
+}
