@@ -78,7 +78,7 @@ func decodeArrays(b []byte) (map[string]array, error) {
 		if len(rest) < 1 || len(rest) < 1+int(rest[0])+9 {
 			return nil, errors.New("truncated array header")
 		}
-		name := string(rest[1 : 1+rest[0]])
+		name := string(rest[1 : 1+int(rest[0])])
 		rest = rest[1+len(name):]
 		typ, count := rest[0], binary.LittleEndian.Uint64(rest[1:9])
 		rest = rest[9:]

@@ -121,3 +121,20 @@ func FuzzDecode(f *testing.F) {
 		Decode(seal(topo), seal(feats), seal(labels))
 	})
 }
+
+// An array name of 255 bytes, the most its length byte can say, is read
+// as such (a byte sum once wrapped it to 0, and the reader panicked).
+func TestLongestArrayName(t *testing.T) {
+	name := strings.Repeat("n", 255)
+	b, err := decodeArrays(encodeArrays([]array{{name: name, i32: []int32{7}}}))
+	if err != nil || len(b[name].i32) != 1 || b[name].i32[0] != 7 {
+		t.Fatalf("read %v, %v", b, err)
+	}
+	body := encodeArrays([]array{{name: name, i32: []int32{7}}})
+	for cut := len(magic) + 4; cut < len(body); cut++ { // every truncation of the sealed body errs
+		sealed := binary.LittleEndian.AppendUint32(append([]byte(nil), body[:cut]...), crc32.Checksum(body[:cut], castagnoli))
+		if _, err := decodeArrays(sealed); err == nil && cut < len(body)-4 {
+			t.Fatalf("a body cut at %d of %d bytes was accepted", cut, len(body))
+		}
+	}
+}
