@@ -10,15 +10,16 @@ import (
 )
 
 func init() {
-	commands["bench"] = command{"measure kernels (bench kernels) or training epochs (bench train)", runBench}
+	commands["bench"] = command{"measure kernels (bench kernels), training epochs (bench train) or samplers (bench sample)", runBench}
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, "usage: graft bench kernels [--json] [--quick] [--reps N]")
 		fmt.Fprintln(stderr, "       graft bench train [--json] [--quick] [--reps N] [--nodes N] [--data-dir DIR] [--cpuprofile FILE]")
+		fmt.Fprintln(stderr, "       graft bench sample [--json] [--quick] [--graph G]... [--sampler S]... [--batch-size B] [--batches N]")
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("missing what to benchmark: kernels or train")}
+			return usageError{fmt.Errorf("missing what to benchmark: kernels, train or sample")}
 		}
 		return flag.ErrHelp
 	}
@@ -27,8 +28,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return benchKernels(args[1:], stdout, stderr)
 	case "train":
 		return benchTrain(args[1:], stdout, stderr)
+	case "sample":
+		return benchSample(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want kernels or train)", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q (want kernels, train or sample)", args[0])}
 }
 
 func benchKernels(args []string, stdout, stderr io.Writer) error {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/graft-gnn/graft/internal/bench"
+)
+
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+func benchSample(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object per run")
+	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
+	var graphs, samplers listFlag
+	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47)")
+	fs.Var(&samplers, "sampler", "a sampler form to time (repeatable; default neighbor:15,10,5)")
+	batch := fs.Int("batch-size", 0, "seeds per batch (default 1024)")
+	batches := fs.Int("batches", 0, "batches timed per run (default 20)")
+	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	cfg := bench.DefaultSampleConfig()
+	if *quick {
+		cfg = bench.QuickSampleConfig()
+	}
+	if len(graphs) > 0 {
+		cfg.Graphs = graphs
+	}
+	if len(samplers) > 0 {
+		cfg.Samplers = samplers
+		cfg.Layers = strings.Count(samplers[0], ",") + 1
+	}
+	if *batch > 0 {
+		cfg.BatchSize = *batch
+	}
+	if *batches > 0 {
+		cfg.Batches = *batches
+	}
+	cfg.DataDir = *dataDir
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%-24s %-20s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")
+	}
+	enc := json.NewEncoder(stdout)
+	var encErr error
+	err := bench.Sample(cfg, func(r bench.SampleResult) {
+		if *asJSON {
+			if err := enc.Encode(r); err != nil && encErr == nil {
+				encErr = err
+			}
+			return
+		}
+		fmt.Fprintf(stdout, "%-24s %-20s %7d %9.2f %12.0f %14.3g %14.3g %12.0f\n", r.Graph, r.Sampler, r.Threads, r.SetupSeconds,
+			r.SeedsPerSecond, r.EdgesPerSecond, r.EdgesPerSecondPerThread, r.InputNodes)
+	})
+	if err != nil {
+		return err
+	}
+	return encErr
+}
