@@ -161,17 +161,19 @@ func allPositions(buf []int, d int) []int {
 }
 
 // choose returns k distinct numbers of [0, d) (k < d), drawn uniformly, in
-// ascending order: Floyd's algorithm, whose membership test is a scan of
-// the at most k numbers chosen so far.
+// ascending order: Floyd's algorithm, each number inserted in order as it
+// is drawn, so that the membership test is a binary search. (Fanouts are
+// small: the insertions cost less than sorting afterwards.)
 func choose(buf []int, r *stream, d, k int) []int {
 	buf = buf[:0]
 	for j := d - k; j < d; j++ {
 		t := r.intn(j + 1)
-		if slices.Contains(buf, t) {
-			t = j
+		at, found := slices.BinarySearch(buf, t)
+		if found { // t was drawn before: j, larger than all so far, goes last
+			buf = append(buf, j)
+			continue
 		}
-		buf = append(buf, t)
+		buf = slices.Insert(buf, at, t)
 	}
-	slices.Sort(buf)
 	return buf
 }
