@@ -18,6 +18,7 @@ type run struct {
 	Config string `json:"config"`
 	Args   string `json:"args"`
 	Result struct {
+		Seed       uint64  `json:"seed"`
 		TestAcc    float64 `json:"test_acc"`
 		BestValAcc float64 `json:"best_val_acc"`
 		Epochs     int     `json:"epochs"`
@@ -36,6 +37,7 @@ type epoch struct {
 
 type group struct {
 	args              string
+	seeds             []uint64
 	test, val, epochs []float64
 	lossTest, valLoss []float64 // test accuracy at the lowest validation loss, and that loss
 }
@@ -134,6 +136,7 @@ func summarise(r io.Reader, w io.Writer) error {
 			groups[x.Config] = g
 			order = append(order, x.Config)
 		}
+		g.seeds = append(g.seeds, x.Result.Seed)
 		g.test = append(g.test, 100*x.Result.TestAcc)
 		g.val = append(g.val, 100*x.Result.BestValAcc)
 		g.epochs = append(g.epochs, float64(x.Result.Epochs))
@@ -173,5 +176,48 @@ func summarise(r io.Reader, w io.Writer) error {
 	if len(chosen) > 0 {
 		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
+	writePaired(w, order, groups)
 	return nil
+}
+
+// pairedSuffix names the baseline of paired comparisons: a configuration
+// ROW@METHOD is compared seed by seed with ROW@full.
+const pairedSuffix = "@full"
+
+// writePaired writes, for every configuration ROW@METHOD beside a baseline
+// ROW@full, the mean and spread of the per-seed differences of test
+// accuracy (same seeds: same split and initialisation), over the seeds
+// both ran.
+func writePaired(w io.Writer, order []string, groups map[string]*group) {
+	header := false
+	for _, name := range order {
+		row, method, ok := strings.Cut(name, "@")
+		base := groups[row+pairedSuffix]
+		if !ok || method == "full" || base == nil {
+			continue
+		}
+		baseAt := map[uint64]float64{}
+		for i, s := range base.seeds {
+			baseAt[s] = base.test[i]
+		}
+		var diffs, mine, theirs []float64
+		for i, s := range groups[name].seeds {
+			if b, ok := baseAt[s]; ok {
+				diffs = append(diffs, groups[name].test[i]-b)
+				mine, theirs = append(mine, groups[name].test[i]), append(theirs, b)
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\n| configuration | method | seeds | test accuracy (%) | full-graph, same seeds (%) | paired Δ (points) |")
+			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+			header = true
+		}
+		mm, ms := stats.MeanStd(mine)
+		tm, ts := stats.MeanStd(theirs)
+		dm, ds := stats.MeanStd(diffs)
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %+.2f ± %.2f |\n", row, method, len(diffs), mm, ms, tm, ts, dm, ds)
+	}
 }

@@ -36,6 +36,18 @@ func TestSummarise(t *testing.T) {
 			want: []string{"| a | 2 | 81.0 ± 1.4 | 71.0 ± 1.4 | 80.0 ± 14.1 | 0.0000 | 15 | `--x` |"},
 		},
 		{
+			// Seed 3 of the method has no baseline and is left out of the
+			// paired comparison: Δ = mean(+2, −1) ± std.
+			name: "a method paired seed by seed with its full-graph baseline",
+			in: `{"config":"s@full","args":"","result":{"seed":1,"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
+{"config":"s@full","args":"","result":{"seed":2,"test_acc":0.82,"best_val_acc":0.5,"epochs":1}}
+{"config":"s@neighbor","args":"","result":{"seed":2,"test_acc":0.81,"best_val_acc":0.5,"epochs":1}}
+{"config":"s@neighbor","args":"","result":{"seed":1,"test_acc":0.82,"best_val_acc":0.5,"epochs":1}}
+{"config":"s@neighbor","args":"","result":{"seed":3,"test_acc":0.10,"best_val_acc":0.5,"epochs":1}}
+`,
+			want: []string{"| s | neighbor | 2 | 81.5 ± 0.7 | 81.0 ± 1.4 | +0.50 ± 2.12 |"},
+		},
+		{
 			name: "three seeds",
 			in: `{"config":"c","args":"","result":{"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
 {"config":"c","args":"","result":{"test_acc":0.82,"best_val_acc":0.5,"epochs":2}}
