@@ -129,6 +129,25 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 	return l.block.Reset(ops, l.src)
 }
 
+// growPicks sizes l.pick, and l.vals but for attention, to the l.start's
+// last entry.
+func (l *layer) growPicks(agg Aggregation) {
+	n := int(l.start[len(l.start)-1])
+	l.pick = growTo(l.pick, n)
+	if agg != Attention {
+		l.vals = growTo(l.vals, n)
+	}
+}
+
+// buildSelfExact is build with Â's own entry 1/d̂_v as the value of a GCN
+// destination's self loop: the exact self term of a sampled row.
+func (l *layer) buildSelfExact(dst []int32, agg Aggregation, deg degrees, local []int32) error {
+	return l.build(dst, agg, func(i int) float32 {
+		isd := deg.invSqrt[dst[i]]
+		return float32(isd * isd)
+	}, local)
+}
+
 // growTo returns s with length n, reusing its storage when large enough.
 func growTo[T any](s []T, n int) []T {
 	if cap(s) < n {

@@ -96,21 +96,7 @@ func blockOperator(b *nn.Block) *tensor.CSR {
 func TestNeighborBlocks(t *testing.T) {
 	g, _, _ := testGraph(t, 600, 12)
 	for _, agg := range []Aggregation{GCN, Mean, Attention} {
-		cfg := testConfig(g, agg, 3, 37)
-		s, err := New("neighbor:5,3,2", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seeds := map[int32]int{}
-		var b Batch
-		for i := range s.Batches() {
-			if err := s.Sample(2, i, &b); err != nil {
-				t.Fatal(err)
-			}
-			checkBatch(t, g, cfg.Train, &b)
-			for _, v := range b.Output {
-				seeds[v]++
-			}
+		sampleEpoch(t, "neighbor:5,3,2", testConfig(g, agg, 3, 37), func(b *Batch) {
 			for l, blk := range b.Blocks {
 				fanout := []int{2, 3, 5}[l]
 				op := blockOperator(blk)
@@ -124,14 +110,37 @@ func TestNeighborBlocks(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// sampleEpoch samples every batch of an epoch of the sampler spec for cfg,
+// checks each (checkBatch) and hands it to visit, and checks that the
+// epoch deals every training node as a seed exactly once.
+func sampleEpoch(t *testing.T, spec string, cfg Config, visit func(b *Batch)) {
+	t.Helper()
+	s, err := New(spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := map[int32]int{}
+	var b Batch
+	for i := range s.Batches() {
+		if err := s.Sample(2, i, &b); err != nil {
+			t.Fatal(err)
 		}
-		if len(seeds) != len(cfg.Train) {
-			t.Fatalf("an epoch dealt %d distinct seeds of %d training nodes", len(seeds), len(cfg.Train))
+		checkBatch(t, cfg.Graph, cfg.Train, &b)
+		for _, v := range b.Output {
+			seeds[v]++
 		}
-		for v, c := range seeds {
-			if c != 1 {
-				t.Fatalf("seed %d dealt %d times in an epoch", v, c)
-			}
+		visit(&b)
+	}
+	if len(seeds) != len(cfg.Train) {
+		t.Fatalf("%s: an epoch dealt %d distinct seeds of %d training nodes", spec, len(seeds), len(cfg.Train))
+	}
+	for v, c := range seeds {
+		if c != 1 {
+			t.Fatalf("%s: seed %d dealt %d times in an epoch", spec, v, c)
 		}
 	}
 }
@@ -140,10 +149,19 @@ func TestNeighborBlocks(t *testing.T) {
 // batch index), never on thread count or timing."
 func TestNeighborIsDeterministic(t *testing.T) {
 	g, _, _ := testGraph(t, 3000, 20)
-	cfg := testConfig(g, GCN, 2, 256)
+	checkDeterministic(t, "neighbor:10,25", testConfig(g, GCN, 2, 256))
+}
+
+// checkDeterministic checks that the sampler spec makes for cfg the same
+// batch at GOMAXPROCS 1, 2 and 7, and another for another epoch or batch.
+func checkDeterministic(t *testing.T, spec string, cfg Config) {
+	t.Helper()
 	sample := func(procs, epoch, index int) string {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		s, _ := New("neighbor:10,25", cfg)
+		s, err := New(spec, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var b Batch
 		if err := s.Sample(epoch, index, &b); err != nil {
 			t.Fatal(err)
@@ -158,49 +176,80 @@ func TestNeighborIsDeterministic(t *testing.T) {
 	want := sample(1, 3, 2)
 	for _, procs := range []int{2, 7} {
 		if sample(procs, 3, 2) != want {
-			t.Fatalf("GOMAXPROCS %d samples another batch", procs)
+			t.Fatalf("%s: GOMAXPROCS %d samples another batch", spec, procs)
 		}
 	}
 	if sample(2, 4, 2) == want || sample(2, 3, 1) == want {
-		t.Fatal("another epoch or batch index gives the same batch")
+		t.Fatalf("%s: another epoch or batch index gives the same batch", spec)
 	}
 }
 
 // A sampled GCN row is an unbiased estimate of the full row: averaged over
 // many batches, the sampled operator applied to fixed features converges to
-// the whole graph's.
+// the whole graph's (to within five standard errors, see meanDeviation).
 func TestNeighborGCNIsUnbiased(t *testing.T) {
 	g, x, _ := testGraph(t, 300, 30)
 	cfg := testConfig(g, GCN, 1, 1)
 	cfg.Train = []int32{7}
-	s := NewNeighbor(cfg, []int{4})
-	// The full row: Â's entries, 1/√(d̂_v·d̂_u) with d̂ counting the self loop.
-	dhat := func(v int32) float64 { return float64(g.Degree(int(v)) + 1) }
-	want := make([]float64, x.Cols)
-	for _, u := range append(slices.Clone(g.Adj(7)), 7) {
-		for c := range x.Cols {
-			want[c] += float64(x.At(int(u), c)) / math.Sqrt(dhat(7)*dhat(u))
-		}
+	if worst, at := meanDeviation(t, NewNeighbor(cfg, []int{4}), g.GCNNorm(), x, 20000); worst > 5 {
+		t.Fatal(at)
 	}
-	const draws = 20000
-	got := make([]float64, x.Cols)
+}
+
+// meanDeviation samples batch 0 of epochs 1..draws from s, a sampler of
+// one layer whose batches all have the same destinations, and returns the
+// largest deviation of the mean of a destination's sampled row times x
+// from full's row times x, in standard errors of the mean beyond 1e-5, and
+// a description of it.
+func meanDeviation(t *testing.T, s Sampler, full *tensor.CSR, x *tensor.Matrix, draws int) (worst float64, at string) {
+	t.Helper()
+	sum, sq := map[int32][]float64{}, map[int32][]float64{}
+	est := make([]float64, x.Cols)
 	var b Batch
 	for e := range draws {
 		if err := s.Sample(e+1, 0, &b); err != nil {
 			t.Fatal(err)
 		}
 		op := blockOperator(b.Blocks[0])
-		for p := op.Offsets[0]; p < op.Offsets[1]; p++ {
-			for c := range x.Cols {
-				got[c] += float64(op.Value(p)) * float64(x.At(int(b.Input[op.Indices[p]]), c)) / draws
+		for i, v := range b.Output {
+			clear(est)
+			for p := op.Offsets[i]; p < op.Offsets[i+1]; p++ {
+				for c := range x.Cols {
+					est[c] += float64(op.Value(p)) * float64(x.At(int(b.Input[op.Indices[p]]), c))
+				}
+			}
+			if sum[v] == nil {
+				sum[v], sq[v] = make([]float64, x.Cols), make([]float64, x.Cols)
+			}
+			for c, y := range est {
+				sum[v][c] += y
+				sq[v][c] += y * y
 			}
 		}
 	}
-	for c := range want {
-		if math.Abs(got[c]-want[c]) > 0.02 {
-			t.Fatalf("feature %d: sampled rows average %.4f, the full row gives %.4f", c, got[c], want[c])
+	worst = -1
+	maxSE := 0.0
+	for v := range sum {
+		for c := range x.Cols {
+			want := 0.0
+			for p := full.Offsets[v]; p < full.Offsets[v+1]; p++ {
+				want += float64(full.Value(p)) * float64(x.At(int(full.Indices[p]), c))
+			}
+			n := float64(draws)
+			mean := sum[v][c] / n
+			se := math.Sqrt(max(0, sq[v][c]/n-mean*mean) / (n - 1))
+			dev := math.Max(0, math.Abs(mean-want)-1e-5) / se // 0/0 when exact
+			if math.IsNaN(dev) {
+				dev = 0
+			}
+			if dev > worst {
+				worst = dev
+				at = fmt.Sprintf("largest deviation %.2f standard errors, node %d feature %d: sampled rows average %.5f, the full row gives %.5f (standard error %.5f)", dev, v, c, mean, want, se)
+			}
+			maxSE = max(maxSE, se)
 		}
 	}
+	return worst, fmt.Sprintf("%s; largest standard error %.4f", at, maxSE)
 }
 
 // With every fanout -1 the blocks are the full neighbourhoods: the model's
@@ -234,8 +283,13 @@ func TestNeighborKeepingEveryNeighbourIsTheWholeGraph(t *testing.T) {
 
 func TestNeighborSpecErrors(t *testing.T) {
 	g, _, _ := testGraph(t, 100, 5)
-	cfg := testConfig(g, Mean, 2, 10)
-	for _, spec := range []string{"neighbor:5", "neighbor:5,0", "neighbor:a,b", "neighbor:5,-2", "nope:1", "neighbor:1,2,3"} {
+	checkSpecErrors(t, testConfig(g, Mean, 2, 10), "neighbor:5", "neighbor:5,0", "neighbor:a,b", "neighbor:5,-2", "nope:1", "neighbor:1,2,3")
+}
+
+// checkSpecErrors checks that New refuses every spec for cfg.
+func checkSpecErrors(t *testing.T, cfg Config, specs ...string) {
+	t.Helper()
+	for _, spec := range specs {
 		if _, err := New(spec, cfg); err == nil {
 			t.Errorf("%s accepted", spec)
 		}
