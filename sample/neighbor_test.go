@@ -3,8 +3,10 @@ package sample
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/graph"
@@ -294,4 +296,192 @@ func checkSpecErrors(t *testing.T, cfg Config, specs ...string) {
 			t.Errorf("%s accepted", spec)
 		}
 	}
+}
+
+// checkLayerwise runs the tests every layer-wise sampler passes, for
+// kind (fastgcn, ladies), whose one-layer sampler of size draws
+// newSampler makes: checkLayerwiseBlocks, checkDeterministic and
+// checkLayerwiseUnbiased.
+func checkLayerwise(t *testing.T, kind string, newSampler func(cfg Config, size int) Sampler) {
+	t.Run("blocks", func(t *testing.T) { checkLayerwiseBlocks(t, kind+":40,30,20") })
+	t.Run("deterministic", func(t *testing.T) {
+		g, _, _ := testGraph(t, 3000, 20)
+		checkDeterministic(t, kind+":200,400", testConfig(g, GCN, 2, 256))
+	})
+	t.Run("unbiased", func(t *testing.T) { checkLayerwiseUnbiased(t, newSampler) })
+}
+
+// checkLayerwiseBlocks checks the batches of an epoch of a layer-wise
+// sampler's spec (KIND:N1,N2,...) for every aggregation: valid
+// (checkBatch), every source beyond the destinations drawn and read by some
+// row, at most sizes[i] of them in the i-th block below the seeds and in
+// any row (its self loop aside), some drawn in every block, and every
+// training node a seed once.
+func checkLayerwiseBlocks(t *testing.T, spec string) {
+	t.Helper()
+	g, _, _ := testGraph(t, 600, 12)
+	_, args, _ := strings.Cut(spec, ":")
+	sizes, err := parseSizes(args, strings.Count(args, ",")+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, agg := range []Aggregation{GCN, Mean, Attention} {
+		drawnAt := make([]int, len(sizes)) // per block: sources drawn over the epoch
+		sampleEpoch(t, spec, testConfig(g, agg, len(sizes), 37), func(b *Batch) {
+			for l, blk := range b.Blocks {
+				size := sizes[len(sizes)-1-l]
+				drawn := blk.NumSrc - blk.NumDst
+				drawnAt[l] += drawn
+				if drawn > size {
+					t.Fatalf("%s %s: block %d has %d sources beyond its destinations, of %d draws", spec, aggNames[agg], l, drawn, size)
+				}
+				op := blockOperator(blk)
+				read := make([]bool, blk.NumSrc)
+				for r := range blk.NumDst {
+					row := op.Indices[op.Offsets[r]:op.Offsets[r+1]]
+					n := len(row)
+					if agg != Mean {
+						if row[0] != int32(r) {
+							t.Fatalf("%s %s: block %d row %d does not start with its self loop", spec, aggNames[agg], l, r)
+						}
+						n--
+					}
+					if n > size {
+						t.Fatalf("%s %s: block %d row %d keeps %d drawn nodes of %d draws", spec, aggNames[agg], l, r, n, size)
+					}
+					for _, c := range row {
+						read[c] = true
+					}
+				}
+				if i := slices.Index(read[blk.NumDst:], false); i >= 0 {
+					t.Fatalf("%s %s: block %d's source %d is read by no destination", spec, aggNames[agg], l, blk.NumDst+i)
+				}
+			}
+		})
+		if slices.Contains(drawnAt, 0) {
+			t.Fatalf("%s %s: sources drawn per block over an epoch: %v", spec, aggNames[agg], drawnAt)
+		}
+	}
+}
+
+// directedTestGraph is a directed graph of 200 nodes: 12 random
+// out-neighbours each, a self loop on every tenth node, node 1 a hub of
+// 150 neighbours and node 2 without any; and 4 random features per node.
+func directedTestGraph(t testing.TB) (*graph.Graph, *tensor.Matrix) {
+	t.Helper()
+	const n = 200
+	r := rand.New(rand.NewPCG(3, 4))
+	var src, dst []int32
+	for v := range int32(n) {
+		k := 12
+		switch {
+		case v == 1:
+			k = 150
+		case v == 2:
+			k = 0
+		case v%10 == 0:
+			src, dst = append(src, v), append(dst, v)
+		}
+		for range k {
+			src, dst = append(src, v), append(dst, int32(r.IntN(n)))
+		}
+	}
+	g, err := graph.FromEdges(n, src, dst, graph.BuildOptions{SelfLoops: graph.KeepSelfLoops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.New(n, 4)
+	for i := range x.Data {
+		x.Data[i] = float32(r.NormFloat64())
+	}
+	return g, x
+}
+
+// checkLayerwiseUnbiased checks "the mean over many samples of a sampled
+// layer's output converges to the full layer's": for fixed destinations
+// and features X, the mean over 20,000 one-layer batches of the sampled
+// operator times X at its sources is the full operator's Â·X (GCN) or
+// mean (SAGE), on an undirected graph and on a directed one with self
+// loops, a hub and an empty row, with few draws (rows mostly searched for
+// the drawn nodes) and more (rows scanned). The tolerance is five Monte
+// Carlo standard errors of the mean, estimated from the same batches, plus
+// 1e-5 for float32 rounding: of the 240 comparisons (8 cases of 6 nodes
+// and 6 or 4 features), one beyond five standard errors has a chance near
+// 10⁻⁴ were the means normal (they are means of 20,000 draws of a bounded
+// estimate).
+func checkLayerwiseUnbiased(t *testing.T, newSampler func(cfg Config, size int) Sampler) {
+	t.Helper()
+	forUnbiasedCases(t, newSampler, func(name string, worst float64, at string) {
+		if worst > 5 {
+			t.Errorf("%s: %s", name, at)
+		}
+	})
+}
+
+// forUnbiasedCases runs the cases of checkLayerwiseUnbiased, handing each
+// one's largest deviation from the full operator (in standard errors,
+// beyond 1e-5) and where it is to check.
+func forUnbiasedCases(t *testing.T, newSampler func(cfg Config, size int) Sampler, check func(name string, worst float64, at string)) {
+	t.Helper()
+	sbm, sbmX, _ := testGraph(t, 300, 30)
+	dir, dirX := directedTestGraph(t)
+	for _, c := range []struct {
+		name  string
+		g     *graph.Graph
+		x     *tensor.Matrix
+		dests []int32
+	}{
+		{"sbm", sbm, sbmX, []int32{7, 8, 100, 150, 200, 299}},
+		{"directed", dir, dirX, []int32{0, 1, 2, 3, 10, 20}},
+	} {
+		for _, agg := range []Aggregation{GCN, Mean} {
+			full := fullOperator(c.g, agg)
+			for _, size := range []int{3, 40} {
+				cfg := Config{Graph: c.g, Train: c.dests, BatchSize: len(c.dests), Layers: 1, Aggregation: agg, Seed: 11}
+				name := fmt.Sprintf("%s %s, %d draws", c.name, aggNames[agg], size)
+				worst, at := meanDeviation(t, newSampler(cfg, size), full, c.x, 20000)
+				t.Logf("%s: %s", name, at)
+				check(name, worst, at)
+			}
+		}
+	}
+}
+
+// fullOperator is the whole graph's operator of agg, GCN or Mean.
+func fullOperator(g *graph.Graph, agg Aggregation) *tensor.CSR {
+	if agg == Mean {
+		return g.MeanNorm()
+	}
+	return g.GCNNorm()
+}
+
+var aggNames = []string{GCN: "gcn", Mean: "mean", Attention: "attention"}
+
+// benchmarkLayerwise reports a layer-wise sampler's sampled edges per
+// second on an SBM graph of 200,000 nodes and average degree 20 (the
+// dataset sbm:200000:20), GCN, batches of 512 seeds, for spec.
+func benchmarkLayerwise(b *testing.B, spec string) {
+	g, _, _, err := graph.SBM(graph.SBMConfig{Nodes: 200000, Classes: 10, AvgDegree: 20, Homophily: 0.7}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := testConfig(g, GCN, strings.Count(spec, ",")+1, 512)
+	s, err := New(spec, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batch Batch
+	edges := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.Sample(1+i/s.Batches(), i%s.Batches(), &batch); err != nil {
+			b.Fatal(err)
+		}
+		for _, blk := range batch.Blocks {
+			edges += blockOperator(blk).NNZ()
+		}
+	}
+	b.ReportMetric(float64(edges)/b.Elapsed().Seconds(), "edges/s")
+	b.ReportMetric(float64(edges)/float64(b.N), "edges/batch")
 }
