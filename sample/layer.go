@@ -27,6 +27,8 @@ type layer struct {
 	factor []float64 // per drawn node: c/(n·q), drawn c times of n with probability q
 	count  []int32   // per destination: the drawn nodes it keeps
 	keep   keepTask  // the parallel pass of layerwise.keep, here so as not to allocate
+	cand   []int32   // LADIES: the candidates, the destinations' neighbours
+	cum    []float64 // LADIES: the candidates' cumulative probability mass
 }
 
 // degrees holds, per node of the graph, what normalisation reads: 1/√d̂
