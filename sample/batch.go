@@ -20,3 +20,14 @@ func (b *Batch) finish(output []int32) {
 	b.Input = b.layers[0].src
 	b.Output = append(b.Output[:0], output...)
 }
+
+// finishSeeds is finish for a seed-driven sampler: the seeds are the output
+// rows, and every one's loss counts, each as much as the others.
+func (b *Batch) finishSeeds(seeds []int32) {
+	b.finish(seeds)
+	b.Loss = b.Loss[:0]
+	for i := range seeds {
+		b.Loss = append(b.Loss, int32(i))
+	}
+	b.Weight = nil
+}

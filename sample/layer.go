@@ -1,9 +1,14 @@
 package sample
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -16,6 +21,14 @@ type layer struct {
 	start []int64    // per destination: where its picked sources begin
 	pick  []int32    // global ids of the picked sources, by destination
 	vals  []float32  // their operator values (GCN, Mean)
+
+	// The layer-wise samplers' draws (FastGCN, LADIES).
+	drawn  []int32   // the distinct nodes drawn
+	factor []float64 // per drawn node: c/(n·q), drawn c times of n with probability q
+	count  []int32   // per destination: the drawn nodes it keeps
+	keep   keepTask  // the parallel pass of layerwise.keep, here so as not to allocate
+	cand   []int32   // LADIES: the candidates, the destinations' neighbours
+	cum    []float64 // LADIES: the candidates' cumulative probability mass
 }
 
 // degrees holds, per node of the graph, what normalisation reads: 1/√d̂
@@ -34,6 +47,24 @@ func newDegrees(g *graph.Graph) degrees {
 		d.invSqrt[v] = 1 / math.Sqrt(float64(n))
 	}
 	return d
+}
+
+// rowFactor and colFactor factor the operator a layer-wise sampler
+// estimates, and draws by: entry (v, u) is rowFactor(v)·colFactor(u), Â's
+// 1/√d̂_v · 1/√d̂_u for GCN and attention (whose pattern is drawn as
+// GCN's), the mean's 1/deg(v) · 1 for Mean (rowLen is v's stored degree).
+func (d degrees) rowFactor(v int32, rowLen int, agg Aggregation) float64 {
+	if agg == Mean {
+		return 1 / float64(rowLen)
+	}
+	return d.invSqrt[v]
+}
+
+func (d degrees) colFactor(u int32, agg Aggregation) float64 {
+	if agg == Mean {
+		return 1
+	}
+	return d.invSqrt[u]
 }
 
 // hasSelfLoop reports whether v's sorted adjacency holds v.
@@ -129,10 +160,186 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 	return l.block.Reset(ops, l.src)
 }
 
+// growPicks sizes l.pick, and l.vals but for attention, to the l.start's
+// last entry.
+func (l *layer) growPicks(agg Aggregation) {
+	n := int(l.start[len(l.start)-1])
+	l.pick = growTo(l.pick, n)
+	if agg != Attention {
+		l.vals = growTo(l.vals, n)
+	}
+}
+
+// buildSelfExact is build with Â's own entry 1/d̂_v as the value of a GCN
+// destination's self loop: the exact self term of a sampled row.
+func (l *layer) buildSelfExact(dst []int32, agg Aggregation, deg degrees, local []int32) error {
+	return l.build(dst, agg, func(i int) float32 {
+		isd := deg.invSqrt[dst[i]]
+		return float32(isd * isd)
+	}, local)
+}
+
 // growTo returns s with length n, reusing its storage when large enough.
 func growTo[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, n, n+n/4)
 	}
 	return s[:n]
+}
+
+// layerwise is what the layer-wise importance samplers (FastGCN, LADIES)
+// share: the seeds of an epoch's batch are the last block's destinations,
+// and each block draws nodes for its layer as a whole, not per
+// destination, by a drawer; its sources are its destinations and the
+// drawn nodes they read, and they are the next block down's destinations.
+type layerwise struct {
+	cfg   Config
+	sizes []int // nodes drawn per layer, the seeds' layer first
+	seeds *seedOrder
+	deg   degrees
+}
+
+// drawer draws the nodes of one layer, n draws from the stream of key k
+// for the destinations dst, into l.drawn (each distinct node once) and
+// their importance factors into l.factor (tally). local is all zero, and
+// is left so.
+type drawer interface {
+	draw(l *layer, dst []int32, n int, k uint64, local []int32)
+}
+
+func newLayerwise(cfg Config, sizes []int) layerwise {
+	return layerwise{cfg: cfg, sizes: slices.Clone(sizes), seeds: newSeedOrder(cfg.Train, cfg.BatchSize, cfg.Seed), deg: newDegrees(cfg.Graph)}
+}
+
+// parseSizes reads a layer-wise sampler's node counts, one per layer.
+func parseSizes(args string, layers int) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(args, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("layer size %q: want a positive number of nodes", f)
+		}
+		sizes = append(sizes, v)
+	}
+	if len(sizes) != layers {
+		return nil, fmt.Errorf("%d layer sizes for a model of %d layers; give one per layer", len(sizes), layers)
+	}
+	return sizes, nil
+}
+
+func (s *layerwise) Batches() int { return s.seeds.batches() }
+
+// sample fills b with batch index of epoch, each layer's nodes drawn by d.
+func (s *layerwise) sample(epoch, index int, b *Batch, d drawer) error {
+	return s.seeds.sample(&s.cfg, purposeNodes, epoch, index, b, func(l int, dst []int32, k uint64) error {
+		ly := &b.layers[l]
+		d.draw(ly, dst, s.sizes[s.cfg.Layers-1-l], k, b.local)
+		return s.keep(ly, dst, b.local)
+	})
+}
+
+// tally sorts the n draws in l.drawn and keeps each distinct value once,
+// with the factor c/(n·prob(x)) of a value x drawn c times: the importance
+// weight that makes (1/n)·Σ_draws f(x)/prob(x) an unbiased estimate of
+// Σ_x f(x), summed over x's draws.
+func (l *layer) tally(n int, prob func(x int32) float64) {
+	slices.Sort(l.drawn)
+	l.factor = l.factor[:0]
+	k := 0
+	for i := 0; i < n; {
+		x, j := l.drawn[i], i+1
+		for j < n && l.drawn[j] == x {
+			j++
+		}
+		l.drawn[k] = x
+		l.factor = append(l.factor, float64(j-i)/(float64(n)*prob(x)))
+		k, i = k+1, j
+	}
+	l.drawn = l.drawn[:k]
+}
+
+// keep makes l the block of dst whose other sources are the drawn nodes
+// among the destinations' neighbours: destination v keeps every drawn u of
+// its row (not v itself for GCN and attention) at the operator's entry
+// times u's factor, and the GCN self loop at Â's own entry, never drawn.
+// A drawn node no destination reads is left out.
+//
+// One parallel pass over the rows finds them, each row writing into room
+// for as many as it could keep (min(its degree, the nodes drawn)); a
+// sequential pass then closes the gaps.
+func (s *layerwise) keep(l *layer, dst []int32, local []int32) error {
+	for j, u := range l.drawn {
+		local[u] = int32(j) + 1
+	}
+	g, agg, n := s.cfg.Graph, s.cfg.Aggregation, len(dst)
+	l.start, l.count = growTo(l.start, n+1), growTo(l.count, n)
+	l.start[0] = 0
+	for i, v := range dst {
+		l.start[i+1] = l.start[i] + int64(min(g.Degree(int(v)), len(l.drawn)))
+	}
+	l.growPicks(agg)
+	l.keep = keepTask{s: s, l: l, dst: dst, local: local}
+	parallel.For(n, 64, &l.keep)
+	for _, u := range l.drawn {
+		local[u] = 0
+	}
+	at := int64(0)
+	for i, k := range l.count {
+		from := l.start[i]
+		l.start[i] = at
+		copy(l.pick[at:], l.pick[from:from+int64(k)])
+		if agg != Attention {
+			copy(l.vals[at:], l.vals[from:from+int64(k)])
+		}
+		at += int64(k)
+	}
+	l.start[n], l.pick = at, l.pick[:at]
+	return l.buildSelfExact(dst, agg, s.deg, local)
+}
+
+// keepTask finds the drawn neighbours of destinations [lo, hi): row i's
+// from l.start[i] on, their number into l.count[i].
+type keepTask struct {
+	s     *layerwise
+	l     *layer
+	dst   []int32
+	local []int32 // 1 + a drawn node's position in l.drawn
+}
+
+func (t *keepTask) Run(lo, hi int) {
+	g, l := t.s.cfg.Graph, t.l
+	for i := lo; i < hi; i++ {
+		v := t.dst[i]
+		adj, skip := candidates(g, v, t.s.cfg.Aggregation)
+		rf := t.s.deg.rowFactor(v, len(adj), t.s.cfg.Aggregation)
+		at := l.start[i]
+		if len(adj) > 8*len(l.drawn) {
+			// A hub: search its row for the few drawn nodes rather than
+			// look every neighbour up.
+			for j, u := range l.drawn {
+				if p, ok := slices.BinarySearch(adj, u); ok && p != skip {
+					t.put(at, rf, u, j)
+					at++
+				}
+			}
+		} else {
+			for p, u := range adj {
+				if j := t.local[u]; j != 0 && p != skip {
+					t.put(at, rf, u, int(j-1))
+					at++
+				}
+			}
+		}
+		l.count[i] = int32(at - l.start[i])
+	}
+}
+
+// put writes at position p the entry of drawn node j, u, in a row of
+// factor rf.
+func (t *keepTask) put(p int64, rf float64, u int32, j int) {
+	l, agg := t.l, t.s.cfg.Aggregation
+	l.pick[p] = u
+	if agg != Attention {
+		l.vals[p] = float32(l.factor[j] * rf * t.s.deg.colFactor(u, agg))
+	}
 }

@@ -51,27 +51,9 @@ func NewNeighbor(cfg Config, fanouts []int) *Neighbor {
 func (s *Neighbor) Batches() int { return s.seeds.batches() }
 
 func (s *Neighbor) Sample(epoch, index int, b *Batch) error {
-	if index < 0 || index >= s.Batches() {
-		return fmt.Errorf("sample: batch %d of an epoch of %d", index, s.Batches())
-	}
-	seeds := s.seeds.seeds(epoch, index)
-	L := s.cfg.Layers
-	b.prepare(L, s.cfg.Graph.N)
-	dst := seeds
-	for l := L - 1; l >= 0; l-- {
-		k := key(s.cfg.Seed, purposeNeighbors, uint64(epoch), uint64(index), uint64(l))
-		if err := s.layer(&b.layers[l], dst, s.fanouts[L-1-l], k, b.local); err != nil {
-			return err
-		}
-		dst = b.layers[l].src
-	}
-	b.finish(seeds)
-	b.Loss = b.Loss[:0]
-	for i := range seeds {
-		b.Loss = append(b.Loss, int32(i))
-	}
-	b.Weight = nil
-	return nil
+	return s.seeds.sample(&s.cfg, purposeNeighbors, epoch, index, b, func(l int, dst []int32, k uint64) error {
+		return s.layer(&b.layers[l], dst, s.fanouts[s.cfg.Layers-1-l], k, b.local)
+	})
 }
 
 // layer builds the block of dst, each keeping up to fanout neighbours.
@@ -91,15 +73,9 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 		}
 		l.start[i+1] = l.start[i] + int64(d)
 	}
-	l.pick = growTo(l.pick, int(l.start[n]))
-	if agg != Attention {
-		l.vals = growTo(l.vals, int(l.start[n]))
-	}
+	l.growPicks(agg)
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
-	return l.build(dst, agg, func(i int) float32 {
-		isd := s.deg.invSqrt[dst[i]]
-		return float32(isd * isd)
-	}, local)
+	return l.buildSelfExact(dst, agg, s.deg, local)
 }
 
 // pickTask draws the neighbours of destinations [lo, hi).

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -55,4 +56,25 @@ func (o *seedOrder) order(epoch int) []int32 {
 	}
 	slot.epoch, slot.order = epoch, order
 	return order
+}
+
+// sample fills b with batch index of epoch for a seed-driven sampler: the
+// seeds are the last block's destinations, and from the last block down
+// makeBlock(l, dst, k) makes block l of destinations dst (the block above's
+// sources) with k the key of (seed, purpose, epoch, index, l).
+func (o *seedOrder) sample(cfg *Config, purpose uint64, epoch, index int, b *Batch, makeBlock func(l int, dst []int32, k uint64) error) error {
+	if index < 0 || index >= o.batches() {
+		return fmt.Errorf("sample: batch %d of an epoch of %d", index, o.batches())
+	}
+	seeds := o.seeds(epoch, index)
+	b.prepare(cfg.Layers, cfg.Graph.N)
+	dst := seeds
+	for l := cfg.Layers - 1; l >= 0; l-- {
+		if err := makeBlock(l, dst, key(cfg.Seed, purpose, uint64(epoch), uint64(index), uint64(l))); err != nil {
+			return err
+		}
+		dst = b.layers[l].src
+	}
+	b.finishSeeds(seeds)
+	return nil
 }
