@@ -57,6 +57,12 @@ type Epoch struct {
 	InputNodes    float64 `json:"input_nodes,omitempty"`
 	InputEdges    float64 `json:"input_edges,omitempty"`
 	EvalSeconds   float64 `json:"eval_seconds,omitempty"`
+	// GatheredBytes and Flops are the epoch's bytes its batches must
+	// gather (input features and blocks) and its estimated floating-point
+	// operations: with a memory bandwidth and a GEMM rate they give the
+	// epoch's floor.
+	GatheredBytes float64 `json:"gathered_bytes,omitempty"`
+	Flops         float64 `json:"flops,omitempty"`
 }
 
 // Bytes is everything the epoch sent.

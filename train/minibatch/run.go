@@ -71,7 +71,7 @@ func epochMetrics(m train.Metrics, st Stats) metrics.Epoch {
 		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds,
 		Ratio: 1, ComputeSeconds: st.ComputeSeconds, WorkerCompute: []float64{st.ComputeSeconds},
 		RSSBytes: metrics.ResidentBytes(), Batches: st.Batches, SampleSeconds: st.SampleSeconds,
-		GatherSeconds: st.GatherSeconds, WaitSeconds: st.WaitSeconds}
+		GatherSeconds: st.GatherSeconds, WaitSeconds: st.WaitSeconds, GatheredBytes: st.GatheredBytes, Flops: st.Flops}
 	if st.Batches > 0 {
 		e.InputNodes = float64(st.InputNodes) / float64(st.Batches)
 		e.InputEdges = float64(st.InputEdges) / float64(st.Batches)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
-	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -43,6 +42,9 @@ type Stats struct {
 	SampleSeconds, GatherSeconds, ComputeSeconds float64
 	WaitSeconds                                  float64
 	InputNodes, InputEdges, Seeds                int64
+	// GatheredBytes and Flops are the batches' share of the epoch's floor
+	// (floor.go).
+	GatheredBytes, Flops float64
 }
 
 // New returns the mini-batch stepper of problem p with cfg's model, drawing
@@ -151,14 +153,10 @@ func (s *Stepper) count(p *prepared) {
 	st.InputNodes += int64(len(p.batch.Input))
 	st.Seeds += int64(len(p.batch.Loss))
 	for _, b := range p.batch.Blocks {
-		ops := b.Operators()
-		for _, op := range []*tensor.CSR{ops.GCN, ops.Mean, ops.Loops} {
-			if op != nil {
-				st.InputEdges += int64(op.NNZ())
-				break
-			}
-		}
+		st.InputEdges += int64(blockOperator(b).NNZ())
 	}
+	st.GatheredBytes += gatheredBytes(p.x, p.batch.Blocks)
+	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, p.x.Dense != nil)
 }
 
 // TakeStats returns the figures since the last call and starts anew.
