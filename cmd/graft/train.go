@@ -73,7 +73,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate (default per model: gcn 0.5, sage 0.4, gat 0.6, also on attention)")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
 	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
-	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing)")
+	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
 	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
 	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")

@@ -11,8 +11,10 @@ import (
 
 // FromDataset returns the single-worker Data of d with split s. Features are
 // kept dense or sparse as storage says (Auto chooses by density) and, with
-// rowNormalize, scaled to sum to one per row as Kipf and Welling do; d itself
-// is not modified.
+// rowNormalize, scaled to sum to one per row as Kipf and Welling do with
+// bag-of-words counts; features with negative values (embeddings, the
+// generated graphs' Gaussian features) are not counts, whose rows could sum
+// to about zero, and are left as they are. d itself is not modified.
 func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNormalize bool) (Data, error) {
 	if d.Labels == nil {
 		return Data{}, errors.New("dataset has no labels to train on")
@@ -21,14 +23,14 @@ func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNor
 	switch {
 	case d.Sparse != nil:
 		a := *d.Sparse
-		if rowNormalize {
+		if rowNormalize && !slices.ContainsFunc(a.Values, negative) {
 			a.Values = slices.Clone(a.Values) // nil (all ones) is materialised by RowNormalizeCSR
 			nn.RowNormalizeCSR(&a)
 		}
 		x = nn.NewSparseFeatures(&a, storage)
 	case d.Dense != nil:
 		m := d.Dense
-		if rowNormalize {
+		if rowNormalize && !slices.ContainsFunc(m.Data, negative) {
 			m = m.Clone()
 			nn.RowNormalize(m)
 		}
@@ -51,3 +53,5 @@ func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNor
 		Test:     s.Test,
 	}, nil
 }
+
+func negative(v float32) bool { return v < 0 }

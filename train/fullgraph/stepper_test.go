@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -322,5 +324,27 @@ func TestNewRejectsBadData(t *testing.T) {
 		if _, err := New(tt.cfg, tt.data, nil); err == nil {
 			t.Errorf("%s: New succeeded", tt.name)
 		}
+	}
+}
+
+// Row normalisation is for counts: features with negative values, whose
+// rows may sum to about zero, are left as they are.
+func TestFromDatasetNormalisesCountsOnly(t *testing.T) {
+	d := &dataset.Dataset{Graph: nil, Dense: tensor.New(2, 2), Labels: []int32{0, 1}}
+	copy(d.Dense.Data, []float32{1, 3, 0.5, -0.5})
+	if g, err := graph.FromEdges(2, nil, nil, graph.BuildOptions{}); err == nil {
+		d.Graph = g
+	}
+	data, err := FromDataset(d, dataset.Split{}, nn.ForceDense, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := data.Features.Dense.Data; got[0] != 1 || got[3] != -0.5 {
+		t.Fatalf("features %v: a matrix with a negative value was normalised", got)
+	}
+	copy(d.Dense.Data, []float32{1, 3, 0.5, 0.5})
+	data, _ = FromDataset(d, dataset.Split{}, nn.ForceDense, true)
+	if got := data.Features.Dense.Data; got[0] != 0.25 || got[3] != 0.5 {
+		t.Fatalf("features %v: counts were not normalised", got)
 	}
 }
