@@ -38,11 +38,13 @@ type feed struct {
 	on    bool
 }
 
-func newFeed(s sample.Sampler, x nn.Features, labels []int32, depth int) *feed {
-	depth = max(depth, 1)
+// newFeed returns a feed that prepares up to depth batches ahead while its
+// caller holds up to hold (an optimiser step's micro-batches).
+func newFeed(s sample.Sampler, x nn.Features, labels []int32, depth, hold int) *feed {
+	depth, hold = max(depth, 1), max(hold, 1)
 	f := &feed{sampler: s, x: x, labels: labels, depth: depth,
-		free: make(chan *prepared, depth+2), ready: make(chan *prepared, depth)}
-	for range depth + 2 {
+		free: make(chan *prepared, depth+hold+1), ready: make(chan *prepared, depth)}
+	for range depth + hold + 1 {
 		f.free <- &prepared{}
 	}
 	return f

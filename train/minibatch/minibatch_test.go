@@ -186,3 +186,20 @@ func TestEpochsAllocateLittleAndMemoryStaysFlat(t *testing.T) {
 		t.Errorf("RSS grew from %d to %d bytes between epochs 5 and 50", rss[4], rss[len(rss)-1])
 	}
 }
+
+// Accumulating more micro-batches than the feed prepares ahead neither
+// blocks nor changes what a step computes: eight accumulated batches of 5
+// step as batches of 40 (to float rounding), with dropout off.
+func TestAccumulatingManyBatches(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	cfg := testConfig("sage", classes)
+	cfg.Model.Dropout = 0
+	one := runSampled(t, cfg, p, "neighbor:-1,-1", 40)
+	cfg.Accumulate = 8
+	many := runSampled(t, cfg, p, "neighbor:-1,-1", 5)
+	for i := range one.params {
+		if !near(float64(many.params[i]), float64(one.params[i]), 1e-4) {
+			t.Fatalf("parameter %d: %v accumulated, %v in one batch", i, many.params[i], one.params[i])
+		}
+	}
+}

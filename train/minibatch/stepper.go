@@ -8,6 +8,7 @@ import (
 
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -22,16 +23,15 @@ type Options struct {
 // batch from the sampler; evaluation is layer-wise inference over every
 // node.
 type Stepper struct {
-	model    *nn.Model
-	sampler  sample.Sampler
-	feed     *feed
-	problem  train.Problem
-	eval     *evaluator
-	loss     nn.CrossEntropy
-	pending  []*prepared // the optimiser step's micro-batches not yet run
-	weighted []float32   // a weighted batch's weights divided by the micro-batches
-	norm     float64     // the step's loss normaliser, for unweighted batches
-	stats    Stats
+	model   *nn.Model
+	sampler sample.Sampler
+	feed    *feed
+	problem train.Problem
+	eval    *evaluator
+	loss    nn.CrossEntropy
+	pending []*prepared // the optimiser step's micro-batches
+	norm    float64     // the step's loss normaliser, for unweighted batches
+	stats   Stats
 }
 
 // Stats are the figures of the batches run since the last call of
@@ -73,12 +73,18 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	}
 	opts.Prefetch = max(opts.Prefetch, 2)
 	return &Stepper{model: model, sampler: sampler, problem: p,
-		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch),
+		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch, cfg.Accumulate),
 		eval: newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))}, nil
 }
 
 // Close stops the background sampling.
-func (s *Stepper) Close() { s.feed.close() }
+func (s *Stepper) Close() {
+	for _, p := range s.pending {
+		s.feed.give(p)
+	}
+	s.pending = nil
+	s.feed.close()
+}
 
 func (s *Stepper) Model() *nn.Model { return s.model }
 func (s *Stepper) Batches() int     { return s.sampler.Batches() }
@@ -92,23 +98,21 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 			return 0, err
 		}
 	}
-	if len(s.pending) == 0 {
+	if b.Micro >= len(s.pending) {
 		return 0, fmt.Errorf("minibatch: micro-batch %d of %d has no batch", b.Micro, b.Micros)
 	}
-	p := s.pending[0]
-	s.pending = s.pending[1:]
-	defer s.feed.give(p)
+	p := s.pending[b.Micro]
 	start := time.Now()
 	logits := s.model.Forward(p.batch.Blocks, p.x, true)
-	var loss float64
-	var dlogits = logits
-	var err error
+	var (
+		loss    float64
+		dlogits *tensor.Matrix
+		err     error
+	)
 	if w := p.batch.Weight; w != nil {
-		s.weighted = resize(s.weighted, len(w))
-		for i, v := range w {
-			s.weighted[i] = v / float32(b.Micros)
-		}
-		loss, dlogits, err = s.loss.ForwardWeighted(logits, p.labels, p.batch.Loss, s.weighted, 1)
+		// Each weighted batch estimates the mean loss by itself: the
+		// step's loss is their mean.
+		loss, dlogits, err = s.loss.ForwardWeighted(logits, p.labels, p.batch.Loss, w, float64(b.Micros))
 	} else {
 		loss, dlogits, err = s.loss.Forward(logits, p.labels, p.batch.Loss, s.norm)
 	}
@@ -122,7 +126,7 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 
 // takeStep takes the optimiser step's batches from the feed.
 func (s *Stepper) takeStep(b train.Batch) error {
-	for _, p := range s.pending { // a step cut short by an error
+	for _, p := range s.pending { // the last step's batches, done with
 		s.feed.give(p)
 	}
 	s.pending, s.norm = s.pending[:0], 0
