@@ -24,6 +24,15 @@ type degrees struct {
 	invSqrt []float64
 }
 
+// selfValue returns the GCN self loop's value 1/d̂ of destination i of dst,
+// for layer.build.
+func (d degrees) selfValue(dst []int32) func(i int) float32 {
+	return func(i int) float32 {
+		isd := d.invSqrt[dst[i]]
+		return float32(isd * isd)
+	}
+}
+
 func newDegrees(g *graph.Graph) degrees {
 	d := degrees{invSqrt: make([]float64, g.N)}
 	for v := range g.N {

@@ -96,10 +96,7 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 		l.vals = growTo(l.vals, int(l.start[n]))
 	}
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
-	return l.build(dst, agg, func(i int) float32 {
-		isd := s.deg.invSqrt[dst[i]]
-		return float32(isd * isd)
-	}, local)
+	return l.build(dst, agg, s.deg.selfValue(dst), local)
 }
 
 // pickTask draws the neighbours of destinations [lo, hi).
