@@ -223,10 +223,11 @@ func (s *Saint) Sample(epoch, index int, b *Batch) error {
 		return fmt.Errorf("sample: batch %d of an epoch of %d", index, s.batches)
 	}
 	b.prepare(1, s.cfg.Graph.N)
-	// The nodes are drawn into b.Output, which ends up holding them.
-	nodes := s.draw.draw(key(s.cfg.Seed, s.purpose, uint64(epoch), uint64(index)), b.Output[:0])
-	slices.Sort(nodes)
-	nodes = slices.Compact(nodes)
+	// The nodes are drawn into b.Output, which keeps the storage and ends
+	// up holding the distinct ones.
+	b.Output = s.draw.draw(key(s.cfg.Seed, s.purpose, uint64(epoch), uint64(index)), b.Output[:0])
+	slices.Sort(b.Output)
+	nodes := slices.Compact(b.Output)
 	if err := s.induce(&b.layers[0], nodes, b.local); err != nil {
 		return err
 	}
