@@ -37,6 +37,15 @@ type degrees struct {
 	invSqrt []float64
 }
 
+// selfValue returns the GCN self loop's value 1/d̂ of destination i of dst,
+// for layer.build.
+func (d degrees) selfValue(dst []int32) func(i int) float32 {
+	return func(i int) float32 {
+		isd := d.invSqrt[dst[i]]
+		return float32(isd * isd)
+	}
+}
+
 func newDegrees(g *graph.Graph) degrees {
 	d := degrees{invSqrt: make([]float64, g.N)}
 	for v := range g.N {
@@ -170,15 +179,6 @@ func (l *layer) growPicks(agg Aggregation) {
 	}
 }
 
-// buildSelfExact is build with Â's own entry 1/d̂_v as the value of a GCN
-// destination's self loop: the exact self term of a sampled row.
-func (l *layer) buildSelfExact(dst []int32, agg Aggregation, deg degrees, local []int32) error {
-	return l.build(dst, agg, func(i int) float32 {
-		isd := deg.invSqrt[dst[i]]
-		return float32(isd * isd)
-	}, local)
-}
-
 // growTo returns s with length n, reusing its storage when large enough.
 func growTo[T any](s []T, n int) []T {
 	if cap(s) < n {
@@ -294,7 +294,7 @@ func (s *layerwise) keep(l *layer, dst []int32, local []int32) error {
 		at += int64(k)
 	}
 	l.start[n], l.pick = at, l.pick[:at]
-	return l.buildSelfExact(dst, agg, s.deg, local)
+	return l.build(dst, agg, s.deg.selfValue(dst), local)
 }
 
 // keepTask finds the drawn neighbours of destinations [lo, hi): row i's

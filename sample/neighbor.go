@@ -75,7 +75,7 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 	}
 	l.growPicks(agg)
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
-	return l.buildSelfExact(dst, agg, s.deg, local)
+	return l.build(dst, agg, s.deg.selfValue(dst), local)
 }
 
 // pickTask draws the neighbours of destinations [lo, hi).

@@ -51,4 +51,5 @@ const (
 	purposeEdges
 	purposeWalks
 	purposeClusters
+	purposePresample // GraphSAINT's pre-sampling, keyed further by the batches' purpose
 )
