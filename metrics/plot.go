@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,8 +169,11 @@ func (pn Panel) plot() (*plot.Plot, error) {
 	p.X.Label.Text = pn.XLabel
 	p.Y.Label.Text = pn.YLabel
 	if pn.LogX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		// The lines are drawn at log10(x) on a linear axis, rather than
+		// on gonum's plot.LogScale: that places the box of a centred axis
+		// label at the arithmetic middle of the range, near the right end
+		// on a log scale, and shrinks the chart to make room for it.
+		p.X.Tick.Marker = powersOfTen{}
 	}
 	p.Add(plotter.NewGrid())
 	var entries int
@@ -222,6 +226,9 @@ func (pn Panel) addLines(p *plot.Plot) (int, error) {
 			xys = slices.DeleteFunc(xys, func(q plotter.XY) bool { return q.X <= 0 })
 			if len(xys) == 0 {
 				continue
+			}
+			for i := range xys {
+				xys[i].X = math.Log10(xys[i].X)
 			}
 		}
 		line, err := plotter.NewLine(xys)
@@ -277,6 +284,21 @@ func (pn Panel) addBars(p *plot.Plot) (int, error) {
 	}
 	p.NominalX(labels...)
 	return entries, nil
+}
+
+// powersOfTen marks an axis of log10 values as a log axis: a tick labelled
+// with the value at each power of ten, unlabelled ones at its multiples.
+type powersOfTen struct{}
+
+func (powersOfTen) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for k := math.Floor(min); k <= max; k++ {
+		ticks = append(ticks, plot.Tick{Value: k, Label: strconv.FormatFloat(math.Pow(10, k), 'g', -1, 64)})
+		for m := 2; m < 10; m++ {
+			ticks = append(ticks, plot.Tick{Value: k + math.Log10(float64(m))})
+		}
+	}
+	return ticks
 }
 
 // lineStyle is how s is drawn as a line.

@@ -219,8 +219,18 @@ func TestPlotLogX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.X.Min != 1 || p.X.Max != 100 {
-		t.Errorf("x axis from %g to %g, want 1 to 100: the point at 0 left out", p.X.Min, p.X.Max)
+	// The axis holds log10 x, labelled with x at the powers of ten.
+	if p.X.Min != 0 || p.X.Max != 2 {
+		t.Errorf("x axis from log10 x = %g to %g, want 0 to 2: the point at 0 left out", p.X.Min, p.X.Max)
+	}
+	var labels []string
+	for _, tick := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tick.Label != "" {
+			labels = append(labels, tick.Label)
+		}
+	}
+	if want := []string{"1", "10", "100"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("x axis labels %q, want %q", labels, want)
 	}
 	alone, err := Panel{Title: "log", LogX: true, Series: []Series{kept}}.plot()
 	if err != nil {
