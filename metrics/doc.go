@@ -13,8 +13,10 @@
 //   - plots, drawn afterwards from the records rather than as a sink:
 //     [Plot] draws a run's curves, accuracy against bytes and against
 //     emulated time, and per-worker compute as PNG or SVG; [PlotPanels]
-//     draws any [Panel] of [Series] the same way, which is how the
-//     decentralised trainer plots its metric against rounds.
+//     draws any [Panel] of [Series] the same way (a log x axis, a chosen
+//     start of the y axis, wide lines, a legend beside the chart), which
+//     is how the decentralised trainer plots its metric against rounds
+//     and lab/varco its accuracy against bytes and time.
 //
 // [Balance] describes how evenly work is spread over workers: coefficient
 // of variation, max/mean imbalance and efficiency of part sizes and of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image"
 	_ "image/png" // image.Decode reads the PNG files the tests write
 	"io"
@@ -12,6 +13,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // epochsWith makes n epochs of a run that learns, with the optional
@@ -204,4 +208,123 @@ func TestPlotErrors(t *testing.T) {
 		})
 	}
 	errorAsWanted(t, Plot(nil, filepath.Join(t.TempDir(), "x.png")), "no epochs")
+}
+
+// A log x axis leaves out the points it cannot show, and a series with
+// nothing else, rather than failing.
+func TestPlotLogX(t *testing.T) {
+	kept := Series{Name: "kept", X: []float64{0, 1, 10, 100}, Y: []float64{0, 1, 2, 3}}
+	gone := Series{Name: "gone", X: []float64{-1, 0}, Y: []float64{1, 2}}
+	p, err := Panel{Title: "log", LogX: true, Series: []Series{kept, gone}}.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The axis holds log10 x, labelled with x at the powers of ten.
+	if p.X.Min != 0 || p.X.Max != 2 {
+		t.Errorf("x axis from log10 x = %g to %g, want 0 to 2: the point at 0 left out", p.X.Min, p.X.Max)
+	}
+	var labels []string
+	for _, tick := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tick.Label != "" {
+			labels = append(labels, tick.Label)
+		}
+	}
+	if want := []string{"1", "10", "100"}; !reflect.DeepEqual(labels, want) {
+		t.Errorf("x axis labels %q, want %q", labels, want)
+	}
+	alone, err := Panel{Title: "log", LogX: true, Series: []Series{kept}}.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Legend.Rectangle(draw.Canvas{}).Size(), alone.Legend.Rectangle(draw.Canvas{}).Size(); got != want {
+		t.Errorf("legend of %v, want %v: one entry, the series with no positive x left out", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "log.svg")
+	if err := PlotPanels([]Panel{{Title: "log", LogX: true, Series: []Series{kept, gone}}}, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		panel   Panel
+		wantErr string
+	}{
+		{"nothing positive", Panel{LogX: true, Series: []Series{gone}}, "no point with x > 0"},
+		{"bars", Panel{LogX: true, Bars: true, Series: []Series{kept}}, "bars on a log x axis"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.panel.plot()
+			errorAsWanted(t, err, tt.wantErr)
+		})
+	}
+}
+
+// YMin starts the y axis where it says, below the data or within it, and
+// the legend's room is made above the data as before.
+func TestPlotYMin(t *testing.T) {
+	line := Series{Name: "acc", X: []float64{1, 2, 3}, Y: []float64{10, 80, 90}}
+	for _, ymin := range []float64{0, 85} {
+		p, err := Panel{Series: []Series{line}, YMin: &ymin}.plot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Y.Min != ymin || p.Y.Max <= 90 {
+			t.Errorf("YMin %g: y axis from %g to %g, want from %g to above 90", ymin, p.Y.Min, p.Y.Max, ymin)
+		}
+	}
+	fit, err := Panel{Series: []Series{line}}.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Y.Min != 10 {
+		t.Errorf("no YMin: y axis from %g, want the data's 10", fit.Y.Min)
+	}
+	_, err = Panel{Series: []Series{line}, YMin: new(90.0)}.plot()
+	errorAsWanted(t, err, "not below the data's maximum 90")
+}
+
+func TestSeriesWidth(t *testing.T) {
+	if w := (Series{}).lineStyle().Width; w != vg.Points(1.5) {
+		t.Errorf("default width %v, want 1.5 pt", w)
+	}
+	if w := (Series{Width: 3}).lineStyle().Width; w != vg.Points(3) {
+		t.Errorf("width %v, want 3 pt", w)
+	}
+}
+
+// A legend outside the panel widens the image, and a long one makes it
+// taller; the tiles of the other panels grow with it.
+func TestPlotLegendOutside(t *testing.T) {
+	many := func(n int, outside bool) []Panel {
+		pn := Panel{Title: "many", LegendOutside: outside}
+		for i := range n {
+			pn.Series = append(pn.Series, Series{Name: fmt.Sprintf("s%02d", i), X: []float64{1, 2}, Y: []float64{float64(i), float64(i + 1)}, Color: i})
+		}
+		return []Panel{pn}
+	}
+	size := func(panels []Panel) image.Point {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "p.png")
+		if err := PlotPanels(panels, path); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img.Bounds().Size()
+	}
+	inside, outside, long := size(many(3, false)), size(many(3, true)), size(many(30, true))
+	if outside.X <= inside.X || outside.Y != inside.Y {
+		t.Errorf("3 entries outside: %v, want wider than %v and as tall", outside, inside)
+	}
+	if long.X != outside.X || long.Y <= inside.Y {
+		t.Errorf("30 entries outside: %v, want as wide as %v and taller", long, outside)
+	}
+	if two := size(append(many(30, true), many(3, false)...)); two.X < 2*long.X-1 || two.X > 2*long.X+1 || two.Y != long.Y {
+		t.Errorf("two panels, one legend outside: %v, want twice %v side by side", two, long)
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,9 +11,7 @@ import (
 	"strings"
 
 	"github.com/graft-gnn/graft/internal/stats"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
+	"github.com/graft-gnn/graft/metrics"
 )
 
 // cell is one (dataset, parts, partition, epochs, hidden) setting; its runs
@@ -320,81 +317,85 @@ func writeBudgetTable(md *strings.Builder, c *cell, fullBytes float64) {
 	}
 }
 
-var palette = []color.Color{
-	color.RGBA{0, 0, 0, 255}, color.RGBA{230, 25, 75, 255}, color.RGBA{60, 180, 75, 255}, color.RGBA{0, 130, 200, 255},
-	color.RGBA{245, 130, 48, 255}, color.RGBA{145, 30, 180, 255}, color.RGBA{70, 240, 240, 255}, color.RGBA{240, 50, 230, 255},
-	color.RGBA{128, 128, 0, 255}, color.RGBA{0, 128, 128, 255}, color.RGBA{170, 110, 40, 255}, color.RGBA{128, 0, 0, 255},
-	color.RGBA{0, 0, 128, 255}, color.RGBA{128, 128, 128, 255}, color.RGBA{255, 180, 0, 255}, color.RGBA{100, 100, 255, 255},
-	color.RGBA{0, 200, 120, 255}, color.RGBA{200, 0, 120, 255},
-}
-
-// meanCurve averages x (cumulative bytes or time) and the model accuracy
-// over seeds, epoch by epoch.
-func meanCurve(rs []record, xs func(record) []float64) plotter.XYs {
+// meanCurve averages x (cumulative bytes or time) and the model accuracy,
+// in %, over seeds, epoch by epoch.
+func meanCurve(rs []record, xs func(record) []float64) (x, acc []float64) {
 	n := len(rs[0].Val)
 	for _, r := range rs {
 		n = min(n, len(r.Val))
 	}
-	pts := make(plotter.XYs, n)
+	x, acc = make([]float64, n), make([]float64, n)
 	for _, r := range rs {
-		x, y := xs(r), modelAcc(r)
+		rx, ra := xs(r), modelAcc(r)
 		for i := range n {
-			pts[i].X += x[i] / float64(len(rs))
-			pts[i].Y += 100 * y[i] / float64(len(rs))
+			x[i] += rx[i] / float64(len(rs))
+			acc[i] += 100 * ra[i] / float64(len(rs))
 		}
 	}
-	return pts
+	return x, acc
 }
 
+// emphasised are the configurations drawn with wide lines: full
+// communication and the authors' schedule, as shipped and reaching r = 1.
+var emphasised = []string{"full", "varco", "varco-r1"}
+
+// lineDash is the dash pattern of a configuration's line: solid for full
+// communication and truncation on a schedule, dashed for truncation at a
+// fixed ratio, dotted for the other compressors. No kind has more
+// configurations than metrics has colours, so colour and dash tell every
+// line apart.
+func lineDash(cf config) int {
+	switch {
+	case cf.Codec == "none" || cf.Codec == "truncate" && !strings.HasPrefix(cf.Schedule, "fixed:"):
+		return 0
+	case cf.Codec == "truncate":
+		return 1
+	}
+	return 2
+}
+
+// cellPanel is a cell's model accuracy, averaged over seeds, against
+// cumulative halo bytes on a log axis (kind "bytes") or against emulated
+// time (kind "time"). The y axis starts 2 points below the lowest accuracy
+// of the curves' last two thirds (rounded down; fitted to the data when
+// that is 0 or less), so that their settled part, where the
+// configurations differ, fills the panel.
+func cellPanel(c *cell, kind string) metrics.Panel {
+	pn := metrics.Panel{Title: c.name(), YLabel: "test accuracy at best validation (%)", LegendOutside: true}
+	xs := cumHalo
+	if kind == "bytes" {
+		pn.XLabel, pn.LogX = "cumulative halo-exchange bytes (log)", true
+	} else {
+		pn.XLabel, xs = "emulated training time on 1 Gbit/s links (s)", cumEmulated
+	}
+	lo := 100.0
+	colours := map[int]int{} // by dash pattern, the next colour
+	for _, n := range c.configNames() {
+		x, acc := meanCurve(c.runs[n], xs)
+		for _, a := range acc[len(acc)/3:] {
+			lo = min(lo, a)
+		}
+		dash := lineDash(configOf(n))
+		s := metrics.Series{Name: n, X: x, Y: acc, Color: colours[dash], Dash: dash}
+		colours[dash]++
+		if slices.Contains(emphasised, n) {
+			s.Width = 3
+		}
+		pn.Series = append(pn.Series, s)
+	}
+	if from := math.Floor(lo - 2); from > 0 {
+		pn.YMin = &from
+	}
+	return pn
+}
+
+// plotCell writes a cell's two panels, accuracy against bytes and against
+// time, as SVG and PNG.
 func plotCell(c *cell, dir string) error {
 	for _, kind := range []string{"bytes", "time"} {
-		p := plot.New()
-		p.Title.Text = c.name()
-		p.Y.Label.Text = "test accuracy at best validation (%)"
-		xs := cumHalo
-		if kind == "bytes" {
-			p.X.Label.Text = "cumulative halo-exchange bytes (log)"
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-		} else {
-			p.X.Label.Text = "emulated training time on 1 Gbit/s links (s)"
-			xs = cumEmulated
-		}
-		lo := 100.0
-		for i, n := range c.configNames() {
-			pts := meanCurve(c.runs[n], xs)
-			// Skip leading points at zero accuracy/bytes that a log axis cannot draw.
-			pts = slices.DeleteFunc(pts, func(q plotter.XY) bool { return q.X <= 0 })
-			if len(pts) == 0 {
-				continue
-			}
-			for _, q := range pts[len(pts)/3:] {
-				lo = min(lo, q.Y)
-			}
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				return err
-			}
-			l.Color = palette[i%len(palette)]
-			l.Width = vg.Points(1.2)
-			if strings.HasPrefix(n, "fixed") {
-				l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-			}
-			if n == "varco" || n == "varco-r1" || n == "full" {
-				l.Width = vg.Points(2.2)
-			}
-			p.Add(l)
-			p.Legend.Add(n, l)
-		}
-		p.Y.Min = math.Max(0, math.Floor(lo-2))
-		p.Legend.Top = false
-		p.Legend.Left = false
-		p.Legend.XOffs = -vg.Points(4)
-		p.Legend.YOffs = vg.Points(4)
-		p.Add(plotter.NewGrid())
+		panels := []metrics.Panel{cellPanel(c, kind)}
 		for _, ext := range []string{"svg", "png"} {
-			w, h := 18*vg.Centimeter, 12*vg.Centimeter
-			if err := p.Save(w, h, filepath.Join(dir, fmt.Sprintf("%s-%s.%s", c.file(), kind, ext))); err != nil {
+			if err := metrics.PlotPanels(panels, filepath.Join(dir, fmt.Sprintf("%s-%s.%s", c.file(), kind, ext))); err != nil {
 				return err
 			}
 		}

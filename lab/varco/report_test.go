@@ -220,3 +220,46 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+// TestCellPanel checks the plots' panels: bytes on a log axis, the y axis
+// from just below the curves' settled part, the authors' configurations
+// wide, fixed ratios dashed, and no two lines of a cell alike, even with
+// every configuration in it.
+func TestCellPanel(t *testing.T) {
+	c := cellsOf(synthResults())[0] // toy N=2: full, varco and every fixed ratio
+	byBytes, byTime := cellPanel(c, "bytes"), cellPanel(c, "time")
+	if !byBytes.LogX || byTime.LogX {
+		t.Errorf("log x axis: bytes %v, time %v; want only bytes", byBytes.LogX, byTime.LogX)
+	}
+	// Over the last three epochs the lowest mean accuracy is the fixed
+	// ratios' 50% at epoch 2.
+	if byBytes.YMin == nil || *byBytes.YMin != 48 {
+		t.Errorf("y axis from %v, want 48, 2 points below the fixed ratios' 50%%", byBytes.YMin)
+	}
+	if s := byTime.Series[0]; s.Name != "full" || !slices.Equal(s.X, []float64{0.5, 1, 1.5, 2}) || !slices.Equal(s.Y, []float64{25, 50, 68.75, 81.25}) {
+		t.Errorf("full against time: %+v, want the mean over seeds at 0.5 s an epoch", s)
+	}
+	for _, s := range byBytes.Series {
+		wide, dashed := s.Width > 0, s.Dash == 1
+		if wide != slices.Contains(emphasised, s.Name) || dashed != strings.HasPrefix(s.Name, "fixed-") {
+			t.Errorf("%s: width %g, dash %d", s.Name, s.Width, s.Dash)
+		}
+	}
+
+	var all []record
+	for _, cf := range configs {
+		all = append(all, synthRun(cf.Name, 2, 1, repeat(1e6, 4), []float64{0.5, 0.5, 0.5, 0.5}, nil))
+	}
+	type look struct{ color, dash int }
+	seen := map[look]string{}
+	for _, s := range cellPanel(cellsOf(all)[0], "bytes").Series {
+		l := look{s.Color, s.Dash}
+		if other, ok := seen[l]; ok {
+			t.Errorf("%s and %s are drawn alike: colour %d, dash %d", other, s.Name, s.Color, s.Dash)
+		}
+		seen[l] = s.Name
+	}
+	if len(seen) != len(configs) {
+		t.Errorf("%d lines, want one per configuration, %d", len(seen), len(configs))
+	}
+}
