@@ -7,11 +7,13 @@ import (
 
 // seedOrder deals an epoch's seeds into batches: the training nodes in an
 // order drawn from (seed, epoch), cut into batches of size seeds. Every
-// seed-driven sampler uses it, so that they cover the same seeds per epoch.
+// seed-driven sampler uses it, so that they cover the same seeds per epoch;
+// the cluster sampler deals its clusters with it, under a purpose of its own.
 type seedOrder struct {
-	train []int32
-	size  int
-	seed  uint64
+	train   []int32
+	size    int
+	seed    uint64
+	purpose uint64 // of the order's key: purposeOrder for the seeds
 
 	mu     sync.Mutex
 	epochs [2]struct {
@@ -21,7 +23,7 @@ type seedOrder struct {
 }
 
 func newSeedOrder(train []int32, size int, seed uint64) *seedOrder {
-	return &seedOrder{train: train, size: size, seed: seed}
+	return &seedOrder{train: train, size: size, seed: seed, purpose: purposeOrder}
 }
 
 // batches is the number of batches per epoch; the last may be smaller.
@@ -44,7 +46,7 @@ func (o *seedOrder) order(epoch int) []int32 {
 		}
 	}
 	order := slices.Clone(o.train)
-	r := stream{key(o.seed, purposeOrder, uint64(epoch))}
+	r := stream{key(o.seed, o.purpose, uint64(epoch))}
 	for i := len(order) - 1; i > 0; i-- { // Fisher–Yates
 		j := r.intn(i + 1)
 		order[i], order[j] = order[j], order[i]
