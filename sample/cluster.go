@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/partition"
 )
@@ -49,10 +48,17 @@ func init() {
 // (GAT) gets the induced pattern with a self loop in every row.
 type Cluster struct {
 	cfg   Config
-	start []int    // cluster c's nodes are nodes[start[c]:start[c+1]]
-	nodes []int32  // every node, cluster by cluster, ascending within each
-	train []uint64 // bit v is set when v is a training node
-	order *seedOrder
+	start []int   // cluster c holds the nodes at positions start[c] to start[c+1]
+	nodes []int32 // the node at each position: the clusters' node lists
+	// The graph's adjacency in the clusters' order, and by position: the
+	// neighbours of the node at position p are at positions
+	// adj[offsets[p]:offsets[p+1]], in the graph's order. A batch's rows
+	// are then a few runs of memory, and the neighbours within a cluster a
+	// short stretch of the batch's index table.
+	offsets []int64
+	adj     []int32
+	train   []uint64 // bit p is set when the node at position p is a training node
+	order   *seedOrder
 }
 
 func newCluster(args string, cfg Config) (Sampler, error) {
@@ -78,8 +84,9 @@ func newCluster(args string, cfg Config) (Sampler, error) {
 // NewCluster returns a Cluster-GCN sampler of batches of perBatch clusters
 // of parts, the graph's partition into parts by method (a name
 // partition.New accepts). It partitions the graph, so it takes the
-// partitioner's time; the multilevel and METIS partitioners need the
-// graph undirected.
+// partitioner's time (the multilevel and METIS partitioners need the
+// graph undirected), and keeps a copy of the adjacency in the clusters'
+// order: 4 bytes per stored edge and 12 per node.
 func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error) {
 	g := cfg.Graph
 	switch {
@@ -94,10 +101,8 @@ func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error
 	if err != nil {
 		return nil, err
 	}
-	train := make([]uint64, (g.N+63)/64)
 	balance := make([]int32, g.N)
 	for _, v := range cfg.Train {
-		train[v/64] |= 1 << (v % 64)
 		balance[v] = 1
 	}
 	assign, err := p.Partition(g, parts, partition.Options{Seed: cfg.Seed, Balance: balance})
@@ -107,17 +112,32 @@ func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error
 	if err := partition.CheckAssignment(assign, g.N, parts); err != nil {
 		return nil, err
 	}
-	s := &Cluster{cfg: cfg, start: make([]int, parts+1), nodes: make([]int32, g.N), train: train}
+	s := &Cluster{cfg: cfg, start: make([]int, parts+1), nodes: make([]int32, g.N)}
 	for _, c := range assign { // a counting sort of the nodes by cluster
 		s.start[c+1]++
 	}
 	for c := range parts {
 		s.start[c+1] += s.start[c]
 	}
-	next := slices.Clone(s.start[:parts]) // each cluster's next free slot
+	pos := slices.Clone(s.start[:parts]) // each cluster's next free position
 	for v, c := range assign {
-		s.nodes[next[c]] = int32(v)
-		next[c]++
+		s.nodes[pos[c]] = int32(v)
+		pos[c]++
+	}
+	position := assign // reused: each node's position
+	for k, v := range s.nodes {
+		position[v] = int32(k)
+	}
+	s.offsets = make([]int64, g.N+1)
+	for k, v := range s.nodes {
+		s.offsets[k+1] = s.offsets[k] + int64(g.Degree(int(v)))
+	}
+	s.adj = make([]int32, s.offsets[g.N])
+	parallel.For(g.N, 1024, &permuteTask{s: s, position: position})
+	s.train = make([]uint64, (g.N+63)/64)
+	for _, v := range cfg.Train {
+		k := position[v]
+		s.train[k/64] |= 1 << (k % 64)
 	}
 	ids := make([]int32, parts)
 	for c := range ids {
@@ -128,109 +148,136 @@ func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error
 	return s, nil
 }
 
+// permuteTask copies the rows of positions [lo, hi) into the cluster-ordered
+// adjacency, their neighbours renamed to positions.
+type permuteTask struct {
+	s        *Cluster
+	position []int32
+}
+
+func (t *permuteTask) Run(lo, hi int) {
+	s := t.s
+	for k := lo; k < hi; k++ {
+		row := s.adj[s.offsets[k]:s.offsets[k+1]]
+		for j, u := range s.cfg.Graph.Adj(int(s.nodes[k])) {
+			row[j] = t.position[u]
+		}
+	}
+}
+
 func (s *Cluster) Batches() int { return s.order.batches() }
 
+// Sample builds the batch's block in two passes over its nodes, each in
+// parallel. The first lists every node's neighbours within the batch as
+// batch indices, from l.start[i] in l.pick for node i (where its full row
+// would begin), their count in l.op.Offsets[i+1]; after a prefix sum the
+// second writes the operator's rows, the self loop first where agg reads
+// one. Until the end l.src lists the batch's nodes by position, and
+// b.local maps a position to its batch index plus one.
 func (s *Cluster) Sample(epoch, index int, b *Batch) error {
 	if index < 0 || index >= s.Batches() {
 		return fmt.Errorf("sample: batch %d of an epoch of %d", index, s.Batches())
 	}
-	g, agg := s.cfg.Graph, s.cfg.Aggregation
-	b.prepare(1, g.N)
+	agg := s.cfg.Aggregation
+	b.prepare(1, s.cfg.Graph.N)
 	l := &b.layers[0]
-	// The batch's nodes, held in b.Output until the block has them.
-	nodes := b.Output[:0]
+	l.src = l.src[:0]
 	for _, c := range s.order.seeds(epoch, index) {
-		nodes = append(nodes, s.nodes[s.start[c]:s.start[c+1]]...)
+		for p := s.start[c]; p < s.start[c+1]; p++ {
+			l.src = append(l.src, int32(p))
+		}
 	}
-	b.Output = nodes
-	n := len(nodes)
-	for i, v := range nodes {
-		b.local[v] = int32(i) + 1
-	}
+	n := len(l.src)
 	l.start = growTo(l.start, n+1)
 	l.start[0] = 0
-	t := &inducedTask{g: g, agg: agg, l: l, nodes: nodes, local: b.local}
-	parallel.For(n, 256, t) // l.start[i+1]: node i's neighbours within the batch
-	for i := range n {
-		l.start[i+1] += l.start[i]
+	for i, p := range l.src {
+		l.start[i+1] = l.start[i] + s.offsets[p+1] - s.offsets[p]
+		b.local[p] = int32(i) + 1
 	}
 	l.pick = growTo(l.pick, int(l.start[n]))
-	if agg != Attention {
-		l.vals = growTo(l.vals, int(l.start[n]))
+	l.op.Offsets = growTo(l.op.Offsets, n+1)
+	t := &inducedTask{s: s, l: l, local: b.local, agg: agg}
+	parallel.For(n, 256, t)
+	for _, p := range l.src {
+		b.local[p] = 0
 	}
+	self := int64(1) // the self loop GCN and attention rows hold
+	if agg == Mean {
+		self = 0
+	}
+	op := &l.op
+	op.Offsets[0] = 0
+	for i := range n {
+		op.Offsets[i+1] += op.Offsets[i] + self
+	}
+	l.shape(n, int(op.Offsets[n]), agg) // keeps the offsets
 	t.fill = true
 	parallel.For(n, 256, t)
-	for _, v := range nodes {
-		b.local[v] = 0
+	b.Loss = b.Loss[:0]
+	for i, p := range l.src {
+		if s.train[p/64]&(1<<(p%64)) != 0 {
+			b.Loss = append(b.Loss, int32(i))
+		}
+		l.src[i] = s.nodes[p]
 	}
-	err := l.build(nodes, agg, func(i int) float32 {
-		isd := 1 / math.Sqrt(float64(l.start[i+1]-l.start[i]+1))
-		return float32(isd * isd)
-	}, b.local)
-	if err != nil {
+	if err := l.reset(agg); err != nil {
 		return err
 	}
 	b.finish(l.src)
-	b.Loss = b.Loss[:0]
-	for i, v := range b.Output {
-		if s.train[v/64]&(1<<(v%64)) != 0 {
-			b.Loss = append(b.Loss, int32(i))
-		}
-	}
 	b.Weight = nil
 	return nil
 }
 
-// inducedTask lists the neighbours within the batch of the batch's nodes
-// [lo, hi): their count in l.start[i+1] for node i, or, with fill, the
-// neighbours themselves in l.pick from l.start[i] and their operator values
-// in l.vals. A neighbour is in the batch when local marks it; GCN and
-// attention rows leave out the node itself, whose self loop build adds.
+// inducedTask makes the rows of the batch's nodes [lo, hi): their
+// neighbours within the batch, or, with fill, the operator's rows (see
+// Sample).
 type inducedTask struct {
-	g     *graph.Graph
-	agg   Aggregation
+	s     *Cluster
 	l     *layer
-	nodes []int32
 	local []int32
+	agg   Aggregation
 	fill  bool
 }
 
 func (t *inducedTask) Run(lo, hi int) {
-	l, local, loop := t.l, t.local, t.agg == Mean // loop: keep a self loop of the graph
-	for i := lo; i < hi; i++ {
-		v := t.nodes[i]
-		adj := t.g.Adj(int(v))
-		if !t.fill {
-			k := int64(0)
-			for _, u := range adj {
-				if local[u] != 0 && (u != v || loop) {
+	s, l, op := t.s, t.l, &t.l.op
+	if !t.fill {
+		loop := t.agg == Mean // the mean keeps a self loop the graph has; the others get theirs in the second pass
+		for i := lo; i < hi; i++ {
+			p := l.src[i]
+			out, k := l.pick[l.start[i]:], 0
+			for _, u := range s.adj[s.offsets[p]:s.offsets[p+1]] {
+				if j := t.local[u]; j != 0 && (u != p || loop) {
+					out[k] = j - 1
 					k++
 				}
 			}
-			l.start[i+1] = k
-			continue
+			op.Offsets[i+1] = int64(k)
 		}
-		at, end := l.start[i], l.start[i+1]
-		for _, u := range adj {
-			if local[u] != 0 && (u != v || loop) {
-				l.pick[at] = u
-				at++
-			}
-		}
-		at = l.start[i]
+		return
+	}
+	for i := lo; i < hi; i++ {
+		at, end := op.Offsets[i], op.Offsets[i+1]
+		picked := l.pick[l.start[i]:]
 		switch t.agg {
 		case Mean:
+			copy(op.Indices[at:end], picked)
 			w := float32(1 / float64(end-at))
-			for p := at; p < end; p++ {
-				l.vals[p] = w
+			for q := at; q < end; q++ {
+				op.Values[q] = w
 			}
+		case Attention:
+			op.Indices[at] = int32(i)
+			copy(op.Indices[at+1:end], picked)
 		case GCN:
-			// 1/√(d̂_v·d̂_u), d̂ counting the neighbours within the batch and
-			// the self loop, computed as graph.GCNNorm does.
-			isd := 1 / math.Sqrt(float64(end-at+1))
-			for p := at; p < end; p++ {
-				j := local[l.pick[p]] - 1
-				l.vals[p] = float32(isd * (1 / math.Sqrt(float64(l.start[j+1]-l.start[j]+1))))
+			// 1/√(d̂_i·d̂_j), d̂ a row's length: the neighbours within the
+			// batch and the self loop, computed as graph.GCNNorm does.
+			isd := 1 / math.Sqrt(float64(end-at))
+			op.Indices[at], op.Values[at] = int32(i), float32(isd*isd)
+			for q := at + 1; q < end; q++ {
+				j := picked[q-at-1]
+				op.Indices[q] = j
+				op.Values[q] = float32(isd * (1 / math.Sqrt(float64(op.Offsets[j+1]-op.Offsets[j]))))
 			}
 		}
 	}
