@@ -175,14 +175,15 @@ func (s *Cluster) Batches() int { return s.order.batches() }
 // one. Until the end l.src lists the batch's nodes by position, and
 // b.local maps a position to its batch index plus one.
 func (s *Cluster) Sample(epoch, index int, b *Batch) error {
-	if index < 0 || index >= s.Batches() {
-		return fmt.Errorf("sample: batch %d of an epoch of %d", index, s.Batches())
+	clusters, err := s.order.seeds(epoch, index)
+	if err != nil {
+		return err
 	}
 	agg := s.cfg.Aggregation
 	b.prepare(1, s.cfg.Graph.N)
 	l := &b.layers[0]
 	l.src = l.src[:0]
-	for _, c := range s.order.seeds(epoch, index) {
+	for _, c := range clusters {
 		for p := s.start[c]; p < s.start[c+1]; p++ {
 			l.src = append(l.src, int32(p))
 		}

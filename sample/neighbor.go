@@ -51,10 +51,10 @@ func NewNeighbor(cfg Config, fanouts []int) *Neighbor {
 func (s *Neighbor) Batches() int { return s.seeds.batches() }
 
 func (s *Neighbor) Sample(epoch, index int, b *Batch) error {
-	if index < 0 || index >= s.Batches() {
-		return fmt.Errorf("sample: batch %d of an epoch of %d", index, s.Batches())
+	seeds, err := s.seeds.seeds(epoch, index)
+	if err != nil {
+		return err
 	}
-	seeds := s.seeds.seeds(epoch, index)
 	L := s.cfg.Layers
 	b.prepare(L, s.cfg.Graph.N)
 	dst := seeds

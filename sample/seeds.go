@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -29,10 +30,14 @@ func newSeedOrder(train []int32, size int, seed uint64) *seedOrder {
 // batches is the number of batches per epoch; the last may be smaller.
 func (o *seedOrder) batches() int { return (len(o.train) + o.size - 1) / o.size }
 
-// seeds returns batch index of epoch.
-func (o *seedOrder) seeds(epoch, index int) []int32 {
+// seeds returns batch index of epoch, or an error for an index outside
+// the epoch.
+func (o *seedOrder) seeds(epoch, index int) ([]int32, error) {
+	if index < 0 || index >= o.batches() {
+		return nil, fmt.Errorf("sample: batch %d of an epoch of %d", index, o.batches())
+	}
 	order := o.order(epoch)
-	return order[index*o.size : min((index+1)*o.size, len(order))]
+	return order[index*o.size : min((index+1)*o.size, len(order))], nil
 }
 
 // order returns epoch's order of the training nodes, drawn once and kept
