@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -253,6 +254,35 @@ func TestClusterIsDeterministic(t *testing.T) {
 	cfg.Seed++
 	if sample(3, 2) == want {
 		t.Fatal("another seed gives the same batch")
+	}
+}
+
+// Batches sampled at once, from goroutines of their own, are those sampled
+// one after another.
+func TestClusterSamplesConcurrently(t *testing.T) {
+	g, _, _ := testGraph(t, 1000, 10)
+	s := newTestCluster(t, "cluster:20:3", testConfig(g, Mean, 2, 1))
+	want := make([]string, s.Batches())
+	var b Batch
+	for i := range want {
+		if err := s.Sample(5, i, &b); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = batchString(&b)
+	}
+	got := make([]string, len(want))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			var b Batch
+			if err := s.Sample(5, i, &b); err == nil {
+				got[i] = batchString(&b)
+			}
+		})
+	}
+	wg.Wait()
+	if !slices.Equal(got, want) {
+		t.Fatal("batches sampled at once differ from those sampled in turn")
 	}
 }
 
