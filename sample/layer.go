@@ -121,14 +121,7 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 	if self {
 		rows += n
 	}
-	op := &l.op
-	op.Rows, op.Offsets = n, growTo(op.Offsets, n+1)
-	op.Indices = growTo(op.Indices, rows)
-	if agg == Attention {
-		op.Values = nil
-	} else {
-		op.Values = growTo(op.Values, rows)
-	}
+	op := l.shape(n, rows, agg)
 	at := int64(0)
 	op.Offsets[0] = 0
 	for i := range n {
@@ -156,6 +149,27 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 	for _, u := range l.src {
 		local[u] = 0
 	}
+	return l.reset(agg)
+}
+
+// shape sizes l.op for rows destinations and nnz entries, with values
+// unless agg reads only the pattern, and returns it.
+func (l *layer) shape(rows, nnz int, agg Aggregation) *tensor.CSR {
+	op := &l.op
+	op.Rows, op.Offsets = rows, growTo(op.Offsets, rows+1)
+	op.Indices = growTo(op.Indices, nnz)
+	if agg == Attention {
+		op.Values = nil
+	} else {
+		op.Values = growTo(op.Values, nnz)
+	}
+	return op
+}
+
+// reset makes l.block the block of l.op, the operator agg reads, over the
+// sources l.src.
+func (l *layer) reset(agg Aggregation) error {
+	op := &l.op
 	op.Cols = len(l.src)
 	var ops nn.Operators
 	switch agg {

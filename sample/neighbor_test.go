@@ -158,8 +158,7 @@ func TestNeighborIsDeterministic(t *testing.T) {
 // batch at GOMAXPROCS 1, 2 and 7, and another for another epoch or batch.
 func checkDeterministic(t *testing.T, spec string, cfg Config) {
 	t.Helper()
-	sample := func(procs, epoch, index int) string {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	checkBatchesDeterministic(t, func(epoch, index int) string {
 		s, err := New(spec, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -168,22 +167,38 @@ func checkDeterministic(t *testing.T, spec string, cfg Config) {
 		if err := s.Sample(epoch, index, &b); err != nil {
 			t.Fatal(err)
 		}
-		out := fmt.Sprint(b.Input, b.Output)
-		for _, blk := range b.Blocks {
-			op := blockOperator(blk)
-			out += fmt.Sprint(op.Offsets, op.Indices, op.Values)
-		}
-		return out
+		return batchString(&b)
+	})
+}
+
+// checkBatchesDeterministic checks that sample(epoch, index), a batch
+// written out, is the same at GOMAXPROCS 1, 2 and 7, and differs for
+// another epoch or index.
+func checkBatchesDeterministic(t *testing.T, sample func(epoch, index int) string) {
+	t.Helper()
+	at := func(procs, epoch, index int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return sample(epoch, index)
 	}
-	want := sample(1, 3, 2)
+	want := at(1, 3, 2)
 	for _, procs := range []int{2, 7} {
-		if sample(procs, 3, 2) != want {
-			t.Fatalf("%s: GOMAXPROCS %d samples another batch", spec, procs)
+		if at(procs, 3, 2) != want {
+			t.Fatalf("GOMAXPROCS %d samples another batch", procs)
 		}
 	}
-	if sample(2, 4, 2) == want || sample(2, 3, 1) == want {
-		t.Fatalf("%s: another epoch or batch index gives the same batch", spec)
+	if at(2, 4, 2) == want || at(2, 3, 1) == want {
+		t.Fatal("another epoch or batch index gives the same batch")
 	}
+}
+
+// batchString writes out a batch: its rows and its blocks' operators.
+func batchString(b *Batch) string {
+	out := fmt.Sprint(b.Input, b.Output, b.Loss, b.Weight)
+	for _, blk := range b.Blocks {
+		op := blockOperator(blk)
+		out += fmt.Sprint(op.Offsets, op.Indices, op.Values)
+	}
+	return out
 }
 
 // A sampled GCN row is an unbiased estimate of the full row: averaged over
@@ -265,19 +280,26 @@ func TestNeighborKeepingEveryNeighbourIsTheWholeGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mc := nn.Config{Model: model, InFeatures: x.Cols, Hidden: 5, Classes: 3, Layers: 2, Heads: 2, Seed: 3}
-		m, _ := nn.NewModel(mc)
-		want := m.Forward([]*nn.Block{nn.WholeGraph(g)}, nn.DenseFeatures(x), false).Clone()
 		var b Batch
 		if err := s.Sample(1, 1, &b); err != nil {
 			t.Fatal(err)
 		}
-		got := m.Forward(b.Blocks, nn.DenseFeatures(x.SelectRows(b.Input)), false)
-		for i, v := range b.Output {
-			for c := range 3 {
-				if a, w := got.At(i, c), want.At(int(v), c); math.Abs(float64(a-w)) > 1e-5*(1+math.Abs(float64(w))) {
-					t.Fatalf("%s: node %d class %d: %v on blocks, %v on the whole graph", model, v, c, a, w)
-				}
+		checkWholeGraphLogits(t, model, g, x, &b)
+	}
+}
+
+// checkWholeGraphLogits checks that a 2-layer model of kind model gives,
+// on b's blocks, the logits it gives b's output rows on the whole graph.
+func checkWholeGraphLogits(t *testing.T, model string, g *graph.Graph, x *tensor.Matrix, b *Batch) {
+	t.Helper()
+	mc := nn.Config{Model: model, InFeatures: x.Cols, Hidden: 5, Classes: 3, Layers: 2, Heads: 2, Seed: 3}
+	m, _ := nn.NewModel(mc)
+	want := m.Forward([]*nn.Block{nn.WholeGraph(g)}, nn.DenseFeatures(x), false).Clone()
+	got := m.Forward(b.Blocks, nn.DenseFeatures(x.SelectRows(b.Input)), false)
+	for i, v := range b.Output {
+		for c := range 3 {
+			if a, w := got.At(i, c), want.At(int(v), c); math.Abs(float64(a-w)) > 1e-5*(1+math.Abs(float64(w))) {
+				t.Fatalf("%s: node %d class %d: %v on the batch, %v on the whole graph", model, v, c, a, w)
 			}
 		}
 	}

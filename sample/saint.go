@@ -263,7 +263,7 @@ func (s *Saint) induce(l *layer, nodes []int32, local []int32) error {
 	if values {
 		l.vals = growTo(l.vals, int(l.start[n]))
 	}
-	parallel.For(n, 256, &inducedTask{s: s, l: l, nodes: nodes, in: in})
+	parallel.For(n, 256, &saintRowsTask{s: s, l: l, nodes: nodes, in: in})
 	at, lo := int64(0), l.start[0]
 	for i := range n {
 		hi := l.start[i+1]
@@ -286,17 +286,17 @@ func (s *Saint) induce(l *layer, nodes []int32, local []int32) error {
 	return l.build(nodes, s.cfg.Aggregation, s.deg.selfValue(nodes), local)
 }
 
-// inducedTask writes, for the subgraph's nodes [lo, hi), their neighbours
+// saintRowsTask writes, for the subgraph's nodes [lo, hi), their neighbours
 // in the subgraph (in) and their operator values, each row's from
 // l.start[i], ended by -1 if it does not fill the row.
-type inducedTask struct {
+type saintRowsTask struct {
 	s     *Saint
 	l     *layer
 	nodes []int32
 	in    bitset
 }
 
-func (t *inducedTask) Run(lo, hi int) {
+func (t *saintRowsTask) Run(lo, hi int) {
 	g, agg, isd := t.s.cfg.Graph, t.s.cfg.Aggregation, t.s.deg.invSqrt
 	for i := lo; i < hi; i++ {
 		v := t.nodes[i]

@@ -8,11 +8,13 @@ import (
 
 // seedOrder deals an epoch's seeds into batches: the training nodes in an
 // order drawn from (seed, epoch), cut into batches of size seeds. Every
-// seed-driven sampler uses it, so that they cover the same seeds per epoch.
+// seed-driven sampler uses it, so that they cover the same seeds per epoch;
+// the cluster sampler deals its clusters with it, under a purpose of its own.
 type seedOrder struct {
-	train []int32
-	size  int
-	seed  uint64
+	train   []int32
+	size    int
+	seed    uint64
+	purpose uint64 // of the order's key: purposeOrder for the seeds
 
 	mu     sync.Mutex
 	epochs [2]struct {
@@ -22,16 +24,20 @@ type seedOrder struct {
 }
 
 func newSeedOrder(train []int32, size int, seed uint64) *seedOrder {
-	return &seedOrder{train: train, size: size, seed: seed}
+	return &seedOrder{train: train, size: size, seed: seed, purpose: purposeOrder}
 }
 
 // batches is the number of batches per epoch; the last may be smaller.
 func (o *seedOrder) batches() int { return (len(o.train) + o.size - 1) / o.size }
 
-// seeds returns batch index of epoch.
-func (o *seedOrder) seeds(epoch, index int) []int32 {
+// seeds returns batch index of epoch, or an error for an index outside
+// the epoch.
+func (o *seedOrder) seeds(epoch, index int) ([]int32, error) {
+	if index < 0 || index >= o.batches() {
+		return nil, fmt.Errorf("sample: batch %d of an epoch of %d", index, o.batches())
+	}
 	order := o.order(epoch)
-	return order[index*o.size : min((index+1)*o.size, len(order))]
+	return order[index*o.size : min((index+1)*o.size, len(order))], nil
 }
 
 // order returns epoch's order of the training nodes, drawn once and kept
@@ -45,7 +51,7 @@ func (o *seedOrder) order(epoch int) []int32 {
 		}
 	}
 	order := slices.Clone(o.train)
-	r := stream{key(o.seed, purposeOrder, uint64(epoch))}
+	r := stream{key(o.seed, o.purpose, uint64(epoch))}
 	for i := len(order) - 1; i > 0; i-- { // Fisher–Yates
 		j := r.intn(i + 1)
 		order[i], order[j] = order[j], order[i]
@@ -63,10 +69,10 @@ func (o *seedOrder) order(epoch int) []int32 {
 // makeBlock(l, dst, k) makes block l of destinations dst (the block above's
 // sources) with k the key of (seed, purpose, epoch, index, l).
 func (o *seedOrder) sample(cfg *Config, purpose uint64, epoch, index int, b *Batch, makeBlock func(l int, dst []int32, k uint64) error) error {
-	if index < 0 || index >= o.batches() {
-		return fmt.Errorf("sample: batch %d of an epoch of %d", index, o.batches())
+	seeds, err := o.seeds(epoch, index)
+	if err != nil {
+		return err
 	}
-	seeds := o.seeds(epoch, index)
 	b.prepare(cfg.Layers, cfg.Graph.N)
 	dst := seeds
 	for l := cfg.Layers - 1; l >= 0; l-- {
