@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -415,8 +414,7 @@ func TestSaintIsDeterministic(t *testing.T) {
 	g, _, _ := testGraph(t, 3000, 20)
 	for _, spec := range []string{"saint-node:300:3", "saint-edge:150:3", "saint-rw:100:2:3"} {
 		cfg := testConfig(g, GCN, 2, 1)
-		sample := func(procs, epoch, index int) string {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		checkBatchesDeterministic(t, func(epoch, index int) string {
 			s, err := New(spec, cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -428,18 +426,8 @@ func TestSaintIsDeterministic(t *testing.T) {
 			h := fnv.New64a()
 			sat := s.(*Saint)
 			fmt.Fprint(h, sat.subgraphs, sat.nodeCount, sat.edgeCount)
-			op := blockOperator(b.Blocks[0])
-			return fmt.Sprint(h.Sum64(), b.Input, b.Output, b.Loss, b.Weight, op.Offsets, op.Indices, op.Values)
-		}
-		want := sample(1, 3, 2)
-		for _, procs := range []int{2, 7} {
-			if sample(procs, 3, 2) != want {
-				t.Fatalf("%s: GOMAXPROCS %d samples another batch or pre-sampling", spec, procs)
-			}
-		}
-		if sample(2, 4, 2) == want || sample(2, 3, 1) == want {
-			t.Fatalf("%s: another epoch or batch index gives the same batch", spec)
-		}
+			return fmt.Sprint(h.Sum64()) + batchString(&b)
+		})
 	}
 }
 
