@@ -179,8 +179,11 @@ func printSummary(w io.Writer, sum job.Summary) {
 	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
-		fmt.Fprintf(w, "sent            %s halo forward, %s halo backward, %s gradients (%s, %s)\n",
-			formatBytes(sum.BytesFwd), formatBytes(sum.BytesBwd), formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
+		halo := "no halo traffic"
+		if sum.BytesFwd+sum.BytesBwd > 0 {
+			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
+		}
+		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}
