@@ -266,3 +266,28 @@ func TestTrainFromPartDir(t *testing.T) {
 		}
 	}
 }
+
+// Every worker of a multi-process resume refuses a checkpoint trained with
+// other settings (rank 0 checks it and tells the others why), and a new
+// multi-process run refuses a directory of another run's checkpoints.
+func TestTrainWorkersCheckTheResumedRun(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt")
+	args := []string{"launch", "--nproc", "2", "--", "train", "--epochs", "2", "--start-timeout", "30s", "--checkpoint-dir", ckpt, "--checkpoint-every", "1"}
+	if stdout, stderr, code, _ := graftProcess(t, args...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct{ extra, want string }{
+		{"--resume", "--seed 1 (now 2)"},
+		{"", "another run"},
+	} {
+		a := append(args, "--seed", "2")
+		if tc.extra != "" {
+			a = append(a, tc.extra, ckpt)
+		}
+		stdout, stderr, code, _ := graftProcess(t, a...)
+		if code == 0 || !strings.Contains(stderr, "[rank 1] graft train: rank 0: ") || strings.Count(stderr, tc.want) < 2 {
+			t.Errorf("%s: exit %d\n%s\n%s", tc.want, code, stdout, stderr)
+		}
+	}
+}
