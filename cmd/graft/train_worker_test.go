@@ -291,3 +291,27 @@ func TestTrainWorkersCheckTheResumedRun(t *testing.T) {
 		}
 	}
 }
+
+// An assignment with an empty part (gpmetis writes them) trains across
+// processes as in one: the empty worker takes part in every exchange.
+func TestTrainWorkersWithAnEmptyPart(t *testing.T) {
+	dir := t.TempDir()
+	assign := filepath.Join(dir, "assign.txt")
+	var b strings.Builder
+	for v := range 2708 { // Cora's nodes, in parts 0 and 1 of 3
+		fmt.Fprintln(&b, v%2)
+	}
+	if err := os.WriteFile(assign, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"train", "--epochs", "3", "--partition", assign}
+	if code, _, stderr := runGraft(t, append(args, "--parts", "3", "--save", filepath.Join(dir, "in.st"))...); code != 0 {
+		t.Fatalf("in one process: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code, _ := graftProcess(t, append(append([]string{"launch", "--nproc", "3", "--"}, args...),
+		"--start-timeout", "20s", "--save", filepath.Join(dir, "mp.st"))...)
+	if code != 0 {
+		t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sameFile(t, filepath.Join(dir, "in.st"), filepath.Join(dir, "mp.st"))
+}
