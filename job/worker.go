@@ -48,13 +48,16 @@ func (s *Spec) runWorker(ctx context.Context, in *input, opts fullgraph.Options,
 		}
 	}
 	if err != nil && !errors.Is(err, train.ErrInterrupted) {
+		// Tell the others why before closing; after a peer's failure this
+		// does nothing.
+		c.Abort(err)
 		err = lostPeer(err, c, last)
 	}
 	return res, loop, err
 }
 
-// lostPeer names the rank whose loss ended the run, and the last epoch
-// every worker completed.
+// lostPeer names the rank whose loss or failure ended the run, and the last
+// epoch every worker completed.
 func lostPeer(err error, c *comm.TCP, last int) error {
 	var pe *comm.PeerError
 	if !errors.As(err, &pe) && !errors.As(c.Err(), &pe) {
@@ -70,6 +73,9 @@ func lostPeer(err error, c *comm.TCP, last int) error {
 	done := fmt.Sprintf("after epoch %d, the last one completed", last)
 	if last == 0 {
 		done = "before any epoch completed"
+	}
+	if errors.Is(pe, comm.ErrPeerAborted) {
+		return fmt.Errorf("rank %d failed %s: %s", pe.Rank, done, msg)
 	}
 	return fmt.Errorf("lost rank %d %s: %s", pe.Rank, done, msg)
 }

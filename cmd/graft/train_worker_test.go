@@ -315,3 +315,31 @@ func TestTrainWorkersWithAnEmptyPart(t *testing.T) {
 	}
 	sameFile(t, filepath.Join(dir, "in.st"), filepath.Join(dir, "mp.st"))
 }
+
+// A worker that fails for a reason of its own (here rank 0's damaged part
+// file) tells the others why before it closes, and they report that reason
+// instead of having lost it.
+func TestTrainWorkersReportAPeersOwnFailure(t *testing.T) {
+	dir := t.TempDir()
+	parts := filepath.Join(dir, "parts") + "/"
+	if code, _, stderr := runGraft(t, "partition", "--dataset", "cora", "--parts", "2", "--out", parts); code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, stderr)
+	}
+	topo := filepath.Join(parts, "part-0", "topology.bin")
+	b, err := os.ReadFile(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	os.WriteFile(topo, b, 0o644)
+	_, stderr, code, _ := graftProcess(t, "launch", "--nproc", "2", "--", "train", "--epochs", "2", "--part-dir", parts, "--start-timeout", "20s")
+	var rank1 string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "[rank 1] graft train: ") {
+			rank1 = line
+		}
+	}
+	if code == 0 || !strings.Contains(rank1, "rank 0 failed") || !strings.Contains(rank1, "topology.bin: checksum mismatch") || strings.Contains(rank1, "lost") {
+		t.Fatalf("exit %d; rank 1 says %q\n%s", code, rank1, stderr)
+	}
+}
