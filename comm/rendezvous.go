@@ -147,6 +147,18 @@ func acceptAll(ctx context.Context, ln net.Listener, opt *Options, out chan<- ar
 	}
 }
 
+// startAccepting runs acceptAll in the background; the channel it returns
+// is closed once acceptAll has returned (after ctx ends and ln is closed),
+// its last refusals logged.
+func startAccepting(ctx context.Context, ln net.Listener, opt *Options, out chan<- arrival) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		acceptAll(ctx, ln, opt, out)
+	}()
+	return done
+}
+
 // refusalLogInterval is the least time between two lines about refused
 // connections: anyone who can reach a rank's port can make it refuse
 // connections as fast as they can open them.
@@ -339,8 +351,8 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	}
 	actx, stop := context.WithCancel(ctx)
 	arrivals := make(chan arrival)
-	go acceptAll(actx, ln, opt, arrivals)
-	defer func() { stop(); ln.Close() }()
+	accepting := startAccepting(actx, ln, opt, arrivals)
+	defer func() { stop(); ln.Close(); <-accepting }()
 	for missing := opt.Size - 1; missing > 0; {
 		select {
 		case a := <-arrivals:
@@ -375,6 +387,7 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	}
 	stop()
 	ln.Close()
+	<-accepting
 	for r := 1; r < opt.Size; r++ {
 		if err := writeControl(conns[r], control{Kind: "table", Addrs: addrs}); err != nil {
 			err = fmt.Errorf("comm: rendezvous: rank %d: %w", r, err)
@@ -437,9 +450,9 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	}
 	// Accept the ranks above us while dialling the ones below.
 	actx, stop := context.WithCancel(ctx)
-	defer stop()
 	arrivals := make(chan arrival)
-	go acceptAll(actx, ln, opt, arrivals)
+	accepting := startAccepting(actx, ln, opt, arrivals)
+	defer func() { stop(); ln.Close(); <-accepting }()
 	for r := 1; r < opt.Rank; r++ {
 		c, err := dial(ctx, table.Addrs[r], opt)
 		if err == nil {
@@ -473,6 +486,7 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	}
 	stop()
 	ln.Close()
+	<-accepting
 	if err := writeControl(root, control{Kind: "ready", Rank: opt.Rank}); err != nil {
 		return conns, fmt.Errorf("comm: rank %d: %w", opt.Rank, err)
 	}

@@ -191,7 +191,11 @@ func (t *TCP) fail(err error) {
 		if errors.As(err, &pe) {
 			lost = pe.Rank
 		}
-		if !errors.Is(err, errPeerClosed) {
+		switch {
+		case errors.Is(err, errPeerClosed):
+		case lost == t.rank && errors.As(err, &pe):
+			t.opt.Logf("%v", err) // already "comm: rank <this rank>: ..."
+		default:
 			t.opt.Logf("comm: rank %d: %v", t.rank, err)
 		}
 		reason := err.Error()
