@@ -12,7 +12,6 @@ import (
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
-	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
@@ -136,7 +135,7 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
-	sp, err := partstore.ReadPart(s.PartDir, c.Rank())
+	sp, err := in.manifest.ReadPart(s.PartDir, c.Rank())
 	if err != nil {
 		return train.Result{}, nil, err
 	}

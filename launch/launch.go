@@ -214,6 +214,15 @@ func Secret(file string, getenv func(string) string) ([]byte, error) {
 	return s, nil
 }
 
+// OptionalSecret is Secret for a process that may run without a job
+// secret: nil when neither file nor GRAFT_TOKEN gives one.
+func OptionalSecret(file string, getenv func(string) string) ([]byte, error) {
+	if file == "" && strings.TrimSpace(getenv("GRAFT_TOKEN")) == "" {
+		return nil, nil
+	}
+	return Secret(file, getenv)
+}
+
 // Options resolves the flags and environment into comm options (logf
 // receives refused connections and lost peers).
 func (f *Flags) Options(getenv func(string) string, logf func(string, ...any)) (comm.Options, error) {

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/graft-gnn/graft/launch"
 )
 
 func init() {
@@ -54,8 +56,8 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
+	secret, err := launchSecret()
+	if err != nil {
 		return err
 	}
 	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, stdout, stderr)
@@ -75,6 +77,19 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// launchSecret is the workers' job secret: GRAFT_TOKEN's when it is set (so
+// that part directories written with it verify), otherwise a fresh one.
+func launchSecret() ([]byte, error) {
+	if secret, err := launch.OptionalSecret("", os.Getenv); secret != nil || err != nil {
+		return secret, err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	return []byte(hex.EncodeToString(secret)), nil
+}
+
 func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
 	opt := &launchOptions{}
@@ -84,7 +99,7 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
-		fmt.Fprintln(stderr, "MASTER_PORT and a fresh GRAFT_TOKEN set; prefixes their output with [rank k]; exits with")
+		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); prefixes their output with [rank k]; exits with")
 		fmt.Fprintln(stderr, "the first failure's status after stopping the others.")
 		fs.PrintDefaults()
 	}
@@ -126,7 +141,7 @@ func rankEnv(env []string, k, nproc, port int, secret []byte) []string {
 		"RANK="+strconv.Itoa(k), "WORLD_SIZE="+strconv.Itoa(nproc),
 		"LOCAL_RANK="+strconv.Itoa(k), "LOCAL_WORLD_SIZE="+strconv.Itoa(nproc),
 		"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
-		"GRAFT_TOKEN="+hex.EncodeToString(secret))
+		"GRAFT_TOKEN="+string(secret))
 }
 
 // workerExit is how one worker ended.
