@@ -30,7 +30,7 @@ func init() {
 // launcherVars are the variables that place a worker; the launcher sets
 // torchrun's and removes the others, so an outer launcher's values cannot
 // contradict ours.
-var launcherVars = []string{"GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
+var launcherVars = []string{launcherFDVar, "GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
 	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN",
 	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"}
 
@@ -60,7 +60,12 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, stdout, stderr)
+	link, err := newLauncherLink()
+	if err != nil {
+		return err
+	}
+	defer link.close()
+	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, link, stdout, stderr)
 	w.wait(opt.grace)
 	w.flush()
 	if w.first == nil {
@@ -163,7 +168,7 @@ type localWorkers struct {
 
 // startLocalWorkers starts opt.nproc workers, stopping at the first that
 // cannot be started (it is then the first failure).
-func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, stdout, stderr io.Writer) *localWorkers {
+func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, link *launcherLink, stdout, stderr io.Writer) *localWorkers {
 	n := opt.nproc
 	w := &localWorkers{procs: make([]*exec.Cmd, n), exits: make(chan workerExit, n), exited: make([]bool, n),
 		failures: make([]*workerExit, n), outs: make([]*lineWriter, n), errs: make([]*lineWriter, n)}
@@ -177,6 +182,9 @@ func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []by
 		w.errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
 		cmd.Stdout, cmd.Stderr = w.outs[k], w.errs[k]
 		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us
+		cmd.SysProcAttr = workerProcAttr()
+		cmd.ExtraFiles = []*os.File{link.r}
+		cmd.Env = append(cmd.Env, launcherFDVar+"=3")
 		w.procs[k] = cmd
 		if err := cmd.Start(); err != nil {
 			w.first = &workerExit{k, err}
