@@ -151,7 +151,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
-		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: splitList(d.resumeAllow),
+		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize,
 		Place: place, Launch: o.worker.flags,
@@ -163,17 +163,6 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		s.Parts = d.parts
 	}
 	return s, nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
 
 // printSummary writes the text summary of a job.

@@ -14,7 +14,6 @@ var layer = map[string]int{
 	"internal/cpuid": 0, "internal/freelist": 0, "internal/atomicfile": 0, "internal/stats": 0,
 	"internal/sysstat": 0, "internal/datatest": 0, "internal/guardtest": 0, "internal/layers": 0,
 	"internal/codelimits": 0,
-	"internal/fuzzci":     0,
 	"internal/parallel":   1,
 	"internal/vec":        2,
 	"internal/gemm":       3, "internal/spmm": 3,

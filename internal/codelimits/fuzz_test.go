@@ -1,4 +1,4 @@
-package fuzzci
+package codelimits
 
 import (
 	"bytes"
@@ -15,24 +15,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// moduleRoot is the directory holding go.mod.
-func moduleRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
-}
 
 // fuzzTargets lists every fuzz target of the module as "./pkg FuzzName".
 func fuzzTargets(t *testing.T, root string) []string {
@@ -53,8 +35,8 @@ func fuzzTargets(t *testing.T, root string) []string {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		for _, decl := range f.Decls {
-			if name := funcName(decl); strings.HasPrefix(name, "Fuzz") {
-				targets = append(targets, "./"+filepath.ToSlash(rel)+" "+name)
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Fuzz") {
+				targets = append(targets, "./"+filepath.ToSlash(rel)+" "+fd.Name.Name)
 			}
 		}
 		return nil
@@ -97,14 +79,6 @@ func TestCIFuzzesEveryTargetWithCountBudgets(t *testing.T) {
 	if want := fuzzTargets(t, root); !slices.Equal(fuzzed, want) {
 		t.Errorf("scripts/fuzz.sh fuzzes\n%s\nbut the module's fuzz targets are\n%s", lines(fuzzed), lines(want))
 	}
-}
-
-// funcName is the name of a top-level function declaration, "" otherwise.
-func funcName(decl ast.Decl) string {
-	if fd, ok := decl.(*ast.FuncDecl); ok && fd.Recv == nil {
-		return fd.Name.Name
-	}
-	return ""
 }
 
 func lines(xs []string) string {
