@@ -336,9 +336,14 @@ type ConfigError struct{ Diffs []ConfigDiff }
 func (e *ConfigError) Error() string {
 	s := make([]string, len(e.Diffs))
 	for i, d := range e.Diffs {
-		s[i] = fmt.Sprintf("%s %s (now %s)", d.Name, orNone(d.Was), orNone(d.Now))
+		s[i] = d.String()
 	}
 	return "checkpoint: written with " + strings.Join(s, ", ")
+}
+
+// String says "name was (now now)", "unset" standing for "".
+func (d ConfigDiff) String() string {
+	return fmt.Sprintf("%s %s (now %s)", d.Name, orNone(d.Was), orNone(d.Now))
 }
 
 func merge(a, b map[string]string) map[string]string {

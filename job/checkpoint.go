@@ -92,7 +92,7 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	diffs := make([]string, len(ce.Diffs))
 	var allow []string
 	for i, d := range ce.Diffs {
-		diffs[i] = fmt.Sprintf("--%s %s (now %s)", d.Name, unsetIfEmpty(d.Was), unsetIfEmpty(d.Now))
+		diffs[i] = "--" + d.String()
 		if slices.Contains(Resumable, d.Name) {
 			allow = append(allow, d.Name)
 		}
@@ -102,13 +102,6 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
 	return errors.New(msg)
-}
-
-func unsetIfEmpty(v string) string {
-	if v == "" {
-		return "unset"
-	}
-	return v
 }
 
 // trajectory records, by flag name, every setting that determines the

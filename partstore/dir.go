@@ -47,6 +47,9 @@ type Manifest struct {
 // Dir is the directory of part id under dir.
 func Dir(dir string, id int) string { return filepath.Join(dir, fmt.Sprintf("part-%d", id)) }
 
+// fileKey names file name of part id in Manifest.Files.
+func fileKey(id int, name string) string { return fmt.Sprintf("part-%d/%s", id, name) }
+
 // Fingerprint identifies an assignment (FNV-64a of the parts' owned ids).
 func Fingerprint(l *partition.Layout) uint64 {
 	h := fnv.New64a()
@@ -84,7 +87,7 @@ func Write(dir string, m Manifest, src Source, layout *partition.Layout, secret 
 			return err
 		}
 		for name, sum := range sums {
-			m.Files[filepath.ToSlash(filepath.Join(filepath.Base(Dir(dir, i)), name))] = sum
+			m.Files[fileKey(i, name)] = sum
 		}
 	}
 	m.Format, m.Parts, m.Nodes, m.Classes = Format, layout.K, layout.N, src.Classes
@@ -192,7 +195,7 @@ func (m *Manifest) ReadPart(dir string, id int) (*Part, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stored part %d: %w", id, err)
 		}
-		if want, ok := m.Files[filepath.ToSlash(filepath.Join(filepath.Base(pd), name))]; ok {
+		if want, ok := m.Files[fileKey(id, name)]; ok {
 			if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
 				return nil, fmt.Errorf("stored part %d (%s): %s is not the file the manifest describes (its SHA-256 differs)", id, pd, name)
 			}

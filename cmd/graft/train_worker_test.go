@@ -320,11 +320,7 @@ func TestTrainWorkersWithAnEmptyPart(t *testing.T) {
 // file) tells the others why before it closes, and they report that reason
 // instead of having lost it.
 func TestTrainWorkersReportAPeersOwnFailure(t *testing.T) {
-	dir := t.TempDir()
-	parts := filepath.Join(dir, "parts") + "/"
-	if code, _, stderr := runGraft(t, "partition", "--dataset", "cora", "--parts", "2", "--out", parts); code != 0 {
-		t.Fatalf("partition: exit %d: %s", code, stderr)
-	}
+	parts := partDir(t, "")
 	topo := filepath.Join(parts, "part-0", "topology.bin")
 	b, err := os.ReadFile(topo)
 	if err != nil {
