@@ -2,15 +2,19 @@ package checkpoint
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,7 +30,15 @@ type Tensor struct {
 
 // State is one checkpoint.
 type State struct {
-	Step    int             // the number of completed epochs or steps
+	Step int // the number of completed epochs or steps
+	// Run identifies the run the checkpoint belongs to (NewRun makes one;
+	// a resumed run keeps its checkpoint's): Save removes only older
+	// checkpoints of the same run, and Claim refuses a directory holding
+	// another run's.
+	Run string
+	// Config records, by name, the settings that determine the run's
+	// trajectory, for a resume to compare with its own (CheckConfig).
+	Config  map[string]string
 	Meta    json.RawMessage // everything else, as the trainer defines it
 	Tensors []Tensor
 }
@@ -49,9 +61,11 @@ const (
 )
 
 type header struct {
-	Step    int             `json:"step"`
-	Meta    json.RawMessage `json:"meta,omitempty"`
-	Tensors []tensorHeader  `json:"tensors"`
+	Step    int               `json:"step"`
+	Run     string            `json:"run,omitempty"`
+	Config  map[string]string `json:"config,omitempty"`
+	Meta    json.RawMessage   `json:"meta,omitempty"`
+	Tensors []tensorHeader    `json:"tensors"`
 }
 
 type tensorHeader struct {
@@ -63,7 +77,7 @@ type tensorHeader struct {
 // Encode writes s in the checkpoint format: magic, header length, JSON
 // header, the tensors' little-endian float32 data, then SHA-256 of it all.
 func Encode(w io.Writer, s *State) error {
-	h := header{Step: s.Step, Meta: s.Meta}
+	h := header{Step: s.Step, Run: s.Run, Config: s.Config, Meta: s.Meta}
 	for _, t := range s.Tensors {
 		n := int64(1)
 		for _, d := range t.Shape {
@@ -142,7 +156,7 @@ func decodeBody(body []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
 	}
 	data := rest[hl:]
-	s := &State{Step: h.Step, Meta: h.Meta}
+	s := &State{Step: h.Step, Run: h.Run, Config: h.Config, Meta: h.Meta}
 	for _, th := range h.Tensors {
 		n := int64(1)
 		for _, d := range th.Shape {
@@ -168,23 +182,181 @@ func decodeBody(body []byte) (*State, error) {
 }
 
 // Save writes s atomically into dir as checkpoint-<step>.ckpt and then
-// removes all but the newest keep checkpoints (keep ≤ 0 keeps all).
+// removes all but the newest keep checkpoints of s's run (keep ≤ 0 keeps
+// all); checkpoints of other runs are never removed, nor overwritten.
 func Save(dir string, s *State, keep int) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	final := filepath.Join(dir, fmt.Sprintf("%s%09d%s", filePrefix, s.Step, fileSuffix))
+	if h, err := readHeader(final); err == nil && h.Run != s.Run {
+		return "", fmt.Errorf("checkpoint: %s belongs to run %s, not to this run (%s)", final, runName(h.Run), runName(s.Run))
+	}
 	if err := atomicfile.Write(final, func(w io.Writer) error { return Encode(w, s) }); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	if keep > 0 {
 		paths, _ := list(dir)
-		for len(paths) > keep {
-			os.Remove(paths[0])
-			paths = paths[1:]
+		var older []string // this run's, before the one just written
+		for _, p := range paths {
+			if p == final {
+				break
+			}
+			if h, err := readHeader(p); err == nil && h.Run == s.Run {
+				older = append(older, p)
+			}
+		}
+		for len(older) > keep-1 {
+			os.Remove(older[0])
+			older = older[1:]
 		}
 	}
 	return final, nil
+}
+
+// readHeader reads the header of the checkpoint file at path, without
+// reading or verifying the rest.
+func readHeader(path string) (header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return header{}, err
+	}
+	defer f.Close()
+	var pre [len(magic) + 4]byte
+	if _, err := io.ReadFull(f, pre[:]); err != nil || string(pre[:len(magic)]) != magic {
+		return header{}, fmt.Errorf("%w: not a graft checkpoint", ErrCorrupt)
+	}
+	hl := int64(binary.LittleEndian.Uint32(pre[len(magic):]))
+	if hl > maxHeader {
+		return header{}, fmt.Errorf("%w: header length %d", ErrCorrupt, hl)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, hl))
+	if err != nil {
+		return header{}, err
+	}
+	var h header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return header{}, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+	}
+	return h, nil
+}
+
+// NewRun returns a fresh run identity.
+func NewRun() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// runName is how messages name a run.
+func runName(run string) string {
+	if run == "" {
+		return "(unnamed, from an older graft)"
+	}
+	return run
+}
+
+// tempPrefix starts the temporary files of checkpoints being written.
+const tempPrefix = atomicfile.TempPrefix + filePrefix
+
+// Claim prepares dir to receive run's checkpoints: it removes the
+// temporary files interrupted saves left behind, and refuses a directory
+// that holds checkpoints of another run (naming it and its newest step),
+// so that one run never removes or resumes another's. A missing directory
+// is fine.
+func Claim(dir, run string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasPrefix(e.Name(), tempPrefix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("checkpoint: removing a leftover temporary file: %w", err)
+			}
+		}
+	}
+	paths, err := list(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		h, err := readHeader(paths[i])
+		if err != nil || h.Run == run {
+			continue // unreadable files are LoadLatest's to report
+		}
+		return &ForeignError{Dir: dir, Run: h.Run, Step: h.Step}
+	}
+	return nil
+}
+
+// ForeignError is Claim's refusal of a directory holding another run's
+// checkpoints: Run's, the newest after Step.
+type ForeignError struct {
+	Dir  string
+	Run  string
+	Step int
+}
+
+func (e *ForeignError) Error() string {
+	return fmt.Sprintf("checkpoint: %s holds checkpoints of another run (run %s, the newest after step %d)", e.Dir, runName(e.Run), e.Step)
+}
+
+// CheckConfig compares the settings a run was checkpointed with to want,
+// the resuming run's, and returns a *ConfigError listing every setting that
+// differs, except those in mayChange. A checkpoint that records no settings
+// passes (older graft versions did not record them).
+func (s *State) CheckConfig(want map[string]string, mayChange ...string) error {
+	if s.Config == nil {
+		return nil
+	}
+	var e ConfigError
+	for _, k := range slices.Sorted(maps.Keys(merge(s.Config, want))) {
+		if was, now := s.Config[k], want[k]; was != now && !slices.Contains(mayChange, k) {
+			e.Diffs = append(e.Diffs, ConfigDiff{Name: k, Was: was, Now: now})
+		}
+	}
+	if len(e.Diffs) > 0 {
+		return &e
+	}
+	return nil
+}
+
+// ConfigDiff is one setting whose value differs between a checkpoint and a
+// resume ("" for a setting one of them does not have).
+type ConfigDiff struct{ Name, Was, Now string }
+
+// ConfigError lists the settings of a resume that differ from the
+// checkpoint's.
+type ConfigError struct{ Diffs []ConfigDiff }
+
+func (e *ConfigError) Error() string {
+	s := make([]string, len(e.Diffs))
+	for i, d := range e.Diffs {
+		s[i] = d.String()
+	}
+	return "checkpoint: written with " + strings.Join(s, ", ")
+}
+
+// String says "name was (now now)", "unset" standing for "".
+func (d ConfigDiff) String() string {
+	return fmt.Sprintf("%s %s (now %s)", d.Name, orNone(d.Was), orNone(d.Now))
+}
+
+func merge(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	maps.Copy(m, b)
+	return m
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return v
 }
 
 // list returns the checkpoint files in dir, oldest first.

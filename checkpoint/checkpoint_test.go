@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,4 +135,105 @@ func FuzzDecode(f *testing.F) {
 			decodeBody(b[:len(b)-sha256.Size])
 		}
 	})
+}
+
+func runSample(run string, step int) *State {
+	s := sample(step)
+	s.Run = run
+	return s
+}
+
+// Retention removes only the saving run's older checkpoints: a directory
+// that already holds higher-numbered checkpoints of another run keeps them,
+// and keeps the new run's too.
+func TestSaveRemovesOnlyItsOwnRunsCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	for _, step := range []int{10, 20, 30} {
+		if _, err := Save(dir, runSample("a", step), 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for step := 1; step <= 5; step++ {
+		if _, err := Save(dir, runSample("b", step), 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths, _ := list(dir)
+	var got []string
+	for _, p := range paths {
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s%d", s.Run, s.Step))
+	}
+	if want := []string{"b3", "b4", "b5", "a10", "a20", "a30"}; !slices.Equal(got, want) {
+		t.Fatalf("kept %v, want %v", got, want)
+	}
+	// Another run's file of the same step is not overwritten.
+	if _, err := Save(dir, runSample("b", 20), 3); err == nil || !strings.Contains(err.Error(), "belongs to run a") {
+		t.Fatalf("saving over another run's checkpoint: %v", err)
+	}
+}
+
+// Claim removes leftover temporary files and refuses a directory holding
+// another run's checkpoints, naming it; its own, or none, pass.
+func TestClaim(t *testing.T) {
+	dir := t.TempDir()
+	if err := Claim(filepath.Join(dir, "missing"), "a"); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ".tmp-checkpoint-000000004.ckpt-99")
+	other := filepath.Join(dir, ".tmp-other")
+	os.WriteFile(tmp, []byte("partial"), 0o644)
+	os.WriteFile(other, []byte("not ours"), 0o644)
+	if err := Claim(dir, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Fatalf("leftover %s not removed: %v", tmp, err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("%s, not a checkpoint's, was removed: %v", other, err)
+	}
+	if _, err := Save(dir, runSample("a", 7), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := Claim(dir, "a"); err != nil {
+		t.Fatalf("claiming a directory of the same run: %v", err)
+	}
+	var fe *ForeignError
+	if err := Claim(dir, "b"); !errors.As(err, &fe) || fe.Run != "a" || fe.Step != 7 || !strings.Contains(err.Error(), "another run") {
+		t.Fatalf("claiming another run's directory: %v", err)
+	}
+}
+
+func TestCheckConfig(t *testing.T) {
+	s := &State{Config: map[string]string{"seed": "1", "lr": "0.01", "epochs": "200"}}
+	if err := s.CheckConfig(map[string]string{"seed": "1", "lr": "0.01", "epochs": "200"}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.CheckConfig(map[string]string{"seed": "2", "lr": "0.01", "epochs": "300", "sampler": "neighbor:5"}, "epochs")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || len(ce.Diffs) != 2 || ce.Diffs[0] != (ConfigDiff{"sampler", "", "neighbor:5"}) ||
+		ce.Diffs[1] != (ConfigDiff{"seed", "1", "2"}) {
+		t.Fatalf("CheckConfig: %v", err)
+	}
+	if err := (&State{}).CheckConfig(map[string]string{"seed": "2"}); err != nil {
+		t.Fatalf("a checkpoint without a record: %v", err)
+	}
+}
+
+// Run and configuration survive the file format.
+func TestRunAndConfigRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	want := runSample("abc", 2)
+	want.Config = map[string]string{"seed": "3"}
+	if err := Encode(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(buf.Bytes())
+	if err != nil || got.Run != "abc" || got.Config["seed"] != "3" {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
 }

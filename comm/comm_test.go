@@ -318,3 +318,53 @@ func testAllToAllRows(t *testing.T, fallback bool) {
 		t.Fatal(err)
 	}
 }
+
+// Ranks that call different collectives would wait for each other forever:
+// the watchdog aborts the group once one has waited past the deadline, and
+// every rank's error says which ranks are in which collective.
+func TestWatchdogNamesEachRanksCollective(t *testing.T) {
+	g := NewGroup(4)
+	stop := g.Watch(50 * time.Millisecond)
+	defer stop()
+	errs := make(chan error, 4)
+	for r := range 4 {
+		go func() {
+			c := g.Comm(r)
+			var err error
+			switch r {
+			case 1:
+				err = c.AllReduce("grad", make([]float32, 3))
+			case 3:
+				err = c.Barrier("stop")
+			default:
+				err = c.AllToAll("halo", make([][]byte, 4), make([][]byte, 4))
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		select {
+		case err := <-errs:
+			if err == nil || !strings.Contains(err.Error(), "ranks 0, 2 in AllToAll(halo); rank 1 in AllReduce(grad); rank 3 in Barrier(stop)") {
+				t.Errorf("error %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a rank still waits 10 s after the deadline")
+		}
+	}
+}
+
+// A rank whose peer sends data for another collective fails at once,
+// naming both.
+func TestGroupRefusesAnotherCollectivesData(t *testing.T) {
+	g := NewGroup(2)
+	err := runGroup(g, func(c Communicator) error {
+		if c.Rank() == 0 {
+			return c.AllToAll("halo", make([][]byte, 2), make([][]byte, 2))
+		}
+		return c.Broadcast("resume", 0, nil)
+	})
+	if err == nil || !strings.Contains(err.Error(), "rank 1 is in Broadcast(resume), but rank 0 sent it data for AllToAll(halo)") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -70,7 +70,7 @@ func handshakeDial(rw io.ReadWriter, secret []byte) error {
 	}
 	var status [1]byte
 	if _, err := io.ReadFull(rw, status[:]); err != nil {
-		return fmt.Errorf("%w: the peer refused our proof (%v)", ErrAuth, err)
+		return fmt.Errorf("the peer gave no verdict on our proof: %w", err)
 	}
 	if status[0] != 1 {
 		return fmt.Errorf("%w: the peer refused our proof", ErrAuth)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -26,7 +27,21 @@ type Group struct {
 
 	reduceSlots [][]float32 // each rank's AllReduce input, posted before the first barrier
 	reduceSum   []float32
+
+	callsMu sync.Mutex
+	calls   []callState // the collective each rank is in, for the watchdog
 }
+
+// callState is the collective a rank is in (kind "" outside one) and since
+// when.
+type callState struct {
+	kind, site string
+	since      time.Time
+}
+
+// DefaultDeadline is how long a rank of a group that Run starts may wait in
+// one collective before the watchdog aborts the group (Watch).
+const DefaultDeadline = 5 * time.Minute
 
 // NewGroup returns a group of size in-process ranks.
 func NewGroup(size int) *Group {
@@ -34,7 +49,7 @@ func NewGroup(size int) *Group {
 		panic(fmt.Sprintf("comm: group size %d", size))
 	}
 	g := &Group{size: size, aborted: make(chan struct{}), barrierDone: make(chan struct{}),
-		reduceSlots: make([][]float32, size)}
+		reduceSlots: make([][]float32, size), calls: make([]callState, size)}
 	g.mail = make([][]chan offer, size)
 	g.acks = make([][]chan struct{}, size)
 	for s := range size {
@@ -69,9 +84,87 @@ func (g *Group) Abort(err error) {
 
 func (g *Group) err() error { return g.abortErr }
 
-// offer is a message a rank offers a peer: buf, or, with rows set, the
-// rows at of buf, each size bytes.
+// enter records that rank is in a collective, and leave that it has left.
+func (g *Group) enter(rank int, kind, site string) {
+	g.callsMu.Lock()
+	g.calls[rank] = callState{kind: kind, site: site, since: time.Now()}
+	g.callsMu.Unlock()
+}
+
+func (g *Group) leave(rank int) {
+	g.callsMu.Lock()
+	g.calls[rank].kind = ""
+	g.callsMu.Unlock()
+}
+
+// Watch starts the group's watchdog: once a rank has waited in one
+// collective for longer than deadline, it aborts the group with an error
+// that says which ranks are in which collective (ranks that call different
+// collectives, or one that never comes, would otherwise wait forever).
+// stop ends the watchdog.
+func (g *Group) Watch(deadline time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(min(max(deadline/8, time.Millisecond), time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-g.aborted:
+				return
+			case now := <-tick.C:
+				if err := g.overdue(now, deadline); err != nil {
+					g.Abort(err)
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
+// overdue describes where every rank is if one has been in its collective
+// for longer than deadline, and returns nil otherwise.
+func (g *Group) overdue(now time.Time, deadline time.Duration) error {
+	g.callsMu.Lock()
+	defer g.callsMu.Unlock()
+	late := -1
+	for r, c := range g.calls {
+		if c.kind != "" && now.Sub(c.since) > deadline {
+			late = r
+			break
+		}
+	}
+	if late < 0 {
+		return nil
+	}
+	var order []string // each collective in order of its first rank
+	ranks := map[string][]int{}
+	for r, c := range g.calls {
+		where := "no collective"
+		if c.kind != "" {
+			where = c.kind + "(" + c.site + ")"
+		}
+		if ranks[where] == nil {
+			order = append(order, where)
+		}
+		ranks[where] = append(ranks[where], r)
+	}
+	parts := make([]string, len(order))
+	for i, where := range order {
+		parts[i] = rankList(ranks[where]) + " in " + where
+	}
+	c := g.calls[late]
+	return fmt.Errorf("comm: rank %d waited more than %v in %s(%s): %s", late, deadline, c.kind, c.site, strings.Join(parts, "; "))
+}
+
+// offer is a message a rank offers a peer in the collective kind(site):
+// buf, or, with rows set, the rows at of buf, each size bytes.
 type offer struct {
+	kind string
+	site string
 	buf  []byte
 	rows bool
 	size int
@@ -98,20 +191,44 @@ func (o offer) appendTo(dst []byte) []byte {
 	return dst
 }
 
-// receive takes src's offer to dst. A message that has already arrived is
-// delivered even after an abort: the peer that sent it completed its part,
-// and dropping it would fail a call that can finish.
-func (g *Group) receive(src, dst int) (offer, error) {
+// receive takes src's offer to dst, which is in the collective
+// kind(site). A message that has already arrived is delivered even after an
+// abort: the peer that sent it completed its part, and dropping it would
+// fail a call that can finish.
+func (g *Group) receive(src, dst int, kind, site string) (o offer, err error) {
 	select {
-	case o := <-g.mail[src][dst]:
-		return o, nil
+	case o = <-g.mail[src][dst]:
 	default:
+		select {
+		case o = <-g.mail[src][dst]:
+		case <-g.aborted:
+			return offer{}, g.err()
+		}
 	}
+	if o.kind != kind || o.site != site {
+		return offer{}, fmt.Errorf("comm: rank %d is in %s(%s), but rank %d sent it data for %s(%s): ranks must call the same collectives in the same order",
+			dst, kind, site, src, o.kind, o.site)
+	}
+	return o, nil
+}
+
+// post offers o from src to dst. The mailbox holds one offer, and dst has
+// taken the previous one unless the ranks call different collectives, in
+// which case only an abort ends the wait.
+func (g *Group) post(src, dst int, o offer) error {
 	select {
-	case o := <-g.mail[src][dst]:
-		return o, nil
+	case g.mail[src][dst] <- o:
+		return nil
 	case <-g.aborted:
-		return offer{}, g.err()
+		return g.err()
+	}
+}
+
+// ack tells src that dst has copied its offer.
+func (g *Group) ack(src, dst int) {
+	select {
+	case g.acks[src][dst] <- struct{}{}:
+	case <-g.aborted:
 	}
 }
 
@@ -160,7 +277,9 @@ func (c *local) AllToAll(site string, send, recv [][]byte) error {
 		return fmt.Errorf("comm: AllToAll(%s): %d send and %d receive buffers for %d ranks", site, len(send), len(recv), c.g.size)
 	}
 	recv[c.rank] = append(recv[c.rank][:0], send[c.rank]...)
-	return c.allToAll(site, func(p int) offer { return offer{buf: send[p]} }, recv)
+	c.g.enter(c.rank, "AllToAll", site)
+	defer c.g.leave(c.rank)
+	return c.allToAll("AllToAll", site, func(p int) offer { return offer{buf: send[p]} }, recv)
 }
 
 // AllToAllRows makes the in-process group a rowSender: each receiver
@@ -174,19 +293,24 @@ func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, re
 		return err
 	}
 	recv[c.rank] = recv[c.rank][:0]
-	return c.allToAll(site, func(p int) offer { return offer{buf: src, rows: true, size: size, at: at[p]} }, recv)
+	c.g.enter(c.rank, "AllToAllRows", site)
+	defer c.g.leave(c.rank)
+	return c.allToAll("AllToAllRows", site, func(p int) offer { return offer{buf: src, rows: true, size: size, at: at[p]} }, recv)
 }
 
 // allToAll offers every peer p the message offerTo(p), copies every
 // peer's into recv, and waits until the peers have copied its own.
-func (c *local) allToAll(site string, offerTo func(p int) offer, recv [][]byte) error {
+func (c *local) allToAll(kind, site string, offerTo func(p int) offer, recv [][]byte) error {
 	g, r := c.g, c.rank
 	start := time.Now()
 	sent, recvd := c.scratch()
 	for p := range g.size {
 		if p != r {
 			o := offerTo(p)
-			g.mail[r][p] <- o // capacity 1 and the previous offer was acknowledged
+			o.kind, o.site = kind, site
+			if err := g.post(r, p, o); err != nil {
+				return err
+			}
 			sent[p] = int64(o.len())
 		}
 	}
@@ -194,13 +318,13 @@ func (c *local) allToAll(site string, offerTo func(p int) offer, recv [][]byte) 
 		if p == r {
 			continue
 		}
-		o, err := g.receive(p, r)
+		o, err := g.receive(p, r, kind, site)
 		if err != nil {
 			return err
 		}
 		recv[p] = o.appendTo(recv[p][:0])
 		recvd[p] = int64(len(recv[p]))
-		g.acks[p][r] <- struct{}{}
+		g.ack(p, r)
 	}
 	// Our buffers may be reused only once every peer has copied them.
 	for p := range g.size {
@@ -220,6 +344,8 @@ func (c *local) allToAll(site string, offerTo func(p int) offer, recv [][]byte) 
 func (c *local) AllReduce(site string, data []float32) error {
 	g, r := c.g, c.rank
 	start := time.Now()
+	g.enter(r, "AllReduce", site)
+	defer g.leave(r)
 	g.reduceSlots[r] = data
 	if r == 0 && cap(g.reduceSum) < len(data) {
 		g.reduceSum = make([]float32, len(data))
@@ -264,11 +390,15 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 		return err
 	}
 	start := time.Now()
+	g.enter(r, "Broadcast", site)
+	defer g.leave(r)
 	sent, recvd := c.scratch()
 	if r == root {
 		for p := range g.size {
 			if p != r {
-				g.mail[r][p] <- offer{buf: data}
+				if err := g.post(r, p, offer{kind: "Broadcast", site: site, buf: data}); err != nil {
+					return err
+				}
 				sent[p] = int64(len(data))
 			}
 		}
@@ -283,18 +413,16 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 			}
 		}
 	} else {
-		select {
-		case o := <-g.mail[root][r]:
-			buf := o.buf
-			n := copy(data, buf)
-			g.acks[root][r] <- struct{}{}
-			if n != len(buf) || n != len(data) {
-				return fmt.Errorf("comm: Broadcast(%s): root sent %d bytes, rank %d expects %d", site, len(buf), r, len(data))
-			}
-			recvd[root] = int64(n)
-		case <-g.aborted:
-			return g.err()
+		o, err := g.receive(root, r, "Broadcast", site)
+		if err != nil {
+			return err
 		}
+		n := copy(data, o.buf)
+		g.ack(root, r)
+		if n != len(o.buf) || n != len(data) {
+			return fmt.Errorf("comm: Broadcast(%s): root sent %d bytes, rank %d expects %d", site, len(o.buf), r, len(data))
+		}
+		recvd[root] = int64(n)
 	}
 	c.stats.record(site, r, sent, recvd, time.Since(start))
 	return nil
@@ -302,6 +430,8 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 
 func (c *local) Barrier(site string) error {
 	start := time.Now()
+	c.g.enter(c.rank, "Barrier", site)
+	defer c.g.leave(c.rank)
 	if err := c.g.barrier(); err != nil {
 		return err
 	}
@@ -311,9 +441,12 @@ func (c *local) Barrier(site string) error {
 
 // Run starts fn on every rank of a new group of size ranks, each in its own
 // goroutine, and returns the first error. A rank that fails aborts the
-// group, so the others return instead of waiting for it.
+// group, so the others return instead of waiting for it; a watchdog
+// (Watch) aborts it when a rank waits in one collective for longer than
+// DefaultDeadline.
 func Run(size int, fn func(c Communicator) error) error {
 	g := NewGroup(size)
+	defer g.Watch(DefaultDeadline)()
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {

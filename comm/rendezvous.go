@@ -7,9 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -82,30 +87,54 @@ type arrival struct {
 }
 
 // acceptAll authenticates incoming connections on ln and delivers them to
-// out until ctx ends. Refusals are logged, never fatal.
+// out until ctx ends. At most maxPendingHandshakes are authenticated at
+// once; when another arrives, the oldest pending one is dropped, so that
+// connections that never complete a handshake cannot keep a rank out (a
+// rank's own handshake takes a few round trips, and it retries). Refusals
+// are logged, never fatal, and rate-limited.
 func acceptAll(ctx context.Context, ln net.Listener, opt *Options, out chan<- arrival) {
-	slots := make(chan struct{}, maxPendingHandshakes)
+	refused := &refusals{logf: opt.Logf}
+	var mu sync.Mutex
+	var pending []net.Conn // oldest first
+	var wg sync.WaitGroup
+	defer func() {
+		mu.Lock()
+		for _, c := range pending {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+		refused.flush()
+	}()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			return // the listener was closed
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			opt.Logf("comm: refused connection from %s: too many pending handshakes", conn.RemoteAddr())
-			conn.Close()
-			continue
+		mu.Lock()
+		if len(pending) == maxPendingHandshakes {
+			pending[0].Close() // its handshake fails and is logged
+			pending = pending[1:]
 		}
+		pending = append(pending, conn)
+		mu.Unlock()
+		wg.Add(1)
 		go func() {
-			defer func() { <-slots }()
+			defer wg.Done()
 			deadline := time.Now().Add(handshakeTimeout)
 			if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 				deadline = d
 			}
 			c, msg, err := acceptConn(ctx, conn, opt, deadline)
+			mu.Lock()
+			if i := slices.Index(pending, conn); i >= 0 {
+				pending = slices.Delete(pending, i, i+1)
+			} else if err != nil {
+				err = fmt.Errorf("the oldest of %d pending handshakes, dropped for a newer connection", maxPendingHandshakes)
+			}
+			mu.Unlock()
 			if err != nil {
-				opt.Logf("comm: refused connection from %s: %v", conn.RemoteAddr(), err)
+				refused.add(conn.RemoteAddr(), err)
 				conn.Close()
 				return
 			}
@@ -115,6 +144,60 @@ func acceptAll(ctx context.Context, ln net.Listener, opt *Options, out chan<- ar
 				c.Close()
 			}
 		}()
+	}
+}
+
+// startAccepting runs acceptAll in the background; the channel it returns
+// is closed once acceptAll has returned (after ctx ends and ln is closed),
+// its last refusals logged.
+func startAccepting(ctx context.Context, ln net.Listener, opt *Options, out chan<- arrival) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		acceptAll(ctx, ln, opt, out)
+	}()
+	return done
+}
+
+// refusalLogInterval is the least time between two lines about refused
+// connections: anyone who can reach a rank's port can make it refuse
+// connections as fast as they can open them.
+const refusalLogInterval = 5 * time.Second
+
+// refusals logs refused connections: the first at once, then at most one
+// line per refusalLogInterval, each counting the refusals held back.
+type refusals struct {
+	logf func(format string, args ...any)
+
+	mu    sync.Mutex
+	last  time.Time
+	held  int // refusals since the last line
+	total int
+}
+
+func (r *refusals) add(from net.Addr, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total++
+	if now := time.Now(); r.last.IsZero() || now.Sub(r.last) >= refusalLogInterval {
+		more := ""
+		if r.held > 0 {
+			more = fmt.Sprintf(" (and %d more connections refused since the last such line)", r.held)
+		}
+		r.logf("comm: refused connection from %s: %v%s", from, err, more)
+		r.last, r.held = now, 0
+		return
+	}
+	r.held++
+}
+
+// flush logs the refusals held back, if any.
+func (r *refusals) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held > 0 {
+		r.logf("comm: refused %d more connections (%d in all) that did not complete the handshake", r.held, r.total)
+		r.held = 0
 	}
 }
 
@@ -145,38 +228,64 @@ func acceptConn(ctx context.Context, conn net.Conn, opt *Options, deadline time.
 	return conn, msg, nil
 }
 
-// dial connects and authenticates to addr, retrying refused connections
-// (the peer may not be listening yet) until ctx ends.
+// dial connects and authenticates to addr, retrying with backoff (the peer
+// may not be listening yet, or may have dropped the connection among many
+// pending ones) until ctx ends. A handshake that fails on the proofs, or a
+// TLS failure that is not a dropped connection, is not retried.
 func dial(ctx context.Context, addr string, opt *Options) (net.Conn, error) {
 	var last error
-	for {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			if d, ok := ctx.Deadline(); ok {
-				conn.SetDeadline(d)
+			if conn, err = handshakeWith(ctx, conn, addr, opt); err == nil {
+				return conn, nil
 			}
-			if opt.TLS != nil {
-				tc := tls.Client(conn, opt.TLS)
-				if err := tc.HandshakeContext(ctx); err != nil {
-					conn.Close()
-					return nil, fmt.Errorf("TLS with %s: %w", addr, err)
-				}
-				conn = tc
+			if !dropped(err) {
+				return nil, err
 			}
-			if err := handshakeDial(conn, opt.Secret); err != nil {
-				conn.Close()
-				return nil, fmt.Errorf("%s: %w", addr, err)
-			}
-			return conn, nil
 		}
 		last = err
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s not reachable within the start-up timeout: %v", addr, last)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait/2 + rand.N(wait/2)):
 		}
 	}
+}
+
+// handshakeWith authenticates the dialled conn (inside TLS if configured),
+// closing it on failure. The handshake has handshakeTimeout; the
+// connection then keeps the start-up deadline.
+func handshakeWith(ctx context.Context, conn net.Conn, addr string, opt *Options) (net.Conn, error) {
+	end, _ := ctx.Deadline()
+	hs := time.Now().Add(handshakeTimeout)
+	if !end.IsZero() && end.Before(hs) {
+		hs = end
+	}
+	conn.SetDeadline(hs)
+	if opt.TLS != nil {
+		tc := tls.Client(conn, opt.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("TLS with %s: %w", addr, err)
+		}
+		conn = tc
+	}
+	if err := handshakeDial(conn, opt.Secret); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	conn.SetDeadline(end)
+	return conn, nil
+}
+
+// dropped reports whether a handshake failed because the connection was
+// closed or timed out, rather than on a proof or a certificate.
+func dropped(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func writeControl(conn net.Conn, m control) error {
@@ -242,8 +351,8 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	}
 	actx, stop := context.WithCancel(ctx)
 	arrivals := make(chan arrival)
-	go acceptAll(actx, ln, opt, arrivals)
-	defer func() { stop(); ln.Close() }()
+	accepting := startAccepting(actx, ln, opt, arrivals)
+	defer func() { stop(); ln.Close(); <-accepting }()
 	for missing := opt.Size - 1; missing > 0; {
 		select {
 		case a := <-arrivals:
@@ -278,6 +387,7 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	}
 	stop()
 	ln.Close()
+	<-accepting
 	for r := 1; r < opt.Size; r++ {
 		if err := writeControl(conns[r], control{Kind: "table", Addrs: addrs}); err != nil {
 			err = fmt.Errorf("comm: rendezvous: rank %d: %w", r, err)
@@ -340,9 +450,9 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	}
 	// Accept the ranks above us while dialling the ones below.
 	actx, stop := context.WithCancel(ctx)
-	defer stop()
 	arrivals := make(chan arrival)
-	go acceptAll(actx, ln, opt, arrivals)
+	accepting := startAccepting(actx, ln, opt, arrivals)
+	defer func() { stop(); ln.Close(); <-accepting }()
 	for r := 1; r < opt.Rank; r++ {
 		c, err := dial(ctx, table.Addrs[r], opt)
 		if err == nil {
@@ -376,6 +486,7 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	}
 	stop()
 	ln.Close()
+	<-accepting
 	if err := writeControl(root, control{Kind: "ready", Rank: opt.Rank}); err != nil {
 		return conns, fmt.Errorf("comm: rank %d: %w", opt.Rank, err)
 	}

@@ -140,14 +140,26 @@ func (t *TCP) Err() error {
 	}
 }
 
-// Abort fails the communicator with err and tells every peer, so that their
-// calls return an error naming this rank instead of waiting for it.
+// Abort fails the communicator with err and tells every peer why, so that
+// their calls return an error naming this rank and err (wrapping
+// ErrPeerAborted) instead of waiting for it or reporting it lost.
 func (t *TCP) Abort(err error) {
 	if err == nil {
 		err = ErrAborted
 	}
-	t.fail(&PeerError{Rank: t.rank, Err: fmt.Errorf("aborted: %w", err)})
+	t.fail(&PeerError{Rank: t.rank, Err: abortError{err.Error()}})
 }
+
+// ErrPeerAborted is wrapped by the error of a communicator whose peer
+// stopped for a reason of its own and sent it before closing (Abort): the
+// peer was not lost.
+var ErrPeerAborted = errors.New("aborted")
+
+// abortError is a rank's own reason for stopping.
+type abortError struct{ reason string }
+
+func (e abortError) Error() string        { return "aborted: " + e.reason }
+func (e abortError) Is(target error) bool { return target == ErrPeerAborted }
 
 // Close tells the peers this rank is done and closes every connection. It
 // waits at most a second for the goodbyes to be written.
@@ -179,10 +191,18 @@ func (t *TCP) fail(err error) {
 		if errors.As(err, &pe) {
 			lost = pe.Rank
 		}
-		if !errors.Is(err, errPeerClosed) {
+		switch {
+		case errors.Is(err, errPeerClosed):
+		case lost == t.rank && errors.As(err, &pe):
+			t.opt.Logf("%v", err) // already "comm: rank <this rank>: ..."
+		default:
 			t.opt.Logf("comm: rank %d: %v", t.rank, err)
 		}
-		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: err.Error()})
+		reason := err.Error()
+		if ae := (abortError{}); errors.As(err, &ae) && lost == t.rank {
+			reason = ae.reason
+		}
+		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason})
 		frame := appendFrame(nil, frameControl, 0, 0, 0, msg)
 		for _, p := range t.peers {
 			if p != nil && p.rank != lost {

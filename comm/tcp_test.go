@@ -450,3 +450,17 @@ func pipePair(t *testing.T) (net.Conn, net.Conn) {
 	}
 	return a, b
 }
+
+// A rank that aborts for a reason of its own tells its peers the reason:
+// their calls fail naming it, as aborted rather than lost.
+func TestTCPAbortSendsTheReason(t *testing.T) {
+	comms := mesh(t, 3)
+	comms[0].Abort(errors.New("disk full"))
+	for _, c := range comms[1:] {
+		err := c.Barrier("b")
+		var pe *PeerError
+		if !errors.As(err, &pe) || pe.Rank != 0 || !errors.Is(err, ErrPeerAborted) || !strings.Contains(err.Error(), "comm: rank 0: aborted: disk full") {
+			t.Errorf("rank %d: %v", c.Rank(), err)
+		}
+	}
+}

@@ -185,8 +185,8 @@ func (p *peer) readControl(h *frameHeader) {
 		// need it fail (see call.wait).
 		close(p.gone)
 	case "abort":
-		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size {
-			p.t.fail(p.lost(fmt.Errorf("%s", m.Reason)))
+		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size { // the peer's own failure
+			p.t.fail(p.lost(abortError{m.Reason}))
 		} else {
 			p.t.fail(&PeerError{Rank: m.Lost, Err: fmt.Errorf("reported by rank %d: %s", p.rank, m.Reason)})
 		}

@@ -45,7 +45,7 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 		limit = int64(n) - 1
 	}
 	el := &EdgeList{}
-	maxID := int32(-1)
+	maxID, maxLine := int32(-1), 0
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -60,7 +60,9 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 		}
 		el.Src = append(el.Src, s)
 		el.Dst = append(el.Dst, d)
-		maxID = max(maxID, s, d)
+		if max(s, d) > maxID {
+			maxID, maxLine = max(s, d), lr.line
+		}
 	}
 	if err := lr.Err(); err != nil {
 		return nil, err
@@ -68,8 +70,26 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 	el.N = int(maxID) + 1
 	if n > 0 {
 		el.N = n
+	} else if err := justifiedNodes(int64(el.N), len(el.Src)); err != nil {
+		return nil, fmt.Errorf("%s: line %d: node id %d: %v; relabel the node ids to 0..N-1", name, maxLine, maxID, err)
 	}
 	return el, nil
+}
+
+// isolatedNodes is how many nodes beyond two per edge a graph read from an
+// edge list may have: nodes no edge mentions, which cost memory that
+// nothing in the file justifies.
+const isolatedNodes = 1 << 20
+
+// justifiedNodes refuses a node count that the graph's edges cannot
+// justify: more than two nodes per edge plus isolatedNodes. A graph of n
+// nodes costs memory in proportion to n, so one large id in a small file
+// would otherwise take gigabytes.
+func justifiedNodes(n int64, edges int) error {
+	if limit := 2*int64(edges) + isolatedNodes; n > limit {
+		return fmt.Errorf("a graph of %d nodes, more than its %d edges justify (at most %d)", n, edges, limit)
+	}
+	return nil
 }
 
 // parseEdgeLine parses "u<sep>v"; it returns a non-empty message on failure,

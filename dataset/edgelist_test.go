@@ -89,9 +89,18 @@ func FuzzEdgeList(f *testing.F) {
 	f.Add([]byte("0\t1\n1 2\n# c\n3,4\n"), 0)
 	f.Add(gz("0\t1\n"), 5)
 	f.Add([]byte("% x\n\n 7 \t 8 \r\n"), 0)
+	f.Add([]byte("0 2147483646\n"), 0) // one large id: 2^31 nodes
+	f.Add([]byte("1048577 3\n"), 0)
 	f.Fuzz(func(t *testing.T, b []byte, n int) {
 		n %= 1 << 20 // keep the node count small enough to build
-		el, err := ParseEdgeList("fuzz", bytes.NewReader(b), n)
+		var el *EdgeList
+		var err error
+		// An edge list's nodes cost memory only as far as its edges justify
+		// them (gzip inflates up to about 1032:1).
+		limit := uint64(len(b))*maxDeflateRatio*64 + 256<<20
+		if a := allocated(func() { el, err = ParseEdgeList("fuzz", bytes.NewReader(b), n) }); a > limit {
+			t.Fatalf("a %d-byte edge list allocated %d bytes", len(b), a)
+		}
 		if err != nil {
 			return
 		}

@@ -13,16 +13,27 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // Array is one numpy array as read from a .npy file or an .npz member. Its
 // data stays in the file's little-endian byte form until a typed accessor
 // converts it, so arrays a layout does not need cost no conversion.
 type Array struct {
-	Name  string // file or member name, used in every error
-	DType string // numpy descr, e.g. "<f4", "|b1", "<U19"
-	Shape []int  // empty for a scalar
-	data  []byte // len = Len() * itemsize
+	Name   string // file or member name, used in every error
+	DType  string // numpy descr, e.g. "<f4", "|b1", "<U19"
+	Shape  []int  // empty for a scalar
+	data   []byte // len = Len() * itemsize, once loaded
+	loaded bool   // an .npz member's data is read only once its layout is checked
+}
+
+// ready refuses to convert an array whose data has not been read.
+func (a *Array) ready() error {
+	if !a.loaded {
+		return fmt.Errorf("array %s: its data was not read", a.Name)
+	}
+	return nil
 }
 
 // npyDType describes one supported numpy dtype.
@@ -79,6 +90,9 @@ func (a *Array) dtype() npyDType {
 // Float32s converts a numeric array to float32. Integers and booleans convert
 // exactly when small enough; float64 values are rounded.
 func (a *Array) Float32s() ([]float32, error) {
+	if err := a.ready(); err != nil {
+		return nil, err
+	}
 	dt := a.dtype()
 	n := a.Len()
 	out := make([]float32, n)
@@ -111,6 +125,9 @@ func (a *Array) Float32s() ([]float32, error) {
 // accepted only when every value is a whole number, since some exporters
 // store labels and indices as floats.
 func (a *Array) Int64s() ([]int64, error) {
+	if err := a.ready(); err != nil {
+		return nil, err
+	}
 	dt := a.dtype()
 	n := a.Len()
 	out := make([]int64, n)
@@ -150,6 +167,9 @@ func (a *Array) Int64s() ([]int64, error) {
 
 // Float64s converts a float array to float64.
 func (a *Array) Float64s() ([]float64, error) {
+	if err := a.ready(); err != nil {
+		return nil, err
+	}
 	dt := a.dtype()
 	if dt.kind != 'f' {
 		return nil, fmt.Errorf("array %s: dtype %s is not a float type", a.Name, a.DType)
@@ -205,6 +225,9 @@ func (a *Array) Bools() ([]bool, error) {
 // Strings converts a fixed-width unicode (<U n) array, dropping the NUL
 // padding.
 func (a *Array) Strings() ([]string, error) {
+	if err := a.ready(); err != nil {
+		return nil, err
+	}
 	dt := a.dtype()
 	if dt.kind != 'U' {
 		return nil, fmt.Errorf("array %s: dtype %s is not a unicode string type", a.Name, a.DType)
@@ -454,7 +477,7 @@ func ParseNPY(name string, b []byte) (*Array, error) {
 		return nil, fmt.Errorf("%s: truncated: shape %v of %s needs %d data bytes, file has %d", name, h.shape, h.descr, h.nbytes, r.Len())
 	}
 	off := len(b) - r.Len()
-	return &Array{Name: name, DType: h.descr, Shape: h.shape, data: b[off : off+h.nbytes]}, nil
+	return &Array{Name: name, DType: h.descr, Shape: h.shape, data: b[off : off+h.nbytes], loaded: true}, nil
 }
 
 // NPZ is the set of arrays in an .npz archive, by name without ".npy".
@@ -491,41 +514,88 @@ func (z *NPZ) Has(name string) bool { _, ok := z.Arrays[name]; return ok }
 // is truncated or corrupt, and is rejected before any allocation.
 const maxDeflateRatio = 1040
 
+// smallMember is the size up to which a member's data is read with its
+// header: shapes and the like, which a layout check may look at.
+const smallMember = 4096
+
 // ParseNPZ decodes an .npz archive (zip, stored or deflate) held in memory;
-// path labels errors.
-func ParseNPZ(path string, b []byte) (*NPZ, error) {
+// path labels errors. It reads every member's header before any member's
+// data, and refuses data that would not fit in the memory available.
+func ParseNPZ(path string, b []byte) (*NPZ, error) { return parseNPZ(path, b, nil) }
+
+// parseNPZ is ParseNPZ with a layout check: check sees every array's
+// header (and the data of the small ones) before anything large is
+// inflated; it may refuse the archive, or remove the arrays it does not
+// need, which are then never inflated.
+func parseNPZ(path string, b []byte, check func(*NPZ) error) (*NPZ, error) {
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a valid .npz (zip) archive: %w", path, err)
 	}
 	z := &NPZ{Path: path, Arrays: map[string]*Array{}}
+	members := map[string]*zip.File{}
 	for _, f := range zr.File {
 		if !strings.HasSuffix(f.Name, ".npy") {
 			continue // np.savez writes only .npy members; ignore anything else
 		}
 		name := strings.TrimSuffix(f.Name, ".npy")
-		where := path + ": array " + name
 		if _, dup := z.Arrays[name]; dup {
-			return nil, fmt.Errorf("%s: duplicate member", where)
+			return nil, fmt.Errorf("%s: array %s: duplicate member", path, name)
 		}
 		if f.Method != zip.Store && f.Method != zip.Deflate {
-			return nil, fmt.Errorf("%s: unsupported zip compression method %d (want stored or deflate)", where, f.Method)
+			return nil, fmt.Errorf("%s: array %s: unsupported zip compression method %d (want stored or deflate)", path, name, f.Method)
 		}
-		rc, err := f.Open()
+		a, err := readMember(f, len(b), smallMember)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, fmt.Errorf("%s: array %s: %w", path, name, err)
 		}
-		a, err := readMember(rc, f, len(b))
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		z.Arrays[name], members[name] = a, f
+	}
+	if check != nil {
+		if err := check(z); err != nil {
+			return nil, err
 		}
-		z.Arrays[name] = a
+	}
+	var need int64
+	for _, a := range z.Arrays {
+		if !a.loaded {
+			need += int64(a.Len()) * int64(a.dtype().itemsize)
+		}
+	}
+	if avail, ok := availableMemory(); ok && need > avail {
+		return nil, fmt.Errorf("%s: its arrays hold %s, more than the %s of memory available", path, byteSize(need), byteSize(avail))
+	}
+	for _, name := range z.Names() {
+		if a := z.Arrays[name]; !a.loaded {
+			full, err := readMember(members[name], len(b), math.MaxInt)
+			if err != nil {
+				return nil, fmt.Errorf("%s: array %s: %w", path, name, err)
+			}
+			z.Arrays[name] = full
+		}
 	}
 	return z, nil
 }
 
-func readMember(r io.Reader, f *zip.File, archiveSize int) (*Array, error) {
+// availableMemory bounds what an archive may inflate (a variable for tests).
+var availableMemory = sysstat.AvailableMemory
+
+// byteSize formats n bytes for a message.
+func byteSize(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// readMember reads the member's .npy header and, when its data is at most
+// upTo bytes, the data too (the array is then loaded).
+func readMember(f *zip.File, archiveSize, upTo int) (*Array, error) {
+	r, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
 	h, err := readNPYHeader(r)
 	if err != nil {
 		return nil, err
@@ -539,6 +609,10 @@ func readMember(r io.Reader, f *zip.File, archiveSize int) (*Array, error) {
 	if uint64(h.nbytes) > limit {
 		return nil, fmt.Errorf("truncated: shape %v of %s needs %d data bytes, member holds at most %d", h.shape, h.descr, h.nbytes, limit)
 	}
+	a := &Array{Name: strings.TrimSuffix(f.Name, ".npy"), DType: h.descr, Shape: h.shape}
+	if h.nbytes > upTo {
+		return a, nil
+	}
 	// Grow the buffer as data arrives rather than trusting the header with
 	// one large allocation.
 	buf := bytes.NewBuffer(make([]byte, 0, min(h.nbytes, 1<<24)))
@@ -550,7 +624,8 @@ func readMember(r io.Reader, f *zip.File, archiveSize int) (*Array, error) {
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, fmt.Errorf("corrupt member: %w", noEOF(err))
 	}
-	return &Array{Name: strings.TrimSuffix(f.Name, ".npy"), DType: h.descr, Shape: h.shape, data: buf.Bytes()}, nil
+	a.data, a.loaded = buf.Bytes(), true
+	return a, nil
 }
 
 // ReadNPZ reads an .npz file.

@@ -174,7 +174,21 @@ func FuzzNPZ(f *testing.F) {
 	f.Add(tinyBenchmarkNPZ(false))
 	f.Add(tinyBenchmarkNPZ(true))
 	f.Add(tolokersLikeNPZ())
+	// Inputs that declare large sizes: a member inflating to 4 MiB of
+	// zeros that the layout cannot use, a header claiming 2^31 floats, and
+	// zip sizes that lie.
+	f.Add(bombNPZ("labels", 4))
+	f.Add(bombNPZ("attr_matrix", 4))
+	f.Add(npzBytes(true, member{"adj_indptr", npyBytes("<i8", false, []int{1 << 31}, nil)}))
+	f.Add(npzBytes(false, member{"edges", npyBytes("<i8", false, []int{1 << 30, 2}, nil)},
+		member{"node_features", npyBytes("<f4", false, []int{1 << 30, 1 << 10}, nil)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// What the reader holds is bounded by what the archive can inflate
+		// to, about 1032:1 (and a few conversions of it).
+		limit := uint64(len(b))*8*maxDeflateRatio + 64<<20
+		if n := allocated(func() { ParseNPZDataset("fuzz", "fuzz.npz", b) }); n > limit {
+			t.Fatalf("a %d-byte archive allocated %d bytes", len(b), n)
+		}
 		z, err := ParseNPZ("fuzz.npz", b)
 		if err != nil {
 			return

@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/graft-gnn/graft/tensor"
@@ -20,12 +22,24 @@ import (
 //     node_features (N, F), node_labels (N,), edges (E, 2) and
 //     {train,val,test}_masks (K, N), giving K fixed splits.
 func ReadNPZDataset(name, path string) (*Dataset, error) {
-	z, err := ReadNPZ(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(path), ".npz")
+	}
+	return ParseNPZDataset(name, path, b)
+}
+
+// ParseNPZDataset is ReadNPZDataset on the archive's bytes; path labels
+// errors. The arrays' shapes are checked against one layout and one graph
+// from their headers before any large array is inflated, and arrays the
+// layout does not use are never inflated.
+func ParseNPZDataset(name, path string, b []byte) (*Dataset, error) {
+	z, err := parseNPZ(path, b, checkNPZLayout)
+	if err != nil {
+		return nil, err
 	}
 	return npzDataset(name, z)
 }
@@ -287,4 +301,164 @@ func heterophilous(name string, z *NPZ) (*Dataset, error) {
 		d.Splits = append(d.Splits, s)
 	}
 	return d, nil
+}
+
+// layoutArrays are the arrays each layout reads.
+var layoutArrays = map[string][]string{
+	"gnn-benchmark": {"adj_data", "adj_indices", "adj_indptr", "adj_shape", "attr_data", "attr_indices", "attr_indptr",
+		"attr_shape", "attr_matrix", "labels", "class_names"},
+	"heterophilous": append([]string{"node_features", "node_labels", "edges"}, maskArrays...),
+}
+
+// maskArrays are the arrays a split's masks may be stored in.
+var maskArrays = []string{"train_masks", "val_masks", "test_masks", "train_mask", "val_mask", "test_mask"}
+
+// maxClassNamesBytes bounds the class names an archive may hold.
+const maxClassNamesBytes = 1 << 24
+
+// checkNPZLayout checks, from the headers and the small arrays alone, that
+// the arrays fit one layout and one graph: every array's shape agrees with
+// the node count, and no count exceeds what the graph can use. It drops the
+// arrays the layout does not read, so that they are never inflated.
+func checkNPZLayout(z *NPZ) error {
+	c := headerCheck{z: z}
+	switch {
+	case z.Has("adj_indptr"):
+		c.benchmark()
+		c.keep(layoutArrays["gnn-benchmark"])
+	case z.Has("edges") && z.Has("node_features"):
+		c.heterophilous()
+		c.keep(layoutArrays["heterophilous"])
+	}
+	return c.err // an unknown layout is npzDataset's to name
+}
+
+// headerCheck collects the first disagreement among an archive's shapes.
+type headerCheck struct {
+	z   *NPZ
+	err error
+}
+
+// shape returns the named array's shape, or nil if it is absent.
+func (c *headerCheck) shape(name string) []int {
+	if a := c.z.Arrays[name]; a != nil {
+		return a.Shape
+	}
+	return nil
+}
+
+// want checks that the named array, if present, has the given shape (a
+// dimension of -1 takes any size); why says where the sizes come from.
+func (c *headerCheck) want(name string, why string, dims ...int) {
+	got := c.shape(name)
+	if c.err != nil || got == nil {
+		return
+	}
+	ok := len(got) == len(dims)
+	for i := 0; ok && i < len(dims); i++ {
+		ok = dims[i] < 0 || got[i] == dims[i]
+	}
+	if !ok {
+		want := make([]string, len(dims))
+		for i, d := range dims {
+			want[i] = fmt.Sprint(d)
+			if d < 0 {
+				want[i] = "·"
+			}
+		}
+		c.err = fmt.Errorf("%s: array %s has shape %s, want %s for %s", c.z.Path, name, tuple(got), tuple(want), why)
+	}
+}
+
+// atMost checks that the named array, if present, has at most limit
+// elements.
+func (c *headerCheck) atMost(name string, limit int64, why string) {
+	if a := c.z.Arrays[name]; c.err == nil && a != nil && int64(a.Len()) > limit {
+		c.err = fmt.Errorf("%s: array %s has shape %s, more than the %d entries %s", c.z.Path, name, tuple(a.Shape), limit, why)
+	}
+}
+
+// dims reads a small (2,) shape array such as adj_shape; ok is false if it
+// is absent or unreadable (the layout reader then says why).
+func (c *headerCheck) dims(name string) (rows, cols int64, ok bool) {
+	a := c.z.Arrays[name]
+	if a == nil || !a.loaded || a.Len() != 2 {
+		return 0, 0, false
+	}
+	v, err := a.Int64s()
+	if err != nil || v[0] < 0 || v[1] < 0 || v[0] >= 1<<31 || v[1] >= 1<<31 {
+		return 0, 0, false
+	}
+	return v[0], v[1], true
+}
+
+func (c *headerCheck) benchmark() {
+	ptr := c.shape("adj_indptr")
+	if len(ptr) != 1 || ptr[0] < 1 {
+		return // npzCSR says why
+	}
+	n := ptr[0] - 1
+	nodes := fmt.Sprintf("%d nodes (adj_indptr)", n)
+	c.want("adj_shape", "a matrix's shape", 2)
+	c.want("adj_indices", "the adjacency's entries", -1)
+	c.want("labels", nodes+"; one-hot labels are not supported", n)
+	c.want("attr_indptr", nodes, n+1)
+	c.want("attr_shape", "a matrix's shape", 2)
+	c.want("attr_indices", "the attributes' entries", -1)
+	c.want("attr_matrix", nodes, n, -1)
+	c.atMost("adj_indices", int64(n)*int64(n), fmt.Sprintf("a %d×%d adjacency can hold", n, n))
+	if c.err == nil && c.shape("adj_indices") != nil {
+		c.want("adj_data", "one per entry of adj_indices", c.shape("adj_indices")[0])
+	}
+	if _, cols, ok := c.dims("attr_shape"); ok {
+		c.atMost("attr_indices", int64(n)*cols, fmt.Sprintf("%d nodes of %d attributes can hold", n, cols))
+	}
+	if c.err == nil && c.shape("attr_indices") != nil {
+		c.want("attr_data", "one per entry of attr_indices", c.shape("attr_indices")[0])
+	}
+	if a := c.z.Arrays["class_names"]; c.err == nil && a != nil && int64(a.Len())*int64(a.dtype().itemsize) > maxClassNamesBytes {
+		c.err = fmt.Errorf("%s: array class_names (%s of %s) holds more than %d bytes of names", c.z.Path, tuple(a.Shape), a.DType, maxClassNamesBytes)
+	}
+}
+
+func (c *headerCheck) heterophilous() {
+	x := c.shape("node_features")
+	if len(x) != 2 {
+		return // heterophilous says why
+	}
+	n := x[0]
+	nodes := fmt.Sprintf("%d nodes (node_features)", n)
+	c.want("node_labels", nodes, n)
+	c.want("edges", "a list of edges", -1, 2)
+	c.atMost("edges", 2*int64(n)*int64(n), fmt.Sprintf("%d nodes can have", n))
+	c.masks(n)
+}
+
+// masks bounds the split masks by n nodes: at most maxFixedSplits splits
+// (masksSplit checks their exact shapes once read).
+func (c *headerCheck) masks(n int) {
+	for _, name := range maskArrays {
+		c.atMost(name, int64(maxFixedSplits)*int64(max(n, 1)), fmt.Sprintf("%d splits of %d nodes take", maxFixedSplits, n))
+	}
+}
+
+// keep drops the arrays not in names.
+func (c *headerCheck) keep(names []string) {
+	for name := range c.z.Arrays {
+		if !slices.Contains(names, name) {
+			delete(c.z.Arrays, name)
+		}
+	}
+}
+
+// tuple formats a shape as numpy prints it: (3,) or (2, 5).
+func tuple[T int | string](shape []T) string {
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = fmt.Sprint(d)
+	}
+	if len(s) == 1 {
+		return "(" + s[0] + ",)"
+	}
+	return "(" + strings.Join(s, ", ") + ")"
 }

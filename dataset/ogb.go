@@ -43,6 +43,11 @@ func ReadOGB(name, dir string) (*Dataset, error) {
 	}
 	if n < 0 {
 		n = el.N
+	} else if d.Dense == nil && d.Labels == nil { // only raw/num-node-list says so
+		if err := justifiedNodes(int64(n), len(el.Src)); err != nil {
+			p, _ := od.find("raw/num-node-list.csv")
+			return nil, fmt.Errorf("%s: %v", p, err)
+		}
 	}
 	if d.Graph, err = undirected(n, el.Src, el.Dst); err != nil {
 		return nil, fmt.Errorf("%s: %w", edgePath, err)

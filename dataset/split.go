@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,7 +243,16 @@ func twoFractions(s string) (float64, float64, error) {
 // Unlabelled nodes in a mask are left out: Geom-GCN's CiteSeer masks include
 // the 15 featureless nodes, which its code trains on as class 0.
 func ReadMaskSplit(path string, row int, d *Dataset) (Split, error) {
-	z, err := ReadNPZ(path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Split{}, err
+	}
+	z, err := parseNPZ(path, b, func(z *NPZ) error {
+		c := headerCheck{z: z}
+		c.masks(d.Graph.N) // before inflating masks of another graph's size
+		c.keep(maskArrays)
+		return c.err
+	})
 	if err != nil {
 		return Split{}, err
 	}

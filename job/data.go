@@ -10,6 +10,7 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/train"
@@ -63,6 +64,20 @@ func (s *Spec) loadPartDir() (*input, error) {
 	m, err := partstore.ReadManifest(s.PartDir)
 	if err != nil {
 		return nil, err
+	}
+	secretFile := ""
+	if s.Launch != nil {
+		secretFile = s.Launch.SecretFile
+	}
+	secret, err := launch.OptionalSecret(secretFile, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Verify(s.PartDir, secret); err != nil {
+		return nil, err
+	}
+	if !m.Authenticated() && secret != nil && s.Place.Rank == 0 {
+		fmt.Fprintf(s.Log, "graft train: --part-dir %s is not authenticated (written without a job secret): its manifest and parts are checked against each other, but anyone who can write them could change both\n", s.PartDir)
 	}
 	switch {
 	case s.Place.Size > 1 && m.Parts != s.Place.Size:

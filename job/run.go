@@ -7,13 +7,11 @@ import (
 	"io"
 	"net"
 
-	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
-	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
@@ -59,7 +57,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		rec = metrics.NewRecorder(sinks...)
 		defer rec.Close()
 	}
-	if err := s.checkpoints(&opts, multi); err != nil {
+	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
 	}
 	onEpoch := func(e metrics.Epoch) error {
@@ -137,36 +135,11 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
-	sp, err := partstore.ReadPart(s.PartDir, c.Rank())
+	sp, err := in.manifest.ReadPart(s.PartDir, c.Rank())
 	if err != nil {
 		return train.Result{}, nil, err
 	}
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
-}
-
-// checkpoints sets up saving and resuming. In a multi-process job the
-// checkpoint is not read here: rank 0 reads it once the workers are
-// connected and sends it to the others (shareResume).
-func (s *Spec) checkpoints(opts *fullgraph.Options, multi bool) error {
-	if s.Resume != "" && s.CheckpointDir == "" {
-		s.CheckpointDir = s.Resume
-	}
-	if s.Resume != "" && !multi {
-		st, path, err := checkpoint.LoadLatest(s.Resume, func(w string) { fmt.Fprintf(s.Log, "graft train: %s\n", w) })
-		if err != nil {
-			return fmt.Errorf("--resume: %v", err)
-		}
-		fmt.Fprintf(s.Log, "resuming from %s (after epoch %d)\n", path, st.Step)
-		opts.Resume = st
-	}
-	if dir := s.CheckpointDir; dir != "" {
-		opts.CheckpointEvery = s.CheckpointEvery
-		opts.SaveCheckpoint = func(st *checkpoint.State) error {
-			_, err := checkpoint.Save(dir, st, 3)
-			return err
-		}
-	}
-	return nil
 }
 
 // metricSinks opens the metrics file and the Prometheus endpoint.

@@ -43,11 +43,14 @@ type Spec struct {
 	Codec, Schedule, Link string
 
 	// CheckpointDir receives checkpoints every CheckpointEvery epochs and
-	// when the job is interrupted; Resume continues the run checkpointed
-	// in that directory.
+	// when the job is interrupted; it must not hold another run's. Resume
+	// continues the run checkpointed in that directory, which must have
+	// been trained with the same settings but those ResumeAllow names
+	// (of Resumable).
 	CheckpointDir   string
 	CheckpointEvery int
 	Resume          string
+	ResumeAllow     []string
 
 	// Save receives the best parameters (safetensors); MetricsFile one
 	// JSON object per epoch; MetricsAddr a Prometheus endpoint.
@@ -63,6 +66,8 @@ type Spec struct {
 	// that has no effect), nil for none.
 	Progress func(metrics.Epoch)
 	Log      io.Writer
+
+	record map[string]string // the settings checkpoints record (trajectory)
 }
 
 // SpecError marks an error in the Spec itself, as opposed to the data or the

@@ -208,7 +208,19 @@ func Secret(file string, getenv func(string) string) ([]byte, error) {
 	if len(s) < minSecretLen {
 		return nil, fmt.Errorf("job secret from %s has %d bytes; use at least %d (e.g. openssl rand -hex 32)", source, len(s), minSecretLen)
 	}
+	if bits := secretBits(s); bits < minSecretBits {
+		return nil, fmt.Errorf("job secret from %s is weak (about %.0f bits: runs, sequences or repeats); use at least %d random bits, e.g. openssl rand -hex 32", source, bits, minSecretBits)
+	}
 	return s, nil
+}
+
+// OptionalSecret is Secret for a process that may run without a job
+// secret: nil when neither file nor GRAFT_TOKEN gives one.
+func OptionalSecret(file string, getenv func(string) string) ([]byte, error) {
+	if file == "" && strings.TrimSpace(getenv("GRAFT_TOKEN")) == "" {
+		return nil, nil
+	}
+	return Secret(file, getenv)
 }
 
 // Options resolves the flags and environment into comm options (logf

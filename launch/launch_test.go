@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -129,17 +131,25 @@ func TestExpandNodeList(t *testing.T) {
 func TestSecret(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "secret")
-	os.WriteFile(file, []byte("0123456789abcdef0123\n"), 0o600)
+	os.WriteFile(file, []byte("9f3c07d2e81b64a5c0de\n"), 0o600)
 	cases := []struct {
 		name, file string
 		env        func(string) string
 		want       string
 		error      string
 	}{
-		{name: "environment", env: env("GRAFT_TOKEN", "abcdefghijklmnopq"), want: "abcdefghijklmnopq"},
-		{name: "file, trailing newline dropped", file: file, env: env("GRAFT_TOKEN", "ignored-ignored-ignored"), want: "0123456789abcdef0123"},
+		{name: "environment", env: env("GRAFT_TOKEN", "k7Qz2mW9xR4pT8vN"), want: "k7Qz2mW9xR4pT8vN"},
+		{name: "file, trailing newline dropped", file: file, env: env("GRAFT_TOKEN", "ignored-ignored-ignored"), want: "9f3c07d2e81b64a5c0de"},
 		{name: "missing", env: env(), error: "no job secret"},
 		{name: "too short", env: env("GRAFT_TOKEN", "hunter2"), error: "at least 16"},
+		// Long enough but obviously weak: runs, sequences, repeats.
+		{name: "one character", env: env("GRAFT_TOKEN", "aaaaaaaaaaaaaaaaaaaaaaaa"), error: "weak"},
+		{name: "sequence", env: env("GRAFT_TOKEN", "abcdefghijklmnopqrstuvwxyz"), error: "weak"},
+		{name: "digits", env: env("GRAFT_TOKEN", "0123456789012345"), error: "weak"},
+		{name: "repeated word", env: env("GRAFT_TOKEN", "passwordpassword"), error: "weak"},
+		{name: "repeated word, cut", env: env("GRAFT_TOKEN", "hunter2hunter2hu"), error: "weak"},
+		{name: "repeated pattern", env: env("GRAFT_TOKEN", "abcabcabcabcabcabc"), error: "weak"},
+		{name: "two characters", env: env("GRAFT_TOKEN", "abababababababab"), error: "weak"},
 		{name: "unreadable file", file: filepath.Join(dir, "nope"), env: env(), error: "no such file"},
 	}
 	for _, tc := range cases {
@@ -152,6 +162,30 @@ func TestSecret(t *testing.T) {
 		}
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// Random secrets pass the strength check: 16 characters from a hex or
+// larger alphabet, or 24 decimal digits; the estimate refuses only the
+// obviously weak.
+func TestRandomSecretsAreStrong(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		chars string
+		n     int
+	}{{"0123456789abcdef", 16}, {"0123456789ABCDEF", 16}, {"abcdefghijklmnopqrstuvwxyz0123456789", 16},
+		{"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 16}, {"0123456789", 24}} {
+		worst := math.Inf(1)
+		for range 20000 {
+			s := make([]byte, c.n)
+			for i := range s {
+				s[i] = c.chars[rng.IntN(len(c.chars))]
+			}
+			worst = min(worst, secretBits(s))
+		}
+		if worst < minSecretBits {
+			t.Errorf("a random %d-character secret over %q is estimated at %.1f bits, under %d", c.n, c.chars, worst, minSecretBits)
 		}
 	}
 }
@@ -169,7 +203,7 @@ func TestConnectFromEnvironment(t *testing.T) {
 		go func() {
 			f := flags(t, "--start-timeout", "5s")
 			c, err := f.Connect(context.Background(), env("RANK", fmt.Sprint(r), "WORLD_SIZE", "2",
-				"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", port, "GRAFT_TOKEN", "0123456789abcdef"), t.Logf)
+				"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", port, "GRAFT_TOKEN", "e4b19c07f25d3a86"), t.Logf)
 			if err != nil {
 				errs <- err
 				return

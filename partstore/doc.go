@@ -14,5 +14,8 @@
 // everything before. Files are written atomically (internal/atomicfile) and
 // the manifest last, so a directory without one is visibly incomplete.
 // ReadPart checks the checksum, every length and every index before using
-// any of it, and never panics.
+// any of it, and never panics. The manifest records every file's SHA-256,
+// which ReadPart checks, and the part is checked against the manifest;
+// written with a job secret, the manifest carries an HMAC of itself
+// (Manifest.Verify), which authenticates the set.
 package partstore

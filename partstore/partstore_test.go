@@ -49,7 +49,7 @@ func TestPartsReadBackAsWritten(t *testing.T) {
 	for _, sparse := range []bool{false, true} {
 		src, layout := ring(t, sparse)
 		dir := t.TempDir()
-		if err := Write(dir, Manifest{Dataset: "ring", Split: "fixed", Method: "given"}, src, layout); err != nil {
+		if err := Write(dir, Manifest{Dataset: "ring", Split: "fixed", Method: "given"}, src, layout, nil); err != nil {
 			t.Fatal(err)
 		}
 		m, err := ReadManifest(dir)
@@ -76,7 +76,7 @@ func TestPartsReadBackAsWritten(t *testing.T) {
 func TestPartsRefuseDamage(t *testing.T) {
 	src, layout := ring(t, false)
 	dir := t.TempDir()
-	if err := Write(dir, Manifest{Dataset: "ring"}, src, layout); err != nil {
+	if err := Write(dir, Manifest{Dataset: "ring"}, src, layout, nil); err != nil {
 		t.Fatal(err)
 	}
 	topo := filepath.Join(Dir(dir, 1), "topology.bin")
@@ -96,7 +96,7 @@ func TestPartsRefuseDamage(t *testing.T) {
 	// Part 1's files in part 0's place.
 	os.Rename(Dir(dir, 0), Dir(dir, 9))
 	os.Rename(Dir(dir, 1), Dir(dir, 0))
-	if _, err := ReadPart(dir, 0); err == nil || !strings.Contains(err.Error(), "says it is part 1") {
+	if _, err := ReadPart(dir, 0); err == nil || !strings.Contains(err.Error(), "not the file the manifest describes") {
 		t.Errorf("swapped part: %v", err)
 	}
 	if _, err := ReadManifest(t.TempDir()); err == nil {

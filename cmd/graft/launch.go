@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/graft-gnn/graft/launch"
 )
 
 func init() {
@@ -28,7 +30,7 @@ func init() {
 // launcherVars are the variables that place a worker; the launcher sets
 // torchrun's and removes the others, so an outer launcher's values cannot
 // contradict ours.
-var launcherVars = []string{"GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
+var launcherVars = []string{launcherFDVar, "GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
 	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN",
 	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"}
 
@@ -54,11 +56,16 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
+	secret, err := launchSecret()
+	if err != nil {
 		return err
 	}
-	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, stdout, stderr)
+	link, err := newLauncherLink()
+	if err != nil {
+		return err
+	}
+	defer link.close()
+	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, link, stdout, stderr)
 	w.wait(opt.grace)
 	w.flush()
 	if w.first == nil {
@@ -75,6 +82,19 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// launchSecret is the workers' job secret: GRAFT_TOKEN's when it is set (so
+// that part directories written with it verify), otherwise a fresh one.
+func launchSecret() ([]byte, error) {
+	if secret, err := launch.OptionalSecret("", os.Getenv); secret != nil || err != nil {
+		return secret, err
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	return []byte(hex.EncodeToString(secret)), nil
+}
+
 func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
 	opt := &launchOptions{}
@@ -84,7 +104,7 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
-		fmt.Fprintln(stderr, "MASTER_PORT and a fresh GRAFT_TOKEN set; prefixes their output with [rank k]; exits with")
+		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); prefixes their output with [rank k]; exits with")
 		fmt.Fprintln(stderr, "the first failure's status after stopping the others.")
 		fs.PrintDefaults()
 	}
@@ -126,7 +146,7 @@ func rankEnv(env []string, k, nproc, port int, secret []byte) []string {
 		"RANK="+strconv.Itoa(k), "WORLD_SIZE="+strconv.Itoa(nproc),
 		"LOCAL_RANK="+strconv.Itoa(k), "LOCAL_WORLD_SIZE="+strconv.Itoa(nproc),
 		"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port),
-		"GRAFT_TOKEN="+hex.EncodeToString(secret))
+		"GRAFT_TOKEN="+string(secret))
 }
 
 // workerExit is how one worker ended.
@@ -148,7 +168,7 @@ type localWorkers struct {
 
 // startLocalWorkers starts opt.nproc workers, stopping at the first that
 // cannot be started (it is then the first failure).
-func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, stdout, stderr io.Writer) *localWorkers {
+func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, link *launcherLink, stdout, stderr io.Writer) *localWorkers {
 	n := opt.nproc
 	w := &localWorkers{procs: make([]*exec.Cmd, n), exits: make(chan workerExit, n), exited: make([]bool, n),
 		failures: make([]*workerExit, n), outs: make([]*lineWriter, n), errs: make([]*lineWriter, n)}
@@ -162,6 +182,9 @@ func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []by
 		w.errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
 		cmd.Stdout, cmd.Stderr = w.outs[k], w.errs[k]
 		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us
+		cmd.SysProcAttr = workerProcAttr()
+		cmd.ExtraFiles = []*os.File{link.r}
+		cmd.Env = append(cmd.Env, launcherFDVar+"=3")
 		w.procs[k] = cmd
 		if err := cmd.Start(); err != nil {
 			w.first = &workerExit{k, err}

@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "graft: %v\n", cpuid.EnvErr)
 		return 2
 	}
+	watchLauncher() // a worker of graft launch stops when the launcher is gone
 	cmd, ok := commands[name]
 	if !ok {
 		fmt.Fprintf(stderr, "graft: unknown command %q; run 'graft help' for the list\n", name)

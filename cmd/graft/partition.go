@@ -18,6 +18,7 @@ import (
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/sysstat"
+	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
@@ -67,6 +68,7 @@ type partitionFlags struct {
 	imbalance            float64
 	out, assign          string
 	metisGraph           string
+	secretFile           string
 	asJSON               bool
 }
 
@@ -138,6 +140,7 @@ func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, erro
 	fs.StringVar(&f.out, "out", "", "write the assignment here (one part id per line), or with a trailing slash one directory per part for graft train --part-dir")
 	fs.StringVar(&f.assign, "assign", "", "report the quality of this assignment instead of partitioning")
 	fs.StringVar(&f.metisGraph, "write-metis-graph", "", "write the graph in gpmetis's input format to this file")
+	fs.StringVar(&f.secretFile, "secret-file", "", "authenticate the parts of --out DIR/ with the job secret in this file (default: GRAFT_TOKEN, if set)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return nil, err
@@ -229,7 +232,7 @@ func (f *partitionFlags) writeOut(parts []int32, k int, method string) error {
 	case f.out == "":
 		return nil
 	case isPartDirPath(f.out):
-		return writePartDirs(f.out, f.name, f.dataDir, f.split, f.seed, parts, k, method)
+		return writePartDirs(f.out, f.name, f.dataDir, f.split, f.seed, parts, k, method, f.secretFile)
 	}
 	return writeFile(f.out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) })
 }
@@ -328,8 +331,9 @@ func isPartDirPath(path string) bool {
 // writePartDirs stores the parts of assignment parts for graft train
 // --part-dir, with the data prepared as graft train prepares it by default
 // (row-normalised features, stored dense or sparse by density) and the
-// split spec drawn with seed.
-func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []int32, k int, method string) error {
+// split spec drawn with seed; with a job secret (GRAFT_TOKEN, or
+// secretFile) the set is authenticated.
+func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []int32, k int, method, secretFile string) error {
 	if strings.HasPrefix(name, "rmat:") {
 		return usageError{errors.New("--out DIR/: stored parts need a dataset with labels; R-MAT graphs have none")}
 	}
@@ -351,7 +355,11 @@ func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []in
 	}
 	src := partstore.Source{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Classes: ds.NumClasses, Split: split}
 	m := partstore.Manifest{Dataset: ds.Name, Split: split.Name, Method: method}
-	if err := partstore.Write(dir, m, src, layout); err != nil {
+	secret, err := launch.OptionalSecret(secretFile, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := partstore.Write(dir, m, src, layout, secret); err != nil {
 		return fmt.Errorf("--out %s: %w", dir, err)
 	}
 	return writeFile(filepath.Join(dir, "assignment.txt"), func(w io.Writer) error { return partition.WriteAssignment(w, parts) })

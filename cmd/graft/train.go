@@ -151,7 +151,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
-		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume,
+		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize,
 		Place: place, Launch: o.worker.flags,
@@ -179,8 +179,11 @@ func printSummary(w io.Writer, sum job.Summary) {
 	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
-		fmt.Fprintf(w, "sent            %s halo forward, %s halo backward, %s gradients (%s, %s)\n",
-			formatBytes(sum.BytesFwd), formatBytes(sum.BytesBwd), formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
+		halo := "no halo traffic"
+		if sum.BytesFwd+sum.BytesBwd > 0 {
+			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
+		}
+		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}

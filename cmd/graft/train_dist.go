@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/job"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -19,6 +20,7 @@ type distOptions struct {
 	checkpointDir   string
 	checkpointEvery int
 	resume          string
+	resumeAllow     string
 }
 
 func (d *distOptions) register(fs *flag.FlagSet) {
@@ -30,5 +32,6 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
 	fs.StringVar(&d.checkpointDir, "checkpoint-dir", "", "write checkpoints to `DIR` (every --checkpoint-every epochs, and when interrupted by SIGINT or SIGTERM)")
 	fs.IntVar(&d.checkpointEvery, "checkpoint-every", 10, "epochs between checkpoints when --checkpoint-dir is set (0: only when interrupted)")
-	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies); it keeps checkpointing there unless --checkpoint-dir says otherwise")
+	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies) with the settings it was trained with; it keeps checkpointing there unless --checkpoint-dir says otherwise")
+	fs.StringVar(&d.resumeAllow, "resume-allow", "", "settings a --resume may change, comma-separated: "+strings.Join(job.Resumable, ", "))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/job"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -131,5 +132,16 @@ func TestTrainTextSummary(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// A partitioned run whose parts share no edge sends no halo bytes: the
+// summary says so instead of calling the amount unknown.
+func TestSummaryWithoutHaloTraffic(t *testing.T) {
+	var out bytes.Buffer
+	printSummary(&out, job.Summary{Model: "gcn", Dataset: "d", Parts: 2, Partition: "random", BytesGrad: 1 << 20,
+		Compress: "none", Schedule: "fixed:1", PeakRSSBytes: 1 << 20})
+	if s := out.String(); !strings.Contains(s, "no halo traffic, 1.0 MiB gradients") || strings.Contains(s, "unknown") {
+		t.Fatalf("summary:\n%s", s)
 	}
 }

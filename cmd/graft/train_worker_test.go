@@ -266,3 +266,76 @@ func TestTrainFromPartDir(t *testing.T) {
 		}
 	}
 }
+
+// Every worker of a multi-process resume refuses a checkpoint trained with
+// other settings (rank 0 checks it and tells the others why), and a new
+// multi-process run refuses a directory of another run's checkpoints.
+func TestTrainWorkersCheckTheResumedRun(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "ckpt")
+	args := []string{"launch", "--nproc", "2", "--", "train", "--epochs", "2", "--start-timeout", "30s", "--checkpoint-dir", ckpt, "--checkpoint-every", "1"}
+	if stdout, stderr, code, _ := graftProcess(t, args...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct{ extra, want string }{
+		{"--resume", "--seed 1 (now 2)"},
+		{"", "another run"},
+	} {
+		a := append(args, "--seed", "2")
+		if tc.extra != "" {
+			a = append(a, tc.extra, ckpt)
+		}
+		stdout, stderr, code, _ := graftProcess(t, a...)
+		if code == 0 || !strings.Contains(stderr, "[rank 1] graft train: rank 0: ") || strings.Count(stderr, tc.want) < 2 {
+			t.Errorf("%s: exit %d\n%s\n%s", tc.want, code, stdout, stderr)
+		}
+	}
+}
+
+// An assignment with an empty part (gpmetis writes them) trains across
+// processes as in one: the empty worker takes part in every exchange.
+func TestTrainWorkersWithAnEmptyPart(t *testing.T) {
+	dir := t.TempDir()
+	assign := filepath.Join(dir, "assign.txt")
+	var b strings.Builder
+	for v := range 2708 { // Cora's nodes, in parts 0 and 1 of 3
+		fmt.Fprintln(&b, v%2)
+	}
+	if err := os.WriteFile(assign, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"train", "--epochs", "3", "--partition", assign}
+	if code, _, stderr := runGraft(t, append(args, "--parts", "3", "--save", filepath.Join(dir, "in.st"))...); code != 0 {
+		t.Fatalf("in one process: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code, _ := graftProcess(t, append(append([]string{"launch", "--nproc", "3", "--"}, args...),
+		"--start-timeout", "20s", "--save", filepath.Join(dir, "mp.st"))...)
+	if code != 0 {
+		t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sameFile(t, filepath.Join(dir, "in.st"), filepath.Join(dir, "mp.st"))
+}
+
+// A worker that fails for a reason of its own (here rank 0's damaged part
+// file) tells the others why before it closes, and they report that reason
+// instead of having lost it.
+func TestTrainWorkersReportAPeersOwnFailure(t *testing.T) {
+	parts := partDir(t, "")
+	topo := filepath.Join(parts, "part-0", "topology.bin")
+	b, err := os.ReadFile(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	os.WriteFile(topo, b, 0o644)
+	_, stderr, code, _ := graftProcess(t, "launch", "--nproc", "2", "--", "train", "--epochs", "2", "--part-dir", parts, "--start-timeout", "20s")
+	var rank1 string
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "[rank 1] graft train: ") {
+			rank1 = line
+		}
+	}
+	if code == 0 || !strings.Contains(rank1, "rank 0 failed") || !strings.Contains(rank1, "aborted: stored part 0") || !strings.Contains(rank1, "topology.bin") || strings.Contains(rank1, "lost") {
+		t.Fatalf("exit %d; rank 1 says %q\n%s", code, rank1, stderr)
+	}
+}

@@ -1,5 +1,7 @@
 // Package sysstat reads what the operating system knows about this
-// process's use of the machine: its CPU time and its peak resident memory.
+// process's use of the machine: its CPU time, its peak resident memory,
+// and the memory still available to it (AvailableMemory, which readers
+// check before inflating large inputs).
 // Benchmarks and reports quote CPU time beside wall time because other
 // processes sharing the cores stretch wall time far more than CPU time, and
 // peak RSS because it, not the Go heap, is what a machine must hold.

@@ -53,3 +53,18 @@ func TestPeakRSSFollowsMemory(t *testing.T) {
 		t.Errorf("peak RSS %d B after freeing %d B and a reset, %d B before: the reset did not lower it", after, size, peak)
 	}
 }
+
+func TestCgroupRoom(t *testing.T) {
+	if p := cgroupPath([]byte("12:cpu:/x\n0::/job/graft\n")); p != "/job/graft" {
+		t.Errorf("cgroupPath = %q", p)
+	}
+	if room, ok := cgroupRoom([]byte("1000\n"), []byte("300\n")); room != 700 || !ok {
+		t.Errorf("cgroupRoom = %d, %v", room, ok)
+	}
+	if _, ok := cgroupRoom([]byte("max\n"), []byte("300\n")); ok {
+		t.Error("an unlimited cgroup has a limit")
+	}
+	if n, ok := AvailableMemory(); ok && n <= 0 {
+		t.Errorf("AvailableMemory = %d", n)
+	}
+}

@@ -22,9 +22,6 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 	}
 	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
 	ids = append(append(ids, part.Owned...), part.Halo...)
-	if len(part.Halo) == 0 {
-		halo = nil
-	}
 	lg, err := nn.NewBlock(ops, ids, halo)
 	if err != nil {
 		return Data{}, err

@@ -23,9 +23,6 @@ func StoredData(sp *partstore.Part, halo nn.Halo) (Data, error) {
 	}
 	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
 	ids = append(append(ids, part.Owned...), part.Halo...)
-	if len(part.Halo) == 0 {
-		halo = nil
-	}
 	lg, err := nn.NewBlock(ops, ids, halo)
 	if err != nil {
 		return Data{}, err

@@ -62,7 +62,7 @@ func TestStoredPartsTrainLikePartOf(t *testing.T) {
 		const k = 3
 		s, p, layout := storedTask(t, k, sparse)
 		dir := t.TempDir()
-		if err := partstore.Write(dir, partstore.Manifest{Dataset: "sbm", Split: "mod5", Method: "random"}, source(p, s.classes), layout); err != nil {
+		if err := partstore.Write(dir, partstore.Manifest{Dataset: "sbm", Split: "mod5", Method: "random"}, source(p, s.classes), layout, nil); err != nil {
 			t.Fatal(err)
 		}
 
@@ -157,7 +157,7 @@ func FuzzStoredData(f *testing.F) {
 	src := partstore.Source{Graph: g, Features: nn.DenseFeatures(tensor.New(6, 2)), Labels: []int32{0, 1, 0, 1, 0, 1}, Classes: 2,
 		Split: dataset.Split{Train: []int32{0, 1}, Val: []int32{2}, Test: []int32{3, 4, 5}}}
 	dir := f.TempDir()
-	if err := partstore.WritePart(dir, partstore.Build(src, &layout.Parts[0], partstore.Fingerprint(layout))); err != nil {
+	if _, err := partstore.WritePart(dir, partstore.Build(src, &layout.Parts[0], partstore.Fingerprint(layout))); err != nil {
 		f.Fatal(err)
 	}
 	var seed [3][]byte

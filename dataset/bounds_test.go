@@ -1,0 +1,136 @@
+package dataset
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"hash/crc32"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// zeroBomb is a deflate stream of n MiB of zeros, about 1 KiB per MiB: one
+// compressed mebibyte, flushed to a byte boundary, repeated, then the
+// final block.
+func zeroBomb(prefix []byte, mib int) []byte {
+	var one, out bytes.Buffer
+	w, _ := flate.NewWriter(&one, flate.BestCompression)
+	w.Write(make([]byte, 1<<20))
+	w.Flush()
+	block := bytes.Clone(one.Bytes())
+	var head bytes.Buffer
+	hw, _ := flate.NewWriter(&head, flate.BestCompression)
+	hw.Write(prefix)
+	hw.Flush()
+	out.Write(head.Bytes())
+	for range mib {
+		out.Write(block)
+	}
+	one.Reset()
+	w.Reset(&one)
+	w.Close()
+	out.Write(one.Bytes())
+	return out.Bytes()
+}
+
+// bombNPZ is tinyBenchmarkNPZ with one more member, name, whose .npy
+// header declares shape (mib·2^18,) of <f4, all zeros, deflated to a few
+// hundred KiB: its sizes are honest, only its shape is wrong.
+func bombNPZ(name string, mib int) []byte {
+	small, _ := zip.NewReader(bytes.NewReader(tinyBenchmarkNPZ(true)), int64(len(tinyBenchmarkNPZ(true))))
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, f := range small.File {
+		if f.Name == name+".npy" {
+			continue
+		}
+		zw.Copy(f)
+	}
+	hdr := npyBytes("<f4", false, []int{mib << 18}, nil)
+	crc := crc32.NewIEEE()
+	crc.Write(hdr)
+	zero := make([]byte, 1<<20)
+	for range mib {
+		crc.Write(zero)
+	}
+	body := zeroBomb(hdr, mib)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name + ".npy", Method: zip.Deflate, CRC32: crc.Sum32(),
+		CompressedSize64: uint64(len(body)), UncompressedSize64: uint64(len(hdr) + mib<<20)})
+	if err != nil {
+		panic(err)
+	}
+	w.Write(body)
+	zw.Close()
+	return b.Bytes()
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A member whose header declares far more data than the layout can use
+// (labels for 2^28 nodes of a 4-node graph) is refused from its header,
+// before anything is inflated.
+func TestNPZLayoutCheckedBeforeInflating(t *testing.T) {
+	const mib = 1024
+	b := bombNPZ("labels", mib)
+	if len(b) > 2<<20 {
+		t.Fatalf("the bomb is %d bytes", len(b))
+	}
+	var err error
+	n := allocated(func() { _, err = ParseNPZDataset("bomb", "bomb.npz", b) })
+	if err == nil || !strings.Contains(err.Error(), "bomb.npz: array labels has shape (268435456,)") || !strings.Contains(err.Error(), "4 nodes") {
+		t.Fatalf("err = %v", err)
+	}
+	if n > 16<<20 {
+		t.Fatalf("refusing a %d-byte archive allocated %d MiB", len(b), n>>20)
+	}
+}
+
+// One large node id in a tiny edge list would make a graph of 2^31 nodes
+// (16 GiB of offsets): the file's few edges cannot justify it.
+func TestEdgeListNodeCountBoundedByItsEdges(t *testing.T) {
+	_, err := ParseEdgeList("big.txt", strings.NewReader("0 1\n1 2147483646\n"), 0)
+	if err == nil || !strings.Contains(err.Error(), "big.txt: line 2: node id 2147483646") || !strings.Contains(err.Error(), "relabel") {
+		t.Fatalf("err = %v", err)
+	}
+	// Isolated nodes up to the bound are fine.
+	el, err := ParseEdgeList("ok.txt", strings.NewReader("0 1\n1 1000000\n"), 0)
+	if err != nil || el.N != 1000001 {
+		t.Fatalf("edge list with a gap: %v, %v", el, err)
+	}
+}
+
+// An OGB directory's declared node count is bounded the same way when no
+// per-node file backs it.
+func TestOGBNodeCountBoundedByItsEdges(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "raw/edge.csv", []byte("0,1\n"))
+	writeFile(t, dir, "raw/num-node-list.csv", []byte("2147483646\n"))
+	var err error
+	n := allocated(func() { _, err = ReadOGB("tiny", dir) })
+	if err == nil || !strings.Contains(err.Error(), "num-node-list.csv") || !strings.Contains(err.Error(), "2147483646 nodes") {
+		t.Fatalf("err = %v", err)
+	}
+	if n > 16<<20 {
+		t.Fatalf("refusing it allocated %d MiB", n>>20)
+	}
+}
+
+// An archive whose arrays would not fit in the memory available is refused
+// before they are inflated, with a message rather than the runtime's crash.
+func TestNPZRefusedBeyondAvailableMemory(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 1 << 20, true }
+	b := bombNPZ("attr_matrix", 4) // 4 MiB: more than the 1 MiB "available"
+	_, err := ParseNPZ("big.npz", b)
+	if err == nil || !strings.Contains(err.Error(), "big.npz: its arrays hold 4.0 MiB, more than the 1.0 MiB of memory available") {
+		t.Fatalf("err = %v", err)
+	}
+}
