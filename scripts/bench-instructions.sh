@@ -8,11 +8,13 @@
 # Per configuration it runs `graft train` for E1 and E2 epochs (patience
 # off, evaluation every epoch) under callgrind with each binary and prints
 # (I(E2) − I(E1)) / (E2 − E1) for each, and the ratio new/old. Kernels are
-# capped at AVX2 (GRAFT_SIMD), which valgrind decodes; GOMAXPROCS is fixed
-# so that both binaries split work alike.
+# capped at AVX2 (GRAFT_SIMD), which valgrind decodes. GOMAXPROCS is 1:
+# with more, idle workers spin for work for as long as timing dictates,
+# and the counts of two identical runs differ by several percent.
 #
 # Usage: scripts/bench-instructions.sh OLD_BINARY NEW_BINARY
-# Environment: E1 (default 3), E2 (default 13).
+# Environment: E1 (default 3), E2 (default 13); GRAFT_DATA for the
+# amazon-computers rows.
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: $0 OLD_BINARY NEW_BINARY" >&2
@@ -26,16 +28,22 @@ configs=(
   "cora gat|--dataset cora --model gat"
   "cora gcn, 4 parts|--dataset cora --parts 4"
   "cora gcn, 4 parts, topk|--dataset cora --parts 4 --compress topk --schedule fixed:4"
-  "sbm 20k gcn|--dataset sbm:20000:20:32:8 --hidden 64"
-  "sbm 20k sage|--dataset sbm:20000:20:32:8 --model sage --hidden 64"
+  "amazon-computers gcn|--dataset amazon-computers"
+  "amazon-computers sage|--dataset amazon-computers --model sage"
 )
 
 count() { # binary epochs args...
-  local bin=$1 epochs=$2
+  local bin=$1 epochs=$2 out n
   shift 2
-  GODEBUG=asyncpreemptoff=1 GRAFT_SIMD=avx2 GOMAXPROCS=2 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    "$bin" train "$@" --epochs "$epochs" --patience 0 --json 2>&1 >/dev/null |
-    sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  out=$(GODEBUG=asyncpreemptoff=1 GRAFT_SIMD=avx2 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    "$bin" train "$@" --epochs "$epochs" --patience 0 --json 2>&1 >/dev/null) || {
+    echo "$bin train $* --epochs $epochs failed:" >&2
+    tail -5 <<<"$out" >&2
+    exit 1
+  }
+  n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$out")
+  [ -n "$n" ] || { echo "no instruction count from $bin train $*" >&2; exit 1; }
+  echo "$n"
 }
 
 printf '%-28s %16s %16s %8s\n' configuration "old instr/epoch" "new instr/epoch" new/old
