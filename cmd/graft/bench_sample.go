@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/internal/bench"
 )
 
@@ -21,7 +22,7 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
 	var graphs, samplers listFlag
-	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47)")
+	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
 	fs.Var(&samplers, "sampler", "a sampler form to time (repeatable; default neighbor:15,10,5)")
 	batch := fs.Int("batch-size", 0, "seeds per batch (default 1024)")
 	batches := fs.Int("batches", 0, "batches timed per run (default 20)")
@@ -33,8 +34,12 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	if *quick {
 		cfg = bench.QuickSampleConfig()
 	}
-	if len(graphs) > 0 {
+	cfg.DataDir = dataset.ResolveDataDir(*dataDir)
+	switch {
+	case len(graphs) > 0:
 		cfg.Graphs = graphs
+	case cfg.DataDir != "" && !*quick:
+		cfg.Graphs = append(cfg.Graphs, "amazon-computers")
 	}
 	if len(samplers) > 0 {
 		cfg.Samplers = samplers
@@ -46,7 +51,6 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	if *batches > 0 {
 		cfg.Batches = *batches
 	}
-	cfg.DataDir = *dataDir
 	if !*asJSON {
 		fmt.Fprintf(stdout, "%-24s %-20s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/graft-gnn/graft/internal/bench"
 )
 
-// benchTrain times full-graph training epochs (graft bench train).
+// benchTrain times full-graph training epochs (graft bench train), or
+// mini-batch epochs against their floor with --sampler.
 func benchTrain(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench train", flag.ContinueOnError)
+	mb := minibatchBenchFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM instead of 1M nodes, for a smoke test")
 	reps := fs.Int("reps", 0, "timed epochs per SBM run after one warm-up (median reported; default 5)")
@@ -26,6 +28,9 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 	dropout := fs.Float64("dropout", 0.5, "dropout rate of the timed models (0 skips the dropout passes and their buffers)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
+	}
+	if *mb.sampler != "" {
+		return benchMinibatch(fs, mb, *asJSON, *quick, *reps, *dataDir, *cpuProfile, *models, *dropout, stdout, stderr)
 	}
 	cfg := bench.DefaultTrainConfig()
 	if *quick {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,43 @@ func TestBenchSampleQuick(t *testing.T) {
 	}
 	if code, _, stderr := runGraft(t, "bench", "sample", "--quick", "--sampler", "neighbor:0"); code != 1 || !strings.Contains(stderr, "fanout") {
 		t.Errorf("a fanout of 0: exit %d, %s", code, stderr)
+	}
+}
+
+// bench train --sampler reports mini-batch epochs beside a floor measured
+// in the same run.
+func TestBenchTrainSampledQuick(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	code, stdout, stderr := runGraft(t, "bench", "train", "--quick", "--sampler", "neighbor:5,3", "--layers", "2", "--reps", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+	}
+	var r struct {
+		Graph             string  `json:"graph"`
+		Sampler           string  `json:"sampler"`
+		Batches           int     `json:"batches"`
+		EpochMs           float64 `json:"epoch_ms"`
+		FloorMs           float64 `json:"floor_ms"`
+		TimesFloor        float64 `json:"times_floor"`
+		TriadGBps         float64 `json:"triad_gbps"`
+		GemmGFLOPS        float64 `json:"gemm_gflops"`
+		GatheredBytes     float64 `json:"gathered_bytes"`
+		Flops             float64 `json:"flops"`
+		SampleGatherShare float64 `json:"sample_gather_share"`
+		PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil {
+		t.Fatalf("%q: %v", stdout, err)
+	}
+	if r.Sampler != "neighbor:5,3" || r.Batches < 1 || r.EpochMs <= 0 || r.TriadGBps <= 0 || r.GemmGFLOPS <= 0 ||
+		r.GatheredBytes <= 0 || r.Flops <= 0 || r.PeakRSSBytes <= 0 || r.SampleGatherShare <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	floor := max(r.GatheredBytes/(r.TriadGBps*1e6), r.Flops/(r.GemmGFLOPS*1e6))
+	if math.Abs(r.FloorMs-floor) > 1e-9*floor || math.Abs(r.TimesFloor-r.EpochMs/floor) > 1e-9*r.TimesFloor {
+		t.Errorf("floor %v ms and ×%v, want %v ms and ×%v", r.FloorMs, r.TimesFloor, floor, r.EpochMs/floor)
+	}
+	if code, _, stderr := runGraft(t, "bench", "train", "--quick", "--sampler", "neighbor:5,3", "--layers", "3"); code == 0 {
+		t.Errorf("two fanouts for three layers: exit 0, %s", stderr)
 	}
 }
