@@ -30,7 +30,7 @@ type MinibatchConfig struct {
 	// BatchSize is the seeds per batch; Layers and Hidden the model's
 	// depth (the sampler's, for the layer-wise samplers) and width.
 	BatchSize, Layers, Hidden int
-	Dropout           float64
+	Dropout                   float64
 	// Reps timed epochs after one warm-up epoch (the median is reported).
 	Reps int
 	// Eval adds one exact layer-wise evaluation after the timed epochs.
