@@ -10,13 +10,14 @@
 # (I(E2) − I(E1)) / (E2 − E1) for each, and the ratio new/old. Kernels are
 # capped at AVX2 (GRAFT_SIMD), which valgrind decodes. GOMAXPROCS is 1:
 # with more, idle workers spin for work for as long as timing dictates,
-# and the counts of two identical runs differ by several percent. Work
-# that timers start (heartbeats, progress) still adds instructions to a
-# slow run now and then, never removes them: each count is the least of
-# REPS runs.
+# and the counts of two identical runs differ by several percent. The
+# garbage collector is off (GOGC=off): when its cycles start depends on
+# timing too, and one cycle more or less moved a Cora epoch's count by a
+# third; without it repeated counts agree to 0.05%. Each count is the
+# least of REPS runs, for what timers still add now and then.
 #
 # Usage: scripts/bench-instructions.sh OLD_BINARY NEW_BINARY
-# Environment: E1 (default 3), E2 (default 13), REPS (default 2); GRAFT_DATA for the
+# Environment: E1 (default 3), E2 (default 13), REPS (default 1); GRAFT_DATA for the
 # amazon-computers rows.
 set -euo pipefail
 if [ $# -ne 2 ]; then
@@ -24,7 +25,7 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 old=$1 new=$2
-e1=${E1:-3} e2=${E2:-13} reps=${REPS:-2}
+e1=${E1:-3} e2=${E2:-13} reps=${REPS:-1}
 configs=(
   "cora gcn|--dataset cora"
   "cora sage|--dataset cora --model sage"
@@ -38,7 +39,7 @@ configs=(
 count() { # binary epochs args...
   local bin=$1 epochs=$2 out n
   shift 2
-  out=$(GODEBUG=asyncpreemptoff=1 GRAFT_SIMD=avx2 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+  out=$(GOGC=off GODEBUG=asyncpreemptoff=1 GRAFT_SIMD=avx2 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
     "$bin" train "$@" --epochs "$epochs" --patience 0 --json 2>&1 >/dev/null) || {
     echo "$bin train $* --epochs $epochs failed:" >&2
     grep -v "^==" <<<"$out" | tail -3 >&2
