@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/internal/stats"
@@ -35,9 +36,13 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if s.CheckpointEvery < 0 {
 		return Summary{}, specError(fmt.Errorf("--checkpoint-every %d: want 0 or more", s.CheckpointEvery))
 	}
+	start := time.Now()
 	in, err := s.load()
 	if err != nil {
 		return Summary{}, err
+	}
+	if took := time.Since(start); took > 5*time.Second && leader {
+		fmt.Fprintf(s.Log, "graft train: %s loaded in %.0f s\n", in.name, took.Seconds())
 	}
 	s.Parts = max(s.Parts, 1)
 	s.Train.Model.Classes = in.classes
@@ -121,7 +126,7 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
-	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize,
+	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize, Options: minibatch.Options{OnBatch: s.BatchProgress},
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
 	res, loop, err := minibatch.Run(ctx, s.Train, in.problem, mo, onEpoch)
 	if se := (sample.SpecError{}); errors.As(err, &se) {

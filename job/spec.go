@@ -65,7 +65,10 @@ type Spec struct {
 	// (rank 0); Log receives notes (resuming, serving metrics, a setting
 	// that has no effect), nil for none.
 	Progress func(metrics.Epoch)
-	Log      io.Writer
+	// BatchProgress, if set, is told after every mini-batch how many of
+	// the epoch's batches are done (rank 0, --sampler only).
+	BatchProgress func(epoch, done, batches int)
+	Log           io.Writer
 
 	record map[string]string // the settings checkpoints record (trajectory)
 }

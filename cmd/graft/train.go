@@ -105,7 +105,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progressOut = io.Discard
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
-	spec.Progress, spec.Log = progress.epoch, stderr
+	spec.Progress, spec.BatchProgress, spec.Log = progress.epoch, progress.batch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopProfile, err := startCPUProfile(o.cpuProfile)
@@ -262,7 +262,12 @@ type trainProgress struct {
 	total int
 	every int
 	last  metrics.Epoch
+	// The current epoch's start and when a line about its batches was
+	// last printed: long mini-batch epochs report every batchEvery.
+	epochStart, batchLine time.Time
 }
+
+var batchEvery = 10 * time.Second
 
 func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	p := &trainProgress{w: w, total: epochs, every: max(1, epochs/10)}
@@ -279,8 +284,26 @@ func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	return p
 }
 
+// batch notes mini-batch progress: a line every batchEvery of an epoch
+// (the bar, on a terminal, says how many batches are done).
+func (p *trainProgress) batch(epoch, done, batches int) {
+	now := time.Now()
+	if p.epochStart.IsZero() {
+		p.epochStart, p.batchLine = now, now
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("epoch %d: batch %d/%d", epoch, done, batches))
+		return
+	}
+	if now.Sub(p.batchLine) >= batchEvery && done < batches {
+		p.batchLine = now
+		fmt.Fprintf(p.w, "epoch %d: batch %d/%d, %.0f s\n", epoch, done, batches, now.Sub(p.epochStart).Seconds())
+	}
+}
+
 func (p *trainProgress) epoch(m metrics.Epoch) {
 	p.last = m
+	p.epochStart = time.Time{}
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
 		_ = p.bar.Set(m.Epoch)

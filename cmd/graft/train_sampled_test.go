@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/metrics"
 )
@@ -73,5 +74,26 @@ func TestTrainSampledErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// Long mini-batch epochs say how far they have got: a line about the
+// epoch's batches every batchEvery (zero here: after every batch but the
+// last).
+func TestTrainSampledReportsBatchProgress(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	defer func(d time.Duration) { batchEvery = d }(batchEvery)
+	batchEvery = 0
+	code, _, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "70", "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"epoch 1: batch 1/2,", "epoch 2: batch 1/2,"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "batch 2/2") {
+		t.Errorf("a line for an epoch's last batch:\n%s", stderr)
 	}
 }

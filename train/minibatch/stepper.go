@@ -17,6 +17,10 @@ type Options struct {
 	// Prefetch is how many batches are sampled and gathered ahead of the
 	// compute (default 2).
 	Prefetch int
+	// OnBatch, if set, is called after each batch's backward pass with
+	// the epoch, the batches of it done and its batches: progress for
+	// epochs that take minutes.
+	OnBatch func(epoch, done, batches int)
 }
 
 // Stepper is the mini-batch train.Stepper: each step runs the model on a
@@ -32,6 +36,7 @@ type Stepper struct {
 	pending []*prepared // the optimiser step's micro-batches
 	norm    float64     // the step's loss normaliser, for unweighted batches
 	stats   Stats
+	onBatch func(epoch, done, batches int)
 }
 
 // Stats are the figures of the batches run since the last call of
@@ -72,7 +77,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 		return nil, err
 	}
 	opts.Prefetch = max(opts.Prefetch, 2)
-	return &Stepper{model: model, sampler: sampler, problem: p,
+	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch,
 		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch, cfg.Accumulate),
 		eval: newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))}, nil
 }
@@ -121,6 +126,9 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	}
 	s.model.Backward(dlogits)
 	s.stats.ComputeSeconds += time.Since(start).Seconds()
+	if s.onBatch != nil {
+		s.onBatch(b.Epoch, b.Index+1, s.sampler.Batches())
+	}
 	return loss, nil
 }
 
