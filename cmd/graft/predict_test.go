@@ -314,3 +314,25 @@ func TestEvaluateOlderModelFile(t *testing.T) {
 		})
 	}
 }
+
+// TestEvaluateFromPartDir: a model trained from graft partition's stored
+// parts is evaluated on the dataset the manifest names; its file cannot
+// record the parts' preparation, which evaluate says it assumed.
+func TestEvaluateFromPartDir(t *testing.T) {
+	parts := partDir(t, "")
+	file, sum := trainSaved(t, t.TempDir(), "parts.safetensors", "--epochs", "6", "--part-dir", parts)
+	code, stdout, stderr := runGraft(t, "evaluate", "--json", "--model-file", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "assuming --lcc=false, --row-normalize=true") {
+		t.Errorf("stderr does not name the assumed preparation: %q", stderr)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(stdout), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev["dataset"] != "cora" || ev["test_acc"] != sum["test_acc"] || ev["reproduces_run"] != true {
+		t.Errorf("evaluate gave %v; the run reported test %v", ev, sum["test_acc"])
+	}
+}
