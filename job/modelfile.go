@@ -252,11 +252,12 @@ func (info ModelInfo) AssumedNote() string {
 	if len(info.Assumed) == 0 {
 		return ""
 	}
-	defaults := map[string]string{"normalize": "--normalize=false", "lcc": "--lcc=false",
-		"row_normalize": "--row-normalize=true", "features": "--features auto", "split_seed": "the split seeded with the training seed"}
-	var set []string
+	known := map[string][2]string{"normalize": {"--normalize", "--normalize=false"}, "lcc": {"--lcc", "--lcc=false"},
+		"row_normalize": {"--row-normalize", "--row-normalize=true"}, "features": {"--features", "--features auto"},
+		"split_seed": {"the split's seed", "the training seed"}}
+	var what, assumed []string
 	for _, k := range info.Assumed {
-		set = append(set, defaults[k])
+		what, assumed = append(what, known[k][0]), append(assumed, known[k][1])
 	}
-	return "the model file does not record how its input was prepared; assuming " + strings.Join(set, ", ")
+	return "the model file does not record " + strings.Join(what, ", ") + "; assuming " + strings.Join(assumed, ", ")
 }

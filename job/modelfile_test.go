@@ -14,7 +14,7 @@ func TestModelInfoRoundTrip(t *testing.T) {
 			Activation: nn.ELU, Seed: 9}, Layout: nn.PyGLayout, Dataset: "cora", Source: "cora", Split: "random:20:30",
 			SplitSeed: 9, LCC: true, RowNormalize: false, Features: "dense", Nodes: 2485, Epoch: 40,
 			TrainAcc: 1, ValAcc: 0.7933333333333333, TestAcc: 0.8123, Scored: true},
-		// From a part directory: no source, preparation and split seed assumed.
+		// No source, and the preparation and split seed not recorded.
 		{Model: nn.Config{Model: "sage", Layers: 2, Hidden: 32, Heads: 1, OutputHeads: 1, InFeatures: 767, Classes: 10,
 			Activation: nn.ReLU, Normalize: true, Seed: 1}, Layout: nn.TorchLayout, Dataset: "amazon-computers",
 			Split: "frac:0.1:0.1", SplitSeed: 1, RowNormalize: true, Features: "sparse", Nodes: 13752, Epoch: 2, Scored: true,

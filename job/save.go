@@ -27,10 +27,12 @@ func (s *Spec) saveModel(in *input, res train.Result, model *nn.Model) error {
 		info.Features = "sparse"
 	}
 	if in.manifest != nil {
-		// The part directory was prepared by graft partition, whose
-		// preparation and split seed its manifest does not record.
+		// graft partition --out prepares parts as graft train does by
+		// default (the whole graph, row-normalised features); its
+		// manifest does not record the split's seed.
+		info.LCC, info.RowNormalize = false, true
 		info.Nodes = in.manifest.Nodes
-		info.Assumed = []string{"lcc", "row_normalize", "split_seed"}
+		info.Assumed = []string{"split_seed"}
 	} else {
 		info.Source = s.Dataset
 		info.Nodes = in.problem.Graph.N

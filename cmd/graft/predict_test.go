@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/maruel/safetensors"
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/nn"
@@ -301,7 +304,7 @@ func TestEvaluateOlderModelFile(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if !strings.Contains(stderr, "does not record how its input was prepared") {
+			if !strings.Contains(stderr, "does not record --normalize, --lcc, --row-normalize, --features, the split's seed; assuming") {
 				t.Errorf("stderr does not name the assumed settings: %q", stderr)
 			}
 			var ev map[string]any
@@ -316,8 +319,8 @@ func TestEvaluateOlderModelFile(t *testing.T) {
 }
 
 // TestEvaluateFromPartDir: a model trained from graft partition's stored
-// parts is evaluated on the dataset the manifest names; its file cannot
-// record the parts' preparation, which evaluate says it assumed.
+// parts is evaluated on the dataset the manifest names; the manifest does
+// not record the split's seed, which evaluate says it assumed.
 func TestEvaluateFromPartDir(t *testing.T) {
 	parts := partDir(t, "")
 	file, sum := trainSaved(t, t.TempDir(), "parts.safetensors", "--epochs", "6", "--part-dir", parts)
@@ -325,8 +328,8 @@ func TestEvaluateFromPartDir(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "assuming --lcc=false, --row-normalize=true") {
-		t.Errorf("stderr does not name the assumed preparation: %q", stderr)
+	if !strings.Contains(stderr, "does not record the split's seed; assuming the training seed") {
+		t.Errorf("stderr does not name the assumed split seed: %q", stderr)
 	}
 	var ev map[string]any
 	if err := json.Unmarshal([]byte(stdout), &ev); err != nil {
@@ -334,5 +337,30 @@ func TestEvaluateFromPartDir(t *testing.T) {
 	}
 	if ev["dataset"] != "cora" || ev["test_acc"] != sum["test_acc"] || ev["reproduces_run"] != true {
 		t.Errorf("evaluate gave %v; the run reported test %v", ev, sum["test_acc"])
+	}
+}
+
+// sameParams fails unless the model files a and b hold the same tensors,
+// bit for bit (their metadata may differ).
+func sameParams(t *testing.T, a, b string) {
+	t.Helper()
+	var files [2]*safetensors.File
+	for i, path := range []string{a, b} {
+		buf, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files[i], err = safetensors.Parse(buf); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	x, y := files[0].Tensors, files[1].Tensors
+	if len(x) != len(y) {
+		t.Fatalf("%s has %d tensors, %s %d", a, len(x), b, len(y))
+	}
+	for i := range x {
+		if x[i].Name != y[i].Name || !slices.Equal(x[i].Shape, y[i].Shape) || !bytes.Equal(x[i].Data, y[i].Data) {
+			t.Errorf("tensor %d: %s %v in %s differs from %s %v in %s", i, x[i].Name, x[i].Shape, a, y[i].Name, y[i].Shape, b)
+		}
 	}
 }
