@@ -21,6 +21,7 @@ import (
 // (with a part directory) the stored parts' manifest.
 type input struct {
 	name, split string
+	splitSeed   uint64 // the seed the split was resolved with
 	classes     int
 	sparse      bool
 	problem     train.Problem
@@ -52,7 +53,7 @@ func (s *Spec) load() (*input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
-	in := &input{name: ds.Name, split: split.Name, classes: ds.NumClasses, sparse: data.Features.IsSparse(),
+	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.IsSparse(),
 		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
 	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {
 		return nil, err

@@ -36,6 +36,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if s.CheckpointEvery < 0 {
 		return Summary{}, specError(fmt.Errorf("--checkpoint-every %d: want 0 or more", s.CheckpointEvery))
 	}
+	if _, err := nn.ParseLayout(s.SaveFormat); err != nil {
+		return Summary{}, specError(fmt.Errorf("--save-format: %v", err))
+	}
 	start := time.Now()
 	in, err := s.load()
 	if err != nil {
@@ -223,10 +226,8 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		sum.Balance = &b
 	}
 	if s.Save != "" {
-		meta := map[string]string{"model": mc.Model, "dataset": in.name, "split": in.split,
-			"epoch": fmt.Sprint(res.Best.Epoch), "seed": fmt.Sprint(mc.Seed)}
-		if err := nn.SaveParamsFile(s.Save, params, meta); err != nil {
-			return Summary{}, fmt.Errorf("saving parameters: %v", err)
+		if err := s.saveModel(in, res, loop.Model()); err != nil {
+			return Summary{}, err
 		}
 		sum.Saved = s.Save
 	}

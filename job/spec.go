@@ -52,9 +52,12 @@ type Spec struct {
 	Resume          string
 	ResumeAllow     []string
 
-	// Save receives the best parameters (safetensors); MetricsFile one
+	// Save receives the best parameters (safetensors) with the ModelInfo
+	// that graft evaluate and predict read, their key names as the
+	// nn.Layout SaveFormat names ("" for graft's own); MetricsFile one
 	// JSON object per epoch; MetricsAddr a Prometheus endpoint.
-	Save, MetricsFile, MetricsAddr string
+	Save, SaveFormat         string
+	MetricsFile, MetricsAddr string
 
 	// Place is this process's place in a multi-process job (Size ≤ 1 for
 	// a job in one process), and Launch how it connects to the others.

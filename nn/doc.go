@@ -30,8 +30,9 @@
 //
 // Weights are stored internally as [in, out] so that a layer computes X·W,
 // and saved in PyTorch's [out, in] layout under PyTorch-style names
-// (layers.0.weight, layers.0.lin_l.weight, layers.0.att_src, ...). Backward
-// overwrites parameter gradients rather than accumulating them.
+// (layers.0.weight, layers.0.lin_l.weight, layers.0.att_src, ...), or under
+// PyTorch Geometric's ([PyGLayout], via [Renamed]). Backward overwrites
+// parameter gradients rather than accumulating them.
 //
 // Dropout is counter-based: whether element (global row, column) is dropped
 // at a given (seed, step, site) is a hash of those numbers, so one worker and

@@ -3,5 +3,6 @@
 // Each subcommand lives in its own file: train (full-graph and
 // partition-parallel training, in-process or as one worker of a
 // multi-process job), partition, data, bench, launch and worker (multi-process
-// jobs), and decentral (one agent per node). Run `graft help` for the list.
+// jobs), decentral (one agent per node), and evaluate and predict (a model
+// saved by train --save). Run `graft help` for the list.
 package main

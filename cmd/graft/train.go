@@ -43,6 +43,7 @@ type trainOptions struct {
 	normalize                      optionalBool
 	seed                           uint64
 	save, metricsFile, metricsAddr string
+	saveFormat                     string
 	sampler                        string
 	batchSize, evalEvery           int
 	accumulate                     int
@@ -77,7 +78,8 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
 	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
-	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
+	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors, with the settings graft evaluate and graft predict need)")
+	fs.StringVar(&o.saveFormat, "save-format", "torch", "key names of --save: torch (graft's layers.I.weight, ...) or pyg (a PyTorch Geometric model's convs.I of GCNConv, SAGEConv or GATConv loads them with strict=True; see docs/predict.md)")
 	fs.StringVar(&o.metricsFile, "metrics", "", "write one JSON object per epoch to `FILE`")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (graft_epoch, graft_loss, graft_bytes_total, …) at http://`HOST:PORT`/metrics during the run; HOST defaults to 127.0.0.1")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
@@ -152,7 +154,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
-		Save: o.save, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
+		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize,
 		Place: place, Launch: o.worker.flags,
 	}

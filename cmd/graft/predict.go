@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/job"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+func init() {
+	commands["predict"] = command{"write per-node predictions and class probabilities of a model saved by train --save", runPredict}
+}
+
+// savedFlags are the flags that graft predict and graft evaluate share:
+// the model file and the data to run it on.
+type savedFlags struct {
+	modelFile, dataset, dataDir string
+	rows                        string // all, train, val or test
+	splitSpec                   string
+	seed                        uint64
+}
+
+func (f *savedFlags) register(fs *flag.FlagSet, rowsHelp string) {
+	fs.StringVar(&f.modelFile, "model-file", "", "the model: a `FILE` written by graft train --save (either --save-format); required")
+	fs.StringVar(&f.dataset, "dataset", "", "dataset name or path (default: the one the model was trained on, as its file records)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
+	fs.StringVar(&f.rows, "split", "all", rowsHelp)
+	fs.StringVar(&f.splitSpec, "split-spec", "", "split the dataset by this `SPEC` (public, random:T:V, frac:T:V, file:PATH[:K], …) instead of the training run's split, which the model file records with its seed")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of a random --split-spec (the training run's split keeps its own)")
+}
+
+// load reads the model file and prepares its dataset as the training run
+// did; a note about settings the file does not record goes to stderr.
+func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.Input, error) {
+	if fs.NArg() > 0 {
+		return nil, nil, usageError{fmt.Errorf("unexpected argument %q; all settings are flags (see 'graft %s -h')", fs.Arg(0), fs.Name())}
+	}
+	if f.modelFile == "" {
+		return nil, nil, usageError{fmt.Errorf("--model-file is required: a file written by graft train --save (see 'graft %s -h')", fs.Name())}
+	}
+	if !slices.Contains([]string{"all", "train", "val", "test"}, f.rows) {
+		return nil, nil, usageError{fmt.Errorf("--split %q: want all, train, val or test (a split specification goes to --split-spec)", f.rows)}
+	}
+	if flagSet(fs, "seed") && f.splitSpec == "" {
+		return nil, nil, usageError{errors.New("--seed seeds a --split-spec; the training run's split keeps the seed its file records")}
+	}
+	saved, err := job.LoadSaved(f.modelFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := &saved.Info
+	if note := info.AssumedNote(); note != "" {
+		fmt.Fprintf(stderr, "graft %s: %s\n", fs.Name(), note)
+	}
+	source := f.dataset
+	if source == "" {
+		source = info.Source
+		if source == "" {
+			source = info.Dataset
+		}
+	}
+	spec, seed := f.splitSpec, f.seed
+	if spec == "" && f.rows == "all" && fs.Name() == "predict" {
+		spec = "none" // every node, labelled or not: no split needed
+	}
+	in, err := saved.Prepare(source, f.dataDir, spec, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return saved, in, nil
+}
+
+// selectedRows returns the nodes of rows (all, train, val or test) in
+// ascending order.
+func selectedRows(in *job.Input, rows string) []int32 {
+	var sel []int32
+	switch rows {
+	case "all":
+		sel = make([]int32, in.Dataset.NumNodes())
+		for i := range sel {
+			sel[i] = int32(i)
+		}
+		return sel
+	case "train":
+		sel = in.Split.Train
+	case "val":
+		sel = in.Split.Val
+	case "test":
+		sel = in.Split.Test
+	}
+	sel = slices.Clone(sel)
+	slices.Sort(sel)
+	return sel
+}
+
+// nodeID is how predictions name node i of ds: its dense index. A dataset
+// whose node ids were remapped when it was read names the original id
+// here, the one place that needs to change when it records them.
+func nodeID(ds *dataset.Dataset, i int32) string {
+	_ = ds
+	return strconv.Itoa(int(i))
+}
+
+const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test] [--out FILE.csv|FILE.npy]
+
+Runs a model saved by 'graft train --save' on every node of its dataset,
+prepared as the training run prepared it (the model file records the
+architecture, the split with its seed, --lcc, --row-normalize and the
+feature storage), and writes one row per node of --split:
+
+  .csv (and stdout): node,pred,p0,p1,...  the node's id, the predicted
+        class (the most probable) and the probability of every class
+  .npy: an N×C float32 array of the probabilities only, one row per node
+        in ascending id order (all nodes with --split all); the predicted
+        class of a row is its argmax
+
+Flags:
+`
+
+func runPredict(args []string, stdout, stderr io.Writer) error {
+	var f savedFlags
+	var out string
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	f.register(fs, "the nodes to write: all (every node, labelled or not), or the training run's train, val or test set")
+	fs.StringVar(&out, "out", "", "write to `FILE`: .csv (node,pred,p0,p1,...) or .npy (N×C float32 probabilities); default CSV on stdout")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), predictUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	ext := strings.ToLower(filepath.Ext(out))
+	if out != "" && ext != ".csv" && ext != ".npy" {
+		return usageError{fmt.Errorf("--out %s: want a .csv or .npy file", out)}
+	}
+	saved, in, err := f.load(fs, stderr)
+	if err != nil {
+		return err
+	}
+	logits := saved.Logits(in)
+	probs := tensor.New(logits.Rows, logits.Cols)
+	tensor.Softmax(probs, logits)
+	pred := make([]int, logits.Rows)
+	for i := range pred {
+		pred[i] = argmax(logits.Row(i)) // of the logits, as accuracy counts: probabilities may round to ties
+	}
+	rows := selectedRows(in, f.rows)
+	if out == "" {
+		return writePredictionsCSV(stdout, in.Dataset, pred, probs, rows)
+	}
+	file, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(file)
+	if ext == ".npy" {
+		err = writeProbabilitiesNPY(w, probs, rows)
+	} else {
+		err = writePredictionsCSV(w, in.Dataset, pred, probs, rows)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %v", out, err)
+	}
+	fmt.Fprintf(stderr, "graft predict: wrote %d nodes' predictions to %s\n", len(rows), out)
+	return nil
+}
+
+// writePredictionsCSV writes node,pred,p0,p1,... for every node of rows:
+// its id, its predicted class and its class probabilities.
+func writePredictionsCSV(w io.Writer, ds *dataset.Dataset, pred []int, probs *tensor.Matrix, rows []int32) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("node,pred")
+	for c := range probs.Cols {
+		fmt.Fprintf(bw, ",p%d", c)
+	}
+	bw.WriteByte('\n')
+	var num []byte
+	for _, r := range rows {
+		p := probs.Row(int(r))
+		bw.WriteString(nodeID(ds, r))
+		bw.WriteByte(',')
+		bw.WriteString(strconv.Itoa(pred[r]))
+		for _, v := range p {
+			bw.WriteByte(',')
+			num = strconv.AppendFloat(num[:0], float64(v), 'g', -1, 32)
+			bw.Write(num)
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// writeProbabilitiesNPY writes the probabilities of rows as a float32
+// array of one row per node.
+func writeProbabilitiesNPY(w io.Writer, probs *tensor.Matrix, rows []int32) error {
+	data := make([]float32, 0, len(rows)*probs.Cols)
+	for _, r := range rows {
+		data = append(data, probs.Row(int(r))...)
+	}
+	return dataset.WriteNPYFloat32(w, []int{len(rows), probs.Cols}, data)
+}
+
+// argmax is the first largest entry's index, as nn.Correct counts it.
+func argmax(p []float32) int {
+	best := 0
+	for j, v := range p {
+		if v > p[best] {
+			best = j
+		}
+	}
+	return best
+}

@@ -1,0 +1,138 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train/fullgraph"
+)
+
+// Saved is a model that a job's Save wrote, loaded with what its metadata
+// records.
+type Saved struct {
+	Info  ModelInfo
+	Model *nn.Model
+}
+
+// LoadSaved reads the model file at path: its ModelInfo, then its
+// parameters into the model that info describes.
+func LoadSaved(path string) (*Saved, error) {
+	h, err := nn.ReadParamsHeader(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := ReadModelInfo(h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	model, err := nn.NewModel(info.Model)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the model its metadata describes: %v", path, err)
+	}
+	params, err := nn.Renamed(model.Params(), info.Model.Model, info.Layout)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := nn.LoadParamsFile(path, params); err != nil {
+		return nil, err
+	}
+	return &Saved{Info: info, Model: model}, nil
+}
+
+// Input is a dataset prepared for a saved model as its training run
+// prepared it: the same component, split, preprocessing and storage.
+type Input struct {
+	Dataset *dataset.Dataset
+	Split   dataset.Split
+	Data    fullgraph.Data
+}
+
+// Prepare loads the dataset source (a registered name or a path, looked up
+// in dataDir) and prepares it as the model's run did; split and seed pick
+// its split (the run's when split is ""). A dataset without labels can be
+// prepared only without a split (split "none"), for predictions.
+func (s *Saved) Prepare(source, dataDir, split string, seed uint64) (*Input, error) {
+	info := &s.Info
+	ds, err := dataset.Load(source, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if info.LCC {
+		if ds, err = ds.LargestComponent(); err != nil {
+			return nil, err
+		}
+	}
+	if split == "" {
+		split, seed = info.Split, info.SplitSeed
+	}
+	in := &Input{Dataset: ds}
+	labelled := ds
+	switch {
+	case split == "none" || ds.Labels == nil && split == info.Split:
+		// Predictions for every node need no labels and no split.
+		in.Split = dataset.Split{Name: "none"}
+		if ds.Labels == nil {
+			unlabelled := *ds
+			unlabelled.Labels = slices.Repeat([]int32{dataset.Unlabelled}, ds.NumNodes())
+			labelled = &unlabelled
+		}
+	default:
+		if in.Split, err = ds.Split(split, seed); err != nil {
+			return nil, err
+		}
+	}
+	storage := map[string]nn.Storage{"dense": nn.ForceDense, "sparse": nn.ForceSparse}[info.Features]
+	if in.Data, err = fullgraph.FromDataset(labelled, in.Split, storage, info.RowNormalize); err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	if got, want := in.Data.Features.Cols(), info.Model.InFeatures; got != want {
+		return nil, fmt.Errorf("dataset %s has %d feature columns; the model takes %d (was it trained on %s?)", ds.Name, got, want, info.Dataset)
+	}
+	if ds.Labels != nil && ds.NumClasses > info.Model.Classes {
+		return nil, fmt.Errorf("dataset %s has %d classes; the model predicts %d (was it trained on %s?)", ds.Name, ds.NumClasses, info.Model.Classes, info.Dataset)
+	}
+	return in, nil
+}
+
+// Logits runs the model over the whole graph without dropout: one row of
+// class scores per node. The result belongs to the model.
+func (s *Saved) Logits(in *Input) *tensor.Matrix {
+	return s.Model.Forward([]*nn.Block{in.Data.Block}, in.Data.Features, false)
+}
+
+// Scores are a model's accuracies on the three sets of a split and its
+// mean loss on the validation set, computed as training computes them.
+type Scores struct {
+	TrainAcc float64 `json:"train_acc"`
+	ValAcc   float64 `json:"val_acc"`
+	TestAcc  float64 `json:"test_acc"`
+	ValLoss  float64 `json:"val_loss"`
+}
+
+// Evaluate scores logits (from Logits) on in's split.
+func Evaluate(logits *tensor.Matrix, in *Input) (Scores, error) {
+	d := &in.Data
+	if len(d.Train)+len(d.Val)+len(d.Test) == 0 {
+		return Scores{}, errors.New("the split has no labelled nodes to evaluate on")
+	}
+	acc := func(rows []int32) float64 {
+		if len(rows) == 0 {
+			return 0
+		}
+		return float64(nn.Correct(logits, d.Labels, rows)) / float64(len(rows))
+	}
+	sc := Scores{TrainAcc: acc(d.Train), ValAcc: acc(d.Val), TestAcc: acc(d.Test)}
+	if len(d.Val) > 0 {
+		var ce nn.CrossEntropy
+		loss, _, err := ce.Forward(logits, d.Labels, d.Val, float64(len(d.Val)))
+		if err != nil {
+			return Scores{}, err
+		}
+		sc.ValLoss = loss
+	}
+	return sc, nil
+}

@@ -1,0 +1,48 @@
+package job
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+)
+
+// saveModel writes the model's (best) parameters to s.Save in the layout
+// s.SaveFormat names, with the ModelInfo that lets graft evaluate and
+// predict reproduce the run.
+func (s *Spec) saveModel(in *input, res train.Result, model *nn.Model) error {
+	layout, err := nn.ParseLayout(s.SaveFormat)
+	if err != nil {
+		return specError(fmt.Errorf("--save-format: %v", err))
+	}
+	info := ModelInfo{
+		Model: model.Config, Layout: layout,
+		Dataset: in.name, Split: in.split, SplitSeed: in.splitSeed,
+		LCC: s.LCC, RowNormalize: s.RowNormalize, Features: "dense",
+		Epoch: res.Best.Epoch, TrainAcc: res.Best.TrainAcc, ValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc,
+	}
+	// Settings that only affect training say nothing about the model.
+	info.Model.Dropout, info.Model.AttentionDropout, info.Model.Init = 0, 0, ""
+	if in.sparse {
+		info.Features = "sparse"
+	}
+	if in.manifest != nil {
+		// graft partition --out prepares parts as graft train does by
+		// default (the whole graph, row-normalised features); its
+		// manifest does not record the split's seed.
+		info.LCC, info.RowNormalize = false, true
+		info.Nodes = in.manifest.Nodes
+		info.Assumed = []string{"split_seed"}
+	} else {
+		info.Source = s.Dataset
+		info.Nodes = in.problem.Graph.N
+	}
+	params, err := nn.Renamed(model.Params(), info.Model.Model, layout)
+	if err != nil {
+		return err
+	}
+	if err := nn.SaveParamsFile(s.Save, params, info.metadata()); err != nil {
+		return fmt.Errorf("saving parameters: %v", err)
+	}
+	return nil
+}
