@@ -13,7 +13,7 @@ func init() {
 	commands["evaluate"] = command{"print the accuracies of a model saved by train --save on its split", runEvaluate}
 }
 
-const evaluateUsage = `Usage: graft evaluate --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test] [--json]
+const evaluateUsage = `Usage: graft evaluate --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--json]
 
 Runs a model saved by 'graft train --save' on its dataset, prepared and
 split as the training run did (the model file records how), and prints its
@@ -73,7 +73,7 @@ func runEvaluate(args []string, stdout, stderr io.Writer) error {
 	if show("test") {
 		e.TestAcc = &sc.TestAcc
 	}
-	if info.Scored && f.splitSpec == "" && in.Dataset.Name == info.Dataset && in.Dataset.NumNodes() == info.Nodes {
+	if info.Scored && f.spec == "" && in.Dataset.Name == info.Dataset && in.Dataset.NumNodes() == info.Nodes {
 		same := sc.TrainAcc == info.TrainAcc && sc.ValAcc == info.ValAcc && sc.TestAcc == info.TestAcc
 		e.Reproduces = &same
 	}

@@ -26,7 +26,7 @@ func init() {
 type savedFlags struct {
 	modelFile, dataset, dataDir string
 	rows                        string // all, train, val or test
-	splitSpec                   string
+	spec                        string // a split specification given to --split instead
 	seed                        uint64
 }
 
@@ -34,9 +34,8 @@ func (f *savedFlags) register(fs *flag.FlagSet, rowsHelp string) {
 	fs.StringVar(&f.modelFile, "model-file", "", "the model: a `FILE` written by graft train --save (either --save-format); required")
 	fs.StringVar(&f.dataset, "dataset", "", "dataset name or path (default: the one the model was trained on, as its file records)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
-	fs.StringVar(&f.rows, "split", "all", rowsHelp)
-	fs.StringVar(&f.splitSpec, "split-spec", "", "split the dataset by this `SPEC` (public, random:T:V, frac:T:V, file:PATH[:K], …) instead of the training run's split, which the model file records with its seed")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of a random --split-spec (the training run's split keeps its own)")
+	fs.StringVar(&f.rows, "split", "all", rowsHelp+"; or a split `SPEC` as graft train takes (public, random:T:V, frac:T:V, file:PATH[:K], …) to use instead of the training run's split, which the model file records with its seed")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of a random split given as --split SPEC (the training run's split keeps its own)")
 }
 
 // load reads the model file and prepares its dataset as the training run
@@ -48,11 +47,11 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	if f.modelFile == "" {
 		return nil, nil, usageError{fmt.Errorf("--model-file is required: a file written by graft train --save (see 'graft %s -h')", fs.Name())}
 	}
-	if !slices.Contains([]string{"all", "train", "val", "test"}, f.rows) {
-		return nil, nil, usageError{fmt.Errorf("--split %q: want all, train, val or test (a split specification goes to --split-spec)", f.rows)}
+	if !slices.Contains(rowSets, f.rows) {
+		f.spec, f.rows = f.rows, "all"
 	}
-	if flagSet(fs, "seed") && f.splitSpec == "" {
-		return nil, nil, usageError{errors.New("--seed seeds a --split-spec; the training run's split keeps the seed its file records")}
+	if flagSet(fs, "seed") && f.spec == "" {
+		return nil, nil, usageError{errors.New("--seed seeds a random split given as --split SPEC; the training run's split keeps the seed its file records")}
 	}
 	saved, err := job.LoadSaved(f.modelFile)
 	if err != nil {
@@ -69,7 +68,7 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 			source = info.Dataset
 		}
 	}
-	spec, seed := f.splitSpec, f.seed
+	spec, seed := f.spec, f.seed
 	if spec == "" && f.rows == "all" && fs.Name() == "predict" {
 		spec = "none" // every node, labelled or not: no split needed
 	}
@@ -79,6 +78,10 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	}
 	return saved, in, nil
 }
+
+// rowSets are the values of --split that pick rows of the training run's
+// split; any other value is a split specification.
+var rowSets = []string{"all", "train", "val", "test"}
 
 // selectedRows returns the nodes of rows (all, train, val or test) in
 // ascending order.
@@ -111,7 +114,7 @@ func nodeID(ds *dataset.Dataset, i int32) string {
 	return strconv.Itoa(int(i))
 }
 
-const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test] [--out FILE.csv|FILE.npy]
+const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
 
 Runs a model saved by 'graft train --save' on every node of its dataset,
 prepared as the training run prepared it (the model file records the

@@ -102,9 +102,9 @@ func TestEvaluateText(t *testing.T) {
 	}
 	// Another split: the same model scored on other nodes; no claim of
 	// reproducing the run.
-	ev = evaluateJSON(t, "--model-file", file, "--split-spec", "random:20:30", "--seed", "3")
+	ev = evaluateJSON(t, "--model-file", file, "--split", "random:20:30", "--seed", "3")
 	if ev["split"] != "random:20:30" || ev["reproduces_run"] != nil {
-		t.Errorf("--split-spec random:20:30 gave %v", ev)
+		t.Errorf("--split random:20:30 gave %v", ev)
 	}
 }
 
@@ -240,8 +240,8 @@ func TestPredictErrors(t *testing.T) {
 		{"evaluate without a model file", []string{"evaluate"}, 2, "--model-file is required"},
 		{"missing file", []string{"evaluate", "--model-file", filepath.Join(dir, "none.safetensors")}, 1, "no such file"},
 		{"not a model", []string{"predict", "--model-file", notModel}, 1, "not a valid safetensors file"},
-		{"split spec given to --split", []string{"predict", "--model-file", file, "--split", "random:20:30"}, 2, "goes to --split-spec"},
-		{"seed without a split spec", []string{"evaluate", "--model-file", file, "--seed", "4"}, 2, "--seed seeds a --split-spec"},
+		{"an unknown split", []string{"predict", "--model-file", file, "--split", "tset"}, 1, "tset"},
+		{"seed without a split spec", []string{"evaluate", "--model-file", file, "--seed", "4"}, 2, "--seed seeds a random split"},
 		{"bad output extension", []string{"predict", "--model-file", file, "--out", filepath.Join(dir, "p.txt")}, 2, "want a .csv or .npy file"},
 		{"other features", []string{"predict", "--model-file", file, "--dataset", edges}, 1, "the model takes 1433"},
 		{"stray argument", []string{"evaluate", "--model-file", file, "cora"}, 2, "all settings are flags"},
