@@ -150,6 +150,9 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 	}
 	if s.Sampler != "" {
 		r["sampler"], r["batch-size"] = s.Sampler, strconv.Itoa(s.BatchSize)
+		if s.EvalSampler != "" {
+			r["eval-sampler"] = s.EvalSampler
+		}
 	}
 	return r
 }

@@ -77,6 +77,8 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	var res train.Result
 	var loop *train.Loop
 	switch {
+	case s.EvalSampler != "" && s.Sampler == "":
+		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "":
 		res, loop, err = s.runMiniBatch(ctx, in, opts, onEpoch)
 	case multi:
@@ -129,7 +131,7 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
-	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize, Options: minibatch.Options{OnBatch: s.BatchProgress},
+	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize, Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler},
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
 	res, loop, err := minibatch.Run(ctx, s.Train, in.problem, mo, onEpoch)
 	if se := (sample.SpecError{}); errors.As(err, &se) {
@@ -200,7 +202,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		sum.Compress = "none"
 	}
 	if s.Sampler != "" {
-		sum.Sampler, sum.BatchSize = s.Sampler, s.BatchSize
+		sum.Sampler, sum.BatchSize, sum.EvalSampler = s.Sampler, s.BatchSize, s.EvalSampler
 		sum.EpochMsMedian = 1000 * medianOrZero(res.StepSeconds)
 		sum.EvalMsMedian = 1000 * medianOrZero(res.EvalSeconds)
 		if sum.EpochMsMedian > 0 {

@@ -31,6 +31,9 @@ type Spec struct {
 	// e.g. neighbor:15,10,5) of BatchSize seeds instead of the whole graph.
 	Sampler   string
 	BatchSize int
+	// EvalSampler, when set, evaluates on batches of the split's nodes
+	// drawn by this seed-driven sampler instead of exactly.
+	EvalSampler string
 
 	// Parts is the number of workers, each holding one part of the graph,
 	// split by Partition (a method name or an assignment file) seeded by
@@ -129,6 +132,7 @@ type Summary struct {
 	// epochs and seeds per second.
 	Sampler         string  `json:"sampler,omitempty"`
 	BatchSize       int     `json:"batch_size,omitempty"`
+	EvalSampler     string  `json:"eval_sampler,omitempty"`
 	EvalMsMedian    float64 `json:"eval_ms_median,omitempty"`
 	EpochsPerSecond float64 `json:"epochs_per_second,omitempty"`
 	SeedsPerSecond  float64 `json:"seeds_per_second,omitempty"`

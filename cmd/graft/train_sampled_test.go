@@ -97,3 +97,26 @@ func TestTrainSampledReportsBatchProgress(t *testing.T) {
 		t.Errorf("a line for an epoch's last batch:\n%s", stderr)
 	}
 }
+
+// --eval-sampler evaluates a mini-batch run on sampled batches, and is
+// refused without --sampler.
+func TestTrainEvalSampler(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--eval-sampler", "neighbor:10,10", "--batch-size", "64", "--epochs", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		EvalSampler string  `json:"eval_sampler"`
+		TestAcc     float64 `json:"test_acc"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.EvalSampler != "neighbor:10,10" || sum.TestAcc <= 0 {
+		t.Errorf("summary %+v", sum)
+	}
+	if code, _, stderr := runGraft(t, "train", "--eval-sampler", "neighbor:10,10", "--epochs", "1"); code != 2 || !strings.Contains(stderr, "--sampler") {
+		t.Errorf("--eval-sampler without --sampler: exit %d, %s", code, stderr)
+	}
+}

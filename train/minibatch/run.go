@@ -39,6 +39,9 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts RunOptions
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	if opts.EvalSampler != "" && opts.EvalBatchSize == 0 {
+		opts.EvalBatchSize = opts.BatchSize
+	}
 	s, err := New(cfg, p, sampler, opts.Options)
 	if err != nil {
 		return train.Result{}, nil, err

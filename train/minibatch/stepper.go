@@ -21,6 +21,18 @@ type Options struct {
 	// the epoch, the batches of it done and its batches: progress for
 	// epochs that take minutes.
 	OnBatch func(epoch, done, batches int)
+	// EvalSampler, if set, is a seed-driven sampler's form: evaluation
+	// estimates the metrics on its batches of EvalBatchSize labelled
+	// nodes instead of computing every node's layers exactly, and holds
+	// one batch instead of two layers' outputs for every node.
+	EvalSampler   string
+	EvalBatchSize int
+}
+
+// evaluation is how a stepper evaluates: exactly (evaluator) or on
+// sampled batches (sampledEvaluator).
+type evaluation interface {
+	evaluate() (train.Evaluation, error)
 }
 
 // Stepper is the mini-batch train.Stepper: each step runs the model on a
@@ -31,7 +43,7 @@ type Stepper struct {
 	sampler sample.Sampler
 	feed    *feed
 	problem train.Problem
-	eval    *evaluator
+	eval    evaluation
 	loss    nn.CrossEntropy
 	pending []*prepared // the optimiser step's micro-batches
 	norm    float64     // the step's loss normaliser, for unweighted batches
@@ -76,10 +88,15 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	if err != nil {
 		return nil, err
 	}
+	var eval evaluation = newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))
+	if opts.EvalSampler != "" {
+		if eval, err = newSampledEvaluator(model, p, opts.EvalSampler, opts.EvalBatchSize, cfg.Model.Layers, agg, cfg.Model.Seed); err != nil {
+			return nil, err
+		}
+	}
 	opts.Prefetch = max(opts.Prefetch, 2)
-	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch,
-		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch, cfg.Accumulate),
-		eval: newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))}, nil
+	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval,
+		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch, cfg.Accumulate)}, nil
 }
 
 // Close stops the background sampling.
