@@ -31,11 +31,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	case "sample":
 		return benchSample(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want kernels, train or sample)", args[0])}
+	return unknownName("benchmark", args[0], []string{"kernels", "train", "sample"})
 }
 
 func benchKernels(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench kernels", flag.ContinueOnError)
+	fs := newFlagSet("bench kernels")
 	asJSON := fs.Bool("json", false, "print one JSON object per kernel")
 	quick := fs.Bool("quick", false, "small sizes, for a smoke test")
 	reps := fs.Int("reps", 0, "timed repetitions per kernel (best is reported; default 5)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -17,7 +16,7 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func benchSample(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
+	fs := newFlagSet("bench sample")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
 	var graphs, samplers listFlag

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,7 @@ import (
 
 // benchTrain times full-graph training epochs (graft bench train).
 func benchTrain(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench train", flag.ContinueOnError)
+	fs := newFlagSet("bench train")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM instead of 1M nodes, for a smoke test")
 	reps := fs.Int("reps", 0, "timed epochs per SBM run after one warm-up (median reported; default 5)")

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -96,7 +95,7 @@ func launchSecret() ([]byte, error) {
 }
 
 func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
-	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	fs := newFlagSet("launch")
 	opt := &launchOptions{}
 	fs.IntVar(&opt.nproc, "nproc", 2, "number of worker processes")
 	fs.IntVar(&opt.port, "port", 0, "rendezvous port on 127.0.0.1 (default: a free one)")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -122,7 +121,7 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 }
 
 func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, error) {
-	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
+	fs := newFlagSet("partition")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), partitionUsage)
 		fmt.Fprintln(fs.Output(), "\nFlags:")

@@ -53,7 +53,7 @@ type trainOptions struct {
 }
 
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := newFlagSet("train")
 	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
 	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")

@@ -37,7 +37,7 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	case "bench":
 		return workerBench(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown worker command %q (want selftest or bench)", args[0])}
+	return unknownName("worker command", args[0], []string{"selftest", "bench"})
 }
 
 func connectWorker(f *launch.Flags, stderr io.Writer) (*comm.TCP, error) {
@@ -48,7 +48,7 @@ func connectWorker(f *launch.Flags, stderr io.Writer) (*comm.TCP, error) {
 // workerSelftest forms the mesh and checks every collective's result, so
 // that a passing run proves the processes really exchanged data.
 func workerSelftest(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker selftest", flag.ContinueOnError)
+	fs := newFlagSet("worker selftest")
 	wf := launch.AddFlags(fs)
 	n := fs.Int("n", 3<<20, "values in the all-reduce (more than one ring round at 2 workers)")
 	exitRank := fs.Int("exit-rank", -1, "for failure tests: this rank exits at once after the mesh forms ...")
@@ -143,7 +143,7 @@ type benchResult struct {
 
 // workerBench times all-reduce and all-to-all; rank 0 prints JSON lines.
 func workerBench(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker bench", flag.ContinueOnError)
+	fs := newFlagSet("worker bench")
 	wf := launch.AddFlags(fs)
 	mib := fs.Int("mib", 64, "all-reduce buffer and all-to-all bytes per rank, in MiB")
 	reps := fs.Int("reps", 10, "timed repetitions (best and median are reported)")
