@@ -38,7 +38,7 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench kernels")
 	asJSON := fs.Bool("json", false, "print one JSON object per kernel")
 	quick := fs.Bool("quick", false, "small sizes, for a smoke test")
-	reps := fs.Int("reps", 0, "timed repetitions per kernel (best is reported; default 5)")
+	reps := fs.Int("reps", 0, "timed repetitions per kernel, the best reported"+quickDefault(bench.DefaultKernelConfig().Reps, bench.QuickKernelConfig().Reps))
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -46,8 +46,8 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	if *quick {
 		cfg = bench.QuickKernelConfig()
 	}
-	if *reps > 0 {
-		cfg.Reps = *reps
+	if err := setInt(fs, "reps", *reps, 1, &cfg.Reps); err != nil {
+		return err
 	}
 	var triad float64
 	if !*asJSON {

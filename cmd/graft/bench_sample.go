@@ -22,8 +22,9 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	var graphs, samplers listFlag
 	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47)")
 	fs.Var(&samplers, "sampler", "a sampler form to time (repeatable; default neighbor:15,10,5)")
-	batch := fs.Int("batch-size", 0, "seeds per batch (default 1024)")
-	batches := fs.Int("batches", 0, "batches timed per run (default 20)")
+	full, small := bench.DefaultSampleConfig(), bench.QuickSampleConfig()
+	batch := fs.Int("batch-size", 0, "seeds per batch"+quickDefault(full.BatchSize, small.BatchSize))
+	batches := fs.Int("batches", 0, "batches timed per run"+quickDefault(full.Batches, small.Batches))
 	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -39,11 +40,11 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 		cfg.Samplers = samplers
 		cfg.Layers = strings.Count(samplers[0], ",") + 1
 	}
-	if *batch > 0 {
-		cfg.BatchSize = *batch
+	if err := setInt(fs, "batch-size", *batch, 1, &cfg.BatchSize); err != nil {
+		return err
 	}
-	if *batches > 0 {
-		cfg.Batches = *batches
+	if err := setInt(fs, "batches", *batches, 1, &cfg.Batches); err != nil {
+		return err
 	}
 	cfg.DataDir = *dataDir
 	if !*asJSON {

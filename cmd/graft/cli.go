@@ -81,12 +81,16 @@ func didYouMean(prefix, name string, candidates []string) string {
 // prefix of when none is that close; at most three, sorted.
 func nearest(name string, candidates []string) []string {
 	limit := 1
-	if len([]rune(name)) > 4 {
+	switch n := len([]rune(name)); {
+	case n < 2:
+		limit = 0 // one letter for another is no typo to guess from
+	case n > 4:
 		limit = 2
 	}
 	best, near := limit+1, []string(nil)
 	for _, c := range candidates {
 		switch d := editDistance(strings.ToLower(name), strings.ToLower(c)); {
+		case d > limit:
 		case d < best:
 			best, near = d, []string{c}
 		case d == best:

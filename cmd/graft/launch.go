@@ -114,8 +114,13 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	if len(opt.command) == 0 {
 		return nil, usageError{errors.New("missing the command to run, e.g. graft launch --nproc 2 -- train")}
 	}
-	if opt.nproc < 1 {
+	switch {
+	case opt.nproc < 1:
 		return nil, usageError{fmt.Errorf("--nproc %d: need at least 1", opt.nproc)}
+	case opt.port < 0 || opt.port > 65535:
+		return nil, usageError{fmt.Errorf("--port %d: want a port from 1 to 65535, or 0 for a free one", opt.port)}
+	case opt.grace < 0:
+		return nil, usageError{fmt.Errorf("--grace %v: want 0 or more", opt.grace)}
 	}
 	return opt, nil
 }

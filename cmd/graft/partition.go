@@ -157,6 +157,9 @@ func (f *partitionFlags) check() error {
 	if f.balance != "" && f.balance != "train" {
 		return usageError{fmt.Errorf("--balance %q: the only second constraint is train", f.balance)}
 	}
+	if !(f.imbalance > 0) {
+		return usageError{fmt.Errorf("--imbalance %g: want a positive tolerance", f.imbalance)}
+	}
 	if f.assign == "" && f.metisGraph == "" && f.k <= 0 {
 		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", f.k)}
 	}
