@@ -51,7 +51,7 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	}
 	var triad float64
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10s %10s %9s %7s\n", "kernel", "impl", "shape", "seconds", "rate", "of triad", "allocs")
+		fmt.Fprintln(stdout, textHeader(kernelColumns))
 	}
 	enc := json.NewEncoder(stdout)
 	var encErr error
@@ -62,11 +62,13 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 			}
 			return
 		}
-		shape, rate := "", ""
+		shape, rate, allocs := "", "", fmt.Sprintf("%.0f", r.AllocsPerCall)
 		switch {
 		case r.Kernel == "triad":
 			triad = r.GBps
+			shape = fmt.Sprintf("3×%d float32", r.Length)
 			rate = fmt.Sprintf("%.1f GB/s", r.GBps)
+			allocs = "" // not measured: the triad is the bandwidth reference
 		case r.GFLOPS > 0:
 			shape = fmt.Sprintf("%d×%d·%d×%d", r.M, r.K, r.K, r.N)
 			rate = fmt.Sprintf("%.1f GFLOP/s", r.GFLOPS)
@@ -78,7 +80,16 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 		if r.TriadFraction > 0 && triad > 0 {
 			frac = fmt.Sprintf("%.2f", r.TriadFraction)
 		}
-		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10.4f %10s %9s %7.0f\n", r.Kernel, r.Impl, shape, r.Seconds, rate, frac, r.AllocsPerCall)
+		fmt.Fprintln(stdout, textRow(kernelColumns, r.Kernel, r.Impl, shape, formatSeconds(r.Seconds), rate, frac, allocs))
 	})
 	return encErr
+}
+
+// kernelColumns are the columns of graft bench kernels' text output: the
+// best time of one call and its rate; the fraction of the triad's
+// bandwidth for the memory-bound SpMM.
+var kernelColumns = []textColumn{
+	{title: "kernel", width: 8}, {title: "impl", width: 7}, {title: "shape", width: 30},
+	{title: "time", width: 10, right: true}, {title: "rate", width: 15, right: true},
+	{title: "of triad", width: 8, right: true}, {title: "allocs", width: 6, right: true},
 }
