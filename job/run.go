@@ -35,6 +35,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if s.CheckpointEvery < 0 {
 		return Summary{}, specError(fmt.Errorf("--checkpoint-every %d: want 0 or more", s.CheckpointEvery))
 	}
+	if err := s.CheckOutputs(); err != nil {
+		return Summary{}, err
+	}
 	in, err := s.load()
 	if err != nil {
 		return Summary{}, err

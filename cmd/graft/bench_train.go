@@ -98,7 +98,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %v", err)
+		return nil, fmt.Errorf("--cpuprofile %v", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/atomicfile"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/nn"
@@ -74,6 +75,9 @@ type partitionFlags struct {
 func runPartition(args []string, stdout, stderr io.Writer) error {
 	f, err := parsePartitionFlags(args, stderr)
 	if err != nil {
+		return err
+	}
+	if err := f.checkOutputs(); err != nil {
 		return err
 	}
 	// Partitioning frees large coarse graphs as it goes; a soft limit makes
@@ -162,6 +166,28 @@ func (f *partitionFlags) check() error {
 	}
 	if f.assign == "" && f.metisGraph == "" && f.k <= 0 {
 		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", f.k)}
+	}
+	return nil
+}
+
+// checkOutputs refuses, before the graph is read, an output that could not
+// be written once it is partitioned.
+func (f *partitionFlags) checkOutputs() error {
+	if f.metisGraph != "" {
+		if err := atomicfile.CheckWritable(f.metisGraph); err != nil {
+			return fmt.Errorf("--write-metis-graph %v", err)
+		}
+	}
+	switch {
+	case f.out == "":
+	case isPartDirPath(f.out):
+		if err := atomicfile.CheckWritableDir(f.out); err != nil {
+			return fmt.Errorf("--out %v", err)
+		}
+	default:
+		if err := atomicfile.CheckWritable(f.out); err != nil {
+			return fmt.Errorf("--out %v", err)
+		}
 	}
 	return nil
 }

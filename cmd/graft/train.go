@@ -110,6 +110,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	spec.Progress, spec.Log = progress.epoch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := spec.CheckOutputs(); err != nil { // before the profile is created
+		return err
+	}
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
