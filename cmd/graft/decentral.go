@@ -271,6 +271,9 @@ func decentralTable(args []string, stdout, stderr io.Writer) error {
 		if err := json.Unmarshal(data, &r); err != nil {
 			return fmt.Errorf("%s: %v", f, err)
 		}
+		if r.Task == "" || r.Metric == "" {
+			return fmt.Errorf("%s is not a result of graft decentral TASK --json (it names no task and metric)", f)
+		}
 		key := fmt.Sprintf("%s/%s/%g", r.Task, r.Optimizer, r.Drop)
 		g := groups[key]
 		if g == nil {

@@ -146,3 +146,27 @@ func TestDecentralTable(t *testing.T) {
 		t.Errorf("table differs from docs/decentral/results.md:\n%s", stdout)
 	}
 }
+
+func TestDecentralTableErrors(t *testing.T) {
+	dir, empty := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "train.json"), []byte(`{"dataset":"cora","test_acc":0.8}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"no directory", nil, 2, "want one directory of results"},
+		{"two directories", []string{dir, empty}, 2, "want one directory of results"},
+		{"no results", []string{empty}, 1, empty + " holds no results"},
+		{"missing directory", []string{filepath.Join(empty, "none")}, 1, "no such file or directory"},
+		{"not decentral results", []string{dir}, 1, "train.json is not a result of graft decentral TASK --json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkFailure(t, append([]string{"decentral", "table"}, tt.args...), tt.wantCode, tt.want)
+		})
+	}
+}
