@@ -39,6 +39,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if _, err := nn.ParseLayout(s.SaveFormat); err != nil {
 		return Summary{}, specError(fmt.Errorf("--save-format: %v", err))
 	}
+	if err := s.CheckOutputs(); err != nil {
+		return Summary{}, err
+	}
 	start := time.Now()
 	in, err := s.load()
 	if err != nil {

@@ -43,9 +43,9 @@ type Flags struct {
 
 // AddFlags registers the worker flags on fs.
 func AddFlags(fs *flag.FlagSet) *Flags {
-	f := &Flags{}
-	fs.IntVar(&f.Rank, "rank", -1, "this worker's rank (default: from the environment)")
-	fs.IntVar(&f.Size, "world", -1, "number of workers (default: from the environment)")
+	f := &Flags{Rank: -1, Size: -1}
+	fs.Var(OptionalCount{&f.Rank, 0}, "rank", "this worker's `rank` (default: from the environment)")
+	fs.Var(OptionalCount{&f.Size, 1}, "world", "`number` of workers (default: from the environment)")
 	fs.StringVar(&f.Rendezvous, "rendezvous", "", "rank 0's host:port (default: GRAFT_RENDEZVOUS, MASTER_ADDR:MASTER_PORT or Slurm's first node)")
 	fs.StringVar(&f.Listen, "listen", "", "host:port this worker accepts peers on (default: the interface that reaches rank 0)")
 	fs.StringVar(&f.SecretFile, "secret-file", "", "file holding the job secret (default: GRAFT_TOKEN)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -78,7 +79,7 @@ func TestResolve(t *testing.T) {
 		{name: "size without rank", args: []string{"--world", "2"}, env: env(), error: "no rank"},
 		{name: "rank without world", args: []string{"--rank", "0"}, env: env(), error: "no world size"},
 		{name: "rank too large", env: env("RANK", "4", "WORLD_SIZE", "4", "MASTER_ADDR", "m"), error: "rank 4 outside a world of 4"},
-		{name: "zero workers", args: []string{"--rank", "0", "--world", "0"}, env: env(), error: "at least 1"},
+		{name: "zero workers", env: env("RANK", "0", "WORLD_SIZE", "0", "MASTER_ADDR", "m"), error: "at least 1"},
 		{name: "not a number", env: env("SLURM_PROCID", "one", "SLURM_NTASKS", "2"), error: `SLURM_PROCID="one"`},
 		{name: "no address", env: env("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "2"), error: "no rendezvous address"},
 		{name: "bad port", env: env("RANK", "0", "WORLD_SIZE", "2", "MASTER_ADDR", "m", "MASTER_PORT", "http"), error: "MASTER_PORT"},
@@ -97,6 +98,24 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// Given values out of range are refused, not taken as "not given".
+func TestFlagsRefuseOutOfRange(t *testing.T) {
+	for _, args := range [][]string{{"--rank", "-1"}, {"--rank", "-5"}, {"--world", "0"}, {"--world", "-1"}, {"--rank", "x"}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		AddFlags(fs)
+		if err := fs.Parse(args); err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%v: error %v, want a refusal", args, err)
+		}
+	}
+	if f := flags(t); f.Rank != -1 || f.Size != -1 {
+		t.Errorf("unset flags are rank %d, world %d; want -1 (not given)", f.Rank, f.Size)
+	}
+	if f := flags(t, "--rank", "0", "--world", "1"); f.Rank != 0 || f.Size != 1 {
+		t.Errorf("--rank 0 --world 1 read as rank %d, world %d", f.Rank, f.Size)
 	}
 }
 

@@ -32,14 +32,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	case "sample":
 		return benchSample(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q (want kernels, train or sample)", args[0])}
+	return unknownName("benchmark", args[0], []string{"kernels", "train", "sample"})
 }
 
 func benchKernels(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench kernels", flag.ContinueOnError)
+	fs := newFlagSet("bench kernels")
 	asJSON := fs.Bool("json", false, "print one JSON object per kernel")
 	quick := fs.Bool("quick", false, "small sizes, for a smoke test")
-	reps := fs.Int("reps", 0, "timed repetitions per kernel (best is reported; default 5)")
+	reps := fs.Int("reps", 0, "timed repetitions per kernel, the best reported"+quickDefault(bench.DefaultKernelConfig().Reps, bench.QuickKernelConfig().Reps))
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -47,12 +47,12 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	if *quick {
 		cfg = bench.QuickKernelConfig()
 	}
-	if *reps > 0 {
-		cfg.Reps = *reps
+	if err := setInt(fs, "reps", *reps, 1, &cfg.Reps); err != nil {
+		return err
 	}
 	var triad float64
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10s %10s %9s %7s\n", "kernel", "impl", "shape", "seconds", "rate", "of triad", "allocs")
+		fmt.Fprintln(stdout, textHeader(kernelColumns))
 	}
 	enc := json.NewEncoder(stdout)
 	var encErr error
@@ -63,11 +63,13 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 			}
 			return
 		}
-		shape, rate := "", ""
+		shape, rate, allocs := "", "", fmt.Sprintf("%.0f", r.AllocsPerCall)
 		switch {
 		case r.Kernel == "triad":
 			triad = r.GBps
+			shape = fmt.Sprintf("3×%d float32", r.Length)
 			rate = fmt.Sprintf("%.1f GB/s", r.GBps)
+			allocs = "" // not measured: the triad is the bandwidth reference
 		case r.GFLOPS > 0:
 			shape = fmt.Sprintf("%d×%d·%d×%d", r.M, r.K, r.K, r.N)
 			rate = fmt.Sprintf("%.1f GFLOP/s", r.GFLOPS)
@@ -79,7 +81,16 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 		if r.TriadFraction > 0 && triad > 0 {
 			frac = fmt.Sprintf("%.2f", r.TriadFraction)
 		}
-		fmt.Fprintf(stdout, "%-8s %-7s %-28s %10.4f %10s %9s %7.0f\n", r.Kernel, r.Impl, shape, r.Seconds, rate, frac, r.AllocsPerCall)
+		fmt.Fprintln(stdout, textRow(kernelColumns, r.Kernel, r.Impl, shape, formatSeconds(r.Seconds), rate, frac, allocs))
 	})
 	return encErr
+}
+
+// kernelColumns are the columns of graft bench kernels' text output: the
+// best time of one call and its rate; the fraction of the triad's
+// bandwidth for the memory-bound SpMM.
+var kernelColumns = []textColumn{
+	{title: "kernel", width: 8}, {title: "impl", width: 7}, {title: "shape", width: 30},
+	{title: "time", width: 10, right: true}, {title: "rate", width: 15, right: true},
+	{title: "of triad", width: 8, right: true}, {title: "allocs", width: 6, right: true},
 }

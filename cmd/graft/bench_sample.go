@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,14 +17,15 @@ func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func benchSample(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
+	fs := newFlagSet("bench sample")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
 	var graphs, samplers listFlag
 	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
 	fs.Var(&samplers, "sampler", "a sampler form to time (repeatable; default neighbor:15,10,5)")
-	batch := fs.Int("batch-size", 0, "seeds per batch (default 1024)")
-	batches := fs.Int("batches", 0, "batches timed per run (default 20)")
+	full, small := bench.DefaultSampleConfig(), bench.QuickSampleConfig()
+	batch := fs.Int("batch-size", 0, "seeds per batch"+quickDefault(full.BatchSize, small.BatchSize))
+	batches := fs.Int("batches", 0, "batches timed per run"+quickDefault(full.Batches, small.Batches))
 	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -45,11 +45,11 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 		cfg.Samplers = samplers
 		cfg.Layers = strings.Count(samplers[0], ",") + 1
 	}
-	if *batch > 0 {
-		cfg.BatchSize = *batch
+	if err := setInt(fs, "batch-size", *batch, 1, &cfg.BatchSize); err != nil {
+		return err
 	}
-	if *batches > 0 {
-		cfg.Batches = *batches
+	if err := setInt(fs, "batches", *batches, 1, &cfg.Batches); err != nil {
+		return err
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "%-24s %-20s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,12 +15,13 @@ import (
 // benchTrain times full-graph training epochs (graft bench train), or
 // mini-batch epochs against their floor with --sampler.
 func benchTrain(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench train", flag.ContinueOnError)
+	fs := newFlagSet("bench train")
 	mb := minibatchBenchFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM instead of 1M nodes, for a smoke test")
-	reps := fs.Int("reps", 0, "timed epochs per SBM run after one warm-up (median reported; default 5)")
-	nodes := fs.Int("nodes", 0, "SBM nodes (edges and features scale with the defaults); 0 keeps the default")
+	full, small := bench.DefaultTrainConfig(), bench.QuickTrainConfig()
+	reps := fs.Int("reps", 0, "timed epochs per SBM run after one warm-up, the median reported"+quickDefault(full.Reps, small.Reps))
+	nodes := fs.Int("nodes", 0, "SBM nodes (edges and features scale with the defaults)"+quickDefault(full.SBM.Nodes, small.SBM.Nodes))
 	dataDir := fs.String("data-dir", "", "data directory holding Amazon Computers (default $"+dataset.DataDirEnv+"; skipped if unset)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `FILE` (go tool pprof)")
 	models := fs.String("models", "gcn,sage", "comma-separated models to time")
@@ -36,11 +36,11 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 	if *quick {
 		cfg = bench.QuickTrainConfig()
 	}
-	if *reps > 0 {
-		cfg.Reps = *reps
+	if err := setInt(fs, "reps", *reps, 1, &cfg.Reps); err != nil {
+		return err
 	}
-	if *nodes > 0 {
-		cfg.SBM.Nodes = *nodes
+	if err := setInt(fs, "nodes", *nodes, 2, &cfg.SBM.Nodes); err != nil {
+		return err
 	}
 	cfg.DataDir = dataset.ResolveDataDir(*dataDir)
 	cfg.Models = strings.Split(*models, ",")
@@ -103,7 +103,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %v", err)
+		return nil, fmt.Errorf("--cpuprofile %v", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

@@ -40,7 +40,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, dataUsage+indent(dataset.SplitSpecs))
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown subcommand %q: want info or list", args[0])}
+	return unknownName("subcommand", args[0], []string{"info", "list"})
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -61,7 +61,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 }
 
 func runDataList(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("data list", flag.ContinueOnError)
+	fs := newFlagSet("data list")
 	dataDir := fs.String("data-dir", "", "directory holding the staged datasets (default $GRAFT_DATA)")
 	rest, err := parseInterspersed(fs, args, stderr)
 	if err != nil {
@@ -126,7 +126,7 @@ type splitInfo struct {
 }
 
 func runDataInfo(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("data info", flag.ContinueOnError)
+	fs := newFlagSet("data info")
 	dataDir := fs.String("data-dir", "", "directory holding the staged datasets (default $GRAFT_DATA)")
 	splitSpec := fs.String("split", "", "split to report (default: public, if the dataset has one)")
 	seed := fs.Uint64("seed", 0, "seed for random and frac splits")

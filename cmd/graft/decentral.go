@@ -21,27 +21,46 @@ import (
 )
 
 func init() {
-	commands["decentral"] = command{"fully distributed online training, one agent per node (regression, power, scheduling)", runDecentral}
+	commands["decentral"] = command{"fully distributed online training, one agent per node: decentral regression|power|scheduling; decentral table|plot of their results", runDecentral}
 }
 
-const decentralUsage = "usage: graft decentral regression|power|scheduling [--optimizer dsgd|dadam|damsgrad|sgd|adam] [--piggyback] [--drop P] [--cut A-B:FROM:ROUNDS]... [--outage NODE:FROM:ROUNDS]... [--seed S] [--lr R] [--quick] [--metrics FILE] [--json]\n       graft decentral table|plot ...  (see scripts/decentral.sh)\nRun 'graft decentral <task> -h' for the flags."
+const decentralUsage = `usage: graft decentral regression|power|scheduling [flags]
+       graft decentral table DIR
+       graft decentral plot [--out FILE] METRICS.jsonl...
+
+regression, power and scheduling train a task with one agent per node and
+report the metric against a centralized reference; table prints a Markdown
+table (mean ± std over seeds) of a directory of their --json results; plot
+draws their --metrics histories against rounds of message passing
+(scripts/decentral.sh runs all three).
+
+Run 'graft decentral <task> -h' for a task's flags.`
+
+// decentralTasks are the tasks graft decentral trains.
+var decentralTasks = []string{"regression", "power", "scheduling"}
 
 func runDecentral(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprintln(stderr, decentralUsage)
 		if len(args) == 0 {
-			return usageError{fmt.Errorf("missing task: regression, power or scheduling")}
+			return usageError{fmt.Errorf("missing task: regression, power or scheduling (or table, plot)")}
 		}
 		return flag.ErrHelp
 	}
-	task := args[0]
-	switch task {
+	switch task := args[0]; task {
 	case "table":
-		return decentralTable(args[1:], stdout)
+		return decentralTable(args[1:], stdout, stderr)
 	case "plot":
 		return decentralPlot(args[1:], stdout, stderr)
+	case "regression", "power", "scheduling":
+		return decentralTrain(task, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("decentral "+task, flag.ContinueOnError)
+	return unknownName("task", args[0], append(decentralTasks, "table", "plot"))
+}
+
+// decentralTrain runs one task.
+func decentralTrain(task string, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("decentral " + task)
 	optName := fs.String("optimizer", "dadam", "dsgd, dadam or damsgrad (agents); sgd, adam name the same pairs: the central reference always runs the central form of the rule")
 	piggyback := fs.Bool("piggyback", false, "send sample b−1's backward messages on sample b's forward messages")
 	drop := fs.Float64("drop", 0, "probability that each message is lost")
@@ -50,15 +69,15 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&cuts, "cut", "silence the link between nodes A and B for ROUNDS rounds from round FROM, as A-B:FROM:ROUNDS (repeatable)")
 	fs.Var(&outages, "outage", "take NODE off the network for ROUNDS rounds from round FROM, as NODE:FROM:ROUNDS (repeatable); it rejoins with its old parameters")
 	seed := fs.Uint64("seed", 1, "seed for data, initialisation and faults")
-	lr := fs.Float64("lr", 0, "learning rate (0: the task's default)")
+	lr := fs.Float64("lr", 0, "learning rate (default the task's: "+decentralLRs()+")")
 	quick := fs.Bool("quick", false, "the small version of the task used in tests")
 	metricsPath := fs.String("metrics", "", "write the metric against rounds as JSON lines to this file, as the run evaluates it")
 	asJSON := fs.Bool("json", false, "print one final JSON object instead of the summary")
-	if err := parseFlags(fs, args[1:], stderr); err != nil {
+	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (see 'graft decentral -h')", fs.Arg(0))}
+		return usageError{fmt.Errorf("unexpected argument %q (see 'graft decentral %s -h')", fs.Arg(0), task)}
 	}
 	rule, _, err := decentral.ParseOptimizer(*optName)
 	if err != nil {
@@ -67,8 +86,8 @@ func runDecentral(args []string, stdout, stderr io.Writer) error {
 	if !(*drop >= 0 && *drop < 1) {
 		return usageError{fmt.Errorf("--drop %g outside [0, 1)", *drop)}
 	}
-	if *lr < 0 {
-		return usageError{fmt.Errorf("--lr %g is negative", *lr)}
+	if flagSet(fs, "lr") && !(*lr > 0) {
+		return usageError{fmt.Errorf("--lr %g: want a positive learning rate", *lr)}
 	}
 	train, err := decentralTask(task, *quick)
 	if err != nil {
@@ -124,7 +143,14 @@ func decentralTask(task string, quick bool) (func(decentral.Options) (*decentral
 		}
 		return func(o decentral.Options) (*decentral.Result, error) { return decentral.Scheduling(s, o) }, nil
 	}
-	return nil, usageError{fmt.Errorf("unknown task %q (want regression, power or scheduling)", task)}
+	return nil, unknownName("task", task, decentralTasks)
+}
+
+// decentralLRs describes the tasks' default learning rates.
+func decentralLRs() string {
+	r := decentral.RegressionDefaults()
+	return fmt.Sprintf("regression %g, %g with dsgd; power %g; scheduling %g",
+		r.LR, r.SGDLR, decentral.PowerDefaults().LR, decentral.SchedulingDefaults().LR)
 }
 
 func printDecentralSummary(w io.Writer, r *decentral.Result) {
@@ -138,6 +164,7 @@ func printDecentralSummary(w io.Writer, r *decentral.Result) {
 	for _, name := range names {
 		fmt.Fprintf(w, "%-12s %.4f\n", name, r.Baselines[name])
 	}
+	fmt.Fprintf(w, "all %d mini-batches: %d rounds, %d messages, %d bytes\n", r.Batches, r.Total.Rounds, r.Total.Messages, r.Total.Bytes)
 	fmt.Fprintf(w, "per mini-batch: %d rounds, %d messages, %d bytes\n", r.RoundsPerBatch, r.MessagesPerBatch, r.BytesPerBatch)
 	fmt.Fprintf(w, "  with piggyback    %d rounds, %d messages, %d bytes\n", r.WithPiggyback.Rounds, r.WithPiggyback.Messages, r.WithPiggyback.Bytes)
 	fmt.Fprintf(w, "  without piggyback %d rounds, %d messages, %d bytes\n", r.WithoutPiggyback.Rounds, r.WithoutPiggyback.Messages, r.WithoutPiggyback.Bytes)
@@ -201,13 +228,30 @@ var authorsNumbers = map[string]string{
 
 // decentralTable reads the JSON results of a directory of runs and prints a
 // Markdown table of mean ± std over seeds.
-func decentralTable(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return usageError{fmt.Errorf("usage: graft decentral table DIR")}
+func decentralTable(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("decentral table")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: graft decentral table DIR")
+		fmt.Fprintln(fs.Output(), "\nPrints a Markdown table of the results in DIR, the files *.json that")
+		fmt.Fprintln(fs.Output(), "'graft decentral TASK --json' wrote: per task, optimizer and drop rate the")
+		fmt.Fprintln(fs.Output(), "mean ± std over seeds of the metric, and the cost of a mini-batch.")
 	}
-	files, err := filepath.Glob(filepath.Join(args[0], "*.json"))
+	dirs, err := parseFlagsAnywhere(fs, args, stderr)
 	if err != nil {
 		return err
+	}
+	if len(dirs) != 1 {
+		return usageError{flagError{errors.New("want one directory of results: graft decentral table DIR"), fs.Name()}}
+	}
+	files, err := filepath.Glob(filepath.Join(dirs[0], "*.json"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		if _, err := os.Stat(dirs[0]); err != nil {
+			return err
+		}
+		return fmt.Errorf("%s holds no results (*.json files of graft decentral TASK --json)", dirs[0])
 	}
 	type group struct {
 		task, opt  string
@@ -226,6 +270,9 @@ func decentralTable(args []string, stdout io.Writer) error {
 		var r decentral.Result
 		if err := json.Unmarshal(data, &r); err != nil {
 			return fmt.Errorf("%s: %v", f, err)
+		}
+		if r.Task == "" || r.Metric == "" {
+			return fmt.Errorf("%s is not a result of graft decentral TASK --json (it names no task and metric)", f)
 		}
 		key := fmt.Sprintf("%s/%s/%g", r.Task, r.Optimizer, r.Drop)
 		g := groups[key]
@@ -255,8 +302,9 @@ func decentralTable(args []string, stdout io.Writer) error {
 		}
 		c := g.r
 		if c.WithPiggyback.Messages == 0 {
-			// One sample per mini-batch (scheduling): both modes cost what
-			// was measured, acting included.
+			// A result that records only the rounds of each mode (scheduling
+			// before its modes were measured): one sample per mini-batch, so
+			// both cost what the run measured, acting included.
 			m := decentral.Cost{Rounds: c.RoundsPerBatch, Messages: c.MessagesPerBatch, Bytes: c.BytesPerBatch}
 			c.WithPiggyback, c.WithoutPiggyback = m, m
 		}
@@ -282,20 +330,32 @@ func meanStd(xs []float64) string {
 // panel of the distributed and the centralized model's metric against
 // rounds of message passing.
 func decentralPlot(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decentral plot", flag.ContinueOnError)
+	fs := newFlagSet("decentral plot")
 	out := fs.String("out", "metric_vs_rounds.svg", "image to write; its extension, .png or .svg, chooses the format")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: graft decentral plot [--out FILE] METRICS.jsonl...")
+		fmt.Fprintln(fs.Output(), "\nDraws each file that 'graft decentral TASK --metrics' wrote as one panel: the")
+		fmt.Fprintln(fs.Output(), "metric of the distributed and the centralized model against rounds of")
+		fmt.Fprintln(fs.Output(), "message passing.\n\nFlags:")
+		fs.PrintDefaults()
+	}
 	files, err := parseFlagsAnywhere(fs, args, stderr)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
-		return usageError{fmt.Errorf("usage: graft decentral plot --out FILE METRICS.jsonl...")}
+		return usageError{flagError{errors.New("no metrics files given: graft decentral plot --out FILE METRICS.jsonl..."), fs.Name()}}
 	}
 	panels := make([]metrics.Panel, len(files))
 	for i, path := range files {
 		evals, err := readJSONLinesFile[decentral.Evaluation](path)
 		if err != nil {
 			return err
+		}
+		for n, e := range evals {
+			if e.Task == "" || e.Metric == "" {
+				return fmt.Errorf("%s has nothing to plot: line %d is not an evaluation that 'graft decentral TASK --metrics' writes (task, metric, rounds, …)", path, n+1)
+			}
 		}
 		panels[i] = roundsPanel(evals)
 	}

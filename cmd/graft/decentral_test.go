@@ -100,7 +100,9 @@ func TestDecentralPlotErrors(t *testing.T) {
 	dir := t.TempDir()
 	const line = `{"task":"power","metric":"sum_rate","batch":0,"rounds":0,"distributed":1,"centralized":1}` + "\n"
 	good, empty, bad := filepath.Join(dir, "good.jsonl"), filepath.Join(dir, "empty.jsonl"), filepath.Join(dir, "bad.jsonl")
-	for path, content := range map[string]string{good: line, empty: "", bad: line + "not json\n"} {
+	trainMetrics := filepath.Join(dir, "train.jsonl") // graft train --metrics: nothing decentral plot draws
+	for path, content := range map[string]string{good: line, empty: "", bad: line + "not json\n",
+		trainMetrics: `{"epoch":1,"loss":1.9,"train_acc":0.2}` + "\n"} {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +114,8 @@ func TestDecentralPlotErrors(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{"no files", []string{"--out", out}, 2, "usage: graft decentral plot"},
+		{"no files", []string{"--out", out}, 2, "no metrics files given"},
+		{"not decentral metrics", []string{"--out", out, trainMetrics}, 1, "train.jsonl has nothing to plot: line 1 is not an evaluation"},
 		{"missing file", []string{"--out", out, filepath.Join(dir, "none.jsonl")}, 1, "none.jsonl: no such file or directory"},
 		{"empty file", []string{"--out", out, empty}, 1, "empty.jsonl is empty"},
 		{"bad line", []string{"--out", out, bad}, 1, "bad.jsonl: line 2: not a JSON object"},
@@ -122,6 +125,9 @@ func TestDecentralPlotErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkFailure(t, append([]string{"decentral", "plot"}, tt.args...), tt.wantCode, tt.want)
 		})
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failed plot wrote its image")
 	}
 }
 
@@ -138,5 +144,29 @@ func TestDecentralTable(t *testing.T) {
 	}
 	if stdout != string(want) {
 		t.Errorf("table differs from docs/decentral/results.md:\n%s", stdout)
+	}
+}
+
+func TestDecentralTableErrors(t *testing.T) {
+	dir, empty := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "train.json"), []byte(`{"dataset":"cora","test_acc":0.8}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"no directory", nil, 2, "want one directory of results"},
+		{"two directories", []string{dir, empty}, 2, "want one directory of results"},
+		{"no results", []string{empty}, 1, empty + " holds no results"},
+		{"missing directory", []string{filepath.Join(empty, "none")}, 1, "no such file or directory"},
+		{"not decentral results", []string{dir}, 1, "train.json is not a result of graft decentral TASK --json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkFailure(t, append([]string{"decentral", "table"}, tt.args...), tt.wantCode, tt.want)
+		})
 	}
 }

@@ -4,5 +4,7 @@
 // partition-parallel training, in-process or as one worker of a
 // multi-process job), partition, data, bench, launch and worker (multi-process
 // jobs), decentral (one agent per node), and evaluate and predict (a model
-// saved by train --save). Run `graft help` for the list.
+// saved by train --save). Run `graft help` for the list,
+// `graft help COMMAND` for a command's flags and `graft --version` for the
+// build. A mistyped flag or command is one line naming the nearest ones.
 package main

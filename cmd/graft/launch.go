@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -96,7 +95,7 @@ func launchSecret() ([]byte, error) {
 }
 
 func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
-	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	fs := newFlagSet("launch")
 	opt := &launchOptions{}
 	fs.IntVar(&opt.nproc, "nproc", 2, "number of worker processes")
 	fs.IntVar(&opt.port, "port", 0, "rendezvous port on 127.0.0.1 (default: a free one)")
@@ -115,8 +114,13 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	if len(opt.command) == 0 {
 		return nil, usageError{errors.New("missing the command to run, e.g. graft launch --nproc 2 -- train")}
 	}
-	if opt.nproc < 1 {
+	switch {
+	case opt.nproc < 1:
 		return nil, usageError{fmt.Errorf("--nproc %d: need at least 1", opt.nproc)}
+	case opt.port < 0 || opt.port > 65535:
+		return nil, usageError{fmt.Errorf("--port %d: want a port from 1 to 65535, or 0 for a free one", opt.port)}
+	case opt.grace < 0:
+		return nil, usageError{fmt.Errorf("--grace %v: want 0 or more", opt.grace)}
 	}
 	return opt, nil
 }

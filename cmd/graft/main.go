@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
@@ -30,11 +29,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		args = []string{"train"}
 	}
-	name := args[0]
-	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
-		usage(stdout)
-		return 0
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		return runHelp(args[1:], stdout, stderr)
+	case "--version", "-version":
+		args = append([]string{"version"}, args[1:]...)
 	}
+	if strings.HasPrefix(args[0], "-") { // flags without a command are train's
+		args = append([]string{"train"}, args...)
+	}
+	name := args[0]
 	if cpuid.EnvErr != nil {
 		fmt.Fprintf(stderr, "graft: %v\n", cpuid.EnvErr)
 		return 2
@@ -42,7 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	watchLauncher() // a worker of graft launch stops when the launcher is gone
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "graft: unknown command %q; run 'graft help' for the list\n", name)
+		fmt.Fprintf(stderr, "graft: %v\n", unknownName("command", name, commandNames()))
+		fmt.Fprintln(stderr, "run 'graft help' for the list")
 		return 2
 	}
 	err := cmd.run(args[1:], stdout, stderr)
@@ -53,6 +58,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "graft %s: %s\n", name, oneLine(err))
+	if hint := helpHint(err); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
@@ -64,15 +72,11 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "graft trains graph neural networks on one machine or many.")
 	fmt.Fprintln(w, "\nUsage: graft <command> [flags]   (no command: graft train)")
 	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'graft <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'graft help <command>' or 'graft <command> -h' for a command's flags;")
+	fmt.Fprintln(w, "'graft --version' prints the version.")
 }
 
 // usageError marks errors caused by the command line rather than the work.
@@ -80,17 +84,24 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// parseFlags parses args into fs, sending flag's own messages to stderr and
-// turning its errors into one-line usage errors.
+// parseFlags parses args into fs. Help (-h) goes to stderr; an error is
+// one line, an unknown flag naming the nearest defined ones, that run
+// prints with a pointer to the help instead of the whole of it.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	help := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = help
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{fmt.Errorf("%v (see 'graft %s -h')", err, fs.Name())}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		help()
+		return err
 	}
-	return nil
+	return usageError{flagError{explainFlagError(fs, err), fs.Name()}}
 }
 
 // parseFlagsAnywhere is parseFlags for commands whose arguments are files:

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/atomicfile"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/nn"
@@ -77,6 +77,9 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := f.checkOutputs(); err != nil {
+		return err
+	}
 	// Partitioning frees large coarse graphs as it goes; a soft limit makes
 	// the collector return them before the heap doubles (GOMEMLIMIT wins).
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -122,7 +125,7 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 }
 
 func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, error) {
-	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
+	fs := newFlagSet("partition")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), partitionUsage)
 		fmt.Fprintln(fs.Output(), "\nFlags:")
@@ -158,8 +161,33 @@ func (f *partitionFlags) check() error {
 	if f.balance != "" && f.balance != "train" {
 		return usageError{fmt.Errorf("--balance %q: the only second constraint is train", f.balance)}
 	}
+	if !(f.imbalance > 0) {
+		return usageError{fmt.Errorf("--imbalance %g: want a positive tolerance", f.imbalance)}
+	}
 	if f.assign == "" && f.metisGraph == "" && f.k <= 0 {
 		return usageError{fmt.Errorf("--parts must be a positive part count, got %d", f.k)}
+	}
+	return nil
+}
+
+// checkOutputs refuses, before the graph is read, an output that could not
+// be written once it is partitioned.
+func (f *partitionFlags) checkOutputs() error {
+	if f.metisGraph != "" {
+		if err := atomicfile.CheckWritable(f.metisGraph); err != nil {
+			return fmt.Errorf("--write-metis-graph %v", err)
+		}
+	}
+	switch {
+	case f.out == "":
+	case isPartDirPath(f.out):
+		if err := atomicfile.CheckWritableDir(f.out); err != nil {
+			return fmt.Errorf("--out %v", err)
+		}
+	default:
+		if err := atomicfile.CheckWritable(f.out); err != nil {
+			return fmt.Errorf("--out %v", err)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +23,7 @@ link (--link); compute seconds per worker when it had two or more. Several
 files are drawn into the same panels, one colour per file.`
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	fs := newFlagSet("plot")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), plotUsage)
 		fmt.Fprintln(fs.Output(), "\nFlags:")
@@ -77,7 +76,7 @@ func readJSONLinesFile[T any](path string) ([]T, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(records) == 0 {
-		return nil, fmt.Errorf("%s is empty", path)
+		return nil, fmt.Errorf("%s is empty: nothing to plot", path)
 	}
 	return records, nil
 }

@@ -98,7 +98,7 @@ func TestPlotCommandErrors(t *testing.T) {
 	}{
 		{"no files", []string{"plot", "-o", out}, 2, "no metrics files given"},
 		{"no output", []string{"plot", good}, 2, "missing -o"},
-		{"unknown flag", []string{"plot", good, "--width", "3"}, 2, "flag provided but not defined: -width"},
+		{"unknown flag", []string{"plot", good, "--width", "3"}, 2, "unknown flag --width"},
 		{"missing file", []string{"plot", filepath.Join(dir, "nope.jsonl"), "-o", out}, 1, "nope.jsonl: no such file or directory"},
 		{"empty file", []string{"plot", empty, "-o", out}, 1, "empty.jsonl is empty"},
 		{"bad line", []string{"plot", good, bad, "-o", out}, 1, "bad.jsonl: line 3: unexpected end of JSON input"},
@@ -121,9 +121,9 @@ func checkFailure(t *testing.T, args []string, wantCode int, want string) {
 	if code != wantCode {
 		t.Errorf("exit code %d, want %d (stderr %q)", code, wantCode, stderr)
 	}
-	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	last, _ := lastError(stderr)
 	prefix := "graft " + args[0] + ": "
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, prefix) || !strings.Contains(last, want) {
+	if !strings.HasPrefix(last, prefix) || !strings.Contains(last, want) {
 		t.Errorf("last stderr line %q, want \"%s…%s…\"", last, prefix, want)
 	}
 	if strings.Contains(stderr, "panic") {
@@ -165,4 +165,14 @@ func TestRunNames(t *testing.T) {
 			t.Errorf("runNames(%q) = %q, want %q", tt.paths, got, tt.want)
 		}
 	}
+}
+
+// lastError splits stderr into its error line (the last line, or the one
+// before a pointer to the help) and that pointer, if any.
+func lastError(stderr string) (line, hint string) {
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if n := len(lines); n > 1 && strings.HasPrefix(lines[n-1], "run 'graft ") {
+		return lines[n-2], lines[n-1]
+	}
+	return lines[len(lines)-1], ""
 }

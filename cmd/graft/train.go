@@ -54,25 +54,27 @@ type trainOptions struct {
 }
 
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := newFlagSet("train")
 	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
 	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
-	fs.IntVar(&o.layers, "layers", 0, "number of layers (default per model: 2)")
-	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
-	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
-	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
+	// The hyperparameters' defaults are the model's recipe (train.PresetFor):
+	// flag's own default (0) is not shown and not used.
+	fs.IntVar(&o.layers, "layers", 0, "number of layers"+presetDefault(func(p train.Preset) float64 { return float64(p.Layers) }))
+	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT"+presetDefault(func(p train.Preset) float64 { return float64(p.Hidden) }))
+	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers"+presetDefault(func(p train.Preset) float64 { return float64(p.Heads) }, "gat"))
+	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs"+presetDefault(func(p train.Preset) float64 { return float64(p.Epochs) }))
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
-	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
-	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
-	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
-	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate (default per model: gcn 0.5, sage 0.4, gat 0.6, also on attention)")
+	fs.IntVar(&o.patience, "patience", 0, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early"+presetDefault(func(p train.Preset) float64 { return float64(p.Patience) }))
+	fs.Float64Var(&o.lr, "lr", 0, "learning rate"+presetDefault(func(p train.Preset) float64 { return p.LR }))
+	fs.Float64Var(&o.weightDecay, "weight-decay", 0, "weight decay, on the first layer only for gcn and sage"+presetDefault(func(p train.Preset) float64 { return p.WeightDecay }))
+	fs.Float64Var(&o.dropout, "dropout", 0, "dropout rate, for GAT also on attention"+presetDefault(func(p train.Preset) float64 { return p.Dropout }))
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
 	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
 	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
@@ -111,6 +113,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	spec.Progress, spec.BatchProgress, spec.Log = progress.epoch, progress.batch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := spec.CheckOutputs(); err != nil { // before the profile is created
+		return err
+	}
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
@@ -134,7 +139,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // spec turns the flags into the job they describe.
 func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
-	cfg, storage, err := o.config()
+	cfg, storage, err := o.config(fs)
 	if err != nil {
 		return job.Spec{}, usageError{err}
 	}
@@ -198,7 +203,7 @@ func printSummary(w io.Writer, sum job.Summary) {
 
 // config turns the flags into a run configuration, filling unset values from
 // the model's preset.
-func (o *trainOptions) config() (train.Config, nn.Storage, error) {
+func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error) {
 	p, err := train.PresetFor(o.model)
 	if err != nil {
 		return train.Config{}, 0, err
@@ -207,40 +212,12 @@ func (o *trainOptions) config() (train.Config, nn.Storage, error) {
 	if err != nil {
 		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
 	}
-	set := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	set(&p.Layers, o.layers)
-	set(&p.Hidden, o.hidden)
-	set(&p.Heads, o.heads)
-	set(&p.Epochs, o.epochs)
-	if o.patience >= 0 {
-		p.Patience = o.patience
-	}
-	if o.lr != 0 {
-		p.LR = o.lr
-	}
-	if o.weightDecay >= 0 {
-		p.WeightDecay = o.weightDecay
-	}
-	if o.dropout >= 0 {
-		p.Dropout = o.dropout
-	}
-	if o.normalize.set {
-		p.Normalize = o.normalize.value
+	if err := o.applyPreset(fs, &p); err != nil {
+		return train.Config{}, 0, err
 	}
 	p.Optimizer = nn.Algorithm(o.optimizer)
-	switch {
-	case !slices.Contains([]nn.Algorithm{nn.Adam, nn.AdamW, nn.AMSGrad, nn.SGD}, p.Optimizer):
+	if !slices.Contains([]nn.Algorithm{nn.Adam, nn.AdamW, nn.AMSGrad, nn.SGD}, p.Optimizer) {
 		return train.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
-	case p.Layers < 1 || p.Hidden < 1 || p.Heads < 1 || p.Epochs < 1:
-		return train.Config{}, 0, errors.New("--layers, --hidden, --heads and --epochs must be positive")
-	case p.LR < 0:
-		return train.Config{}, 0, fmt.Errorf("--lr %v: want a positive learning rate", o.lr)
-	case p.Dropout >= 1:
-		return train.Config{}, 0, fmt.Errorf("--dropout %v: want a rate in [0, 1)", o.dropout)
 	}
 	cfg := p.Config(o.model, 0, o.seed)
 	if o.evalEvery < 1 || o.accumulate < 1 {

@@ -37,7 +37,7 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	case "bench":
 		return workerBench(args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Errorf("unknown worker command %q (want selftest or bench)", args[0])}
+	return unknownName("worker command", args[0], []string{"selftest", "bench"})
 }
 
 func connectWorker(f *launch.Flags, stderr io.Writer) (*comm.TCP, error) {
@@ -48,13 +48,18 @@ func connectWorker(f *launch.Flags, stderr io.Writer) (*comm.TCP, error) {
 // workerSelftest forms the mesh and checks every collective's result, so
 // that a passing run proves the processes really exchanged data.
 func workerSelftest(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker selftest", flag.ContinueOnError)
+	fs := newFlagSet("worker selftest")
 	wf := launch.AddFlags(fs)
 	n := fs.Int("n", 3<<20, "values in the all-reduce (more than one ring round at 2 workers)")
-	exitRank := fs.Int("exit-rank", -1, "for failure tests: this rank exits at once after the mesh forms ...")
+	exitRank := new(int)
+	*exitRank = -1
+	fs.Var(launch.OptionalCount{P: exitRank}, "exit-rank", "for failure tests: this `rank` exits at once after the mesh forms ...")
 	exitCode := fs.Int("exit-code", 3, "... with this status, while the others keep calling all-reduce")
 	exitSignal := fs.String("exit-signal", "", "... or by sending itself KILL (a crash) or STOP (a hang)")
 	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := wantAtLeast(1, intValue{"n", *n}); err != nil {
 		return err
 	}
 	c, err := connectWorker(wf, stderr)
@@ -143,11 +148,14 @@ type benchResult struct {
 
 // workerBench times all-reduce and all-to-all; rank 0 prints JSON lines.
 func workerBench(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("worker bench", flag.ContinueOnError)
+	fs := newFlagSet("worker bench")
 	wf := launch.AddFlags(fs)
 	mib := fs.Int("mib", 64, "all-reduce buffer and all-to-all bytes per rank, in MiB")
 	reps := fs.Int("reps", 10, "timed repetitions (best and median are reported)")
 	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := wantAtLeast(1, intValue{"mib", *mib}, intValue{"reps", *reps}); err != nil {
 		return err
 	}
 	c, err := connectWorker(wf, stderr)

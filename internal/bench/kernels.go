@@ -21,6 +21,7 @@ type KernelResult struct {
 	Rows          int     `json:"rows,omitempty"`
 	NNZ           int64   `json:"nnz,omitempty"`
 	Width         int     `json:"width,omitempty"`
+	Length        int     `json:"length,omitempty"` // the triad's vectors' float32 elements
 	Seconds       float64 `json:"seconds,omitempty"`
 	GFLOPS        float64 `json:"gflops,omitempty"`
 	GBps          float64 `json:"gbps,omitempty"`
@@ -63,7 +64,9 @@ func QuickKernelConfig() KernelConfig {
 // calling emit after each measurement so long runs show progress.
 func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 	triad := vec.TriadBandwidth(cfg.TriadLen, cfg.Reps)
-	emit(KernelResult{Kernel: "triad", Impl: vec.Kernel(), GBps: triad})
+	// The triad reads two vectors and writes one: 12 bytes an element.
+	emit(KernelResult{Kernel: "triad", Impl: vec.Kernel(), Length: cfg.TriadLen,
+		Seconds: 12 * float64(cfg.TriadLen) / (triad * 1e9), GBps: triad})
 
 	r := rand.New(rand.NewPCG(cfg.Seed, 0))
 	for _, w := range cfg.GemmWidths {

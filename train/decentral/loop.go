@@ -66,7 +66,6 @@ func runOffline(t offline, o Options) (*Result, error) {
 	}
 	perEpoch := len(t.train) / t.batch
 	total := perEpoch * t.epochs
-	rounds := 0
 	if err := evaluate(0, 0); err != nil {
 		return nil, err
 	}
@@ -80,11 +79,10 @@ func runOffline(t offline, o Options) (*Result, error) {
 		if _, err := ref.step(batch); err != nil {
 			return nil, err
 		}
-		rounds += st.Rounds
+		res.count(st)
 		res.AwayUpdates += st.Away
-		res.RoundsPerBatch, res.MessagesPerBatch, res.BytesPerBatch = st.Rounds, st.Messages, st.Bytes
 		if b%t.evalEvery == 0 || b == total {
-			if err := evaluate(b, rounds); err != nil {
+			if err := evaluate(b, res.Total.Rounds); err != nil {
 				return nil, err
 			}
 		}

@@ -200,10 +200,9 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 	ref := newCentral(model, params, opt)
 	res := &Result{Task: "scheduling", Metric: "weight_ratio", Optimizer: "d" + o.Rule.String(), Seed: o.Seed,
 		Drop: o.Drop, Piggyback: o.Piggyback, Baselines: map[string]float64{"greedy": 1}}
-	with, without, text := RoundsFormula(model, 1, false)
-	res.RoundsFormula = text + "; one conflict graph per mini-batch, so both modes cost the same"
-	res.WithPiggyback = Cost{Rounds: with}
-	res.WithoutPiggyback = Cost{Rounds: without}
+	_, _, text := RoundsFormula(model, 1, false)
+	act := model.Layers() * model.Hops
+	res.RoundsFormula = fmt.Sprintf("acting: L·K = %d rounds, then training: %s; one conflict graph per mini-batch, so both modes cost the same", act, text)
 
 	evaluate := func(b, rounds int) error {
 		var pt Point
@@ -225,7 +224,6 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 		return nil, err
 	}
 	drng, crng := newRand(o.Seed, streamExplore), newRand(o.Seed, streamExplore)
-	rounds := 0
 	for b, e := range episodes {
 		if err := net.Rewire(e.graph); err != nil {
 			return nil, err
@@ -246,13 +244,10 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 		if _, err := ref.step([]Sample{csmp}); err != nil {
 			return nil, err
 		}
-		rounds += act.Rounds + st.Rounds
+		res.count(act, st)
 		res.AwayUpdates += st.Away
-		res.RoundsPerBatch = act.Rounds + st.Rounds
-		res.MessagesPerBatch = act.Messages + st.Messages
-		res.BytesPerBatch = act.Bytes + st.Bytes
 		if (b+1)%s.EvalEvery == 0 || b+1 == len(episodes) {
-			if err := evaluate(b+1, rounds); err != nil {
+			if err := evaluate(b+1, res.Total.Rounds); err != nil {
 				return nil, err
 			}
 		}
@@ -260,6 +255,8 @@ func Scheduling(s SchedulingSetup, o Options) (*Result, error) {
 			o.Progress(b+1, len(episodes))
 		}
 	}
+	perBatch := Cost{Rounds: res.RoundsPerBatch, Messages: res.MessagesPerBatch, Bytes: res.BytesPerBatch}
+	res.WithPiggyback, res.WithoutPiggyback = perBatch, perBatch
 	return res, nil
 }
 

@@ -62,11 +62,19 @@ type Result struct {
 	Piggyback   bool    `json:"piggyback"`
 	Distributed float64 `json:"distributed"`
 	Centralized float64 `json:"centralized"`
-	// Cost of one training mini-batch in the mode that ran.
+	// Batches is the number of training mini-batches and Total their
+	// communication in the mode that ran (for scheduling, each batch's
+	// acting pass included): the last Point's Rounds is Total.Rounds.
+	Batches int  `json:"batches"`
+	Total   Cost `json:"total"`
+	// Cost of one training mini-batch in the mode that ran: Total over
+	// Batches, rounded (mini-batches differ only in the messages that
+	// faults drop and, for scheduling, in the conflict graph's size).
 	RoundsPerBatch   int   `json:"rounds_per_batch"`
 	MessagesPerBatch int64 `json:"messages_per_batch"`
 	BytesPerBatch    int64 `json:"bytes_per_batch"`
-	// Both modes, measured on the same mini-batch.
+	// Both modes, measured on the same mini-batch (for scheduling, whose
+	// mini-batch is one sample, both are the mean per mini-batch).
 	WithPiggyback    Cost               `json:"with_piggyback"`
 	WithoutPiggyback Cost               `json:"without_piggyback"`
 	RoundsFormula    string             `json:"rounds_formula"`
@@ -84,6 +92,21 @@ func (r *Result) record(pt Point, onEval func(Evaluation) error) error {
 		return nil
 	}
 	return onEval(Evaluation{Task: r.Task, Metric: r.Metric, Point: pt})
+}
+
+// count adds one training mini-batch's communication to the totals and
+// keeps the per-batch means in step with them.
+func (r *Result) count(st ...Stats) {
+	r.Batches++
+	for _, s := range st {
+		r.Total.Rounds += s.Rounds
+		r.Total.Messages += s.Messages
+		r.Total.Bytes += s.Bytes
+	}
+	n := int64(r.Batches)
+	r.RoundsPerBatch = int((int64(r.Total.Rounds) + n/2) / n)
+	r.MessagesPerBatch = (r.Total.Messages + n/2) / n
+	r.BytesPerBatch = (r.Total.Bytes + n/2) / n
 }
 
 // central is the reference: one parameter copy trained on the whole graph.
