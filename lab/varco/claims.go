@@ -117,7 +117,7 @@ func (c *cell) shortName() string {
 // writeMatches is the table of where each configuration matches full
 // communication's accuracy, and with how many bytes.
 func writeMatches(md *strings.Builder, cells []*cell) {
-	md.WriteString("**Matches full communication (Δ ≥ −0.5) and bytes.** Bytes are the median over those cells of the halo bytes as a fraction of full communication's and of the authors' `varco`'s. The last column counts the cells where the configuration matches with at most half of `varco`'s bytes (the issue's \"2× fewer bytes than the authors' truncation + linear schedule\").\n\n")
+	md.WriteString("**Matches full communication (Δ ≥ −0.5) and bytes.** Bytes are the median over those cells of the halo bytes as a fraction of full communication's and of the authors' `varco`'s. The last column counts the cells where the configuration matches with at most half of `varco`'s bytes (full communication's accuracy with 2× fewer bytes than the authors' truncation + linear schedule).\n\n")
 	md.WriteString("| config | cells | matches | worst Δ (cell) | bytes vs full | bytes vs varco | matches at ≤ 0.5× varco |\n|---|---|---|---|---|---|---|\n")
 	for _, cf := range configs {
 		if cf.Name == "full" {

@@ -263,3 +263,21 @@ func TestCellPanel(t *testing.T) {
 		t.Errorf("%d lines, want one per configuration, %d", len(seen), len(configs))
 	}
 }
+
+// Cells that differ only in epochs or width get plots of their own; the
+// smallest keeps the short name results.md has always linked.
+func TestCellPlotStemsAreUnique(t *testing.T) {
+	recs := []record{
+		{Dataset: "toy", Parts: 4, Partition: "random", Epochs: 300, Hidden: 256, Config: "full"},
+		{Dataset: "toy", Parts: 4, Partition: "random", Epochs: 100, Hidden: 64, Config: "full"},
+		{Dataset: "toy", Parts: 2, Partition: "random", Epochs: 100, Hidden: 64, Config: "full"},
+	}
+	var got []string
+	for _, c := range cellsOf(recs) {
+		got = append(got, c.file())
+	}
+	want := "toy-n2-random toy-n4-random toy-n4-random-e300-h256"
+	if strings.Join(got, " ") != want {
+		t.Errorf("plot stems %q, want %q", strings.Join(got, " "), want)
+	}
+}
