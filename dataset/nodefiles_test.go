@@ -228,3 +228,27 @@ func TestParseFloat32MatchesStrconv(t *testing.T) {
 		t.Errorf("parseFloat32 allocates %v times", a)
 	}
 }
+
+// FuzzNodeFiles reads an edge list with any ids, then labels and features
+// keyed by them.
+func FuzzNodeFiles(f *testing.F) {
+	f.Add("bob alice\ncarol,alice\n", "id,label\nbob,x\n", "alice,1,2\nbob,3,4\ncarol,0,0\n")
+	f.Add("0 2000000000\n", "0\t1\n2000000000\t0\n", "1\n2\n")
+	f.Add("1 2\n2 3\n", "1,-1\n", "id a\n0 1\n1 0\n2 0\n3 1\n")
+	f.Fuzz(func(t *testing.T, edges, labels, features string) {
+		dir := t.TempDir()
+		d, err := LoadPath(writeFile(t, dir, "g.txt", []byte(edges)))
+		if err != nil {
+			return
+		}
+		if d.NumNodes() > 2*len(edges)+isolatedNodes {
+			t.Fatalf("%d nodes from %d bytes", d.NumNodes(), len(edges))
+		}
+		err = d.AddFiles(NodeFiles{Labels: writeFile(t, dir, "y.csv", []byte(labels)), Features: writeFile(t, dir, "x.csv", []byte(features))})
+		if err == nil {
+			if err := d.Validate(); err != nil {
+				t.Fatalf("files gave an invalid dataset: %v", err)
+			}
+		}
+	})
+}

@@ -129,6 +129,12 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 		"epochs": strconv.Itoa(c.Epochs), "eval-every": strconv.Itoa(max(c.EvalEvery, 1)),
 		"accumulate": strconv.Itoa(max(c.Accumulate, 1)), "parts": strconv.Itoa(s.Parts),
 	}
+	if s.Files.Labels != "" {
+		r["labels"] = s.Files.Labels
+	}
+	if s.Files.Features != "" {
+		r["feature-file"] = s.Files.Features
+	}
 	if in.manifest != nil {
 		r["part-dir"] = "layout " + in.manifest.Layout
 	} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
@@ -18,6 +19,9 @@ type Spec struct {
 	// Features chooses dense or sparse storage.
 	Dataset, DataDir, Split string
 	LCC, RowNormalize       bool
+	// Files give the dataset labels or features from files (keyed by
+	// its node ids).
+	Files dataset.NodeFiles
 	Features                nn.Storage
 	// PartDir, when set, replaces the dataset: each worker reads its part
 	// of what `graft partition --out DIR/` stored.

@@ -18,7 +18,7 @@ func init() {
 }
 
 const dataUsage = `usage:
-  graft data info <name|path> [--data-dir DIR] [--split SPEC] [--seed N] [--json]
+  graft data info <name|path> [--data-dir DIR] [--labels FILE] [--feature-file FILE] [--split SPEC] [--seed N] [--json]
   graft data list [--data-dir DIR]
 
 The data directory defaults to $GRAFT_DATA. Cora is built in and needs none.
@@ -128,6 +128,8 @@ type splitInfo struct {
 func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("data info", flag.ContinueOnError)
 	dataDir := fs.String("data-dir", "", "directory holding the staged datasets (default $GRAFT_DATA)")
+	var files dataset.NodeFiles
+	registerNodeFiles(fs, &files)
 	splitSpec := fs.String("split", "", "split to report (default: public, if the dataset has one)")
 	seed := fs.Uint64("seed", 0, "seed for random and frac splits")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
@@ -139,7 +141,7 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("data info takes one dataset name or path (known names: %s)", strings.Join(dataset.KnownNames(), ", "))}
 	}
 	start := time.Now()
-	d, err := dataset.Load(rest[0], *dataDir)
+	d, err := dataset.LoadWith(rest[0], *dataDir, files)
 	if err != nil {
 		return err
 	}

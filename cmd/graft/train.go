@@ -34,6 +34,7 @@ func init() {
 // unset take the chosen model's published values (train.PresetFor).
 type trainOptions struct {
 	dataset, split, model, dataDir string
+	files                          dataset.NodeFiles
 	layers, hidden, heads, epochs  int
 	patience                       int
 	selectBy                       string
@@ -58,6 +59,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
+	registerNodeFiles(fs, &o.files)
 	fs.IntVar(&o.layers, "layers", 0, "number of layers (default per model: 2)")
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
@@ -148,7 +150,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	}
 	d := &o.dist
 	s := job.Spec{
-		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
+		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
@@ -202,7 +204,7 @@ func (o *trainOptions) config() (train.Config, nn.Storage, error) {
 	}
 	storage, err := nn.ParseStorage(o.features)
 	if err != nil {
-		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
+		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse (a file of features is given with --feature-file)", o.features)
 	}
 	set := func(dst *int, v int) {
 		if v != 0 {
