@@ -22,6 +22,8 @@ import (
 //   - heterophilous-graphs (Platonov et al. 2023, e.g. Tolokers):
 //     node_features (N, F), node_labels (N,), edges (E, 2) and
 //     {train,val,test}_masks (K, N), giving K fixed splits.
+//   - scipy.sparse.save_npz (format, shape, data, indices/indptr or
+//     row/col): a square adjacency matrix alone, a structure-only graph.
 func ReadNPZDataset(name, path string) (*Dataset, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

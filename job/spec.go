@@ -21,8 +21,8 @@ type Spec struct {
 	LCC, RowNormalize       bool
 	// Files give the dataset labels or features from files (keyed by
 	// its node ids).
-	Files dataset.NodeFiles
-	Features                nn.Storage
+	Files    dataset.NodeFiles
+	Features nn.Storage
 	// PartDir, when set, replaces the dataset: each worker reads its part
 	// of what `graft partition --out DIR/` stored.
 	PartDir string
