@@ -40,6 +40,7 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer lr.close()
 	limit := int64(math.MaxInt32 - 1)
 	if n > 0 {
 		limit = int64(n) - 1

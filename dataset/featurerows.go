@@ -8,33 +8,36 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// pow10f32 holds the powers of ten that float32 represents exactly.
-var pow10f32 = [...]float32{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // parseFloat32 parses a decimal number exactly as strconv.ParseFloat(s, 32)
-// does, without allocating. The forms numeric CSV files use, up to seven
-// significant digits and a decimal exponent within ±10, take a fast path:
-// the mantissa and the power of ten are both exact float32 values, so one
-// multiplication or division rounds correctly. Anything else goes to
-// strconv.
+// does, without allocating. The forms numeric CSV files use, up to 15
+// significant digits and a decimal exponent within ±22, take a fast path
+// (Clinger's): the mantissa and the power of ten are exact float64 values,
+// so one multiplication or division gives the float64 nearest the number.
+// Rounding that to float32 is then the correct float32 unless it lies
+// exactly halfway between two float32 values, where the number itself may
+// not; such values, subnormals and anything else go to strconv.
 func parseFloat32(b []byte) (float32, bool) {
 	i, neg := 0, false
 	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
 		neg, i = b[0] == '-', 1
 	}
-	var m uint32
+	var m uint64
 	exp, digits := 0, 0
 	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		m = m*10 + uint32(b[i]-'0')
-		if digits++; m >= 1<<24 || digits > 9 {
+		m = m*10 + uint64(b[i]-'0')
+		if digits++; m >= 1<<53 || digits > 18 {
 			return parseFloatSlow(b)
 		}
 	}
 	if i < len(b) && b[i] == '.' {
 		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			m = m*10 + uint32(b[i]-'0')
+			m = m*10 + uint64(b[i]-'0')
 			exp--
-			if digits++; m >= 1<<24 || digits > 9 {
+			if digits++; m >= 1<<53 || digits > 18 {
 				return parseFloatSlow(b)
 			}
 		}
@@ -59,19 +62,24 @@ func parseFloat32(b []byte) (float32, bool) {
 		}
 		exp, i = exp+e, j
 	}
-	if i != len(b) || exp < -10 || exp > 10 {
+	if i != len(b) || exp < -22 || exp > 22 {
 		return parseFloatSlow(b)
 	}
-	v := float32(m)
+	v := float64(m)
 	if exp < 0 {
-		v /= pow10f32[-exp]
+		v /= pow10[-exp]
 	} else {
-		v *= pow10f32[exp]
+		v *= pow10[exp]
+	}
+	// A float32 midpoint has its 29 bits below float32's precision equal
+	// to 1<<28; below 2^-126 float32 is subnormal and has fewer bits.
+	if bits := math.Float64bits(v); bits&(1<<29-1) == 1<<28 || v != 0 && v < 0x1p-126 || v > math.MaxFloat32 {
+		return parseFloatSlow(b)
 	}
 	if neg {
 		v = -v
 	}
-	return v, true
+	return float32(v), true
 }
 
 func parseFloatSlow(b []byte) (float32, bool) {
@@ -88,9 +96,10 @@ func parseFloatSlow(b []byte) (float32, bool) {
 // bag-of-words file never takes the memory of its dense form, and a dense
 // one is never held twice.
 type featureRows struct {
-	cols  int // -1 until the first row
-	rows  int
-	dense []float32 // once dense
+	cols   int // -1 until the first row
+	rows   int
+	expect int       // rows expected, if known: dense storage is sized for them
+	dense  []float32 // once dense
 	// Sparse rows: row r's entries are idx[ptr[r]:ptr[r+1]].
 	ptr []int64
 	idx []int32
@@ -98,7 +107,10 @@ type featureRows struct {
 	row []float32 // the row being read
 }
 
-func newFeatureRows() *featureRows { return &featureRows{cols: -1, ptr: []int64{0}} }
+// newFeatureRows expects the given number of rows (0: unknown).
+func newFeatureRows(expect int) *featureRows {
+	return &featureRows{cols: -1, ptr: []int64{0}, expect: expect}
+}
 
 // parse reads one row of numbers separated by sep (or, with sep 0, by
 // blanks) into the row buffer; it returns a message on failure.
@@ -180,7 +192,7 @@ func (f *featureRows) add() string {
 
 // densify switches to dense storage.
 func (f *featureRows) densify() {
-	f.dense = make([]float32, f.rows*f.cols, max(f.rows*f.cols, 1024))
+	f.dense = make([]float32, f.rows*f.cols, max(f.rows, f.expect)*f.cols)
 	for r := range f.rows {
 		for p := f.ptr[r]; p < f.ptr[r+1]; p++ {
 			f.dense[r*f.cols+int(f.idx[p])] = f.val[p]

@@ -251,7 +251,7 @@ func (d *Dataset) ReadFeatures(path string) error {
 
 func (d *Dataset) readFeatureText(path string) error {
 	n := d.NumNodes()
-	rows := newFeatureRows()
+	rows := newFeatureRows(n)
 	keyed, first := false, true
 	var order []int32
 	var seen []bool

@@ -1,7 +1,10 @@
 package dataset
 
 import (
+	"math"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -251,4 +254,28 @@ func FuzzNodeFiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// parseFloat32 agrees with strconv on random decimals of every length,
+// around float32 midpoints and at the ends of its range.
+func TestParseFloat32Random(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var cases []string
+	for range 200000 {
+		digits := 1 + r.IntN(17)
+		m := r.Uint64() % uint64(math.Pow10(digits))
+		e := r.IntN(60) - 40
+		cases = append(cases, strconv.FormatUint(m, 10)+"e"+strconv.Itoa(e))
+		f := r.Float32() * float32(math.Pow(10, float64(r.IntN(20)-10)))
+		cases = append(cases, strconv.FormatFloat(float64(f), 'f', -1, 32), strconv.FormatFloat(float64(f), 'g', -1, 64))
+		// The exact decimal of a float32 midpoint.
+		mid := (float64(f) + float64(math.Nextafter32(f, 2*f+1))) / 2
+		cases = append(cases, strconv.FormatFloat(mid, 'g', -1, 64))
+	}
+	for _, s := range cases {
+		want, wantOK := parseFloatSlow([]byte(s))
+		if got, ok := parseFloat32([]byte(s)); ok != wantOK || math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("parseFloat32(%q) = %v, %v; strconv gives %v, %v", s, got, ok, want, wantOK)
+		}
+	}
 }
