@@ -143,3 +143,27 @@ func BenchmarkOGBFeatures(b *testing.B) {
 		})
 	}
 }
+
+// Feature rows stay sparse while at most half their values are nonzero
+// and switch to dense storage, once, when they pass that.
+func TestOGBFeatureStorage(t *testing.T) {
+	tests := []struct {
+		text   string
+		sparse bool
+		values []float32
+	}{
+		{"0,0,0,0\n1.5,0,0,2\n0,0,0,0\n", true, []float32{0, 0, 0, 0, 1.5, 0, 0, 2, 0, 0, 0, 0}},
+		{"0,0,0,0\n1,1,1,1\n1,-1,1,1\n", false, []float32{0, 0, 0, 0, 1, 1, 1, 1, 1, -1, 1, 1}},
+		{"1,1\n", false, []float32{1, 1}},
+	}
+	for _, tc := range tests {
+		x, s, err := parseOGBFeatures("f", strings.NewReader(tc.text), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &Dataset{Dense: x, Sparse: s}
+		if (s != nil) != tc.sparse || !reflect.DeepEqual(d.DenseFeatures().Data, tc.values) {
+			t.Errorf("%q: sparse %v, values %v; want sparse %v, %v", tc.text, s != nil, d.DenseFeatures().Data, tc.sparse, tc.values)
+		}
+	}
+}

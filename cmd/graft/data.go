@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 func init() {
@@ -111,6 +112,11 @@ type dataInfo struct {
 	Split           *splitInfo          `json:"split,omitempty"`
 	Degree          dataset.DegreeStats `json:"degree"`
 	LoadSeconds     float64             `json:"load_seconds"`
+	// ReadSeconds is the time to read the dataset's files alone (load
+	// also counts the statistics above), and ReadRSSBytes the process's
+	// peak resident memory while reading them.
+	ReadSeconds  float64 `json:"read_seconds"`
+	ReadRSSBytes int64   `json:"read_rss_bytes"`
 }
 
 type classInfo struct {
@@ -140,13 +146,15 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	if len(rest) != 1 {
 		return usageError{fmt.Errorf("data info takes one dataset name or path (known names: %s)", strings.Join(dataset.KnownNames(), ", "))}
 	}
+	sysstat.ResetPeakRSS()
 	start := time.Now()
 	d, err := dataset.LoadWith(rest[0], *dataDir, files)
 	if err != nil {
 		return err
 	}
+	read, readRSS := time.Since(start).Seconds(), sysstat.PeakRSS()
 	info := describe(d)
-	info.LoadSeconds = time.Since(start).Seconds()
+	info.LoadSeconds, info.ReadSeconds, info.ReadRSSBytes = time.Since(start).Seconds(), read, readRSS
 
 	spec := *splitSpec
 	if spec == "" && len(d.Splits) > 0 {
@@ -234,7 +242,7 @@ func printInfo(w io.Writer, info dataInfo) error {
 	}
 	g := info.Degree
 	fmt.Fprintf(tw, "degree\tmin %d, mean %.2f, median %g, max %d; %d isolated\n", g.Min, g.Mean, g.Median, g.Max, g.Isolated)
-	fmt.Fprintf(tw, "loaded in\t%.2fs\n", info.LoadSeconds)
+	fmt.Fprintf(tw, "loaded in\t%.2fs (files read in %.2fs, peak memory %s)\n", info.LoadSeconds, info.ReadSeconds, formatBytes(info.ReadRSSBytes))
 	return tw.Flush()
 }
 

@@ -196,3 +196,44 @@ func TestTrainScipySparse(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 }
+
+// An OGB raw-layout directory whose features are mostly zeros is read
+// into sparse storage, and data info reports how long reading took and
+// the memory it peaked at.
+func TestDataInfoOGBReadCost(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "ogbn-sparse", "raw")
+	if err := os.MkdirAll(raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var feat, label, edge strings.Builder
+	for i := range 200 {
+		row := make([]string, 50)
+		for j := range row {
+			row[j] = "0.0"
+		}
+		row[i%50] = "1.5"
+		feat.WriteString(strings.Join(row, ",") + "\n")
+		fmt.Fprintf(&label, "%d\n", i%3)
+		fmt.Fprintf(&edge, "%d,%d\n", i, (i+1)%200)
+	}
+	for name, s := range map[string]string{"node-feat.csv": feat.String(), "node-label.csv": label.String(), "edge.csv": edge.String()} {
+		if err := os.WriteFile(filepath.Join(raw, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runGraft(t, "data", "info", filepath.Join(dir, "ogbn-sparse"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Nodes != 200 || info.Features != 50 || info.FeatureStorage != "sparse" || info.FeatureNonzeros != 200 {
+		t.Errorf("info %+v; want 200 nodes, 50 features stored sparse with 200 nonzeros", info)
+	}
+	if info.ReadSeconds <= 0 || info.ReadSeconds > info.LoadSeconds || info.ReadRSSBytes < 1<<20 {
+		t.Errorf("read %vs of %vs loading, peak %d bytes", info.ReadSeconds, info.LoadSeconds, info.ReadRSSBytes)
+	}
+}
