@@ -17,6 +17,12 @@ type Epoch struct {
 	ValAcc   float64 `json:"val_acc"`
 	TestAcc  float64 `json:"test_acc"`
 	ValLoss  float64 `json:"val_loss"`
+	// Macro-F1 of the validation and test sets; their ROC-AUC on binary
+	// tasks only.
+	ValF1   float64 `json:"val_f1"`
+	TestF1  float64 `json:"test_f1"`
+	ValAUC  float64 `json:"val_auc,omitempty"`
+	TestAUC float64 `json:"test_auc,omitempty"`
 	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
 	// training part.
 	EpochSeconds float64 `json:"epoch_seconds"`

@@ -37,7 +37,7 @@ type trainOptions struct {
 	files                          dataset.NodeFiles
 	layers, hidden, heads, epochs  int
 	patience                       int
-	selectBy                       string
+	selectBy, metric               string
 	lr, weightDecay, dropout       float64
 	optimizer, features            string
 	rowNormalize, lcc              bool
@@ -69,6 +69,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
+	fs.StringVar(&o.metric, "metric", "acc", "validation metric that model selection and patience follow with --select acc: acc (accuracy), auc (ROC-AUC, binary tasks) or f1 (macro-F1)")
 	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
 	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
 	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
@@ -175,8 +176,19 @@ func printSummary(w io.Writer, sum job.Summary) {
 		stopped = ", stopped early"
 	}
 	fmt.Fprintf(w, "epochs          %d%s\n", sum.Epochs, stopped)
-	fmt.Fprintf(w, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	switch {
+	case sum.Metric == "f1":
+		fmt.Fprintf(w, "best val F1     %.4f (epoch %d; acc %.4f)\n", sum.BestValMacroF1, sum.BestEpoch, sum.BestValAcc)
+	case sum.Metric == "auc" && sum.BestValAUC != nil:
+		fmt.Fprintf(w, "best val AUC    %.4f (epoch %d; acc %.4f)\n", *sum.BestValAUC, sum.BestEpoch, sum.BestValAcc)
+	default:
+		fmt.Fprintf(w, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	}
 	fmt.Fprintf(w, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
+	fmt.Fprintf(w, "test macro-F1   %.4f\n", sum.TestMacroF1)
+	if sum.TestAUC != nil {
+		fmt.Fprintf(w, "test ROC-AUC    %.4f\n", *sum.TestAUC)
+	}
 	fmt.Fprintf(w, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
 	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
 	if sum.Parts > 1 {
@@ -252,6 +264,9 @@ func (o *trainOptions) config() (train.Config, nn.Storage, error) {
 		cfg.SelectByLoss = true
 	default:
 		return train.Config{}, 0, fmt.Errorf("--select %q: want acc or loss", o.selectBy)
+	}
+	if cfg.Metric, err = train.ParseMetric(o.metric); err != nil {
+		return train.Config{}, 0, fmt.Errorf("--metric %q: want acc, auc or f1", o.metric)
 	}
 	return cfg, storage, nil
 }
