@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -100,5 +101,36 @@ func TestParseMetric(t *testing.T) {
 	}
 	if _, err := ParseMetric("roc"); err == nil {
 		t.Error("ParseMetric(roc) succeeded")
+	}
+}
+
+// Workers holding parts of the scores, of different sizes (one none at
+// all), get the ROC-AUC of all the scores together, every one of them.
+func TestAUCGatheredOverWorkers(t *testing.T) {
+	all := scored([]float32{0.9, 0.4, 0.4, 0.1, 0.7}, []float32{0.4, 0.2, 0.8, 0.3})
+	shares := [][]Scored{all[:4], nil, all[4:]}
+	// Validation: every score; test: the first half of each share, so
+	// 0.9+ 0.4+ from rank 0 and 0.7+ 0.4- from rank 2: of the three
+	// pairs, 0.9 and 0.7 win and 0.4 ties, 2.5 of 3.
+	wantVal, _ := rocAUC(append([]Scored(nil), all...))
+	const wantTest = 2.5 / 3
+	got := make([][2]float64, len(shares))
+	err := comm.Run(len(shares), func(c comm.Communicator) error {
+		l := &Loop{cfg: Config{Reducer: &CommReducer{Comm: c}}}
+		mine := shares[c.Rank()]
+		val, test, err := l.aucs(Assessment{ValScores: append([]Scored(nil), mine...), TestScores: mine[:len(mine)/2]})
+		got[c.Rank()] = [2]float64{val, test}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, g := range got {
+		if g[0] != wantVal || math.Abs(g[1]-wantTest) > 1e-15 {
+			t.Errorf("rank %d: AUCs %v, want %v and %v", r, g, wantVal, wantTest)
+		}
+	}
+	if wantVal != 0.6 { // 12 of 20 pairs, by hand: 0.9 beats 4, each 0.4 beats 2 and ties 1, 0.1 none, 0.7 beats 3
+		t.Errorf("AUC of all %v, want 0.6", wantVal)
 	}
 }

@@ -68,3 +68,16 @@ func TestTrainTolokersAUC(t *testing.T) {
 		t.Errorf("tolokers test_auc %v, want above chance", sum["test_auc"])
 	}
 }
+
+// Over several workers each holds some of the scores: ROC-AUC is still
+// reported (train's TestAUCGatheredOverWorkers checks the gathering).
+func TestTrainMetricsAcrossWorkers(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	sum := trainJSON(t, "--dataset", edges, "--labels", labels, "--feature-file", features,
+		"--split", "frac:0.5:0.25", "--epochs", "10", "--metric", "auc", "--parts", "3")
+	for _, k := range []string{"test_auc", "best_val_auc", "test_macro_f1"} {
+		if v, ok := sum[k].(float64); !ok || v < 0 || v > 1 {
+			t.Errorf("--parts 3: %s %v", k, sum[k])
+		}
+	}
+}
