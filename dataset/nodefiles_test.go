@@ -279,3 +279,27 @@ func TestParseFloat32Random(t *testing.T) {
 		}
 	}
 }
+
+// The largest component keeps the source ids of its nodes.
+func TestLargestComponentKeepsNodeIDs(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "g.txt", []byte("x y\nb a\nc b\n"))
+	d, err := LoadPath(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lcc, err := d.LargestComponent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b", "c"}; !reflect.DeepEqual(lcc.NodeIDs, want) {
+		t.Errorf("ids %q, want %q", lcc.NodeIDs, want)
+	}
+	// Integer ids that were node numbers are named by them too.
+	d, err = LoadPath(writeFile(t, t.TempDir(), "h.txt", []byte("0 1\n2 3\n3 4\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lcc, err = d.LargestComponent(); err != nil || !reflect.DeepEqual(lcc.NodeIDs, []string{"2", "3", "4"}) {
+		t.Errorf("ids %q, %v; want 2 3 4", lcc.NodeIDs, err)
+	}
+}

@@ -237,3 +237,26 @@ func TestDataInfoOGBReadCost(t *testing.T) {
 		t.Errorf("read %vs of %vs loading, peak %d bytes", info.ReadSeconds, info.LoadSeconds, info.ReadRSSBytes)
 	}
 }
+
+// Every graft command in docs/data.md runs as written from the
+// repository's root.
+func TestDocsDataCommands(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../..")
+	n := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(line, "graft ") {
+			continue
+		}
+		n++
+		if code, _, stderr := runGraft(t, strings.Fields(line)[1:]...); code != 0 {
+			t.Errorf("%s: exit %d: %s", line, code, stderr)
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d commands in docs/data.md", n)
+	}
+}
