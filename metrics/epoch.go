@@ -17,12 +17,6 @@ type Epoch struct {
 	ValAcc   float64 `json:"val_acc"`
 	TestAcc  float64 `json:"test_acc"`
 	ValLoss  float64 `json:"val_loss"`
-	// Macro-F1 of the validation and test sets; their ROC-AUC on binary
-	// tasks only.
-	ValF1   float64 `json:"val_f1"`
-	TestF1  float64 `json:"test_f1"`
-	ValAUC  float64 `json:"val_auc,omitempty"`
-	TestAUC float64 `json:"test_auc,omitempty"`
 	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
 	// training part.
 	EpochSeconds float64 `json:"epoch_seconds"`
@@ -49,6 +43,12 @@ type Epoch struct {
 	// RSSBytes is the resident memory after the epoch (see ResidentBytes),
 	// 0 when unknown.
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
+	// Macro-F1 of the validation and test sets, and their ROC-AUC on
+	// binary tasks (left out when 0).
+	ValF1   float64 `json:"val_f1,omitempty"`
+	TestF1  float64 `json:"test_f1,omitempty"`
+	ValAUC  float64 `json:"val_auc,omitempty"`
+	TestAUC float64 `json:"test_auc,omitempty"`
 
 	// Mini-batch training: the epoch's batches; the seconds spent sampling
 	// them, gathering their input features, and in the model (forward,
