@@ -332,3 +332,52 @@ func separator(line []byte) byte {
 	}
 	return 0
 }
+
+// readSplitText reads a split as "id,set" lines (comma, tab or blanks;
+// optionally after an "id,set" header), set being train, val (or valid)
+// or test. Nodes not listed are in no set.
+func (d *Dataset) readSplitText(path string) (Split, error) {
+	var s Split
+	seen := make([]int32, d.NumNodes())
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		f := splitFields(line)
+		if len(f) != 2 {
+			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
+		}
+		if isHeader(f[0]) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+			return nil
+		}
+		v, ok := d.NodeIndex(string(f[0]))
+		if !ok {
+			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), d.NumNodes())
+		}
+		var set *[]int32
+		switch strings.ToLower(string(f[1])) {
+		case "train":
+			set = &s.Train
+		case "val", "valid", "validation":
+			set = &s.Val
+		case "test":
+			set = &s.Test
+		default:
+			return lr.errorf("set %q: want train, val or test", clip(string(f[1]), 40))
+		}
+		switch {
+		case seen[v] != 0:
+			return lr.errorf("node %q is listed again (first on line %d)", f[0], seen[v])
+		case d.Labels[v] < 0:
+			return lr.errorf("node %q is in the %s set but has no label", f[0], strings.ToLower(string(f[1])))
+		}
+		seen[v] = int32(min(lr.line, 1<<31-1))
+		*set = append(*set, v)
+		return nil
+	})
+	if err != nil {
+		return Split{}, err
+	}
+	s.sort()
+	return s, nil
+}

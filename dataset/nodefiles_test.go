@@ -303,3 +303,26 @@ func TestLargestComponentKeepsNodeIDs(t *testing.T) {
 		t.Errorf("ids %q, %v; want 2 3 4", lcc.NodeIDs, err)
 	}
 }
+
+func TestSplitFileKeyedByID(t *testing.T) {
+	d, dir := stringGraph(t)
+	if err := d.ReadLabels(writeFile(t, dir, "y.csv", []byte("alice,x\nbob,y\ncarol,x\ndave,y\n"))); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, dir, "split.csv", []byte("id,set\ndave,train\nalice,train\nbob,valid\ncarol,test\n"))
+	s, err := d.Split("file:"+p, 0)
+	want := Split{Name: "file:" + p, Train: []int32{0, 3}, Val: []int32{1}, Test: []int32{2}}
+	if err != nil || !reflect.DeepEqual(s, want) {
+		t.Fatalf("split %+v, %v; want %+v", s, err, want)
+	}
+	for _, tc := range []struct{ content, wantErr string }{
+		{"alice,train\nalice,test\n", `split.csv: line 2: node "alice" is listed again (first on line 1)`},
+		{"alice,holdout\n", `split.csv: line 1: set "holdout": want train, val or test`},
+		{"zed,train\n", `split.csv: line 1: node id "zed" is not a node of the graph`},
+	} {
+		_, err := d.Split("file:"+writeFile(t, dir, "split.csv", []byte(tc.content)), 0)
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%q: err = %v, want %q", tc.content, err, tc.wantErr)
+		}
+	}
+}
