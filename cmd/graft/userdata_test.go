@@ -260,3 +260,14 @@ func TestDocsDataCommands(t *testing.T) {
 		t.Errorf("found %d commands in docs/data.md", n)
 	}
 }
+
+// graft partition reads the same files: the split's training nodes, drawn
+// from the file's labels, are a balance constraint.
+func TestPartitionOwnFiles(t *testing.T) {
+	edges, labels, _ := twoCommunities(t)
+	code, stdout, stderr := runGraft(t, "partition", "--dataset", edges, "--labels", labels, "--parts", "2",
+		"--balance", "train", "--split", "frac:0.5:0.25", "--json")
+	if code != 0 || !strings.Contains(stdout, `"edge_cut"`) {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+}
