@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -122,8 +123,16 @@ func (f *featureRows) parse(line []byte, sep byte) string {
 			i = skipBlanks(line, i)
 		}
 		j := i
-		for j < len(line) && line[j] != sep && (sep != 0 || line[j] != ' ' && line[j] != '\t') {
-			j++
+		if sep != 0 {
+			if k := bytes.IndexByte(line[i:], sep); k >= 0 {
+				j = i + k
+			} else {
+				j = len(line)
+			}
+		} else {
+			for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+				j++
+			}
 		}
 		tok := line[i:j]
 		if sep != 0 {
