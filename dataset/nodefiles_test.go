@@ -326,3 +326,24 @@ func TestSplitFileKeyedByID(t *testing.T) {
 		}
 	}
 }
+
+// LINQS datasets keep their paper ids, so files keyed by them join.
+func TestLINQSNodeIDs(t *testing.T) {
+	d, err := EmbeddedCora()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.NodeIDs) != d.NumNodes() {
+		t.Fatalf("%d ids for %d nodes", len(d.NodeIDs), d.NumNodes())
+	}
+	for _, i := range []int{0, 5, 2707} {
+		if v, ok := d.NodeIndex(d.NodeID(i)); !ok || int(v) != i {
+			t.Errorf("node %d: id %q maps back to %d, %v", i, d.NodeID(i), v, ok)
+		}
+	}
+	dir := t.TempDir()
+	p := writeFile(t, dir, "y.csv", []byte(d.NodeID(7)+",1\n"+d.NodeID(9)+",0\n"))
+	if err := d.ReadLabels(p); err != nil || d.Labels[7] != 1 || d.Labels[9] != 0 || d.Labels[8] != Unlabelled {
+		t.Errorf("labels by paper id: %v, %v", err, d.Labels[7:10])
+	}
+}

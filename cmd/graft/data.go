@@ -98,8 +98,12 @@ func runDataList(args []string, stdout, stderr io.Writer) error {
 
 // dataInfo is what `graft data info` reports; --json prints it as is.
 type dataInfo struct {
-	Name            string              `json:"name"`
-	Nodes           int                 `json:"nodes"`
+	Name  string `json:"name"`
+	Nodes int    `json:"nodes"`
+	// NodeIDs says how the source named the nodes: "numbers" (node i is
+	// id i) or "renumbered" (other ids, such as LINQS paper ids or an
+	// edge list's strings, which the dataset keeps).
+	NodeIDs         string              `json:"node_ids"`
 	UndirectedEdges int64               `json:"undirected_edges"`
 	StoredEdges     int64               `json:"stored_directed_edges"`
 	Features        int                 `json:"features"`
@@ -186,6 +190,10 @@ func describe(d *dataset.Dataset) dataInfo {
 		Degree:          d.Degrees(),
 		Classes:         []classInfo{},
 		FixedSplits:     []string{},
+		NodeIDs:         "numbers",
+	}
+	if d.NodeIDs != nil {
+		info.NodeIDs = "renumbered"
 	}
 	switch {
 	case d.Sparse != nil:
@@ -214,7 +222,11 @@ func describe(d *dataset.Dataset) dataInfo {
 func printInfo(w io.Writer, info dataInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "dataset\t%s\n", info.Name)
-	fmt.Fprintf(tw, "nodes\t%d\n", info.Nodes)
+	if info.NodeIDs == "renumbered" {
+		fmt.Fprintf(tw, "nodes\t%d (numbered 0..%d; the source's ids are kept)\n", info.Nodes, info.Nodes-1)
+	} else {
+		fmt.Fprintf(tw, "nodes\t%d\n", info.Nodes)
+	}
 	fmt.Fprintf(tw, "edges\t%d undirected (%d stored directed entries; symmetrised, no self loops)\n", info.UndirectedEdges, info.StoredEdges)
 	if info.Features > 0 {
 		fmt.Fprintf(tw, "features\t%d, %s, %d nonzeros (density %.4f)\n", info.Features, info.FeatureStorage, info.FeatureNonzeros, info.FeatureDensity)

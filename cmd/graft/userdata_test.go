@@ -55,7 +55,7 @@ func TestDataInfoOwnFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Nodes != 20 || info.UndirectedEdges != 91 || info.Features != 3 || len(info.Classes) != 2 ||
+	if info.Nodes != 20 || info.NodeIDs != "renumbered" || info.UndirectedEdges != 91 || info.Features != 3 || len(info.Classes) != 2 ||
 		info.Classes[0] != (classInfo{"blue", 10}) || info.Classes[1] != (classInfo{"red", 10}) || info.Unlabelled != 0 {
 		t.Errorf("info %+v", info)
 	}
@@ -92,7 +92,7 @@ func TestDataInfoLargeNodeID(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Nodes != 2 || info.UndirectedEdges != 1 {
+	if info.Nodes != 2 || info.UndirectedEdges != 1 || info.NodeIDs != "renumbered" {
 		t.Errorf("%d nodes, %d edges; want 2 and 1", info.Nodes, info.UndirectedEdges)
 	}
 }
