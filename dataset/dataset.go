@@ -46,6 +46,13 @@ type Dataset struct {
 	// .content files, while Planetoid and Geom-GCN files use Planetoid's
 	// order; MaskOrder lets "file:" splits index the right nodes.
 	MaskOrder []int32
+
+	// NodeIDs, if non-nil, is the source's id of each node: readers that
+	// renumber ids (an edge list with string or sparse integer ids) keep
+	// them here so that results can name nodes as the source does. Nil
+	// means node i is id i (see NodeID and NodeIndex).
+	NodeIDs []string
+	idIndex map[string]int32 // NodeIDs inverted, built on first use
 }
 
 // NumNodes is the number of nodes.
@@ -168,6 +175,9 @@ func (d *Dataset) Validate() error {
 	}
 	if d.MaskOrder != nil && len(d.MaskOrder) != n {
 		return fmt.Errorf("dataset %s: mask order has %d entries for %d nodes", d.Name, len(d.MaskOrder), n)
+	}
+	if d.NodeIDs != nil && len(d.NodeIDs) != n {
+		return fmt.Errorf("dataset %s: %d node ids for %d nodes", d.Name, len(d.NodeIDs), n)
 	}
 	for _, s := range d.Splits {
 		if err := s.check(d); err != nil {

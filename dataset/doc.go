@@ -3,8 +3,12 @@
 //
 // Readers cover the formats users have: LINQS .content/.cites (Cora,
 // CiteSeer), numpy .npy/.npz in the gnn-benchmark and heterophilous-graphs
-// layouts, Geom-GCN-style mask files, OGB's raw node-property layout, and
-// plain edge lists. Every reader returns an error naming the file and the
+// layouts, Geom-GCN-style mask files, OGB's raw node-property layout,
+// scipy.sparse.save_npz matrices (as a graph's adjacency or as features),
+// and plain edge lists, whose node ids may be any tokens: ids that are not
+// node numbers are renumbered in sorted order and kept in Dataset.NodeIDs.
+// Labels and features can come from files of their own, keyed by those ids
+// (NodeFiles, LoadWith). Every reader returns an error naming the file and the
 // line or array at fault instead of panicking, and each has a fuzz target.
 //
 // Whatever the source, a Dataset's graph follows the convention of the GNN

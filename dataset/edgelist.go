@@ -40,6 +40,7 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer lr.close()
 	limit := int64(math.MaxInt32 - 1)
 	if n > 0 {
 		limit = int64(n) - 1
@@ -156,22 +157,36 @@ func idRangeMessage(b []byte, start int, limit int64) string {
 	return fmt.Sprintf("node id %s out of range [0, %d]", b[start:end], limit)
 }
 
-// loadEdgeListDataset reads an edge list as a structure-only dataset.
+// loadEdgeListDataset reads an edge list as a structure-only dataset. Its
+// ids may be any tokens: integer ids that the edges justify are node
+// numbers as they are; others are renumbered in sorted order and kept in
+// NodeIDs (see idTable.nodes). With n > 0 the ids must instead be node
+// numbers below n.
 func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
-	el, err := ReadEdgeList(path, n)
+	var src, dst []int32
+	var ids []string
+	var err error
+	if n > 0 {
+		var el *EdgeList
+		if el, err = ReadEdgeList(path, n); err == nil {
+			src, dst = el.Src, el.Dst
+		}
+	} else {
+		n, src, dst, ids, err = readEdgeListIDs(path)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if el.N == 0 {
+	if n == 0 {
 		return nil, fmt.Errorf("%s: no edges", path)
 	}
-	g, err := undirected(el.N, el.Src, el.Dst)
+	g, err := undirected(n, src, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(path), ".gz")
 	}
-	d := &Dataset{Name: name, Graph: g}
+	d := &Dataset{Name: name, Graph: g, NodeIDs: ids}
 	return d, d.Validate()
 }

@@ -40,7 +40,7 @@ func (d *Dataset) Components() (comp []int32, sizes []int) {
 // component of its graph (ties go to the component holding the lowest node
 // id), as Shchur et al. (2018) standardise the graphs they evaluate on. The
 // kept nodes stay in their original order, renumbered 0..n-1; features and
-// labels follow them. Classes with labelled nodes only outside the component
+// labels follow them, and NodeIDs names each by its id in the source. Classes with labelled nodes only outside the component
 // are dropped and the remaining classes renumbered in order, so every class
 // of the result has a node. Fixed splits are restricted to the component
 // and keep their names; MaskOrder is dropped, since external mask files
@@ -81,6 +81,10 @@ func (d *Dataset) LargestComponent() (*Dataset, error) {
 	}
 	if d.Labels != nil {
 		out.Labels, out.NumClasses, out.ClassNames = keptLabels(d, nodes)
+	}
+	out.NodeIDs = make([]string, len(nodes)) // the kept nodes' source ids
+	for i, v := range nodes {
+		out.NodeIDs[i] = d.NodeID(int(v))
 	}
 	for _, s := range d.Splits {
 		out.Splits = append(out.Splits, Split{Name: s.Name,

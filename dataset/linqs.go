@@ -66,6 +66,7 @@ func parseLINQS(name, contentName string, content io.Reader, citesName string, c
 		Labels:     labels,
 		NumClasses: len(classNames),
 		ClassNames: classNames,
+		NodeIDs:    nodes.ids, // paper ids, in the order of .content (then .cites-only ones)
 	}
 	if err := d.Validate(); err != nil {
 		return nil, nil, err

@@ -38,13 +38,13 @@ func (a *Array) ready() error {
 
 // npyDType describes one supported numpy dtype.
 type npyDType struct {
-	kind     byte // 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'U' unicode
+	kind     byte // 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'U' unicode, 'S' bytes
 	itemsize int
 }
 
 // supportedDTypes lists the dtypes graft reads. Single-byte types may carry
 // any byte-order mark; wider ones must be little-endian ('<').
-const supportedDTypes = "<f4 <f8 <i4 <i8 |i1 |u1 |b1 <U<n>"
+const supportedDTypes = "<f4 <f8 <i4 <i8 |i1 |u1 |b1 <U<n> |S<n>"
 
 func parseDType(descr string) (npyDType, error) {
 	if len(descr) < 3 {
@@ -56,7 +56,7 @@ func parseDType(descr string) (npyDType, error) {
 		return npyDType{}, fmt.Errorf("unsupported dtype %q (supported: %s)", descr, supportedDTypes)
 	}
 	switch {
-	case order == '>' && !(n == 1 && kind != 'U'):
+	case order == '>' && !(n == 1 && kind != 'U' || kind == 'S'):
 		return npyDType{}, fmt.Errorf("big-endian dtype %q is not supported; save the array little-endian", descr)
 	case order != '<' && order != '|' && order != '=' && order != '>':
 		return npyDType{}, fmt.Errorf("unsupported dtype %q (supported: %s)", descr, supportedDTypes)
@@ -69,6 +69,8 @@ func parseDType(descr string) (npyDType, error) {
 		return npyDType{kind: kind, itemsize: n}, nil
 	case kind == 'U' && n <= 1<<20:
 		return npyDType{kind: 'U', itemsize: 4 * n}, nil
+	case kind == 'S' && n <= 1<<20:
+		return npyDType{kind: 'S', itemsize: n}, nil
 	}
 	return npyDType{}, fmt.Errorf("unsupported dtype %q (supported: %s)", descr, supportedDTypes)
 }
@@ -222,13 +224,20 @@ func (a *Array) Bools() ([]bool, error) {
 	return out, nil
 }
 
-// Strings converts a fixed-width unicode (<U n) array, dropping the NUL
-// padding.
+// Strings converts a fixed-width unicode (<U n) or bytes (|S n) array,
+// dropping the NUL padding.
 func (a *Array) Strings() ([]string, error) {
 	if err := a.ready(); err != nil {
 		return nil, err
 	}
 	dt := a.dtype()
+	if dt.kind == 'S' {
+		out := make([]string, a.Len())
+		for i := range out {
+			out[i] = string(bytes.TrimRight(a.data[i*dt.itemsize:(i+1)*dt.itemsize], "\x00"))
+		}
+		return out, nil
+	}
 	if dt.kind != 'U' {
 		return nil, fmt.Errorf("array %s: dtype %s is not a unicode string type", a.Name, a.DType)
 	}

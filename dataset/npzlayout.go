@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -21,6 +22,8 @@ import (
 //   - heterophilous-graphs (Platonov et al. 2023, e.g. Tolokers):
 //     node_features (N, F), node_labels (N,), edges (E, 2) and
 //     {train,val,test}_masks (K, N), giving K fixed splits.
+//   - scipy.sparse.save_npz (format, shape, data, indices/indptr or
+//     row/col): a square adjacency matrix alone, a structure-only graph.
 func ReadNPZDataset(name, path string) (*Dataset, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -56,8 +59,10 @@ func npzDataset(name string, z *NPZ) (*Dataset, error) {
 		d, err = gnnBenchmark(name, z)
 	case z.Has("edges") && z.Has("node_features"):
 		d, err = heterophilous(name, z)
+	case isScipySparse(z):
+		d, err = scipyGraph(name, z)
 	default:
-		return nil, fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels) or heterophilous-graphs (node_features, node_labels, edges, *_masks)",
+		return nil, fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels), heterophilous-graphs (node_features, node_labels, edges, *_masks) or a scipy.sparse.save_npz adjacency matrix (format, shape, data, indices, indptr)",
 			z.Path, strings.Join(z.Names(), ", "))
 	}
 	if err != nil {
@@ -133,20 +138,9 @@ func gnnBenchmark(name string, z *NPZ) (*Dataset, error) {
 		return nil, fmt.Errorf("%s: adjacency is %d×%d, want square", z.Path, adj.Rows, adj.Cols)
 	}
 	n := adj.Rows
-	src := make([]int32, 0, adj.NNZ())
-	dst := make([]int32, 0, adj.NNZ())
-	for i := 0; i < n; i++ {
-		for p := adj.Offsets[i]; p < adj.Offsets[i+1]; p++ {
-			if adj.Value(p) == 0 {
-				continue // an explicitly stored zero is not an edge
-			}
-			src = append(src, int32(i))
-			dst = append(dst, adj.Indices[p])
-		}
-	}
-	g, err := undirected(n, src, dst)
+	g, err := graphFromCSR(z.Path, adj)
 	if err != nil {
-		return nil, fmt.Errorf("%s: adjacency: %w", z.Path, err)
+		return nil, err
 	}
 	d := &Dataset{Name: name, Graph: g}
 
@@ -196,6 +190,27 @@ func gnnBenchmark(name string, z *NPZ) (*Dataset, error) {
 		d.ClassNames, d.NumClasses = names, len(names)
 	}
 	return d, nil
+}
+
+// graphFromCSR builds the dataset convention's graph from a square
+// adjacency matrix whose nonzero entries are edges.
+func graphFromCSR(path string, adj *tensor.CSR) (*graph.Graph, error) {
+	src := make([]int32, 0, adj.NNZ())
+	dst := make([]int32, 0, adj.NNZ())
+	for i := 0; i < adj.Rows; i++ {
+		for p := adj.Offsets[i]; p < adj.Offsets[i+1]; p++ {
+			if adj.Value(p) == 0 {
+				continue // an explicitly stored zero is not an edge
+			}
+			src = append(src, int32(i))
+			dst = append(dst, adj.Indices[p])
+		}
+	}
+	g, err := undirected(adj.Rows, src, dst)
+	if err != nil {
+		return nil, fmt.Errorf("%s: adjacency: %w", path, err)
+	}
+	return g, nil
 }
 
 // npzMatrix reads a 2-D float array with n rows as a dense matrix.
@@ -329,6 +344,8 @@ func checkNPZLayout(z *NPZ) error {
 	case z.Has("edges") && z.Has("node_features"):
 		c.heterophilous()
 		c.keep(layoutArrays["heterophilous"])
+	case isScipySparse(z):
+		return checkScipyLayout(z)
 	}
 	return c.err // an unknown layout is npzDataset's to name
 }

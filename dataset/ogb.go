@@ -43,7 +43,7 @@ func ReadOGB(name, dir string) (*Dataset, error) {
 	}
 	if n < 0 {
 		n = el.N
-	} else if d.Dense == nil && d.Labels == nil { // only raw/num-node-list says so
+	} else if d.Dense == nil && d.Sparse == nil && d.Labels == nil { // only raw/num-node-list says so
 		if err := justifiedNodes(int64(n), len(el.Src)); err != nil {
 			p, _ := od.find("raw/num-node-list.csv")
 			return nil, fmt.Errorf("%s: %v", p, err)
@@ -91,15 +91,21 @@ func (od ogbDir) readNodes(d *Dataset) (int, error) {
 		}
 	}
 	if p, ok := od.find("raw/node-feat.csv"); ok {
-		x, err := readOGBFeatures(p)
+		x, s, err := readOGBFeatures(p, max(n, 0))
 		if err != nil {
 			return 0, err
 		}
-		if n >= 0 && x.Rows != n {
-			return 0, fmt.Errorf("%s: %d feature rows for %d nodes (raw/num-node-list)", p, x.Rows, n)
+		rows := 0
+		if x != nil {
+			rows = x.Rows
+		} else {
+			rows = s.Rows
 		}
-		n = x.Rows
-		d.Dense = x
+		if n >= 0 && rows != n {
+			return 0, fmt.Errorf("%s: %d feature rows for %d nodes (raw/num-node-list)", p, rows, n)
+		}
+		n = rows
+		d.Dense, d.Sparse = x, s
 	}
 	if p, ok := od.find("raw/node-label.csv"); ok {
 		labels, k, err := readOGBLabels(p)
@@ -170,48 +176,39 @@ func (od ogbDir) readSplit(d *Dataset, n int) error {
 	return nil
 }
 
-func readOGBFeatures(path string) (*tensor.Matrix, error) {
+// readOGBFeatures reads raw/node-feat; n > 0 is the node count, if known.
+func readOGBFeatures(path string, n int) (*tensor.Matrix, *tensor.CSR, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return parseOGBFeatures(path, f)
+	return parseOGBFeatures(path, f, n)
 }
 
-// parseOGBFeatures reads rows of comma-separated floats, all of one width.
-func parseOGBFeatures(name string, r io.Reader) (*tensor.Matrix, error) {
-	var data []float32
-	width, rows := -1, 0
+// parseOGBFeatures reads rows of comma-separated floats, all of one width,
+// as they stream in: each value is parsed in place (no per-value strings),
+// and rows are kept sparse while at most half their values are nonzero, so
+// a bag-of-words file never takes the memory of its dense form.
+func parseOGBFeatures(name string, r io.Reader, n int) (*tensor.Matrix, *tensor.CSR, error) {
+	rows := newFeatureRows(n)
 	err := scanLines(name, r, func(lr *lineReader, line []byte) error {
 		if len(line) == 0 {
 			return lr.errorf("empty feature row")
 		}
-		cols := 0
-		it := fieldIter{rest: line, sep: ','}
-		for f, ok := it.next(); ok; f, ok = it.next() {
-			v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 32)
-			if err != nil {
-				return lr.errorf("column %d: %q is not a number", cols+1, f)
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return lr.errorf("column %d is %v; features must be finite", cols+1, v)
-			}
-			data = append(data, float32(v))
-			cols++
+		if msg := rows.parse(line, ','); msg != "" {
+			return lr.errorf("%s", msg)
 		}
-		if width < 0 {
-			width = cols
-		} else if cols != width {
-			return lr.errorf("%d columns, but line 1 has %d", cols, width)
+		if msg := rows.add(); msg != "" {
+			return lr.errorf("%s", msg)
 		}
-		rows++
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return tensor.FromSlice(rows, max(width, 0), data), nil
+	x, s := rows.matrix(nil, 0)
+	return x, s, nil
 }
 
 func readOGBLabels(path string) ([]int32, int, error) {

@@ -160,7 +160,8 @@ func Load(nameOrPath, dataDir string) (*Dataset, error) {
 // LoadPath reads the dataset at path, choosing the reader by what is there:
 // an OGB directory (raw/edge.csv.gz), a directory or file of LINQS data
 // (<stem>.content[.gz] beside <stem>.cites[.gz], with an optional
-// <stem>.public_split.tsv), an .npz archive, or else an edge list.
+// <stem>.public_split.tsv), an .npz archive (a dataset layout, or a
+// scipy.sparse adjacency matrix), or else an edge list.
 func LoadPath(path string) (*Dataset, error) {
 	info, err := os.Stat(path)
 	if err != nil {

@@ -23,7 +23,8 @@ public:K        fixed split K where the source ships several (Tolokers: 0-9)
 geom-gcn:K      Geom-GCN 60/20/20 split K for Cora/CiteSeer loaded from a data directory
 random:T:V      T training and V validation nodes per class, the rest test (Shchur et al. 2018), seeded
 frac:T:V        fractions T and V of each class for training and validation, the rest test (stratified), seeded
-file:PATH[:K]   train/val/test masks from an .npz file; K picks row K of 2-D masks`
+file:PATH[:K]   train/val/test masks from an .npz file; K picks row K of 2-D masks;
+                or a text file of "id,set" lines (set: train, val or test) keyed by node id`
 
 // Split resolves a split specification (see SplitSpecs) against d. Seeded
 // specs depend only on seed, the labels and the spec. Unlabelled nodes are
@@ -61,7 +62,11 @@ func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
 				path, row = rest[:i], k
 			}
 		}
-		s, err = ReadMaskSplit(path, row, d)
+		if strings.HasSuffix(path, ".npz") {
+			s, err = ReadMaskSplit(path, row, d)
+		} else {
+			s, err = d.readSplitText(rest)
+		}
 	default:
 		return Split{}, fmt.Errorf("unknown split %q; the forms are:\n%s", spec, SplitSpecs)
 	}

@@ -22,6 +22,7 @@ type lineReader struct {
 	name string
 	br   *bufio.Reader
 	gz   *gzip.Reader
+	inf  *inflater // runs gz ahead of the parser
 	line int
 	err  error
 }
@@ -37,10 +38,100 @@ func newLineReader(name string, r io.Reader) (*lineReader, error) {
 			return nil, fmt.Errorf("%s: bad gzip header: %w", name, err)
 		}
 		gz.Multistream(true)
-		lr.gz = gz
-		lr.br = bufio.NewReaderSize(gz, readBufferSize)
+		lr.gz, lr.inf = gz, newInflater(gz)
+		lr.br = bufio.NewReaderSize(lr.inf, readBufferSize)
 	}
 	return lr, nil
+}
+
+// close stops the inflater, if any; the reader is done with.
+func (lr *lineReader) close() {
+	if lr.inf != nil {
+		lr.inf.close()
+	}
+}
+
+// inflater decompresses a stream in a goroutine of its own, a few chunks
+// ahead of its reader, so that inflating a gzipped file and parsing it
+// overlap on two cores. Read returns the stream's bytes and then its error
+// exactly as the stream gave them.
+type inflater struct {
+	full chan inflated
+	free chan []byte
+	done chan struct{}
+	cur  []byte // unread part of last
+	last []byte // the chunk being read, returned to free when used up
+	err  error
+}
+
+type inflated struct {
+	b   []byte
+	err error
+}
+
+const (
+	inflateChunk  = 256 << 10
+	inflateChunks = 4
+)
+
+func newInflater(r io.Reader) *inflater {
+	in := &inflater{full: make(chan inflated, inflateChunks), free: make(chan []byte, inflateChunks), done: make(chan struct{})}
+	for range inflateChunks {
+		in.free <- make([]byte, inflateChunk)
+	}
+	go in.run(r)
+	return in
+}
+
+func (in *inflater) run(r io.Reader) {
+	for {
+		var buf []byte
+		select {
+		case buf = <-in.free:
+		case <-in.done:
+			return
+		}
+		n, err := 0, error(nil)
+		for n < len(buf) && err == nil {
+			var k int
+			k, err = r.Read(buf[n:])
+			n += k
+		}
+		select {
+		case in.full <- inflated{buf[:n], err}:
+		case <-in.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (in *inflater) Read(p []byte) (int, error) {
+	for len(in.cur) == 0 {
+		if in.err != nil {
+			return 0, in.err
+		}
+		if in.last != nil {
+			in.free <- in.last[:cap(in.last)]
+			in.last = nil
+		}
+		c := <-in.full
+		in.cur, in.last, in.err = c.b, c.b, c.err
+	}
+	n := copy(p, in.cur)
+	in.cur = in.cur[n:]
+	return n, nil
+}
+
+// close stops the goroutine; Read must not be called after.
+func (in *inflater) close() {
+	select {
+	case <-in.done:
+	default:
+		close(in.done)
+	}
 }
 
 // next returns the next line, or ok=false at the end or on error (see Err).
@@ -105,6 +196,7 @@ func scanLines(name string, r io.Reader, fn func(lr *lineReader, line []byte) er
 	if err != nil {
 		return err
 	}
+	defer lr.close()
 	for {
 		line, ok := lr.next()
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -128,6 +129,15 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 		"weight-decay": f(c.WeightDecay), "select": selectBy, "patience": strconv.Itoa(c.Patience),
 		"epochs": strconv.Itoa(c.Epochs), "eval-every": strconv.Itoa(max(c.EvalEvery, 1)),
 		"accumulate": strconv.Itoa(max(c.Accumulate, 1)), "parts": strconv.Itoa(s.Parts),
+	}
+	if m := s.Train.Metric; m != "" && m != train.Accuracy {
+		r["metric"] = string(m)
+	}
+	if s.Files.Labels != "" {
+		r["labels"] = s.Files.Labels
+	}
+	if s.Files.Features != "" {
+		r["feature-file"] = s.Files.Features
 	}
 	if in.manifest != nil {
 		r["part-dir"] = "layout " + in.manifest.Layout

@@ -36,7 +36,7 @@ func (s *Spec) load() (*input, error) {
 	if s.PartDir != "" {
 		return s.loadPartDir()
 	}
-	ds, err := dataset.Load(s.Dataset, s.DataDir)
+	ds, err := dataset.LoadWith(s.Dataset, s.DataDir, s.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	}
 	s.Parts = max(s.Parts, 1)
 	s.Train.Model.Classes = in.classes
+	if s.Train.Metric == train.ROCAUC && in.classes != 2 {
+		return Summary{}, specError(fmt.Errorf("--metric auc: dataset %s has %d classes, and ROC-AUC is for binary tasks; use --metric acc or f1", in.name, in.classes))
+	}
 	opts, schedule, err := s.compression()
 	if err != nil {
 		return Summary{}, err
@@ -194,12 +197,22 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		Dataset: in.name, Split: in.split, Model: mc.Model, Seed: mc.Seed,
 		Features: "dense", Epochs: res.Epochs, StoppedEarly: res.StoppedEarly,
 		BestEpoch: res.Best.Epoch, BestValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc, TrainAcc: res.Best.TrainAcc,
+		Metric: string(s.Train.Metric), BestValMacroF1: res.Best.ValF1, TestMacroF1: res.Best.TestF1,
 		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
 		Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
+	}
+	if sum.Metric == "" {
+		sum.Metric = string(train.Accuracy)
+	}
+	if s.Train.SelectByLoss {
+		sum.Metric = "loss"
+	}
+	if in.classes == 2 {
+		sum.BestValAUC, sum.TestAUC = &res.Best.ValAUC, &res.Best.TestAUC
 	}
 	if sum.Compress == "" {
 		sum.Compress = "none"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
@@ -18,7 +19,10 @@ type Spec struct {
 	// Features chooses dense or sparse storage.
 	Dataset, DataDir, Split string
 	LCC, RowNormalize       bool
-	Features                nn.Storage
+	// Files give the dataset labels or features from files (keyed by
+	// its node ids).
+	Files    dataset.NodeFiles
+	Features nn.Storage
 	// PartDir, when set, replaces the dataset: each worker reads its part
 	// of what `graft partition --out DIR/` stored.
 	PartDir string
@@ -95,21 +99,29 @@ func IsSpecError(err error) bool {
 
 // Summary is the outcome of a job, as `graft train --json` prints it.
 type Summary struct {
-	Dataset       string  `json:"dataset"`
-	Split         string  `json:"split"`
-	Model         string  `json:"model"`
-	Seed          uint64  `json:"seed"`
-	Features      string  `json:"features"`
-	Epochs        int     `json:"epochs"`
-	StoppedEarly  bool    `json:"stopped_early"`
-	BestEpoch     int     `json:"best_epoch"`
-	BestValAcc    float64 `json:"best_val_acc"`
-	TestAcc       float64 `json:"test_acc"`
-	TrainAcc      float64 `json:"train_acc"`
-	EpochMsMedian float64 `json:"epoch_ms_median"`
-	StepMsMedian  float64 `json:"step_ms_median"`
-	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
-	Parameters    int     `json:"parameters"`
+	Dataset      string  `json:"dataset"`
+	Split        string  `json:"split"`
+	Model        string  `json:"model"`
+	Seed         uint64  `json:"seed"`
+	Features     string  `json:"features"`
+	Epochs       int     `json:"epochs"`
+	StoppedEarly bool    `json:"stopped_early"`
+	BestEpoch    int     `json:"best_epoch"`
+	BestValAcc   float64 `json:"best_val_acc"`
+	TestAcc      float64 `json:"test_acc"`
+	TrainAcc     float64 `json:"train_acc"`
+	// Metric is what model selection followed: the validation acc, auc
+	// or f1, or loss. The macro-F1 and, on a binary task, the ROC-AUC of
+	// the selected epoch are reported whichever it was.
+	Metric         string   `json:"metric"`
+	BestValMacroF1 float64  `json:"best_val_macro_f1"`
+	TestMacroF1    float64  `json:"test_macro_f1"`
+	BestValAUC     *float64 `json:"best_val_auc,omitempty"`
+	TestAUC        *float64 `json:"test_auc,omitempty"`
+	EpochMsMedian  float64  `json:"epoch_ms_median"`
+	StepMsMedian   float64  `json:"step_ms_median"`
+	PeakRSSBytes   int64    `json:"peak_rss_bytes"`
+	Parameters     int      `json:"parameters"`
 
 	// Partition-parallel runs (all workers summed; zero for one worker).
 	Parts           int     `json:"parts"`

@@ -43,6 +43,12 @@ type Epoch struct {
 	// RSSBytes is the resident memory after the epoch (see ResidentBytes),
 	// 0 when unknown.
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
+	// Macro-F1 of the validation and test sets, and their ROC-AUC on
+	// binary tasks (left out when 0).
+	ValF1   float64 `json:"val_f1,omitempty"`
+	TestF1  float64 `json:"test_f1,omitempty"`
+	ValAUC  float64 `json:"val_auc,omitempty"`
+	TestAUC float64 `json:"test_auc,omitempty"`
 
 	// Mini-batch training: the epoch's batches; the seconds spent sampling
 	// them, gathering their input features, and in the model (forward,

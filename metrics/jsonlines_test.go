@@ -24,6 +24,11 @@ func TestJSONLinesKeys(t *testing.T) {
 			`{"epoch":3,"loss":0.5,"train_acc":0.9,"val_acc":0.8,"test_acc":0.7,"val_loss":0.6,"epoch_seconds":1.5,"step_seconds":1,` +
 				`"ratio":4,"bytes_fwd":100,"bytes_bwd":200,"bytes_grad":300,"compute_seconds":0.75,"comm_seconds":0.25,` +
 				`"emulated_comm_seconds":0.5,"emulated_seconds":1.25,"codec_seconds":0.125,"worker_compute_seconds":[0.5,0.75],"rss_bytes":1048576}`},
+		{"metrics beyond accuracy", Epoch{Epoch: 2, Ratio: 1, WorkerCompute: []float64{0}, RSSBytes: 1, ValF1: 0.5, TestF1: 0.25, ValAUC: 0.75, TestAUC: 0.625},
+			`{"epoch":2,"loss":0,"train_acc":0,"val_acc":0,"test_acc":0,"val_loss":0,"epoch_seconds":0,"step_seconds":0,` +
+				`"ratio":1,"bytes_fwd":0,"bytes_bwd":0,"bytes_grad":0,"compute_seconds":0,"comm_seconds":0,` +
+				`"emulated_comm_seconds":0,"emulated_seconds":0,"codec_seconds":0,"worker_compute_seconds":[0],"rss_bytes":1,` +
+				`"val_f1":0.5,"test_f1":0.25,"val_auc":0.75,"test_auc":0.625}`},
 		{"as before rss_bytes", Epoch{Epoch: 1, Ratio: 1, WorkerCompute: []float64{0}},
 			`{"epoch":1,"loss":0,"train_acc":0,"val_acc":0,"test_acc":0,"val_loss":0,"epoch_seconds":0,"step_seconds":0,` +
 				`"ratio":1,"bytes_fwd":0,"bytes_bwd":0,"bytes_grad":0,"compute_seconds":0,"comm_seconds":0,` +

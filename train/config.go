@@ -31,6 +31,9 @@ type Config struct {
 	// highest validation accuracy, and counts patience on the loss alone:
 	// the model selection of Shchur et al.'s benchmark.
 	SelectByLoss bool
+	// Metric is the validation measure model selection and patience
+	// follow without SelectByLoss ("" is Accuracy).
+	Metric Metric
 
 	// EvalEvery > 1 evaluates every EvalEvery epochs (and after the last)
 	// instead of after every epoch; model selection and an adaptive
@@ -57,6 +60,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("train: patience %d; want 0 (off) or more", c.Patience)
 	case c.EvalEvery < 0:
 		return fmt.Errorf("train: evaluation every %d epochs; want 1 or more", c.EvalEvery)
+	case c.Metric != "" && c.Metric != Accuracy && c.Metric != ROCAUC && c.Metric != MacroF1:
+		return fmt.Errorf("train: metric %q; want acc, auc or f1", c.Metric)
 	case c.Accumulate < 0:
 		return fmt.Errorf("train: accumulation over %d micro-batches; want 1 or more", c.Accumulate)
 	}

@@ -20,6 +20,13 @@ type Metrics struct {
 	ValAcc   float64 `json:"val_acc"`
 	TestAcc  float64 `json:"test_acc"`
 	ValLoss  float64 `json:"val_loss"`
+	// ValF1 and TestF1 are the macro-F1 of the two sets; ValAUC and
+	// TestAUC their ROC-AUC, on a binary task only (0 on others, and where
+	// a set lacks one of the classes).
+	ValF1   float64 `json:"val_f1"`
+	TestF1  float64 `json:"test_f1"`
+	ValAUC  float64 `json:"val_auc,omitempty"`
+	TestAUC float64 `json:"test_auc,omitempty"`
 	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
 	// training part (forward, backward, gradient reduction, steps), and
 	// EvalSeconds of its evaluation.
@@ -70,7 +77,7 @@ type Loop struct {
 	best    []*tensor.Matrix // parameter values at the best epoch
 
 	flat     []float32 // gradients summed over micro-batches, and the loss, for one reduction per step
-	sums     [evaluationFields + 1]float64
+	sums     []float64
 	progress progress
 	last     Metrics // the last evaluation
 }
@@ -79,6 +86,9 @@ type Loop struct {
 func New(cfg Config, s Stepper) (*Loop, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if _, gathers := cfg.Reducer.(Gatherer); cfg.Metric == ROCAUC && cfg.Reducer != nil && !gathers {
+		return nil, errors.New("train: ROC-AUC over several workers needs a reducer that gathers scores")
 	}
 	cfg.Accumulate = max(cfg.Accumulate, 1)
 	model := s.Model()
@@ -188,27 +198,56 @@ func (l *Loop) evaluate(askStop bool) (m Metrics, stop bool, err error) {
 	if err != nil {
 		return Metrics{}, false, err
 	}
-	s := l.sums[:]
+	classes := e.Assessment.Classes
+	s := append(l.sums[:0], make([]float64, evaluationFields+1)...)
 	e.put(s)
-	s[evaluationFields] = 0
 	if askStop {
 		s[evaluationFields] = 1
 	}
+	s = append(s, classes...) // the same length on every worker: the model's outputs
+	l.sums = s
 	if r := l.cfg.Reducer; r != nil {
 		if err := r.SumFloat64(s); err != nil {
 			return Metrics{}, false, fmt.Errorf("train: reducing metrics: %w", err)
 		}
 	}
-	e = Evaluation{s[0], s[1], s[2], s[3], s[4], s[5], s[6]}
+	a := e.Assessment
+	e = Evaluation{TrainCorrect: s[0], TrainCount: s[1], ValCorrect: s[2], ValCount: s[3], TestCorrect: s[4], TestCount: s[5], ValLossSum: s[6]}
 	l.progress.valRows = e.ValCount
-	return e.metrics(), s[evaluationFields] > 0, nil
+	m = e.metrics()
+	if c := s[evaluationFields+1:]; len(c) > 0 {
+		m.ValF1, m.TestF1 = macroF1(c[:len(c)/2]), macroF1(c[len(c)/2:])
+	}
+	if len(classes) == 12 { // two classes
+		if m.ValAUC, m.TestAUC, err = l.aucs(a); err != nil {
+			return Metrics{}, false, err
+		}
+	}
+	return m, s[evaluationFields] > 0, nil
+}
+
+// aucs returns the validation and test ROC-AUC over all workers' scores,
+// 0 where a set lacks a class or the reducer cannot gather.
+func (l *Loop) aucs(a Assessment) (val, test float64, err error) {
+	var out [2]float64
+	for i, scores := range [][]Scored{a.ValScores, a.TestScores} {
+		if g, ok := l.cfg.Reducer.(Gatherer); ok {
+			if scores, err = gatherScores(g, scores); err != nil {
+				return 0, 0, fmt.Errorf("train: gathering scores: %w", err)
+			}
+		} else if l.cfg.Reducer != nil {
+			continue
+		}
+		out[i], _ = rocAUC(scores)
+	}
+	return out[0], out[1], nil
 }
 
 // agreeStop agrees with the other workers on whether to stop, as evaluate
 // does, for an epoch without an evaluation.
 func (l *Loop) agreeStop(askStop bool) (bool, error) {
-	s := l.sums[:1]
-	s[0] = 0
+	s := append(l.sums[:0], 0)
+	l.sums = s
 	if askStop {
 		s[0] = 1
 	}
@@ -226,7 +265,7 @@ type progress struct {
 	Epoch     int     `json:"epoch"` // completed epochs
 	Best      Metrics `json:"best"`
 	SinceBest int     `json:"since_best"` // epochs without a better validation accuracy or loss
-	BestAcc   float64 `json:"best_acc"`   // best validation accuracy and loss so far, for patience
+	BestAcc   float64 `json:"best_acc"`   // best validation accuracy (or Config.Metric) and loss so far, for patience
 	BestLoss  float64 `json:"best_loss"`
 
 	valRows float64 // validation rows over all workers, from the last evaluation
@@ -343,15 +382,26 @@ func (l *Loop) keepBest(m Metrics) {
 		}
 	}
 	pr.SinceBest++
-	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && m.ValAcc > pr.BestAcc) {
+	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && l.selected(m) > pr.BestAcc) {
 		pr.SinceBest = 0
 	}
-	pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
+	pr.BestAcc, pr.BestLoss = max(pr.BestAcc, l.selected(m)), min(pr.BestLoss, m.ValLoss)
+}
+
+// selected is m's validation value of the metric model selection follows.
+func (l *Loop) selected(m Metrics) float64 {
+	switch l.cfg.Metric {
+	case ROCAUC:
+		return m.ValAUC
+	case MacroF1:
+		return m.ValF1
+	}
+	return m.ValAcc
 }
 
 // better reports whether m improves on best (from an epoch before, or none
-// yet): a higher validation accuracy, or an equal one with a lower
-// validation loss; with SelectByLoss, a lower validation loss. Comparing
+// yet): a higher validation accuracy (or Config.Metric), or an equal one
+// with a lower validation loss; with SelectByLoss, a lower validation loss. Comparing
 // only values that every worker shares keeps the workers' choices identical.
 func (l *Loop) better(m, best Metrics) bool {
 	switch {
@@ -359,8 +409,8 @@ func (l *Loop) better(m, best Metrics) bool {
 		return true
 	case l.cfg.SelectByLoss:
 		return m.ValLoss < best.ValLoss
-	case m.ValAcc != best.ValAcc:
-		return m.ValAcc > best.ValAcc
+	case l.selected(m) != l.selected(best):
+		return l.selected(m) > l.selected(best)
 	}
 	return m.ValLoss < best.ValLoss
 }

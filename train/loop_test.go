@@ -1,6 +1,9 @@
 package train
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestBetter(t *testing.T) {
 	tests := []struct {
@@ -21,6 +24,38 @@ func TestBetter(t *testing.T) {
 		l := &Loop{cfg: Config{SelectByLoss: tt.byLoss}}
 		if got := l.better(tt.m, tt.best); got != tt.want {
 			t.Errorf("better(%+v, %+v) by loss %v = %v, want %v", tt.m, tt.best, tt.byLoss, got, tt.want)
+		}
+	}
+}
+
+// With Config.Metric, model selection and patience follow that validation
+// metric: the epoch of best macro-F1 or ROC-AUC is kept even where
+// accuracy says otherwise, and patience restarts on a new best of it.
+func TestSelectByMetric(t *testing.T) {
+	epochs := []Metrics{
+		{ValAcc: 0.9, ValF1: 0.5, ValAUC: 0.6, ValLoss: 3},
+		{ValAcc: 0.8, ValF1: 0.7, ValAUC: 0.9, ValLoss: 3},
+		{ValAcc: 0.7, ValF1: 0.8, ValAUC: 0.7, ValLoss: 3},
+		{ValAcc: 0.6, ValF1: 0.6, ValAUC: 0.8, ValLoss: 3},
+	}
+	tests := []struct {
+		metric    Metric
+		best      int
+		sinceBest int
+	}{
+		{Accuracy, 1, 3},
+		{MacroF1, 3, 1},
+		{ROCAUC, 2, 2},
+	}
+	for _, tc := range tests {
+		l := &Loop{cfg: Config{Metric: tc.metric}}
+		l.progress.BestAcc, l.progress.BestLoss = math.Inf(-1), math.Inf(1)
+		for i, m := range epochs {
+			m.Epoch, m.Evaluated = i+1, true
+			l.keepBest(m)
+		}
+		if got := l.progress.Best.Epoch; got != tc.best || l.progress.SinceBest != tc.sinceBest {
+			t.Errorf("metric %s: best epoch %d, %d since; want %d, %d", tc.metric, got, l.progress.SinceBest, tc.best, tc.sinceBest)
 		}
 	}
 }

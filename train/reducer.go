@@ -47,6 +47,33 @@ func (r *CommReducer) Gather(mine []float64) ([][]float64, error) {
 	return r.exchange(CounterSite, mine)
 }
 
+// Concat returns every worker's mine, concatenated in rank order; the
+// workers' lengths may differ.
+func (r *CommReducer) Concat(mine []float64) ([]float64, error) {
+	n := r.Comm.Size()
+	send, recv := make([][]byte, n), make([][]byte, n)
+	buf := make([]byte, 0, 8*len(mine))
+	for _, v := range mine {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	for p := range send {
+		send[p] = buf
+	}
+	if err := r.Comm.AllToAll(MetricSite, send, recv); err != nil {
+		return nil, err
+	}
+	var all []float64
+	for p, b := range recv {
+		if len(b)%8 != 0 {
+			return nil, fmt.Errorf("train: rank %d sent %d bytes, not whole float64s", p, len(b))
+		}
+		for i := 0; i < len(b); i += 8 {
+			all = append(all, math.Float64frombits(binary.LittleEndian.Uint64(b[i:])))
+		}
+	}
+	return all, nil
+}
+
 // exchange sends x to every worker and returns what each sent.
 func (r *CommReducer) exchange(site string, x []float64) ([][]float64, error) {
 	n := r.Comm.Size()

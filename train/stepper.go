@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/graft-gnn/graft/nn"
 )
@@ -49,6 +50,9 @@ type Evaluation struct {
 	ValCorrect, ValCount     float64
 	TestCorrect, TestCount   float64
 	ValLossSum               float64
+	// Assessment, if its Classes are set, gives macro-F1 and ROC-AUC
+	// (see Assess).
+	Assessment Assessment
 }
 
 // evaluationFields is the number of float64s of an Evaluation.
@@ -82,4 +86,34 @@ func ratio(a, b float64) float64 {
 type Reducer interface {
 	SumFloat32(x []float32) error
 	SumFloat64(x []float64) error
+}
+
+// Gatherer is a Reducer that can also concatenate the workers' values, in
+// rank order, lengths differing: ROC-AUC over several workers ranks every
+// worker's scores together.
+type Gatherer interface {
+	Concat(mine []float64) ([]float64, error)
+}
+
+// gatherScores concatenates every worker's scores.
+func gatherScores(g Gatherer, mine []Scored) ([]Scored, error) {
+	flat := make([]float64, 2*len(mine))
+	for i, s := range mine {
+		flat[2*i] = float64(s.Score)
+		if s.Positive {
+			flat[2*i+1] = 1
+		}
+	}
+	all, err := g.Concat(flat)
+	if err != nil {
+		return nil, err
+	}
+	if len(all)%2 != 0 {
+		return nil, fmt.Errorf("%d values gathered for score pairs", len(all))
+	}
+	out := make([]Scored, len(all)/2)
+	for i := range out {
+		out[i] = Scored{float32(all[2*i]), all[2*i+1] == 1}
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 func init() {
@@ -18,7 +19,7 @@ func init() {
 }
 
 const dataUsage = `usage:
-  graft data info <name|path> [--data-dir DIR] [--split SPEC] [--seed N] [--json]
+  graft data info <name|path> [--data-dir DIR] [--labels FILE] [--features FILE] [--split SPEC] [--seed N] [--json]
   graft data list [--data-dir DIR]
 
 The data directory defaults to $GRAFT_DATA. Cora is built in and needs none.
@@ -97,8 +98,12 @@ func runDataList(args []string, stdout, stderr io.Writer) error {
 
 // dataInfo is what `graft data info` reports; --json prints it as is.
 type dataInfo struct {
-	Name            string              `json:"name"`
-	Nodes           int                 `json:"nodes"`
+	Name  string `json:"name"`
+	Nodes int    `json:"nodes"`
+	// NodeIDs says how the source named the nodes: "numbers" (node i is
+	// id i) or "renumbered" (other ids, such as LINQS paper ids or an
+	// edge list's strings, which the dataset keeps).
+	NodeIDs         string              `json:"node_ids"`
 	UndirectedEdges int64               `json:"undirected_edges"`
 	StoredEdges     int64               `json:"stored_directed_edges"`
 	Features        int                 `json:"features"`
@@ -111,6 +116,11 @@ type dataInfo struct {
 	Split           *splitInfo          `json:"split,omitempty"`
 	Degree          dataset.DegreeStats `json:"degree"`
 	LoadSeconds     float64             `json:"load_seconds"`
+	// ReadSeconds is the time to read the dataset's files alone (load
+	// also counts the statistics above), and ReadRSSBytes the process's
+	// peak resident memory while reading them.
+	ReadSeconds  float64 `json:"read_seconds"`
+	ReadRSSBytes int64   `json:"read_rss_bytes"`
 }
 
 type classInfo struct {
@@ -128,6 +138,8 @@ type splitInfo struct {
 func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("data info")
 	dataDir := fs.String("data-dir", "", "directory holding the staged datasets (default $GRAFT_DATA)")
+	var files dataset.NodeFiles
+	registerNodeFiles(fs, &files, nil)
 	splitSpec := fs.String("split", "", "split to report (default: public, if the dataset has one)")
 	seed := fs.Uint64("seed", 0, "seed for random and frac splits")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
@@ -138,13 +150,15 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	if len(rest) != 1 {
 		return usageError{fmt.Errorf("data info takes one dataset name or path (known names: %s)", strings.Join(dataset.KnownNames(), ", "))}
 	}
+	sysstat.ResetPeakRSS()
 	start := time.Now()
-	d, err := dataset.Load(rest[0], *dataDir)
+	d, err := dataset.LoadWith(rest[0], *dataDir, files)
 	if err != nil {
 		return err
 	}
+	read, readRSS := time.Since(start).Seconds(), sysstat.PeakRSS()
 	info := describe(d)
-	info.LoadSeconds = time.Since(start).Seconds()
+	info.LoadSeconds, info.ReadSeconds, info.ReadRSSBytes = time.Since(start).Seconds(), read, readRSS
 
 	spec := *splitSpec
 	if spec == "" && len(d.Splits) > 0 {
@@ -176,6 +190,10 @@ func describe(d *dataset.Dataset) dataInfo {
 		Degree:          d.Degrees(),
 		Classes:         []classInfo{},
 		FixedSplits:     []string{},
+		NodeIDs:         "numbers",
+	}
+	if d.NodeIDs != nil {
+		info.NodeIDs = "renumbered"
 	}
 	switch {
 	case d.Sparse != nil:
@@ -204,7 +222,11 @@ func describe(d *dataset.Dataset) dataInfo {
 func printInfo(w io.Writer, info dataInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "dataset\t%s\n", info.Name)
-	fmt.Fprintf(tw, "nodes\t%d\n", info.Nodes)
+	if info.NodeIDs == "renumbered" {
+		fmt.Fprintf(tw, "nodes\t%d (numbered 0..%d; the source's ids are kept)\n", info.Nodes, info.Nodes-1)
+	} else {
+		fmt.Fprintf(tw, "nodes\t%d\n", info.Nodes)
+	}
 	fmt.Fprintf(tw, "edges\t%d undirected (%d stored directed entries; symmetrised, no self loops)\n", info.UndirectedEdges, info.StoredEdges)
 	if info.Features > 0 {
 		fmt.Fprintf(tw, "features\t%d, %s, %d nonzeros (density %.4f)\n", info.Features, info.FeatureStorage, info.FeatureNonzeros, info.FeatureDensity)
@@ -232,7 +254,7 @@ func printInfo(w io.Writer, info dataInfo) error {
 	}
 	g := info.Degree
 	fmt.Fprintf(tw, "degree\tmin %d, mean %.2f, median %g, max %d; %d isolated\n", g.Min, g.Mean, g.Median, g.Max, g.Isolated)
-	fmt.Fprintf(tw, "loaded in\t%.2fs\n", info.LoadSeconds)
+	fmt.Fprintf(tw, "loaded in\t%.2fs (files read in %.2fs, peak memory %s)\n", info.LoadSeconds, info.ReadSeconds, formatBytes(info.ReadRSSBytes))
 	return tw.Flush()
 }
 

@@ -302,6 +302,27 @@ func TestDocsCommandsParse(t *testing.T) {
 	}
 }
 
+// inRepository returns args with every relative path to a file of the
+// repository (docs/examples/..., also as in file:PATH) made absolute: a
+// block runs in a directory of its own, as a reader runs the commands
+// from a checkout.
+func inRepository(root string, args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		prefix, path := "", a
+		if kind, rest, ok := strings.Cut(a, ":"); ok {
+			prefix, path = kind+":", rest
+		}
+		if strings.Contains(path, "/") && !filepath.IsAbs(path) {
+			if _, err := os.Stat(filepath.Join(root, path)); err == nil {
+				out[i] = prefix + filepath.Join(root, path)
+			}
+		}
+	}
+	return out
+}
+
 // TestDocsCommandsRun runs every documented command through run; a command
 // that fails fails the test.
 func TestDocsCommandsRun(t *testing.T) {
@@ -309,6 +330,10 @@ func TestDocsCommandsRun(t *testing.T) {
 		t.Skip("runs every documented command; -short checks only their extraction (TestDocsCommandsParse)")
 	}
 	t.Setenv("GRAFT_TEST_MAIN", "1") // graft launch's workers are this binary
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range docBlocks(t) {
 		t.Run(strings.ReplaceAll(fmt.Sprintf("%s:%d", b.file, b.line), "/", "_"), func(t *testing.T) {
 			t.Chdir(t.TempDir())
@@ -320,7 +345,7 @@ func TestDocsCommandsRun(t *testing.T) {
 				if name := absentData(c.args); name != "" {
 					t.Skipf("%v: dataset %s needs GRAFT_DATA", c, name)
 				}
-				args := append(append([]string(nil), c.args...), c.extra...)
+				args := append(inRepository(root, c.args), c.extra...)
 				var stdout, stderr bytes.Buffer
 				start := time.Now()
 				code := run(args, &stdout, &stderr)

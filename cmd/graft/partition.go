@@ -62,6 +62,7 @@ const partitionMemoryLimit = 4 << 30
 // partitionFlags is what graft partition was asked to do.
 type partitionFlags struct {
 	name, dataDir, split string
+	files                dataset.NodeFiles
 	seed                 uint64
 	k                    int
 	method, balance      string
@@ -86,7 +87,7 @@ func runPartition(args []string, stdout, stderr io.Writer) error {
 		debug.SetMemoryLimit(partitionMemoryLimit)
 	}
 	loadStart := time.Now()
-	g, train, err := loadPartitionGraph(f.name, f.dataDir, f.split, f.seed, f.balance == "train")
+	g, train, err := loadPartitionGraph(f.name, f.dataDir, f.files, f.split, f.seed, f.balance == "train")
 	if err != nil {
 		return err
 	}
@@ -134,6 +135,7 @@ func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, erro
 	f := &partitionFlags{}
 	fs.StringVar(&f.name, "dataset", "", "dataset name or path, or rmat:SCALE:EDGES[:SEED]")
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $GRAFT_DATA)")
+	registerNodeFiles(fs, &f.files, nil)
 	fs.IntVar(&f.k, "parts", 0, "number of parts K")
 	fs.StringVar(&f.method, "method", "multilevel", "partitioner: "+strings.Join(append(partition.Methods(), "metis"), ", "))
 	fs.StringVar(&f.balance, "balance", "", "second balance constraint: train (the split's training nodes)")
@@ -260,14 +262,14 @@ func (f *partitionFlags) writeOut(parts []int32, k int, method string) error {
 	case f.out == "":
 		return nil
 	case isPartDirPath(f.out):
-		return writePartDirs(f.out, f.name, f.dataDir, f.split, f.seed, parts, k, method, f.secretFile)
+		return writePartDirs(f.out, f.name, f.dataDir, f.files, f.split, f.seed, parts, k, method, f.secretFile)
 	}
 	return writeFile(f.out, func(w io.Writer) error { return partition.WriteAssignment(w, parts) })
 }
 
 // loadPartitionGraph returns the undirected graph to partition and, when a
 // split is wanted (or the dataset has a public one), its training nodes.
-func loadPartitionGraph(name, dataDir, split string, seed uint64, needTrain bool) (*graph.Graph, []bool, error) {
+func loadPartitionGraph(name, dataDir string, files dataset.NodeFiles, split string, seed uint64, needTrain bool) (*graph.Graph, []bool, error) {
 	if spec, ok := strings.CutPrefix(name, "rmat:"); ok {
 		if needTrain {
 			return nil, nil, usageError{errors.New("--balance train needs a dataset with labels; R-MAT graphs have none")}
@@ -275,7 +277,7 @@ func loadPartitionGraph(name, dataDir, split string, seed uint64, needTrain bool
 		g, err := rmatFromSpec(spec)
 		return g, nil, err
 	}
-	d, err := dataset.Load(name, dataDir)
+	d, err := dataset.LoadWith(name, dataDir, files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,11 +363,11 @@ func isPartDirPath(path string) bool {
 // (row-normalised features, stored dense or sparse by density) and the
 // split spec drawn with seed; with a job secret (GRAFT_TOKEN, or
 // secretFile) the set is authenticated.
-func writePartDirs(dir, name, dataDir, splitSpec string, seed uint64, parts []int32, k int, method, secretFile string) error {
+func writePartDirs(dir, name, dataDir string, files dataset.NodeFiles, splitSpec string, seed uint64, parts []int32, k int, method, secretFile string) error {
 	if strings.HasPrefix(name, "rmat:") {
 		return usageError{errors.New("--out DIR/: stored parts need a dataset with labels; R-MAT graphs have none")}
 	}
-	ds, err := dataset.Load(name, dataDir)
+	ds, err := dataset.LoadWith(name, dataDir, files)
 	if err != nil {
 		return err
 	}

@@ -34,9 +34,10 @@ func init() {
 // unset take the chosen model's published values (train.PresetFor).
 type trainOptions struct {
 	dataset, split, model, dataDir string
+	files                          dataset.NodeFiles
 	layers, hidden, heads, epochs  int
 	patience                       int
-	selectBy                       string
+	selectBy, metric               string
 	lr, weightDecay, dropout       float64
 	optimizer, features            string
 	rowNormalize, lcc              bool
@@ -59,6 +60,8 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
+	o.features = "auto"
+	registerNodeFiles(fs, &o.files, &o.features)
 	// The hyperparameters' defaults are the model's recipe (train.PresetFor):
 	// flag's own default (0) is not shown and not used.
 	fs.IntVar(&o.layers, "layers", 0, "number of layers"+presetDefault(func(p train.Preset) float64 { return float64(p.Layers) }))
@@ -71,12 +74,12 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
+	fs.StringVar(&o.metric, "metric", "acc", "validation metric that model selection and patience follow with --select acc: acc (accuracy), auc (ROC-AUC, binary tasks) or f1 (macro-F1)")
 	fs.IntVar(&o.patience, "patience", 0, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early"+presetDefault(func(p train.Preset) float64 { return float64(p.Patience) }))
 	fs.Float64Var(&o.lr, "lr", 0, "learning rate"+presetDefault(func(p train.Preset) float64 { return p.LR }))
 	fs.Float64Var(&o.weightDecay, "weight-decay", 0, "weight decay, on the first layer only for gcn and sage"+presetDefault(func(p train.Preset) float64 { return p.WeightDecay }))
 	fs.Float64Var(&o.dropout, "dropout", 0, "dropout rate, for GAT also on attention"+presetDefault(func(p train.Preset) float64 { return p.Dropout }))
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
-	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
 	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
 	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
 	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
@@ -156,7 +159,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	}
 	d := &o.dist
 	s := job.Spec{
-		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
+		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
@@ -181,8 +184,19 @@ func printSummary(w io.Writer, sum job.Summary) {
 		stopped = ", stopped early"
 	}
 	fmt.Fprintf(w, "epochs          %d%s\n", sum.Epochs, stopped)
-	fmt.Fprintf(w, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	switch {
+	case sum.Metric == "f1":
+		fmt.Fprintf(w, "best val F1     %.4f (epoch %d; acc %.4f)\n", sum.BestValMacroF1, sum.BestEpoch, sum.BestValAcc)
+	case sum.Metric == "auc" && sum.BestValAUC != nil:
+		fmt.Fprintf(w, "best val AUC    %.4f (epoch %d; acc %.4f)\n", *sum.BestValAUC, sum.BestEpoch, sum.BestValAcc)
+	default:
+		fmt.Fprintf(w, "best val acc    %.4f (epoch %d)\n", sum.BestValAcc, sum.BestEpoch)
+	}
 	fmt.Fprintf(w, "test acc        %.4f (at that epoch)\n", sum.TestAcc)
+	fmt.Fprintf(w, "test macro-F1   %.4f\n", sum.TestMacroF1)
+	if sum.TestAUC != nil {
+		fmt.Fprintf(w, "test ROC-AUC    %.4f\n", *sum.TestAUC)
+	}
 	fmt.Fprintf(w, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
 	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
 	if sum.Parts > 1 {
@@ -230,6 +244,9 @@ func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error
 		cfg.SelectByLoss = true
 	default:
 		return train.Config{}, 0, fmt.Errorf("--select %q: want acc or loss", o.selectBy)
+	}
+	if cfg.Metric, err = train.ParseMetric(o.metric); err != nil {
+		return train.Config{}, 0, fmt.Errorf("--metric %q: want acc, auc or f1", o.metric)
 	}
 	return cfg, storage, nil
 }

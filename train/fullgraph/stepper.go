@@ -137,6 +137,7 @@ func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
 		TrainCorrect: float64(nn.Correct(logits, d.Labels, d.Train)), TrainCount: float64(len(d.Train)),
 		ValCorrect: float64(nn.Correct(logits, d.Labels, d.Val)), ValCount: float64(len(d.Val)),
 		TestCorrect: float64(nn.Correct(logits, d.Labels, d.Test)), TestCount: float64(len(d.Test)),
+		Assessment: train.Assess(logits, d.Labels, d.Val, d.Test),
 	}
 	if len(d.Val) > 0 {
 		// Normalised by 1 so that the workers' sums add up.

@@ -72,6 +72,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		TrainCorrect: float64(nn.Correct(logits, e.labels, e.rows[0])), TrainCount: float64(len(e.rows[0])),
 		ValCorrect: float64(nn.Correct(logits, e.labels, e.rows[1])), ValCount: float64(len(e.rows[1])),
 		TestCorrect: float64(nn.Correct(logits, e.labels, e.rows[2])), TestCount: float64(len(e.rows[2])),
+		Assessment: train.Assess(logits, e.labels, e.rows[1], e.rows[2]),
 	}
 	if len(e.rows[1]) > 0 {
 		loss, _, err := e.loss.Forward(logits, e.labels, e.rows[1], 1)

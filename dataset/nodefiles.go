@@ -1,0 +1,383 @@
+package dataset
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// NodeFiles name files that give a dataset labels or features its source
+// lacks (or replace those it has). See Dataset.ReadLabels and
+// Dataset.ReadFeatures for the formats.
+type NodeFiles struct {
+	Labels, Features string
+}
+
+// LoadWith is Load followed by the labels and features of files.
+func LoadWith(nameOrPath, dataDir string, files NodeFiles) (*Dataset, error) {
+	d, err := Load(nameOrPath, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.AddFiles(files); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// AddFiles reads the labels and features files named by files, if any.
+func (d *Dataset) AddFiles(files NodeFiles) error {
+	if files.Features != "" {
+		if err := d.ReadFeatures(files.Features); err != nil {
+			return err
+		}
+	}
+	if files.Labels != "" {
+		if err := d.ReadLabels(files.Labels); err != nil {
+			return err
+		}
+	}
+	return d.Validate()
+}
+
+// LabelFormats documents what ReadLabels accepts.
+const LabelFormats = `.npy: one integer label per node, in node order (-1: unlabelled)
+text: "id,label" lines (comma, tab or blanks), optionally after an "id,label" header;
+      ids are the graph's node ids; integer labels are class numbers, any other
+      labels are class names (classes then numbered in sorted order); nodes
+      not listed, and labels "", "nan" or -1, are unlabelled`
+
+// ReadLabels sets d's labels from a file (see LabelFormats), replacing any
+// the source had, and drops the source's fixed splits, which were drawn
+// for its own labels.
+func (d *Dataset) ReadLabels(path string) error {
+	var labels []int32
+	var k int
+	var names []string
+	var err error
+	if strings.HasSuffix(path, ".npy") {
+		labels, k, err = readNPYLabels(path, d.NumNodes())
+	} else {
+		labels, k, names, err = d.readLabelText(path)
+	}
+	if err != nil {
+		return err
+	}
+	if names == nil {
+		names = numberedClasses(k)
+	}
+	d.Labels, d.NumClasses, d.ClassNames, d.Splits = labels, k, names, nil
+	return nil
+}
+
+func readNPYLabels(path string, n int) ([]int32, int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	a, err := ParseNPY(path, b)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(a.Shape) != 1 || a.Shape[0] != n {
+		return nil, 0, fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)
+	}
+	raw, err := a.Int64s()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return labelsFromInts(path, raw, true)
+}
+
+// readLabelText reads "id,label" lines.
+func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
+	n := d.NumNodes()
+	node := make([]int32, 0)
+	var text []string // labels as written, in file order
+	seen := make([]int32, n)
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		f := splitFields(line)
+		if len(f) != 2 {
+			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
+		}
+		if len(node) == 0 && len(text) == 0 && isHeader(f[0]) {
+			return nil
+		}
+		v, ok := d.NodeIndex(string(f[0]))
+		if !ok {
+			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), n)
+		}
+		if seen[v] != 0 {
+			return lr.errorf("node %q is labelled again (first on line %d)", f[0], seen[v])
+		}
+		seen[v] = int32(min(lr.line, 1<<31-1))
+		node = append(node, v)
+		text = append(text, string(f[1]))
+		return nil
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if len(node) == 0 {
+		return nil, 0, nil, fmt.Errorf("%s: no labels", path)
+	}
+	labels := make([]int32, n)
+	for i := range labels {
+		labels[i] = Unlabelled
+	}
+	if raw, ok := integerLabels(text); ok {
+		k := 0
+		for i, y := range raw {
+			if y > 1<<15-1 {
+				return nil, 0, nil, fmt.Errorf("%s: node %s has label %d, want a class number in [0, %d]", path, d.NodeID(int(node[i])), y, 1<<15-1)
+			}
+			labels[node[i]] = int32(y)
+			k = max(k, int(y)+1)
+		}
+		return labels, k, nil, nil
+	}
+	var names []string
+	for _, s := range text {
+		if !missingLabel(s) {
+			names = append(names, s)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) > 1<<15 {
+		return nil, 0, nil, fmt.Errorf("%s: %d distinct labels; at most %d classes are supported", path, len(names), 1<<15)
+	}
+	for i, s := range text {
+		if !missingLabel(s) {
+			c, _ := slices.BinarySearch(names, s)
+			labels[node[i]] = int32(c)
+		}
+	}
+	return labels, len(names), names, nil
+}
+
+// integerLabels converts labels that are all integers (or missing, as -1).
+func integerLabels(text []string) ([]int64, bool) {
+	raw := make([]int64, len(text))
+	for i, s := range text {
+		if missingLabel(s) {
+			raw[i] = -1
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < -1 {
+			return nil, false
+		}
+		raw[i] = v
+	}
+	return raw, true
+}
+
+func missingLabel(s string) bool { return s == "" || s == "-1" || strings.EqualFold(s, "nan") }
+
+// isHeader reports whether a first column names its column rather than a
+// node: "id", "node", "node_id" or "nodeid" in any case.
+func isHeader(f []byte) bool {
+	switch strings.ToLower(string(f)) {
+	case "id", "node", "node_id", "nodeid":
+		return true
+	}
+	return false
+}
+
+// splitFields splits a line on commas if it has any, else on runs of tabs
+// and spaces, trimming blanks around each field.
+func splitFields(line []byte) [][]byte {
+	if bytes.IndexByte(line, ',') >= 0 {
+		f := bytes.Split(line, []byte{','})
+		for i := range f {
+			f[i] = trimBlanks(f[i])
+		}
+		return f
+	}
+	return bytes.Fields(line)
+}
+
+// FeatureFormats documents what ReadFeatures accepts.
+const FeatureFormats = `.npy: a 2-D float array, one row per node in node order
+.npz: a scipy.sparse matrix (save_npz: csr, csc or coo), one row per node
+text: one row of numbers per node (comma, tab or blank separated), in node order;
+      or "id,f1,f2,..." rows keyed by node id, in any order, when the first line
+      is a header whose first field is "id" (or "node") or the first field is not
+      a number; every node needs a row`
+
+// ReadFeatures sets d's features from a file (see FeatureFormats),
+// replacing any the source had. Text rows are stored sparse while at most
+// half their values are nonzero.
+func (d *Dataset) ReadFeatures(path string) error {
+	n := d.NumNodes()
+	switch {
+	case strings.HasSuffix(path, ".npy"):
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		a, err := ParseNPY(path, b)
+		if err != nil {
+			return err
+		}
+		z := &NPZ{Path: filepath.Dir(path), Arrays: map[string]*Array{filepath.Base(path): a}}
+		x, err := npzMatrix(z, filepath.Base(path), n)
+		if err != nil {
+			return err
+		}
+		d.Dense, d.Sparse = x, nil
+		return nil
+	case strings.HasSuffix(path, ".npz"):
+		m, err := ReadScipySparse(path)
+		if err != nil {
+			return err
+		}
+		if m.Rows != n {
+			return fmt.Errorf("%s: a %d×%d matrix for %d nodes; want one row per node", path, m.Rows, m.Cols, n)
+		}
+		d.Dense, d.Sparse = nil, m
+		return nil
+	}
+	return d.readFeatureText(path)
+}
+
+func (d *Dataset) readFeatureText(path string) error {
+	n := d.NumNodes()
+	rows := newFeatureRows(n)
+	keyed, first := false, true
+	var order []int32
+	var seen []bool
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		if first {
+			first = false
+			key, _ := firstField(line)
+			if isHeader(key) {
+				keyed = true
+				return nil
+			}
+			if _, ok := parseFloat32(key); !ok {
+				keyed = true
+			}
+		}
+		if keyed {
+			key, rest := firstField(line)
+			v, ok := d.NodeIndex(string(key))
+			if !ok {
+				return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(key), 40), n)
+			}
+			if seen == nil {
+				seen = make([]bool, n)
+			}
+			if seen[v] {
+				return lr.errorf("node %q has a second feature row", key)
+			}
+			seen[v] = true
+			order = append(order, v)
+			line = rest
+		} else if rows.rows == n {
+			return lr.errorf("more feature rows than the graph's %d nodes", n)
+		}
+		if msg := rows.parse(line, separator(line)); msg != "" {
+			return lr.errorf("%s", msg)
+		}
+		if msg := rows.add(); msg != "" {
+			return lr.errorf("%s", msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rows.rows < n {
+		if !keyed || seen == nil {
+			return fmt.Errorf("%s: %d feature rows for %d nodes", path, rows.rows, n)
+		}
+		for v, ok := range seen {
+			if !ok {
+				return fmt.Errorf("%s: node %s has no feature row (%d of %d nodes have one)", path, d.NodeID(v), rows.rows, n)
+			}
+		}
+	}
+	d.Dense, d.Sparse = rows.matrix(order, n)
+	return nil
+}
+
+// firstField returns the text before the first comma, tab or space (after
+// leading blanks), and the rest of the line after its separator.
+func firstField(line []byte) (field, rest []byte) {
+	i := skipBlanks(line, 0)
+	end := tokenEnd(line, i)
+	j := skipBlanks(line, end)
+	if j < len(line) && line[j] == ',' {
+		j++
+	}
+	return line[i:end], line[j:]
+}
+
+// separator is ',' for a line with a comma, else 0 (blanks).
+func separator(line []byte) byte {
+	if bytes.IndexByte(line, ',') >= 0 {
+		return ','
+	}
+	return 0
+}
+
+// readSplitText reads a split as "id,set" lines (comma, tab or blanks;
+// optionally after an "id,set" header), set being train, val (or valid)
+// or test. Nodes not listed are in no set.
+func (d *Dataset) readSplitText(path string) (Split, error) {
+	var s Split
+	seen := make([]int32, d.NumNodes())
+	err := readLines(path, func(lr *lineReader, line []byte) error {
+		if isComment(line) {
+			return nil
+		}
+		f := splitFields(line)
+		if len(f) != 2 {
+			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
+		}
+		if isHeader(f[0]) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+			return nil
+		}
+		v, ok := d.NodeIndex(string(f[0]))
+		if !ok {
+			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), d.NumNodes())
+		}
+		var set *[]int32
+		switch strings.ToLower(string(f[1])) {
+		case "train":
+			set = &s.Train
+		case "val", "valid", "validation":
+			set = &s.Val
+		case "test":
+			set = &s.Test
+		default:
+			return lr.errorf("set %q: want train, val or test", clip(string(f[1]), 40))
+		}
+		switch {
+		case seen[v] != 0:
+			return lr.errorf("node %q is listed again (first on line %d)", f[0], seen[v])
+		case d.Labels[v] < 0:
+			return lr.errorf("node %q is in the %s set but has no label", f[0], strings.ToLower(string(f[1])))
+		}
+		seen[v] = int32(min(lr.line, 1<<31-1))
+		*set = append(*set, v)
+		return nil
+	})
+	if err != nil {
+		return Split{}, err
+	}
+	s.sort()
+	return s, nil
+}
