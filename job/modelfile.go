@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/graft-gnn/graft/dataset"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,6 +27,8 @@ type ModelInfo struct {
 	// Dataset is the dataset's name and Source the --dataset argument of
 	// the run ("" when it trained from a part directory).
 	Dataset, Source string
+	// Files are the run's --labels and --features files, if any.
+	Files dataset.NodeFiles
 	// Split is the split specification and SplitSeed the seed it was
 	// resolved with (random and fractional splits depend on it).
 	Split     string
@@ -66,6 +69,12 @@ func (info ModelInfo) metadata() map[string]string {
 	if info.Source != "" {
 		m["source"] = info.Source
 	}
+	if info.Files.Labels != "" {
+		m["labels_file"] = info.Files.Labels
+	}
+	if info.Files.Features != "" {
+		m["features_file"] = info.Files.Features
+	}
 	for k, v := range map[string]string{"lcc": strconv.FormatBool(info.LCC),
 		"row_normalize": strconv.FormatBool(info.RowNormalize), "split_seed": strconv.FormatUint(info.SplitSeed, 10)} {
 		if !slices.Contains(info.Assumed, k) {
@@ -96,7 +105,8 @@ func ReadModelInfo(h *nn.ParamsHeader) (ModelInfo, error) {
 			Classes: r.int("classes"), Activation: nn.Activation(md["activation"]), Normalize: r.bool("normalize", false),
 			Seed: r.uint("seed")},
 		Dataset: md["dataset"], Source: md["source"], Split: md["split"],
-		LCC: r.bool("lcc", false), RowNormalize: r.bool("row_normalize", true), Features: md["features"],
+		Files: dataset.NodeFiles{Labels: md["labels_file"], Features: md["features_file"]},
+		LCC:   r.bool("lcc", false), RowNormalize: r.bool("row_normalize", true), Features: md["features"],
 		Nodes: r.int("nodes"), Epoch: r.int("epoch"),
 		TrainAcc: r.float("train_acc"), ValAcc: r.float("val_acc"), TestAcc: r.float("test_acc"), Scored: true,
 	}

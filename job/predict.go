@@ -55,9 +55,9 @@ type Input struct {
 // in dataDir) and prepares it as the model's run did; split and seed pick
 // its split (the run's when split is ""). A dataset without labels can be
 // prepared only without a split (split "none"), for predictions.
-func (s *Saved) Prepare(source, dataDir, split string, seed uint64) (*Input, error) {
+func (s *Saved) Prepare(source, dataDir string, files dataset.NodeFiles, split string, seed uint64) (*Input, error) {
 	info := &s.Info
-	ds, err := dataset.Load(source, dataDir)
+	ds, err := dataset.LoadWith(source, dataDir, files)
 	if err != nil {
 		return nil, err
 	}

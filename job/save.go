@@ -34,7 +34,7 @@ func (s *Spec) saveModel(in *input, res train.Result, model *nn.Model) error {
 		info.Nodes = in.manifest.Nodes
 		info.Assumed = []string{"split_seed"}
 	} else {
-		info.Source = s.Dataset
+		info.Source, info.Files = s.Dataset, s.Files
 		info.Nodes = in.problem.Graph.N
 	}
 	params, err := nn.Renamed(model.Params(), info.Model.Model, layout)

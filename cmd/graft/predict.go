@@ -28,6 +28,7 @@ type savedFlags struct {
 	rows                        string // all, train, val or test
 	spec                        string // a split specification given to --split instead
 	seed                        uint64
+	files                       dataset.NodeFiles // --labels and --features
 }
 
 func (f *savedFlags) register(fs *flag.FlagSet, rowsHelp string) {
@@ -35,6 +36,7 @@ func (f *savedFlags) register(fs *flag.FlagSet, rowsHelp string) {
 	fs.StringVar(&f.dataset, "dataset", "", "dataset name or path (default: the one the model was trained on, as its file records)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
 	fs.StringVar(&f.rows, "split", "all", rowsHelp+"; or a split `SPEC` as graft train takes (public, random:T:V, frac:T:V, file:PATH[:K], …) to use instead of the training run's split, which the model file records with its seed")
+	registerNodeFiles(fs, &f.files, nil)
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of a random split given as --split SPEC (the training run's split keeps its own)")
 }
 
@@ -61,7 +63,10 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	if note := info.AssumedNote(); note != "" {
 		fmt.Fprintf(stderr, "graft %s: %s\n", fs.Name(), note)
 	}
-	source := f.dataset
+	source, files := f.dataset, f.files
+	if files == (dataset.NodeFiles{}) && (source == "" || source == info.Source) {
+		files = info.Files // the run's own labels and features files
+	}
 	if source == "" {
 		source = info.Source
 		if source == "" {
@@ -72,7 +77,7 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	if spec == "" && f.rows == "all" && fs.Name() == "predict" {
 		spec = "none" // every node, labelled or not: no split needed
 	}
-	in, err := saved.Prepare(source, f.dataDir, spec, seed)
+	in, err := saved.Prepare(source, f.dataDir, files, spec, seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,13 +111,8 @@ func selectedRows(in *job.Input, rows string) []int32 {
 	return sel
 }
 
-// nodeID is how predictions name node i of ds: its dense index. A dataset
-// whose node ids were remapped when it was read names the original id
-// here, the one place that needs to change when it records them.
-func nodeID(ds *dataset.Dataset, i int32) string {
-	_ = ds
-	return strconv.Itoa(int(i))
-}
+// nodeID is how predictions name node i of ds: the id its source gave it.
+func nodeID(ds *dataset.Dataset, i int32) string { return ds.NodeID(int(i)) }
 
 const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
 
@@ -126,6 +126,11 @@ feature storage), and writes one row per node of --split:
   .npy: an N×C float32 array of the probabilities only, one row per node
         in ascending id order (all nodes with --split all); the predicted
         class of a row is its argmax
+
+When the dataset's source named its nodes with ids of its own (strings,
+sparse integers, paper ids), the node column holds them, and FILE's
+node_ids.csv beside it (preds.node_ids.csv for --out preds.npy) maps each
+row of the output to its node's id.
 
 Flags:
 `
@@ -182,6 +187,27 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("writing %s: %v", out, err)
 	}
 	fmt.Fprintf(stderr, "graft predict: wrote %d nodes' predictions to %s\n", len(rows), out)
+	if in.Dataset.NodeIDs != nil {
+		ids := strings.TrimSuffix(out, filepath.Ext(out)) + ".node_ids.csv"
+		if err := writeNodeIDs(ids, in.Dataset, rows); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "graft predict: wrote the rows' node ids to %s\n", ids)
+	}
+	return nil
+}
+
+// writeNodeIDs writes row,node for every row of the predictions: the id
+// the dataset's source gave the node that graft numbered rows[row].
+func writeNodeIDs(path string, ds *dataset.Dataset, rows []int32) error {
+	var b strings.Builder
+	b.WriteString("row,node\n")
+	for j, r := range rows {
+		fmt.Fprintf(&b, "%d,%s\n", j, ds.NodeID(int(r)))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing the node ids: %v", err)
+	}
 	return nil
 }
 

@@ -132,11 +132,15 @@ func TestPredictOutputs(t *testing.T) {
 	if len(rows) != 2708 {
 		t.Fatalf("%d rows, want one per Cora node (2708)", len(rows))
 	}
+	cora, err := dataset.Load("cora", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	probs := map[string][]float32{}
 	preds := make([]int, len(rows))
 	for i, r := range rows {
-		if r[0] != strconv.Itoa(i) {
-			t.Fatalf("row %d is node %s", i, r[0])
+		if r[0] != cora.NodeID(i) { // Cora's paper ids
+			t.Fatalf("row %d is node %s, want %s", i, r[0], cora.NodeID(i))
 		}
 		p := make([]float32, 7)
 		sum := 0.0
@@ -194,7 +198,7 @@ func TestPredictOutputs(t *testing.T) {
 		t.Fatalf("--split test wrote %d rows, want %d", len(testRows), len(test))
 	}
 	for i, r := range testRows {
-		if r[0] != strconv.Itoa(int(test[i])) || !slices.Equal(r, rows[test[i]]) {
+		if !slices.Equal(r, rows[test[i]]) {
 			t.Fatalf("test row %d is %v, want node %d's row %v", i, r, test[i], rows[test[i]])
 		}
 	}
@@ -211,7 +215,7 @@ func TestPredictOutputs(t *testing.T) {
 		t.Fatalf(".npy shape %v (%v), want [1000 7] float32", a.Shape, err)
 	}
 	for i, v := range test {
-		if got, want := data[7*i:7*i+7], probs[strconv.Itoa(int(v))]; !slices.Equal(got, want) {
+		if got, want := data[7*i:7*i+7], probs[cora.NodeID(int(v))]; !slices.Equal(got, want) {
 			t.Fatalf(".npy row %d (node %d) = %v, the CSV has %v", i, v, got, want)
 		}
 	}
@@ -361,6 +365,47 @@ func sameParams(t *testing.T, a, b string) {
 	for i := range x {
 		if x[i].Name != y[i].Name || !slices.Equal(x[i].Shape, y[i].Shape) || !bytes.Equal(x[i].Data, y[i].Data) {
 			t.Errorf("tensor %d: %s %v in %s differs from %s %v in %s", i, x[i].Name, x[i].Shape, a, y[i].Name, y[i].Shape, b)
+		}
+	}
+}
+
+// Predictions on a graph whose nodes the source named name them so, and a
+// .npy's rows are mapped to those names in a file beside it; the run's
+// labels file is the model file's to reuse.
+func TestPredictNamesRemappedNodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edges := write("e.txt", "alice bob\nbob carol\ncarol alice\ndave erin\nerin frank\nfrank dave\n")
+	labels := write("l.csv", "alice,0\nbob,0\ncarol,0\ndave,1\nerin,1\nfrank,1\n")
+	model := filepath.Join(dir, "m.safetensors")
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--split", "frac:0.5:0.25", "--epochs", "3", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	npy := filepath.Join(dir, "p.npy")
+	if code, _, stderr := runGraft(t, "predict", "--model-file", model, "--out", npy); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	ids, err := os.ReadFile(filepath.Join(dir, "p.node_ids.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "row,node\n0,alice\n1,bob\n2,carol\n3,dave\n4,erin\n5,frank\n"; string(ids) != want {
+		t.Errorf("node ids file %q, want %q", ids, want)
+	}
+	code, stdout, stderr := runGraft(t, "predict", "--model-file", model, "--split", "test")
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		name, _, _ := strings.Cut(line, ",")
+		if !strings.Contains("alice bob carol dave erin frank", name) || name == "" {
+			t.Errorf("a row names node %q", name)
 		}
 	}
 }
