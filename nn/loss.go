@@ -88,14 +88,7 @@ func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int
 func Correct(logits *tensor.Matrix, labels, rows []int32) int {
 	n := 0
 	for _, r := range rows {
-		row := logits.Row(int(r))
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		if int32(best) == labels[r] {
+		if int32(tensor.Argmax(logits.Row(int(r)))) == labels[r] {
 			n++
 		}
 	}

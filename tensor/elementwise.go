@@ -185,13 +185,18 @@ func Sum(m *Matrix) float32 { return vec.Sum(m.Data) }
 // ArgmaxRows writes the column of each row's largest element into dst.
 func ArgmaxRows(dst []int32, m *Matrix) {
 	for i := 0; i < m.Rows; i++ {
-		row := m.Row(i)
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		dst[i] = int32(best)
+		dst[i] = int32(Argmax(m.Row(i)))
 	}
+}
+
+// Argmax is the index of x's largest element, the first on ties (0 for an
+// empty x): the class a row of logits predicts.
+func Argmax(x []float32) int {
+	best := 0
+	for j, v := range x {
+		if v > x[best] {
+			best = j
+		}
+	}
+	return best
 }

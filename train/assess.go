@@ -61,13 +61,7 @@ func Assess(logits *tensor.Matrix, labels []int32, val, test []int32) Assessment
 	for i, rows := range [][]int32{val, test} {
 		c := a.Classes[3*k*i : 3*k*(i+1)]
 		for _, r := range rows {
-			row := logits.Row(int(r))
-			best := 0
-			for j, v := range row {
-				if v > row[best] {
-					best = j
-				}
-			}
+			best := tensor.Argmax(logits.Row(int(r)))
 			y := int(labels[r])
 			if y == best {
 				c[3*best]++

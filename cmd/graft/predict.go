@@ -161,7 +161,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	tensor.Softmax(probs, logits)
 	pred := make([]int, logits.Rows)
 	for i := range pred {
-		pred[i] = argmax(logits.Row(i)) // of the logits, as accuracy counts: probabilities may round to ties
+		pred[i] = tensor.Argmax(logits.Row(i)) // of the logits, as accuracy counts: probabilities may round to ties
 	}
 	rows := selectedRows(in, f.rows)
 	if out == "" {
@@ -246,13 +246,4 @@ func writeProbabilitiesNPY(w io.Writer, probs *tensor.Matrix, rows []int32) erro
 	return dataset.WriteNPYFloat32(w, []int{len(rows), probs.Cols}, data)
 }
 
-// argmax is the first largest entry's index, as nn.Correct counts it.
-func argmax(p []float32) int {
-	best := 0
-	for j, v := range p {
-		if v > p[best] {
-			best = j
-		}
-	}
-	return best
-}
+
