@@ -245,5 +245,3 @@ func writeProbabilitiesNPY(w io.Writer, probs *tensor.Matrix, rows []int32) erro
 	}
 	return dataset.WriteNPYFloat32(w, []int{len(rows), probs.Cols}, data)
 }
-
-
