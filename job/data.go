@@ -144,10 +144,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	}
 	spec := s.Schedule
 	if spec == "" {
-		spec = "fixed:1"
-		if codec == "truncate" || codec == "subspace" || codec == "topk" {
-			spec = "linear:128:1.5:5" // the VARCO authors' schedule
-		}
+		spec = compress.DefaultSchedule(codec)
 	}
 	sched, err := compress.ParseSchedule(spec, s.Train.Epochs)
 	if err != nil {

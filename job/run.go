@@ -89,6 +89,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	case !leader:
 		return Summary{}, nil
 	}
+	if s.Parts > 1 && res.FloorEpoch == 0 {
+		fmt.Fprintf(s.Log, "graft train: the compression schedule %s had not reached its final ratio by the last epoch (%d); the kept epoch was trained at a higher ratio (raise --epochs, or give a schedule that ends sooner)\n", schedule, res.Epochs)
+	}
 	return s.summarise(in, res, loop, rec.Totals(), schedule)
 }
 
@@ -187,6 +190,9 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
+	}
+	if s.Parts > 1 {
+		sum.FloorEpoch = res.FloorEpoch
 	}
 	if sum.Compress == "" {
 		sum.Compress = "none"

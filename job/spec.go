@@ -107,6 +107,7 @@ type Summary struct {
 	Partition       string  `json:"partition,omitempty"`
 	Compress        string  `json:"compress"`
 	Schedule        string  `json:"schedule"`
+	FloorEpoch      int     `json:"floor_epoch"` // first epoch at the schedule's final ratio, where patience and model selection start (0: never)
 	BytesTotal      int64   `json:"bytes_total"`
 	BytesFwd        int64   `json:"bytes_fwd"`
 	BytesBwd        int64   `json:"bytes_bwd"`
