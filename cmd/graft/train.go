@@ -55,7 +55,7 @@ type trainOptions struct {
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
-	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
+	fs.StringVar(&o.split, "split", "auto", "split: auto (the dataset's own, else a seeded stratified "+dataset.AutoStratified+"), public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
 	fs.IntVar(&o.layers, "layers", 0, "number of layers (default per model: 2)")
