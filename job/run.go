@@ -194,6 +194,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 	if s.Parts > 1 {
 		sum.FloorEpoch = res.FloorEpoch
 	}
+	sum.Recipe, sum.Settings = s.Recipe, settingsOf(s)
 	if sum.Compress == "" {
 		sum.Compress = "none"
 	}

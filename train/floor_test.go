@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -60,7 +61,8 @@ func TestPatienceWaitsForTheScheduleFloor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var hooks Hooks
+			// A checkpoint every epoch: progress above the floor must encode.
+			hooks := Hooks{CheckpointEvery: 1, SaveCheckpoint: func(*checkpoint.State) error { return nil }}
 			if tt.floor > 0 {
 				hooks.AtFloor = func() bool { return s.evals >= tt.floor } // evaluations so far = epochs trained
 			}

@@ -350,14 +350,17 @@ func (l *Loop) keepBest(m Metrics, atFloor bool) {
 	switch {
 	case !atFloor: // select among these only until the floor; no patience
 		pr.AboveFloor, pr.SinceBest = true, 0
-		if m.Evaluated && l.better(m, pr.Best) {
-			l.keep(m)
+		if m.Evaluated {
+			if l.better(m, pr.Best) {
+				l.keep(m)
+			}
+			pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
 		}
 		return
 	case pr.AboveFloor || pr.FloorEpoch == 0 && pr.Epoch == 1:
 		if pr.AboveFloor { // the first epoch at the floor: selection starts over
 			pr.Best = Metrics{}
-			pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
+			pr.BestAcc, pr.BestLoss = -1, math.MaxFloat64 // beaten by any evaluation, and finite for checkpoints
 		}
 		pr.AboveFloor, pr.FloorEpoch = false, m.Epoch
 	}

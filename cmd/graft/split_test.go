@@ -56,7 +56,8 @@ func TestTrainSplitAuto(t *testing.T) {
 		wantSplit string
 		wantLine  string
 	}{
-		{"dataset with a split", []string{"--dataset", "cora"}, "public", "graft train: split public: the split cora ships (--split auto)"},
+		{"dataset with a split", []string{"--dataset", "cora", "--recipe", "none"}, "public", "graft train: split public: the split cora ships (--split auto)"},
+		{"recipe's split", []string{"--dataset", "cora"}, "public", ""},
 		{"dataset without a split", []string{"--dataset", tiny}, "frac:0.6:0.2", "graft train: split frac:0.6:0.2: stratified 60/20/20 per class with seed 1, as tiny ships no split (--split auto)"},
 		{"explicit auto", []string{"--dataset", tiny, "--split", "auto", "--seed", "4"}, "frac:0.6:0.2", "with seed 4, as tiny ships no split"},
 		{"explicit split", []string{"--dataset", tiny, "--split", "random:5:5"}, "random:5:5", ""},

@@ -30,10 +30,12 @@ func init() {
 	commands["train"] = command{"train a GNN, full-graph or on sampled mini-batches (default: GCN on the embedded Cora)", runTrain}
 }
 
-// trainOptions are the flags of graft train. Numeric hyperparameters left
-// unset take the chosen model's published values (train.PresetFor).
+// trainOptions are the flags of graft train. Settings left unset take the
+// recipe's values (train.RecipeFor; recipe.go).
 type trainOptions struct {
 	dataset, split, model, dataDir string
+	recipeName                     string
+	recipe                         train.Recipe // resolved by applyRecipe
 	layers, hidden, heads, epochs  int
 	patience                       int
 	selectBy                       string
@@ -55,27 +57,28 @@ type trainOptions struct {
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
-	fs.StringVar(&o.split, "split", "auto", "split: auto (the dataset's own, else a seeded stratified "+dataset.AutoStratified+"), public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
+	fs.StringVar(&o.recipeName, "recipe", "auto", recipeUsage())
+	fs.StringVar(&o.split, "split", "", "split (default: the recipe's): auto (the dataset's own, else a seeded stratified "+dataset.AutoStratified+"), public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
-	fs.IntVar(&o.layers, "layers", 0, "number of layers (default per model: 2)")
-	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default per model: gcn 16, sage 32, gat 8)")
+	fs.IntVar(&o.layers, "layers", 0, "number of layers (default: the recipe's, 2)")
+	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default: the recipe's)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default 8)")
-	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default per model: gcn 200, sage and gat 1000)")
+	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default: the recipe's)")
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
-	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
-	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early (default per model: gcn 100, sage 50, gat 100)")
-	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default per model: gcn 0.01, sage 0.001, gat 0.005)")
-	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay (default per model: gcn 5e-4 on the first layer, sage 0.1 on the first layer, gat 5e-4)")
-	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate (default per model: gcn 0.5, sage 0.4, gat 0.6, also on attention)")
+	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
+	fs.IntVar(&o.patience, "patience", -1, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early; with --compress it counts from the epoch the schedule reaches its final ratio (default: the recipe's)")
+	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default: the recipe's)")
+	fs.Float64Var(&o.weightDecay, "weight-decay", -1, "weight decay, on the first layer only for GCN and GraphSAGE (default: the recipe's)")
+	fs.Float64Var(&o.dropout, "dropout", -1, "dropout rate, for GAT also on attention (default: the recipe's)")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
-	fs.StringVar(&o.features, "features", "auto", "input feature storage: auto (sparse below 10% density), dense or sparse")
-	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
+	fs.StringVar(&o.features, "features", "", "input feature storage (default: the recipe's): auto (sparse below 10% density), dense or sparse")
+	fs.BoolVar(&o.rowNormalize, "row-normalize", false, "(default: the recipe's) scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
 	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
-	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
+	fs.BoolVar(&o.lcc, "lcc", false, "(default: the recipe's) keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors)")
 	fs.StringVar(&o.metricsFile, "metrics", "", "write one JSON object per epoch to `FILE`")
@@ -84,6 +87,11 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
 	o.worker.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of graft train:\n")
+		fs.PrintDefaults()
+		o.printRecipeInForce(fs.Output())
+	}
 	return fs
 }
 
@@ -104,6 +112,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if spec.Place.Rank != 0 { // as one worker of a job, only rank 0 reports
 		progressOut = io.Discard
 	}
+	o.noteRecipe(progressOut, fs)
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.Log = progress.epoch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -131,6 +140,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // spec turns the flags into the job they describe.
 func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
+	if err := o.applyRecipe(fs); err != nil {
+		return job.Spec{}, err
+	}
 	cfg, storage, err := o.config()
 	if err != nil {
 		return job.Spec{}, usageError{err}
@@ -148,7 +160,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	}
 	d := &o.dist
 	s := job.Spec{
-		Dataset: o.dataset, DataDir: o.dataDir, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
+		Dataset: o.dataset, DataDir: o.dataDir, Recipe: o.recipe.Name, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
@@ -194,12 +206,9 @@ func printSummary(w io.Writer, sum job.Summary) {
 }
 
 // config turns the flags into a run configuration, filling unset values from
-// the model's preset.
+// the recipe's preset of the model.
 func (o *trainOptions) config() (train.Config, nn.Storage, error) {
-	p, err := train.PresetFor(o.model)
-	if err != nil {
-		return train.Config{}, 0, err
-	}
+	p := o.recipe.Preset
 	storage, err := nn.ParseStorage(o.features)
 	if err != nil {
 		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)
