@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/internal/datatest"
 	"github.com/graft-gnn/graft/job"
 )
 
@@ -112,5 +113,31 @@ func TestTrainSplitTooSmall(t *testing.T) {
 				t.Errorf("stderr %q suggests --split %s, the split that failed", stderr, tt.split)
 			}
 		})
+	}
+}
+
+// TestPartitionSplitAuto: graft partition --out stores a dataset that
+// ships no split with the stratified split auto chooses, and training on
+// the parts reports it.
+func TestPartitionSplitAuto(t *testing.T) {
+	t.Setenv("GRAFT_TOKEN", "")
+	tiny := writeTinyLINQS(t, 20, 20, 20)
+	dir := filepath.Join(t.TempDir(), "parts") + "/"
+	if code, _, stderr := runGraft(t, "partition", "--dataset", tiny, "--parts", "2", "--out", dir); code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, stderr)
+	}
+	sum, _ := trainSummary(t, "--part-dir", dir, "--epochs", "2")
+	if sum.Split != "frac:0.6:0.2" || sum.Recipe != "none" {
+		t.Errorf("trained on split %q with recipe %q, want frac:0.6:0.2 and none", sum.Split, sum.Recipe)
+	}
+}
+
+// TestTrainSplitAutoAmazonComputers: the real Amazon Computers ships no
+// split; without a recipe's split, auto draws the stratified one.
+func TestTrainSplitAutoAmazonComputers(t *testing.T) {
+	datatest.Require(t, "gnn-benchmark/amazon_electronics_computers.npz")
+	sum, stderr := trainSummary(t, "--dataset", "amazon-computers", "--recipe", "none", "--epochs", "2")
+	if sum.Split != "frac:0.6:0.2" || !strings.Contains(stderr, "graft train: split frac:0.6:0.2: stratified 60/20/20 per class with seed 1, as amazon-computers ships no split") {
+		t.Errorf("split %q, stderr:\n%s", sum.Split, stderr)
 	}
 }
