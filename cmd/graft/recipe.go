@@ -29,7 +29,7 @@ func recipeUsage() string {
 		for _, model := range recipeModels {
 			r, err := train.RecipeFor(info.Name, model, "")
 			if err == nil {
-				fmt.Fprintf(&b, "\n  %-5s %s", model, recipeFlags(r))
+				fmt.Fprintf(&b, "\n  %-5s %s", model, recipeFlags(r, nil))
 			}
 		}
 	}
@@ -37,31 +37,32 @@ func recipeUsage() string {
 }
 
 // recipeFlags spells out the settings of r as the flags that would give
-// them.
-func recipeFlags(r train.Recipe) string {
+// them, leaving out those skip reports true for.
+func recipeFlags(r train.Recipe, skip func(flag string) bool) string {
 	p := r.Preset
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	sel := "acc"
 	if r.SelectByLoss {
 		sel = "loss"
 	}
-	f := []string{"--split " + r.Split}
-	if r.LCC {
-		f = append(f, "--lcc")
-	}
-	f = append(f, "--row-normalize="+strconv.FormatBool(r.RowNormalize), "--features "+storageName(r.Features), "--select "+sel,
-		"--layers "+strconv.Itoa(p.Layers), "--hidden "+strconv.Itoa(p.Hidden))
-	if p.Heads > 1 {
-		f = append(f, "--heads "+strconv.Itoa(p.Heads))
-	}
-	if p.Normalize {
-		f = append(f, "--normalize")
-	}
-	decay := "--weight-decay " + g(p.WeightDecay)
+	decay := g(p.WeightDecay)
 	if p.DecayFirstLayerOnly {
 		decay += " (first layer)"
 	}
-	f = append(f, "--dropout "+g(p.Dropout), "--lr "+g(p.LR), decay, "--epochs "+strconv.Itoa(p.Epochs), "--patience "+strconv.Itoa(p.Patience))
+	all := [][2]string{{"split", " " + r.Split}, {"lcc", ""}, {"row-normalize", "=" + strconv.FormatBool(r.RowNormalize)},
+		{"features", " " + storageName(r.Features)}, {"select", " " + sel}, {"layers", " " + strconv.Itoa(p.Layers)},
+		{"hidden", " " + strconv.Itoa(p.Hidden)}, {"heads", " " + strconv.Itoa(p.Heads)}, {"normalize", ""},
+		{"dropout", " " + g(p.Dropout)}, {"lr", " " + g(p.LR)}, {"weight-decay", " " + decay},
+		{"epochs", " " + strconv.Itoa(p.Epochs)}, {"patience", " " + strconv.Itoa(p.Patience)}}
+	var f []string
+	for _, kv := range all {
+		switch {
+		case skip != nil && skip(kv[0]),
+			kv[0] == "lcc" && !r.LCC, kv[0] == "normalize" && !p.Normalize, kv[0] == "heads" && p.Heads <= 1:
+			continue
+		}
+		f = append(f, "--"+kv[0]+kv[1])
+	}
 	return strings.Join(f, " ")
 }
 
@@ -132,14 +133,16 @@ func (o *trainOptions) printRecipeInForce(w io.Writer) {
 	if err != nil {
 		return
 	}
-	fmt.Fprintf(w, "\nRecipe in force for --dataset %s --model %s: %s (--recipe %s)\n  %s\n", o.dataset, o.model, r.Name, o.recipeName, recipeFlags(r))
+	fmt.Fprintf(w, "\nRecipe in force for --dataset %s --model %s: %s (--recipe %s)\n  %s\n", o.dataset, o.model, r.Name, o.recipeName, recipeFlags(r, nil))
 }
 
-// noteRecipe says in one line which recipe is in force, unless it is none
-// or was asked for by name.
+// noteRecipe says in one line which recipe is in force and what it sets
+// that the command line does not, unless it is none or was asked for by
+// name.
 func (o *trainOptions) noteRecipe(w io.Writer, fs *flag.FlagSet) {
 	if o.recipe.Name == "none" || flagSet(fs, "recipe") {
 		return
 	}
-	fmt.Fprintf(w, "graft train: recipe %s for %s (--recipe none for none; flags given override it): %s\n", o.recipe.Name, o.dataset, recipeFlags(o.recipe))
+	given := func(name string) bool { return flagSet(fs, name) }
+	fmt.Fprintf(w, "graft train: recipe %s for %s sets %s (--recipe none for none)\n", o.recipe.Name, o.dataset, recipeFlags(o.recipe, given))
 }

@@ -151,6 +151,12 @@ func TestTrainRecipes(t *testing.T) {
 			if got := strings.Contains(stderr, "graft train: recipe "+tt.recipe+" for "); got != tt.recipeLine {
 				t.Errorf("stderr names the recipe: %v, want %v:\n%s", got, tt.recipeLine, stderr)
 			}
+			note, _, _ := strings.Cut(stderr, "\n")
+			for _, a := range tt.args { // the note lists what the recipe sets, not the flags given
+				if name, _, _ := strings.Cut(a, "="); strings.HasPrefix(name, "--") && (strings.Contains(note, name+" ") || strings.Contains(note, name+"=")) {
+					t.Errorf("recipe note %q repeats the flag given %s", note, name)
+				}
+			}
 		})
 	}
 }
