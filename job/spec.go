@@ -20,8 +20,8 @@ type Spec struct {
 	LCC, RowNormalize       bool
 	Features                nn.Storage
 
-	// Recipe names the training recipe the settings came from, for the
-	// summary ("" for none).
+	// Recipe names the training recipe the settings came from (none, or
+	// "" when the caller used none), for the summary.
 	Recipe string
 
 	// PartDir, when set, replaces the dataset: each worker reads its part
@@ -140,7 +140,7 @@ type Summary struct {
 	Link  string `json:"link,omitempty"`
 	Saved string `json:"saved,omitempty"`
 
-	// Recipe is the training recipe in force ("" for none), and Settings
+	// Recipe is the training recipe in force (Spec.Recipe), and Settings
 	// what the run was trained with.
 	Recipe   string    `json:"recipe,omitempty"`
 	Settings *Settings `json:"settings"`
