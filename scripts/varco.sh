@@ -49,6 +49,7 @@ else
 	run -datasets "$ds" -parts 2,4,8,16 -partitions random,multilevel -seeds "$seeds" -configs quant2,quant1,step -epochs 100 -hidden 64
 	# the candidates for the default schedules of top-k and subspace (compress.DefaultSchedule)
 	run -datasets amazon-computers -parts 4,8 -partitions random -seeds "$seeds" -configs topk-exp,subspace-exp,subspace-linear4 -epochs 100 -hidden 64
+	run -datasets sbm-arxiv -parts 4 -partitions random -seeds 1 -configs subspace-linear4 -epochs 100 -hidden 64
 	sbm=full,varco,varco-r1,fixed-16,quant4
 	run -datasets sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel -seeds 1 -configs $sbm -epochs 100 -hidden 64
 	run -datasets sbm-arxiv -parts 2,4 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64
