@@ -163,7 +163,11 @@ func (p *Plateau) Restore(b []byte) error {
 //	exp:RMAX:RMIN[:SLOPE]       geometric decay
 //	step:RMAX:RMIN:EVERY[:FACTOR]  divide by FACTOR (2) every EVERY steps
 //	adaptive[:RMAX:RMIN:PATIENCE:FACTOR]  divide on a loss plateau (128:1:5:2)
+//	varco-paper                 the VARCO authors' setting, linear:128:1.5:5
 func ParseSchedule(spec string, steps int) (Schedule, error) {
+	if named, ok := namedSchedules[spec]; ok {
+		spec = named
+	}
 	kind, rest, _ := strings.Cut(spec, ":")
 	var args []float64
 	if rest != "" {
@@ -242,7 +246,7 @@ func ParseSchedule(spec string, steps int) (Schedule, error) {
 		}
 		return validated(NewPlateau(args[0], args[1], int(args[2]), args[3]), ratios(args[0], args[1]))
 	}
-	return nil, fmt.Errorf("unknown schedule %q (want fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR] or adaptive[:RMAX:RMIN:PATIENCE:FACTOR])", spec)
+	return nil, fmt.Errorf("unknown schedule %q (want fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR], adaptive[:RMAX:RMIN:PATIENCE:FACTOR] or varco-paper)", spec)
 }
 
 // count reports whether v is a whole number of steps, 1 to 2³¹ − 1.

@@ -17,8 +17,17 @@ type Split struct {
 	Train, Val, Test []int32
 }
 
+// AutoStratified is the split "auto" takes for a dataset that ships none:
+// a seeded stratified 60/20/20 split. Fractions rather than Shchur et al.'s
+// fixed per-class counts (random:20:30), because they work for any class
+// size (a class of n ≥ 1 nodes gets round(0.6·n) ≥ 1 training nodes) and
+// give user graphs the common fully supervised setting; the shchur recipe
+// asks for random:20:30 on the datasets it was published for.
+const AutoStratified = "frac:0.6:0.2"
+
 // SplitSpecs documents the forms Dataset.Split accepts.
-const SplitSpecs = `public          the split shipped with the dataset (Planetoid's for Cora/CiteSeer; split 0 for Tolokers)
+const SplitSpecs = `auto            the dataset's own split (public) if it ships one, else ` + AutoStratified + ` (stratified 60/20/20), seeded
+public          the split shipped with the dataset (Planetoid's for Cora/CiteSeer; split 0 for Tolokers)
 public:K        fixed split K where the source ships several (Tolokers: 0-9)
 geom-gcn:K      Geom-GCN 60/20/20 split K for Cora/CiteSeer loaded from a data directory
 random:T:V      T training and V validation nodes per class, the rest test (Shchur et al. 2018), seeded
@@ -26,16 +35,24 @@ frac:T:V        fractions T and V of each class for training and validation, the
 file:PATH[:K]   train/val/test masks from an .npz file; K picks row K of 2-D masks;
                 or a text file of "id,set" lines (set: train, val or test) keyed by node id`
 
-// Split resolves a split specification (see SplitSpecs) against d. Seeded
-// specs depend only on seed, the labels and the spec. Unlabelled nodes are
-// never placed in a split, and a split that leaves a class with no training
-// node is an error.
+// Split resolves a split specification (see SplitSpecs; "" is auto)
+// against d. The returned split's Name is the spec resolved: auto becomes
+// public or AutoStratified. Seeded specs depend only on seed, the labels
+// and the spec. Unlabelled nodes are never placed in a split, and a split
+// that leaves a class with no training node is an error.
 func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
 	if d.Labels == nil {
 		return Split{}, fmt.Errorf("dataset %s has no labels, so it has no splits", d.Name)
 	}
-	if spec == "" {
-		spec = "public"
+	if spec == "" || spec == "auto" {
+		spec = d.AutoSplit()
+		if spec == AutoStratified {
+			s, err := d.Split(spec, seed)
+			if err != nil {
+				return Split{}, fmt.Errorf("split auto (%s, as %s ships no split): %w", spec, d.Name, err)
+			}
+			return s, nil
+		}
 	}
 	kind, rest, _ := strings.Cut(spec, ":")
 	var s Split
@@ -83,6 +100,15 @@ func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
 	return s, nil
 }
 
+// AutoSplit is the spec "auto" stands for on d: "public" when d ships
+// fixed splits, else AutoStratified.
+func (d *Dataset) AutoSplit() string {
+	if len(d.Splits) > 0 {
+		return "public"
+	}
+	return AutoStratified
+}
+
 func (d *Dataset) fixedSplit(spec string) (Split, error) {
 	name := spec
 	if name == "public:0" {
@@ -96,7 +122,7 @@ func (d *Dataset) fixedSplit(spec string) (Split, error) {
 		names = append(names, s.Name)
 	}
 	if len(names) == 0 {
-		return Split{}, fmt.Errorf("dataset %s ships no fixed split %q; use random:20:30 or frac:0.6:0.2", d.Name, spec)
+		return Split{}, fmt.Errorf("dataset %s ships no fixed split, so there is no split %q; use auto (here %s: stratified 60/20/20), random:TRAIN:VAL per class or frac:TRAIN:VAL", d.Name, spec, AutoStratified)
 	}
 	return Split{}, fmt.Errorf("dataset %s has no split %q; it ships %s", d.Name, spec, strings.Join(names, ", "))
 }
@@ -122,12 +148,19 @@ func (d *Dataset) randomSplit(trainPer, valPer int, seed uint64) (Split, error) 
 	if trainPer <= 0 || valPer < 0 {
 		return Split{}, fmt.Errorf("random split needs a positive training count per class, got %d:%d", trainPer, valPer)
 	}
+	classes := d.byClass()
+	smallest := 0
+	for c, nodes := range classes {
+		if len(nodes) < len(classes[smallest]) {
+			smallest = c
+		}
+	}
+	if n := len(classes[smallest]); n < trainPer+valPer {
+		return Split{}, fmt.Errorf("random:%d:%d: class %s has only %d labelled nodes, fewer than the %d it asks for; use smaller counts or fractions (frac:TRAIN:VAL)", trainPer, valPer, d.className(smallest), n, trainPer+valPer)
+	}
 	rng := splitRNG(seed)
 	var s Split
-	for c, nodes := range d.byClass() {
-		if len(nodes) < trainPer+valPer {
-			return Split{}, fmt.Errorf("random:%d:%d: class %s has only %d labelled nodes, fewer than %d", trainPer, valPer, d.className(c), len(nodes), trainPer+valPer)
-		}
+	for _, nodes := range classes {
 		rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 		s.Train = append(s.Train, nodes[:trainPer]...)
 		s.Val = append(s.Val, nodes[trainPer:trainPer+valPer]...)
@@ -142,9 +175,13 @@ func (d *Dataset) randomSplit(trainPer, valPer int, seed uint64) (Split, error) 
 func (d *Dataset) fracSplit(trainFrac, valFrac float64, seed uint64) (Split, error) {
 	rng := splitRNG(seed)
 	var s Split
-	for _, nodes := range d.byClass() {
+	for c, nodes := range d.byClass() {
 		rng.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 		nt := int(math.Round(trainFrac * float64(len(nodes))))
+		if nt == 0 && len(nodes) > 0 {
+			need := int(math.Ceil(0.5 / trainFrac))
+			return Split{}, fmt.Errorf("frac:%g:%g: class %s has only %d labelled nodes, and a training fraction of %g gives it none (it needs %d); raise the training fraction", trainFrac, valFrac, d.className(c), len(nodes), trainFrac, need)
+		}
 		nv := min(int(math.Round(valFrac*float64(len(nodes)))), len(nodes)-nt)
 		s.Train = append(s.Train, nodes[:nt]...)
 		s.Val = append(s.Val, nodes[nt:nt+nv]...)
@@ -199,9 +236,19 @@ func (s *Split) coversClasses(d *Dataset) error {
 		has[d.Labels[v]] = true
 	}
 	for c, ok := range has {
-		if !ok {
-			return fmt.Errorf("split %s leaves class %s with no training nodes", s.Name, d.className(c))
+		if ok {
+			continue
 		}
+		size := 0
+		for _, y := range d.Labels {
+			if int(y) == c {
+				size++
+			}
+		}
+		if size == 0 {
+			return fmt.Errorf("class %s has no labelled nodes, so no split can train it (a split needs training nodes in every class)", d.className(c))
+		}
+		return fmt.Errorf("split %s leaves class %s (%d labelled nodes) with no training nodes; a split needs training nodes in every class", s.Name, d.className(c), size)
 	}
 	return nil
 }

@@ -90,11 +90,11 @@ func TestSplitErrors(t *testing.T) {
 	overlap := maskFile("overlap.npz", one, one, none)
 	missingClass := maskFile("missing.npz", one, none, none)
 	tests := []struct{ spec, wantErr string }{
-		{"random:300:300", "class \"Case_Based\" has only 298 labelled nodes, fewer than 600"},
+		{"random:300:300", "class \"Rule_Learning\" has only 180 labelled nodes, fewer than the 600"},
 		{"random:0:5", "positive training count"},
 		{"random:x", "want random:TRAIN_PER_CLASS:VAL_PER_CLASS"},
 		{"frac:0.9:0.3", "want frac:TRAIN:VAL"},
-		{"frac:0.0001:0", "leaves class"},
+		{"frac:0.0001:0", "class \"Case_Based\" has only 298 labelled nodes, and a training fraction of 0.0001 gives it none (it needs 5000)"},
 		{"public:3", "has no split \"public:3\"; it ships public"},
 		{"bogus", "unknown split \"bogus\"; the forms are"},
 		{"file:" + short, "has 5 entries per split for 2708 nodes"},

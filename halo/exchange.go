@@ -151,6 +151,10 @@ func (e *Exchange) Ratio(layer int) float64 {
 // TrainingRatio is the ratio the schedule gave the last training step.
 func (e *Exchange) TrainingRatio() float64 { return e.trainRatio }
 
+// AtFloor reports whether the last training step ran at the schedule's
+// floor, the ratio it keeps from then on (compress.Floor).
+func (e *Exchange) AtFloor() bool { return compress.AtFloor(e.cfg.Schedule, e.trainRatio) }
+
 // compressing reports whether layer's exchange in the current pass goes
 // through the codec: training passes below the last layer.
 func (e *Exchange) compressing(layer int) bool {

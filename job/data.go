@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -47,7 +48,14 @@ func (s *Spec) load() (*input, error) {
 	}
 	split, err := ds.Split(s.Split, s.Train.Model.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("%v; choose a split with training nodes in every class, e.g. --split random:20:30", err)
+		spec := cmp.Or(s.Split, "auto")
+		if strings.HasPrefix(err.Error(), spec+":") {
+			return nil, fmt.Errorf("--split %v", err)
+		}
+		return nil, fmt.Errorf("--split %s: %v", spec, err)
+	}
+	if (s.Split == "" || s.Split == "auto") && s.Place.Rank == 0 {
+		fmt.Fprintf(s.Log, "graft train: split %s\n", describeAutoSplit(ds.Name, split.Name, s.Train.Model.Seed))
 	}
 	data, err := fullgraph.FromDataset(ds, split, s.Features, s.RowNormalize)
 	if err != nil {
@@ -59,6 +67,14 @@ func (s *Spec) load() (*input, error) {
 		return nil, err
 	}
 	return in, nil
+}
+
+// describeAutoSplit says in a few words which split auto chose.
+func describeAutoSplit(dataset, split string, seed uint64) string {
+	if split == "public" {
+		return fmt.Sprintf("public: the split %s ships (--split auto)", dataset)
+	}
+	return fmt.Sprintf("%s: stratified 60/20/20 per class with seed %d, as %s ships no split (--split auto)", split, seed, dataset)
 }
 
 func (s *Spec) loadPartDir() (*input, error) {
@@ -145,10 +161,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	}
 	spec := s.Schedule
 	if spec == "" {
-		spec = "fixed:1"
-		if codec == "truncate" || codec == "subspace" || codec == "topk" {
-			spec = "linear:128:1.5:5" // the VARCO authors' schedule
-		}
+		spec = compress.DefaultSchedule(codec)
 	}
 	sched, err := compress.ParseSchedule(spec, s.Train.Epochs)
 	if err != nil {

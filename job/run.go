@@ -59,6 +59,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if s.RecipeNote != "" && leader {
+		fmt.Fprintln(s.Log, s.RecipeNote)
+	}
 	if note := s.unusedWithOneWorker(); note != "" && leader {
 		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
 	}
@@ -104,6 +107,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		return Summary{}, err
 	case !leader:
 		return Summary{}, nil
+	}
+	if s.Parts > 1 && res.FloorEpoch == 0 {
+		fmt.Fprintf(s.Log, "graft train: the compression schedule %s had not reached its final ratio by the last epoch (%d); the kept epoch was trained at a higher ratio (raise --epochs, or give a schedule that ends sooner)\n", schedule, res.Epochs)
 	}
 	return s.summarise(in, res, loop, rec.Totals(), schedule)
 }
@@ -214,6 +220,10 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 	if in.classes == 2 {
 		sum.BestValAUC, sum.TestAUC = &res.Best.ValAUC, &res.Best.TestAUC
 	}
+	if s.Parts > 1 {
+		sum.FloorEpoch = res.FloorEpoch
+	}
+	sum.Recipe, sum.Settings = s.Recipe, settingsOf(s)
 	if sum.Compress == "" {
 		sum.Compress = "none"
 	}

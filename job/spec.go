@@ -23,6 +23,14 @@ type Spec struct {
 	// its node ids).
 	Files    dataset.NodeFiles
 	Features nn.Storage
+
+	// Recipe names the training recipe the settings came from (none, or
+	// "" when the caller used none), for the summary.
+	Recipe string
+	// RecipeNote, if set, is said once the data is loaded and the
+	// settings checked: what the recipe set that the caller did not.
+	RecipeNote string
+
 	// PartDir, when set, replaces the dataset: each worker reads its part
 	// of what `graft partition --out DIR/` stored.
 	PartDir string
@@ -128,6 +136,7 @@ type Summary struct {
 	Partition       string  `json:"partition,omitempty"`
 	Compress        string  `json:"compress"`
 	Schedule        string  `json:"schedule"`
+	FloorEpoch      int     `json:"floor_epoch,omitempty"` // first epoch at the schedule's final ratio, where patience and model selection start (absent: never, or one worker)
 	BytesTotal      int64   `json:"bytes_total"`
 	BytesFwd        int64   `json:"bytes_fwd"`
 	BytesBwd        int64   `json:"bytes_bwd"`
@@ -155,6 +164,11 @@ type Summary struct {
 	// Link is the emulated link, if any; Saved the parameters' file.
 	Link  string `json:"link,omitempty"`
 	Saved string `json:"saved,omitempty"`
+
+	// Recipe is the training recipe in force (Spec.Recipe), and Settings
+	// what the run was trained with.
+	Recipe   string    `json:"recipe,omitempty"`
+	Settings *Settings `json:"settings"`
 	// Leader is false on the workers of a multi-process job that do not
 	// report (all but rank 0): their summary is empty.
 	Leader bool `json:"-"`

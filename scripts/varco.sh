@@ -47,6 +47,9 @@ else
 	run -datasets amazon-computers -parts 4 -partitions random -seeds "$seeds" -configs full,varco,varco-r1 -epochs 300 -hidden 256
 	run -datasets "$ds" -parts 2,8,16 -partitions random,multilevel -seeds "$seeds" -configs fixed-8,fixed-32,quant8,bf16,topk-linear,subspace-linear -epochs 100 -hidden 64
 	run -datasets "$ds" -parts 2,4,8,16 -partitions random,multilevel -seeds "$seeds" -configs quant2,quant1,step -epochs 100 -hidden 64
+	# the candidates for the default schedules of top-k and subspace (compress.DefaultSchedule)
+	run -datasets amazon-computers -parts 4,8 -partitions random -seeds "$seeds" -configs topk-exp,subspace-exp,subspace-linear4 -epochs 100 -hidden 64
+	run -datasets sbm-arxiv -parts 4 -partitions random -seeds 1 -configs subspace-linear4 -epochs 100 -hidden 64
 	sbm=full,varco,varco-r1,fixed-16,quant4
 	run -datasets sbm-arxiv -parts 2,4,8,16 -partitions random,multilevel -seeds 1 -configs $sbm -epochs 100 -hidden 64
 	run -datasets sbm-arxiv -parts 2,4 -partitions random,multilevel -seeds 2,3 -configs $sbm -epochs 100 -hidden 64

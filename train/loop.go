@@ -44,6 +44,9 @@ type Result struct {
 	Epochs       int  // epochs run
 	StoppedEarly bool // patience ran out before Epochs
 	Best         Metrics
+	// FloorEpoch is the first epoch trained at the compression schedule's
+	// floor (Hooks.AtFloor), 0 if none was; 1 without compression.
+	FloorEpoch int
 	// EpochSeconds and StepSeconds hold every epoch's wall time and
 	// training time, in order; EvalSeconds every evaluation's.
 	EpochSeconds, StepSeconds, EvalSeconds []float64
@@ -65,6 +68,13 @@ type Hooks struct {
 	// OnEpoch receives every epoch's metrics; an error stops training and
 	// is returned.
 	OnEpoch func(Metrics) error
+	// AtFloor, if set, reports whether the epoch just trained ran at the
+	// compression schedule's floor, the ratio it keeps from then on. Until
+	// it does, patience does not count, and model selection starts over at
+	// the first epoch that does: a run neither stops nor keeps its model
+	// while the schedule still compresses harder than it will at the end.
+	// (A run that ends before the floor keeps its best epoch so far.)
+	AtFloor func() bool
 }
 
 // Loop trains a Stepper's model.
@@ -267,6 +277,10 @@ type progress struct {
 	SinceBest int     `json:"since_best"` // epochs without a better validation accuracy or loss
 	BestAcc   float64 `json:"best_acc"`   // best validation accuracy (or Config.Metric) and loss so far, for patience
 	BestLoss  float64 `json:"best_loss"`
+	// AboveFloor is set while the compression schedule has not reached
+	// its floor (Hooks.AtFloor); FloorEpoch is the first epoch that did.
+	AboveFloor bool `json:"above_floor,omitempty"`
+	FloorEpoch int  `json:"floor_epoch,omitempty"`
 
 	valRows float64 // validation rows over all workers, from the last evaluation
 }
@@ -321,8 +335,8 @@ func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 		res.Epochs = epoch
 		res.EpochSeconds = append(res.EpochSeconds, m.EpochSeconds)
 		res.StepSeconds = append(res.StepSeconds, m.StepSeconds)
-		l.keepBest(m)
-		res.Best = pr.Best
+		l.keepBest(m, hooks.AtFloor == nil || hooks.AtFloor())
+		res.Best, res.FloorEpoch = pr.Best, pr.FloorEpoch
 		if hooks.SaveCheckpoint != nil && (stop || hooks.CheckpointEvery > 0 && epoch%hooks.CheckpointEvery == 0) {
 			if err := l.save(hooks.SaveCheckpoint); err != nil {
 				return res, fmt.Errorf("checkpoint after epoch %d: %w", epoch, err)
@@ -367,19 +381,34 @@ func (l *Loop) trainEpoch(epoch int) (float64, error) {
 	return sum / float64(max(steps, 1)), nil
 }
 
-// keepBest updates model selection and patience with epoch m.
-func (l *Loop) keepBest(m Metrics) {
+// keepBest updates model selection and patience with epoch m, trained at
+// the compression schedule's floor or not (Hooks.AtFloor).
+func (l *Loop) keepBest(m Metrics, atFloor bool) {
 	pr := &l.progress
 	pr.Epoch = m.Epoch
+	switch {
+	case !atFloor: // select among these only until the floor; no patience
+		pr.AboveFloor, pr.SinceBest = true, 0
+		if m.Evaluated {
+			if l.better(m, pr.Best) {
+				l.keep(m)
+			}
+			pr.BestAcc, pr.BestLoss = max(pr.BestAcc, m.ValAcc), min(pr.BestLoss, m.ValLoss)
+		}
+		return
+	case pr.AboveFloor || pr.FloorEpoch == 0 && pr.Epoch == 1:
+		if pr.AboveFloor { // the first epoch at the floor: selection starts over
+			pr.Best = Metrics{}
+			pr.BestAcc, pr.BestLoss = -1, math.MaxFloat64 // beaten by any evaluation, and finite for checkpoints
+		}
+		pr.AboveFloor, pr.FloorEpoch = false, m.Epoch
+	}
 	if !m.Evaluated { // nothing to compare: one more epoch without a better one
 		pr.SinceBest++
 		return
 	}
 	if l.better(m, pr.Best) {
-		pr.Best = m
-		for i, p := range l.params {
-			copy(l.best[i].Data, p.Value.Data)
-		}
+		l.keep(m)
 	}
 	pr.SinceBest++
 	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && l.selected(m) > pr.BestAcc) {
@@ -397,6 +426,14 @@ func (l *Loop) selected(m Metrics) float64 {
 		return m.ValF1
 	}
 	return m.ValAcc
+}
+
+// keep makes m the best epoch, with the model's current parameters.
+func (l *Loop) keep(m Metrics) {
+	l.progress.Best = m
+	for i, p := range l.params {
+		copy(l.best[i].Data, p.Value.Data)
+	}
 }
 
 // better reports whether m improves on best (from an epoch before, or none

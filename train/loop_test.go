@@ -52,7 +52,7 @@ func TestSelectByMetric(t *testing.T) {
 		l.progress.BestAcc, l.progress.BestLoss = math.Inf(-1), math.Inf(1)
 		for i, m := range epochs {
 			m.Epoch, m.Evaluated = i+1, true
-			l.keepBest(m)
+			l.keepBest(m, true)
 		}
 		if got := l.progress.Best.Epoch; got != tc.best || l.progress.SinceBest != tc.sinceBest {
 			t.Errorf("metric %s: best epoch %d, %d since; want %d, %d", tc.metric, got, l.progress.SinceBest, tc.best, tc.sinceBest)

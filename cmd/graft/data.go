@@ -169,7 +169,7 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		info.Split = &splitInfo{Spec: spec, Train: len(s.Train), Val: len(s.Val), Test: len(s.Test)}
+		info.Split = &splitInfo{Spec: s.Name, Train: len(s.Train), Val: len(s.Val), Test: len(s.Test)}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

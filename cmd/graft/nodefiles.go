@@ -21,7 +21,7 @@ func registerNodeFiles(fs *flag.FlagSet, files *dataset.NodeFiles, storage *stri
 	fs.StringVar(&files.Labels, "labels", "", "read node labels from `FILE`: an id,label CSV keyed by the graph's node ids, or a .npy of one label per node (-1: unlabelled)")
 	usage := "read node features from `FILE`: a 2-D .npy, a scipy.sparse .npz, or CSV rows (id,f1,f2,... keyed by node id, or one row per node in node order)"
 	if storage != nil {
-		usage = "input features: auto (stored sparse below 10% density), dense or sparse, or a `FILE` to read them from: a 2-D .npy, a scipy.sparse .npz, or CSV rows (id,f1,f2,... keyed by node id, or one row per node in node order)"
+		usage = "input features (default: the recipe's): auto (stored sparse below 10% density), dense or sparse, or a `FILE` to read them from: a 2-D .npy, a scipy.sparse .npz, or CSV rows (id,f1,f2,... keyed by node id, or one row per node in node order)"
 	}
 	fs.Var(featuresValue{file: &files.Features, storage: storage}, "features", usage)
 }

@@ -139,7 +139,7 @@ func parsePartitionFlags(args []string, stderr io.Writer) (*partitionFlags, erro
 	fs.IntVar(&f.k, "parts", 0, "number of parts K")
 	fs.StringVar(&f.method, "method", "multilevel", "partitioner: "+strings.Join(append(partition.Methods(), "metis"), ", "))
 	fs.StringVar(&f.balance, "balance", "", "second balance constraint: train (the split's training nodes)")
-	fs.StringVar(&f.split, "split", "public", "split whose training nodes --balance train and the report use")
+	fs.StringVar(&f.split, "split", "auto", "split whose training nodes --balance train and the report use, stored with --out (auto: the dataset's own, else a seeded stratified "+dataset.AutoStratified+")")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed")
 	fs.Float64Var(&f.imbalance, "imbalance", partition.DefaultImbalance, "tolerated max/mean - 1 per constraint")
 	fs.StringVar(&f.out, "out", "", "write the assignment here (one part id per line), or with a trailing slash one directory per part for graft train --part-dir")

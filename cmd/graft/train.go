@@ -30,11 +30,13 @@ func init() {
 	commands["train"] = command{"train a GNN, full-graph or on sampled mini-batches (default: GCN on the embedded Cora)", runTrain}
 }
 
-// trainOptions are the flags of graft train. Numeric hyperparameters left
-// unset take the chosen model's published values (train.PresetFor).
+// trainOptions are the flags of graft train. Settings left unset take the
+// recipe's values (train.RecipeFor; recipe.go).
 type trainOptions struct {
 	dataset, split, model, dataDir string
 	files                          dataset.NodeFiles
+	recipeName                     string
+	recipe                         train.Recipe // resolved by applyRecipe
 	layers, hidden, heads, epochs  int
 	patience                       int
 	selectBy, metric               string
@@ -57,32 +59,31 @@ type trainOptions struct {
 func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs := newFlagSet("train")
 	fs.StringVar(&o.dataset, "dataset", "cora", "dataset name ("+strings.Join(dataset.KnownNames(), ", ")+") or path")
-	fs.StringVar(&o.split, "split", "public", "split: public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
+	fs.StringVar(&o.recipeName, "recipe", "auto", recipeUsage())
+	fs.StringVar(&o.split, "split", "", "split (default: the recipe's): auto (the dataset's own, else a seeded stratified "+dataset.AutoStratified+"), public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K]")
 	fs.StringVar(&o.model, "model", "gcn", "model: gcn, sage or gat")
 	fs.StringVar(&o.dataDir, "data-dir", "", "data directory for named datasets (default $"+dataset.DataDirEnv+")")
-	o.features = "auto"
+	o.features = ""
 	registerNodeFiles(fs, &o.files, &o.features)
-	// The hyperparameters' defaults are the model's recipe (train.PresetFor):
-	// flag's own default (0) is not shown and not used.
-	fs.IntVar(&o.layers, "layers", 0, "number of layers"+presetDefault(func(p train.Preset) float64 { return float64(p.Layers) }))
-	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT"+presetDefault(func(p train.Preset) float64 { return float64(p.Hidden) }))
-	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers"+presetDefault(func(p train.Preset) float64 { return float64(p.Heads) }, "gat"))
-	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs"+presetDefault(func(p train.Preset) float64 { return float64(p.Epochs) }))
+	fs.IntVar(&o.layers, "layers", 0, "number of layers (default: the recipe's, 2)")
+	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default: the recipe's)")
+	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default: the recipe's, 8)")
+	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default: the recipe's)")
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
-	fs.StringVar(&o.selectBy, "select", "acc", "model selection: acc keeps the epoch of best validation accuracy; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
+	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of the best validation --metric; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
 	fs.StringVar(&o.metric, "metric", "acc", "validation metric that model selection and patience follow with --select acc: acc (accuracy), auc (ROC-AUC, binary tasks) or f1 (macro-F1)")
-	fs.IntVar(&o.patience, "patience", 0, "stop after this many epochs without a new best validation accuracy or loss; 0 never stops early"+presetDefault(func(p train.Preset) float64 { return float64(p.Patience) }))
-	fs.Float64Var(&o.lr, "lr", 0, "learning rate"+presetDefault(func(p train.Preset) float64 { return p.LR }))
-	fs.Float64Var(&o.weightDecay, "weight-decay", 0, "weight decay, on the first layer only for gcn and sage"+presetDefault(func(p train.Preset) float64 { return p.WeightDecay }))
-	fs.Float64Var(&o.dropout, "dropout", 0, "dropout rate, for GAT also on attention"+presetDefault(func(p train.Preset) float64 { return p.Dropout }))
+	fs.IntVar(&o.patience, "patience", 0, "stop after this many epochs without a new best validation score or loss; 0 never stops early; with --compress it counts from the epoch the schedule reaches its final ratio (default: the recipe's)")
+	fs.Float64Var(&o.lr, "lr", 0, "learning rate (default: the recipe's)")
+	fs.Float64Var(&o.weightDecay, "weight-decay", 0, "weight decay, on the first layer only for GCN and GraphSAGE (default: the recipe's)")
+	fs.Float64Var(&o.dropout, "dropout", 0, "dropout rate, for GAT also on attention (default: the recipe's)")
 	fs.StringVar(&o.optimizer, "optimizer", "adam", "optimizer: adam, adamw, amsgrad or sgd")
-	fs.BoolVar(&o.rowNormalize, "row-normalize", true, "scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
+	fs.BoolVar(&o.rowNormalize, "row-normalize", false, "(default: the recipe's) scale each node's features to sum to 1 (Kipf and Welling's preprocessing of bag-of-words counts; features with negative values are left as they are)")
 	fs.Var(&o.normalize, "normalize", "scale every hidden layer's output to unit L2 norm per node (GraphSAGE's normalisation)")
-	fs.BoolVar(&o.lcc, "lcc", false, "keep only the largest connected component (Shchur et al.'s preprocessing)")
+	fs.BoolVar(&o.lcc, "lcc", false, "(default: the recipe's) keep only the largest connected component (Shchur et al.'s preprocessing)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of initialisation, dropout and random splits")
 	fs.StringVar(&o.save, "save", "", "write the best parameters to `FILE` (safetensors, with the settings graft evaluate and graft predict need)")
 	fs.StringVar(&o.saveFormat, "save-format", "torch", "key names of --save: torch (graft's layers.I.weight, ...) or pyg (a PyTorch Geometric model's convs.I of GCNConv, SAGEConv or GATConv loads them with strict=True; see docs/predict.md)")
@@ -92,6 +93,11 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
 	o.worker.register(fs)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		o.printRecipeInForce(fs.Output())
+	}
 	return fs
 }
 
@@ -119,6 +125,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
 		return err
 	}
+
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
@@ -142,6 +149,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 
 // spec turns the flags into the job they describe.
 func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
+	if err := o.applyRecipe(fs); err != nil {
+		return job.Spec{}, err
+	}
 	cfg, storage, err := o.config(fs)
 	if err != nil {
 		return job.Spec{}, usageError{err}
@@ -159,7 +169,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	}
 	d := &o.dist
 	s := job.Spec{
-		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
+		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
@@ -216,12 +226,9 @@ func printSummary(w io.Writer, sum job.Summary) {
 }
 
 // config turns the flags into a run configuration, filling unset values from
-// the model's preset.
+// the recipe's preset of the model.
 func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error) {
-	p, err := train.PresetFor(o.model)
-	if err != nil {
-		return train.Config{}, 0, err
-	}
+	p := o.recipe.Preset
 	storage, err := nn.ParseStorage(o.features)
 	if err != nil {
 		return train.Config{}, 0, fmt.Errorf("--features %q: want auto, dense or sparse", o.features)

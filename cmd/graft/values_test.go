@@ -64,21 +64,24 @@ func TestTrainFlagsOverPreset(t *testing.T) {
 		args []string
 		want func(c train.Config) bool
 	}{
-		{[]string{"--model", "sage"}, func(c train.Config) bool {
-			return c.Model.Hidden == 32 && c.Epochs == 1000 && c.Patience == 50 && c.Optimizer.LR == 0.001 && c.WeightDecay == 0.1 && c.Model.Dropout == 0.4
+		{[]string{"--model", "sage"}, func(c train.Config) bool { // Cora's recipe, planetoid
+			return c.Model.Hidden == 32 && c.Epochs == 200 && c.Patience == 100 && c.Optimizer.LR == 0.01 && c.WeightDecay == 5e-4 && c.Model.Dropout == 0.5
 		}},
 		{[]string{"--model", "gat"}, func(c train.Config) bool { return c.Model.Heads == 8 && c.Model.Hidden == 8 }},
 		{[]string{"--patience", "0", "--weight-decay", "0", "--dropout", "0"}, func(c train.Config) bool {
 			return c.Patience == 0 && c.WeightDecay == 0 && c.Model.Dropout == 0 && c.Epochs == 200
 		}},
 		{[]string{"--model", "sage", "--hidden", "7", "--lr", "0.5", "--epochs", "3", "--layers", "3"}, func(c train.Config) bool {
-			return c.Model.Hidden == 7 && c.Optimizer.LR == 0.5 && c.Epochs == 3 && c.Model.Layers == 3 && c.Patience == 50
+			return c.Model.Hidden == 7 && c.Optimizer.LR == 0.5 && c.Epochs == 3 && c.Model.Layers == 3 && c.Patience == 100
 		}},
 	}
 	for _, tt := range tests {
 		var o trainOptions
 		fs := newTrainFlags(&o)
 		if err := parseFlags(fs, tt.args, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.applyRecipe(fs); err != nil {
 			t.Fatal(err)
 		}
 		cfg, _, err := o.config(fs)
@@ -88,15 +91,16 @@ func TestTrainFlagsOverPreset(t *testing.T) {
 	}
 }
 
-// -h states the recipe's defaults, taken from train.PresetFor.
+// -h says that the hyperparameters default to the recipe's, and --recipe
+// lists each recipe's values per model.
 func TestTrainHelpDefaults(t *testing.T) {
 	_, _, help := runGraft(t, "train", "-h")
 	for _, want := range []string{
-		"number of layers (default 2)\n",
-		"hidden width, per head for GAT (default gcn 16, sage 32, gat 8)\n",
-		"GAT attention heads of hidden layers (default 8)\n",
-		"learning rate (default gcn 0.01, sage 0.001, gat 0.005)\n",
-		"0 never stops early (default gcn 100, sage 50, gat 100)\n",
+		"number of layers (default: the recipe's, 2)\n",
+		"hidden width, per head for GAT (default: the recipe's)\n",
+		"learning rate (default: the recipe's)\n",
+		"  gcn   --split public --row-normalize=true --features auto --select acc --layers 2 --hidden 16 --dropout 0.5 --lr 0.01 --weight-decay 0.0005 (first layer) --epochs 200 --patience 100",
+		"Recipe in force for --dataset cora --model gcn: planetoid",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("train -h lacks %q", want)

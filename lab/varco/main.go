@@ -73,6 +73,9 @@ var configs = []config{
 	{"step", "truncate", "step:128:1:3"}, // SAR's staircase, halving every 3 steps: r = 1 from step 21
 	{"subspace-linear", "subspace", "linear:128:1:5"},
 	{"topk-linear", "topk", "linear:128:1:5"},
+	{"topk-exp", "topk", "exp:128:1:5"},
+	{"subspace-exp", "subspace", "exp:128:1:5"},
+	{"subspace-linear4", "subspace", "linear:4:1:5"},
 	{"bf16", "bf16", "fixed:1"},
 	{"quant8", "quant8", "fixed:1"},
 	{"quant4", "quant4", "fixed:1"},

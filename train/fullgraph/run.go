@@ -125,7 +125,7 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		hooks.SaveCheckpoint = opts.SaveCheckpoint
 	}
 	if ex != nil {
-		hooks.Observe = ex.Observe
+		hooks.Observe, hooks.AtFloor = ex.Observe, ex.AtFloor
 	}
 	var acc epochAccounts
 	hooks.OnEpoch = func(m train.Metrics) error {

@@ -1,0 +1,102 @@
+package compress
+
+import "math"
+
+// namedSchedules are schedules kept by name: settings from the literature
+// that are not any codec's default.
+var namedSchedules = map[string]string{
+	// The VARCO authors' scripts: linear from 128 down to 1.5, reached
+	// after a fifth of training. It never returns to full communication,
+	// and in graft's experiments it lost accuracy in half the cells
+	// (docs/varco.md).
+	"varco-paper": "linear:128:1.5:5",
+}
+
+// ScheduleNames lists the named schedules ParseSchedule accepts besides
+// the forms, with what each stands for.
+func ScheduleNames() map[string]string {
+	m := make(map[string]string, len(namedSchedules))
+	for k, v := range namedSchedules {
+		m[k] = v
+	}
+	return m
+}
+
+// defaultSchedules are the schedules of the codecs whose ratio matters
+// (the column selectors), each one that matched full communication's
+// accuracy (within 0.5 points, paired by seed) in graft's experiments
+// (docs/varco.md; scripts/varco.sh, SAGE-64, 100 epochs, 3 seeds):
+//
+//   - truncate exp:128:1:5, in all 24 cells (worst −0.29), at 0.85× of
+//     full's halo bytes; the authors' linear:128:1.5:5 in 12 of 24.
+//   - topk exp:128:1:5 on Amazon Computers with 4 and 8 random parts
+//     (+0.07, +0.05), where linear:128:1:5 missed at 8 parts (−0.74).
+//   - subspace linear:4:1:5 there (−0.27, −0.23): its unbiased rescaling
+//     makes high ratios noisy, and linear:128:1:5 (−1.20, −2.00) and
+//     exp:128:1:5 (−0.57 at 4 parts) miss. No schedule measured brings it
+//     to full accuracy on the synthetic sbm-arxiv graph (4 random parts,
+//     seed 1: 41.9% against full's 61.8%; linear:128:1:5 4.1%), where
+//     truncate and topk under exp:128:1:5 are ahead of full.
+//
+// Each reaches r = 1 by a fifth of training. The quantisers, bf16 and
+// none ignore the ratio.
+var defaultSchedules = map[string]string{
+	"truncate": "exp:128:1:5",
+	"topk":     "exp:128:1:5",
+	"subspace": "linear:4:1:5",
+}
+
+// DefaultSchedule is the schedule a codec runs under when none is given:
+// for truncate, subspace and topk one that reached full-communication
+// accuracy in graft's experiments, fixed:1 for every other codec (they do
+// not use the ratio).
+func DefaultSchedule(codec string) string {
+	if s, ok := defaultSchedules[codec]; ok {
+		return s
+	}
+	return "fixed:1"
+}
+
+// Floor is the lowest ratio s reaches (at least 1, where compression
+// ends): the ratio it holds for the rest of training once reached.
+// Schedules graft does not know are taken to be at their floor already.
+func Floor(s Schedule) float64 {
+	var f float64
+	switch s := s.(type) {
+	case Fixed:
+		f = float64(s)
+	case Linear:
+		f = s.Min
+	case Exponential:
+		f = s.Min
+	case Step:
+		f = s.Min
+	case *Plateau:
+		f = s.Min
+	default:
+		return math.Inf(1)
+	}
+	return max(f, 1)
+}
+
+// AtFloor reports whether ratio, the ratio a training step ran at, is s's
+// floor: from then on the schedule no longer changes what the model sees.
+func AtFloor(s Schedule, ratio float64) bool {
+	return max(ratio, 1) <= Floor(s)
+}
+
+// FloorStep is the first step (0-based) at which a schedule that depends
+// on the step alone is at its floor, searching up to steps; ok is false
+// when it does not get there in time or depends on what it observes (the
+// adaptive schedule).
+func FloorStep(s Schedule, steps int) (step int, ok bool) {
+	if _, adaptive := s.(Observer); adaptive {
+		return 0, false
+	}
+	for t := range steps {
+		if AtFloor(s, s.Ratio(t)) {
+			return t, true
+		}
+	}
+	return 0, false
+}
