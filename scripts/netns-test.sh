@@ -247,7 +247,7 @@ if [[ " $ONLY " == *" tta "* ]]; then
 	for cfg in full varco; do
 		case $cfg in
 		full) flags=(--compress none) ;;
-		varco) flags=(--compress truncate) ;; # graft train's default schedule: the authors' linear:128:1.5:5
+		varco) flags=(--compress truncate --schedule varco-paper) ;; # the authors' linear:128:1.5:5
 		esac
 		start=$(date +%s.%N)
 		job "tta-$cfg" 600 "${data[@]}" --epochs "$ttaEpochs" --patience 0 --partition random "${flags[@]}" --json
