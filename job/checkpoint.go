@@ -136,8 +136,8 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 	if s.Files.Labels != "" {
 		r["labels"] = s.Files.Labels
 	}
-	if s.Files.Features != "" {
-		r["feature-file"] = s.Files.Features
+	if s.Files.Features != "" { // --features names the file; its storage follows from it
+		r["features"] = s.Files.Features + " (" + features + ")"
 	}
 	if in.manifest != nil {
 		r["part-dir"] = "layout " + in.manifest.Layout

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reading OGB's raw layout against reading the same arrays from an .npz:
-# for each dataset, writes both (internal/ogblayout), then times
+# for each dataset, writes both (lab/ogblayout), then times
 # `graft data info` on each, printing wall and CPU seconds and peak RSS.
 #
 #   GRAFT_DATA=/path/to/data scripts/ogb-read.sh [DATASET...]
@@ -21,7 +21,7 @@ fi
 out=${OUT:-$(mktemp -d)}
 for d in "${datasets[@]}"; do
   dir="$out/$(echo "$d" | tr ':' '_')"
-  go run ./internal/ogblayout "$d" "$dir"
+  go run ./lab/ogblayout "$d" "$dir"
   for p in "$dir/ogb" "$dir/same.npz"; do
     /usr/bin/time -f "$d $(basename "$p"): %e s wall, %U s user, %S s sys, %M KiB peak RSS" \
       "$graft" data info "$p" --json >/dev/null

@@ -140,7 +140,7 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "", "directory holding the staged datasets (default $GRAFT_DATA)")
 	var files dataset.NodeFiles
 	registerNodeFiles(fs, &files, nil)
-	splitSpec := fs.String("split", "", "split to report (default: public, if the dataset has one)")
+	splitSpec := fs.String("split", "", "split to report (default auto: the dataset's own, if it ships one, else a seeded stratified 60/20/20)")
 	seed := fs.Uint64("seed", 0, "seed for random and frac splits")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	rest, err := parseInterspersed(fs, args, stderr)
@@ -161,8 +161,8 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 	info.LoadSeconds, info.ReadSeconds, info.ReadRSSBytes = time.Since(start).Seconds(), read, readRSS
 
 	spec := *splitSpec
-	if spec == "" && len(d.Splits) > 0 {
-		spec = "public"
+	if spec == "" && d.Labels != nil {
+		spec = "auto"
 	}
 	if spec != "" {
 		s, err := d.Split(spec, *seed)

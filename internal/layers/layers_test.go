@@ -24,7 +24,7 @@ var layer = map[string]int{
 	"train":           8,
 	"train/fullgraph": 9, "train/decentral": 9, "train/minibatch": 9,
 	"job": 10, "internal/bench": 10,
-	"cmd/graft": 11, "lab/varco": 11, "lab/accuracy": 11, "lab/wire": 11,
+	"cmd/graft": 11, "lab/varco": 11, "lab/accuracy": 11, "lab/wire": 11, "lab/ogblayout": 11,
 }
 
 // "The layered picture holds: the kernels and tensor/graph at the bottom,

@@ -1,4 +1,4 @@
-// Command ogblayout writes a dataset in OGB's raw node-property layout and,
+// Command ogblayout is an experiment tool, not part of graft or its API: it writes a dataset in OGB's raw node-property layout and,
 // beside it, the same arrays as an .npz in the heterophilous-graphs layout,
 // so that scripts/ogb-read.sh can compare the two readers.
 //
