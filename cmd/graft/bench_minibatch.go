@@ -31,51 +31,48 @@ func minibatchBenchFlags(fs *flag.FlagSet) minibatchFlags {
 	return f
 }
 
+// benchCommon are the bench train flags both of its modes read.
+type benchCommon struct {
+	asJSON, quick               bool
+	reps                        int
+	dataDir, cpuProfile, models string
+	dropout                     float64
+}
+
 // benchMinibatch is graft bench train --sampler: per graph, mini-batch
 // epochs beside the floor measured in the same run.
-func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, asJSON, quick bool, reps int, dataDir, cpuProfile, models string, dropout float64, stdout, stderr io.Writer) error {
+func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, c benchCommon, stdout, stderr io.Writer) error {
 	cfg := bench.DefaultMinibatchConfig()
-	if quick {
+	if c.quick {
 		cfg = bench.QuickMinibatchConfig()
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	cfg.Sampler, cfg.DataDir, cfg.Dropout, cfg.Eval = *f.sampler, dataset.ResolveDataDir(dataDir), dropout, *f.evaluate
-	if set["batch-size"] || !quick {
-		cfg.BatchSize = *f.batch
-	}
-	if set["hidden"] || !quick {
-		cfg.Hidden = *f.hidden
-	}
-	cfg.Layers = *f.layers
-	if reps > 0 {
-		cfg.Reps = reps
+	cfg.Sampler, cfg.DataDir, cfg.Dropout, cfg.Eval = *f.sampler, dataset.ResolveDataDir(c.dataDir), c.dropout, *f.evaluate
+	for _, v := range []struct {
+		name string
+		v    int
+		dst  *int
+	}{{"batch-size", *f.batch, &cfg.BatchSize}, {"hidden", *f.hidden, &cfg.Hidden}, {"layers", *f.layers, &cfg.Layers}, {"reps", c.reps, &cfg.Reps}} {
+		if err := setInt(fs, v.name, v.v, 1, v.dst); err != nil {
+			return err
+		}
 	}
 	switch {
 	case len(*f.graphs) > 0:
 		cfg.Graphs = *f.graphs
-	case cfg.DataDir != "" && !quick:
+	case cfg.DataDir != "" && !c.quick:
 		cfg.Graphs = append(cfg.Graphs, "amazon-computers")
 	}
-	for _, v := range []struct {
-		name string
-		n    int
-	}{{"batch-size", cfg.BatchSize}, {"layers", cfg.Layers}, {"hidden", cfg.Hidden}} {
-		if v.n < 1 {
-			return usageError{fmt.Errorf("--%s %d: want 1 or more", v.name, v.n)}
-		}
-	}
 	list := []string{"sage"}
-	if set["models"] {
-		list = strings.Split(models, ",")
+	if flagSet(fs, "models") {
+		list = strings.Split(c.models, ",")
 	}
 	cfg.Progress = func(format string, args ...any) { fmt.Fprintf(stderr, "graft bench train: "+format+"\n", args...) }
-	stopProfile, err := startCPUProfile(cpuProfile)
+	stopProfile, err := startCPUProfile(c.cpuProfile)
 	if err != nil {
 		return err
 	}
 	defer stopProfile()
-	if !asJSON {
+	if !c.asJSON {
 		fmt.Fprintf(stdout, "%-24s %-5s %-18s %7s %10s %10s %8s %8s %9s %9s %11s %10s\n", "graph", "model", "sampler", "batches",
 			"epoch ms", "floor ms", "bound", "× floor", "smp+gath", "wait ms", "alloc/epoch", "peak RSS")
 	}
@@ -84,7 +81,7 @@ func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, asJSON, quick bool, reps
 	for _, model := range list {
 		cfg.Model = model
 		err := bench.Minibatch(cfg, func(r bench.MinibatchResult) {
-			if asJSON {
+			if c.asJSON {
 				if err := enc.Encode(r); err != nil && encErr == nil {
 					encErr = err
 				}

@@ -30,7 +30,8 @@ func benchTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *mb.sampler != "" {
-		return benchMinibatch(fs, mb, *asJSON, *quick, *reps, *dataDir, *cpuProfile, *models, *dropout, stdout, stderr)
+		common := benchCommon{asJSON: *asJSON, quick: *quick, reps: *reps, dataDir: *dataDir, cpuProfile: *cpuProfile, models: *models, dropout: *dropout}
+		return benchMinibatch(fs, mb, common, stdout, stderr)
 	}
 	cfg := bench.DefaultTrainConfig()
 	if *quick {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -203,7 +204,7 @@ func minibatchRun(name string, cfg MinibatchConfig) (MinibatchResult, error) {
 	}
 	runtime.ReadMemStats(&after)
 	r.AllocPerEpoch = float64(after.TotalAlloc-before.TotalAlloc) / float64(cfg.Reps)
-	slices.SortFunc(epochs, func(a, b epochFigures) int { return int(a.ms - b.ms) })
+	slices.SortFunc(epochs, func(a, b epochFigures) int { return cmp.Compare(a.ms, b.ms) })
 	med := epochs[len(epochs)/2]
 	r.EpochMs, r.EpochMsMin = med.ms, epochs[0].ms
 	st := med.stats
