@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/dropmask"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -251,17 +252,17 @@ func (g *Block) wholeSymmetric() bool {
 func symmetricByHash(gr *graph.Graph) bool {
 	const chunks = 64
 	var sums [chunks][4]uint64
-	k1, k2 := mix64(0x73796d6d), mix64(0x65747279)
+	k1, k2 := dropmask.Mix64(0x73796d6d), dropmask.Mix64(0x65747279)
 	parallel.For(chunks, 1, rangeTask(func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			var s [4]uint64
 			for v := gr.N * c / chunks; v < gr.N*(c+1)/chunks; v++ {
 				for _, u := range gr.Adj(v) {
 					fwd, rev := uint64(v)<<32|uint64(u), uint64(u)<<32|uint64(v)
-					s[0] += mix64(k1 ^ fwd)
-					s[1] += mix64(k1 ^ rev)
-					s[2] += mix64(k2 ^ fwd)
-					s[3] += mix64(k2 ^ rev)
+					s[0] += dropmask.Mix64(k1 ^ fwd)
+					s[1] += dropmask.Mix64(k1 ^ rev)
+					s[2] += dropmask.Mix64(k2 ^ fwd)
+					s[3] += dropmask.Mix64(k2 ^ rev)
 				}
 			}
 			sums[c] = s

@@ -2,8 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/graft-gnn/graft/internal/dropmask"
 	"github.com/graft-gnn/graft/internal/gemm"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
@@ -18,19 +18,11 @@ type Mode struct {
 	Step  uint64
 }
 
-// mix64 is splitmix64's finaliser: a bijection on uint64 whose output bits
-// each depend on every input bit.
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
 // dropKey derives the key of one dropout site at one step.
 func dropKey(seed, step, site uint64) uint64 {
-	k := mix64(seed + 0x9e3779b97f4a7c15)
-	k = mix64(k ^ (step + 0x632be59bd9b4e019))
-	return mix64(k ^ (site + 0x8cb92ba72f3d8dd7))
+	k := dropmask.Mix64(seed + 0x9e3779b97f4a7c15)
+	k = dropmask.Mix64(k ^ (step + 0x632be59bd9b4e019))
+	return dropmask.Mix64(k ^ (site + 0x8cb92ba72f3d8dd7))
 }
 
 // dropThreshold returns the hash value below which an element is dropped
@@ -42,41 +34,12 @@ func dropThreshold(p float64) uint64 {
 	return uint64(p * (1 << 64))
 }
 
-// Feature dropout draws one 64-bit hash per group of dropGroup consecutive
-// columns of a row and takes a 16-bit lane of it per column: element
-// (row, col) is dropped when lane col%4 of mix64(key ^ (row<<32 | col/4)) is
-// below the 16-bit threshold. The decision depends only on (key, global row,
-// col), never on how rows are split across workers.
-const dropGroup = 4
-
-// dropThreshold16 returns the 16-bit lane value below which an element is
-// dropped with probability p (rounded to a multiple of 2⁻¹⁶; 65536 drops
-// everything).
-func dropThreshold16(p float64) int32 {
-	if p >= 1 {
-		return 1 << 16
-	}
-	if p <= 0 {
-		return 0
-	}
-	return int32(math.Round(p * (1 << 16)))
-}
-
-// groupHash is the hash of column group q of global row gid.
-func groupHash(key, gid, q uint64) uint64 { return mix64(key ^ (gid<<32 | q&0xffffffff)) }
-
-// keepMask returns all ones when the 16-bit lane keeps its element and 0
-// when it drops it.
-func keepMask(lane uint64, thr int32) uint32 {
-	return ^uint32((int32(lane&0xffff) - thr) >> 31)
-}
-
 // Dropped reports whether element (row, col) — both global ids — is dropped
 // at (seed, step, site) with probability p. Every feature dropout in this
-// package uses it, which is what makes dropout independent of partitioning.
+// package decides through dropmask, which is what makes dropout independent
+// of partitioning.
 func Dropped(p float64, seed, step, site uint64, row, col uint64) bool {
-	h := groupHash(dropKey(seed, step, site), row, col/dropGroup)
-	return keepMask(h>>(16*(col%dropGroup)), dropThreshold16(p)) == 0
+	return !dropmask.Keep(dropKey(seed, step, site), row, col, dropmask.Threshold(p))
 }
 
 // dropSpec is one dropout pass: its key, threshold and scale.
@@ -87,7 +50,7 @@ type dropSpec struct {
 }
 
 func newDropSpec(p float64, mode Mode, site uint64) dropSpec {
-	s := dropSpec{key: dropKey(mode.Seed, mode.Step, site), thr: dropThreshold16(p), scale: float32(1 / (1 - p))}
+	s := dropSpec{key: dropKey(mode.Seed, mode.Step, site), thr: dropmask.Threshold(p), scale: float32(1 / (1 - p))}
 	if p >= 1 {
 		s.scale = 0
 	}
@@ -97,32 +60,11 @@ func newDropSpec(p float64, mode Mode, site uint64) dropSpec {
 // apply sets y[j] = x[j]·scale where element (gid, j) is kept and +0 where
 // it is dropped; y may alias x.
 func (s *dropSpec) apply(y, x []float32, gid uint64) {
-	n := len(x)
-	y = y[:n]
-	j := 0
-	for q := uint64(0); j+dropGroup <= n; q++ {
-		h := groupHash(s.key, gid, q)
-		xs, ys := x[j:j+4:j+4], y[j:j+4:j+4]
-		ys[0] = math.Float32frombits(math.Float32bits(xs[0]*s.scale) & keepMask(h, s.thr))
-		ys[1] = math.Float32frombits(math.Float32bits(xs[1]*s.scale) & keepMask(h>>16, s.thr))
-		ys[2] = math.Float32frombits(math.Float32bits(xs[2]*s.scale) & keepMask(h>>32, s.thr))
-		ys[3] = math.Float32frombits(math.Float32bits(xs[3]*s.scale) & keepMask(h>>48, s.thr))
-		j += dropGroup
-	}
-	if j < n {
-		h := groupHash(s.key, gid, uint64(j/dropGroup))
-		for ; j < n; j++ {
-			y[j] = math.Float32frombits(math.Float32bits(x[j]*s.scale) & keepMask(h, s.thr))
-			h >>= 16
-		}
-	}
+	dropmask.Apply(y, x, s.key, gid, s.thr, s.scale)
 }
 
 // keep reports whether element (gid, col) is kept.
-func (s *dropSpec) keep(gid, col uint64) bool {
-	h := groupHash(s.key, gid, col/dropGroup)
-	return keepMask(h>>(16*(col%dropGroup)), s.thr) != 0
-}
+func (s *dropSpec) keep(gid, col uint64) bool { return dropmask.Keep(s.key, gid, col, s.thr) }
 
 // Dropout zeroes each element with probability P during training and scales
 // the rest by 1/(1−P). On sparse features it drops stored entries, as Kipf's

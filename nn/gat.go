@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/graft-gnn/graft/internal/dropmask"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/internal/vec"
 	"github.com/graft-gnn/graft/tensor"
@@ -80,7 +81,7 @@ func (l *GAT) Params() []*Param { return []*Param{l.Weight, l.AttSrc, l.AttDst, 
 // attentionKept reports whether the coefficient of edge (global target i,
 // global source j) in head h survives dropout.
 func attentionKept(key, thr uint64, h int, i, j uint64) bool {
-	return mix64(mix64(key^uint64(h+1)*0x9e3779b97f4a7c15)^(i<<32|j&0xffffffff)) >= thr
+	return dropmask.Mix64(dropmask.Mix64(key^uint64(h+1)*0x9e3779b97f4a7c15)^(i<<32|j&0xffffffff)) >= thr
 }
 
 // headDot returns, for every row r of z and head h, Σ_c z[r, h, c]·a[h, c].

@@ -16,7 +16,7 @@ var layer = map[string]int{
 	"internal/codelimits": 0,
 	"internal/parallel":   1,
 	"internal/vec":        2,
-	"internal/gemm":       3, "internal/spmm": 3,
+	"internal/gemm":       3, "internal/spmm": 3, "internal/dropmask": 3,
 	"tensor": 4, "optim": 4,
 	"graph":   5,
 	"dataset": 6, "nn": 6, "comm": 6, "compress": 6, "partition": 6, "checkpoint": 6, "metrics": 6,

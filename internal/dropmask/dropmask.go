@@ -1,0 +1,85 @@
+package dropmask
+
+import (
+	"math"
+
+	"github.com/graft-gnn/graft/internal/cpuid"
+)
+
+// Mix64 is splitmix64's finaliser: a bijection on uint64 whose output bits
+// each depend on every input bit.
+func Mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// group is the number of columns that share one 64-bit hash, a 16-bit lane
+// each.
+const group = 4
+
+// Drop is the threshold that drops every element (p ≥ 1).
+const Drop = 1 << 16
+
+// Threshold returns the 16-bit lane value below which an element is dropped
+// with probability p, rounded to a multiple of 2⁻¹⁶; Drop drops everything.
+func Threshold(p float64) int32 {
+	if p >= 1 {
+		return Drop
+	}
+	if p <= 0 {
+		return 0
+	}
+	return int32(math.Round(p * (1 << 16)))
+}
+
+// hash is the hash of column group q of row.
+func hash(key, row, q uint64) uint64 { return Mix64(key ^ (row<<32 | q&0xffffffff)) }
+
+// keepBits returns all ones when the 16-bit lane keeps its element and 0
+// when it drops it.
+func keepBits(lane uint64, thr int32) uint32 {
+	return ^uint32((int32(lane&0xffff) - thr) >> 31)
+}
+
+// Keep reports whether element (row, col) is kept under key and thr.
+func Keep(key, row, col uint64, thr int32) bool {
+	return keepBits(hash(key, row, col/group)>>(16*(col%group)), thr) != 0
+}
+
+// Apply sets y[j] = x[j]·scale where element (row, j) is kept and +0 where
+// it is dropped. y may alias x and must be at least as long.
+func Apply(y, x []float32, key, row uint64, thr int32, scale float32) {
+	y = y[:len(x)]
+	j := 0
+	if wide && thr < Drop {
+		j = len(x) &^ 31
+		applyAVX512(y[:j], x[:j], key, row<<32, thr, scale)
+	}
+	applyFrom(y, x, j, key, row, thr, scale)
+}
+
+// wide says whether Apply may use the AVX-512 kernel.
+var wide = cpuid.Detected >= cpuid.AVX512 && haveAsm
+
+// applyFrom is Apply's pure-Go twin from column j0, a multiple of group, on.
+func applyFrom(y, x []float32, j0 int, key, row uint64, thr int32, scale float32) {
+	n := len(x)
+	j := j0
+	for q := uint64(j0 / group); j+group <= n; q++ {
+		h := hash(key, row, q)
+		xs, ys := x[j:j+4:j+4], y[j:j+4:j+4]
+		ys[0] = math.Float32frombits(math.Float32bits(xs[0]*scale) & keepBits(h, thr))
+		ys[1] = math.Float32frombits(math.Float32bits(xs[1]*scale) & keepBits(h>>16, thr))
+		ys[2] = math.Float32frombits(math.Float32bits(xs[2]*scale) & keepBits(h>>32, thr))
+		ys[3] = math.Float32frombits(math.Float32bits(xs[3]*scale) & keepBits(h>>48, thr))
+		j += group
+	}
+	if j < n {
+		h := hash(key, row, uint64(j/group))
+		for ; j < n; j++ {
+			y[j] = math.Float32frombits(math.Float32bits(x[j]*scale) & keepBits(h, thr))
+			h >>= 16
+		}
+	}
+}

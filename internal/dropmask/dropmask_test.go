@@ -1,0 +1,132 @@
+package dropmask
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
+
+// TestApplyMatchesTwin checks the kernel in use against the pure-Go twin bit
+// for bit: lengths around the 32-column step, thresholds at their ends, NaN
+// and negative zero, in place and out of place, and a guard element past
+// the end that must stay untouched.
+func TestApplyMatchesTwin(t *testing.T) {
+	if !wide {
+		t.Log("no AVX-512 kernel on this CPU or build: Apply is the twin")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, thr := range []int32{0, 1, 6554, 32768, 65535, Drop} {
+		for n := 0; n <= 200; n++ {
+			key, row := rng.Uint64(), rng.Uint64()>>rng.IntN(64)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = rng.Float32()*4 - 2
+			}
+			if n > 5 {
+				x[3], x[5] = float32(math.NaN()), float32(math.Copysign(0, -1))
+			}
+			want := make([]float32, n)
+			applyFrom(want, x, 0, key, row, thr, 1.25)
+			got := append(make([]float32, n), 7) // guard
+			Apply(got, x, key, row, thr, 1.25)
+			in := append(append([]float32(nil), x...), 7)
+			Apply(in[:n], in[:n], key, row, thr, 1.25)
+			for i := range n {
+				w := math.Float32bits(want[i])
+				if math.Float32bits(got[i]) != w || math.Float32bits(in[i]) != w {
+					t.Fatalf("thr %d n %d col %d: got %v (in place %v), want %v", thr, n, i, got[i], in[i], want[i])
+				}
+			}
+			if got[n] != 7 || in[n] != 7 {
+				t.Fatalf("thr %d n %d: guard overwritten", thr, n)
+			}
+		}
+	}
+}
+
+// TestApplyAgreesWithKeep checks that Apply drops exactly the elements Keep
+// reports dropped, and that kept elements are scaled.
+func TestApplyAgreesWithKeep(t *testing.T) {
+	const n, key, row, thr = 100, 0x1234, 987654321, 20000
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i + 1)
+	}
+	y := make([]float32, n)
+	Apply(y, x, key, row, thr, 2)
+	for j := range n {
+		kept := Keep(key, row, uint64(j), thr)
+		if kept != (y[j] != 0) || (kept && y[j] != 2*x[j]) || (!kept && math.Signbit(float64(y[j]))) {
+			t.Fatalf("col %d: Keep %v, Apply gave %v for %v", j, kept, y[j], x[j])
+		}
+	}
+}
+
+// TestDropRate checks that the fraction dropped is p, within four standard
+// deviations, and that rows and keys give different masks.
+func TestDropRate(t *testing.T) {
+	for _, p := range []float64{0.1, 0.5, 0.9} {
+		thr := Threshold(p)
+		const rows, cols = 200, 256
+		dropped := 0
+		for r := range uint64(rows) {
+			for c := range uint64(cols) {
+				if !Keep(42, r, c, thr) {
+					dropped++
+				}
+			}
+		}
+		total := float64(rows * cols)
+		if sd := math.Sqrt(total * p * (1 - p)); math.Abs(float64(dropped)-p*total) > 4*sd {
+			t.Errorf("p %.1f: dropped %d of %.0f", p, dropped, total)
+		}
+	}
+	same := 0
+	for c := range uint64(256) {
+		if Keep(1, 5, c, Threshold(0.5)) == Keep(1, 6, c, Threshold(0.5)) {
+			same++
+		}
+		if Keep(1, 5, c, Threshold(0.5)) == Keep(2, 5, c, Threshold(0.5)) {
+			same++
+		}
+	}
+	if same < 200 || same > 312 {
+		t.Errorf("masks of different rows or keys agree on %d of 512 columns; want about half", same)
+	}
+}
+
+func TestThreshold(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want int32
+	}{{-1, 0}, {0, 0}, {0.5, 32768}, {1, Drop}, {2, Drop}} {
+		if got := Threshold(c.p); got != c.want {
+			t.Errorf("Threshold(%v) = %d, want %d", c.p, got, c.want)
+		}
+	}
+}
+
+// BenchmarkApply compares the kernel in use with the twin on rows of 100
+// (ogbn-products' features) and 256 (a hidden layer) columns.
+func BenchmarkApply(b *testing.B) {
+	for _, cols := range []int{100, 256} {
+		x := make([]float32, cols)
+		y := make([]float32, cols)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		b.Run("kernel/"+strconv.Itoa(cols), func(b *testing.B) {
+			b.SetBytes(int64(8 * cols))
+			for i := 0; b.Loop(); i++ {
+				Apply(y, x, 7, uint64(i), 32768, 2)
+			}
+		})
+		b.Run("twin/"+strconv.Itoa(cols), func(b *testing.B) {
+			b.SetBytes(int64(8 * cols))
+			for i := 0; b.Loop(); i++ {
+				applyFrom(y, x, 0, 7, uint64(i), 32768, 2)
+			}
+		})
+	}
+}
