@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
 
@@ -63,11 +64,7 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 	l.start = growTo(l.start, n+1)
 	l.start[0] = 0
 	for i, v := range dst {
-		adj, skip := candidates(g, v, agg)
-		d := len(adj)
-		if skip >= 0 {
-			d--
-		}
+		d := candidateCount(g, v, agg)
 		if fanout >= 0 {
 			d = min(d, fanout)
 		}
@@ -87,26 +84,38 @@ type pickTask struct {
 	key    uint64
 }
 
+// Run draws in two passes: the first writes each destination's chosen
+// positions in its adjacency (arithmetic only), the second turns them into
+// node ids. The second pass's loads are independent of each other, so the
+// CPU keeps many of their cache misses in flight; interleaved with the
+// drawing, each destination's adjacency would be a miss waited for alone.
 func (t pickTask) Run(lo, hi int) {
 	g, agg, deg := t.s.cfg.Graph, t.s.cfg.Aggregation, t.s.deg
 	var chosen []int
 	for i := lo; i < hi; i++ {
-		v := t.dst[i]
-		adj, skip := candidates(g, v, agg)
-		d := len(adj)
-		if skip >= 0 {
-			d--
-		}
 		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
 		out := t.l.pick[at : at+int64(k)]
+		v := t.dst[i]
+		d := candidateCount(g, v, agg)
 		if k == d {
-			chosen = allPositions(chosen, d)
-		} else {
-			r := stream{mix(t.key ^ uint64(v))}
-			chosen = choose(chosen, &r, d, k)
+			for j := range out {
+				out[j] = int32(j)
+			}
+			continue
 		}
+		r := stream{mix(t.key ^ uint64(v))}
+		chosen = choose(chosen, &r, d, k)
 		for j, c := range chosen {
-			if skip >= 0 && c >= skip {
+			out[j] = int32(c)
+		}
+	}
+	for i := lo; i < hi; i++ {
+		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
+		out := t.l.pick[at : at+int64(k)]
+		v := t.dst[i]
+		adj, skip := candidates(g, v, agg)
+		for j, c := range out {
+			if skip >= 0 && int(c) >= skip {
 				c++
 			}
 			out[j] = adj[c]
@@ -119,6 +128,10 @@ func (t pickTask) Run(lo, hi int) {
 			}
 		case GCN:
 			// Â's entry, times d/k: an unbiased estimate of the full row.
+			d := len(adj)
+			if skip >= 0 {
+				d--
+			}
 			scale := deg.invSqrt[v] * float64(d) / float64(k)
 			for j, u := range out {
 				t.l.vals[at+int64(j)] = float32(scale * deg.invSqrt[u])
@@ -127,13 +140,13 @@ func (t pickTask) Run(lo, hi int) {
 	}
 }
 
-// allPositions returns 0, 1, …, d−1 in buf.
-func allPositions(buf []int, d int) []int {
-	buf = buf[:0]
-	for c := range d {
-		buf = append(buf, c)
+// candidateCount is the number of candidates(g, v, agg).
+func candidateCount(g *graph.Graph, v int32, agg Aggregation) int {
+	adj, skip := candidates(g, v, agg)
+	if skip >= 0 {
+		return len(adj) - 1
 	}
-	return buf
+	return len(adj)
 }
 
 // choose returns k distinct numbers of [0, d) (k < d), drawn uniformly, in
