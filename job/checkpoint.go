@@ -6,19 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/partstore"
-	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
-
-// Resumable names the settings a resume may change when Spec.ResumeAllow
-// lists them: they decide when the run stops, not the path it takes.
-var Resumable = []string{"epochs", "patience"}
 
 // checkpoints sets up saving and resuming. In a multi-process job the
 // directories are not touched here: rank 0 opens them once the workers are
@@ -29,7 +22,7 @@ func (s *Spec) checkpoints(opts *fullgraph.Options, in *input, schedule string, 
 	}
 	for _, name := range s.ResumeAllow {
 		if !slices.Contains(Resumable, name) {
-			return specError(fmt.Errorf("--resume-allow %s: only %s may change when resuming", name, strings.Join(Resumable, " and ")))
+			return specError(fmt.Errorf("--resume-allow %s: only %s may change when resuming", name, strings.Join(Resumable, ", ")))
 		}
 	}
 	s.record = s.trajectory(in, schedule)
@@ -93,7 +86,11 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	diffs := make([]string, len(ce.Diffs))
 	var allow []string
 	for i, d := range ce.Diffs {
-		diffs[i] = "--" + d.String()
+		if slices.Contains(recipeSettings, d.Name) {
+			diffs[i] = d.String() + " (the recipe's)"
+		} else {
+			diffs[i] = "--" + d.String()
+		}
 		if slices.Contains(Resumable, d.Name) {
 			allow = append(allow, d.Name)
 		}
@@ -103,68 +100,6 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
 	return errors.New(msg)
-}
-
-// trajectory records, by flag name, every setting that determines the
-// path a run takes: a resume must repeat them (those in Resumable may
-// change with ResumeAllow). Settings with no effect on the trajectory (the
-// emulated link, outputs, checkpointing) are left out, as are the
-// communication settings of a run of one part.
-func (s *Spec) trajectory(in *input, schedule string) map[string]string {
-	c := &s.Train
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	selectBy := "acc"
-	if c.SelectByLoss {
-		selectBy = "loss"
-	}
-	features := "dense"
-	if in.sparse {
-		features = "sparse"
-	}
-	r := map[string]string{
-		"dataset": in.name, "split": in.split, "features": features,
-		"model": c.Model.Model, "layers": strconv.Itoa(c.Model.Layers), "hidden": strconv.Itoa(c.Model.Hidden),
-		"heads": strconv.Itoa(c.Model.Heads), "dropout": f(c.Model.Dropout), "normalize": strconv.FormatBool(c.Model.Normalize),
-		"seed": strconv.FormatUint(c.Model.Seed, 10), "optimizer": string(c.Optimizer.Algorithm), "lr": f(c.Optimizer.LR),
-		"weight-decay": f(c.WeightDecay), "select": selectBy, "patience": strconv.Itoa(c.Patience),
-		"epochs": strconv.Itoa(c.Epochs), "eval-every": strconv.Itoa(max(c.EvalEvery, 1)),
-		"accumulate": strconv.Itoa(max(c.Accumulate, 1)), "parts": strconv.Itoa(s.Parts),
-	}
-	if m := s.Train.Metric; m != "" && m != train.Accuracy {
-		r["metric"] = string(m)
-	}
-	if s.Files.Labels != "" {
-		r["labels"] = s.Files.Labels
-	}
-	if s.Files.Features != "" { // --features names the file; its storage follows from it
-		r["features"] = s.Files.Features + " (" + features + ")"
-	}
-	if in.manifest != nil {
-		r["part-dir"] = "layout " + in.manifest.Layout
-	} else {
-		r["lcc"], r["row-normalize"] = strconv.FormatBool(s.LCC), strconv.FormatBool(s.RowNormalize)
-	}
-	if s.Parts > 1 {
-		if in.layout != nil {
-			r["partition"] = fmt.Sprintf("%s (layout %016x)", s.Partition, partstore.Fingerprint(in.layout))
-			r["partition-seed"] = strconv.FormatUint(s.PartitionSeed, 10)
-		}
-		r["compress"] = s.Codec
-		if r["compress"] == "" {
-			r["compress"] = "none"
-		}
-		if strings.HasPrefix(schedule, "linear:") || strings.HasPrefix(schedule, "exp:") {
-			schedule += fmt.Sprintf(" over %d epochs", c.Epochs) // the ratios depend on the epoch count
-		}
-		r["schedule"] = schedule
-	}
-	if s.Sampler != "" {
-		r["sampler"], r["batch-size"] = s.Sampler, strconv.Itoa(s.BatchSize)
-		if s.EvalSampler != "" {
-			r["eval-sampler"] = s.EvalSampler
-		}
-	}
-	return r
 }
 
 // resumeHeader is what rank 0 broadcasts before the checkpoint: a status

@@ -1,0 +1,130 @@
+package job
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graft-gnn/graft/nn"
+)
+
+// fromInput are the fields whose recorded value is the data as loaded (the
+// resume tests change them end to end), not the field itself.
+var fromInput = []string{"Dataset", "Split", "Features", "Files.Features", "PartDir"}
+
+// Every field of Spec is either recorded, under a name of its own flag or
+// recipe setting, or listed as untracked with its reason; changing any
+// recorded field changes the record, so a resume compares it. A field added
+// to Spec or train.Config fails here until it is named or listed.
+func TestTrajectoryRecordsEverySetting(t *testing.T) {
+	base := coraSpec(t)
+	base.Parts, base.Codec, base.Schedule = 2, "topk", "fixed:4" // the settings used only with parts and a sampler, in use
+	base.Sampler, base.BatchSize, base.EvalSampler = "neighbor:5,5", 64, "neighbor:5,5"
+	in := &input{name: "cora", split: "public"}
+	was := base.trajectory(in, base.Schedule)
+	var paths []string
+	walkSettings(reflect.ValueOf(&base).Elem(), "", func(path string, _ reflect.Value) { paths = append(paths, path) })
+	for _, path := range paths {
+		if _, ok := settingNames[path]; !ok {
+			t.Errorf("%s is recorded without a name: add it to settingNames (or, if it does not determine the trajectory, to untracked)", path)
+		}
+		if slices.Contains(fromInput, path) {
+			continue
+		}
+		s := base
+		if !perturb(fieldByPath(reflect.ValueOf(&s).Elem(), path)) {
+			t.Errorf("%s: the test cannot change a field of its kind", path)
+			continue
+		}
+		if now := s.trajectory(in, s.Schedule); maps.Equal(now, was) {
+			t.Errorf("changing %s leaves the record as it was", path)
+		}
+	}
+	for path := range settingNames {
+		if !slices.Contains(paths, path) {
+			t.Errorf("settingNames names %s, which is not a recorded field", path)
+		}
+	}
+	for path := range untracked {
+		if !fieldByPath(reflect.ValueOf(&base).Elem(), path).IsValid() {
+			t.Errorf("untracked lists %s, which is not a field of Spec", path)
+		}
+	}
+	for _, name := range append(Resumable, recipeSettings...) {
+		if !slices.Contains(slices.Collect(maps.Values(settingNames)), name) {
+			t.Errorf("%s is not the name of a recorded setting", name)
+		}
+	}
+}
+
+// The settings a run does not use are not compared: compression with one
+// part, the batch size without a sampler.
+func TestTrajectoryIgnoresUnusedSettings(t *testing.T) {
+	a := coraSpec(t)
+	b := a
+	b.Codec, b.Schedule, b.Partition, b.BatchSize = "topk", "fixed:4", "stream", 7
+	in := &input{name: "cora", split: "public"}
+	if ra, rb := a.trajectory(in, a.Schedule), b.trajectory(in, b.Schedule); !maps.Equal(ra, rb) {
+		t.Fatalf("unused settings change the record:\n%v\n%v", ra, rb)
+	}
+}
+
+// A setting no flag sets (a recipe's weight decay on the first layer only)
+// is compared like the others, and named as the recipe's.
+func TestResumeComparesRecipeSettings(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), checkpointSpec(t, dir, 2)); err != nil {
+		t.Fatal(err)
+	}
+	r := checkpointSpec(t, dir, 2)
+	r.Resume, r.Train.DecayFirstLayerOnly = dir, false
+	_, err := Run(context.Background(), r)
+	if err == nil || !strings.Contains(err.Error(), "weight-decay-scope first-layer (now all) (the recipe's)") {
+		t.Fatalf("resuming with weight decay on all layers: %v", err)
+	}
+	r.Train.DecayFirstLayerOnly, r.Train.Optimizer.Schedule = true, nn.StepDecay{StepSize: 10, Gamma: 0.5}
+	if _, err := Run(context.Background(), r); err == nil || !strings.Contains(err.Error(), "lr-schedule") {
+		t.Fatalf("resuming with a learning-rate schedule: %v", err)
+	}
+}
+
+// fieldByPath returns the field of v at a dotted path, or the zero Value.
+func fieldByPath(v reflect.Value, path string) reflect.Value {
+	for _, name := range strings.Split(path, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}
+		}
+		if v = v.FieldByName(name); !v.IsValid() {
+			return v
+		}
+	}
+	return v
+}
+
+// perturb changes v to another value of its type, reporting whether it
+// could.
+func perturb(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(v.Int() + 3)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(v.Uint() + 3)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(v.Float() + 0.125)
+	case reflect.Interface:
+		if v.Type() != reflect.TypeFor[nn.Schedule]() {
+			return false
+		}
+		v.Set(reflect.ValueOf(nn.Cosine{Steps: 100}))
+	default:
+		return false
+	}
+	return true
+}
