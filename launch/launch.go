@@ -209,7 +209,7 @@ func Secret(file string, getenv func(string) string) ([]byte, error) {
 		return nil, fmt.Errorf("job secret from %s has %d bytes; use at least %d (e.g. openssl rand -hex 32)", source, len(s), minSecretLen)
 	}
 	if bits := secretBits(s); bits < minSecretBits {
-		return nil, fmt.Errorf("job secret from %s is weak (about %.0f bits: runs, sequences or repeats); use at least %d random bits, e.g. openssl rand -hex 32", source, bits, minSecretBits)
+		return nil, fmt.Errorf("job secret from %s is weak (about %.0f bits: runs, sequences, keyboard rows, repeats or common words); use at least %d random bits, e.g. openssl rand -hex 32 or head -c 32 /dev/urandom | base64", source, bits, minSecretBits)
 	}
 	return s, nil
 }

@@ -121,7 +121,7 @@ func startWorkers(t *testing.T, n int, args ...string) ([]*exec.Cmd, []*syncBuff
 	for r := range n {
 		cmd := exec.Command(exe, append([]string{"train"}, args...)...)
 		cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1", "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "GRAFT_TOKEN=test-secret-0123456789abcdef")
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "GRAFT_TOKEN=352139054aa06ee7d18fd3b7")
 		errs[r] = &syncBuffer{}
 		cmd.Stderr = errs[r]
 		if err := cmd.Start(); err != nil {
