@@ -214,6 +214,19 @@ func Secret(file string, getenv func(string) string) ([]byte, error) {
 	return s, nil
 }
 
+// GeneratedSecretVar, set to 1 in a worker's environment, says that its
+// GRAFT_TOKEN was made for the job by a launcher rather than given by the
+// user: it authenticates the workers to each other but cannot have
+// authenticated anything written before the job (UserSecret).
+const GeneratedSecretVar = "GRAFT_TOKEN_GENERATED"
+
+// UserSecret reports whether the job secret from file or GRAFT_TOKEN is
+// the user's own: it then authenticates stored parts, which must carry its
+// MAC.
+func UserSecret(file string, getenv func(string) string) bool {
+	return file != "" || (strings.TrimSpace(getenv("GRAFT_TOKEN")) != "" && getenv(GeneratedSecretVar) != "1")
+}
+
 // OptionalSecret is Secret for a process that may run without a job
 // secret: nil when neither file nor GRAFT_TOKEN gives one.
 func OptionalSecret(file string, getenv func(string) string) ([]byte, error) {
