@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,4 +33,59 @@ func TestResumeAllowEvalEvery(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// A new run refuses a --checkpoint-dir holding another run's checkpoints
+// (it would delete its own new ones, numbered lower, and --resume would
+// continue the other run), leaves them as they were, and removes what
+// interrupted saves left; resuming continues the run the checkpoints are
+// of.
+func TestNewRunRefusesAnotherRunsCheckpointDir(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	code, first, errOut := runGraft(t, "train", "--epochs", "6", "--checkpoint-dir", dir, "--checkpoint-every", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	before := dirFiles(t, dir)
+	if len(before) != 3 {
+		t.Fatalf("the run left %v, want its newest 3 checkpoints", before)
+	}
+	tmp := filepath.Join(dir, ".tmp-checkpoint-000000009.ckpt-4242")
+	if err := os.WriteFile(tmp, []byte("half a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runGraft(t, "train", "--epochs", "9", "--seed", "2", "--checkpoint-dir", dir, "--checkpoint-every", "1")
+	if last := lastLine(errOut); code == 0 || !strings.Contains(last, "holds checkpoints of another run") || !strings.Contains(last, "--resume "+dir) {
+		t.Fatalf("a new run in another run's directory: exit %d: %s", code, errOut)
+	}
+	if after := dirFiles(t, dir); !slices.Equal(after, before) {
+		t.Fatalf("the directory held %v, and after the refusal %v", before, after)
+	}
+	code, resumed, errOut := runGraft(t, "train", "--epochs", "6", "--resume", dir, "--json")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	var a, b map[string]any
+	json.Unmarshal([]byte(first), &a)
+	json.Unmarshal([]byte(resumed), &b)
+	for _, k := range []string{"seed", "best_epoch", "best_val_acc", "test_acc"} {
+		if a[k] == nil || a[k] != b[k] {
+			t.Errorf("%s: resumed %v, the run %v", k, b[k], a[k])
+		}
+	}
+}
+
+// dirFiles lists the names in dir.
+func dirFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
