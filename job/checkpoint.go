@@ -78,7 +78,13 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	if st.Config == nil {
 		fmt.Fprintf(s.Log, "graft train: the checkpoint records no settings to compare with this run's (an older graft wrote it)\n")
 	}
-	err := st.CheckConfig(s.record, s.ResumeAllow...)
+	was, want := st.Config, s.record
+	if was != nil && was[recordVersionKey] == "" {
+		var unknown []string
+		was, want, unknown = fromFirstRecord(was, want)
+		fmt.Fprintf(s.Log, "graft train: the checkpoint, of an older graft, does not record %s; they are not compared\n", strings.Join(unknown, ", "))
+	}
+	err := (&checkpoint.State{Config: was}).CheckConfig(want, s.ResumeAllow...)
 	var ce *checkpoint.ConfigError
 	if !errors.As(err, &ce) {
 		return err

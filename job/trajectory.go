@@ -2,7 +2,9 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,7 +92,53 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 		}
 		r[name] = val
 	})
+	r[recordVersionKey] = recordVersion
 	return r
+}
+
+// recordVersionKey marks a record of every setting (trajectory). Checkpoints
+// without it recorded these settings, some only when set.
+const (
+	recordVersionKey = "record-version"
+	recordVersion    = "2"
+)
+
+// fromFirstRecord makes the record was of a checkpoint from before
+// recordVersion comparable with want, this run's: it gives the settings it
+// left out when unset the value they had, and leaves out of both those it
+// did not record at all, listing them as unknown.
+func fromFirstRecord(was, want map[string]string) (map[string]string, map[string]string, []string) {
+	was = maps.Clone(was)
+	absent := func(k, v string) {
+		if _, ok := was[k]; !ok {
+			was[k] = v
+		}
+	}
+	absent("metric", string(train.Accuracy))
+	absent("labels", "")
+	absent("sampler", "")
+	if was["sampler"] == "" {
+		absent("batch-size", "unused")
+		absent("eval-sampler", "unused")
+	}
+	absent("eval-sampler", "")
+	if was["parts"] == "1" {
+		for _, k := range []string{"partition", "partition-seed", "compress", "schedule"} {
+			absent(k, "unused")
+		}
+	}
+	was[recordVersionKey] = recordVersion
+	kept := map[string]string{}
+	var unknown []string
+	for k, v := range want {
+		if _, ok := was[k]; ok {
+			kept[k] = v
+		} else {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	return was, kept, unknown
 }
 
 // derivedSettings gives, by field path, the recorded value of the settings

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -127,4 +129,42 @@ func perturb(v reflect.Value) bool {
 		return false
 	}
 	return true
+}
+
+// A checkpoint of an older graft, which recorded fewer settings and some
+// only when set, still resumes: what it recorded is compared, what it did
+// not is said to be not compared.
+func TestResumeFromAnOlderRecord(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), checkpointSpec(t, dir, 2)); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := checkpoint.LoadLatest(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{} // what such a checkpoint of a one-part full-graph run recorded
+	for _, k := range []string{"dataset", "split", "features", "model", "layers", "hidden", "heads", "dropout", "normalize",
+		"seed", "optimizer", "lr", "weight-decay", "select", "patience", "epochs", "eval-every", "accumulate", "parts",
+		"lcc", "row-normalize"} {
+		old[k] = st.Config[k]
+	}
+	st.Config = old
+	if _, err := checkpoint.Save(dir, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := checkpointSpec(t, dir, 3)
+	r.Resume, r.ResumeAllow, r.Train.Optimizer.LR = dir, []string{"epochs"}, 0.5
+	if _, err := Run(context.Background(), r); err == nil || !strings.Contains(err.Error(), "--lr") {
+		t.Fatalf("resuming with another --lr: %v", err)
+	}
+	r = checkpointSpec(t, dir, 3)
+	var log bytes.Buffer
+	r.Resume, r.ResumeAllow, r.Log = dir, []string{"epochs"}, &log
+	if sum, err := Run(context.Background(), r); err != nil || sum.Epochs != 3 {
+		t.Fatalf("resuming from an older record: %+v, %v", sum, err)
+	}
+	if !strings.Contains(log.String(), "does not record") || !strings.Contains(log.String(), "activation") {
+		t.Errorf("the log does not say what was not compared:\n%s", log.String())
+	}
 }
