@@ -92,9 +92,12 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	diffs := make([]string, len(ce.Diffs))
 	var allow []string
 	for i, d := range ce.Diffs {
-		if slices.Contains(recipeSettings, d.Name) {
+		switch {
+		case slices.Contains(recipeSettings, d.Name):
 			diffs[i] = d.String() + " (the recipe's)"
-		} else {
+		case d.Name == "data":
+			diffs[i] = "other data: " + d.String()
+		default:
 			diffs[i] = "--" + d.String()
 		}
 		if slices.Contains(Resumable, d.Name) {

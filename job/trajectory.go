@@ -1,7 +1,9 @@
 package job
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"reflect"
 	"slices"
@@ -92,8 +94,48 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 		}
 		r[name] = val
 	})
+	r["data"] = dataIdentity(in)
 	r[recordVersionKey] = recordVersion
 	return r
+}
+
+// dataIdentity fingerprints the data a run trains on, so that a resume on
+// data changed under the same name (a dataset file rewritten, a split file
+// edited, other stored parts) is refused: its size and an FNV-64a of its
+// degree sequence, labels and split rows; of stored parts, the manifest's
+// hashes of the part files. Feature values are left out: hashing them
+// would cost a pass over the largest array.
+func dataIdentity(in *input) string {
+	h := fnv.New64a()
+	if in.manifest != nil {
+		for _, k := range slices.Sorted(maps.Keys(in.manifest.Files)) {
+			fmt.Fprintf(h, "%s=%s\n", k, in.manifest.Files[k])
+		}
+		return fmt.Sprintf("parts %016x", h.Sum64())
+	}
+	p := &in.problem
+	if p.Graph == nil {
+		return "unknown"
+	}
+	buf := make([]byte, 0, 1<<16)
+	flush := func() {
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	for _, o := range p.Graph.Offsets {
+		if buf = binary.LittleEndian.AppendUint64(buf, uint64(o)); len(buf) == cap(buf) {
+			flush()
+		}
+	}
+	for _, rows := range [][]int32{p.Labels, {-2}, p.Train, {-2}, p.Val, {-2}, p.Test} {
+		for _, v := range rows {
+			if buf = binary.LittleEndian.AppendUint32(buf, uint32(v)); len(buf) == cap(buf) {
+				flush()
+			}
+		}
+	}
+	flush()
+	return fmt.Sprintf("%d nodes, %d edges, %d features, %016x", p.Graph.N, p.Graph.NumEdges(), p.Features.Cols(), h.Sum64())
 }
 
 // recordVersionKey marks a record of every setting (trajectory). Checkpoints

@@ -168,3 +168,34 @@ func TestResumeFromAnOlderRecord(t *testing.T) {
 		t.Errorf("the log does not say what was not compared:\n%s", log.String())
 	}
 }
+
+// The data's identity changes with its content under the same name: a
+// label, a split row, an edge.
+func TestDataIdentity(t *testing.T) {
+	s := coraSpec(t)
+	in, err := s.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := dataIdentity(in)
+	if !strings.HasPrefix(was, "2708 nodes, ") || dataIdentity(in) != was {
+		t.Fatalf("identity %q, then %q", was, dataIdentity(in))
+	}
+	p := in.problem
+	for name, edit := range map[string]func(*input){
+		"a label":     func(c *input) { c.problem.Labels = slices.Clone(p.Labels); c.problem.Labels[5]++ },
+		"a split row": func(c *input) { c.problem.Val = slices.Clone(p.Val); c.problem.Val[0] = p.Test[0] },
+		"an edge": func(c *input) {
+			g := *p.Graph
+			g.Offsets = slices.Clone(g.Offsets)
+			g.Offsets[1]++
+			c.problem.Graph = &g
+		},
+	} {
+		c := *in
+		edit(&c)
+		if dataIdentity(&c) == was {
+			t.Errorf("changing %s leaves the data's identity as it was", name)
+		}
+	}
+}

@@ -89,3 +89,26 @@ func dirFiles(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// --resume refuses data changed under the same file names (here labels
+// rewritten), which the flags alone cannot tell.
+func TestResumeRefusesChangedData(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	dir := t.TempDir()
+	args := []string{"train", "--dataset", edges, "--labels", labels, "--features", features, "--epochs", "2"}
+	if code, _, errOut := runGraft(t, append(args, "--checkpoint-dir", dir, "--checkpoint-every", "1")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := strings.NewReplacer("red", "blue", "blue", "red").Replace(string(b))
+	if err := os.WriteFile(labels, []byte(swapped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runGraft(t, append(args, "--resume", dir)...)
+	if last := lastLine(errOut); code == 0 || !strings.Contains(last, "other data: data 20 nodes") {
+		t.Fatalf("resuming on changed labels: exit %d: %s", code, errOut)
+	}
+}
