@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/train"
 )
@@ -102,9 +104,9 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 // dataIdentity fingerprints the data a run trains on, so that a resume on
 // data changed under the same name (a dataset file rewritten, a split file
 // edited, other stored parts) is refused: its size and an FNV-64a of its
-// degree sequence, labels and split rows; of stored parts, the manifest's
-// hashes of the part files. Feature values are left out: hashing them
-// would cost a pass over the largest array.
+// degree sequence, labels, split rows and 1024 rows of features (all of
+// them would cost a pass over the largest array); of stored parts, the
+// manifest's hashes of the part files.
 func dataIdentity(in *input) string {
 	h := fnv.New64a()
 	if in.manifest != nil {
@@ -135,7 +137,40 @@ func dataIdentity(in *input) string {
 		}
 	}
 	flush()
+	sampledRows(p.Features, func(col int, v float32) {
+		buf = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(buf, uint32(col)), math.Float32bits(v))
+		if len(buf) >= cap(buf)-8 {
+			flush()
+		}
+	})
+	flush()
 	return fmt.Sprintf("%d nodes, %d edges, %d features, %016x", p.Graph.N, p.Graph.NumEdges(), p.Features.Cols(), h.Sum64())
+}
+
+// sampledRows calls f with the column and value of every non-zero of 1024
+// evenly spaced rows of x (all of them when it has fewer), whether x is
+// stored dense or sparse.
+func sampledRows(x nn.Features, f func(col int, v float32)) {
+	n := x.Rows()
+	k := min(n, 1024)
+	for i := range k {
+		r := i * n / k
+		if a := x.Sparse; a != nil {
+			for j := a.Offsets[r]; j < a.Offsets[r+1]; j++ {
+				v := float32(1) // a pattern without values
+				if a.Values != nil {
+					v = a.Values[j]
+				}
+				f(int(a.Indices[j]), v)
+			}
+			continue
+		}
+		for c, v := range x.Dense.Data[r*x.Dense.Cols : (r+1)*x.Dense.Cols] {
+			if v != 0 {
+				f(c, v)
+			}
+		}
+	}
 }
 
 // recordVersionKey marks a record of every setting (trajectory). Checkpoints

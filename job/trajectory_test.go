@@ -169,8 +169,8 @@ func TestResumeFromAnOlderRecord(t *testing.T) {
 	}
 }
 
-// The data's identity changes with its content under the same name: a
-// label, a split row, an edge.
+// The data's identity changes with its content under the same name (a
+// label, a split row, an edge, a feature), not with the features' storage.
 func TestDataIdentity(t *testing.T) {
 	s := coraSpec(t)
 	in, err := s.load()
@@ -182,6 +182,14 @@ func TestDataIdentity(t *testing.T) {
 		t.Fatalf("identity %q, then %q", was, dataIdentity(in))
 	}
 	p := in.problem
+	if !p.Features.IsSparse() {
+		t.Fatal("Cora's features are expected sparse under auto")
+	}
+	dense := *in
+	dense.problem.Features = nn.DenseFeatures(p.Features.Sparse.Dense())
+	if got := dataIdentity(&dense); got != was {
+		t.Errorf("the same features stored dense: identity %q, sparse %q", got, was)
+	}
 	for name, edit := range map[string]func(*input){
 		"a label":     func(c *input) { c.problem.Labels = slices.Clone(p.Labels); c.problem.Labels[5]++ },
 		"a split row": func(c *input) { c.problem.Val = slices.Clone(p.Val); c.problem.Val[0] = p.Test[0] },
@@ -190,6 +198,11 @@ func TestDataIdentity(t *testing.T) {
 			g.Offsets = slices.Clone(g.Offsets)
 			g.Offsets[1]++
 			c.problem.Graph = &g
+		},
+		"a feature": func(c *input) {
+			x := p.Features.Sparse.Dense()
+			x.Data[3] += 1
+			c.problem.Features = nn.DenseFeatures(x)
 		},
 	} {
 		c := *in
