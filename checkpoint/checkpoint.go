@@ -288,17 +288,18 @@ func Claim(dir, run string) error {
 		if err != nil || h.Run == run {
 			continue // unreadable files are LoadLatest's to report
 		}
-		return &ForeignError{Dir: dir, Run: h.Run, Step: h.Step}
+		return &ForeignError{Dir: dir, Run: h.Run, Step: h.Step, Config: h.Config}
 	}
 	return nil
 }
 
 // ForeignError is Claim's refusal of a directory holding another run's
-// checkpoints: Run's, the newest after Step.
+// checkpoints: Run's, the newest after Step, recording Config.
 type ForeignError struct {
-	Dir  string
-	Run  string
-	Step int
+	Dir    string
+	Run    string
+	Step   int
+	Config map[string]string
 }
 
 func (e *ForeignError) Error() string {

@@ -58,7 +58,7 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 	}
 	if err := checkpoint.Claim(dir, run); err != nil {
 		if fe := (*checkpoint.ForeignError)(nil); errors.As(err, &fe) {
-			return fmt.Errorf("%v: continue that run with --resume %s, or give this run an empty --checkpoint-dir", err, dir)
+			return s.foreign(fe)
 		}
 		return err
 	}
@@ -70,6 +70,21 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 		return err
 	}
 	return nil
+}
+
+// foreign words the refusal of a checkpoint directory holding another
+// run's checkpoints, saying whether that run had this one's settings (and
+// so can be continued as it is) or which differ.
+func (s *Spec) foreign(fe *checkpoint.ForeignError) error {
+	msg := fmt.Sprintf("%v: continue that run with --resume %s, or give this run an empty --checkpoint-dir", fe, fe.Dir)
+	if fe.Config == nil || fe.Config[recordVersionKey] == "" {
+		return errors.New(msg)
+	}
+	var ce *checkpoint.ConfigError
+	if err := (&checkpoint.State{Config: fe.Config}).CheckConfig(s.record); !errors.As(err, &ce) {
+		return fmt.Errorf("%s (that run has this one's settings)", msg)
+	}
+	return fmt.Errorf("%s (that run was trained with %s)", msg, flagDiffs(ce))
 }
 
 // checkResume refuses a checkpoint whose run was trained with other
@@ -89,22 +104,13 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	diffs := make([]string, len(ce.Diffs))
 	var allow []string
-	for i, d := range ce.Diffs {
-		switch {
-		case slices.Contains(recipeSettings, d.Name):
-			diffs[i] = d.String() + " (the recipe's)"
-		case d.Name == "data":
-			diffs[i] = "other data: " + d.String()
-		default:
-			diffs[i] = "--" + d.String()
-		}
+	for _, d := range ce.Diffs {
 		if slices.Contains(Resumable, d.Name) {
 			allow = append(allow, d.Name)
 		}
 	}
-	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, strings.Join(diffs, ", "))
+	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, flagDiffs(ce))
 	if len(allow) > 0 {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
@@ -168,4 +174,20 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 		opts.Resume = st
 	}
 	return nil
+}
+
+// flagDiffs words the settings ce lists, as the flags that set them.
+func flagDiffs(ce *checkpoint.ConfigError) string {
+	diffs := make([]string, len(ce.Diffs))
+	for i, d := range ce.Diffs {
+		switch {
+		case slices.Contains(recipeSettings, d.Name):
+			diffs[i] = d.String() + " (the recipe's)"
+		case d.Name == "data":
+			diffs[i] = "other data: " + d.String()
+		default:
+			diffs[i] = "--" + d.String()
+		}
+	}
+	return strings.Join(diffs, ", ")
 }

@@ -56,7 +56,8 @@ func TestNewRunRefusesAnotherRunsCheckpointDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut = runGraft(t, "train", "--epochs", "9", "--seed", "2", "--checkpoint-dir", dir, "--checkpoint-every", "1")
-	if last := lastLine(errOut); code == 0 || !strings.Contains(last, "holds checkpoints of another run") || !strings.Contains(last, "--resume "+dir) {
+	if last := lastLine(errOut); code == 0 || !strings.Contains(last, "holds checkpoints of another run") || !strings.Contains(last, "--resume "+dir) ||
+		!strings.Contains(last, "(that run was trained with --epochs 6 (now 9), --seed 1 (now 2))") {
 		t.Fatalf("a new run in another run's directory: exit %d: %s", code, errOut)
 	}
 	if after := dirFiles(t, dir); !slices.Equal(after, before) {
