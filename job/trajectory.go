@@ -104,9 +104,9 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 // dataIdentity fingerprints the data a run trains on, so that a resume on
 // data changed under the same name (a dataset file rewritten, a split file
 // edited, other stored parts) is refused: its size and an FNV-64a of its
-// degree sequence, labels, split rows and 1024 rows of features (all of
-// them would cost a pass over the largest array); of stored parts, the
-// manifest's hashes of the part files.
+// degree sequence, labels, split rows, and the neighbours and features of
+// 1024 evenly spaced nodes (all of them would cost a pass over the largest
+// arrays); of stored parts, the manifest's hashes of the part files.
 func dataIdentity(in *input) string {
 	h := fnv.New64a()
 	if in.manifest != nil {
@@ -129,7 +129,12 @@ func dataIdentity(in *input) string {
 			flush()
 		}
 	}
-	for _, rows := range [][]int32{p.Labels, {-2}, p.Train, {-2}, p.Val, {-2}, p.Test} {
+	n, k := p.Graph.N, min(p.Graph.N, 1024)
+	adj := make([][]int32, 0, 2*k)
+	for i := range k {
+		adj = append(adj, p.Graph.Adj(i*n/k), []int32{-2})
+	}
+	for _, rows := range append(adj, p.Labels, []int32{-2}, p.Train, []int32{-2}, p.Val, []int32{-2}, p.Test) {
 		for _, v := range rows {
 			if buf = binary.LittleEndian.AppendUint32(buf, uint32(v)); len(buf) == cap(buf) {
 				flush()

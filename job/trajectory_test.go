@@ -193,6 +193,12 @@ func TestDataIdentity(t *testing.T) {
 	for name, edit := range map[string]func(*input){
 		"a label":     func(c *input) { c.problem.Labels = slices.Clone(p.Labels); c.problem.Labels[5]++ },
 		"a split row": func(c *input) { c.problem.Val = slices.Clone(p.Val); c.problem.Val[0] = p.Test[0] },
+		"a neighbour": func(c *input) {
+			g := *p.Graph
+			g.Neighbors = slices.Clone(g.Neighbors)
+			g.Neighbors[0]++
+			c.problem.Graph = &g
+		},
 		"an edge": func(c *input) {
 			g := *p.Graph
 			g.Offsets = slices.Clone(g.Offsets)
