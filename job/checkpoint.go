@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 		if err := s.checkResume(st); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.Log, "resuming from %s (after epoch %d)\n", path, st.Step)
+		fmt.Fprintf(s.Log, "resuming run %s (settings %s) from %s (after epoch %d)\n", cmp.Or(st.Run, "(unnamed)"), checkpoint.ConfigHash(s.record), path, st.Step)
 		opts.Resume, run = st, st.Run
 	case s.CheckpointDir != "":
 		run = checkpoint.NewRun()

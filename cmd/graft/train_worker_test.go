@@ -206,7 +206,7 @@ func TestTrainWorkerKilledThenResumed(t *testing.T) {
 	}
 	launchArgs := append([]string{"launch", "--nproc", "3", "--", "train", "--resume", ckpt, "--save", filepath.Join(dir, "resumed.st")}, args...)
 	stdout, stderr, code, _ = graftProcess(t, launchArgs...)
-	if code != 0 || !strings.Contains(stderr, "[rank 0] resuming from") {
+	if code != 0 || !strings.Contains(stderr, "[rank 0] resuming run ") {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	sameFile(t, filepath.Join(dir, "whole.st"), filepath.Join(dir, "resumed.st"))
