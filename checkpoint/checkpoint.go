@@ -61,11 +61,12 @@ const (
 )
 
 type header struct {
-	Step    int               `json:"step"`
-	Run     string            `json:"run,omitempty"`
-	Config  map[string]string `json:"config,omitempty"`
-	Meta    json.RawMessage   `json:"meta,omitempty"`
-	Tensors []tensorHeader    `json:"tensors"`
+	Step       int               `json:"step"`
+	Run        string            `json:"run,omitempty"`
+	Config     map[string]string `json:"config,omitempty"`
+	ConfigHash string            `json:"config_sha256,omitempty"`
+	Meta       json.RawMessage   `json:"meta,omitempty"`
+	Tensors    []tensorHeader    `json:"tensors"`
 }
 
 type tensorHeader struct {
@@ -78,6 +79,9 @@ type tensorHeader struct {
 // header, the tensors' little-endian float32 data, then SHA-256 of it all.
 func Encode(w io.Writer, s *State) error {
 	h := header{Step: s.Step, Run: s.Run, Config: s.Config, Meta: s.Meta}
+	if s.Config != nil {
+		h.ConfigHash = ConfigHash(s.Config)
+	}
 	for _, t := range s.Tensors {
 		n := int64(1)
 		for _, d := range t.Shape {
@@ -154,6 +158,9 @@ func decodeBody(body []byte) (*State, error) {
 	var h header
 	if err := json.Unmarshal(rest[:hl], &h); err != nil {
 		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+	}
+	if h.ConfigHash != "" && h.ConfigHash != ConfigHash(h.Config) {
+		return nil, fmt.Errorf("%w: the settings do not match their hash", ErrCorrupt)
 	}
 	data := rest[hl:]
 	s := &State{Step: h.Step, Run: h.Run, Config: h.Config, Meta: h.Meta}
@@ -241,6 +248,18 @@ func readHeader(path string) (header, error) {
 	return h, nil
 }
 
+// ConfigHash identifies a run's settings in a few characters: the first 16
+// hex digits of the SHA-256 of its "name=value" lines in name order. With
+// the run's identity it names what a checkpoint belongs to; each checkpoint
+// carries it, and messages show it.
+func ConfigHash(config map[string]string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(config)) {
+		fmt.Fprintf(h, "%s=%s\n", k, config[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
 // NewRun returns a fresh run identity.
 func NewRun() string {
 	var b [8]byte
@@ -288,21 +307,26 @@ func Claim(dir, run string) error {
 		if err != nil || h.Run == run {
 			continue // unreadable files are LoadLatest's to report
 		}
-		return &ForeignError{Dir: dir, Run: h.Run, Step: h.Step}
+		return &ForeignError{Dir: dir, Run: h.Run, Step: h.Step, Config: h.Config}
 	}
 	return nil
 }
 
 // ForeignError is Claim's refusal of a directory holding another run's
-// checkpoints: Run's, the newest after Step.
+// checkpoints: Run's, the newest after Step, recording Config.
 type ForeignError struct {
-	Dir  string
-	Run  string
-	Step int
+	Dir    string
+	Run    string
+	Step   int
+	Config map[string]string
 }
 
 func (e *ForeignError) Error() string {
-	return fmt.Sprintf("checkpoint: %s holds checkpoints of another run (run %s, the newest after step %d)", e.Dir, runName(e.Run), e.Step)
+	settings := ""
+	if e.Config != nil {
+		settings = ", settings " + ConfigHash(e.Config)
+	}
+	return fmt.Sprintf("checkpoint: %s holds checkpoints of another run (run %s%s, the newest after step %d)", e.Dir, runName(e.Run), settings, e.Step)
 }
 
 // CheckConfig compares the settings a run was checkpointed with to want,

@@ -237,3 +237,34 @@ func TestRunAndConfigRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 }
+
+// A checkpoint carries the hash of its settings, which names them in a few
+// characters; settings that do not match it are refused as corrupt.
+func TestConfigHash(t *testing.T) {
+	a := map[string]string{"lr": "0.01", "seed": "1"}
+	if ConfigHash(a) != ConfigHash(map[string]string{"seed": "1", "lr": "0.01"}) || len(ConfigHash(a)) != 16 {
+		t.Fatalf("hash %q is not one of the settings alone", ConfigHash(a))
+	}
+	if ConfigHash(a) == ConfigHash(map[string]string{"lr": "0.02", "seed": "1"}) || ConfigHash(a) == ConfigHash(map[string]string{"lr": "0.01", "seed": "1", "x": ""}) {
+		t.Fatal("other settings hash alike")
+	}
+	s := sample(3)
+	s.Config = a
+	var buf bytes.Buffer
+	if err := Encode(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if !bytes.Contains(b, []byte(`"config_sha256":"`+ConfigHash(a)+`"`)) {
+		t.Fatalf("the header lacks the settings' hash: %.200q", b)
+	}
+	if got, err := Decode(b); err != nil || got.Config["lr"] != "0.01" {
+		t.Fatalf("Decode: %+v, %v", got, err)
+	}
+	// Other settings under the old hash, the file's checksum made right.
+	body := bytes.Replace(b[:len(b)-sha256.Size], []byte(`"lr":"0.01"`), []byte(`"lr":"0.02"`), 1)
+	sum := sha256.Sum256(body)
+	if _, err := Decode(append(body, sum[:]...)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "hash") {
+		t.Fatalf("settings changed under their hash: %v", err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-var testSecret = []byte("test job secret")
+var testSecret = []byte("b7e2094c1fd35a68e0c4192f") // random, as a job secret should be
 
 // quick returns options with short timeouts for tests.
 func quick(t testing.TB) Options {

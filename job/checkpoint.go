@@ -2,23 +2,17 @@ package job
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/partstore"
-	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
-
-// Resumable names the settings a resume may change when Spec.ResumeAllow
-// lists them: they decide when the run stops, not the path it takes.
-var Resumable = []string{"epochs", "patience"}
 
 // checkpoints sets up saving and resuming. In a multi-process job the
 // directories are not touched here: rank 0 opens them once the workers are
@@ -29,7 +23,7 @@ func (s *Spec) checkpoints(opts *fullgraph.Options, in *input, schedule string, 
 	}
 	for _, name := range s.ResumeAllow {
 		if !slices.Contains(Resumable, name) {
-			return specError(fmt.Errorf("--resume-allow %s: only %s may change when resuming", name, strings.Join(Resumable, " and ")))
+			return specError(fmt.Errorf("--resume-allow %s: only %s may change when resuming", name, strings.Join(Resumable, ", ")))
 		}
 	}
 	s.record = s.trajectory(in, schedule)
@@ -54,7 +48,7 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 		if err := s.checkResume(st); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.Log, "resuming from %s (after epoch %d)\n", path, st.Step)
+		fmt.Fprintf(s.Log, "resuming run %s (settings %s) from %s (after epoch %d)\n", cmp.Or(st.Run, "(unnamed)"), checkpoint.ConfigHash(s.record), path, st.Step)
 		opts.Resume, run = st, st.Run
 	case s.CheckpointDir != "":
 		run = checkpoint.NewRun()
@@ -65,7 +59,7 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 	}
 	if err := checkpoint.Claim(dir, run); err != nil {
 		if fe := (*checkpoint.ForeignError)(nil); errors.As(err, &fe) {
-			return fmt.Errorf("%v: continue that run with --resume %s, or give this run an empty --checkpoint-dir", err, dir)
+			return s.foreign(fe)
 		}
 		return err
 	}
@@ -79,92 +73,49 @@ func (s *Spec) openCheckpoints(opts *fullgraph.Options) error {
 	return nil
 }
 
+// foreign words the refusal of a checkpoint directory holding another
+// run's checkpoints, saying whether that run had this one's settings (and
+// so can be continued as it is) or which differ.
+func (s *Spec) foreign(fe *checkpoint.ForeignError) error {
+	msg := fmt.Sprintf("%v: continue that run with --resume %s, or give this run an empty --checkpoint-dir", fe, fe.Dir)
+	if fe.Config == nil || fe.Config[recordVersionKey] == "" {
+		return errors.New(msg)
+	}
+	var ce *checkpoint.ConfigError
+	if err := (&checkpoint.State{Config: fe.Config}).CheckConfig(s.record); !errors.As(err, &ce) {
+		return fmt.Errorf("%s (that run has this one's settings)", msg)
+	}
+	return fmt.Errorf("%s (that run was trained with %s)", msg, flagDiffs(ce))
+}
+
 // checkResume refuses a checkpoint whose run was trained with other
 // settings than this one, naming the flags that differ.
 func (s *Spec) checkResume(st *checkpoint.State) error {
 	if st.Config == nil {
 		fmt.Fprintf(s.Log, "graft train: the checkpoint records no settings to compare with this run's (an older graft wrote it)\n")
 	}
-	err := st.CheckConfig(s.record, s.ResumeAllow...)
+	was, want := st.Config, s.record
+	if was != nil && was[recordVersionKey] == "" {
+		var unknown []string
+		was, want, unknown = fromFirstRecord(was, want)
+		fmt.Fprintf(s.Log, "graft train: the checkpoint, of an older graft, does not record %s; they are not compared\n", strings.Join(unknown, ", "))
+	}
+	err := (&checkpoint.State{Config: was}).CheckConfig(want, s.ResumeAllow...)
 	var ce *checkpoint.ConfigError
 	if !errors.As(err, &ce) {
 		return err
 	}
-	diffs := make([]string, len(ce.Diffs))
 	var allow []string
-	for i, d := range ce.Diffs {
-		diffs[i] = "--" + d.String()
+	for _, d := range ce.Diffs {
 		if slices.Contains(Resumable, d.Name) {
 			allow = append(allow, d.Name)
 		}
 	}
-	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, strings.Join(diffs, ", "))
+	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, flagDiffs(ce))
 	if len(allow) > 0 {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
 	return errors.New(msg)
-}
-
-// trajectory records, by flag name, every setting that determines the
-// path a run takes: a resume must repeat them (those in Resumable may
-// change with ResumeAllow). Settings with no effect on the trajectory (the
-// emulated link, outputs, checkpointing) are left out, as are the
-// communication settings of a run of one part.
-func (s *Spec) trajectory(in *input, schedule string) map[string]string {
-	c := &s.Train
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	selectBy := "acc"
-	if c.SelectByLoss {
-		selectBy = "loss"
-	}
-	features := "dense"
-	if in.sparse {
-		features = "sparse"
-	}
-	r := map[string]string{
-		"dataset": in.name, "split": in.split, "features": features,
-		"model": c.Model.Model, "layers": strconv.Itoa(c.Model.Layers), "hidden": strconv.Itoa(c.Model.Hidden),
-		"heads": strconv.Itoa(c.Model.Heads), "dropout": f(c.Model.Dropout), "normalize": strconv.FormatBool(c.Model.Normalize),
-		"seed": strconv.FormatUint(c.Model.Seed, 10), "optimizer": string(c.Optimizer.Algorithm), "lr": f(c.Optimizer.LR),
-		"weight-decay": f(c.WeightDecay), "select": selectBy, "patience": strconv.Itoa(c.Patience),
-		"epochs": strconv.Itoa(c.Epochs), "eval-every": strconv.Itoa(max(c.EvalEvery, 1)),
-		"accumulate": strconv.Itoa(max(c.Accumulate, 1)), "parts": strconv.Itoa(s.Parts),
-	}
-	if m := s.Train.Metric; m != "" && m != train.Accuracy {
-		r["metric"] = string(m)
-	}
-	if s.Files.Labels != "" {
-		r["labels"] = s.Files.Labels
-	}
-	if s.Files.Features != "" { // --features names the file; its storage follows from it
-		r["features"] = s.Files.Features + " (" + features + ")"
-	}
-	if in.manifest != nil {
-		r["part-dir"] = "layout " + in.manifest.Layout
-	} else {
-		r["lcc"], r["row-normalize"] = strconv.FormatBool(s.LCC), strconv.FormatBool(s.RowNormalize)
-	}
-	if s.Parts > 1 {
-		if in.layout != nil {
-			r["partition"] = fmt.Sprintf("%s (layout %016x)", s.Partition, partstore.Fingerprint(in.layout))
-			r["partition-seed"] = strconv.FormatUint(s.PartitionSeed, 10)
-		}
-		r["compress"] = s.Codec
-		if r["compress"] == "" {
-			r["compress"] = "none"
-		}
-		if strings.HasPrefix(schedule, "linear:") || strings.HasPrefix(schedule, "exp:") {
-			schedule += fmt.Sprintf(" over %d epochs", c.Epochs) // the ratios depend on the epoch count
-		}
-		r["schedule"] = schedule
-	}
-	if s.Sampler != "" {
-		r["sampler"], r["batch-size"] = s.Sampler, strconv.Itoa(s.BatchSize)
-		if s.EvalSampler != "" {
-			r["eval-sampler"] = s.EvalSampler
-		}
-	}
-	return r
 }
 
 // resumeHeader is what rank 0 broadcasts before the checkpoint: a status
@@ -224,4 +175,20 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 		opts.Resume = st
 	}
 	return nil
+}
+
+// flagDiffs words the settings ce lists, as the flags that set them.
+func flagDiffs(ce *checkpoint.ConfigError) string {
+	diffs := make([]string, len(ce.Diffs))
+	for i, d := range ce.Diffs {
+		switch {
+		case slices.Contains(recipeSettings, d.Name):
+			diffs[i] = d.String() + " (the recipe's)"
+		case d.Name == "data":
+			diffs[i] = "other data: " + d.String()
+		default:
+			diffs[i] = "--" + d.String()
+		}
+	}
+	return strings.Join(diffs, ", ")
 }

@@ -28,8 +28,14 @@ func TestNewRunRefusesAnotherRunsCheckpoints(t *testing.T) {
 	b := checkpointSpec(t, dir, 2)
 	b.Train.Model.Seed = 2
 	_, err := Run(context.Background(), b)
-	if err == nil || !strings.Contains(err.Error(), "another run") || !strings.Contains(err.Error(), "--resume "+dir) {
+	if err == nil || !strings.Contains(err.Error(), "another run") || !strings.Contains(err.Error(), "--resume "+dir) ||
+		!strings.Contains(err.Error(), "(that run was trained with --epochs 6 (now 2), --seed 1 (now 2))") {
 		t.Fatalf("a new run in a directory of another run's checkpoints: %v", err)
+	}
+	// A new run with the first one's settings is told that it can continue
+	// it as it is.
+	if _, err := Run(context.Background(), checkpointSpec(t, dir, 6)); err == nil || !strings.Contains(err.Error(), "(that run has this one's settings)") {
+		t.Fatalf("a new run with the settings of the one in its directory: %v", err)
 	}
 	// The first run's checkpoints are untouched, and resuming it works.
 	entries, _ := os.ReadDir(dir)

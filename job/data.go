@@ -93,7 +93,12 @@ func (s *Spec) loadPartDir() (*input, error) {
 	if err := m.Verify(s.PartDir, secret); err != nil {
 		return nil, err
 	}
-	if !m.Authenticated() && secret != nil && s.Place.Rank == 0 {
+	switch {
+	case !m.Authenticated() && launch.UserSecret(secretFile, os.Getenv):
+		// A job secret of the user's authenticates the parts: a set without
+		// its MAC may be one whose MAC was removed along with a change.
+		return nil, fmt.Errorf("--part-dir %s is not authenticated (written without a job secret, or its MAC removed) but this job has one: write it again with the job secret set (graft partition --out %s), or train without GRAFT_TOKEN and --secret-file", s.PartDir, s.PartDir)
+	case !m.Authenticated() && secret != nil && s.Place.Rank == 0:
 		fmt.Fprintf(s.Log, "graft train: --part-dir %s is not authenticated (written without a job secret): its manifest and parts are checked against each other, but anyone who can write them could change both\n", s.PartDir)
 	}
 	switch {

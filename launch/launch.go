@@ -209,9 +209,22 @@ func Secret(file string, getenv func(string) string) ([]byte, error) {
 		return nil, fmt.Errorf("job secret from %s has %d bytes; use at least %d (e.g. openssl rand -hex 32)", source, len(s), minSecretLen)
 	}
 	if bits := secretBits(s); bits < minSecretBits {
-		return nil, fmt.Errorf("job secret from %s is weak (about %.0f bits: runs, sequences or repeats); use at least %d random bits, e.g. openssl rand -hex 32", source, bits, minSecretBits)
+		return nil, fmt.Errorf("job secret from %s is weak (about %.0f bits: runs, sequences, keyboard rows, repeats or common words); use at least %d random bits, e.g. openssl rand -hex 32 or head -c 32 /dev/urandom | base64", source, bits, minSecretBits)
 	}
 	return s, nil
+}
+
+// GeneratedSecretVar, set to 1 in a worker's environment, says that its
+// GRAFT_TOKEN was made for the job by a launcher rather than given by the
+// user: it authenticates the workers to each other but cannot have
+// authenticated anything written before the job (UserSecret).
+const GeneratedSecretVar = "GRAFT_TOKEN_GENERATED"
+
+// UserSecret reports whether the job secret from file or GRAFT_TOKEN is
+// the user's own: it then authenticates stored parts, which must carry its
+// MAC.
+func UserSecret(file string, getenv func(string) string) bool {
+	return file != "" || (strings.TrimSpace(getenv("GRAFT_TOKEN")) != "" && getenv(GeneratedSecretVar) != "1")
 }
 
 // OptionalSecret is Secret for a process that may run without a job

@@ -169,6 +169,12 @@ func TestSecret(t *testing.T) {
 		{name: "repeated word, cut", env: env("GRAFT_TOKEN", "hunter2hunter2hu"), error: "weak"},
 		{name: "repeated pattern", env: env("GRAFT_TOKEN", "abcabcabcabcabcabc"), error: "weak"},
 		{name: "two characters", env: env("GRAFT_TOKEN", "abababababababab"), error: "weak"},
+		{name: "keyboard rows", env: env("GRAFT_TOKEN", "qwertyuiopasdfgh"), error: "weak"},
+		{name: "sequence in alternating case", env: env("GRAFT_TOKEN", "aBcDeFgHiJkLmNoP"), error: "weak"},
+		{name: "interleaved sequences", env: env("GRAFT_TOKEN", "a1b2c3d4e5f6g7h8"), error: "weak"},
+		{name: "interleaved keyboard", env: env("GRAFT_TOKEN", "1q2w3e4r5t6y7u8i"), error: "weak"},
+		{name: "common words", env: env("GRAFT_TOKEN", "mysecrettoken123"), error: "weak"},
+		{name: "word and digits", env: env("GRAFT_TOKEN", "Password1234567!"), error: "weak"},
 		{name: "unreadable file", file: filepath.Join(dir, "nope"), env: env(), error: "no such file"},
 	}
 	for _, tc := range cases {

@@ -30,7 +30,7 @@ func init() {
 // torchrun's and removes the others, so an outer launcher's values cannot
 // contradict ours.
 var launcherVars = []string{launcherFDVar, "GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
-	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN",
+	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN", launch.GeneratedSecretVar,
 	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"}
 
 // launchOptions is what graft launch was asked to run.
@@ -55,7 +55,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	secret, err := launchSecret()
+	secret, generated, err := launchSecret()
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,11 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer link.close()
-	w := startLocalWorkers(exe, opt, workerEnv(opt.nproc), secret, link, stdout, stderr)
+	env := workerEnv(opt.nproc)
+	if generated {
+		env = append(env, launch.GeneratedSecretVar+"=1")
+	}
+	w := startLocalWorkers(exe, opt, env, secret, link, stdout, stderr)
 	w.wait(opt.grace)
 	w.flush()
 	if w.first == nil {
@@ -82,16 +86,17 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 }
 
 // launchSecret is the workers' job secret: GRAFT_TOKEN's when it is set (so
-// that part directories written with it verify), otherwise a fresh one.
-func launchSecret() ([]byte, error) {
+// that part directories written with it verify), otherwise a fresh one,
+// which it reports as generated.
+func launchSecret() (secret []byte, generated bool, err error) {
 	if secret, err := launch.OptionalSecret("", os.Getenv); secret != nil || err != nil {
-		return secret, err
+		return secret, false, err
 	}
-	secret := make([]byte, 32)
+	secret = make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return []byte(hex.EncodeToString(secret)), nil
+	return []byte(hex.EncodeToString(secret)), true, nil
 }
 
 func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {

@@ -105,3 +105,24 @@ func TestPartDirAuthenticatedWithTheJobSecret(t *testing.T) {
 		t.Fatalf("a changed part: exit %d: %s", code, last)
 	}
 }
+
+// With a job secret of the user's, parts must be authenticated: removing the
+// MAC along with a change does not get a changed set accepted. Without one,
+// or with the secret graft launch makes for a job, an unauthenticated set
+// trains (with a warning).
+func TestPartDirUnauthenticatedRefusedWithASecret(t *testing.T) {
+	const secret = "5e0b9d27c4f18a63b2d7e4c1"
+	parts := partDir(t, secret)
+	editManifest(t, parts, func(m map[string]any) { delete(m, "mac") })
+	if code, last := trainPartDir(t, parts, secret); code == 0 || !strings.Contains(last, "is not authenticated") || !strings.Contains(last, "--part-dir "+parts) {
+		t.Fatalf("a set whose MAC was removed: exit %d: %s", code, last)
+	}
+	if code, last := trainPartDir(t, parts, ""); code != 0 {
+		t.Fatalf("without a job secret: exit %d: %s", code, last)
+	}
+	t.Setenv("GRAFT_TOKEN", "")
+	if stdout, stderr, code, _ := graftProcess(t, "launch", "--nproc", "2", "--", "train", "--epochs", "1", "--part-dir", parts, "--start-timeout", "20s"); code != 0 ||
+		!strings.Contains(stderr, "is not authenticated (written without a job secret)") {
+		t.Fatalf("launched with a secret of its own: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

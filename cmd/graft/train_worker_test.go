@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,6 +110,18 @@ func TestTrainWorkerPartsMustMatchWorld(t *testing.T) {
 // launcher would, and returns them with their stderr.
 func startWorkers(t *testing.T, n int, args ...string) ([]*exec.Cmd, []*syncBuffer) {
 	t.Helper()
+	perRank := make([][]string, n)
+	for r := range perRank {
+		perRank[r] = args
+	}
+	return startRanks(t, perRank)
+}
+
+// startRanks starts one graft train worker per element of args, with its
+// arguments, as startWorkers does.
+func startRanks(t *testing.T, args [][]string) ([]*exec.Cmd, []*syncBuffer) {
+	t.Helper()
+	n := len(args)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +132,9 @@ func startWorkers(t *testing.T, n int, args ...string) ([]*exec.Cmd, []*syncBuff
 	}
 	cmds, errs := make([]*exec.Cmd, n), make([]*syncBuffer, n)
 	for r := range n {
-		cmd := exec.Command(exe, append([]string{"train"}, args...)...)
+		cmd := exec.Command(exe, append([]string{"train"}, args[r]...)...)
 		cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1", "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "GRAFT_TOKEN=test-secret-0123456789abcdef")
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "GRAFT_TOKEN=352139054aa06ee7d18fd3b7")
 		errs[r] = &syncBuffer{}
 		cmd.Stderr = errs[r]
 		if err := cmd.Start(); err != nil {
@@ -193,7 +206,7 @@ func TestTrainWorkerKilledThenResumed(t *testing.T) {
 	}
 	launchArgs := append([]string{"launch", "--nproc", "3", "--", "train", "--resume", ckpt, "--save", filepath.Join(dir, "resumed.st")}, args...)
 	stdout, stderr, code, _ = graftProcess(t, launchArgs...)
-	if code != 0 || !strings.Contains(stderr, "[rank 0] resuming from") {
+	if code != 0 || !strings.Contains(stderr, "[rank 0] resuming run ") {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	sameFile(t, filepath.Join(dir, "whole.st"), filepath.Join(dir, "resumed.st"))
@@ -338,5 +351,20 @@ func TestTrainWorkersReportAPeersOwnFailure(t *testing.T) {
 	}
 	if code == 0 || !strings.Contains(rank1, "rank 0 failed") || !strings.Contains(rank1, "aborted: stored part 0") || !strings.Contains(rank1, "topology.bin") || strings.Contains(rank1, "lost") {
 		t.Fatalf("exit %d; rank 1 says %q\n%s", code, rank1, stderr)
+	}
+}
+
+// Workers of one job started with different settings (here rank 1 with
+// another learning rate and seed) refuse to train, each naming the rank
+// and the settings, instead of training different models into one.
+func TestTrainWorkersMustAgreeOnSettings(t *testing.T) {
+	args := []string{"--epochs", "2", "--start-timeout", "30s"}
+	cmds, errs := startRanks(t, [][]string{args, append(slices.Clone(args), "--lr", "0.02", "--seed", "3")})
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		last := lastLine(errs[r].String())
+		if err == nil || !strings.Contains(last, "rank 1 was started with other settings than rank 0: --lr 0.02 (rank 0: 0.01), --seed 3 (rank 0: 1)") {
+			t.Errorf("rank %d: %v: %s", r, err, errs[r].String())
+		}
 	}
 }
