@@ -75,7 +75,9 @@ func initUniform(m *tensor.Matrix, kind Init, fanIn, fanOut int, rng *rand.Rand)
 }
 
 // ensure returns *buf resized to rows×cols, reusing its storage when large
-// enough. The contents are unspecified.
+// enough. The contents are unspecified. A buffer grows with an eighth to
+// spare: mini-batches differ in size, and growing to each new largest one
+// exactly would reallocate every few batches.
 func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	m := *buf
 	if m == nil {
@@ -87,7 +89,7 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	}
 	n := rows * cols
 	if cap(m.Data) < n {
-		m.Data = make([]float32, n)
+		m.Data = make([]float32, n, n+n/8)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]
 	return m
@@ -96,7 +98,7 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 // ensureSlice is ensure for a plain slice.
 func ensureSlice[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
-		*buf = make([]T, n)
+		*buf = make([]T, n, n+n/8)
 	}
 	*buf = (*buf)[:n]
 	return *buf

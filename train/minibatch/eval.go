@@ -13,7 +13,8 @@ import (
 // (the last layer's for the labelled nodes only), a slice of destinations
 // at a time over their whole neighbourhoods, before the next layer. It
 // holds two layers' outputs for every node, and one slice's gathered
-// inputs.
+// inputs, while it evaluates, and lets them go afterwards: kept, they
+// would stay beside the training's buffers for the rest of the run.
 type evaluator struct {
 	model *nn.Model
 	p     train.Problem
@@ -81,6 +82,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		}
 		ev.ValLossSum = loss
 	}
+	e.cur, e.in, e.loss = [2]tensor.Matrix{}, gatherer{}, nn.CrossEntropy{}
 	return ev, nil
 }
 
