@@ -11,6 +11,7 @@ import (
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
@@ -200,6 +201,43 @@ func TestAccumulatingManyBatches(t *testing.T) {
 	for i := range one.params {
 		if !near(float64(many.params[i]), float64(one.params[i]), 1e-4) {
 			t.Fatalf("parameter %d: %v accumulated, %v in one batch", i, many.params[i], one.params[i])
+		}
+	}
+}
+
+// Exact evaluation lets go of outputs larger than keepBytes, and evaluating
+// again after letting go gives the same sums.
+func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
+	p, classes := sbmProblem(t, 500)
+	cfg := testConfig("sage", classes)
+	sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 64, Layers: 2, Aggregation: sample.Mean, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, p, sampler, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := s.eval.(*evaluator)
+	kept, err := e.evaluate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.cur[0].Data == nil {
+		t.Fatal("outputs under keepBytes were let go")
+	}
+	e.keepBytes = 0
+	for range 2 {
+		got, err := e.evaluate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.cur[0].Data != nil || e.cur[1].Data != nil {
+			t.Fatal("outputs over keepBytes were kept")
+		}
+		if got.ValCorrect != kept.ValCorrect || got.ValLossSum != kept.ValLossSum || got.TestCorrect != kept.TestCorrect {
+			t.Fatalf("evaluation after letting go %+v, before %+v", got, kept)
 		}
 	}
 }
