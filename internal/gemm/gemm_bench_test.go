@@ -57,3 +57,49 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes, beside the
+// float32 Gemm with the active kernel in the same run.
+func BenchmarkGemmBF16(b *testing.B) {
+	const rows = 100000
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{128, 256} {
+		big1, big2, small := randBF16(rng, rows*d), randBF16(rng, rows*d), randBF16(rng, d*d)
+		out, outSmall := make([]float32, rows*d), make([]float32, d*d)
+		f1, f2, fs := randSlice(rng, rows*d), randSlice(rng, rows*d), randSlice(rng, d*d)
+		for _, tc := range []struct {
+			form           string
+			transA, transB bool
+			m, n, k        int
+		}{
+			{"gemm_nn", false, false, rows, d, d},
+			{"gemm_tn", true, false, d, d, rows},
+			{"gemm_nt", false, true, rows, d, d},
+		} {
+			lda, ldb := tc.k, tc.n
+			if tc.transA {
+				lda = tc.m
+			}
+			if tc.transB {
+				ldb = tc.k
+			}
+			a, bb, c, a32, b32 := big1, small, out, f1, fs
+			if tc.transA {
+				bb, c, b32 = big2, outSmall, f2
+			}
+			flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
+			b.Run(fmt.Sprintf("%s/%s/%dx%d", KernelBF16(), tc.form, rows, d), func(b *testing.B) {
+				for b.Loop() {
+					GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			b.Run(fmt.Sprintf("fp32-%s/%s/%dx%d", Kernel(), tc.form, rows, d), func(b *testing.B) {
+				for b.Loop() {
+					Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
