@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/vec"
 )
 
@@ -116,6 +117,29 @@ func BenchmarkMulCSRTransNarrow(b *testing.B) {
 				best = min(best, time.Since(start))
 			}
 			reportBandwidth(b, effectiveBytes(m, width), best)
+		})
+	}
+}
+
+// BenchmarkMulCSRBF16 is BenchmarkMulCSR with x in bfloat16; rows per
+// second against the float32 product's is the figure to compare (the
+// bytes moved differ by design).
+func BenchmarkMulCSRBF16(b *testing.B) {
+	benchData(b)
+	xb := make([]uint16, len(bench.x))
+	bf16.Encode(xb, bench.x)
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			benchData(b)
+			useLevel(b, l)
+			m := bench.m
+			best := time.Duration(math.MaxInt64)
+			for b.Loop() {
+				start := time.Now()
+				MulCSRBF16(m.rows, m.offsets, m.indices, m.values, xb, benchWidth, benchWidth, bench.y, benchWidth, false)
+				best = min(best, time.Since(start))
+			}
+			b.ReportMetric(float64(m.rows)/best.Seconds()/1e6, "best-Mrows/s")
 		})
 	}
 }
