@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // magnitude is |h| in float64, reading the Inf pattern as 2^128, the next
@@ -233,5 +234,33 @@ func BenchmarkGather(b *testing.B) {
 				Gather(dst, width, src, width, width, idx)
 			}
 		})
+	}
+}
+
+// TestGuardPage: the bulk kernels and the gather read and write nothing
+// past the ends of their slices, at every length up to 64.
+func TestGuardPage(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		for n := 1; n <= 64; n++ {
+			src := guardtest.Float32s(t, n)
+			for i := range src {
+				src[i] = float32(i) + 0.5
+			}
+			h := guardtest.Uint16s(t, n)
+			Encode(h, src)
+			back := guardtest.Float32s(t, n)
+			Decode(back, h)
+			for i, v := range back {
+				if v != float32(i)+0.5 {
+					t.Fatalf("%v n=%d: round trip [%d] = %v", l, n, i, v)
+				}
+			}
+			g := guardtest.Float32s(t, n)
+			Gather(g, n, h, n, n, []int32{0})
+			if g[n-1] != back[n-1] {
+				t.Fatalf("%v n=%d: gathered %v, want %v", l, n, g[n-1], back[n-1])
+			}
+		}
 	}
 }

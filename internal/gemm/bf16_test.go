@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 func withBF16Kernel(kern *bfKernel, f func()) {
@@ -354,4 +355,47 @@ func TestGemmBF16PanicsOnShortSlice(t *testing.T) {
 		}
 	}()
 	GemmBF16(false, false, 4, 4, 4, make([]uint16, 16), 4, make([]uint16, 15), 4, make([]float32, 16), 4, false)
+}
+
+// TestGemmBF16GuardPage runs every kernel, zipper and transposer on
+// operands that end at an inaccessible page: packing must read nothing
+// past the last row, whatever the form and however ragged the shape.
+func TestGemmBF16GuardPage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, s := range []shape{{1, 1, 1, 0}, {13, 33, 17, 0}, {5, 17, 3, 1}, {12, 32, 2, 0}, {30, 20, 31, 1}} {
+		for _, form := range [4][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+			transA, transB := form[0], form[1]
+			m, n, k := s.m, s.n, s.k
+			ar, ac, br, bc := m, k, k, n
+			if transA {
+				ar, ac = k, m
+			}
+			if transB {
+				br, bc = n, k
+			}
+			lda, ldb := ac+s.pad, bc+s.pad
+			a := guardtest.Uint16s(t, (ar-1)*lda+ac)
+			b := guardtest.Uint16s(t, (br-1)*ldb+bc)
+			copy(a, randBF16(rng, len(a)))
+			copy(b, randBF16(rng, len(b)))
+			want, tol := refBF16(transA, transB, m, n, k, a, lda, b, ldb, nil, n, false)
+			c := make([]float32, m*n)
+			for _, kern := range bfKernels() {
+				for _, z := range zippers() {
+					for _, tr := range transposers() {
+						withBF16Kernel(kern, func() {
+							withZipper(z, func() {
+								withTransposer(tr, func() { GemmBF16(transA, transB, m, n, k, a, lda, b, ldb, c, n, false) })
+							})
+						})
+						for i, w := range want {
+							if math.Abs(float64(c[i])-w) > tol[i] {
+								t.Fatalf("%s (zip %s, transpose %s) %v %v: c[%d] = %v, want %v", kern.name, z.name, tr.name, s, form, i, c[i], w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }

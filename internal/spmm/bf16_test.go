@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // toBF16 rounds a dense matrix to bfloat16 and returns it with its exact
@@ -119,5 +120,30 @@ func TestMulCSRBF16NoAllocations(t *testing.T) {
 	f()
 	if a := testing.AllocsPerRun(20, f); a != 0 {
 		t.Errorf("%v allocations per call, want 0", a)
+	}
+}
+
+// TestMulCSRBF16GuardPage: x ends at an inaccessible page, and the last
+// row is gathered at every width, so the blocks and the masked tail must
+// read nothing past the row.
+func TestMulCSRBF16GuardPage(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		for width := 1; width <= 160; width++ {
+			const rows = 3
+			x := guardtest.Uint16s(t, rows*width)
+			for i := range x {
+				x[i] = 0x3f80 // 1
+			}
+			offsets := []int64{0, 2}
+			indices := []int32{rows - 1, rows - 1}
+			y := guardtest.Float32s(t, width)
+			MulCSRBF16(1, offsets, indices, []float32{0.5, 0.25}, x, width, width, y, width, false)
+			for k, v := range y {
+				if v != 0.75 {
+					t.Fatalf("%v width %d: y[%d] = %v, want 0.75", l, width, k, v)
+				}
+			}
+		}
 	}
 }
