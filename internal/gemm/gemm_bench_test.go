@@ -2,8 +2,10 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
@@ -58,8 +60,11 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes, beside the
-// float32 Gemm with the active kernel in the same run.
+// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes against the
+// float32 Gemm with the active kernel, alternating the two call by call so
+// that a shared machine's load falls on both. It reports each one's best
+// rate, the ratio of the best wall times and the ratio of the process CPU
+// time the two took in all (steadier when other processes crowd the cores).
 func BenchmarkGemmBF16(b *testing.B) {
 	const rows = 100000
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -89,17 +94,33 @@ func BenchmarkGemmBF16(b *testing.B) {
 			}
 			flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
 			b.Run(fmt.Sprintf("%s/%s/%dx%d", KernelBF16(), tc.form, rows, d), func(b *testing.B) {
-				for b.Loop() {
-					GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-			b.Run(fmt.Sprintf("fp32-%s/%s/%dx%d", Kernel(), tc.form, rows, d), func(b *testing.B) {
-				for b.Loop() {
-					Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				reportPair(b, flops,
+					func() { Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false) },
+					func() { GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false) })
 			})
 		}
+	}
+}
+
+// reportPair alternates f32 and f16 and reports their best GFLOP/s and
+// the float32-over-bf16 ratios of the best wall time and of all CPU time.
+func reportPair(b *testing.B, flops float64, f32, f16 func()) {
+	f32()
+	f16()
+	var best, cpu [2]float64
+	best[0], best[1] = math.Inf(1), math.Inf(1)
+	for b.Loop() {
+		for i, f := range []func(){f32, f16} {
+			c0, t0 := sysstat.CPUTime(), time.Now()
+			f()
+			best[i] = min(best[i], time.Since(t0).Seconds())
+			cpu[i] += (sysstat.CPUTime() - c0).Seconds()
+		}
+	}
+	b.ReportMetric(flops/best[0]/1e9, "fp32-GFLOP/s")
+	b.ReportMetric(flops/best[1]/1e9, "bf16-GFLOP/s")
+	b.ReportMetric(best[0]/best[1], "wall-ratio")
+	if cpu[1] > 0 {
+		b.ReportMetric(cpu[0]/cpu[1], "cpu-ratio")
 	}
 }
