@@ -19,12 +19,14 @@ import (
 
 // bfKernel computes an mr×nr tile from steps pairs: c = a·b, or c += a·b
 // when load is true, where a is steps × mr packed pairs and b steps × nr.
+// Unless pf is 0, it also prefetches the prefetchBytes(steps) bytes from
+// pf on, as microKernel does.
 // A kernel with a nil run is the conversion fallback: GemmBF16 widens the
 // operands to float32 and calls Gemm.
 type bfKernel struct {
 	name   string
 	mr, nr int
-	run    func(steps int, a, b *uint32, c *float32, ldc int, load bool)
+	run    func(steps int, a, b *uint32, c *float32, ldc int, load bool, pf uintptr)
 }
 
 // convertBF16 widens to float32 and multiplies with Gemm's kernel: the
@@ -230,34 +232,24 @@ var activeZ = bestZipper()
 // row0+2s+1 (high half), zero in lanes w..width.
 func zipPairs(dst []uint32, src []uint16, ld, row0, col0, w, kb, width int) {
 	full := kb / 2
-	for g := 0; g < width; g += 16 {
-		lanes := min(16, width-g)
-		h := min(lanes, w-g)
-		if h <= 0 {
-			for s := 0; s < steps(kb); s++ {
-				clear(dst[s*width+g : s*width+g+lanes])
-			}
-			continue
+	if full > 0 {
+		activeZ.run(dst, width, width, src[row0*ld+col0:], ld, w, full)
+	}
+	if kb%2 == 1 { // the last pair: one row and a zero
+		d := dst[full*width : full*width+width]
+		for j, v := range src[(row0+kb-1)*ld+col0:][:w] {
+			d[j] = uint32(v)
 		}
-		if full > 0 {
-			activeZ.run(dst[g:], width, lanes, src[row0*ld+col0+g:], ld, h, full)
-		}
-		if kb%2 == 1 {
-			d := dst[full*width+g : full*width+g+lanes]
-			last := src[(row0+kb-1)*ld+col0+g:][:h]
-			for j, v := range last {
-				d[j] = uint32(v)
-			}
-			clear(d[h:])
-		}
+		clear(d[w:])
 	}
 }
 
 // macro multiplies an mb×kb block of packed op(A) by a packed kb×nb block
 // of op(B) into c (row stride ldc), adding to c when load is true.
-func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []float32, ldc int, load bool) {
+func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []float32, ldc int, load bool, pf *prefetcher) {
 	kern := p.kern
 	mr, nr, st := kern.mr, kern.nr, steps(kb)
+	pfStep := prefetchBytes(st)
 	for j := 0; j < nb; j += nr {
 		bpanel := &bp[j*st]
 		w := min(nr, nb-j)
@@ -265,10 +257,10 @@ func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []
 			h := min(mr, mb-i)
 			apanel := &ap[i*st]
 			if h == mr && w == nr {
-				kern.run(st, apanel, bpanel, &c[i*ldc+j], ldc, load)
+				kern.run(st, apanel, bpanel, &c[i*ldc+j], ldc, load, pf.take(pfStep))
 				continue
 			}
-			kern.run(st, apanel, bpanel, &ws.tile[0], nr, false)
+			kern.run(st, apanel, bpanel, &ws.tile[0], nr, false, pf.take(pfStep))
 			for r := 0; r < h; r++ {
 				dst := c[(i+r)*ldc+j : (i+r)*ldc+j+w]
 				src := ws.tile[r*nr : r*nr+w]
@@ -282,6 +274,36 @@ func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []
 			}
 		}
 	}
+}
+
+// span16 is span for a bf16 matrix.
+func span16(s []uint16, ld, row0, rows, col0, cols int) (start, end uintptr) {
+	if rows <= 0 || cols <= 0 || (rows > 1 && ld > 2*cols) {
+		return 0, 0
+	}
+	first := row0*ld + col0
+	last := (row0+rows-1)*ld + col0 + cols
+	if last > len(s) {
+		return 0, 0
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	return base + uintptr(first)*2, base + uintptr(last)*2
+}
+
+// spanA is span16 for the block op(A)[i0:i0+mb, p0:p0+kb].
+func (p *bfProblem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
+	if p.transA {
+		return span16(p.a, p.lda, p0, kb, i0, mb)
+	}
+	return span16(p.a, p.lda, i0, mb, p0, kb)
+}
+
+// spanB is span16 for the block op(B)[p0:p0+kb, j0:j0+nb].
+func (p *bfProblem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
+	if p.transB {
+		return span16(p.b, p.ldb, j0, nb, p0, kb)
+	}
+	return span16(p.b, p.ldb, p0, kb, j0, nb)
 }
 
 // bfRowTask computes the rows of C in panels [lo, hi) against a shared
@@ -305,7 +327,13 @@ func (t *bfRowTask) Run(lo, hi int) {
 			kb := min(kcBF16, p.k-pc)
 			ws.a = grow32(ws.a, roundUp(mb, mr)*steps(kb))
 			p.packA(ws.a, ic, mb, pc, kb)
-			p.macro(ws, ws.a, t.bp[pc/2*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0)
+			var pf prefetcher
+			if pc+kb < p.k {
+				pf.next, pf.end = p.spanA(ic, mb, pc+kb, min(kcBF16, p.k-pc-kb))
+			} else if ic+mb < i1 {
+				pf.next, pf.end = p.spanA(ic+mb, min(mcBlock, i1-ic-mb), 0, min(kcBF16, p.k))
+			}
+			p.macro(ws, ws.a, t.bp[pc/2*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0, &pf)
 		}
 	}
 	bfWorkspaces.Put(ws)
@@ -370,7 +398,13 @@ func (t *bfReduceTask) Run(lo, hi int) {
 			p.packA(ws.a, 0, p.m, pc, kb)
 			ws.b = grow32(ws.b, nPad*steps(kb))
 			p.packB(ws.b, pc, kb, 0, p.n)
-			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load)
+			var pf prefetcher
+			if next := pc + kb; next < t.bounds[ch+1] {
+				nkb := min(kcBF16, t.bounds[ch+1]-next)
+				pf.next, pf.end = p.spanA(0, p.m, next, nkb)
+				pf.next2, pf.end2 = p.spanB(next, nkb, 0, p.n)
+			}
+			p.macro(ws, ws.a, ws.b, p.m, p.n, kb, c, ldc, load, &pf)
 			load = true
 		}
 	}

@@ -13,22 +13,21 @@ import (
 // accumulators, two loads of b and twelve broadcast pairs of a per step.
 //
 //go:noescape
-func kernel12x32BF16(steps int, a, b *uint32, c *float32, ldc int, load bool)
+func kernel12x32BF16(steps int, a, b *uint32, c *float32, ldc int, load bool, pf uintptr)
 
-// zip16AVX512 is zipGo for lanes ≤ 16 on AVX-512 (BW): valid and lanes are
-// the masks of the h columns read and the lanes stored.
+// zipRowsAVX512 is zipGo on AVX-512 (BW), 32 lanes at a time.
 //
 //go:noescape
-func zip16AVX512(dst *uint32, ldd int, src *uint16, lds int, valid, lanes uint16, steps int)
+func zipRowsAVX512(dst *uint32, ldd int, src *uint16, lds int, w, width, steps int)
 
 var bf16Kernel = &bfKernel{name: "avx512bf16", mr: 12, nr: 32, run: kernel12x32BF16}
 
 var avx512Zipper = &zipper{name: "avx512", run: func(dst []uint32, ldd, lanes int, src []uint16, lds, h, steps int) {
-	if h < 1 || h > lanes || lanes > 16 || lanes > ldd || steps < 1 ||
+	if h < 1 || h > lanes || lanes > ldd || steps < 1 ||
 		len(dst) < (steps-1)*ldd+lanes || len(src) < (2*steps-1)*lds+h {
 		panic(fmt.Sprintf("gemm: bad zip h=%d lanes=%d steps=%d ldd=%d lds=%d len(dst)=%d len(src)=%d", h, lanes, steps, ldd, lds, len(dst), len(src)))
 	}
-	zip16AVX512(unsafe.SliceData(dst), ldd, unsafe.SliceData(src), lds, uint16(1<<h-1), uint16(1<<lanes-1), steps)
+	zipRowsAVX512(unsafe.SliceData(dst), ldd, unsafe.SliceData(src), lds, h, lanes, steps)
 }}
 
 // bestBF16Kernel is VDPBF16PS where the CPU has it, else widening to

@@ -107,14 +107,17 @@
 	PREFETCHT0 64(DI); \
 	ADDQ SI, DI
 
-// func kernel12x32BF16(steps int, a, b *uint32, c *float32, ldc int, load bool)
-TEXT ·kernel12x32BF16(SB), NOSPLIT, $0-41
+// func kernel12x32BF16(steps int, a, b *uint32, c *float32, ldc int, load bool, pf uintptr)
+TEXT ·kernel12x32BF16(SB), NOSPLIT, $0-56
 	MOVQ steps+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ b+16(FP), BX
 	MOVQ c+24(FP), DI
 	MOVQ ldc+32(FP), SI
 	SHLQ $2, SI
+	MOVQ pf+48(FP), R8
+	TESTQ R8, R8
+	CMOVQEQ AX, R8 // nothing to prefetch: harmlessly touch a instead
 
 	// Start fetching the C tile now so the write-back does not wait on it.
 	MOVQ DI, DX
@@ -152,6 +155,9 @@ TEXT ·kernel12x32BF16(SB), NOSPLIT, $0-41
 	JLT  tailbf
 
 loopbf:
+	PREFETCHT0 (R8) // the next block, two lines per four steps
+	PREFETCHT0 64(R8)
+	ADDQ $128, R8
 	PREFETCHT0 768(AX) // a, 16 steps ahead
 	STEPBF(0, 0)
 	STEPBF(48, 128)
@@ -209,40 +215,108 @@ setbf:
 	VZEROUPPER
 	RET
 
-// func zip16AVX512(dst *uint32, ldd int, src *uint16, lds int, valid, lanes uint16, steps int)
+// zipLo and zipHi pick, for VPERMI2W, the interleaved words of columns
+// 0-15 and 16-31 of two 32-word rows (the second row's words are 32-63).
+DATA zipLo<>+0(SB)/8, $0x0021000100200000
+DATA zipLo<>+8(SB)/8, $0x0023000300220002
+DATA zipLo<>+16(SB)/8, $0x0025000500240004
+DATA zipLo<>+24(SB)/8, $0x0027000700260006
+DATA zipLo<>+32(SB)/8, $0x0029000900280008
+DATA zipLo<>+40(SB)/8, $0x002b000b002a000a
+DATA zipLo<>+48(SB)/8, $0x002d000d002c000c
+DATA zipLo<>+56(SB)/8, $0x002f000f002e000e
+GLOBL zipLo<>(SB), RODATA|NOPTR, $64
+DATA zipHi<>+0(SB)/8, $0x0031001100300010
+DATA zipHi<>+8(SB)/8, $0x0033001300320012
+DATA zipHi<>+16(SB)/8, $0x0035001500340014
+DATA zipHi<>+24(SB)/8, $0x0037001700360016
+DATA zipHi<>+32(SB)/8, $0x0039001900380018
+DATA zipHi<>+40(SB)/8, $0x003b001b003a001a
+DATA zipHi<>+48(SB)/8, $0x003d001d003c001c
+DATA zipHi<>+56(SB)/8, $0x003f001f003e001e
+GLOBL zipHi<>(SB), RODATA|NOPTR, $64
+
+// func zipRowsAVX512(dst *uint32, ldd int, src *uint16, lds int, w, width, steps int)
 //
-// Step s stores, in up to 16 lanes of dst (stride ldd), the pairs of
-// columns of src rows 2s (low half) and 2s+1 (high half): a masked load of
-// the valid columns of each row (the rest read as zero), zero-extension to
-// 32 bits, and a shift and or. It prefetches the rows 8 steps ahead.
-TEXT ·zip16AVX512(SB), NOSPLIT, $0-48
+// zipGo, 32 columns at a time: masked loads of the valid words of the two
+// rows (the rest read as zero), two word permutes into 32 pairs, and two
+// stores masked to width lanes.
+//
+// Registers: DI, SI the step's dst and src, R8 ldd and R9 lds in bytes,
+// R10 w, R11 width, DX steps left, BX the column, R12 and R13 the rows'
+// column, R14 the dst column; K1 masks the words loaded, K2 and K3 the
+// lanes stored.
+TEXT ·zipRowsAVX512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), R8
 	SHLQ $2, R8
 	MOVQ src+16(FP), SI
 	MOVQ lds+24(FP), R9
 	SHLQ $1, R9
-	MOVWLZX valid+32(FP), AX
-	KMOVW AX, K1
-	MOVWLZX lanes+34(FP), AX
-	KMOVW AX, K2
-	MOVQ steps+40(FP), CX
-	LEAQ (R9)(R9*1), R10
-	MOVQ R10, R11
-	SHLQ $3, R11
+	MOVQ w+32(FP), R10
+	MOVQ width+40(FP), R11
+	MOVQ steps+48(FP), DX
+	VMOVDQU64 zipLo<>(SB), Z30
+	VMOVDQU64 zipHi<>(SB), Z31
 
-zip:
-	PREFETCHT0 (SI)(R11*1)
-	VMOVDQU16.Z (SI), K1, Y0
-	VMOVDQU16.Z (SI)(R9*1), K1, Y1
-	VPMOVZXWD Y0, Z0
-	VPMOVZXWD Y1, Z1
-	VPSLLD $16, Z1, Z1
-	VPORD Z1, Z0, Z0
-	VMOVDQU32 Z0, K2, (DI)
-	ADDQ R10, SI
+zrstep:
+	XORQ BX, BX
+	MOVQ SI, R12
+	LEAQ (SI)(R9*1), R13
+	MOVQ DI, R14
+
+zrcol:
+	// K1: min(32, max(0, w-BX)) words.
+	MOVQ R10, AX
+	SUBQ BX, AX
+	MOVQ $-1, CX
+	CMPQ AX, $32
+	JGE  zrload
+	XORQ CX, CX
+	TESTQ AX, AX
+	JLE  zrload
+	MOVQ AX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	MOVQ AX, CX
+
+zrload:
+	KMOVD CX, K1
+	VMOVDQU16.Z (R12), K1, Z0
+	VMOVDQU16.Z (R13), K1, Z1
+	VMOVDQA64 Z30, Z2
+	VPERMI2W Z1, Z0, Z2
+	VMOVDQA64 Z31, Z3
+	VPERMI2W Z1, Z0, Z3
+
+	// K2, K3: min(16, max(0, width-BX)) and min(16, max(0, width-BX-16)) lanes.
+	MOVQ R11, AX
+	SUBQ BX, AX
+	MOVQ $-1, CX
+	CMPQ AX, $32
+	JGE  zrstore
+	MOVQ AX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	MOVQ AX, CX
+
+zrstore:
+	KMOVD CX, K2
+	KSHIFTRD $16, K2, K3
+	VMOVDQU32 Z2, K2, (R14)
+	VMOVDQU32 Z3, K3, 64(R14)
+	ADDQ $64, R12
+	ADDQ $64, R13
+	ADDQ $128, R14
+	ADDQ $32, BX
+	CMPQ BX, R11
+	JLT  zrcol
+
+	LEAQ (SI)(R9*2), SI
 	ADDQ R8, DI
-	DECQ CX
-	JNE  zip
+	DECQ DX
+	JNE  zrstep
 	VZEROUPPER
 	RET

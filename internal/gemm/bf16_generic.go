@@ -64,7 +64,7 @@ func microBF16Go(mr, nr, steps int, a, b []uint32, c []float32, ldc int, load bo
 }
 
 // genericBF16 is the portable bf16 micro-kernel used without assembly.
-var genericBF16 = &bfKernel{name: "generic", mr: 4, nr: 8, run: func(steps int, a, b *uint32, c *float32, ldc int, load bool) {
+var genericBF16 = &bfKernel{name: "generic", mr: 4, nr: 8, run: func(steps int, a, b *uint32, c *float32, ldc int, load bool, _ uintptr) {
 	microBF16Go(4, 8, steps, unsafe.Slice(a, 4*steps), unsafe.Slice(b, 8*steps), unsafe.Slice(c, 3*ldc+8), ldc, load)
 }}
 

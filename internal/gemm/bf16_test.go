@@ -59,7 +59,7 @@ func TestBF16MicroKernels(t *testing.T) {
 				b := randPairs(rng, nr*st)
 				c := randSlice(rng, mr*ldc)
 				want := append([]float32(nil), c...)
-				kern.run(st, &a[0], &b[0], &c[0], ldc, load)
+				kern.run(st, &a[0], &b[0], &c[0], ldc, load, 0)
 				microBF16Go(mr, nr, st, a, b, want, ldc, load)
 				for i := range c {
 					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
@@ -91,7 +91,7 @@ func TestBF16MicroKernelSubnormals(t *testing.T) {
 		b[2] = 0x3f00<<16 | 0x3f80 // hi: 0.5; lo: 1
 		c := make([]float32, mr*nr)
 		want := make([]float32, mr*nr)
-		kern.run(1, &a[0], &b[0], &c[0], nr, false)
+		kern.run(1, &a[0], &b[0], &c[0], nr, false, 0)
 		microBF16Go(mr, nr, 1, a, b, want, nr, false)
 		for i := range c {
 			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
@@ -407,6 +407,40 @@ func TestGemmBF16GuardPage(t *testing.T) {
 					for i, w := range want {
 						if math.Abs(float64(c[i])-w) > tol[i] {
 							t.Fatalf("%s (zip %s, transpose %s) %v %v: c[%d] = %v, want %v", kern.name, pk.z.name, pk.tr.name, s, form, i, c[i], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestZippers checks every zipper against zipGo, bit for bit, with the
+// rows ending at an inaccessible page: widths and valid columns on both
+// sides of the 32-lane steps.
+func TestZippers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, z := range zippers() {
+		for _, width := range []int{1, 12, 16, 31, 32, 33, 64, 100} {
+			for _, h := range []int{1, width / 2, width - 1, width} {
+				if h < 1 {
+					continue
+				}
+				for _, st := range []int{1, 2, 5} {
+					lds := h + 3
+					src := guardtest.Uint16s(t, (2*st-1)*lds+h)
+					copy(src, randBF16(rng, len(src)))
+					ldd := width + 2
+					got := make([]uint32, (st-1)*ldd+width)
+					want := make([]uint32, len(got))
+					for i := range got {
+						got[i], want[i] = 0xdeadbeef, 0xdeadbeef
+					}
+					z.run(got, ldd, width, src, lds, h, st)
+					zipGo(want, ldd, width, src, lds, h, st)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("%s width=%d h=%d steps=%d: dst[%d] = %#x, want %#x", z.name, width, h, st, i, got[i], want[i])
 						}
 					}
 				}
