@@ -132,8 +132,9 @@ type bfProblem struct {
 }
 
 type bfWorkspace struct {
-	a, b []uint32
-	tile []float32
+	a, b    []uint32
+	tile    []float32
+	scratch []uint16 // rows copied to an even stride for pairTranspose
 }
 
 var bfWorkspaces freelist.List[bfWorkspace]
@@ -150,7 +151,7 @@ func steps(kb int) int { return (kb + 1) / 2 }
 
 // packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels of steps(kb)
 // pairs, zero-padding the rows past mb.
-func (p *bfProblem) packA(dst []uint32, i0, mb, p0, kb int) {
+func (p *bfProblem) packA(ws *bfWorkspace, dst []uint32, i0, mb, p0, kb int) {
 	mr, st := p.kern.mr, steps(kb)
 	for r := 0; r < mb; r += mr {
 		w := min(mr, mb-r)
@@ -158,19 +159,19 @@ func (p *bfProblem) packA(dst []uint32, i0, mb, p0, kb int) {
 		if p.transA {
 			zipPairs(panel, p.a, p.lda, p0, i0+r, w, kb, mr)
 		} else {
-			pairTranspose(panel, p.a, p.lda, i0+r, p0, w, kb, mr)
+			pairTranspose(&ws.scratch, panel, p.a, p.lda, i0+r, p0, w, kb, mr)
 		}
 	}
 }
 
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels.
-func (p *bfProblem) packB(dst []uint32, p0, kb, j0, nb int) {
+func (p *bfProblem) packB(ws *bfWorkspace, dst []uint32, p0, kb, j0, nb int) {
 	nr, st := p.kern.nr, steps(kb)
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
 		panel := dst[j*st : j*st+nr*st]
 		if p.transB {
-			pairTranspose(panel, p.b, p.ldb, j0+j, p0, w, kb, nr)
+			pairTranspose(&ws.scratch, panel, p.b, p.ldb, j0+j, p0, w, kb, nr)
 		} else {
 			zipPairs(panel, p.b, p.ldb, p0, j0+j, w, kb, nr)
 		}
@@ -181,33 +182,32 @@ func (p *bfProblem) packB(dst []uint32, p0, kb, j0, nb int) {
 // that step s lane r holds columns col0+2s and col0+2s+1 of row row0+r,
 // zero in lanes w..width. With an even stride the pairs are 32-bit words
 // of a row and the float32 transposer moves them (it moves bits, never
-// arithmetic); an odd stride packs in Go.
-func pairTranspose(dst []uint32, src []uint16, ld, row0, col0, w, kb, width int) {
+// arithmetic); with an odd one, every other row starts mid-word, so each
+// group of 16 rows is first copied to scratch at an even stride.
+func pairTranspose(scratch *[]uint16, dst []uint32, src []uint16, ld, row0, col0, w, kb, width int) {
 	full := kb / 2
 	off := row0*ld + col0
-	if ld%2 == 0 && off%2 == 0 && full > 0 {
-		srcF := unsafe.Slice((*float32)(unsafe.Pointer(&src[off])), (len(src)-off)/2)
-		dstF := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
-		for g := 0; g < width; g += 16 {
-			lanes := min(16, width-g)
-			h := min(lanes, w-g)
-			if h <= 0 {
-				for s := 0; s < full; s++ {
-					clear(dst[s*width+g : s*width+g+lanes])
-				}
-				continue
+	dstF := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
+	for g := 0; g < width && full > 0; g += 16 {
+		lanes := min(16, width-g)
+		h := min(lanes, w-g)
+		if h <= 0 {
+			for s := 0; s < full; s++ {
+				clear(dst[s*width+g : s*width+g+lanes])
 			}
-			activeT.run(dstF[g:], width, lanes, srcF[g*ld/2:], ld/2, h, full)
+			continue
 		}
-	} else {
-		for s := 0; s < full; s++ {
-			d := dst[s*width : s*width+width]
-			for r := 0; r < w; r++ {
-				o := off + r*ld + 2*s
-				d[r] = uint32(src[o]) | uint32(src[o+1])<<16
+		rows, lds := src[off+g*ld:], ld
+		if ld%2 != 0 || off%2 != 0 {
+			lds = 2 * full
+			*scratch = grow16(*scratch, h*lds)
+			for r := 0; r < h; r++ {
+				copy((*scratch)[r*lds:(r+1)*lds], rows[r*ld:])
 			}
-			clear(d[w:])
+			rows = *scratch
 		}
+		srcF := unsafe.Slice((*float32)(unsafe.Pointer(&rows[0])), len(rows)/2)
+		activeT.run(dstF[g:], width, lanes, srcF, lds/2, h, full)
 	}
 	if kb%2 == 1 { // the last pair: one column and a zero
 		d := dst[full*width : full*width+width]
@@ -216,6 +216,13 @@ func pairTranspose(dst []uint32, src []uint16, ld, row0, col0, w, kb, width int)
 		}
 		clear(d[w:])
 	}
+}
+
+func grow16(s []uint16, n int) []uint16 {
+	if cap(s) < n {
+		return make([]uint16, n)
+	}
+	return s[:n]
 }
 
 // zipper interleaves pairs of rows, as zipGo describes.
@@ -326,7 +333,7 @@ func (t *bfRowTask) Run(lo, hi int) {
 		for pc := 0; pc < p.k; pc += kcBF16 {
 			kb := min(kcBF16, p.k-pc)
 			ws.a = grow32(ws.a, roundUp(mb, mr)*steps(kb))
-			p.packA(ws.a, ic, mb, pc, kb)
+			p.packA(ws, ws.a, ic, mb, pc, kb)
 			var pf prefetcher
 			if pc+kb < p.k {
 				pf.next, pf.end = p.spanA(ic, mb, pc+kb, min(kcBF16, p.k-pc-kb))
@@ -354,7 +361,7 @@ func (p *bfProblem) splitRows() {
 		nbPad := roundUp(nb, nr)
 		ws.b = grow32(ws.b, st*nbPad)
 		for pc := 0; pc < p.k; pc += kcBF16 {
-			p.packB(ws.b[pc/2*nbPad:], pc, min(kcBF16, p.k-pc), jc, nb)
+			p.packB(ws, ws.b[pc/2*nbPad:], pc, min(kcBF16, p.k-pc), jc, nb)
 		}
 		*t = bfRowTask{p: *p, bp: ws.b, j0: jc, nb: nb}
 		parallel.For(panels, max(1, mcBlock/p.kern.mr/2), t)
@@ -395,9 +402,9 @@ func (t *bfReduceTask) Run(lo, hi int) {
 		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBF16 {
 			kb := min(kcBF16, t.bounds[ch+1]-pc)
 			ws.a = grow32(ws.a, mPad*steps(kb))
-			p.packA(ws.a, 0, p.m, pc, kb)
+			p.packA(ws, ws.a, 0, p.m, pc, kb)
 			ws.b = grow32(ws.b, nPad*steps(kb))
-			p.packB(ws.b, pc, kb, 0, p.n)
+			p.packB(ws, ws.b, pc, kb, 0, p.n)
 			var pf prefetcher
 			if next := pc + kb; next < t.bounds[ch+1] {
 				nkb := min(kcBF16, t.bounds[ch+1]-next)

@@ -342,6 +342,7 @@ func TestGemmBF16Allocs(t *testing.T) {
 		m, n, k        int
 	}{
 		{"nn", false, false, 600, 64, 64},
+		{"nn/odd-stride", false, false, 600, 64, 63},
 		{"nt", false, true, 600, 64, 64},
 		{"tn", true, false, 64, 64, 8192},
 	} {
