@@ -261,7 +261,7 @@ mulbf16_done:
 // func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 //
 // mulRowsBF16AVX2 is mulRowsBF16AVX512 on AVX2 (Y15 holds the value, so
-// the 64-column block reuses Y8): blocks of 64 and 8 columns, then the last
+// the 64-column block reuses Y8): blocks of 64, 32 and 8 columns, then the last
 // columns one at a time (AVX2 has no masked load of 16-bit words), each
 // walking the row's nonzeros.
 TEXT ·mulRowsBF16AVX2(SB), NOSPLIT, $0-145
@@ -297,6 +297,8 @@ mulbf2_col:
 	ADDQ DI, R15
 	CMPQ AX, $256
 	JGE  mulbf2_b8
+	CMPQ AX, $128
+	JGE  mulbf2_b4
 	CMPQ AX, $32
 	JGE  mulbf2_b1
 	JMP  mulbf2_b0
@@ -371,6 +373,53 @@ mulbf2_b8store:
 	VMOVUPS Y6, 192(AX)
 	VMOVUPS Y7, 224(AX)
 	ADDQ $256, R11
+	JMP  mulbf2_col
+
+mulbf2_b4:
+	LEAQ (R12)(R11*1), AX
+	CMPB accumulate+144(FP), $0
+	JEQ  mulbf2_b4zero
+	VMOVUPS 0(AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	JMP  mulbf2_b4start
+mulbf2_b4zero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+mulbf2_b4start:
+	MOVQ R13, BX
+	CMPQ BX, CX
+	JGE  mulbf2_b4store
+mulbf2_b4loop:
+	PF_ROW(96)
+	PREFETCHT0 0(AX)
+	CUR_ROW
+	VALUE256
+	VPMOVZXWD 0(AX), Y8
+	VPSLLD $16, Y8, Y8
+	VFMADD231PS Y8, Y15, Y0
+	VPMOVZXWD 16(AX), Y9
+	VPSLLD $16, Y9, Y9
+	VFMADD231PS Y9, Y15, Y1
+	VPMOVZXWD 32(AX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y15, Y2
+	VPMOVZXWD 48(AX), Y11
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y11, Y15, Y3
+	INCQ BX
+	CMPQ BX, CX
+	JLT  mulbf2_b4loop
+mulbf2_b4store:
+	LEAQ (R12)(R11*1), AX
+	VMOVUPS Y0, 0(AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ $128, R11
 	JMP  mulbf2_col
 
 mulbf2_b1:
