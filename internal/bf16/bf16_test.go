@@ -264,3 +264,33 @@ func TestGuardPage(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncode checks rounding against the float64 reference, and every
+// level's Encode and Decode against the scalar conversions, on the
+// float32s spelled by the input's bytes.
+func FuzzEncode(f *testing.F) {
+	f.Add([]byte{0, 0x80, 0x7f, 0x7f, 0xff, 0xff, 0x7f, 0x7f, 1, 0, 0x80, 0x3f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		src := make([]float32, len(data)/4)
+		for i := range src {
+			src[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
+			if g := FromFloat32(src[i]); src[i] == src[i] && g != reference(src[i]) {
+				t.Fatalf("FromFloat32(%#08x) = %#04x, want %#04x", math.Float32bits(src[i]), g, reference(src[i]))
+			}
+		}
+		for _, l := range levels() {
+			saved := impl
+			impl = kernelsFor(l)
+			h := make([]uint16, len(src))
+			Encode(h, src)
+			back := make([]float32, len(src))
+			Decode(back, h)
+			impl = saved
+			for i, f := range src {
+				if h[i] != FromFloat32(f) || math.Float32bits(back[i]) != uint32(h[i])<<16 {
+					t.Fatalf("%v: [%d] %#08x encodes to %#04x, decodes to %#08x", l, i, math.Float32bits(f), h[i], math.Float32bits(back[i]))
+				}
+			}
+		}
+	})
+}
