@@ -1,31 +1,19 @@
 package tensor
 
-import "math"
+import (
+	"math"
+
+	"github.com/graft-gnn/graft/internal/bf16"
+)
 
 // Reduced-precision conversions for messages and checkpoints. Both round to
 // nearest even, as hardware converters do, and keep NaN a NaN.
 
 // ToBF16 converts src to bfloat16 bit patterns in dst (len(dst) ≥ len(src)).
-func ToBF16(dst []uint16, src []float32) {
-	dst = dst[:len(src)]
-	for i, f := range src {
-		b := math.Float32bits(f)
-		if b&0x7fffffff > 0x7f800000 { // NaN: keep it quiet and non-zero
-			dst[i] = uint16(b>>16) | 0x40
-			continue
-		}
-		b += 0x7fff + (b>>16)&1
-		dst[i] = uint16(b >> 16)
-	}
-}
+func ToBF16(dst []uint16, src []float32) { bf16.Encode(dst, src) }
 
 // FromBF16 converts bfloat16 bit patterns to float32.
-func FromBF16(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
-	for i, h := range src {
-		dst[i] = math.Float32frombits(uint32(h) << 16)
-	}
-}
+func FromBF16(dst []float32, src []uint16) { bf16.Decode(dst, src) }
 
 // ToF16 converts src to IEEE 754 binary16 bit patterns in dst. Values beyond
 // the half range become ±Inf; tiny values become subnormals or ±0.

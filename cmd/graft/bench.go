@@ -77,20 +77,25 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 			shape = fmt.Sprintf("%d rows %d nnz w%d", r.Rows, r.NNZ, r.Width)
 			rate = fmt.Sprintf("%.1f GB/s", r.GBps)
 		}
-		frac := ""
+		frac, vs := "", ""
 		if r.TriadFraction > 0 && triad > 0 {
 			frac = fmt.Sprintf("%.2f", r.TriadFraction)
 		}
-		fmt.Fprintln(stdout, textRow(kernelColumns, r.Kernel, r.Impl, shape, formatSeconds(r.Seconds), rate, frac, allocs))
+		if r.VsFP32 > 0 {
+			vs = fmt.Sprintf("%.2f×", r.VsFP32)
+		}
+		fmt.Fprintln(stdout, textRow(kernelColumns, r.Kernel, r.Impl, shape, formatSeconds(r.Seconds), rate, frac, vs, allocs))
 	})
 	return encErr
 }
 
 // kernelColumns are the columns of graft bench kernels' text output: the
 // best time of one call and its rate; the fraction of the triad's
-// bandwidth for the memory-bound SpMM.
+// bandwidth for the memory-bound SpMM; a bf16 kernel's speed over the
+// float32 one's on the same shape.
 var kernelColumns = []textColumn{
-	{title: "kernel", width: 8}, {title: "impl", width: 7}, {title: "shape", width: 30},
+	{title: "kernel", width: 12}, {title: "impl", width: 10}, {title: "shape", width: 30},
 	{title: "time", width: 10, right: true}, {title: "rate", width: 15, right: true},
-	{title: "of triad", width: 8, right: true}, {title: "allocs", width: 6, right: true},
+	{title: "of triad", width: 8, right: true}, {title: "vs fp32", width: 7, right: true},
+	{title: "allocs", width: 6, right: true},
 }

@@ -41,12 +41,24 @@ func TestBenchKernelsColumnsAlign(t *testing.T) {
 				t.Errorf("column %q does not start at character %d in\n%s\n%s", title, s, string(header), line)
 			}
 		}
-		for _, title := range []string{"time", "rate", "of triad", "allocs"} {
+		for _, title := range []string{"time", "rate", "of triad", "vs fp32", "allocs"} {
 			_, e := span(title)
-			if at(row, e) != ' ' || (at(row, e-1) == ' ' && title != "of triad" && !(title == "allocs" && strings.HasPrefix(line, "triad"))) {
+			if at(row, e) != ' ' || (at(row, e-1) == ' ' && title != "of triad" && title != "vs fp32" && !(title == "allocs" && strings.HasPrefix(line, "triad"))) {
 				t.Errorf("column %q does not end at character %d in\n%s\n%s", title, e, string(header), line)
 			}
 		}
+	}
+	var bf16Rows int
+	for _, line := range lines[1:] {
+		if strings.Contains(line, "bf16") {
+			bf16Rows++
+			if !strings.Contains(line, "×  ") && !strings.HasSuffix(line, "×") {
+				t.Errorf("bf16 row lacks its speed over float32: %q", line)
+			}
+		}
+	}
+	if bf16Rows != 4 { // three GEMM forms at the quick width, and SpMM
+		t.Errorf("%d bf16 rows, want 4:\n%s", bf16Rows, stdout)
 	}
 	triad := lines[1]
 	if !strings.HasPrefix(triad, "triad ") || !strings.Contains(triad, "3×65536 float32") ||

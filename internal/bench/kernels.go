@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"time"
 
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/gemm"
 	"github.com/graft-gnn/graft/internal/spmm"
 	"github.com/graft-gnn/graft/internal/vec"
@@ -26,6 +28,9 @@ type KernelResult struct {
 	GFLOPS        float64 `json:"gflops,omitempty"`
 	GBps          float64 `json:"gbps,omitempty"`
 	TriadFraction float64 `json:"triad_fraction,omitempty"`
+	// VsFP32 is a bf16 kernel's speed over the float32 kernel's on the
+	// same shape, timed interleaved with it: the ratio of their times.
+	VsFP32        float64 `json:"vs_fp32,omitempty"`
 	AllocsPerCall float64 `json:"allocs_per_call"`
 }
 
@@ -61,12 +66,16 @@ func QuickKernelConfig() KernelConfig {
 }
 
 // Kernels runs the triad, the three GEMM forms at every width, and SpMM,
-// calling emit after each measurement so long runs show progress.
+// each in float32 and beside it in bf16 (timed interleaved, so VsFP32 is
+// a same-run ratio), calling emit after each measurement so long runs
+// show progress.
 func Kernels(cfg KernelConfig, emit func(KernelResult)) {
-	triad := vec.TriadBandwidth(cfg.TriadLen, cfg.Reps)
+	tr := vec.NewTriadPass(cfg.TriadLen)
+	tt := timeInterleaved(cfg.Reps, tr.Run)
 	// The triad reads two vectors and writes one: 12 bytes an element.
+	triad := tr.Bytes() / tt[0].seconds / 1e9
 	emit(KernelResult{Kernel: "triad", Impl: vec.Kernel(), Length: cfg.TriadLen,
-		Seconds: 12 * float64(cfg.TriadLen) / (triad * 1e9), GBps: triad})
+		Seconds: tt[0].seconds, GBps: triad})
 
 	r := rand.New(rand.NewPCG(cfg.Seed, 0))
 	for _, w := range cfg.GemmWidths {
@@ -75,19 +84,26 @@ func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 		big2 := randSlice(r, m*w)
 		small := randSlice(r, w*w)
 		out := make([]float32, m*w)
+		h1, h2, hs := toBF16(big1), toBF16(big2), toBF16(small)
 		flops := 2 * float64(m) * float64(w) * float64(w)
 		forms := []struct {
-			name string
-			run  func()
+			name      string
+			run, bf16 func()
 		}{
-			{"gemm_nn", func() { gemm.Gemm(false, false, m, w, w, big1, w, small, w, out, w, false) }},
-			{"gemm_tn", func() { gemm.Gemm(true, false, w, w, m, big1, w, big2, w, small, w, false) }},
-			{"gemm_nt", func() { gemm.Gemm(false, true, m, w, w, big1, w, small, w, out, w, false) }},
+			{"nn", func() { gemm.Gemm(false, false, m, w, w, big1, w, small, w, out, w, false) },
+				func() { gemm.GemmBF16(false, false, m, w, w, h1, w, hs, w, out, w, false) }},
+			{"tn", func() { gemm.Gemm(true, false, w, w, m, big1, w, big2, w, small, w, false) },
+				func() { gemm.GemmBF16(true, false, w, w, m, h1, w, h2, w, small, w, false) }},
+			{"nt", func() { gemm.Gemm(false, true, m, w, w, big1, w, small, w, out, w, false) },
+				func() { gemm.GemmBF16(false, true, m, w, w, h1, w, hs, w, out, w, false) }},
 		}
 		for _, f := range forms {
-			sec, allocs := timeBest(cfg.Reps, f.run)
-			emit(KernelResult{Kernel: f.name, Impl: gemm.Kernel(), M: m, K: w, N: w,
-				Seconds: sec, GFLOPS: flops / sec / 1e9, AllocsPerCall: allocs})
+			t := timeInterleaved(cfg.Reps, f.run, f.bf16)
+			emit(KernelResult{Kernel: "gemm_" + f.name, Impl: gemm.Kernel(), M: m, K: w, N: w,
+				Seconds: t[0].seconds, GFLOPS: flops / t[0].seconds / 1e9, AllocsPerCall: t[0].allocs})
+			emit(KernelResult{Kernel: "gemm_bf16_" + f.name, Impl: gemm.KernelBF16(), M: m, K: w, N: w,
+				Seconds: t[1].seconds, GFLOPS: flops / t[1].seconds / 1e9, AllocsPerCall: t[1].allocs,
+				VsFP32: t[0].seconds / t[1].seconds})
 		}
 	}
 
@@ -104,14 +120,33 @@ func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 		values[p] = r.Float32()
 	}
 	x := randSlice(r, rows*width)
+	xb := toBF16(x)
 	y := make([]float32, rows*width)
-	sec, allocs := timeBest(cfg.Reps, func() {
-		spmm.MulCSR(rows, offsets, indices, values, x, width, width, y, width, false)
-	})
-	bytes := float64(8*(rows+1)) + float64(nnz)*8 + float64(nnz)*float64(width*4) + float64(rows*width*4)
-	gbps := bytes / sec / 1e9
+	// The triad runs again in alternation with the SpMMs, which are
+	// measured against the best of all its passes: on a shared machine a
+	// lull in the load would otherwise favour one side.
+	t := timeInterleaved(cfg.Reps,
+		func() { spmm.MulCSR(rows, offsets, indices, values, x, width, width, y, width, false) },
+		func() { spmm.MulCSRBF16(rows, offsets, indices, values, xb, width, width, y, width, false) },
+		tr.Run)
+	triad = max(triad, tr.Bytes()/t[2].seconds/1e9)
+	// Bytes: the CSR arrays, every gathered row and the output once.
+	bytes := func(elem int) float64 {
+		return float64(8*(rows+1)) + float64(nnz)*8 + float64(nnz)*float64(width*elem) + float64(rows*width*4)
+	}
+	gbps := bytes(4) / t[0].seconds / 1e9
 	emit(KernelResult{Kernel: "spmm", Impl: spmm.Kernel(), Rows: rows, NNZ: nnz, Width: width,
-		Seconds: sec, GBps: gbps, TriadFraction: gbps / triad, AllocsPerCall: allocs})
+		Seconds: t[0].seconds, GBps: gbps, TriadFraction: gbps / triad, AllocsPerCall: t[0].allocs})
+	gbps = bytes(2) / t[1].seconds / 1e9
+	emit(KernelResult{Kernel: "spmm_bf16", Impl: spmm.Kernel(), Rows: rows, NNZ: nnz, Width: width,
+		Seconds: t[1].seconds, GBps: gbps, TriadFraction: gbps / triad, AllocsPerCall: t[1].allocs,
+		VsFP32: t[0].seconds / t[1].seconds})
+}
+
+func toBF16(x []float32) []uint16 {
+	h := make([]uint16, len(x))
+	bf16.Encode(h, x)
+	return h
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {
@@ -120,6 +155,32 @@ func randSlice(r *rand.Rand, n int) []float32 {
 		s[i] = float32(r.NormFloat64())
 	}
 	return s
+}
+
+type timing struct{ seconds, allocs float64 }
+
+// timeInterleaved times the kernels fs as timeBest does, alternating them
+// rep by rep, so that a shared machine's changing load falls on all alike
+// and the ratios of their times are fair.
+func timeInterleaved(reps int, fs ...func()) []timing {
+	out := make([]timing, len(fs))
+	for i, f := range fs {
+		f()
+		out[i].seconds = math.Inf(1)
+	}
+	for range reps {
+		for i, f := range fs {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			f()
+			d := time.Since(start).Seconds()
+			runtime.ReadMemStats(&after)
+			out[i].seconds = min(out[i].seconds, d)
+			out[i].allocs += float64(after.Mallocs-before.Mallocs) / float64(reps)
+		}
+	}
+	return out
 }
 
 // timeBest runs f once to warm up, then reps times, and returns the best

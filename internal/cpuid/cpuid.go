@@ -34,6 +34,10 @@ const Env = "GRAFT_SIMD"
 // Detected is what this CPU supports, ignoring build tags, capped by Env.
 var Detected, EnvErr = capped(detect(), os.Getenv(Env))
 
+// BF16 reports AVX512_BF16 (VDPBF16PS) on a CPU whose level, after Env's
+// cap, is AVX512; capping below avx512 turns it off with the rest.
+var BF16 = Detected == AVX512 && cpu.X86.HasAVX512BF16
+
 func detect() Level {
 	x := cpu.X86
 	switch {

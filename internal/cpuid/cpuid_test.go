@@ -21,3 +21,10 @@ func TestCapped(t *testing.T) {
 		}
 	}
 }
+
+// BF16 rides on AVX-512: a cap below it turns the instruction off too.
+func TestBF16NeedsAVX512(t *testing.T) {
+	if BF16 && Detected != AVX512 {
+		t.Errorf("BF16 with level %v", Detected)
+	}
+}

@@ -12,3 +12,12 @@ func bestTransposer() *transposer { return goTransposer }
 
 // transposers lists every transposer this build can run on this CPU.
 func transposers() []*transposer { return []*transposer{goTransposer} }
+
+func bestBF16Kernel() *bfKernel { return genericBF16 }
+
+// bfKernels lists every bf16 kernel this build can run on this CPU.
+func bfKernels() []*bfKernel { return []*bfKernel{genericBF16} }
+
+func bestZipper() *zipper { return goZipper }
+
+func zippers() []*zipper { return []*zipper{goZipper} }

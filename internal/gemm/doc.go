@@ -9,4 +9,11 @@
 // registers when the CPU has them. Work is spread over cores with package
 // parallel, and packing buffers are pooled so that a call allocates nothing
 // after warm-up.
+//
+// GemmBF16 multiplies bfloat16 operands into a float32 C. Its packing puts
+// pairs of k side by side, the unit of AVX512_BF16's VDPBF16PS, which its
+// micro-kernel runs on (encoded by hand: Go's assembler lacks it); a CPU
+// without the instruction widens the operands to float32 for Gemm's
+// kernels, and the noasm build runs a pure-Go twin of the instruction's
+// arithmetic.
 package gemm

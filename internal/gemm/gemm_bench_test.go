@@ -2,8 +2,10 @@ package gemm
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
@@ -55,5 +57,70 @@ func BenchmarkGemm(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes against the
+// float32 Gemm with the active kernel, alternating the two call by call so
+// that a shared machine's load falls on both. It reports each one's best
+// rate, the ratio of the best wall times and the ratio of the process CPU
+// time the two took in all (steadier when other processes crowd the cores).
+func BenchmarkGemmBF16(b *testing.B) {
+	const rows = 100000
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{128, 256} {
+		big1, big2, small := randBF16(rng, rows*d), randBF16(rng, rows*d), randBF16(rng, d*d)
+		out, outSmall := make([]float32, rows*d), make([]float32, d*d)
+		f1, f2, fs := randSlice(rng, rows*d), randSlice(rng, rows*d), randSlice(rng, d*d)
+		for _, tc := range []struct {
+			form           string
+			transA, transB bool
+			m, n, k        int
+		}{
+			{"gemm_nn", false, false, rows, d, d},
+			{"gemm_tn", true, false, d, d, rows},
+			{"gemm_nt", false, true, rows, d, d},
+		} {
+			lda, ldb := tc.k, tc.n
+			if tc.transA {
+				lda = tc.m
+			}
+			if tc.transB {
+				ldb = tc.k
+			}
+			a, bb, c, a32, b32 := big1, small, out, f1, fs
+			if tc.transA {
+				bb, c, b32 = big2, outSmall, f2
+			}
+			flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
+			b.Run(fmt.Sprintf("%s/%s/%dx%d", KernelBF16(), tc.form, rows, d), func(b *testing.B) {
+				reportPair(b, flops,
+					func() { Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false) },
+					func() { GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false) })
+			})
+		}
+	}
+}
+
+// reportPair alternates f32 and f16 and reports their best GFLOP/s and
+// the float32-over-bf16 ratios of the best wall time and of all CPU time.
+func reportPair(b *testing.B, flops float64, f32, f16 func()) {
+	f32()
+	f16()
+	var best, cpu [2]float64
+	best[0], best[1] = math.Inf(1), math.Inf(1)
+	for b.Loop() {
+		for i, f := range []func(){f32, f16} {
+			c0, t0 := sysstat.CPUTime(), time.Now()
+			f()
+			best[i] = min(best[i], time.Since(t0).Seconds())
+			cpu[i] += (sysstat.CPUTime() - c0).Seconds()
+		}
+	}
+	b.ReportMetric(flops/best[0]/1e9, "fp32-GFLOP/s")
+	b.ReportMetric(flops/best[1]/1e9, "bf16-GFLOP/s")
+	b.ReportMetric(best[0]/best[1], "wall-ratio")
+	if cpu[1] > 0 {
+		b.ReportMetric(cpu[0]/cpu[1], "cpu-ratio")
 	}
 }

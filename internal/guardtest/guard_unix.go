@@ -35,3 +35,13 @@ func Float32s(t testing.TB, n int) []float32 {
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
+
+// Uint16s is Bytes for n uint16s.
+func Uint16s(t testing.TB, n int) []uint16 {
+	t.Helper()
+	b := Bytes(t, 2*n)
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/internal/vec"
 )
 
@@ -116,6 +118,47 @@ func BenchmarkMulCSRTransNarrow(b *testing.B) {
 				best = min(best, time.Since(start))
 			}
 			reportBandwidth(b, effectiveBytes(m, width), best)
+		})
+	}
+}
+
+// BenchmarkMulCSRBF16 times MulCSRBF16 against MulCSR on the same
+// matrix, alternating the two call by call, and reports the float32-over-
+// bf16 ratios of the best wall time (rows per second) and of all process
+// CPU time (steadier when other processes crowd the cores).
+func BenchmarkMulCSRBF16(b *testing.B) {
+	benchData(b)
+	xb := make([]uint16, len(bench.x))
+	bf16.Encode(xb, bench.x)
+	for _, l := range levels()[:1] {
+		b.Run(l.String(), func(b *testing.B) {
+			benchData(b)
+			useLevel(b, l)
+			m := bench.m
+			fs := []func(){
+				func() {
+					MulCSR(m.rows, m.offsets, m.indices, m.values, bench.x, benchWidth, benchWidth, bench.y, benchWidth, false)
+				},
+				func() {
+					MulCSRBF16(m.rows, m.offsets, m.indices, m.values, xb, benchWidth, benchWidth, bench.y, benchWidth, false)
+				},
+			}
+			best := [2]float64{math.Inf(1), math.Inf(1)}
+			var cpu [2]float64
+			for b.Loop() {
+				for i, f := range fs {
+					c0, t0 := sysstat.CPUTime(), time.Now()
+					f()
+					best[i] = min(best[i], time.Since(t0).Seconds())
+					cpu[i] += (sysstat.CPUTime() - c0).Seconds()
+				}
+			}
+			b.ReportMetric(effectiveBytes(m, benchWidth)/best[0]/1e9/bench.triad, "fp32-best/triad")
+			b.ReportMetric(float64(m.rows)/best[1]/1e6, "bf16-Mrows/s")
+			b.ReportMetric(best[0]/best[1], "wall-ratio")
+			if cpu[1] > 0 {
+				b.ReportMetric(cpu[0]/cpu[1], "cpu-ratio")
+			}
 		})
 	}
 }

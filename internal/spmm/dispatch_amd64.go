@@ -18,13 +18,19 @@ func mulRowsAVX2(offsets []int64, indices []int32, values []float32, x []float32
 //go:noescape
 func scatterAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 
+//go:noescape
+func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
+//go:noescape
+func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
 // kernelsFor returns the widest kernels level allows.
 func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
-		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, scatter: scatterAVX512}
+		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, scatter: scatterAVX512, rowsBF16: mulRowsBF16AVX512}
 	case level >= cpuid.AVX2:
-		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, scatter: scatterAVX2}
+		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, scatter: scatterAVX2, rowsBF16: mulRowsBF16AVX2}
 	}
 	return generic
 }

@@ -1,5 +1,7 @@
 package spmm
 
+import "math"
+
 // mulRowsGeneric is the pure-Go twin of the assembly row kernels.
 func mulRowsGeneric(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
 	for r := 0; r+1 < len(offsets); r++ {
@@ -13,6 +15,27 @@ func mulRowsGeneric(offsets []int64, indices []int32, values []float32, x []floa
 				v = values[p]
 			}
 			axpy(v, x[int(indices[p])*ldx:][:width], yr)
+		}
+	}
+}
+
+// mulRowsBF16Generic is the pure-Go twin of the assembly bf16 row kernel.
+func mulRowsBF16Generic(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool) {
+	for r := 0; r+1 < len(offsets); r++ {
+		yr := y[r*ldy : r*ldy+width]
+		if !accumulate {
+			clear(yr)
+		}
+		for p := offsets[r]; p < offsets[r+1]; p++ {
+			v := float32(1)
+			if values != nil {
+				v = values[p]
+			}
+			xr := x[int(indices[p])*ldx:][:width]
+			yr := yr[:len(xr)]
+			for k, h := range xr {
+				yr[k] += v * math.Float32frombits(uint32(h)<<16)
+			}
 		}
 	}
 }

@@ -20,13 +20,17 @@ type rowKernel func(offsets []int64, indices []int32, values []float32, x []floa
 // p of every row i in [0, len(offsets)-1). Inputs are validated beforehand.
 type scatterKernel func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 
+// rowKernelBF16 is rowKernel with x in bfloat16 (uint16 bit patterns).
+type rowKernelBF16 func(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
 type kernelSet struct {
-	level   cpuid.Level
-	rows    rowKernel
-	scatter scatterKernel
+	level    cpuid.Level
+	rows     rowKernel
+	scatter  scatterKernel
+	rowsBF16 rowKernelBF16
 }
 
-var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, scatter: scatterGeneric}
+var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, scatter: scatterGeneric, rowsBF16: mulRowsBF16Generic}
 
 // impl is the kernel set in use, the widest this CPU and build support.
 var impl = kernelsFor(cpuid.Detected)
@@ -61,6 +65,38 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
 		xRows: rowsIn(len(x), ldx, width), bounds: t.bounds,
 	}
+	t.run("MulCSR", rows)
+}
+
+// MulCSRBF16 is MulCSR with x in bfloat16 (uint16 bit patterns): each
+// gathered row is widened exactly to float32 and the sums are float32, so
+// the result is MulCSR's on the widened x. Gathering half the bytes is the
+// point: SpMM is bound by memory.
+func MulCSRBF16(rows int, offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool) {
+	if rows <= 0 || width <= 0 {
+		if rows < 0 || width < 0 {
+			panic("spmm: MulCSRBF16: negative rows or width")
+		}
+		return
+	}
+	checkShapes("MulCSRBF16", rows, offsets, indices, values, ldx, width, ldy)
+	if need := (rows-1)*ldy + width; len(y) < need {
+		panic(fmt.Sprintf("spmm: MulCSRBF16: len(y) = %d, need %d", len(y), need))
+	}
+	t := mulPool.Get()
+	*t = mulTask{
+		kernelBF16: impl.rowsBF16, offsets: offsets, indices: indices, values: values,
+		xb: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
+		xRows: rowsIn(len(x), ldx, width), bounds: t.bounds,
+	}
+	t.run("MulCSRBF16", rows)
+}
+
+// run splits the product's rows among workers by nonzeros and panics, on
+// the caller's goroutine, if a row was invalid.
+func (t *mulTask) run(op string, rows int) {
+	offsets := t.offsets
+	width := t.width
 	nnz := offsets[rows] - offsets[0]
 	chunks := 4 * parallel.Workers() // a few chunks per worker absorb uneven speed
 	if (nnz+int64(rows))*int64(width) < minParallelWork {
@@ -68,11 +104,11 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 	}
 	t.bounds = balancedBounds(t.bounds[:0], offsets[:rows+1], chunks)
 	parallel.ForBounds(t.bounds, t)
-	bad := t.badRow.Load()
+	bad, xRows := t.badRow.Load(), t.xRows
 	*t = mulTask{bounds: t.bounds}
 	mulPool.Put(t)
 	if bad != 0 {
-		panic(fmt.Sprintf("spmm: MulCSR: row %d has decreasing offsets or a column index outside x's %d rows", bad-1, rowsIn(len(x), ldx, width)))
+		panic(fmt.Sprintf("spmm: %s: row %d has decreasing offsets or a column index outside x's %d rows", op, bad-1, xRows))
 	}
 }
 
@@ -238,10 +274,12 @@ func columnBounds(dst []int, width, slices int) []int {
 
 type mulTask struct {
 	kernel     rowKernel
+	kernelBF16 rowKernelBF16 // instead of kernel, when x is xb
 	offsets    []int64
 	indices    []int32
 	values     []float32
 	x          []float32
+	xb         []uint16
 	ldx, width int
 	y          []float32
 	ldy        int
@@ -258,6 +296,10 @@ var mulPool freelist.List[mulTask]
 func (t *mulTask) Run(lo, hi int) {
 	if r := validRows(t.offsets, t.indices, lo, hi, t.xRows); r >= 0 {
 		t.badRow.CompareAndSwap(0, int64(r)+1)
+		return
+	}
+	if t.kernelBF16 != nil {
+		t.kernelBF16(t.offsets[lo:hi+1], t.indices, t.values, t.xb, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate)
 		return
 	}
 	t.kernel(t.offsets[lo:hi+1], t.indices, t.values, t.x, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate)

@@ -23,19 +23,36 @@ func TriadBandwidth(n, reps int) float64 {
 	if n <= 0 || reps <= 0 {
 		return 0
 	}
-	t := &triadTask{a: make([]float32, n), b: make([]float32, n), c: make([]float32, n), s: 3}
-	const grain = 1 << 16
-	parallel.For(n, grain, &fillTask{t}) // first touch on the workers, not timed
+	tr := NewTriadPass(n)
 	best := time.Duration(1<<63 - 1)
 	for r := 0; r < reps; r++ {
 		start := time.Now()
-		parallel.For(n, grain, t)
+		tr.Run()
 		if d := time.Since(start); d < best {
 			best = d
 		}
 	}
-	return 12 * float64(n) / best.Seconds() / 1e9
+	return tr.Bytes() / best.Seconds() / 1e9
 }
+
+// TriadPass is TriadBandwidth's arrays, for timing single passes in
+// alternation with other kernels on a shared machine.
+type TriadPass struct{ t *triadTask }
+
+// NewTriadPass allocates and first-touches three arrays of n > 0 float32.
+func NewTriadPass(n int) TriadPass {
+	t := &triadTask{a: make([]float32, n), b: make([]float32, n), c: make([]float32, n), s: 3}
+	parallel.For(n, triadGrain, &fillTask{t}) // first touch on the workers
+	return TriadPass{t}
+}
+
+// Run makes one pass, parallel over all cores.
+func (p TriadPass) Run() { parallel.For(len(p.t.a), triadGrain, p.t) }
+
+// Bytes is what a pass moves by the STREAM convention: 12 bytes an element.
+func (p TriadPass) Bytes() float64 { return 12 * float64(len(p.t.a)) }
+
+const triadGrain = 1 << 16
 
 type fillTask struct{ t *triadTask }
 
