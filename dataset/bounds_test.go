@@ -37,8 +37,12 @@ func zeroBomb(prefix []byte, mib int) []byte {
 // bombNPZ is tinyBenchmarkNPZ with one more member, name, whose .npy
 // header declares shape (mib·2^18,) of <f4, all zeros, deflated to a few
 // hundred KiB: its sizes are honest, only its shape is wrong.
-func bombNPZ(name string, mib int) []byte {
-	small, _ := zip.NewReader(bytes.NewReader(tinyBenchmarkNPZ(true)), int64(len(tinyBenchmarkNPZ(true))))
+func bombNPZ(name string, mib int) []byte { return bombInto(tinyBenchmarkNPZ(true), name, mib) }
+
+// bombInto is the archive base with its member name, if any, replaced by
+// the bomb of bombNPZ.
+func bombInto(base []byte, name string, mib int) []byte {
+	small, _ := zip.NewReader(bytes.NewReader(base), int64(len(base)))
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	for _, f := range small.File {
@@ -132,5 +136,19 @@ func TestNPZRefusedBeyondAvailableMemory(t *testing.T) {
 	_, err := ParseNPZ("big.npz", b)
 	if err == nil || !strings.Contains(err.Error(), "big.npz: its arrays hold 4.0 MiB, more than the 1.0 MiB of memory available") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// An archive in no known layout is refused from its members' headers: its
+// arrays, which nothing would read, are never inflated.
+func TestNPZUnknownLayoutNotInflated(t *testing.T) {
+	b := bombInto(npzBytes(true), "attr_matrix", 256)
+	var err error
+	n := allocated(func() { _, err = ParseNPZDataset("bomb", "bomb.npz", b) })
+	if err == nil || !strings.Contains(err.Error(), "bomb.npz: unknown .npz layout (arrays: attr_matrix)") {
+		t.Fatalf("err = %v", err)
+	}
+	if n > 16<<20 {
+		t.Fatalf("refusing a %d-byte archive allocated %d MiB", len(b), n>>20)
 	}
 }

@@ -62,8 +62,7 @@ func npzDataset(name string, z *NPZ) (*Dataset, error) {
 	case isScipySparse(z):
 		d, err = scipyGraph(name, z)
 	default:
-		return nil, fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels), heterophilous-graphs (node_features, node_labels, edges, *_masks) or a scipy.sparse.save_npz adjacency matrix (format, shape, data, indices, indptr)",
-			z.Path, strings.Join(z.Names(), ", "))
+		return nil, unknownLayout(z)
 	}
 	if err != nil {
 		return nil, err
@@ -346,8 +345,18 @@ func checkNPZLayout(z *NPZ) error {
 		c.keep(layoutArrays["heterophilous"])
 	case isScipySparse(z):
 		return checkScipyLayout(z)
+	default:
+		// Refused from the headers: inflating arrays no layout reads would
+		// let a small archive take memory for nothing.
+		return unknownLayout(z)
 	}
-	return c.err // an unknown layout is npzDataset's to name
+	return c.err
+}
+
+// unknownLayout names the arrays of an archive in none of the layouts.
+func unknownLayout(z *NPZ) error {
+	return fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels), heterophilous-graphs (node_features, node_labels, edges, *_masks) or a scipy.sparse.save_npz adjacency matrix (format, shape, data, indices, indptr)",
+		z.Path, strings.Join(z.Names(), ", "))
 }
 
 // headerCheck collects the first disagreement among an archive's shapes.
