@@ -152,3 +152,22 @@ func TestNPZUnknownLayoutNotInflated(t *testing.T) {
 		t.Fatalf("refusing a %d-byte archive allocated %d MiB", len(b), n>>20)
 	}
 }
+
+// An array is inflated into one allocation of its size, not a buffer
+// grown as data arrives (which took up to four times the array).
+func TestNPZInflatesOnce(t *testing.T) {
+	const mib = 64
+	b := bombInto(npzBytes(true), "x", mib)
+	var z *NPZ
+	var err error
+	n := allocated(func() { z, err = ParseNPZ("big.npz", b) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := z.Arrays["x"].Len(); got != mib<<18 {
+		t.Fatalf("x has %d values, want %d", got, mib<<18)
+	}
+	if n > (mib+4)<<20 {
+		t.Fatalf("reading a %d MiB array allocated %d MiB", mib, n>>20)
+	}
+}
