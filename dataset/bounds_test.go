@@ -171,3 +171,56 @@ func TestNPZInflatesOnce(t *testing.T) {
 		t.Fatalf("reading a %d MiB array allocated %d MiB", mib, n>>20)
 	}
 }
+
+// A sparse matrix's dimensions that no array's length backs are bounded by
+// its entries, as an edge list's node count is: a coo matrix declaring 2^25
+// rows for one entry took 256 MiB of row offsets, and 2^25 feature columns
+// a model as wide.
+func TestSparseShapeBoundedByItsEntries(t *testing.T) {
+	const big = 1 << 25
+	one := []float64{1}
+	benchmark := replaceMember(tinyBenchmarkNPZ(true), "attr_shape", npyBytes("<i8", false, []int{2}, le([]int64{4, big})))
+	cases := []struct {
+		name, want string
+		b          []byte
+		read       func(path string) error
+	}{
+		{"coo rows", "array shape declares 33554432 rows for 1 entries", scipyNPZ("coo", big, big, one, map[string][]int32{"row": {0}, "col": {1}}), readGraph},
+		{"coo features", "array shape declares 33554432 rows for 1 entries", scipyNPZ("coo", big, 4, one, map[string][]int32{"row": {0}, "col": {1}}), readScipy},
+		{"csr columns", "array shape declares 33554432 columns for 1 entries", scipyNPZ("csr", 2, big, one, map[string][]int32{"indptr": {0, 1, 1}, "indices": {0}}), readScipy},
+		{"csc rows", "array shape declares 33554432 rows for 1 entries", scipyNPZ("csc", big, 2, one, map[string][]int32{"indptr": {0, 1, 1}, "indices": {0}}), readScipy},
+		{"attribute columns", "array attr_shape declares 33554432 columns for 3 entries", benchmark, readGraph},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, t.TempDir(), "m.npz", c.b)
+			var err error
+			n := allocated(func() { err = c.read(path) })
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			if n > 16<<20 {
+				t.Fatalf("refusing it allocated %d MiB", n>>20)
+			}
+		})
+	}
+}
+
+func readGraph(path string) error { _, err := ReadNPZDataset("", path); return err }
+func readScipy(path string) error { _, err := ReadScipySparse(path); return err }
+
+// replaceMember is the archive b with member name's .npy bytes replaced.
+func replaceMember(b []byte, name string, npy []byte) []byte {
+	zr, _ := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	for _, f := range zr.File {
+		if f.Name != name+".npy" {
+			zw.Copy(f)
+		}
+	}
+	w, _ := zw.Create(name + ".npy")
+	w.Write(npy)
+	zw.Close()
+	return out.Bytes()
+}

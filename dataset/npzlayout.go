@@ -404,6 +404,17 @@ func (c *headerCheck) atMost(name string, limit int64, why string) {
 	}
 }
 
+// backed checks a dimension that no array's length backs (a coo matrix's
+// rows and columns, a csr matrix's columns): like an edge list's node
+// count, it may exceed the matrix's entries by at most isolatedNodes. A
+// tiny archive declaring 2^31 rows would otherwise take 16 GiB of row
+// offsets, and one declaring 2^31 feature columns a model as wide.
+func (c *headerCheck) backed(name, what string, dim int64, entries int) {
+	if c.err == nil && entries >= 0 && dim > int64(entries)+isolatedNodes {
+		c.err = fmt.Errorf("%s: array %s declares %d %s for %d entries; at most %d %s without an entry are supported", c.z.Path, name, dim, what, entries, isolatedNodes, what)
+	}
+}
+
 // dims reads a small (2,) shape array such as adj_shape; ok is false if it
 // is absent or unreadable (the layout reader then says why).
 func (c *headerCheck) dims(name string) (rows, cols int64, ok bool) {
@@ -438,6 +449,9 @@ func (c *headerCheck) benchmark() {
 	}
 	if _, cols, ok := c.dims("attr_shape"); ok {
 		c.atMost("attr_indices", int64(n)*cols, fmt.Sprintf("%d nodes of %d attributes can hold", n, cols))
+		if idx := c.shape("attr_indices"); len(idx) == 1 {
+			c.backed("attr_shape", "columns", cols, idx[0])
+		}
 	}
 	if c.err == nil && c.shape("attr_indices") != nil {
 		c.want("attr_data", "one per entry of attr_indices", c.shape("attr_indices")[0])

@@ -92,12 +92,16 @@ func checkScipyLayout(z *NPZ) error {
 	case "csr":
 		c.want("indptr", fmt.Sprintf("a csr matrix of %d rows", rows), int(rows)+1)
 		c.want("indices", "one per entry of data", nnz)
+		c.backed("shape", "columns", cols, nnz)
 	case "csc":
 		c.want("indptr", fmt.Sprintf("a csc matrix of %d columns", cols), int(cols)+1)
 		c.want("indices", "one per entry of data", nnz)
+		c.backed("shape", "rows", rows, nnz)
 	case "coo":
 		c.want("row", "one per entry of data", nnz)
 		c.want("col", "one per entry of data", nnz)
+		c.backed("shape", "rows", rows, nnz)
+		c.backed("shape", "columns", cols, nnz)
 	}
 	c.atMost("data", rows*cols, fmt.Sprintf("a %d×%d matrix can hold", rows, cols))
 	c.keep([]string{"format", "shape", "data", "indices", "indptr", "row", "col"})
