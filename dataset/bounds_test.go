@@ -224,3 +224,27 @@ func replaceMember(b []byte, name string, npy []byte) []byte {
 	zw.Close()
 	return out.Bytes()
 }
+
+// The conversion of a save_npz matrix bounds its unbacked dimensions
+// itself, not only the header check before inflating: an archive read
+// without that check (ParseNPZ) and converted allocated its declared rows.
+func TestScipyConversionBoundsItsShape(t *testing.T) {
+	const big = 1 << 25
+	one := []float64{1}
+	for format, arrays := range map[string]map[string][]int32{
+		"coo": {"row": {0}, "col": {1}},
+		"csc": {"indptr": {0, 1, 1}, "indices": {0}},
+	} {
+		z, err := ParseNPZ("m.npz", scipyNPZ(format, big, 2, one, arrays))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := allocated(func() { _, err = npzDataset("m", z) })
+		if err == nil || !strings.Contains(err.Error(), "array shape declares 33554432 rows for 1 entries") {
+			t.Fatalf("%s: err = %v", format, err)
+		}
+		if n > 16<<20 {
+			t.Fatalf("%s: refusing it allocated %d MiB", format, n>>20)
+		}
+	}
+}

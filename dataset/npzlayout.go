@@ -404,13 +404,10 @@ func (c *headerCheck) atMost(name string, limit int64, why string) {
 	}
 }
 
-// backed checks a dimension that no array's length backs (a coo matrix's
-// rows and columns, a csr matrix's columns): like an edge list's node
-// count, it may exceed the matrix's entries by at most isolatedNodes. A
-// tiny archive declaring 2^31 rows would otherwise take 16 GiB of row
-// offsets, and one declaring 2^31 feature columns a model as wide.
+// backed checks a dimension that no array's length backs, as backedShape
+// does a save_npz matrix's.
 func (c *headerCheck) backed(name, what string, dim int64, entries int) {
-	if c.err == nil && entries >= 0 && dim > int64(entries)+isolatedNodes {
+	if c.err == nil && dim > int64(entries)+isolatedNodes {
 		c.err = fmt.Errorf("%s: array %s declares %d %s for %d entries; at most %d %s without an entry are supported", c.z.Path, name, dim, what, entries, isolatedNodes, what)
 	}
 }
