@@ -95,6 +95,7 @@ func FuzzReadAssignment(f *testing.F) {
 	f.Add("-1\n", 1, 0)
 	f.Add(" 7 \r\n\n3", 2, 8)
 	f.Add("1e3\n", 1, 0)
+	f.Add("0\n2147483646\n", 2, 0) // a part count callers would allocate for
 	f.Fuzz(func(t *testing.T, input string, n, k int) {
 		if n < 0 || n > 1<<16 || k < 0 || k > 1<<20 {
 			return
@@ -105,6 +106,9 @@ func FuzzReadAssignment(f *testing.F) {
 		}
 		if err := CheckAssignment(parts, n, max(gotK, 1)); err != nil && n > 0 {
 			t.Fatalf("accepted an invalid assignment: %v", err)
+		}
+		if k == 0 && gotK > max(n, 1) {
+			t.Fatalf("%d parts for %d nodes", gotK, n)
 		}
 		var buf bytes.Buffer
 		if err := WriteAssignment(&buf, parts); err != nil {
