@@ -571,8 +571,10 @@ func parseNPZ(path string, b []byte, check func(*NPZ) error) (*NPZ, error) {
 			need += int64(a.Len()) * int64(a.dtype().itemsize)
 		}
 	}
-	if avail, ok := availableMemory(); ok && need > avail {
-		return nil, fmt.Errorf("%s: its arrays hold %s, more than the %s of memory available", path, byteSize(need), byteSize(avail))
+	// Each array is inflated and then converted to the type its reader
+	// keeps (a copy at least as large), so reading takes twice its bytes.
+	if avail, ok := availableMemory(); ok && 2*need > avail {
+		return nil, fmt.Errorf("%s: its arrays hold %s, and reading them takes twice that, more than the %s of memory available", path, byteSize(need), byteSize(avail))
 	}
 	for _, name := range z.Names() {
 		if a := z.Arrays[name]; !a.loaded {
