@@ -252,3 +252,33 @@ func TestScipyConversionBoundsItsShape(t *testing.T) {
 		}
 	}
 }
+
+// An edge list is read only while the memory available can build a graph
+// of the edges read so far: a gzipped megabyte of "0 1" lines holds 250
+// million edges, and the runtime crashed when an allocation failed.
+func TestEdgeListBoundedByAvailableMemory(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 100 << 20, true }
+	text := strings.Repeat("0 1\n", 3<<20)
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"node numbers", func() error { _, err := ParseEdgeList("big.txt", strings.NewReader(text), 2); return err }},
+		{"any ids", func() error { _, _, _, _, err := parseEdgeListIDs("big.txt", strings.NewReader(text)); return err }},
+	} {
+		var err error
+		n := allocated(func() { err = tc.read() })
+		if err == nil || !strings.Contains(err.Error(), "big.txt: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+			t.Fatalf("%s: err = %v", tc.name, err)
+		}
+		if n > 200<<20 { // in all, counting every growth of the arrays
+			t.Fatalf("%s: refusing it allocated %d MiB", tc.name, n>>20)
+		}
+	}
+	// The edges of a graph that fits are read.
+	availableMemory = func() (int64, bool) { return 1 << 30, true }
+	if el, err := ParseEdgeList("ok.txt", strings.NewReader(text), 2); err != nil || len(el.Src) != 3<<20 {
+		t.Fatalf("with 1 GiB available: %v", err)
+	}
+}
