@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"fmt"
 	"hash/crc32"
 	"runtime"
 	"strings"
@@ -305,5 +306,26 @@ func TestFeatureRowsBoundedByAvailableMemory(t *testing.T) {
 		if n > 400<<20 { // in all, counting every growth of the storage
 			t.Fatalf("%s: refusing it allocated %d MiB", tc.name, n>>20)
 		}
+	}
+}
+
+// A LINQS dataset's feature rows and citations are bounded like other
+// readers' by the memory available.
+func TestLINQSBoundedByAvailableMemory(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 100 << 20, true }
+	var content strings.Builder
+	ones := strings.Repeat("\t1", 64)
+	for i := range 250_000 {
+		fmt.Fprintf(&content, "p%d%s\tA\n", i, ones)
+	}
+	_, _, err := parseLINQS("x", "x.content", strings.NewReader(content.String()), "x.cites", strings.NewReader("p0 p1\n"))
+	if err == nil || !strings.Contains(err.Error(), "x.content: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+		t.Fatalf("content: err = %v", err)
+	}
+	cites := strings.Repeat("p0 p1\n", 3<<20)
+	_, _, err = parseLINQS("x", "x.content", strings.NewReader("p0\t1\tA\np1\t0\tB\n"), "x.cites", strings.NewReader(cites))
+	if err == nil || !strings.Contains(err.Error(), "x.cites: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+		t.Fatalf("cites: err = %v", err)
 	}
 }

@@ -210,12 +210,21 @@ func (f *featureRows) add() string {
 func (f *featureRows) room() string {
 	growing := len(f.dense)+f.cols > cap(f.dense) && f.dense != nil ||
 		f.dense == nil && (len(f.ptr) == cap(f.ptr) || len(f.idx)+f.cols > cap(f.idx))
-	held := 4*int64(len(f.dense)) + 8*int64(len(f.ptr)) + 8*int64(len(f.idx))
-	if !growing || held < 64<<20 {
+	if !growing {
+		return ""
+	}
+	return roomForRows(f.rows, 4*int64(len(f.dense))+8*int64(len(f.ptr))+8*int64(len(f.idx)))
+}
+
+// roomForRows returns a message when rows feature rows held in held bytes
+// could not be held twice in the memory available; below 64 MiB it does
+// not look.
+func roomForRows(rows int, held int64) string {
+	if held < 64<<20 {
 		return ""
 	}
 	if avail, ok := availableMemory(); ok && 2*held > avail {
-		return fmt.Sprintf("%d feature rows so far take %s, and their matrix as much again: more than the %s of memory available", f.rows, byteSize(held), byteSize(avail))
+		return fmt.Sprintf("%d feature rows so far take %s, and their matrix as much again: more than the %s of memory available", rows, byteSize(held), byteSize(avail))
 	}
 	return ""
 }
