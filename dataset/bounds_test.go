@@ -258,9 +258,8 @@ func TestScipyConversionBoundsItsShape(t *testing.T) {
 // of the edges read so far: a gzipped megabyte of "0 1" lines holds 250
 // million edges, and the runtime crashed when an allocation failed.
 func TestEdgeListBoundedByAvailableMemory(t *testing.T) {
-	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, bool) { return 100 << 20, true }
-	text := strings.Repeat("0 1\n", 3<<20)
+	lowMemory(t, 1<<20, 10<<20)
+	text := strings.Repeat("0 1\n", 300_000)
 	for _, tc := range []struct {
 		name string
 		read func() error
@@ -270,16 +269,16 @@ func TestEdgeListBoundedByAvailableMemory(t *testing.T) {
 	} {
 		var err error
 		n := allocated(func() { err = tc.read() })
-		if err == nil || !strings.Contains(err.Error(), "big.txt: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+		if err == nil || !strings.Contains(err.Error(), "big.txt: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
 			t.Fatalf("%s: err = %v", tc.name, err)
 		}
-		if n > 200<<20 { // in all, counting every growth of the arrays
+		if n > 20<<20 { // in all, counting every growth of the arrays
 			t.Fatalf("%s: refusing it allocated %d MiB", tc.name, n>>20)
 		}
 	}
 	// The edges of a graph that fits are read.
 	availableMemory = func() (int64, bool) { return 1 << 30, true }
-	if el, err := ParseEdgeList("ok.txt", strings.NewReader(text), 2); err != nil || len(el.Src) != 3<<20 {
+	if el, err := ParseEdgeList("ok.txt", strings.NewReader(text), 2); err != nil || len(el.Src) != 300_000 {
 		t.Fatalf("with 1 GiB available: %v", err)
 	}
 }
@@ -288,22 +287,21 @@ func TestEdgeListBoundedByAvailableMemory(t *testing.T) {
 // twice (the rows, and the matrix made of them): a gzipped node-feat.csv
 // of 38 MB held 49 million dense rows of 100 values, 19.6 GB.
 func TestFeatureRowsBoundedByAvailableMemory(t *testing.T) {
-	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, bool) { return 100 << 20, true }
+	lowMemory(t, 1<<20, 10<<20)
 	for _, tc := range []struct {
 		name, row string
-		rows      int // past 64 MiB of storage, where growth is checked
+		rows      int // past 8 MiB of storage
 	}{
-		{"dense", strings.Repeat("1,", 63) + "1\n", 600_000}, // 64 values a row
-		{"sparse", "0,0\n", 9_000_000},                       // an offset a row
+		{"dense", strings.Repeat("1,", 63) + "1\n", 60_000}, // 64 values a row
+		{"sparse", "0,0\n", 1_200_000},                      // an offset a row
 	} {
 		text := strings.Repeat(tc.row, tc.rows)
 		var err error
 		n := allocated(func() { _, _, err = parseOGBFeatures("node-feat.csv", strings.NewReader(text), 0) })
-		if err == nil || !strings.Contains(err.Error(), "node-feat.csv: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+		if err == nil || !strings.Contains(err.Error(), "node-feat.csv: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
 			t.Fatalf("%s: err = %v", tc.name, err)
 		}
-		if n > 400<<20 { // in all, counting every growth of the storage
+		if n > 40<<20 { // in all, counting every growth of the storage
 			t.Fatalf("%s: refusing it allocated %d MiB", tc.name, n>>20)
 		}
 	}
@@ -312,20 +310,28 @@ func TestFeatureRowsBoundedByAvailableMemory(t *testing.T) {
 // A LINQS dataset's feature rows and citations are bounded like other
 // readers' by the memory available.
 func TestLINQSBoundedByAvailableMemory(t *testing.T) {
-	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, bool) { return 100 << 20, true }
+	lowMemory(t, 1<<20, 10<<20)
 	var content strings.Builder
 	ones := strings.Repeat("\t1", 64)
-	for i := range 250_000 {
+	for i := range 25_000 {
 		fmt.Fprintf(&content, "p%d%s\tA\n", i, ones)
 	}
 	_, _, err := parseLINQS("x", "x.content", strings.NewReader(content.String()), "x.cites", strings.NewReader("p0 p1\n"))
-	if err == nil || !strings.Contains(err.Error(), "x.content: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+	if err == nil || !strings.Contains(err.Error(), "x.content: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
 		t.Fatalf("content: err = %v", err)
 	}
-	cites := strings.Repeat("p0 p1\n", 3<<20)
+	cites := strings.Repeat("p0 p1\n", 300_000)
 	_, _, err = parseLINQS("x", "x.content", strings.NewReader("p0\t1\tA\np1\t0\tB\n"), "x.cites", strings.NewReader(cites))
-	if err == nil || !strings.Contains(err.Error(), "x.cites: line ") || !strings.Contains(err.Error(), "more than the 100.0 MiB of memory available") {
+	if err == nil || !strings.Contains(err.Error(), "x.cites: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
 		t.Fatalf("cites: err = %v", err)
 	}
+}
+
+// lowMemory makes the text readers look at the memory available above
+// look bytes, and find avail bytes, until t ends.
+func lowMemory(t *testing.T, look, avail int64) {
+	oldLook, oldAvail := lookAbove, availableMemory
+	t.Cleanup(func() { lookAbove, availableMemory = oldLook, oldAvail })
+	lookAbove = look
+	availableMemory = func() (int64, bool) { return avail, true }
 }

@@ -94,15 +94,19 @@ const bytesPerEdge = 72
 // than a message. Readers call it when an edge array is about to grow,
 // so the memory state is read only a few dozen times.
 func roomForEdges(edges int) error {
-	if edges < 1<<20 {
+	need := int64(edges) * bytesPerEdge
+	if need < lookAbove {
 		return nil
 	}
-	need := int64(edges) * bytesPerEdge
 	if avail, ok := availableMemory(); ok && need > avail {
 		return fmt.Errorf("%d edges so far, and a graph of them takes about %s, more than the %s of memory available", edges, byteSize(need), byteSize(avail))
 	}
 	return nil
 }
+
+// lookAbove is the memory below which the text readers do not look at the
+// memory available (a variable for tests).
+var lookAbove int64 = 64 << 20
 
 // isolatedNodes is how many nodes beyond two per edge a graph read from an
 // edge list may have: nodes no edge mentions, which cost memory that

@@ -217,10 +217,10 @@ func (f *featureRows) room() string {
 }
 
 // roomForRows returns a message when rows feature rows held in held bytes
-// could not be held twice in the memory available; below 64 MiB it does
-// not look.
+// could not be held twice in the memory available; below lookAbove it
+// does not look.
 func roomForRows(rows int, held int64) string {
-	if held < 64<<20 {
+	if held < lookAbove {
 		return ""
 	}
 	if avail, ok := availableMemory(); ok && 2*held > avail {
