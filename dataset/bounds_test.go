@@ -335,3 +335,46 @@ func lowMemory(t *testing.T, look, avail int64) {
 	lookAbove = look
 	availableMemory = func() (int64, bool) { return avail, true }
 }
+
+// An OGB directory's per-node and split files are read no further than
+// their node count backs: labels stop at the count raw/num-node-list gives
+// (a gzipped file of blank lines holds a billion), or without one while
+// the memory available can hold a graph of that many nodes, and a split
+// set stops at one line per node.
+func TestOGBLinesBoundedByTheNodes(t *testing.T) {
+	lines := strings.Repeat("0\n", 1_000_000)
+	for _, tc := range []struct {
+		name, file, count string
+		low               bool
+		want              string
+	}{
+		{"labels beyond the node count", "raw/node-label.csv", "3\n", false, "node-label.csv: line 4: more labels than the 3 nodes"},
+		{"labels beyond the memory", "raw/node-label.csv", "", true, "nodes so far, and a graph of them takes about"},
+		{"a split set beyond the node count", "split/s/train.csv", "", false, "train.csv: line 4: more than 3 lines: a split set lists each of the 3 nodes at most once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.low {
+				lowMemory(t, 1<<20, 10<<20)
+			}
+			dir := t.TempDir()
+			writeFile(t, dir, "raw/edge.csv", []byte("0,1\n1,2\n"))
+			if tc.count != "" {
+				writeFile(t, dir, "raw/num-node-list.csv", []byte(tc.count))
+			}
+			if tc.file != "raw/node-label.csv" {
+				writeFile(t, dir, "raw/node-label.csv", []byte("0\n1\n0\n"))
+				writeFile(t, dir, "split/s/valid.csv", []byte("1\n"))
+				writeFile(t, dir, "split/s/test.csv", []byte("2\n"))
+			}
+			writeFile(t, dir, tc.file, []byte(lines))
+			var err error
+			n := allocated(func() { _, err = ReadOGB("x", dir) })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if n > 24<<20 {
+				t.Fatalf("refusing it allocated %d MiB", n>>20)
+			}
+		})
+	}
+}

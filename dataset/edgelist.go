@@ -104,6 +104,23 @@ func roomForEdges(edges int) error {
 	return nil
 }
 
+// bytesPerNode is about what a node costs at the peak of building a
+// graph: its label, row offsets and degree, and their copies.
+const bytesPerNode = 40
+
+// roomForNodes is roomForEdges for a node count that a file's lines back
+// (one label a line, say).
+func roomForNodes(nodes int) error {
+	need := int64(nodes) * bytesPerNode
+	if need < lookAbove {
+		return nil
+	}
+	if avail, ok := availableMemory(); ok && need > avail {
+		return fmt.Errorf("%d nodes so far, and a graph of them takes about %s, more than the %s of memory available", nodes, byteSize(need), byteSize(avail))
+	}
+	return nil
+}
+
 // lookAbove is the memory below which the text readers do not look at the
 // memory available (a variable for tests).
 var lookAbove int64 = 64 << 20
