@@ -64,22 +64,10 @@ func heldBy(cfg nn.Config, h *nn.ParamsHeader) error {
 		}
 		held += n
 	}
-	heads, outHeads := 1.0, 1.0
-	if cfg.Model == "gat" { // heads concatenated in hidden layers, averaged in the last
-		heads, outHeads = float64(max(cfg.Heads, 1)), float64(max(cfg.OutputHeads, 1))
-	}
-	least, in := 0.0, float64(cfg.InFeatures)
-	for l := range cfg.Layers {
-		out := float64(cfg.Hidden) * heads
-		if l == cfg.Layers-1 {
-			out = float64(cfg.Classes) * outHeads
-		}
-		least += in * out
-		in = out
-	}
+	least := nn.LeastParams(cfg)
 	if least > held {
 		return fmt.Errorf("its metadata describes a model of at least %.0f parameters (%d input features, %d hidden, %d heads, %d classes, %d layers), but its tensors hold %.0f values",
-			least, cfg.InFeatures, cfg.Hidden, int(heads), cfg.Classes, cfg.Layers, held)
+			least, cfg.InFeatures, cfg.Hidden, cfg.Heads, cfg.Classes, cfg.Layers, held)
 	}
 	return nil
 }
