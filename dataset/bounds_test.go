@@ -378,3 +378,17 @@ func TestOGBLinesBoundedByTheNodes(t *testing.T) {
 		})
 	}
 }
+
+// String ids count toward an edge list's memory: 100,000 edges between
+// 200,000 distinct names take more than their 7 MB of edges.
+func TestEdgeListCountsItsNames(t *testing.T) {
+	lowMemory(t, 1<<20, 10<<20)
+	var text strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&text, "a%d b%d\n", i, i)
+	}
+	_, _, _, _, err := parseEdgeListIDs("names.txt", strings.NewReader(text.String()))
+	if err == nil || !strings.Contains(err.Error(), "names.txt: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
+		t.Fatalf("err = %v", err)
+	}
+}

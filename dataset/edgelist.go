@@ -60,7 +60,7 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 			return nil, lr.errorf("%s", perr)
 		}
 		if len(el.Src) == cap(el.Src) {
-			if err := roomForEdges(len(el.Src)); err != nil {
+			if err := roomForEdges(len(el.Src), 0); err != nil {
 				return nil, lr.errorf("%v", err)
 			}
 		}
@@ -92,9 +92,11 @@ const bytesPerEdge = 72
 // to a thousandfold, so a megabyte may hold 250 million edges, and when
 // an allocation fails the runtime crashes with a goroutine dump rather
 // than a message. Readers call it when an edge array is about to grow,
-// so the memory state is read only a few dozen times.
-func roomForEdges(edges int) error {
-	need := int64(edges) * bytesPerEdge
+// so the memory state is read only a few dozen times. names is the number
+// of string ids read so far (each kept as a string, in a map and in the
+// dataset's ids; about bytesPerName).
+func roomForEdges(edges, names int) error {
+	need := int64(edges)*bytesPerEdge + int64(names)*bytesPerName
 	if need < lookAbove {
 		return nil
 	}
@@ -103,6 +105,11 @@ func roomForEdges(edges int) error {
 	}
 	return nil
 }
+
+// bytesPerName is about what a string id costs (measured: 400 MiB for 2
+// million edges between 2 million ids, 72 bytes an edge and the rest for
+// the ids).
+const bytesPerName = 128
 
 // bytesPerNode is about what a node costs at the peak of building a
 // graph: its label, row offsets and degree, and their copies.

@@ -168,7 +168,7 @@ func parseLINQSCites(citesName string, cites io.Reader, nodes *linqsNodes) (src,
 			return lr.errorf("want \"<cited id> <citing id>\", found %d columns", len(f))
 		}
 		if len(dst) == cap(dst) {
-			if err := roomForEdges(len(dst)); err != nil {
+			if err := roomForEdges(len(dst), len(nodes.ids)); err != nil {
 				return lr.errorf("%v", err)
 			}
 		}

@@ -188,7 +188,7 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 			return lr.errorf("%s", msg)
 		}
 		if len(t.ends) >= cap(t.ends)-1 {
-			if err := roomForEdges(len(t.ends) / 2); err != nil {
+			if err := roomForEdges(len(t.ends)/2, len(t.names)); err != nil {
 				return lr.errorf("%v", err)
 			}
 		}
