@@ -59,6 +59,11 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 			}
 			return nil, lr.errorf("%s", perr)
 		}
+		if len(el.Src) == cap(el.Src) {
+			if err := roomForEdges(len(el.Src), 0); err != nil {
+				return nil, lr.errorf("%v", err)
+			}
+		}
 		el.Src = append(el.Src, s)
 		el.Dst = append(el.Dst, d)
 		if max(s, d) > maxID {
@@ -76,6 +81,56 @@ func ParseEdgeList(name string, r io.Reader, n int) (*EdgeList, error) {
 	}
 	return el, nil
 }
+
+// bytesPerEdge is about what an edge costs at the peak of reading an edge
+// list and building its graph: the ids read, the edges both ways, their
+// sort and the CSR arrays (measured: 1.1 GiB for 16.7 million edges).
+const bytesPerEdge = 72
+
+// roomForEdges refuses to read beyond edges edges when the memory
+// available cannot build a graph of them. A gzipped edge list inflates up
+// to a thousandfold, so a megabyte may hold 250 million edges, and when
+// an allocation fails the runtime crashes with a goroutine dump rather
+// than a message. Readers call it when an edge array is about to grow,
+// so the memory state is read only a few dozen times. names is the number
+// of string ids read so far (each kept as a string, in a map and in the
+// dataset's ids; about bytesPerName).
+func roomForEdges(edges, names int) error {
+	need := int64(edges)*bytesPerEdge + int64(names)*bytesPerName
+	if need < lookAbove {
+		return nil
+	}
+	if avail, ok := availableMemory(); ok && need > avail {
+		return fmt.Errorf("%d edges so far, and a graph of them takes about %s, more than the %s of memory available", edges, byteSize(need), byteSize(avail))
+	}
+	return nil
+}
+
+// bytesPerName is about what a string id costs (measured: 400 MiB for 2
+// million edges between 2 million ids, 72 bytes an edge and the rest for
+// the ids).
+const bytesPerName = 128
+
+// bytesPerNode is about what a node costs at the peak of building a
+// graph: its label, row offsets and degree, and their copies.
+const bytesPerNode = 40
+
+// roomForNodes is roomForEdges for a node count that a file's lines back
+// (one label a line, say).
+func roomForNodes(nodes int) error {
+	need := int64(nodes) * bytesPerNode
+	if need < lookAbove {
+		return nil
+	}
+	if avail, ok := availableMemory(); ok && need > avail {
+		return fmt.Errorf("%d nodes so far, and a graph of them takes about %s, more than the %s of memory available", nodes, byteSize(need), byteSize(avail))
+	}
+	return nil
+}
+
+// lookAbove is the memory below which the text readers do not look at the
+// memory available (a variable for tests).
+var lookAbove int64 = 64 << 20
 
 // isolatedNodes is how many nodes beyond two per edge a graph read from an
 // edge list may have: nodes no edge mentions, which cost memory that

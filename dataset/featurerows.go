@@ -181,6 +181,9 @@ func (f *featureRows) add() string {
 	case len(f.row) != f.cols:
 		return fmt.Sprintf("%d columns, but the first row has %d", len(f.row), f.cols)
 	}
+	if msg := f.room(); msg != "" {
+		return msg
+	}
 	f.rows++
 	if f.dense != nil {
 		f.dense = append(f.dense, f.row...)
@@ -195,6 +198,33 @@ func (f *featureRows) add() string {
 	f.ptr = append(f.ptr, int64(len(f.idx)))
 	if 2*len(f.idx) > f.rows*f.cols {
 		f.densify()
+	}
+	return ""
+}
+
+// room returns a message when the storage is about to grow and the memory
+// available could not hold the rows read so far twice (they are copied
+// into the matrix returned): a gzipped file inflates up to a thousandfold,
+// and when an allocation fails the runtime crashes with a goroutine dump.
+// Growth happens a few dozen times, so the memory state is read as often.
+func (f *featureRows) room() string {
+	growing := len(f.dense)+f.cols > cap(f.dense) && f.dense != nil ||
+		f.dense == nil && (len(f.ptr) == cap(f.ptr) || len(f.idx)+f.cols > cap(f.idx))
+	if !growing {
+		return ""
+	}
+	return roomForRows(f.rows, 4*int64(len(f.dense))+8*int64(len(f.ptr))+8*int64(len(f.idx)))
+}
+
+// roomForRows returns a message when rows feature rows held in held bytes
+// could not be held twice in the memory available; below lookAbove it
+// does not look.
+func roomForRows(rows int, held int64) string {
+	if held < lookAbove {
+		return ""
+	}
+	if avail, ok := availableMemory(); ok && 2*held > avail {
+		return fmt.Sprintf("%d feature rows so far take %s, and their matrix as much again: more than the %s of memory available", rows, byteSize(held), byteSize(avail))
 	}
 	return ""
 }

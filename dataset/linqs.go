@@ -121,6 +121,12 @@ func (ps *linqsPapers) add(lr *lineReader, line []byte, nodes *linqsNodes) error
 
 // addFeatures reads a paper's width features from it as a sparse row.
 func (ps *linqsPapers) addFeatures(lr *lineReader, it *fieldIter) error {
+	if len(ps.cols)+ps.width > cap(ps.cols) || len(ps.offsets) == cap(ps.offsets) {
+		// About to grow: a gzipped file inflates up to a thousandfold.
+		if msg := roomForRows(len(ps.offsets), 8*int64(len(ps.cols))+8*int64(len(ps.offsets))); msg != "" {
+			return lr.errorf("%s", msg)
+		}
+	}
 	for c := 0; c < ps.width; c++ {
 		f, _ := it.next()
 		var x float32
@@ -160,6 +166,11 @@ func parseLINQSCites(citesName string, cites io.Reader, nodes *linqsNodes) (src,
 			return nil
 		case len(f) != 2:
 			return lr.errorf("want \"<cited id> <citing id>\", found %d columns", len(f))
+		}
+		if len(dst) == cap(dst) {
+			if err := roomForEdges(len(dst), len(nodes.ids)); err != nil {
+				return lr.errorf("%v", err)
+			}
 		}
 		// The citing paper aggregates from the cited one; symmetrising
 		// makes the direction moot for the dataset's graph anyway.

@@ -187,6 +187,11 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		if msg != "" {
 			return lr.errorf("%s", msg)
 		}
+		if len(t.ends) >= cap(t.ends)-1 {
+			if err := roomForEdges(len(t.ends)/2, len(t.names)); err != nil {
+				return lr.errorf("%v", err)
+			}
+		}
 		t.add(a)
 		t.add(b)
 		if len(t.ends) > 2*(1<<31-2) {

@@ -571,8 +571,10 @@ func parseNPZ(path string, b []byte, check func(*NPZ) error) (*NPZ, error) {
 			need += int64(a.Len()) * int64(a.dtype().itemsize)
 		}
 	}
-	if avail, ok := availableMemory(); ok && need > avail {
-		return nil, fmt.Errorf("%s: its arrays hold %s, more than the %s of memory available", path, byteSize(need), byteSize(avail))
+	// Each array is inflated and then converted to the type its reader
+	// keeps (a copy at least as large), so reading takes twice its bytes.
+	if avail, ok := availableMemory(); ok && 2*need > avail {
+		return nil, fmt.Errorf("%s: its arrays hold %s, and reading them takes twice that, more than the %s of memory available", path, byteSize(need), byteSize(avail))
 	}
 	for _, name := range z.Names() {
 		if a := z.Arrays[name]; !a.loaded {
@@ -622,10 +624,12 @@ func readMember(f *zip.File, archiveSize, upTo int) (*Array, error) {
 	if h.nbytes > upTo {
 		return a, nil
 	}
-	// Grow the buffer as data arrives rather than trusting the header with
-	// one large allocation.
-	buf := bytes.NewBuffer(make([]byte, 0, min(h.nbytes, 1<<24)))
-	if _, err := io.CopyN(buf, r, int64(h.nbytes)); err != nil {
+	// One allocation of the declared size: the claim is bounded above by
+	// what the member's compressed size can hold, and parseNPZ has checked
+	// the archive's total against the memory available. Growing a buffer
+	// as data arrived instead took up to four times the array's size.
+	data := make([]byte, h.nbytes)
+	if _, err := io.ReadFull(r, data); err != nil {
 		return nil, fmt.Errorf("truncated: shape %v of %s needs %d data bytes: %w", h.shape, h.descr, h.nbytes, noEOF(err))
 	}
 	// Reading to the end makes archive/zip verify the member's CRC-32, which
@@ -633,7 +637,7 @@ func readMember(f *zip.File, archiveSize, upTo int) (*Array, error) {
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, fmt.Errorf("corrupt member: %w", noEOF(err))
 	}
-	a.data, a.loaded = buf.Bytes(), true
+	a.data, a.loaded = data, true
 	return a, nil
 }
 

@@ -182,6 +182,11 @@ func FuzzNPZ(f *testing.F) {
 	f.Add(npzBytes(true, member{"adj_indptr", npyBytes("<i8", false, []int{1 << 31}, nil)}))
 	f.Add(npzBytes(false, member{"edges", npyBytes("<i8", false, []int{1 << 30, 2}, nil)},
 		member{"node_features", npyBytes("<f4", false, []int{1 << 30, 1 << 10}, nil)}))
+	// A member no layout reads, and sparse matrices whose shapes no array
+	// backs: 2^31-1 coo rows for one entry, 2^31-1 csr columns.
+	f.Add(bombInto(npzBytes(true), "x", 4))
+	f.Add(scipyNPZ("coo", 1<<31-1, 1<<31-1, []float64{1}, map[string][]int32{"row": {0}, "col": {1}}))
+	f.Add(scipyNPZ("csr", 2, 1<<31-1, []float64{1}, map[string][]int32{"indptr": {0, 1, 1}, "indices": {0}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// What the reader holds is bounded by what the archive can inflate
 		// to, about 1032:1 (and a few conversions of it).

@@ -62,8 +62,7 @@ func npzDataset(name string, z *NPZ) (*Dataset, error) {
 	case isScipySparse(z):
 		d, err = scipyGraph(name, z)
 	default:
-		return nil, fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels), heterophilous-graphs (node_features, node_labels, edges, *_masks) or a scipy.sparse.save_npz adjacency matrix (format, shape, data, indices, indptr)",
-			z.Path, strings.Join(z.Names(), ", "))
+		return nil, unknownLayout(z)
 	}
 	if err != nil {
 		return nil, err
@@ -346,8 +345,18 @@ func checkNPZLayout(z *NPZ) error {
 		c.keep(layoutArrays["heterophilous"])
 	case isScipySparse(z):
 		return checkScipyLayout(z)
+	default:
+		// Refused from the headers: inflating arrays no layout reads would
+		// let a small archive take memory for nothing.
+		return unknownLayout(z)
 	}
-	return c.err // an unknown layout is npzDataset's to name
+	return c.err
+}
+
+// unknownLayout names the arrays of an archive in none of the layouts.
+func unknownLayout(z *NPZ) error {
+	return fmt.Errorf("%s: unknown .npz layout (arrays: %s); want gnn-benchmark (adj_*, attr_*, labels), heterophilous-graphs (node_features, node_labels, edges, *_masks) or a scipy.sparse.save_npz adjacency matrix (format, shape, data, indices, indptr)",
+		z.Path, strings.Join(z.Names(), ", "))
 }
 
 // headerCheck collects the first disagreement among an archive's shapes.
@@ -395,6 +404,14 @@ func (c *headerCheck) atMost(name string, limit int64, why string) {
 	}
 }
 
+// backed checks a dimension that no array's length backs, as backedShape
+// does a save_npz matrix's.
+func (c *headerCheck) backed(name, what string, dim int64, entries int) {
+	if c.err == nil && dim > int64(entries)+isolatedNodes {
+		c.err = fmt.Errorf("%s: array %s declares %d %s for %d entries; at most %d %s without an entry are supported", c.z.Path, name, dim, what, entries, isolatedNodes, what)
+	}
+}
+
 // dims reads a small (2,) shape array such as adj_shape; ok is false if it
 // is absent or unreadable (the layout reader then says why).
 func (c *headerCheck) dims(name string) (rows, cols int64, ok bool) {
@@ -429,6 +446,9 @@ func (c *headerCheck) benchmark() {
 	}
 	if _, cols, ok := c.dims("attr_shape"); ok {
 		c.atMost("attr_indices", int64(n)*cols, fmt.Sprintf("%d nodes of %d attributes can hold", n, cols))
+		if idx := c.shape("attr_indices"); len(idx) == 1 {
+			c.backed("attr_shape", "columns", cols, idx[0])
+		}
 	}
 	if c.err == nil && c.shape("attr_indices") != nil {
 		c.want("attr_data", "one per entry of attr_indices", c.shape("attr_indices")[0])

@@ -108,7 +108,7 @@ func (od ogbDir) readNodes(d *Dataset) (int, error) {
 		d.Dense, d.Sparse = x, s
 	}
 	if p, ok := od.find("raw/node-label.csv"); ok {
-		labels, k, err := readOGBLabels(p)
+		labels, k, err := readOGBLabels(p, n)
 		if err != nil {
 			return 0, err
 		}
@@ -211,20 +211,32 @@ func parseOGBFeatures(name string, r io.Reader, n int) (*tensor.Matrix, *tensor.
 	return x, s, nil
 }
 
-func readOGBLabels(path string) ([]int32, int, error) {
+func readOGBLabels(path string, n int) ([]int32, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	return parseOGBLabels(path, f)
+	return parseOGBLabels(path, f, n)
 }
 
-// parseOGBLabels reads one class id per line; "nan" or blank is unlabelled.
-func parseOGBLabels(name string, r io.Reader) ([]int32, int, error) {
+// parseOGBLabels reads one class id per line; "nan" or blank is
+// unlabelled. n is the node count when known (else -1): a file with more
+// lines is refused when it has read n+1, not after reading them all.
+// Without it, the lines are read while the memory available can hold
+// a graph of as many nodes.
+func parseOGBLabels(name string, r io.Reader, n int) ([]int32, int, error) {
 	var labels []int32
 	k := 0
 	err := scanLines(name, r, func(lr *lineReader, line []byte) error {
+		switch {
+		case len(labels) == n:
+			return lr.errorf("more labels than the %d nodes", n)
+		case len(labels) == cap(labels):
+			if err := roomForNodes(len(labels)); err != nil {
+				return lr.errorf("%v", err)
+			}
+		}
 		f := bytes.TrimSpace(line)
 		if bytes.IndexByte(f, ',') >= 0 {
 			return lr.errorf("several label columns; multi-label tasks are not supported")
@@ -256,6 +268,9 @@ func readOGBIndex(path string, n int) ([]int32, error) {
 		}
 		if msg != "" {
 			return lr.errorf("%s", msg)
+		}
+		if len(ids) == n {
+			return lr.errorf("more than %d lines: a split set lists each of the %d nodes at most once", n, n)
 		}
 		ids = append(ids, int32(v))
 		return nil

@@ -104,7 +104,7 @@ func FuzzOGB(f *testing.F) {
 				t.Fatal(s.Validate())
 			}
 		}
-		if y, k, err := parseOGBLabels("labels", bytes.NewReader(labels)); err == nil {
+		if y, k, err := parseOGBLabels("labels", bytes.NewReader(labels), -1); err == nil {
 			for i, c := range y {
 				if c < Unlabelled || int(c) >= k {
 					t.Fatalf("label %d = %d outside [-1, %d)", i, c, k)

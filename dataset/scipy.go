@@ -99,9 +99,38 @@ func checkScipyLayout(z *NPZ) error {
 		c.want("row", "one per entry of data", nnz)
 		c.want("col", "one per entry of data", nnz)
 	}
+	if c.err == nil && nnz >= 0 {
+		c.err = backedShape(z.Path, format, rows, cols, nnz)
+	}
 	c.atMost("data", rows*cols, fmt.Sprintf("a %d×%d matrix can hold", rows, cols))
 	c.keep([]string{"format", "shape", "data", "indices", "indptr", "row", "col"})
 	return c.err
+}
+
+// backedShape checks the dimensions of a save_npz matrix of entries
+// entries that no array's length backs (a coo matrix's rows and columns, a
+// csr matrix's columns, a csc matrix's rows): like an edge list's node
+// count, each may exceed the entries by at most isolatedNodes. A tiny
+// archive declaring 2^31 rows would otherwise take 16 GiB of row offsets
+// (coo, or a csc matrix's transpose), and 2^31 feature columns a model as
+// wide.
+func backedShape(path, format string, rows, cols int64, entries int) error {
+	dims := []struct {
+		what string
+		n    int64
+	}{{"rows", rows}, {"columns", cols}}
+	switch format {
+	case "csr":
+		dims = dims[1:]
+	case "csc":
+		dims = dims[:1]
+	}
+	for _, d := range dims {
+		if d.n > int64(entries)+isolatedNodes {
+			return fmt.Errorf("%s: array shape declares %d %s for %d entries; at most %d %s without an entry are supported", path, d.n, d.what, entries, isolatedNodes, d.what)
+		}
+	}
+	return nil
 }
 
 // scipyCSR converts a checked save_npz archive to CSR.
@@ -132,6 +161,9 @@ func scipyCSR(z *NPZ) (*tensor.CSR, error) {
 	values, err := da.Float32s()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", z.Path, err)
+	}
+	if err := backedShape(z.Path, format, rows, cols, len(values)); err != nil {
+		return nil, err
 	}
 	if err := checkFinite(values, 0); err != nil {
 		return nil, fmt.Errorf("%s: array data: %w", z.Path, err)

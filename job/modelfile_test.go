@@ -1,7 +1,9 @@
 package job
 
 import (
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -57,4 +59,59 @@ func TestModelInfoErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A model file whose metadata describes a model far larger than its
+// tensors is refused before the model is built: widths of 2^24 allocated
+// gigabytes, and 2^31 crashed graft evaluate and predict.
+func TestLoadSavedRefusesMetadataBeyondItsTensors(t *testing.T) {
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		cfg := nn.Config{Model: model, Layers: 2, Hidden: 4, Heads: 2, OutputHeads: 1, InFeatures: 5, Classes: 3, Activation: nn.ReLU}
+		m, err := nn.NewModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := ModelInfo{Model: cfg, Layout: nn.TorchLayout, Dataset: "d", Split: "public", Features: "dense"}
+		path := filepath.Join(t.TempDir(), "m.safetensors")
+		write := func(md map[string]string) {
+			if err := nn.SaveParamsFile(path, m.Params(), md); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(info.metadata())
+		if _, err := LoadSaved(path); err != nil {
+			t.Fatalf("%s: the honest file: %v", model, err)
+		}
+		for _, tc := range []struct{ key, value, want string }{
+			{"in_features", "16777216", "16777216 input features"},
+			{"hidden", "16777216", "16777216 hidden"},
+			{"classes", "16777216", "16777216 classes"},
+			{"heads", "16777216", "16777216 heads"},
+			{"layers", "65536", "describes 65536 layers, but it holds"},
+		} {
+			if tc.key == "heads" && model != "gat" {
+				continue
+			}
+			md := info.metadata()
+			md[tc.key] = tc.value
+			write(md)
+			var err error
+			n := allocated(func() { _, err = LoadSaved(path) })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s, %s=%s: error %v, want one containing %q", model, tc.key, tc.value, err, tc.want)
+			}
+			if n > 16<<20 {
+				t.Errorf("%s, %s=%s: refusing it allocated %d MiB", model, tc.key, tc.value, n>>20)
+			}
+		}
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -29,6 +29,9 @@ func LoadSaved(path string) (*Saved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	if err := heldBy(info.Model, h); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
 	model, err := nn.NewModel(info.Model)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the model its metadata describes: %v", path, err)
@@ -41,6 +44,32 @@ func LoadSaved(path string) (*Saved, error) {
 		return nil, err
 	}
 	return &Saved{Info: info, Model: model}, nil
+}
+
+// heldBy checks, before the model is built, that the file's tensors can
+// hold the model cfg describes: at least one tensor per layer, and as many
+// values as the least the layers' weights take (each layer's input width
+// times its output width; GAT's heads and SAGE's second weight only add
+// to it). Metadata naming a width of 2^31 would otherwise allocate the
+// model before its tensors are compared, and crash.
+func heldBy(cfg nn.Config, h *nn.ParamsHeader) error {
+	if cfg.Layers > len(h.Names) {
+		return fmt.Errorf("its metadata describes %d layers, but it holds %d tensors", cfg.Layers, len(h.Names))
+	}
+	var held float64
+	for _, shape := range h.Shapes {
+		n := 1.0
+		for _, d := range shape {
+			n *= float64(d)
+		}
+		held += n
+	}
+	least := nn.LeastParams(cfg)
+	if least > held {
+		return fmt.Errorf("its metadata describes a model of at least %.0f parameters (%d input features, %d hidden, %d heads, %d classes, %d layers), but its tensors hold %.0f values",
+			least, cfg.InFeatures, cfg.Hidden, cfg.Heads, cfg.Classes, cfg.Layers, held)
+	}
+	return nil
 }
 
 // Input is a dataset prepared for a saved model as its training run

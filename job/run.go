@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
@@ -13,6 +14,7 @@ import (
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
@@ -118,6 +120,15 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	if in.manifest == nil {
 		return fullgraph.RunInProcess(ctx, s.Train, in.problem, in.layout, opts, onEpoch)
+	}
+	// Every part is read in this process, so the directory must hold them
+	// all before a rank starts: a manifest saying 100000 parts started a
+	// group of as many ranks, whose memory grows with the square of it,
+	// and crashed before the first missing part was noticed.
+	for i := range in.manifest.Parts {
+		if _, err := os.Stat(partstore.Dir(s.PartDir, i)); err != nil {
+			return train.Result{}, nil, fmt.Errorf("--part-dir %s: manifest.json says %d parts, but part %d is missing: %w", s.PartDir, in.manifest.Parts, i, err)
+		}
 	}
 	var res train.Result
 	var loop *train.Loop

@@ -120,6 +120,9 @@ func NewModel(cfg Config) (*Model, error) {
 	if _, err := ParseActivation(string(cfg.Activation)); err != nil {
 		return nil, err
 	}
+	if err := checkModelSize(cfg); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6772616674)) // "graft"
 	m := &Model{Config: cfg, drops: make([]Dropout, cfg.Layers), acts: make([]Act, cfg.Layers-1),
 		actModes: make([]actMode, cfg.Layers-1), actOuts: make([]*tensor.Matrix, cfg.Layers-1),

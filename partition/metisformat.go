@@ -14,7 +14,8 @@ import (
 // ReadAssignment reads an assignment in METIS's format: one part id per
 // line, line v for node v, as gpmetis writes it. Blank lines are ignored.
 // n is the expected node count; k, when positive, is the part count every id
-// must lie below, and when zero is taken as the largest id plus one.
+// must lie below, and when zero is taken as the largest id plus one, which
+// may then be at most n.
 // ReadAssignment does not reject empty parts (gpmetis can produce them);
 // Evaluate reports how many there are.
 func ReadAssignment(r io.Reader, n, k int) (parts []int32, numParts int, err error) {
@@ -46,6 +47,12 @@ func ReadAssignment(r io.Reader, n, k int) (parts []int32, numParts int, err err
 		}
 		if k > 0 && p >= int64(k) {
 			return nil, 0, fmt.Errorf("partition: assignment line %d: part %d out of range [0,%d)", line, p, k)
+		}
+		// Without a given part count the largest id sets it, and callers
+		// allocate per part: a two-line file naming part 2^31-1 would take
+		// gigabytes. More parts than nodes is no partition anyone means.
+		if k == 0 && p >= int64(max(n, 1)) {
+			return nil, 0, fmt.Errorf("partition: assignment line %d: part %d would make more parts than the graph's %d nodes", line, p, n)
 		}
 		parts = append(parts, int32(p))
 	}

@@ -28,6 +28,9 @@ func TestReadAssignment(t *testing.T) {
 		{"overflow", "99999999999\n", 1, 0, nil, 0, "is not a part id"},
 		{"huge line", strings.Repeat("1", 10000), 1, 0, nil, 0, "too long"},
 		{"empty graph", "", 0, 0, []int32{}, 0, ""},
+		{"more parts than nodes", "0\n2147483646\n", 2, 0, nil, 0, "line 2: part 2147483646 would make more parts than the graph's 2 nodes"},
+		{"as many parts as nodes", "1\n0\n", 2, 0, []int32{1, 0}, 2, ""},
+		{"more parts than nodes, given", "0\n3\n", 2, 4, []int32{0, 3}, 4, ""},
 	}
 	for _, c := range cases {
 		parts, k, err := ReadAssignment(strings.NewReader(c.input), c.n, c.k)
@@ -92,6 +95,7 @@ func FuzzReadAssignment(f *testing.F) {
 	f.Add("-1\n", 1, 0)
 	f.Add(" 7 \r\n\n3", 2, 8)
 	f.Add("1e3\n", 1, 0)
+	f.Add("0\n2147483646\n", 2, 0) // a part count callers would allocate for
 	f.Fuzz(func(t *testing.T, input string, n, k int) {
 		if n < 0 || n > 1<<16 || k < 0 || k > 1<<20 {
 			return
@@ -102,6 +106,9 @@ func FuzzReadAssignment(f *testing.F) {
 		}
 		if err := CheckAssignment(parts, n, max(gotK, 1)); err != nil && n > 0 {
 			t.Fatalf("accepted an invalid assignment: %v", err)
+		}
+		if k == 0 && gotK > max(n, 1) {
+			t.Fatalf("%d parts for %d nodes", gotK, n)
 		}
 		var buf bytes.Buffer
 		if err := WriteAssignment(&buf, parts); err != nil {

@@ -9,10 +9,13 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// Bounds a stored part must respect.
+// Bounds a stored part must respect. maxClasses is the datasets' own
+// bound (class ids are at most 2^15-1): the model's last layer is as wide
+// as the class count, which the part's arrays do not otherwise back.
 const (
 	maxParts   = 1 << 16
 	maxColumns = 1 << 24
+	maxClasses = 1 << 15
 )
 
 // The files of a part, as indices into fileNames.
@@ -125,7 +128,7 @@ func (t *topology) check() error {
 		return bad("part %d of %d", id, k)
 	case nodes < 1 || nodes > math.MaxInt32:
 		return bad("%d nodes", nodes)
-	case classes < 1 || classes > math.MaxInt32:
+	case classes < 1 || classes > maxClasses:
 		return bad("%d classes", classes)
 	}
 	if err := ascendingIDs(t.owned, nodes); err != nil {

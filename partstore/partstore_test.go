@@ -138,3 +138,32 @@ func TestLongestArrayName(t *testing.T) {
 		}
 	}
 }
+
+// A part's class count sizes the model's last layer and no array backs
+// it, so it is bounded as the datasets' is: 2^31-1 classes built a model
+// of 2^31 outputs and crashed.
+func TestDecodeBoundsClasses(t *testing.T) {
+	src, layout := ring(t, false)
+	for _, tc := range []struct {
+		classes int64
+		want    string
+	}{
+		{1 << 15, ""},
+		{1<<15 + 1, "topology.bin: 32769 classes"},
+		{1<<31 - 1, "topology.bin: 2147483647 classes"},
+	} {
+		files := Build(src, &layout.Parts[0], Fingerprint(layout)).arrays()
+		for i := range files[0] {
+			if files[0][i].name == "meta" {
+				files[0][i].i64[4] = tc.classes
+			}
+		}
+		p, err := Decode(encodeArrays(files[0]), encodeArrays(files[1]), encodeArrays(files[2]))
+		switch {
+		case tc.want == "" && (err != nil || int64(p.Classes) != tc.classes):
+			t.Errorf("%d classes: %v", tc.classes, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%d classes: error %v, want one containing %q", tc.classes, err, tc.want)
+		}
+	}
+}

@@ -271,3 +271,23 @@ func TestPartitionOwnFiles(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 }
+
+// An assignment file whose largest part id exceeds the node count is
+// refused in one line: the part count it implied was allocated per part,
+// and "0\n2147483646\n" crashed graft partition --assign out of memory.
+func TestPartitionAssignMorePartsThanNodes(t *testing.T) {
+	dir := t.TempDir()
+	edges := filepath.Join(dir, "e.txt")
+	assign := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(edges, []byte("0 1\n1 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(assign, []byte("0\n2147483646\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runGraft(t, "partition", "--dataset", edges, "--assign", assign)
+	want := "graft partition: " + assign + ": partition: assignment line 2: part 2147483646 would make more parts than the graph's 3 nodes\n"
+	if code != 1 || stderr != want {
+		t.Fatalf("exit %d: %s%s, want %q", code, stdout, stderr, want)
+	}
+}

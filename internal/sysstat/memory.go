@@ -8,9 +8,10 @@ import (
 )
 
 // AvailableMemory returns how many more bytes this process can take before
-// the machine or its control group runs out: the smaller of the kernel's
-// MemAvailable and the cgroup v2 limit less its usage. ok is false where
-// neither is known.
+// the machine or its control group runs out, or its address space limit
+// is reached: the smallest of the kernel's MemAvailable, the cgroup v2
+// limit less its usage, and RLIMIT_AS (ulimit -v) less the address space
+// mapped. ok is false where none is known.
 func AvailableMemory() (n int64, ok bool) {
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		if kib, found := statusKiB(b, "MemAvailable:"); found {
@@ -26,6 +27,9 @@ func AvailableMemory() (n int64, ok bool) {
 				n, ok = room, true
 			}
 		}
+	}
+	if room, limited := addressSpaceRoom(); limited && (!ok || room < n) {
+		n, ok = room, true
 	}
 	return n, ok
 }
