@@ -30,6 +30,8 @@ type Group struct {
 
 	callsMu sync.Mutex
 	calls   []callState // the collective each rank is in, for the watchdog
+
+	inboxes []*inbox // each rank's point-to-point messages (p2p.go)
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -62,6 +64,7 @@ func NewGroup(size int) *Group {
 	}
 	for r := range size {
 		g.comms = append(g.comms, &local{g: g, rank: r, stats: newStats(size)})
+		g.inboxes = append(g.inboxes, newInbox(r, size))
 	}
 	return g
 }
@@ -453,6 +456,7 @@ func Run(size int, fn func(c Communicator) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.finished(r)
 			if err := fn(g.Comm(r)); err != nil {
 				errs[r] = fmt.Errorf("rank %d: %w", r, err)
 				g.Abort(errs[r])
