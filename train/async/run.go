@@ -1,0 +1,264 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Options are the settings of a parameter-server run beyond its training
+// configuration.
+type Options struct {
+	Workers, Servers int
+	Rule             Rule
+	// MaxStaleness drops gradients staler than it; negative keeps all.
+	MaxStaleness int
+	// Sync runs the synchronous baseline instead: every server waits for
+	// a gradient from every worker and applies their mean.
+	Sync bool
+	// Timeout bounds every wait for a peer (default 2 minutes): a dead or
+	// stalled rank is an error naming it within it.
+	Timeout time.Duration
+	// SlowWorker's steps take SlowFactor times their compute time (a
+	// factor of 1 or less slows nothing).
+	SlowWorker int
+	SlowFactor float64
+	// NewStepper returns worker w's stepper over its training seeds.
+	NewStepper func(w int, seeds []int32) (train.Stepper, error)
+}
+
+// DefaultTimeout is Options.Timeout's default.
+const DefaultTimeout = 2 * time.Minute
+
+// Result summarises a run: Best is the evaluated epoch (of worker 0) with
+// the highest validation accuracy, and Model, worker 0's model, holds its
+// parameters.
+type Result struct {
+	Epochs       int
+	Best         train.Metrics
+	EpochSeconds []float64
+	Model        *nn.Model
+	Seconds      float64 // wall time of the whole run
+	// Final is worker 0's parameters after its last step, concatenated
+	// in the model's order; Counters the servers' figures over the run,
+	// summed over the shards (each push counts once per shard).
+	Final    []float32
+	Counters Counters
+}
+
+// Seeds returns worker w's share of the training seeds among n: every
+// n-th, so that each share draws from the whole order.
+func Seeds(train []int32, w, n int) []int32 {
+	var out []int32
+	for i := w; i < len(train); i += n {
+		out = append(out, train[i])
+	}
+	return out
+}
+
+// Run trains in this process: opts.Workers worker ranks (0…N−1) and
+// opts.Servers server ranks (N…N+S−1) of one comm.Group, talking through
+// its point-to-point messages exactly as over a network. Worker 0
+// evaluates the parameters it last received after each of its epochs (every
+// cfg.EvalEvery) and reports the epoch to onEpoch with the servers'
+// staleness figures since its last epoch.
+func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
+	if err := opts.check(cfg); err != nil {
+		return Result{}, err
+	}
+	n, s := opts.Workers, opts.Servers
+	steppers := make([]train.Stepper, n)
+	for w := range n {
+		st, err := opts.NewStepper(w, Seeds(p.Train, w, n))
+		if err != nil {
+			return Result{}, err
+		}
+		// Dropout is keyed by the model's step: apart per worker.
+		st.Model().SetStep(uint64(w) << 40)
+		steppers[w] = st
+	}
+	params := steppers[0].Model().Params()
+	sizes := make([]int, len(params))
+	for i, q := range params {
+		sizes[i] = len(q.Value.Data)
+	}
+	plan := Plan(sizes, s)
+	settings := Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness}
+	shards := make([]*Shard, s)
+	for k := range s {
+		var values [][]float32
+		var decays []float64
+		for _, i := range plan[k] {
+			values, decays = append(values, params[i].Value.Data), append(decays, params[i].WeightDecay)
+		}
+		var err error
+		if shards[k], err = NewShard(settings, values, decays); err != nil {
+			return Result{}, err
+		}
+	}
+	workers, servers := make([]int, n), make([]int, s)
+	for w := range n {
+		workers[w] = w
+	}
+	for k := range s {
+		servers[k] = n + k
+	}
+	rep := &reporter{cfg: cfg, opts: opts, stepper: steppers[0], servers: servers, onEpoch: onEpoch, ctx: ctx}
+	start := time.Now()
+	err := comm.Run(n+s, func(c comm.Communicator) error {
+		r := c.Rank()
+		if r >= n {
+			return Serve(c, shards[r-n], ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync})
+		}
+		wc := WorkerConfig{Servers: servers, Plan: plan, Epochs: cfg.Epochs, Timeout: opts.Timeout}
+		if r == opts.SlowWorker {
+			wc.Slow = opts.SlowFactor
+		}
+		if r == 0 {
+			rep.c, rep.last = c, time.Now()
+			wc.OnEpoch = rep.epoch
+		}
+		return Work(c, steppers[r], wc)
+	})
+	res := Result{Epochs: rep.epochs, Best: rep.best, EpochSeconds: rep.seconds, Model: steppers[0].Model(), Seconds: time.Since(start).Seconds()}
+	for _, q := range params {
+		res.Final = append(res.Final, q.Value.Data...)
+	}
+	for _, sh := range shards {
+		cn := sh.Counters()
+		res.Counters.Staleness.Merge(&cn.Staleness)
+		res.Counters.Dropped += cn.Dropped
+		res.Counters.Updates += cn.Updates
+	}
+	if rep.bestParams != nil {
+		for i, q := range params {
+			copy(q.Value.Data, rep.bestParams[i])
+		}
+	}
+	return res, err
+}
+
+func (o *Options) check(cfg train.Config) error {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	switch {
+	case o.Workers < 1 || o.Servers < 1:
+		return fmt.Errorf("async: %d workers and %d servers; want at least one of each", o.Workers, o.Servers)
+	case cfg.Epochs < 1:
+		return fmt.Errorf("async: %d epochs; want at least 1", cfg.Epochs)
+	case cfg.Accumulate > 1:
+		return errors.New("async: gradient accumulation is not supported: each push is one batch's gradient")
+	case cfg.Steps > 0 || cfg.Patience > 0:
+		return errors.New("async: a step limit and patience are not supported: workers stop after their epochs")
+	case o.NewStepper == nil:
+		return errors.New("async: no stepper")
+	}
+	return nil
+}
+
+// reporter is worker 0's record of the run's epochs.
+type reporter struct {
+	ctx        context.Context
+	cfg        train.Config
+	opts       Options
+	c          comm.Communicator
+	stepper    train.Stepper
+	servers    []int
+	onEpoch    func(metrics.Epoch) error
+	last       time.Time // the end of the last report
+	prev       Counters
+	epochs     int
+	seconds    []float64
+	best       train.Metrics
+	bestParams [][]float32
+	metrics    train.Metrics // the last evaluation
+}
+
+// epoch evaluates (when due) and reports worker 0's epoch.
+func (r *reporter) epoch(d EpochDone) error {
+	if err := r.ctx.Err(); err != nil {
+		return fmt.Errorf("%w after epoch %d: %v", train.ErrInterrupted, d.Epoch, err)
+	}
+	now := time.Now()
+	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
+	if err != nil {
+		return err
+	}
+	wall := now.Sub(r.last).Seconds()
+	interval := cn
+	interval.Staleness = Histogram{}
+	interval.Staleness.Merge(&cn.Staleness)
+	interval.Staleness.Sub(&r.prev.Staleness)
+	interval.Dropped -= r.prev.Dropped
+	interval.Updates -= r.prev.Updates
+	r.prev = cn
+	m := r.metrics
+	m.Evaluated = r.cfg.EvalEvery <= 1 || d.Epoch%r.cfg.EvalEvery == 0 || d.Epoch == r.cfg.Epochs
+	if m.Evaluated {
+		ev, err := r.stepper.Evaluate(d.Steps)
+		if err != nil {
+			return err
+		}
+		m = metricsOf(ev)
+		m.Evaluated = true
+		m.EvalSeconds = time.Since(now).Seconds()
+		r.metrics = m
+		if r.bestParams == nil || m.ValAcc > r.best.ValAcc {
+			r.keep(d.Epoch, m)
+		}
+	}
+	m.Epoch, m.Loss, m.StepSeconds = d.Epoch, d.Loss, d.Seconds
+	m.EpochSeconds = time.Since(r.last).Seconds()
+	if m.Epoch == r.best.Epoch {
+		r.best = m
+	}
+	r.last = time.Now()
+	r.epochs = d.Epoch
+	r.seconds = append(r.seconds, m.EpochSeconds)
+	if r.onEpoch == nil {
+		return nil
+	}
+	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc, ValLoss: m.ValLoss,
+		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
+		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches(),
+		StalenessMean: interval.Staleness.Mean(), StalenessP50: interval.Staleness.Quantile(0.5),
+		StalenessP99: interval.Staleness.Quantile(0.99), StalenessMax: interval.Staleness.Max(),
+		DroppedUpdates: interval.Dropped}
+	if wall > 0 {
+		e.UpdatesPerSecond = float64(interval.Updates) / wall
+	}
+	return r.onEpoch(e)
+}
+
+// keep makes epoch the best so far, with the model's current parameters.
+func (r *reporter) keep(epoch int, m train.Metrics) {
+	m.Epoch = epoch
+	r.best = m
+	params := r.stepper.Model().Params()
+	if r.bestParams == nil {
+		r.bestParams = make([][]float32, len(params))
+	}
+	for i, q := range params {
+		r.bestParams[i] = append(r.bestParams[i][:0], q.Value.Data...)
+	}
+}
+
+// metricsOf turns one worker's evaluation sums (over every node: each
+// worker holds the whole graph) into metrics.
+func metricsOf(e train.Evaluation) train.Metrics {
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	return train.Metrics{TrainAcc: ratio(e.TrainCorrect, e.TrainCount), ValAcc: ratio(e.ValCorrect, e.ValCount),
+		TestAcc: ratio(e.TestCorrect, e.TestCount), ValLoss: ratio(e.ValLossSum, e.ValCount)}
+}

@@ -1,0 +1,114 @@
+package async
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Sites of the parameter server's messages: requests go to the servers,
+// replies come back to the workers.
+const (
+	RequestSite = "ps.request"
+	ReplySite   = "ps.reply"
+)
+
+// Kinds of request.
+const (
+	kindPush  byte = 1 // a gradient: apply it, then send the parameters
+	kindPull  byte = 2 // send the parameters
+	kindStats byte = 3 // send the shard's counters
+	kindDone  byte = 4 // the worker has finished: no reply
+)
+
+// request is a worker's message to a server: kind, the version the
+// gradient was computed from, and the gradient.
+type request struct {
+	kind    byte
+	version int
+	grad    []float32
+}
+
+func (r request) encode() []byte {
+	b := make([]byte, 0, 9+4*len(r.grad))
+	b = append(b, r.kind)
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
+	return appendFloats(b, r.grad)
+}
+
+func decodeRequest(b []byte, dst []float32) (request, error) {
+	if len(b) < 9 || (len(b)-9)%4 != 0 || b[0] < kindPush || b[0] > kindDone {
+		return request{}, fmt.Errorf("async: malformed %d-byte request", len(b))
+	}
+	r := request{kind: b[0], version: int(binary.LittleEndian.Uint64(b[1:]))}
+	r.grad = readFloats(dst[:0], b[9:])
+	return r, nil
+}
+
+// reply is a server's answer to a push or pull: its version after the
+// request and its parameter values; tau and applied say what became of a
+// pushed gradient.
+type reply struct {
+	version int
+	tau     int
+	applied bool
+	values  []float32
+}
+
+func (r reply) encode() []byte {
+	b := make([]byte, 0, 17+4*len(r.values))
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.tau))
+	applied := byte(0)
+	if r.applied {
+		applied = 1
+	}
+	return appendFloats(append(b, applied), r.values)
+}
+
+func decodeReply(b []byte, dst []float32) (reply, error) {
+	if len(b) < 17 || (len(b)-17)%4 != 0 {
+		return reply{}, fmt.Errorf("async: malformed %d-byte reply", len(b))
+	}
+	r := reply{version: int(binary.LittleEndian.Uint64(b)), tau: int(binary.LittleEndian.Uint64(b[8:])), applied: b[16] == 1}
+	r.values = readFloats(dst[:0], b[17:])
+	return r, nil
+}
+
+func encodeCounters(c Counters) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(c.Dropped))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.Updates))
+	for _, n := range c.Staleness.counts {
+		b = binary.LittleEndian.AppendUint64(b, uint64(n))
+	}
+	return b
+}
+
+func decodeCounters(b []byte) (Counters, error) {
+	if len(b) < 16 || len(b)%8 != 0 {
+		return Counters{}, fmt.Errorf("async: malformed %d-byte counters", len(b))
+	}
+	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:]))}
+	for tau := 0; 16+8*tau < len(b); tau++ {
+		n := int64(binary.LittleEndian.Uint64(b[16+8*tau:]))
+		if n < 0 {
+			return Counters{}, fmt.Errorf("async: malformed counters")
+		}
+		c.Staleness.addN(tau, n)
+	}
+	return c, nil
+}
+
+func appendFloats(b []byte, x []float32) []byte {
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
+}
+
+func readFloats(dst []float32, b []byte) []float32 {
+	for i := 0; i+4 <= len(b); i += 4 {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return dst
+}
