@@ -222,7 +222,8 @@ func (s *Shard) AppendValues(dst []float32) []float32 {
 type Counters struct {
 	Staleness Histogram // of every gradient received, dropped or not
 	Dropped   int64     // gradients dropped for their staleness
-	Updates   int64     // gradients applied
+	Updates   int64     // gradients applied (mean of several, in Sync)
+	Pushes    int64     // gradients received and used, applied or dropped (Serve's count)
 }
 
 // Counters returns a copy of the shard's figures.

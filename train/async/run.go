@@ -40,11 +40,13 @@ const DefaultTimeout = 2 * time.Minute
 // the highest validation accuracy, and Model, worker 0's model, holds its
 // parameters.
 type Result struct {
-	Epochs       int
-	Best         train.Metrics
-	EpochSeconds []float64
-	Model        *nn.Model
-	Seconds      float64 // wall time of the whole run
+	Epochs int
+	Best   train.Metrics
+	// EpochSeconds, StepSeconds and EvalSeconds are worker 0's: each
+	// epoch's wall time, its training part, and each evaluation.
+	EpochSeconds, StepSeconds, EvalSeconds []float64
+	Model                                  *nn.Model
+	Seconds                                float64 // wall time of the whole run
 	// Final is worker 0's parameters after its last step, concatenated
 	// in the model's order; Counters the servers' figures over the run,
 	// summed over the shards (each push counts once per shard).
@@ -64,10 +66,16 @@ func Seeds(train []int32, w, n int) []int32 {
 
 // Run trains in this process: opts.Workers worker ranks (0…N−1) and
 // opts.Servers server ranks (N…N+S−1) of one comm.Group, talking through
-// its point-to-point messages exactly as over a network. Worker 0
-// evaluates the parameters it last received after each of its epochs (every
-// cfg.EvalEvery) and reports the epoch to onEpoch with the servers'
-// staleness figures since its last epoch.
+// its point-to-point messages exactly as over a network.
+//
+// An epoch is as many gradients as all workers' batches over their seeds,
+// whichever workers computed them: the servers stop the workers once
+// cfg.Epochs epochs of gradients are in, so fast workers do the share of a
+// slow one. Worker 0 evaluates the parameters it last received when an
+// epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
+// epoch to onEpoch with the servers' staleness figures since the last
+// report. Patience does not stop the run; model selection keeps the
+// evaluated epoch of best validation accuracy.
 func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if err := opts.check(cfg); err != nil {
 		return Result{}, err
@@ -109,24 +117,35 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 	for k := range s {
 		servers[k] = n + k
 	}
-	rep := &reporter{cfg: cfg, opts: opts, stepper: steppers[0], servers: servers, onEpoch: onEpoch, ctx: ctx}
+	// Worker 0's evaluations go through a loop of its own, which the
+	// workers never step: it turns the stepper's sums into every metric.
+	evalCfg := cfg
+	evalCfg.Reducer = nil
+	evalLoop, err := train.New(evalCfg, steppers[0])
+	if err != nil {
+		return Result{}, err
+	}
+	rep := &reporter{cfg: cfg, opts: opts, stepper: steppers[0], eval: evalLoop, servers: servers, onEpoch: onEpoch, ctx: ctx}
+	for _, st := range steppers {
+		rep.epochSize += int64(st.Batches())
+	}
 	start := time.Now()
-	err := comm.Run(n+s, func(c comm.Communicator) error {
+	err = comm.Run(n+s, func(c comm.Communicator) error {
 		r := c.Rank()
 		if r >= n {
-			return Serve(c, shards[r-n], ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync})
+			return Serve(c, shards[r-n], ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Budget: int64(cfg.Epochs) * rep.epochSize})
 		}
-		wc := WorkerConfig{Servers: servers, Plan: plan, Epochs: cfg.Epochs, Timeout: opts.Timeout}
+		wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
 		if r == opts.SlowWorker {
 			wc.Slow = opts.SlowFactor
 		}
 		if r == 0 {
 			rep.c, rep.last = c, time.Now()
-			wc.OnEpoch = rep.epoch
+			wc.OnStep = rep.step
 		}
 		return Work(c, steppers[r], wc)
 	})
-	res := Result{Epochs: rep.epochs, Best: rep.best, EpochSeconds: rep.seconds, Model: steppers[0].Model(), Seconds: time.Since(start).Seconds()}
+	res := Result{Epochs: rep.epochs, Best: rep.best, EpochSeconds: rep.seconds, StepSeconds: rep.steps, EvalSeconds: rep.evals, Model: steppers[0].Model(), Seconds: time.Since(start).Seconds()}
 	for _, q := range params {
 		res.Final = append(res.Final, q.Value.Data...)
 	}
@@ -155,8 +174,8 @@ func (o *Options) check(cfg train.Config) error {
 		return fmt.Errorf("async: %d epochs; want at least 1", cfg.Epochs)
 	case cfg.Accumulate > 1:
 		return errors.New("async: gradient accumulation is not supported: each push is one batch's gradient")
-	case cfg.Steps > 0 || cfg.Patience > 0:
-		return errors.New("async: a step limit and patience are not supported: workers stop after their epochs")
+	case cfg.Steps > 0:
+		return errors.New("async: a step limit is not supported: workers stop after their epochs")
 	case o.NewStepper == nil:
 		return errors.New("async: no stepper")
 	}
@@ -170,26 +189,65 @@ type reporter struct {
 	opts       Options
 	c          comm.Communicator
 	stepper    train.Stepper
+	eval       *train.Loop
 	servers    []int
 	onEpoch    func(metrics.Epoch) error
 	last       time.Time // the end of the last report
 	prev       Counters
+	epochSize  int64   // gradients of all workers in an epoch: every worker's batches
+	lossSum    float64 // worker 0's steps since the last report
+	lossSteps  int
+	stepSecs   float64
 	epochs     int
 	seconds    []float64
+	steps      []float64
+	evals      []float64
 	best       train.Metrics
 	bestParams [][]float32
 	metrics    train.Metrics // the last evaluation
 }
 
-// epoch evaluates (when due) and reports worker 0's epoch.
-func (r *reporter) epoch(d EpochDone) error {
-	if err := r.ctx.Err(); err != nil {
-		return fmt.Errorf("%w after epoch %d: %v", train.ErrInterrupted, d.Epoch, err)
+// step notes worker 0's step, and reports an epoch once the servers have
+// received an epoch's gradients from all workers together (or the run's
+// last). When worker 0 lags so much that several epochs' gradients came in
+// since its last step, only the latest epoch is reported.
+func (r *reporter) step(d StepDone) error {
+	r.lossSum += d.Loss
+	r.lossSteps++
+	r.stepSecs += d.Seconds
+	epoch := min(int(d.Pushes/max(r.epochSize, 1)), r.cfg.Epochs)
+	if d.Stop {
+		epoch = r.cfg.Epochs
 	}
+	if epoch <= r.epochs {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("%w in epoch %d: %v", train.ErrInterrupted, r.epochs+1, err)
+		}
+		return nil
+	}
+	reported, err := r.epoch(r.lossSum/float64(r.lossSteps), r.stepSecs)
+	if reported {
+		r.lossSum, r.lossSteps, r.stepSecs = 0, 0, 0
+	}
+	return err
+}
+
+// epoch evaluates (when due) and reports the latest epoch whose gradients
+// the servers' counters show in; loss is worker 0's mean over its steps
+// since the last report, stepSeconds their time. It reports nothing when
+// no epoch has come in since the last report.
+func (r *reporter) epoch(loss, stepSeconds float64) (bool, error) {
 	now := time.Now()
 	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
 	if err != nil {
-		return err
+		return false, err
+	}
+	epoch := min(int(cn.Pushes/max(r.epochSize, 1)), r.cfg.Epochs)
+	if epoch <= r.epochs {
+		return false, nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return false, fmt.Errorf("%w after epoch %d: %v", train.ErrInterrupted, epoch, err)
 	}
 	wall := now.Sub(r.last).Seconds()
 	interval := cn
@@ -200,32 +258,35 @@ func (r *reporter) epoch(d EpochDone) error {
 	interval.Updates -= r.prev.Updates
 	r.prev = cn
 	m := r.metrics
-	m.Evaluated = r.cfg.EvalEvery <= 1 || d.Epoch%r.cfg.EvalEvery == 0 || d.Epoch == r.cfg.Epochs
+	m.Evaluated = r.cfg.EvalEvery <= 1 || epoch%r.cfg.EvalEvery == 0 || epoch == r.cfg.Epochs
 	if m.Evaluated {
-		ev, err := r.stepper.Evaluate(d.Steps)
-		if err != nil {
-			return err
+		if m, err = r.eval.Evaluate(); err != nil {
+			return false, err
 		}
-		m = metricsOf(ev)
 		m.Evaluated = true
 		m.EvalSeconds = time.Since(now).Seconds()
 		r.metrics = m
 		if r.bestParams == nil || m.ValAcc > r.best.ValAcc {
-			r.keep(d.Epoch, m)
+			r.keep(epoch, m)
 		}
 	}
-	m.Epoch, m.Loss, m.StepSeconds = d.Epoch, d.Loss, d.Seconds
+	m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
 	m.EpochSeconds = time.Since(r.last).Seconds()
 	if m.Epoch == r.best.Epoch {
 		r.best = m
 	}
 	r.last = time.Now()
-	r.epochs = d.Epoch
+	r.epochs = epoch
 	r.seconds = append(r.seconds, m.EpochSeconds)
+	r.steps = append(r.steps, m.StepSeconds)
+	if m.Evaluated {
+		r.evals = append(r.evals, m.EvalSeconds)
+	}
 	if r.onEpoch == nil {
-		return nil
+		return true, nil
 	}
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc, ValLoss: m.ValLoss,
+		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
 		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
 		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches(),
 		StalenessMean: interval.Staleness.Mean(), StalenessP50: interval.Staleness.Quantile(0.5),
@@ -234,7 +295,7 @@ func (r *reporter) epoch(d EpochDone) error {
 	if wall > 0 {
 		e.UpdatesPerSecond = float64(interval.Updates) / wall
 	}
-	return r.onEpoch(e)
+	return true, r.onEpoch(e)
 }
 
 // keep makes epoch the best so far, with the model's current parameters.
@@ -248,17 +309,4 @@ func (r *reporter) keep(epoch int, m train.Metrics) {
 	for i, q := range params {
 		r.bestParams[i] = append(r.bestParams[i][:0], q.Value.Data...)
 	}
-}
-
-// metricsOf turns one worker's evaluation sums (over every node: each
-// worker holds the whole graph) into metrics.
-func metricsOf(e train.Evaluation) train.Metrics {
-	ratio := func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return a / b
-	}
-	return train.Metrics{TrainAcc: ratio(e.TrainCorrect, e.TrainCount), ValAcc: ratio(e.ValCorrect, e.ValCount),
-		TestAcc: ratio(e.TestCorrect, e.TestCount), ValLoss: ratio(e.ValLossSum, e.ValCount)}
 }

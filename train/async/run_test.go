@@ -143,24 +143,30 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pushes := int64(0)
+			budget := int64(0) // an epoch's gradients: every worker's batches
 			for w := range 4 {
-				pushes += int64(cfg.Epochs * ((len(Seeds(p.Train, w, 4)) + testBatch - 1) / testBatch))
+				budget += int64(cfg.Epochs * ((len(Seeds(p.Train, w, 4)) + testBatch - 1) / testBatch))
 			}
 			c := res.Counters
 			if tc.sync {
-				// One update per step of all the workers still at work.
-				if c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates != 2*int64(cfg.Epochs*((len(Seeds(p.Train, 0, 4))+testBatch-1)/testBatch)) {
-					t.Fatalf("counters %+v", c)
+				// One update per step of all workers, never stale.
+				if c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates < 2*budget/4 || c.Updates > 2*(budget/4+1) {
+					t.Fatalf("budget %d: counters %+v", budget, c)
 				}
-			} else if c.Staleness.Count() != 2*pushes || c.Updates+c.Dropped != 2*pushes {
-				t.Fatalf("%d pushes to 2 servers: %d counted, %d applied, %d dropped", pushes, c.Staleness.Count(), c.Updates, c.Dropped)
+			} else if c.Staleness.Count() != 2*budget || c.Updates+c.Dropped != 2*budget {
+				t.Fatalf("a budget of %d gradients on 2 servers: %d counted, %d applied, %d dropped", budget, c.Staleness.Count(), c.Updates, c.Dropped)
 			}
 			if !tc.sync && c.Staleness.Max() == 0 {
 				t.Fatalf("four workers and not one stale gradient: %+v", c)
 			}
-			if len(epochs) != cfg.Epochs || res.Epochs != cfg.Epochs {
-				t.Fatalf("%d epoch records", len(epochs))
+			// Worker 0 reports each epoch it sees complete, the last always.
+			if len(epochs) == 0 || len(epochs) > cfg.Epochs || epochs[len(epochs)-1].Epoch != cfg.Epochs || res.Epochs != cfg.Epochs {
+				t.Fatalf("%d epoch records, the last %+v", len(epochs), epochs[len(epochs)-1])
+			}
+			for i := 1; i < len(epochs); i++ {
+				if epochs[i].Epoch <= epochs[i-1].Epoch {
+					t.Fatalf("epoch %d reported after epoch %d", epochs[i].Epoch, epochs[i-1].Epoch)
+				}
 			}
 			var dropped int64
 			for _, e := range epochs {

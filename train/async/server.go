@@ -22,6 +22,11 @@ type ServerConfig struct {
 	// gradient from every worker that is not done, applies their mean as
 	// one update, and only then answers them.
 	Sync bool
+	// Budget, when positive, is the number of gradients the run needs
+	// from all workers together (its epochs' batches): once that many have
+	// arrived, every answer says stop, and later gradients are ignored.
+	// Fast workers thus do the share of the batches a slow one cannot.
+	Budget int64
 }
 
 // Serve answers the workers' requests for shard sh until every worker is
@@ -33,10 +38,12 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		values  []float32
 		pending = map[int][]float32{} // Sync: gradients waiting for the others'
 		version int
+		pushes  int64 // gradients received and used
 	)
-	answer := func(to int, r reply) error {
+	full := func() bool { return cfg.Budget > 0 && pushes >= cfg.Budget }
+	answer := func(to int) error {
 		values = sh.AppendValues(values[:0])
-		r.version, r.values = sh.Version(), values
+		r := reply{version: sh.Version(), pushes: pushes, stop: full(), values: values}
 		return c.Send(ReplySite, to, r.encode())
 	}
 	for len(active) > 0 {
@@ -57,19 +64,25 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		grad = req.grad
 		switch req.kind {
 		case kindPull:
-			err = answer(from, reply{})
+			err = answer(from)
 		case kindStats:
-			err = c.Send(ReplySite, from, encodeCounters(sh.Counters()))
+			cn := sh.Counters()
+			cn.Pushes = pushes
+			err = c.Send(ReplySite, from, encodeCounters(cn))
 		case kindDone:
 			active = slices.DeleteFunc(active, func(r int) bool { return r == from })
 			delete(pending, from)
 		case kindPush:
+			if full() { // the run has its gradients: the worker is told to stop
+				err = answer(from)
+				break
+			}
 			if !cfg.Sync {
-				tau, applied, aerr := sh.Apply(req.grad, req.version)
-				if aerr != nil {
+				if _, _, aerr := sh.Apply(req.grad, req.version); aerr != nil {
 					return fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, aerr)
 				}
-				err = answer(from, reply{tau: tau, applied: applied})
+				pushes++
+				err = answer(from)
 				break
 			}
 			if len(pending) == 0 {
@@ -84,6 +97,7 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 			return fmt.Errorf("async: server rank %d: answering rank %d: %w", c.Rank(), from, err)
 		}
 		if cfg.Sync && len(pending) > 0 && len(pending) == len(active) {
+			pushes += int64(len(pending))
 			if err := syncStep(c, sh, pending, version, answer); err != nil {
 				return err
 			}
@@ -94,7 +108,7 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 
 // syncStep applies the mean of the pending gradients, summed in rank
 // order, and answers their workers.
-func syncStep(c comm.Communicator, sh *Shard, pending map[int][]float32, version int, answer func(int, reply) error) error {
+func syncStep(c comm.Communicator, sh *Shard, pending map[int][]float32, version int, answer func(int) error) error {
 	ranks := make([]int, 0, len(pending))
 	for r := range pending {
 		ranks = append(ranks, r)
@@ -110,12 +124,11 @@ func syncStep(c comm.Communicator, sh *Shard, pending map[int][]float32, version
 	for i := range mean {
 		mean[i] *= inv
 	}
-	tau, applied, err := sh.Apply(mean, version)
-	if err != nil {
+	if _, _, err := sh.Apply(mean, version); err != nil {
 		return fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
 	}
 	for _, r := range ranks {
-		if err := answer(r, reply{tau: tau, applied: applied}); err != nil {
+		if err := answer(r); err != nil {
 			return fmt.Errorf("async: server rank %d: answering rank %d: %w", c.Rank(), r, err)
 		}
 		delete(pending, r)

@@ -46,38 +46,41 @@ func decodeRequest(b []byte, dst []float32) (request, error) {
 }
 
 // reply is a server's answer to a push or pull: its version after the
-// request and its parameter values; tau and applied say what became of a
-// pushed gradient.
+// request, the gradients it has received from all workers, whether the run
+// has all it needs (stop), and its parameter values.
 type reply struct {
 	version int
-	tau     int
-	applied bool
+	pushes  int64
+	stop    bool
 	values  []float32
 }
 
+const replyHeader = 17
+
 func (r reply) encode() []byte {
-	b := make([]byte, 0, 17+4*len(r.values))
+	b := make([]byte, 0, replyHeader+4*len(r.values))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
-	b = binary.LittleEndian.AppendUint64(b, uint64(r.tau))
-	applied := byte(0)
-	if r.applied {
-		applied = 1
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.pushes))
+	stop := byte(0)
+	if r.stop {
+		stop = 1
 	}
-	return appendFloats(append(b, applied), r.values)
+	return appendFloats(append(b, stop), r.values)
 }
 
 func decodeReply(b []byte, dst []float32) (reply, error) {
-	if len(b) < 17 || (len(b)-17)%4 != 0 {
+	if len(b) < replyHeader || (len(b)-replyHeader)%4 != 0 || b[16] > 1 {
 		return reply{}, fmt.Errorf("async: malformed %d-byte reply", len(b))
 	}
-	r := reply{version: int(binary.LittleEndian.Uint64(b)), tau: int(binary.LittleEndian.Uint64(b[8:])), applied: b[16] == 1}
-	r.values = readFloats(dst[:0], b[17:])
+	r := reply{version: int(binary.LittleEndian.Uint64(b)), pushes: int64(binary.LittleEndian.Uint64(b[8:])), stop: b[16] == 1}
+	r.values = readFloats(dst[:0], b[replyHeader:])
 	return r, nil
 }
 
 func encodeCounters(c Counters) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, uint64(c.Dropped))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.Updates))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.Pushes))
 	for _, n := range c.Staleness.counts {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
@@ -85,12 +88,13 @@ func encodeCounters(c Counters) []byte {
 }
 
 func decodeCounters(b []byte) (Counters, error) {
-	if len(b) < 16 || len(b)%8 != 0 {
+	if len(b) < 24 || len(b)%8 != 0 {
 		return Counters{}, fmt.Errorf("async: malformed %d-byte counters", len(b))
 	}
-	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:]))}
-	for tau := 0; 16+8*tau < len(b); tau++ {
-		n := int64(binary.LittleEndian.Uint64(b[16+8*tau:]))
+	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:])),
+		Pushes: int64(binary.LittleEndian.Uint64(b[16:]))}
+	for tau := 0; 24+8*tau < len(b); tau++ {
+		n := int64(binary.LittleEndian.Uint64(b[24+8*tau:]))
 		if n < 0 {
 			return Counters{}, fmt.Errorf("async: malformed counters")
 		}

@@ -17,25 +17,30 @@ type WorkerConfig struct {
 	// Params) of the parameters Servers[k] holds (see Plan).
 	Servers []int
 	Plan    [][]int
-	Epochs  int
+	// Epochs bounds the worker's own epochs over its seeds; 0 leaves it
+	// to the servers, which say stop once the run's gradients are in
+	// (ServerConfig.Budget).
+	Epochs int
 	// Timeout is the longest the worker waits for a server's answer: a
 	// dead or stalled server is then an error naming it.
 	Timeout time.Duration
 	// Slow, when above 1, makes every step take Slow times its compute
 	// time, by sleeping after it: a slow machine, for experiments.
 	Slow float64
-	// OnEpoch, if set, is called after each of the worker's epochs, with
-	// the model holding the parameters last received.
-	OnEpoch func(EpochDone) error
+	// OnStep, if set, is called after each step, with the model holding
+	// the parameters just received.
+	OnStep func(StepDone) error
 }
 
-// EpochDone is one worker's epoch.
-type EpochDone struct {
-	Epoch   int
-	Loss    float64 // mean over the epoch's steps
-	Steps   int     // the worker's steps so far
-	Seconds float64 // wall time of the epoch's training
-	Dropped int     // of this worker's gradients in the epoch, dropped as too stale (by any server)
+// StepDone is one worker's step, as the servers answered it.
+type StepDone struct {
+	Epoch   int     // the worker's own epoch over its seeds, 1-based
+	Loss    float64 // of the step's batch
+	Seconds float64 // the step's wall time: compute, delay, push and pull
+	// Pushes is the first server's count of gradients received from all
+	// workers so far; Stop is set once a server has all the run needs.
+	Pushes int64
+	Stop   bool
 }
 
 // worker is one worker rank's state.
@@ -45,12 +50,15 @@ type worker struct {
 	params   []*nn.Param
 	versions []int // of each server's shard, as last received
 	buf      []float32
+	pushes   int64 // the first server's count, as last received
+	stop     bool  // a server said stop
 }
 
 // Work trains s's model as one worker: it takes the parameters from the
-// servers, then for every batch of cfg.Epochs epochs pushes its gradient
-// to each server and takes back that server's parameters. It tells the
-// servers when it is done, also after an error where it still can.
+// servers, then for every batch pushes its gradient to each server and
+// takes back that server's parameters, until a server says stop or
+// cfg.Epochs epochs are done. It tells the servers when it is done, also
+// after an error where it still can.
 func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 	if len(cfg.Plan) != len(cfg.Servers) {
 		return fmt.Errorf("async: a plan of %d shards for %d servers", len(cfg.Plan), len(cfg.Servers))
@@ -63,15 +71,12 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 			}
 		}
 	}()
-	if _, err := w.round(kindPull); err != nil {
+	if err := w.round(kindPull); err != nil {
 		return err
 	}
 	steps := 0
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		start := time.Now()
-		var sum float64
-		dropped := 0
-		for b := range s.Batches() {
+	for epoch := 1; !w.stop && (cfg.Epochs == 0 || epoch <= cfg.Epochs); epoch++ {
+		for b := 0; b < s.Batches() && !w.stop; b++ {
 			t := time.Now()
 			loss, err := s.Step(train.Batch{Epoch: epoch, Index: b, Step: steps, Micro: 0, Micros: 1})
 			if err != nil {
@@ -83,19 +88,15 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 			if cfg.Slow > 1 {
 				time.Sleep(time.Duration((cfg.Slow - 1) * float64(time.Since(t))))
 			}
-			n, err := w.round(kindPush)
-			if err != nil {
+			if err := w.round(kindPush); err != nil {
 				return err
 			}
-			dropped += n
-			sum += loss
 			steps++
-		}
-		if cfg.OnEpoch != nil {
-			done := EpochDone{Epoch: epoch, Loss: sum / float64(max(s.Batches(), 1)), Steps: steps,
-				Seconds: time.Since(start).Seconds(), Dropped: dropped}
-			if err := cfg.OnEpoch(done); err != nil {
-				return err
+			if cfg.OnStep != nil {
+				d := StepDone{Epoch: epoch, Loss: loss, Seconds: time.Since(t).Seconds(), Pushes: w.pushes, Stop: w.stop}
+				if err := cfg.OnStep(d); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -103,9 +104,8 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 }
 
 // round sends every server a request of kind (a push of the gradients it
-// holds, or a pull), then takes each one's parameters. It returns how
-// many servers dropped the gradient.
-func (w *worker) round(kind byte) (dropped int, err error) {
+// holds, or a pull), then takes each one's parameters.
+func (w *worker) round(kind byte) error {
 	for k, srv := range w.cfg.Servers {
 		req := request{kind: kind, version: w.versions[k]}
 		if kind == kindPush {
@@ -116,36 +116,37 @@ func (w *worker) round(kind byte) (dropped int, err error) {
 			req.grad = w.buf
 		}
 		if err := w.c.Send(RequestSite, srv, req.encode()); err != nil {
-			return 0, fmt.Errorf("async: worker rank %d: sending to server rank %d: %w", w.c.Rank(), srv, err)
+			return fmt.Errorf("async: worker rank %d: sending to server rank %d: %w", w.c.Rank(), srv, err)
 		}
 	}
 	for k, srv := range w.cfg.Servers {
 		msg, err := w.await(srv)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		r, err := decodeReply(msg, w.buf)
 		if err != nil {
-			return 0, fmt.Errorf("async: worker rank %d: from server rank %d: %w", w.c.Rank(), srv, err)
+			return fmt.Errorf("async: worker rank %d: from server rank %d: %w", w.c.Rank(), srv, err)
 		}
 		w.buf = r.values
 		off := 0
 		for _, i := range w.cfg.Plan[k] {
 			v := w.params[i].Value.Data
 			if off+len(v) > len(r.values) {
-				return 0, fmt.Errorf("async: worker rank %d: server rank %d sent %d values for a shard of more", w.c.Rank(), srv, len(r.values))
+				return fmt.Errorf("async: worker rank %d: server rank %d sent %d values for a shard of more", w.c.Rank(), srv, len(r.values))
 			}
 			off += copy(v, r.values[off:])
 		}
 		if off != len(r.values) {
-			return 0, fmt.Errorf("async: worker rank %d: server rank %d sent %d values for a shard of %d", w.c.Rank(), srv, len(r.values), off)
+			return fmt.Errorf("async: worker rank %d: server rank %d sent %d values for a shard of %d", w.c.Rank(), srv, len(r.values), off)
 		}
 		w.versions[k] = r.version
-		if kind == kindPush && !r.applied {
-			dropped++
+		w.stop = w.stop || r.stop
+		if k == 0 {
+			w.pushes = r.pushes
 		}
 	}
-	return dropped, nil
+	return nil
 }
 
 // await receives server srv's next answer within the timeout.
@@ -161,7 +162,8 @@ func (w *worker) await(srv int) ([]byte, error) {
 }
 
 // Stats asks every server for its counters and returns their sum, with
-// Updates the mean over the shards (each push updates every shard).
+// Updates and Pushes the mean over the shards (each push goes to every
+// shard).
 func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
 	var total Counters
 	for _, srv := range servers {
@@ -182,9 +184,11 @@ func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters,
 		total.Staleness.Merge(&cn.Staleness)
 		total.Dropped += cn.Dropped
 		total.Updates += cn.Updates
+		total.Pushes += cn.Pushes
 	}
 	if len(servers) > 0 {
 		total.Updates /= int64(len(servers))
+		total.Pushes /= int64(len(servers))
 	}
 	return total, nil
 }

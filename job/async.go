@@ -1,0 +1,123 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/async"
+	"github.com/graft-gnn/graft/train/minibatch"
+)
+
+// AsyncSpec is a parameter-server run: Workers workers train on their
+// shares of the training seeds with the Spec's sampler, and Servers servers
+// hold the parameters (see train/async).
+type AsyncSpec struct {
+	Workers, Servers int
+	// Rule is a staleness rule (async.ParseRule); MaxStaleness drops
+	// gradients staler than it, negative for no bound.
+	Rule         string
+	MaxStaleness int
+	// Sync runs the synchronous baseline on the same servers.
+	Sync bool
+	// Timeout bounds every wait for a peer (0: async.DefaultTimeout).
+	Timeout time.Duration
+	// SlowWorker's steps take SlowFactor times their compute time.
+	SlowWorker int
+	SlowFactor float64
+}
+
+// runAsync trains with a parameter server in this process.
+func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epoch) error) (train.Result, *nn.Model, error) {
+	a := s.Async
+	switch {
+	case s.Sampler == "":
+		return train.Result{}, nil, specError(errors.New("--mode async trains on sampled mini-batches: add --sampler"))
+	case s.Parts > 1 || in.manifest != nil || s.Place.Size > 1:
+		return train.Result{}, nil, specError(errors.New("--mode async runs its workers and servers in one process for now: drop --parts, --part-dir and launcher settings"))
+	case s.CheckpointDir != "" || s.Resume != "":
+		return train.Result{}, nil, specError(errors.New("--mode async does not checkpoint: drop --checkpoint-dir and --resume"))
+	case s.BatchSize < 1:
+		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
+	case a.Workers < 1 || a.Servers < 1:
+		return train.Result{}, nil, specError(fmt.Errorf("--workers %d and --servers %d: want at least 1 each", a.Workers, a.Servers))
+	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
+		return train.Result{}, nil, specError(fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1))
+	}
+	rule, err := async.ParseRule(a.Rule)
+	if err != nil {
+		return train.Result{}, nil, specError(fmt.Errorf("--staleness-rule: %v", err))
+	}
+	cfg := s.Train
+	cfg.Model = cfg.Model.WithDefaults()
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	var steppers []*minibatch.Stepper
+	defer func() {
+		for _, st := range steppers {
+			st.Close()
+		}
+	}()
+	opts := async.Options{Workers: a.Workers, Servers: a.Servers, Rule: rule, MaxStaleness: a.MaxStaleness, Sync: a.Sync,
+		Timeout: a.Timeout, SlowWorker: a.SlowWorker, SlowFactor: a.SlowFactor,
+		NewStepper: func(w int, seeds []int32) (train.Stepper, error) {
+			p := in.problem
+			p.Train = seeds
+			sm, err := sample.New(s.Sampler, sample.Config{Graph: p.Graph, Train: seeds, BatchSize: s.BatchSize,
+				Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed + uint64(w)})
+			if err != nil {
+				return nil, err
+			}
+			mo := minibatch.Options{EvalSampler: s.EvalSampler, EvalBatchSize: s.BatchSize}
+			if w == 0 {
+				mo.OnBatch = s.BatchProgress
+			}
+			st, err := minibatch.New(cfg, p, sm, mo)
+			if err != nil {
+				return nil, err
+			}
+			steppers = append(steppers, st)
+			return st, nil
+		}}
+	r, err := async.Run(ctx, cfg, in.problem, opts, onEpoch)
+	if se := (sample.SpecError{}); errors.As(err, &se) {
+		err = specError(fmt.Errorf("--sampler: %v", err))
+	}
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	s.async = &r
+	return train.Result{Epochs: r.Epochs, Best: r.Best, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
+}
+
+// summariseAsync adds a parameter-server run's figures to the summary.
+func (s *Spec) summariseAsync(sum *Summary) {
+	a, r := s.Async, s.async
+	if a == nil || r == nil {
+		return
+	}
+	sum.Mode, sum.Workers, sum.Servers = "async", a.Workers, a.Servers
+	if a.Sync {
+		sum.Mode = "ps-sync"
+	} else {
+		rule, _ := async.ParseRule(a.Rule)
+		sum.StalenessRule = rule.String()
+		if bound := a.MaxStaleness; bound >= 0 {
+			sum.MaxStaleness = &bound
+		}
+	}
+	h := &r.Counters.Staleness
+	sum.StalenessMean, sum.StalenessP50, sum.StalenessP99, sum.StalenessMax = h.Mean(), h.Quantile(0.5), h.Quantile(0.99), h.Max()
+	sum.DroppedUpdates = r.Counters.Dropped
+	sum.TrainSeconds = r.Seconds
+	if r.Seconds > 0 {
+		sum.UpdatesPerSecond = float64(r.Counters.Updates) / float64(a.Servers) / r.Seconds
+	}
+}
