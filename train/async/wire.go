@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/graft-gnn/graft/compress"
 )
 
 // Sites of the parameter server's messages: requests go to the servers,
@@ -103,16 +106,29 @@ func decodeCounters(b []byte) (Counters, error) {
 	return c, nil
 }
 
+// appendFloats appends x little-endian: one copy on a little-endian host
+// (the server's time per gradient is mostly these copies and the update).
 func appendFloats(b []byte, x []float32) []byte {
+	if compress.HostIsWireOrder {
+		return append(b, compress.FloatBytes(x)...)
+	}
 	for _, v := range x {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
 	}
 	return b
 }
 
+// readFloats appends the little-endian float32s of b to dst.
 func readFloats(dst []float32, b []byte) []float32 {
-	for i := 0; i+4 <= len(b); i += 4 {
-		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	n := len(b) / 4
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	if compress.HostIsWireOrder {
+		copy(compress.FloatBytes(dst[start:]), b[:4*n])
+		return dst
+	}
+	for i := range n {
+		dst[start+i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return dst
 }
