@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/optim"
 )
@@ -200,14 +201,33 @@ func (s *Shard) Apply(grad []float32, from int) (tau int, applied bool, err erro
 		return tau, false, nil
 	}
 	o := s.settings.Optimizer
-	lr := o.LR * o.Schedule.Factor(s.version) * s.settings.Rule.Scale(tau)
-	off := 0
-	for _, p := range s.params {
-		p.state.Step(p.value, p.value, grad[off:off+len(p.value)], lr, p.decay)
-		off += len(p.value)
+	t := applyTask{s: s, grad: grad, lr: o.LR * o.Schedule.Factor(s.version) * s.settings.Rule.Scale(tau)}
+	if s.size >= 1<<16 {
+		// Parameters are independent: the update is the same bits on any
+		// number of threads, and the server waits less.
+		parallel.For(len(s.params), 1, t)
+	} else {
+		t.Run(0, len(s.params))
 	}
 	s.version++
 	return tau, true, nil
+}
+
+// applyTask updates parameters [lo, hi) of a shard from grad.
+type applyTask struct {
+	s    *Shard
+	grad []float32
+	lr   float64
+}
+
+func (t applyTask) Run(lo, hi int) {
+	off := 0
+	for i, p := range t.s.params[:hi] {
+		if i >= lo {
+			p.state.Step(p.value, p.value, t.grad[off:off+len(p.value)], t.lr, p.decay)
+		}
+		off += len(p.value)
+	}
 }
 
 // AppendValues appends the shard's parameter values, concatenated.

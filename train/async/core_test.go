@@ -2,6 +2,7 @@ package async
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -195,5 +196,33 @@ func TestWire(t *testing.T) {
 	}
 	if _, err := decodeCounters(make([]byte, 20)); err == nil {
 		t.Error("short counters decoded")
+	}
+}
+
+// A large shard updates its parameters in parallel: the same bits on one
+// thread as on several.
+func TestShardUpdateIgnoresThreads(t *testing.T) {
+	values := [][]float32{make([]float32, 40000), make([]float32, 30000), make([]float32, 7)}
+	grad := make([]float32, 70007)
+	for i := range grad {
+		grad[i] = float32(i%97) - 48
+	}
+	var got [2][]float32
+	for k, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		sh, err := NewShard(Settings{Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, MaxStaleness: -1}, values, []float64{5e-4, 0, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			sh.Apply(grad, sh.Version())
+		}
+		runtime.GOMAXPROCS(prev)
+		got[k] = sh.AppendValues(nil)
+	}
+	for i := range got[0] {
+		if got[0][i] != got[1][i] || got[0][i] == 0 && grad[i] != 0 {
+			t.Fatalf("value %d: %v on one thread, %v on four", i, got[0][i], got[1][i])
+		}
 	}
 }
