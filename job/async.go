@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/graft-gnn/graft/metrics"
@@ -59,7 +60,10 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	if err != nil {
 		return train.Result{}, nil, err
 	}
-	var steppers []*minibatch.Stepper
+	var (
+		mu       sync.Mutex // workers build their steppers at once
+		steppers []*minibatch.Stepper
+	)
 	defer func() {
 		for _, st := range steppers {
 			st.Close()
@@ -83,7 +87,9 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 			if err != nil {
 				return nil, err
 			}
+			mu.Lock()
 			steppers = append(steppers, st)
+			mu.Unlock()
 			return st, nil
 		}}
 	r, err := async.Run(ctx, cfg, in.problem, opts, onEpoch)

@@ -244,6 +244,7 @@ type Counters struct {
 	Dropped   int64     // gradients dropped for their staleness
 	Updates   int64     // gradients applied (mean of several, in Sync)
 	Pushes    int64     // gradients received and used, applied or dropped (Serve's count)
+	EpochSize int64     // gradients in an epoch, 0 until every worker has said (Serve's)
 }
 
 // Counters returns a copy of the shard's figures.

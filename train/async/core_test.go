@@ -173,15 +173,15 @@ func TestWire(t *testing.T) {
 	if err != nil || r.kind != kindPush || r.version != 7 || len(r.grad) != 4 || r.grad[3] != 3e-8 {
 		t.Fatalf("request: %+v, %v", r, err)
 	}
-	p, err := decodeReply(reply{version: 3, pushes: 9, stop: true, values: grad}.encode(), make([]float32, 1))
-	if err != nil || p.version != 3 || p.pushes != 9 || !p.stop || len(p.values) != 4 || p.values[0] != 1.5 {
+	p, err := decodeReply(reply{version: 3, pushes: 9, epochSize: 4, stop: true, values: grad}.encode(), make([]float32, 1))
+	if err != nil || p.version != 3 || p.pushes != 9 || p.epochSize != 4 || !p.stop || len(p.values) != 4 || p.values[0] != 1.5 {
 		t.Fatalf("reply: %+v, %v", p, err)
 	}
 	var h Histogram
 	h.Add(0)
 	h.Add(4)
-	c, err := decodeCounters(encodeCounters(Counters{Staleness: h, Dropped: 2, Updates: 5, Pushes: 7}))
-	if err != nil || c.Dropped != 2 || c.Updates != 5 || c.Pushes != 7 || c.Staleness.Count() != 2 || c.Staleness.Max() != 4 {
+	c, err := decodeCounters(encodeCounters(Counters{Staleness: h, Dropped: 2, Updates: 5, Pushes: 7, EpochSize: 3}))
+	if err != nil || c.Dropped != 2 || c.Updates != 5 || c.Pushes != 7 || c.EpochSize != 3 || c.Staleness.Count() != 2 || c.Staleness.Max() != 4 {
 		t.Fatalf("counters: %+v, %v", c, err)
 	}
 	for _, b := range [][]byte{nil, {9, 0, 0, 0, 0, 0, 0, 0, 0}, {kindPush, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
@@ -189,12 +189,12 @@ func TestWire(t *testing.T) {
 			t.Errorf("request %v decoded", b)
 		}
 	}
-	for _, b := range [][]byte{make([]byte, 16), append(make([]byte, 16), 2), make([]byte, 18)} {
+	for _, b := range [][]byte{make([]byte, 24), append(make([]byte, 24), 2), make([]byte, 27)} {
 		if _, err := decodeReply(b, nil); err == nil {
 			t.Errorf("reply %v decoded", b)
 		}
 	}
-	if _, err := decodeCounters(make([]byte, 20)); err == nil {
+	if _, err := decodeCounters(make([]byte, 24)); err == nil {
 		t.Error("short counters decoded")
 	}
 }

@@ -65,50 +65,54 @@ func Seeds(train []int32, w, n int) []int32 {
 }
 
 // Run trains in this process: opts.Workers worker ranks (0…N−1) and
-// opts.Servers server ranks (N…N+S−1) of one comm.Group, talking through
-// its point-to-point messages exactly as over a network.
+// opts.Servers server ranks (N…N+S−1) of one comm.Group, each running
+// RunRank, talking through point-to-point messages exactly as over a
+// network. Result is worker 0's, with every server's counters.
+func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
+	if err := opts.check(cfg); err != nil {
+		return Result{}, err
+	}
+	results := make([]Result, opts.Workers+opts.Servers)
+	start := time.Now()
+	err := comm.Run(len(results), func(c comm.Communicator) error {
+		var err error
+		results[c.Rank()], err = RunRank(ctx, c, cfg, p, opts, onEpoch)
+		return err
+	})
+	res := results[0]
+	res.Seconds = time.Since(start).Seconds()
+	res.Counters = Counters{}
+	for _, r := range results[opts.Workers:] {
+		res.Counters.Staleness.Merge(&r.Counters.Staleness)
+		res.Counters.Dropped += r.Counters.Dropped
+		res.Counters.Updates += r.Counters.Updates
+		res.Counters.Pushes += r.Counters.Pushes
+	}
+	return res, err
+}
+
+// RunRank runs rank c.Rank()'s part of a parameter-server run whose ranks
+// are opts.Workers workers (0…N−1) then opts.Servers servers: a worker
+// trains on every N-th training seed with opts.NewStepper's stepper, and a
+// server builds the model as the workers do (same seed, same values) and
+// serves its shard. Worker 0 reports to onEpoch.
 //
 // An epoch is as many gradients as all workers' batches over their seeds,
 // whichever workers computed them: the servers stop the workers once
 // cfg.Epochs epochs of gradients are in, so fast workers do the share of a
 // slow one. Worker 0 evaluates the parameters it last received when an
 // epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
-// epoch to onEpoch with the servers' staleness figures since the last
-// report. Patience does not stop the run; model selection keeps the
-// evaluated epoch of best validation accuracy.
-func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
+// epoch with the servers' staleness figures since the last report.
+// Patience does not stop the run; model selection keeps the evaluated
+// epoch of best validation accuracy, whose parameters Result.Model holds.
+// A server's Result holds only its Counters.
+func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if err := opts.check(cfg); err != nil {
 		return Result{}, err
 	}
-	n, s := opts.Workers, opts.Servers
-	steppers := make([]train.Stepper, n)
-	for w := range n {
-		st, err := opts.NewStepper(w, Seeds(p.Train, w, n))
-		if err != nil {
-			return Result{}, err
-		}
-		// Dropout is keyed by the model's step: apart per worker.
-		st.Model().SetStep(uint64(w) << 40)
-		steppers[w] = st
-	}
-	params := steppers[0].Model().Params()
-	sizes := make([]int, len(params))
-	for i, q := range params {
-		sizes[i] = len(q.Value.Data)
-	}
-	plan := Plan(sizes, s)
-	settings := Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness}
-	shards := make([]*Shard, s)
-	for k := range s {
-		var values [][]float32
-		var decays []float64
-		for _, i := range plan[k] {
-			values, decays = append(values, params[i].Value.Data), append(decays, params[i].WeightDecay)
-		}
-		var err error
-		if shards[k], err = NewShard(settings, values, decays); err != nil {
-			return Result{}, err
-		}
+	n, s, r := opts.Workers, opts.Servers, c.Rank()
+	if c.Size() != n+s {
+		return Result{}, fmt.Errorf("async: %d ranks for %d workers and %d servers", c.Size(), n, s)
 	}
 	workers, servers := make([]int, n), make([]int, s)
 	for w := range n {
@@ -117,47 +121,69 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 	for k := range s {
 		servers[k] = n + k
 	}
-	// Worker 0's evaluations go through a loop of its own, which the
-	// workers never step: it turns the stepper's sums into every metric.
-	evalCfg := cfg
-	evalCfg.Reducer = nil
-	evalLoop, err := train.New(evalCfg, steppers[0])
-	if err != nil {
+	var (
+		model   *nn.Model
+		stepper train.Stepper
+		err     error
+	)
+	if r < n {
+		if stepper, err = opts.NewStepper(r, Seeds(p.Train, r, n)); err != nil {
+			return Result{}, err
+		}
+		model = stepper.Model()
+		// Dropout is keyed by the model's step: apart per worker.
+		model.SetStep(uint64(r) << 40)
+	} else if model, err = train.NewModel(cfg, p.Features.Cols()); err != nil {
 		return Result{}, err
 	}
-	rep := &reporter{cfg: cfg, opts: opts, stepper: steppers[0], eval: evalLoop, servers: servers, onEpoch: onEpoch, ctx: ctx}
-	for _, st := range steppers {
-		rep.epochSize += int64(st.Batches())
+	params := model.Params()
+	sizes := make([]int, len(params))
+	for i, q := range params {
+		sizes[i] = len(q.Value.Data)
+	}
+	plan := Plan(sizes, s)
+	if r >= n {
+		var values [][]float32
+		var decays []float64
+		for _, i := range plan[r-n] {
+			values, decays = append(values, params[i].Value.Data), append(decays, params[i].WeightDecay)
+		}
+		sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness}, values, decays)
+		if err != nil {
+			return Result{}, err
+		}
+		err = Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs})
+		return Result{Counters: sh.Counters()}, err
+	}
+	wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
+	if r == opts.SlowWorker {
+		wc.Slow = opts.SlowFactor
+	}
+	var rep *reporter
+	if r == 0 {
+		// Evaluations go through a loop of their own, which the worker
+		// never steps: it turns the stepper's sums into every metric.
+		evalCfg := cfg
+		evalCfg.Reducer = nil
+		evalLoop, err := train.New(evalCfg, stepper)
+		if err != nil {
+			return Result{}, err
+		}
+		rep = &reporter{cfg: cfg, opts: opts, stepper: stepper, eval: evalLoop, servers: servers, onEpoch: onEpoch, ctx: ctx, c: c, last: time.Now()}
+		wc.OnStep = rep.step
 	}
 	start := time.Now()
-	err = comm.Run(n+s, func(c comm.Communicator) error {
-		r := c.Rank()
-		if r >= n {
-			return Serve(c, shards[r-n], ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Budget: int64(cfg.Epochs) * rep.epochSize})
-		}
-		wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
-		if r == opts.SlowWorker {
-			wc.Slow = opts.SlowFactor
-		}
-		if r == 0 {
-			rep.c, rep.last = c, time.Now()
-			wc.OnStep = rep.step
-		}
-		return Work(c, steppers[r], wc)
-	})
-	res := Result{Epochs: rep.epochs, Best: rep.best, EpochSeconds: rep.seconds, StepSeconds: rep.steps, EvalSeconds: rep.evals, Model: steppers[0].Model(), Seconds: time.Since(start).Seconds()}
+	err = Work(c, stepper, wc)
+	res := Result{Model: model, Seconds: time.Since(start).Seconds()}
 	for _, q := range params {
 		res.Final = append(res.Final, q.Value.Data...)
 	}
-	for _, sh := range shards {
-		cn := sh.Counters()
-		res.Counters.Staleness.Merge(&cn.Staleness)
-		res.Counters.Dropped += cn.Dropped
-		res.Counters.Updates += cn.Updates
-	}
-	if rep.bestParams != nil {
-		for i, q := range params {
-			copy(q.Value.Data, rep.bestParams[i])
+	if rep != nil {
+		res.Epochs, res.Best, res.EpochSeconds, res.StepSeconds, res.EvalSeconds = rep.epochs, rep.best, rep.seconds, rep.steps, rep.evals
+		if rep.bestParams != nil {
+			for i, q := range params {
+				copy(q.Value.Data, rep.bestParams[i])
+			}
 		}
 	}
 	return res, err
@@ -194,7 +220,7 @@ type reporter struct {
 	onEpoch    func(metrics.Epoch) error
 	last       time.Time // the end of the last report
 	prev       Counters
-	epochSize  int64   // gradients of all workers in an epoch: every worker's batches
+	epochSize  int64   // gradients of all workers in an epoch, as the servers last said
 	lossSum    float64 // worker 0's steps since the last report
 	lossSteps  int
 	stepSecs   float64
@@ -212,10 +238,16 @@ type reporter struct {
 // last). When worker 0 lags so much that several epochs' gradients came in
 // since its last step, only the latest epoch is reported.
 func (r *reporter) step(d StepDone) error {
+	if d.EpochSize > 0 {
+		r.epochSize = d.EpochSize
+	}
 	r.lossSum += d.Loss
 	r.lossSteps++
 	r.stepSecs += d.Seconds
-	epoch := min(int(d.Pushes/max(r.epochSize, 1)), r.cfg.Epochs)
+	epoch := 0
+	if r.epochSize > 0 {
+		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs)
+	}
 	if d.Stop {
 		epoch = r.cfg.Epochs
 	}
@@ -242,7 +274,10 @@ func (r *reporter) epoch(loss, stepSeconds float64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	epoch := min(int(cn.Pushes/max(r.epochSize, 1)), r.cfg.Epochs)
+	if cn.EpochSize == 0 { // not every worker has said how many batches it has
+		return false, nil
+	}
+	epoch := min(int(cn.Pushes/cn.EpochSize), r.cfg.Epochs)
 	if epoch <= r.epochs {
 		return false, nil
 	}

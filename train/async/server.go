@@ -22,11 +22,12 @@ type ServerConfig struct {
 	// gradient from every worker that is not done, applies their mean as
 	// one update, and only then answers them.
 	Sync bool
-	// Budget, when positive, is the number of gradients the run needs
-	// from all workers together (its epochs' batches): once that many have
-	// arrived, every answer says stop, and later gradients are ignored.
-	// Fast workers thus do the share of the batches a slow one cannot.
-	Budget int64
+	// Epochs, when positive, is how many epochs of gradients the run
+	// needs from all workers together, an epoch being every worker's
+	// batches (each says how many in its first request): once they are
+	// in, every answer says stop, and later gradients are ignored. Fast
+	// workers thus do the share of the batches a slow one cannot.
+	Epochs int
 }
 
 // Serve answers the workers' requests for shard sh until every worker is
@@ -38,12 +39,14 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		values  []float32
 		pending = map[int][]float32{} // Sync: gradients waiting for the others'
 		version int
-		pushes  int64 // gradients received and used
+		pushes  int64           // gradients received and used
+		batches = map[int]int{} // each worker's batches per epoch, from its pull
+		epoch   int64           // gradients in an epoch, once every worker has said
 	)
-	full := func() bool { return cfg.Budget > 0 && pushes >= cfg.Budget }
+	full := func() bool { return cfg.Epochs > 0 && epoch > 0 && pushes >= int64(cfg.Epochs)*epoch }
 	answer := func(to int) error {
 		values = sh.AppendValues(values[:0])
-		r := reply{version: sh.Version(), pushes: pushes, stop: full(), values: values}
+		r := reply{version: sh.Version(), pushes: pushes, epochSize: epoch, stop: full(), values: values}
 		return c.Send(ReplySite, to, r.encode())
 	}
 	for len(active) > 0 {
@@ -64,10 +67,18 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		grad = req.grad
 		switch req.kind {
 		case kindPull:
+			if _, ok := batches[from]; !ok && req.version >= 0 {
+				batches[from] = req.version
+				if len(batches) == len(cfg.Workers) {
+					for _, b := range batches {
+						epoch += int64(b)
+					}
+				}
+			}
 			err = answer(from)
 		case kindStats:
 			cn := sh.Counters()
-			cn.Pushes = pushes
+			cn.Pushes, cn.EpochSize = pushes, epoch
 			err = c.Send(ReplySite, from, encodeCounters(cn))
 		case kindDone:
 			active = slices.DeleteFunc(active, func(r int) bool { return r == from })

@@ -25,7 +25,8 @@ const (
 )
 
 // request is a worker's message to a server: kind, the version the
-// gradient was computed from, and the gradient.
+// gradient was computed from (in a pull: the worker's batches per epoch),
+// and the gradient.
 type request struct {
 	kind    byte
 	version int
@@ -49,21 +50,24 @@ func decodeRequest(b []byte, dst []float32) (request, error) {
 }
 
 // reply is a server's answer to a push or pull: its version after the
-// request, the gradients it has received from all workers, whether the run
-// has all it needs (stop), and its parameter values.
+// request, the gradients it has received from all workers and how many make
+// an epoch (0 until known), whether the run has all it needs (stop), and
+// its parameter values.
 type reply struct {
-	version int
-	pushes  int64
-	stop    bool
-	values  []float32
+	version   int
+	pushes    int64
+	epochSize int64
+	stop      bool
+	values    []float32
 }
 
-const replyHeader = 17
+const replyHeader = 25
 
 func (r reply) encode() []byte {
 	b := make([]byte, 0, replyHeader+4*len(r.values))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.pushes))
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.epochSize))
 	stop := byte(0)
 	if r.stop {
 		stop = 1
@@ -72,10 +76,11 @@ func (r reply) encode() []byte {
 }
 
 func decodeReply(b []byte, dst []float32) (reply, error) {
-	if len(b) < replyHeader || (len(b)-replyHeader)%4 != 0 || b[16] > 1 {
+	if len(b) < replyHeader || (len(b)-replyHeader)%4 != 0 || b[24] > 1 {
 		return reply{}, fmt.Errorf("async: malformed %d-byte reply", len(b))
 	}
-	r := reply{version: int(binary.LittleEndian.Uint64(b)), pushes: int64(binary.LittleEndian.Uint64(b[8:])), stop: b[16] == 1}
+	r := reply{version: int(binary.LittleEndian.Uint64(b)), pushes: int64(binary.LittleEndian.Uint64(b[8:])),
+		epochSize: int64(binary.LittleEndian.Uint64(b[16:])), stop: b[24] == 1}
 	r.values = readFloats(dst[:0], b[replyHeader:])
 	return r, nil
 }
@@ -84,6 +89,7 @@ func encodeCounters(c Counters) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, uint64(c.Dropped))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.Updates))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.Pushes))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.EpochSize))
 	for _, n := range c.Staleness.counts {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
@@ -91,13 +97,14 @@ func encodeCounters(c Counters) []byte {
 }
 
 func decodeCounters(b []byte) (Counters, error) {
-	if len(b) < 24 || len(b)%8 != 0 {
+	const head = 32
+	if len(b) < head || len(b)%8 != 0 {
 		return Counters{}, fmt.Errorf("async: malformed %d-byte counters", len(b))
 	}
 	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:])),
-		Pushes: int64(binary.LittleEndian.Uint64(b[16:]))}
-	for tau := 0; 24+8*tau < len(b); tau++ {
-		n := int64(binary.LittleEndian.Uint64(b[24+8*tau:]))
+		Pushes: int64(binary.LittleEndian.Uint64(b[16:])), EpochSize: int64(binary.LittleEndian.Uint64(b[24:]))}
+	for tau := 0; head+8*tau < len(b); tau++ {
+		n := int64(binary.LittleEndian.Uint64(b[head+8*tau:]))
 		if n < 0 {
 			return Counters{}, fmt.Errorf("async: malformed counters")
 		}

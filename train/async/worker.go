@@ -38,9 +38,10 @@ type StepDone struct {
 	Loss    float64 // of the step's batch
 	Seconds float64 // the step's wall time: compute, delay, push and pull
 	// Pushes is the first server's count of gradients received from all
-	// workers so far; Stop is set once a server has all the run needs.
-	Pushes int64
-	Stop   bool
+	// workers so far, EpochSize how many make an epoch (0 until every
+	// worker has said); Stop is set once a server has all the run needs.
+	Pushes, EpochSize int64
+	Stop              bool
 }
 
 // worker is one worker rank's state.
@@ -51,7 +52,9 @@ type worker struct {
 	versions []int // of each server's shard, as last received
 	buf      []float32
 	pushes   int64 // the first server's count, as last received
+	epoch    int64 // the first server's epoch size, as last received
 	stop     bool  // a server said stop
+	batches  int   // the stepper's, said in the first request
 }
 
 // Work trains s's model as one worker: it takes the parameters from the
@@ -63,7 +66,7 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 	if len(cfg.Plan) != len(cfg.Servers) {
 		return fmt.Errorf("async: a plan of %d shards for %d servers", len(cfg.Plan), len(cfg.Servers))
 	}
-	w := &worker{c: c, cfg: cfg, params: s.Model().Params(), versions: make([]int, len(cfg.Servers))}
+	w := &worker{c: c, cfg: cfg, params: s.Model().Params(), versions: make([]int, len(cfg.Servers)), batches: s.Batches()}
 	defer func() {
 		for _, srv := range cfg.Servers {
 			if e := c.Send(RequestSite, srv, request{kind: kindDone}.encode()); e != nil && err == nil {
@@ -93,7 +96,7 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 			}
 			steps++
 			if cfg.OnStep != nil {
-				d := StepDone{Epoch: epoch, Loss: loss, Seconds: time.Since(t).Seconds(), Pushes: w.pushes, Stop: w.stop}
+				d := StepDone{Epoch: epoch, Loss: loss, Seconds: time.Since(t).Seconds(), Pushes: w.pushes, EpochSize: w.epoch, Stop: w.stop}
 				if err := cfg.OnStep(d); err != nil {
 					return err
 				}
@@ -108,6 +111,9 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 func (w *worker) round(kind byte) error {
 	for k, srv := range w.cfg.Servers {
 		req := request{kind: kind, version: w.versions[k]}
+		if kind == kindPull {
+			req.version = w.batches
+		}
 		if kind == kindPush {
 			w.buf = w.buf[:0]
 			for _, i := range w.cfg.Plan[k] {
@@ -143,7 +149,7 @@ func (w *worker) round(kind byte) error {
 		w.versions[k] = r.version
 		w.stop = w.stop || r.stop
 		if k == 0 {
-			w.pushes = r.pushes
+			w.pushes, w.epoch = r.pushes, r.epochSize
 		}
 	}
 	return nil
@@ -163,7 +169,7 @@ func (w *worker) await(srv int) ([]byte, error) {
 
 // Stats asks every server for its counters and returns their sum, with
 // Updates and Pushes the mean over the shards (each push goes to every
-// shard).
+// shard) and EpochSize the largest (0 only while no server knows it).
 func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
 	var total Counters
 	for _, srv := range servers {
@@ -185,6 +191,7 @@ func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters,
 		total.Dropped += cn.Dropped
 		total.Updates += cn.Updates
 		total.Pushes += cn.Pushes
+		total.EpochSize = max(total.EpochSize, cn.EpochSize)
 	}
 	if len(servers) > 0 {
 		total.Updates /= int64(len(servers))
