@@ -4,7 +4,7 @@
 # wall time of the parameter server's synchronous and asynchronous modes
 # with and without one worker slowed down.
 #
-#   [SEEDS=3] [REPS=3] [WORKERS=4] [SLOW=1:3] [EPOCHS=30] [GRAFT=bin] scripts/async-experiment.sh
+#   [PART=all|accuracy|time] [SEEDS=3] [REPS=3] [WORKERS=4] [SLOW=1:3] [EPOCHS=30] [GRAFT=bin] scripts/async-experiment.sh
 #
 # Accuracy: GraphSAGE on the embedded Cora with a 60/20/20 random split,
 # neighbour sampling 10,10, batches of 64 seeds, for seeds 1..SEEDS, in four
@@ -12,8 +12,12 @@
 # (ps-sync), and async with the staleness rules none and inverse. Wall time:
 # ps-sync and async (rule inverse) interleaved REPS times, evaluating only
 # after the last epoch so that the time is training's, with no straggler and
-# with worker RANK slowed FACTOR times (SLOW=RANK:FACTOR). Times on a loaded
-# machine vary from run to run: compare the modes within one repetition.
+# with worker RANK slowed FACTOR times (SLOW=RANK:FACTOR), in two settings:
+# the accuracy runs' (hidden 32, batches of 64: a step's compute is small
+# next to the server's work per gradient) and a heavier one (hidden 256,
+# batches of 256, 8 epochs: compute dominates, as a straggler's does).
+# Times on a loaded machine vary from run to run: compare the modes within
+# one repetition.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +43,8 @@ print("%-28s test %.4f  val %.4f  train %6.2f s  staleness mean %.2f p50 %d p99 
 ' "$1"
 }
 
+part=${PART:-all}
+if [ "$part" != time ]; then
 echo "== accuracy: $workers workers, 1 server, $epochs epochs"
 for seed in $(seq 1 "$seeds"); do
   "$graft" "${common[@]}" --seed "$seed" --mode sync 2>/dev/null | summary "seed $seed sync (one process)"
@@ -47,13 +53,18 @@ for seed in $(seq 1 "$seeds"); do
   "$graft" "${common[@]}" --seed "$seed" --mode async --workers "$workers" --staleness-rule inverse 2>/dev/null | summary "seed $seed async inverse"
 done
 
-echo "== wall time: $workers workers, 1 server, evaluation after the last epoch only"
-for rep in $(seq 1 "$reps"); do
-  for straggler in "" "--slow-worker $slow"; do
-    for mode in "ps-sync" "async --staleness-rule inverse"; do
-      # shellcheck disable=SC2086
-      "$graft" "${common[@]}" --eval-every "$epochs" --mode $mode --workers "$workers" $straggler 2>/dev/null |
-        summary "rep $rep ${mode%% *} ${straggler:-no straggler}"
+fi
+[ "$part" = accuracy ] && exit 0
+
+for setting in "small:--epochs $epochs --eval-every $epochs" "heavy:--hidden 256 --batch-size 256 --epochs 8 --eval-every 8"; do
+  echo "== wall time, ${setting%%:*} setting (${setting#*:}): $workers workers, 1 server, evaluation after the last epoch only"
+  for rep in $(seq 1 "$reps"); do
+    for straggler in "" "--slow-worker $slow"; do
+      for mode in "ps-sync" "async --staleness-rule inverse"; do
+        # shellcheck disable=SC2086
+        "$graft" "${common[@]}" ${setting#*:} --mode $mode --workers "$workers" $straggler 2>/dev/null |
+          summary "rep $rep ${mode%% *} ${straggler:-no straggler}"
+      done
     done
   done
 done
