@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"os"
 	"sync"
 	"time"
 
@@ -39,8 +41,10 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	switch {
 	case s.Sampler == "":
 		return train.Result{}, nil, specError(errors.New("--mode async trains on sampled mini-batches: add --sampler"))
-	case s.Parts > 1 || in.manifest != nil || s.Place.Size > 1:
-		return train.Result{}, nil, specError(errors.New("--mode async runs its workers and servers in one process for now: drop --parts, --part-dir and launcher settings"))
+	case in.manifest != nil || (s.Parts > 1 && s.Place.Size <= 1):
+		return train.Result{}, nil, specError(errors.New("--mode async gives every worker the whole graph: drop --parts and --part-dir (--workers sets the workers)"))
+	case s.Place.Size > 1 && s.Place.Size != a.Workers+a.Servers:
+		return train.Result{}, nil, specError(fmt.Errorf("--mode async with --workers %d and --servers %d needs %d processes, one per rank; the job has %d", a.Workers, a.Servers, a.Workers+a.Servers, s.Place.Size))
 	case s.CheckpointDir != "" || s.Resume != "":
 		return train.Result{}, nil, specError(errors.New("--mode async does not checkpoint: drop --checkpoint-dir and --resume"))
 	case s.BatchSize < 1:
@@ -50,6 +54,8 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
 		return train.Result{}, nil, specError(fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1))
 	}
+	// Ranks are workers and servers, not parts of the graph.
+	s.Parts = 1
 	rule, err := async.ParseRule(a.Rule)
 	if err != nil {
 		return train.Result{}, nil, specError(fmt.Errorf("--staleness-rule: %v", err))
@@ -92,7 +98,12 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 			mu.Unlock()
 			return st, nil
 		}}
-	r, err := async.Run(ctx, cfg, in.problem, opts, onEpoch)
+	var r async.Result
+	if s.Place.Size > 1 {
+		r, err = s.runAsyncRank(ctx, cfg, in, opts, onEpoch)
+	} else {
+		r, err = async.Run(ctx, cfg, in.problem, opts, onEpoch)
+	}
 	if se := (sample.SpecError{}); errors.As(err, &se) {
 		err = specError(fmt.Errorf("--sampler: %v", err))
 	}
@@ -101,6 +112,33 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	}
 	s.async = &r
 	return train.Result{Epochs: r.Epochs, Best: r.Best, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
+}
+
+// runAsyncRank runs this process's rank of a multi-process job: workers
+// first, then servers, as the launcher numbers the processes.
+func (s *Spec) runAsyncRank(ctx context.Context, cfg train.Config, in *input, opts async.Options, onEpoch func(metrics.Epoch) error) (async.Result, error) {
+	if s.Launch == nil {
+		return async.Result{}, specError(errors.New("a rank of a multi-process job needs its launch settings"))
+	}
+	logger := log.New(s.Log, "", log.LstdFlags)
+	c, err := s.Launch.Connect(ctx, os.Getenv, logger.Printf)
+	if err != nil {
+		return async.Result{}, err
+	}
+	defer c.Close()
+	if c.Rank() != 0 {
+		onEpoch = nil
+	}
+	r, err := async.RunRank(ctx, c, cfg, in.problem, opts, onEpoch)
+	if err == nil {
+		// Every rank is done with the others before any closes.
+		err = c.Barrier("async.done")
+	}
+	if err != nil {
+		c.Abort(err)
+		err = lostPeer(err, c, r.Epochs)
+	}
+	return r, err
 }
 
 // summariseAsync adds a parameter-server run's figures to the summary.

@@ -51,7 +51,9 @@ func TestTrainAsync(t *testing.T) {
 	}
 	defer f.Close()
 	epochs, err := metrics.ReadJSONLines(f)
-	if err != nil || len(epochs) != 4 {
+	// Worker 0 reports the epochs it sees complete: when it lags, not
+	// every one, but always the last.
+	if err != nil || len(epochs) == 0 || len(epochs) > 4 || epochs[len(epochs)-1].Epoch != 4 {
 		t.Fatalf("%d records, %v", len(epochs), err)
 	}
 	for _, e := range epochs {
@@ -84,7 +86,7 @@ func TestTrainAsyncErrors(t *testing.T) {
 		{"sync flags", append(sampled, "--servers", "2"), "--servers: only with --mode async or ps-sync"},
 		{"ps-sync rule", append(sampled, "--mode", "ps-sync", "--staleness-rule", "inverse"), "only with --mode async"},
 		{"no sampler", []string{"train", "--mode", "async"}, "--mode async trains on sampled mini-batches: add --sampler"},
-		{"parts", append(sampled, "--mode", "async", "--parts", "2"), "runs its workers and servers in one process"},
+		{"parts", append(sampled, "--mode", "async", "--parts", "2"), "gives every worker the whole graph: drop --parts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,5 +96,24 @@ func TestTrainAsyncErrors(t *testing.T) {
 				t.Errorf("exit %d, last stderr line %q; want exit 2 and %q", code, last, tt.want)
 			}
 		})
+	}
+}
+
+// graft launch runs each worker and server of --mode async as a process of
+// its own; rank 0, worker 0, reports. A job of the wrong size is refused.
+func TestTrainAsyncProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	args := []string{"train", "--model", "sage", "--lr", "0.01", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "3",
+		"--mode", "async", "--workers", "2", "--servers", "1", "--start-timeout", "30s", "--json"}
+	stdout, stderr, code, _ := graftProcess(t, append([]string{"launch", "--nproc", "3", "--"}, args...)...)
+	if code != 0 || !strings.Contains(stdout, `"mode":"async"`) || !strings.Contains(stdout, `"workers":2`) || !strings.Contains(stdout, `"epochs":3`) ||
+		!strings.Contains(stdout, `"parts":1`) || !strings.Contains(stdout, `"staleness_max"`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code, _ = graftProcess(t, append([]string{"launch", "--nproc", "2", "--"}, args...)...)
+	if code == 0 || !strings.Contains(stdout+stderr, "needs 3 processes, one per rank; the job has 2") {
+		t.Fatalf("a job of 2 processes for 3 ranks: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

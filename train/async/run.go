@@ -105,7 +105,8 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // epoch with the servers' staleness figures since the last report.
 // Patience does not stop the run; model selection keeps the evaluated
 // epoch of best validation accuracy, whose parameters Result.Model holds.
-// A server's Result holds only its Counters.
+// Worker 0's Counters are the servers' at its last report, summed; a
+// server's Result holds only its own.
 func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if err := opts.check(cfg); err != nil {
 		return Result{}, err
@@ -180,6 +181,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 	}
 	if rep != nil {
 		res.Epochs, res.Best, res.EpochSeconds, res.StepSeconds, res.EvalSeconds = rep.epochs, rep.best, rep.seconds, rep.steps, rep.evals
+		res.Counters = rep.prev
 		if rep.bestParams != nil {
 			for i, q := range params {
 				copy(q.Value.Data, rep.bestParams[i])
@@ -277,7 +279,7 @@ func (r *reporter) epoch(loss, stepSeconds float64) (bool, error) {
 	if cn.EpochSize == 0 { // not every worker has said how many batches it has
 		return false, nil
 	}
-	epoch := min(int(cn.Pushes/cn.EpochSize), r.cfg.Epochs)
+	epoch := min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs)
 	if epoch <= r.epochs {
 		return false, nil
 	}
@@ -328,7 +330,7 @@ func (r *reporter) epoch(loss, stepSeconds float64) (bool, error) {
 		StalenessP99: interval.Staleness.Quantile(0.99), StalenessMax: interval.Staleness.Max(),
 		DroppedUpdates: interval.Dropped}
 	if wall > 0 {
-		e.UpdatesPerSecond = float64(interval.Updates) / wall
+		e.UpdatesPerSecond = float64(interval.Updates) / float64(len(r.servers)) / wall
 	}
 	return true, r.onEpoch(e)
 }

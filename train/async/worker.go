@@ -167,9 +167,9 @@ func (w *worker) await(srv int) ([]byte, error) {
 	return msg, nil
 }
 
-// Stats asks every server for its counters and returns their sum, with
-// Updates and Pushes the mean over the shards (each push goes to every
-// shard) and EpochSize the largest (0 only while no server knows it).
+// Stats asks every server for its counters and returns their sum (each
+// push goes to every server: Updates and Pushes count it once per server),
+// with EpochSize the largest (0 only while no server knows it).
 func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
 	var total Counters
 	for _, srv := range servers {
@@ -192,10 +192,6 @@ func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters,
 		total.Updates += cn.Updates
 		total.Pushes += cn.Pushes
 		total.EpochSize = max(total.EpochSize, cn.EpochSize)
-	}
-	if len(servers) > 0 {
-		total.Updates /= int64(len(servers))
-		total.Pushes /= int64(len(servers))
 	}
 	return total, nil
 }
