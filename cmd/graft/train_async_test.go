@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/metrics"
 )
@@ -115,5 +117,38 @@ func TestTrainAsyncProcesses(t *testing.T) {
 	stdout, stderr, code, _ = graftProcess(t, append([]string{"launch", "--nproc", "2", "--"}, args...)...)
 	if code == 0 || !strings.Contains(stdout+stderr, "needs 3 processes, one per rank; the job has 2") {
 		t.Fatalf("a job of 2 processes for 3 ranks: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// A server process that is killed, or stops answering (SIGSTOP: its
+// connections stay open but fall silent), makes every worker exit non-zero
+// within seconds, naming it, as a lost worker does.
+func TestTrainAsyncLostServerIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			metrics := filepath.Join(t.TempDir(), "m.jsonl")
+			cmds, errs := startWorkers(t, 3, "--model", "sage", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "100000",
+				"--mode", "async", "--workers", "2", "--servers", "1", "--start-timeout", "30s", "--peer-timeout", "2s", "--metrics", metrics)
+			waitEpoch(t, metrics, 2, 60*time.Second)
+			cmds[2].Process.Signal(sig)
+			lost := time.Now()
+			for r, c := range cmds[:2] {
+				err := c.Wait()
+				if took := time.Since(lost); took > 10*time.Second {
+					t.Errorf("rank %d took %v to exit, want under 10 s", r, took)
+				}
+				last, _ := lastError(errs[r].String())
+				t.Logf("rank %d: %s", r, last)
+				if err == nil || !strings.Contains(errs[r].String(), "lost rank 2") {
+					t.Errorf("rank %d (exit %v) does not name rank 2:\n%s", r, err, errs[r].String())
+				}
+			}
+			if sig == syscall.SIGSTOP {
+				cmds[2].Process.Signal(syscall.SIGCONT)
+			}
+		})
 	}
 }

@@ -105,8 +105,9 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // epoch with the servers' staleness figures since the last report.
 // Patience does not stop the run; model selection keeps the evaluated
 // epoch of best validation accuracy, whose parameters Result.Model holds.
-// Worker 0's Counters are the servers' at its last report, summed; a
-// server's Result holds only its own.
+// Worker 0's Counters are the servers' at its last report, summed; the
+// other workers' Result has the epochs complete as the servers last told
+// them; a server's Result holds only its own Counters.
 func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if err := opts.check(cfg); err != nil {
 		return Result{}, err
@@ -161,6 +162,13 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		wc.Slow = opts.SlowFactor
 	}
 	var rep *reporter
+	seen := 0 // the epochs complete, as the servers' last answer said
+	wc.OnStep = func(d StepDone) error {
+		if d.EpochSize > 0 {
+			seen = min(int(d.Pushes/d.EpochSize), cfg.Epochs)
+		}
+		return nil
+	}
 	if r == 0 {
 		// Evaluations go through a loop of their own, which the worker
 		// never steps: it turns the stepper's sums into every metric.
@@ -175,7 +183,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 	}
 	start := time.Now()
 	err = Work(c, stepper, wc)
-	res := Result{Model: model, Seconds: time.Since(start).Seconds()}
+	res := Result{Model: model, Seconds: time.Since(start).Seconds(), Epochs: seen}
 	for _, q := range params {
 		res.Final = append(res.Final, q.Value.Data...)
 	}
@@ -259,7 +267,7 @@ func (r *reporter) step(d StepDone) error {
 		}
 		return nil
 	}
-	reported, err := r.epoch(r.lossSum/float64(r.lossSteps), r.stepSecs)
+	reported, err := r.epoch(r.lossSum/float64(r.lossSteps), r.stepSecs, d.Stop)
 	if reported {
 		r.lossSum, r.lossSteps, r.stepSecs = 0, 0, 0
 	}
@@ -267,19 +275,23 @@ func (r *reporter) step(d StepDone) error {
 }
 
 // epoch evaluates (when due) and reports the latest epoch whose gradients
-// the servers' counters show in; loss is worker 0's mean over its steps
+// the servers' counters show in, or the last one once they said stop
+// (final: the servers that did not may lag by a gradient); loss is worker 0's mean over its steps
 // since the last report, stepSeconds their time. It reports nothing when
 // no epoch has come in since the last report.
-func (r *reporter) epoch(loss, stepSeconds float64) (bool, error) {
+func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	now := time.Now()
 	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
 	if err != nil {
 		return false, err
 	}
-	if cn.EpochSize == 0 { // not every worker has said how many batches it has
-		return false, nil
+	epoch := r.cfg.Epochs // the servers said stop: the last epoch is in
+	if !final {
+		if cn.EpochSize == 0 { // not every worker has said how many batches it has
+			return false, nil
+		}
+		epoch = min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs)
 	}
-	epoch := min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs)
 	if epoch <= r.epochs {
 		return false, nil
 	}

@@ -3,6 +3,7 @@ package async
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -241,7 +242,7 @@ func TestDeadOrStalledPeerIsNamed(t *testing.T) {
 			got = Serve(c, sh, ServerConfig{Workers: []int{0}, Timeout: timeout})
 			return got
 		})
-		if got == nil || !strings.Contains(got.Error(), "server rank 1: no request within 300ms from workers [0]") {
+		if got == nil || !strings.Contains(got.Error(), "server rank 1: workers [0] did not start within 300ms") {
 			t.Fatalf("server: %v", got)
 		}
 	})
@@ -253,4 +254,38 @@ func paramSizes(s train.Stepper) []int {
 		sizes = append(sizes, len(q.Value.Data))
 	}
 	return sizes
+}
+
+// Workers start together: the server answers the first pulls once every
+// worker has asked, or has said it is done without starting (it failed), so
+// the others do not wait for it.
+func TestWorkersStartTogether(t *testing.T) {
+	p, classes := sbmProblem(t, 100)
+	cfg := testConfig(classes)
+	err := comm.Run(3, func(c comm.Communicator) error {
+		switch c.Rank() {
+		case 1:
+			return c.Send(RequestSite, 2, request{kind: kindDone}.encode())
+		case 2:
+			sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, MaxStaleness: -1}, [][]float32{{0}}, []float64{0})
+			if err != nil {
+				return err
+			}
+			return Serve(c, sh, ServerConfig{Workers: []int{0, 1}, Timeout: 5 * time.Second})
+		}
+		st, err := stepperFactory(t, cfg, p)(0, p.Train)
+		if err != nil {
+			return err
+		}
+		// One parameter of one value: a model whose first parameter is
+		// larger gets an error, which shows the server answered.
+		err = Work(c, st, WorkerConfig{Servers: []int{2}, Plan: [][]int{{0}}, Epochs: 1, Timeout: 5 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "sent 1 values for a shard of more") {
+			return fmt.Errorf("worker 0: %v; want the server's answer, too short for the model", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -49,9 +49,29 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		r := reply{version: sh.Version(), pushes: pushes, epochSize: epoch, stop: full(), values: values}
 		return c.Send(ReplySite, to, r.encode())
 	}
+	// start answers every working worker's first pull once every worker
+	// has said its batches.
+	start := func() error {
+		if len(batches) < len(cfg.Workers) {
+			return nil
+		}
+		for _, b := range batches {
+			epoch += int64(b)
+		}
+		for _, w := range active {
+			if err := answer(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for len(active) > 0 {
 		from, msg, err := c.Recv(RequestSite, comm.AnyRank, time.Now().Add(cfg.Timeout))
 		if errors.Is(err, comm.ErrDeadline) {
+			if len(batches) < len(cfg.Workers) {
+				missing := slices.DeleteFunc(slices.Clone(cfg.Workers), func(w int) bool { _, ok := batches[w]; return ok })
+				return fmt.Errorf("async: server rank %d: workers %v did not start within %v (dead or stalled)", c.Rank(), missing, cfg.Timeout)
+			}
 			return fmt.Errorf("async: server rank %d: no request within %v from workers %v (dead or stalled)", c.Rank(), cfg.Timeout, active)
 		}
 		if err != nil {
@@ -67,15 +87,15 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		grad = req.grad
 		switch req.kind {
 		case kindPull:
-			if _, ok := batches[from]; !ok && req.version >= 0 {
-				batches[from] = req.version
-				if len(batches) == len(cfg.Workers) {
-					for _, b := range batches {
-						epoch += int64(b)
-					}
-				}
+			// The first pull says the worker's batches, and its answer
+			// waits for every worker's: all start from version 0 together,
+			// and no gradient comes before the epoch's size is known.
+			if _, ok := batches[from]; ok || len(batches) == len(cfg.Workers) {
+				err = answer(from)
+				break
 			}
-			err = answer(from)
+			batches[from] = max(req.version, 0)
+			err = start()
 		case kindStats:
 			cn := sh.Counters()
 			cn.Pushes, cn.EpochSize = pushes, epoch
@@ -83,6 +103,12 @@ func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
 		case kindDone:
 			active = slices.DeleteFunc(active, func(r int) bool { return r == from })
 			delete(pending, from)
+			if _, ok := batches[from]; !ok && len(batches) < len(cfg.Workers) {
+				// Done before it started (it failed): the others need not
+				// wait for it.
+				batches[from] = 0
+				err = start()
+			}
 		case kindPush:
 			if full() { // the run has its gradients: the worker is told to stop
 				err = answer(from)
