@@ -33,112 +33,139 @@ type ServerConfig struct {
 // Serve answers the workers' requests for shard sh until every worker is
 // done. Requests are served in the order they arrive, from any worker.
 func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
-	active := slices.Clone(cfg.Workers)
-	var (
-		grad    []float32
-		values  []float32
-		pending = map[int][]float32{} // Sync: gradients waiting for the others'
-		version int
-		pushes  int64           // gradients received and used
-		batches = map[int]int{} // each worker's batches per epoch, from its pull
-		epoch   int64           // gradients in an epoch, once every worker has said
-	)
-	full := func() bool { return cfg.Epochs > 0 && epoch > 0 && pushes >= int64(cfg.Epochs)*epoch }
-	answer := func(to int) error {
-		values = sh.AppendValues(values[:0])
-		r := reply{version: sh.Version(), pushes: pushes, epochSize: epoch, stop: full(), values: values}
-		return c.Send(ReplySite, to, r.encode())
-	}
-	// start answers every working worker's first pull once every worker
-	// has said its batches.
-	start := func() error {
-		if len(batches) < len(cfg.Workers) {
-			return nil
-		}
-		for _, b := range batches {
-			epoch += int64(b)
-		}
-		for _, w := range active {
-			if err := answer(w); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for len(active) > 0 {
+	s := &server{c: c, sh: sh, cfg: cfg, active: slices.Clone(cfg.Workers), pending: map[int][]float32{}, batches: map[int]int{}}
+	for len(s.active) > 0 {
 		from, msg, err := c.Recv(RequestSite, comm.AnyRank, time.Now().Add(cfg.Timeout))
 		if errors.Is(err, comm.ErrDeadline) {
-			if len(batches) < len(cfg.Workers) {
-				missing := slices.DeleteFunc(slices.Clone(cfg.Workers), func(w int) bool { _, ok := batches[w]; return ok })
-				return fmt.Errorf("async: server rank %d: workers %v did not start within %v (dead or stalled)", c.Rank(), missing, cfg.Timeout)
-			}
-			return fmt.Errorf("async: server rank %d: no request within %v from workers %v (dead or stalled)", c.Rank(), cfg.Timeout, active)
+			return s.silent()
 		}
 		if err != nil {
 			return fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
 		}
-		if !slices.Contains(active, from) {
+		if !slices.Contains(s.active, from) {
 			return fmt.Errorf("async: server rank %d: a request from rank %d, which is not a working worker", c.Rank(), from)
 		}
-		req, err := decodeRequest(msg, grad)
+		req, err := decodeRequest(msg, s.grad)
 		if err != nil {
 			return fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, err)
 		}
-		grad = req.grad
-		switch req.kind {
-		case kindPull:
-			// The first pull says the worker's batches, and its answer
-			// waits for every worker's: all start from version 0 together,
-			// and no gradient comes before the epoch's size is known.
-			if _, ok := batches[from]; ok || len(batches) == len(cfg.Workers) {
-				err = answer(from)
-				break
-			}
-			batches[from] = max(req.version, 0)
-			err = start()
-		case kindStats:
-			cn := sh.Counters()
-			cn.Pushes, cn.EpochSize = pushes, epoch
-			err = c.Send(ReplySite, from, encodeCounters(cn))
-		case kindDone:
-			active = slices.DeleteFunc(active, func(r int) bool { return r == from })
-			delete(pending, from)
-			if _, ok := batches[from]; !ok && len(batches) < len(cfg.Workers) {
-				// Done before it started (it failed): the others need not
-				// wait for it.
-				batches[from] = 0
-				err = start()
-			}
-		case kindPush:
-			if full() { // the run has its gradients: the worker is told to stop
-				err = answer(from)
-				break
-			}
-			if !cfg.Sync {
-				if _, _, aerr := sh.Apply(req.grad, req.version); aerr != nil {
-					return fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, aerr)
-				}
-				pushes++
-				err = answer(from)
-				break
-			}
-			if len(pending) == 0 {
-				version = req.version
-			}
-			if req.version != version || pending[from] != nil {
-				return fmt.Errorf("async: server rank %d: synchronous, but rank %d pushed a gradient of version %d while the step is at %d", c.Rank(), from, req.version, version)
-			}
-			pending[from] = slices.Clone(req.grad)
+		s.grad = req.grad
+		if err := s.handle(from, req); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("async: server rank %d: answering rank %d: %w", c.Rank(), from, err)
-		}
-		if cfg.Sync && len(pending) > 0 && len(pending) == len(active) {
-			pushes += int64(len(pending))
-			if err := syncStep(c, sh, pending, version, answer); err != nil {
+		if cfg.Sync && len(s.pending) > 0 && len(s.pending) == len(s.active) {
+			s.pushes += int64(len(s.pending))
+			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// server is Serve's state.
+type server struct {
+	c       comm.Communicator
+	sh      *Shard
+	cfg     ServerConfig
+	active  []int // workers not done
+	grad    []float32
+	values  []float32
+	pending map[int][]float32 // Sync: gradients waiting for the others'
+	version int               // Sync: the version the pending gradients are of
+	pushes  int64             // gradients received and used
+	batches map[int]int       // each worker's batches per epoch, from its first pull
+	epoch   int64             // gradients in an epoch, once every worker has said
+}
+
+// full reports whether the run has all the gradients it needs.
+func (s *server) full() bool {
+	return s.cfg.Epochs > 0 && s.epoch > 0 && s.pushes >= int64(s.cfg.Epochs)*s.epoch
+}
+
+// answer sends worker `to` the shard's parameters.
+func (s *server) answer(to int) error {
+	s.values = s.sh.AppendValues(s.values[:0])
+	r := reply{version: s.sh.Version(), pushes: s.pushes, epochSize: s.epoch, stop: s.full(), values: s.values}
+	return s.c.Send(ReplySite, to, r.encode())
+}
+
+// start answers every working worker's first pull once every worker has
+// said its batches.
+func (s *server) start() error {
+	if len(s.batches) < len(s.cfg.Workers) {
+		return nil
+	}
+	for _, b := range s.batches {
+		s.epoch += int64(b)
+	}
+	for _, w := range s.active {
+		if err := s.answer(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// silent is the error of a server that waited in vain for any request.
+func (s *server) silent() error {
+	if len(s.batches) < len(s.cfg.Workers) {
+		missing := slices.DeleteFunc(slices.Clone(s.cfg.Workers), func(w int) bool { _, ok := s.batches[w]; return ok })
+		return fmt.Errorf("async: server rank %d: workers %v did not start within %v (dead or stalled)", s.c.Rank(), missing, s.cfg.Timeout)
+	}
+	return fmt.Errorf("async: server rank %d: no request within %v from workers %v (dead or stalled)", s.c.Rank(), s.cfg.Timeout, s.active)
+}
+
+// handle serves one request.
+func (s *server) handle(from int, req request) error {
+	var err error
+	switch req.kind {
+	case kindPull:
+		// The first pull says the worker's batches, and its answer waits
+		// for every worker's: all start from version 0 together, and no
+		// gradient comes before the epoch's size is known.
+		if _, ok := s.batches[from]; ok || len(s.batches) == len(s.cfg.Workers) {
+			err = s.answer(from)
+			break
+		}
+		s.batches[from] = max(req.version, 0)
+		err = s.start()
+	case kindStats:
+		cn := s.sh.Counters()
+		cn.Pushes, cn.EpochSize = s.pushes, s.epoch
+		err = s.c.Send(ReplySite, from, encodeCounters(cn))
+	case kindDone:
+		s.active = slices.DeleteFunc(s.active, func(r int) bool { return r == from })
+		delete(s.pending, from)
+		if _, ok := s.batches[from]; !ok && len(s.batches) < len(s.cfg.Workers) {
+			// Done before it started (it failed): the others need not
+			// wait for it.
+			s.batches[from] = 0
+			err = s.start()
+		}
+	case kindPush:
+		if s.full() { // the run has its gradients: the worker is told to stop
+			err = s.answer(from)
+			break
+		}
+		if !s.cfg.Sync {
+			if _, _, aerr := s.sh.Apply(req.grad, req.version); aerr != nil {
+				return fmt.Errorf("async: server rank %d: from rank %d: %w", s.c.Rank(), from, aerr)
+			}
+			s.pushes++
+			err = s.answer(from)
+			break
+		}
+		if len(s.pending) == 0 {
+			s.version = req.version
+		}
+		if req.version != s.version || s.pending[from] != nil {
+			return fmt.Errorf("async: server rank %d: synchronous, but rank %d pushed a gradient of version %d while the step is at %d", s.c.Rank(), from, req.version, s.version)
+		}
+		s.pending[from] = slices.Clone(req.grad)
+	}
+	if err != nil {
+		return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), from, err)
 	}
 	return nil
 }
