@@ -24,8 +24,8 @@ type asyncOptions struct {
 
 func (a *asyncOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.mode, "mode", "sync", "how workers combine their gradients: sync (the trainers' synchronous steps), async (with --sampler: a parameter server that applies each worker's gradient as it arrives) or ps-sync (the same parameter server, waiting for every worker each step: async's baseline)")
-	fs.IntVar(&a.workers, "workers", 4, "with --mode async or ps-sync: worker goroutines, each training on every `N`-th training seed with its own sampler")
-	fs.IntVar(&a.servers, "servers", 1, "with --mode async or ps-sync: server goroutines, each holding a share of the parameters and their optimiser state")
+	fs.IntVar(&a.workers, "workers", 4, "with --mode async or ps-sync: workers, each training on every `N`-th training seed with its own sampler (goroutines, or the first N processes of a multi-process job of workers + servers)")
+	fs.IntVar(&a.servers, "servers", 1, "with --mode async or ps-sync: servers, each holding a share of the parameters and their optimiser state (goroutines, or the last processes of a multi-process job)")
 	fs.StringVar(&a.rule, "staleness-rule", "none", "with --mode async: the learning rate of a gradient τ updates old: none (unchanged), inverse (divided by τ, staleness-aware async SGD) or linear:C (divided by 1+C·τ)")
 	fs.IntVar(&a.maxStaleness, "max-staleness", 0, "with --mode async: drop (and count) gradients more than `T` updates old; 0 keeps all")
 	fs.StringVar(&a.slowWorker, "slow-worker", "", "with --mode async or ps-sync: make worker RANK's steps take FACTOR times their compute time (`RANK:FACTOR`, e.g. 1:3), to see how the modes cope with a straggler")
