@@ -446,7 +446,10 @@ func (c *local) Barrier(site string) error {
 // goroutine, and returns the first error. A rank that fails aborts the
 // group, so the others return instead of waiting for it; a watchdog
 // (Watch) aborts it when a rank waits in one collective for longer than
-// DefaultDeadline.
+// DefaultDeadline. A rank whose fn has returned sends nothing more: a Recv
+// that only it could satisfy fails naming it (a Group made by NewGroup
+// alone does not know when a rank is done; such a Recv waits for its
+// deadline).
 func Run(size int, fn func(c Communicator) error) error {
 	g := NewGroup(size)
 	defer g.Watch(DefaultDeadline)()
