@@ -49,7 +49,7 @@ echo "== accuracy: $workers workers, 1 server, $epochs epochs"
 for seed in $(seq 1 "$seeds"); do
   "$graft" "${common[@]}" --seed "$seed" --mode sync 2>/dev/null | summary "seed $seed sync (one process)"
   "$graft" "${common[@]}" --seed "$seed" --mode ps-sync --workers "$workers" 2>/dev/null | summary "seed $seed ps-sync"
-  "$graft" "${common[@]}" --seed "$seed" --mode async --workers "$workers" 2>/dev/null | summary "seed $seed async none"
+  "$graft" "${common[@]}" --seed "$seed" --mode async --workers "$workers" --staleness-rule none 2>/dev/null | summary "seed $seed async none"
   "$graft" "${common[@]}" --seed "$seed" --mode async --workers "$workers" --staleness-rule inverse 2>/dev/null | summary "seed $seed async inverse"
 done
 
