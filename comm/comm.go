@@ -26,6 +26,21 @@ type Communicator interface {
 	// Broadcast copies root's data into every other rank's data (equal lengths).
 	Broadcast(site string, root int, data []byte) error
 	Barrier(site string) error
+	// Send delivers msg to rank to, point to point: only the two ranks take
+	// part, and msg may be reused once Send returns. Send does not wait for
+	// the receiver to call Recv (the receiver stores what arrives), so it
+	// returns promptly unless the transport itself is stuck, and then
+	// within the transport's call timeout. Messages from one rank to
+	// another arrive in the order sent.
+	Send(site string, to int, msg []byte) error
+	// Recv returns the first message sent to this rank for site by rank
+	// from, or by any rank with from = AnyRank, and who sent it; messages
+	// of other sites wait for their own Recv. It returns an error wrapping
+	// ErrDeadline once deadline passes (the zero time: no deadline), and an
+	// error naming the rank when that sender has failed or finished, or the
+	// group is aborted. Send and Recv may be called concurrently with each
+	// other and with collectives on other sites.
+	Recv(site string, from int, deadline time.Time) (src int, msg []byte, err error)
 	// Stats returns this rank's counters.
 	Stats() *Stats
 }

@@ -2,7 +2,9 @@
 // through: a Communicator gives a worker its rank and the group's size, and
 // the collectives partition-parallel training needs (all-to-all of
 // variable-size byte buffers, in-place float32 all-reduce, broadcast,
-// barrier). Every call names its call site, and the communicator counts the
+// barrier), and point-to-point messages (Send, and Recv from one rank or
+// any, with a deadline) for algorithms whose ranks do not move in step,
+// such as a parameter server. Every call names its call site, and the communicator counts the
 // bytes and time of each site and each peer, so the bytes a run reports are
 // the bytes that crossed the transport.
 //

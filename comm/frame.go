@@ -16,7 +16,9 @@ import (
 //	2      2    site tag: low 16 bits of CRC-32(site name), to catch ranks
 //	            that call different collectives
 //	4      4    payload length in bytes (≤ the receiver's limit)
-//	8      4    sequence number of the collective call on the sender
+//	8      4    sequence number of the collective call on the sender (0 in
+//	            point-to-point messages, whose first frame starts with the
+//	            site's full name: see encodeMessage)
 //	12     4    CRC-32 (IEEE) of the payload
 //	16     4    CRC-32 (IEEE) of bytes 0–15, checked before the length is trusted
 //	20     …    payload
@@ -27,6 +29,7 @@ const (
 	frameData      byte = 1 // a piece of a collective's payload
 	frameHeartbeat byte = 2 // empty; proves the sender is alive
 	frameControl   byte = 3 // JSON control message (rendezvous, abort, close)
+	frameMessage   byte = 4 // a piece of a point-to-point message (Send)
 )
 
 // flagMore marks a frame that is followed by more of the same message.
@@ -76,7 +79,7 @@ func decodeHeader(b *[frameHeaderLen]byte, maxPayload int) (frameHeader, error) 
 		crc:    binary.LittleEndian.Uint32(b[12:]),
 	}
 	switch h.typ {
-	case frameData, frameControl:
+	case frameData, frameControl, frameMessage:
 	case frameHeartbeat:
 		if h.length != 0 {
 			return frameHeader{}, fmt.Errorf("%w: heartbeat with %d payload bytes", ErrCorruptFrame, h.length)

@@ -30,6 +30,8 @@ type Group struct {
 
 	callsMu sync.Mutex
 	calls   []callState // the collective each rank is in, for the watchdog
+
+	inboxes []*inbox // each rank's point-to-point messages (p2p.go)
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -62,6 +64,7 @@ func NewGroup(size int) *Group {
 	}
 	for r := range size {
 		g.comms = append(g.comms, &local{g: g, rank: r, stats: newStats(size)})
+		g.inboxes = append(g.inboxes, newInbox(r, size))
 	}
 	return g
 }
@@ -443,7 +446,10 @@ func (c *local) Barrier(site string) error {
 // goroutine, and returns the first error. A rank that fails aborts the
 // group, so the others return instead of waiting for it; a watchdog
 // (Watch) aborts it when a rank waits in one collective for longer than
-// DefaultDeadline.
+// DefaultDeadline. A rank whose fn has returned sends nothing more: a Recv
+// that only it could satisfy fails naming it (a Group made by NewGroup
+// alone does not know when a rank is done; such a Recv waits for its
+// deadline).
 func Run(size int, fn func(c Communicator) error) error {
 	g := NewGroup(size)
 	defer g.Watch(DefaultDeadline)()
@@ -453,6 +459,7 @@ func Run(size int, fn func(c Communicator) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.finished(r)
 			if err := fn(g.Comm(r)); err != nil {
 				errs[r] = fmt.Errorf("rank %d: %w", r, err)
 				g.Abort(errs[r])

@@ -4,9 +4,11 @@ package comm
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // Run under MPI: go test -tags mpi -c -o comm_mpi.test ./comm &&
@@ -57,10 +59,11 @@ func TestMPICollectives(t *testing.T) {
 	if string(big[:5]) != "hello" {
 		t.Fatalf("broadcast got %q", big[:5])
 	}
+	mpiP2P(t, m)
 	if err := m.Barrier("end"); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("rank %d of %d: MPI collectives ok\n", r, size)
+	fmt.Printf("rank %d of %d: MPI collectives and point-to-point ok\n", r, size)
 }
 
 // mpirun --allow-run-as-root --oversubscribe -np 2 ./comm_mpi.test -test.run XXX -test.bench MPI
@@ -85,5 +88,41 @@ func BenchmarkMPIAllReduce64MiB(b *testing.B) {
 		if err := m.AllReduce("g", data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// mpiP2P checks point-to-point messages: every rank sends every other a
+// run of messages (empty, small, one over 4 MiB) and receives them in order
+// from any rank; a receive with nobody sending ends at its deadline.
+func mpiP2P(t *testing.T, m *MPI) {
+	r, size := m.Rank(), m.Size()
+	const count = 10
+	for p := range size {
+		if p == r {
+			continue
+		}
+		for i := range count {
+			if err := m.Send("p2p", p, p2pPayload(r, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next := make([]int, size)
+	for range (size - 1) * count {
+		from, msg, err := m.Recv("p2p", AnyRank, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := p2pPayload(from, next[from]); !bytes.Equal(msg, want) {
+			t.Fatalf("message %d from rank %d: %d bytes, want %d", next[from], from, len(msg), len(want))
+		}
+		next[from]++
+	}
+	start := time.Now()
+	if _, _, err := m.Recv("quiet", AnyRank, start.Add(100*time.Millisecond)); !errors.Is(err, ErrDeadline) {
+		t.Fatalf("Recv with nobody sending: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Recv deadline of 100ms returned after %v", d)
 	}
 }

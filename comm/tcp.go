@@ -84,13 +84,15 @@ var ErrClosed = errors.New("comm: communicator closed")
 var errPeerClosed = errors.New("closed its communicator")
 
 // TCP is a Communicator over a full mesh of TCP connections, one per pair
-// of ranks. Its methods must be called from one goroutine at a time.
+// of ranks. Its collectives must be called from one goroutine at a time;
+// Send and Recv from any goroutine.
 type TCP struct {
 	opt   Options
 	rank  int
 	size  int
 	peers []*peer // nil at rank
 	stats *Stats
+	inbox *inbox // point-to-point messages (tcpp2p.go)
 
 	mu      sync.Mutex // serialises collectives
 	seq     uint32
@@ -106,7 +108,7 @@ type TCP struct {
 }
 
 func newTCP(opt Options, conns []net.Conn) *TCP {
-	t := &TCP{opt: opt, rank: opt.Rank, size: opt.Size, stats: newStats(opt.Size),
+	t := &TCP{opt: opt, rank: opt.Rank, size: opt.Size, stats: newStats(opt.Size), inbox: newInbox(opt.Rank, opt.Size),
 		failed: make(chan struct{}), sent: make([]int64, opt.Size), recvd: make([]int64, opt.Size)}
 	t.peers = make([]*peer, opt.Size)
 	for r, c := range conns {
@@ -254,5 +256,3 @@ type control struct {
 	Lost   int      `json:"lost,omitempty"`
 	Reason string   `json:"reason,omitempty"`
 }
-
-var _ Communicator = (*TCP)(nil)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -58,6 +59,9 @@ type peer struct {
 	gone       chan struct{} // closed when the peer said goodbye
 	writerDone chan struct{}
 	readerDone chan struct{}
+
+	sendMu sync.Mutex // keeps the frames of one point-to-point message together
+	msg    []byte     // the point-to-point message being received
 }
 
 func (p *peer) lost(err error) error { return &PeerError{Rank: p.rank, Err: err} }
@@ -135,6 +139,11 @@ func (p *peer) readLoop() {
 		case frameControl:
 			p.readControl(&h)
 			return
+		case frameMessage:
+			if !p.readMessage(&h) {
+				return
+			}
+			continue
 		}
 		if op, ok = p.readData(&h, op); !ok {
 			return
@@ -182,8 +191,9 @@ func (p *peer) readControl(h *frameHeader) {
 	switch m.Kind {
 	case "bye":
 		// Not a failure: the peer finished. Only calls that still
-		// need it fail (see call.wait).
+		// need it fail (see call.wait and inbox.take).
 		close(p.gone)
+		p.t.inbox.leave(p.rank)
 	case "abort":
 		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size { // the peer's own failure
 			p.t.fail(p.lost(abortError{m.Reason}))

@@ -87,7 +87,10 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	}
 	var res train.Result
 	var loop *train.Loop
+	var model *nn.Model
 	switch {
+	case s.Async != nil:
+		res, model, err = s.runAsync(ctx, in, onEpoch)
 	case s.EvalSampler != "" && s.Sampler == "":
 		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "":
@@ -113,7 +116,10 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if s.Parts > 1 && res.FloorEpoch == 0 {
 		fmt.Fprintf(s.Log, "graft train: the compression schedule %s had not reached its final ratio by the last epoch (%d); the kept epoch was trained at a higher ratio (raise --epochs, or give a schedule that ends sooner)\n", schedule, res.Epochs)
 	}
-	return s.summarise(in, res, loop, rec.Totals(), schedule)
+	if loop != nil {
+		model = loop.Model()
+	}
+	return s.summarise(in, res, model, rec.Totals(), schedule)
 }
 
 // runInProcess trains every part in this process: one goroutine each.
@@ -207,8 +213,8 @@ func (s *Spec) metricSinks() ([]metrics.Sink, error) {
 }
 
 // summarise saves the model (if asked) and sums the job up.
-func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metrics.Totals, schedule string) (Summary, error) {
-	params := loop.Model().Params()
+func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics.Totals, schedule string) (Summary, error) {
+	params := model.Params()
 	mc := s.Train.Model
 	sum := Summary{
 		Dataset: in.name, Split: in.split, Model: mc.Model, Seed: mc.Seed,
@@ -250,6 +256,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 	if in.sparse {
 		sum.Features = "sparse"
 	}
+	s.summariseAsync(&sum)
 	if s.Parts > 1 {
 		sum.Partition = s.Partition
 		var sizes []int64
@@ -265,7 +272,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		sum.Balance = &b
 	}
 	if s.Save != "" {
-		if err := s.saveModel(in, res, loop.Model()); err != nil {
+		if err := s.saveModel(in, res, model); err != nil {
 			return Summary{}, err
 		}
 		sum.Saved = s.Save

@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/async"
 )
 
 // Spec is one training job.
@@ -46,6 +47,9 @@ type Spec struct {
 	// EvalSampler, when set, evaluates on batches of the split's nodes
 	// drawn by this seed-driven sampler instead of exactly.
 	EvalSampler string
+	// Async, when set, trains the mini-batches with a parameter server
+	// (async.go) instead of one process's loop.
+	Async *AsyncSpec
 
 	// Parts is the number of workers, each holding one part of the graph,
 	// split by Partition (a method name or an assignment file) seeded by
@@ -89,6 +93,7 @@ type Spec struct {
 	Log           io.Writer
 
 	record map[string]string // the settings checkpoints record (trajectory)
+	async  *async.Result     // a parameter-server run's outcome, for the summary
 }
 
 // SpecError marks an error in the Spec itself, as opposed to the data or the
@@ -157,6 +162,22 @@ type Summary struct {
 	EvalMsMedian    float64 `json:"eval_ms_median,omitempty"`
 	EpochsPerSecond float64 `json:"epochs_per_second,omitempty"`
 	SeedsPerSecond  float64 `json:"seeds_per_second,omitempty"`
+	// Parameter-server runs: the mode (async, or ps-sync for the
+	// synchronous baseline), the workers and servers, the staleness rule
+	// and bound (absent: none), the staleness over the run, the gradients dropped, the
+	// updates applied per second and the run's wall time.
+	Mode             string  `json:"mode,omitempty"`
+	Workers          int     `json:"workers,omitempty"`
+	Servers          int     `json:"servers,omitempty"`
+	StalenessRule    string  `json:"staleness_rule,omitempty"`
+	MaxStaleness     *int    `json:"max_staleness,omitempty"`
+	StalenessMean    float64 `json:"staleness_mean,omitempty"`
+	StalenessP50     int     `json:"staleness_p50,omitempty"`
+	StalenessP99     int     `json:"staleness_p99,omitempty"`
+	StalenessMax     int     `json:"staleness_max,omitempty"`
+	DroppedUpdates   int64   `json:"dropped_updates,omitempty"`
+	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
+	TrainSeconds     float64 `json:"train_seconds,omitempty"`
 	// Balance spreads part sizes (owned nodes) and per-worker compute time:
 	// coefficient of variation, max/mean imbalance, efficiency.
 	Balance *metrics.Balance `json:"balance,omitempty"`

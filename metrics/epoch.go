@@ -69,6 +69,17 @@ type Epoch struct {
 	// epoch's floor.
 	GatheredBytes float64 `json:"gathered_bytes,omitempty"`
 	Flops         float64 `json:"flops,omitempty"`
+
+	// Asynchronous parameter-server training (train/async): the staleness
+	// of the gradients the servers received during the epoch (mean,
+	// median, 99th percentile, largest), the gradients dropped as too
+	// stale, and the updates applied per second.
+	StalenessMean    float64 `json:"staleness_mean,omitempty"`
+	StalenessP50     int     `json:"staleness_p50,omitempty"`
+	StalenessP99     int     `json:"staleness_p99,omitempty"`
+	StalenessMax     int     `json:"staleness_max,omitempty"`
+	DroppedUpdates   int64   `json:"dropped_updates,omitempty"`
+	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
 }
 
 // Bytes is everything the epoch sent.

@@ -53,6 +53,7 @@ type trainOptions struct {
 	cpuProfile                     string
 	asJSON                         bool
 	dist                           distOptions
+	async                          asyncOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
 }
 
@@ -92,6 +93,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
+	o.async.register(fs)
 	o.worker.register(fs)
 	usage := fs.Usage
 	fs.Usage = func() {
@@ -167,8 +169,12 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 			}
 		}
 	}
+	asyncSpec, err := o.async.spec(fs)
+	if err != nil {
+		return job.Spec{}, usageError{err}
+	}
 	d := &o.dist
-	s := job.Spec{
+	s := job.Spec{Async: asyncSpec,
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
@@ -220,6 +226,7 @@ func printSummary(w io.Writer, sum job.Summary) {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}
 	}
+	printAsync(w, sum)
 	if sum.Saved != "" {
 		fmt.Fprintf(w, "saved           %s\n", sum.Saved)
 	}

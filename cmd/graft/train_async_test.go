@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/metrics"
+)
+
+// graft train --mode async trains with a parameter server: the summary
+// names the mode and sums up the staleness, and every epoch's record
+// carries its staleness, dropped gradients and update rate. The text
+// summary says the same.
+func TestTrainAsync(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	mpath := filepath.Join(dir, "m.jsonl")
+	base := []string{"train", "--model", "sage", "--lr", "0.01", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "4"}
+	args := append(base, "--mode", "async", "--workers", "3", "--servers", "2", "--staleness-rule", "linear:0.5",
+		"--max-staleness", "6", "--slow-worker", "2:2", "--metrics", mpath, "--json")
+	code, stdout, stderr := runGraft(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Mode             string  `json:"mode"`
+		Workers          int     `json:"workers"`
+		Servers          int     `json:"servers"`
+		Rule             string  `json:"staleness_rule"`
+		MaxStaleness     *int    `json:"max_staleness"`
+		StalenessMean    float64 `json:"staleness_mean"`
+		StalenessMax     int     `json:"staleness_max"`
+		UpdatesPerSecond float64 `json:"updates_per_second"`
+		TrainSeconds     float64 `json:"train_seconds"`
+		Epochs           int     `json:"epochs"`
+		BestValAcc       float64 `json:"best_val_acc"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Mode != "async" || sum.Workers != 3 || sum.Servers != 2 || sum.Rule != "linear:0.5" || sum.MaxStaleness == nil || *sum.MaxStaleness != 6 ||
+		sum.UpdatesPerSecond <= 0 || sum.TrainSeconds <= 0 || sum.Epochs != 4 || sum.BestValAcc <= 0 || float64(sum.StalenessMax) < sum.StalenessMean {
+		t.Fatalf("summary %+v", sum)
+	}
+	f, err := os.Open(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	epochs, err := metrics.ReadJSONLines(f)
+	// Worker 0 reports the epochs it sees complete: when it lags, not
+	// every one, but always the last.
+	if err != nil || len(epochs) == 0 || len(epochs) > 4 || epochs[len(epochs)-1].Epoch != 4 {
+		t.Fatalf("%d records, %v", len(epochs), err)
+	}
+	for _, e := range epochs {
+		if (e.UpdatesPerSecond <= 0 && e.DroppedUpdates == 0) || e.StalenessP99 > e.StalenessMax || e.Batches < 1 {
+			t.Fatalf("epoch record %+v", e)
+		}
+	}
+	code, stdout, stderr = runGraft(t, append(base, "--mode", "ps-sync", "--workers", "2")...)
+	if code != 0 || !strings.Contains(stdout, "parameter server ps-sync: 2 workers, 1 servers") || !strings.Contains(stdout, "updates ") {
+		t.Fatalf("exit %d, text summary:\n%s%s", code, stdout, stderr)
+	}
+}
+
+func TestTrainAsyncErrors(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	sampled := []string{"train", "--sampler", "neighbor:5", "--epochs", "1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"mode", append(sampled, "--mode", "hogwild"), `--mode "hogwild": want sync, async or ps-sync`},
+		{"rule", append(sampled, "--mode", "async", "--staleness-rule", "sqrt"), "--staleness-rule: staleness rule \"sqrt\": want none, inverse or linear:C"},
+		{"rule constant", append(sampled, "--mode", "async", "--staleness-rule", "linear:-2"), "C must be a number ≥ 0"},
+		{"bound", append(sampled, "--mode", "async", "--max-staleness", "-1"), "--max-staleness -1: want 0 (no bound) or more"},
+		{"slow rank", append(sampled, "--mode", "async", "--slow-worker", "4:3"), `--slow-worker "4:3": want RANK:FACTOR with RANK in [0,4)`},
+		{"slow factor", append(sampled, "--mode", "async", "--slow-worker", "1:x"), "want RANK:FACTOR"},
+		{"workers", append(sampled, "--mode", "async", "--workers", "0"), "--workers 0 and --servers 1: want at least 1 each"},
+		{"timeout", append(sampled, "--mode", "async", "--ps-timeout", "0s"), "--ps-timeout 0s: want a positive duration"},
+		{"sync flags", append(sampled, "--servers", "2"), "--servers: only with --mode async or ps-sync"},
+		{"ps-sync rule", append(sampled, "--mode", "ps-sync", "--staleness-rule", "inverse"), "only with --mode async"},
+		{"no sampler", []string{"train", "--mode", "async"}, "--mode async trains on sampled mini-batches: add --sampler"},
+		{"parts", append(sampled, "--mode", "async", "--parts", "2"), "gives every worker the whole graph: drop --parts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runGraft(t, tt.args...)
+			last, _ := lastError(stderr)
+			if code != 2 || !strings.HasPrefix(last, "graft train: ") || !strings.Contains(last, tt.want) {
+				t.Errorf("exit %d, last stderr line %q; want exit 2 and %q", code, last, tt.want)
+			}
+		})
+	}
+}
+
+// graft launch runs each worker and server of --mode async as a process of
+// its own; rank 0, worker 0, reports. A job of the wrong size is refused.
+func TestTrainAsyncProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	args := []string{"train", "--model", "sage", "--lr", "0.01", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "3",
+		"--mode", "async", "--workers", "2", "--servers", "1", "--start-timeout", "30s", "--json"}
+	stdout, stderr, code, _ := graftProcess(t, append([]string{"launch", "--nproc", "3", "--"}, args...)...)
+	if code != 0 || !strings.Contains(stdout, `"mode":"async"`) || !strings.Contains(stdout, `"workers":2`) || !strings.Contains(stdout, `"epochs":3`) ||
+		!strings.Contains(stdout, `"parts":1`) || !strings.Contains(stdout, `"staleness_max"`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code, _ = graftProcess(t, append([]string{"launch", "--nproc", "2", "--"}, args...)...)
+	if code == 0 || !strings.Contains(stdout+stderr, "needs 3 processes, one per rank; the job has 2") {
+		t.Fatalf("a job of 2 processes for 3 ranks: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// A server process that is killed, or stops answering (SIGSTOP: its
+// connections stay open but fall silent), makes every worker exit non-zero
+// within seconds, naming it, as a lost worker does.
+func TestTrainAsyncLostServerIsNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			metrics := filepath.Join(t.TempDir(), "m.jsonl")
+			cmds, errs := startWorkers(t, 3, "--model", "sage", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "100000",
+				"--mode", "async", "--workers", "2", "--servers", "1", "--start-timeout", "30s", "--peer-timeout", "2s", "--metrics", metrics)
+			waitEpoch(t, metrics, 2, 60*time.Second)
+			cmds[2].Process.Signal(sig)
+			lost := time.Now()
+			for r, c := range cmds[:2] {
+				err := c.Wait()
+				if took := time.Since(lost); took > 10*time.Second {
+					t.Errorf("rank %d took %v to exit, want under 10 s", r, took)
+				}
+				last, _ := lastError(errs[r].String())
+				t.Logf("rank %d: %s", r, last)
+				if err == nil || !strings.Contains(errs[r].String(), "lost rank 2") {
+					t.Errorf("rank %d (exit %v) does not name rank 2:\n%s", r, err, errs[r].String())
+				}
+			}
+			if sig == syscall.SIGSTOP {
+				cmds[2].Process.Signal(syscall.SIGCONT)
+			}
+		})
+	}
+}

@@ -1,0 +1,228 @@
+package async
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/graft-gnn/graft/nn"
+)
+
+func TestParseRule(t *testing.T) {
+	cases := []struct {
+		in   string
+		taus []int
+		want []float64
+		err  string
+	}{
+		{in: "none", taus: []int{0, 1, 7}, want: []float64{1, 1, 1}},
+		{in: "inverse", taus: []int{0, 1, 2, 4}, want: []float64{1, 1, 0.5, 0.25}},
+		{in: "linear:0.5", taus: []int{0, 1, 2, 6}, want: []float64{1, 1 / 1.5, 0.5, 0.25}},
+		{in: "linear:0", taus: []int{3}, want: []float64{1}},
+		{in: "linear:-1", err: "C must be"},
+		{in: "linear:x", err: "C must be"},
+		{in: "linear", err: "want none, inverse or linear:C"},
+		{in: "sqrt", err: "want none, inverse or linear:C"},
+	}
+	for _, tc := range cases {
+		r, err := ParseRule(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseRule(%q) = %v; want an error with %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || r.String() != tc.in {
+			t.Fatalf("ParseRule(%q) = %v, %v", tc.in, r, err)
+		}
+		for i, tau := range tc.taus {
+			if got := r.Scale(tau); math.Abs(got-tc.want[i]) > 1e-15 {
+				t.Errorf("%s: Scale(%d) = %v, want %v", tc.in, tau, got, tc.want[i])
+			}
+		}
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h Histogram
+	if h.Mean() != 0 || h.Quantile(0.5) != 0 || h.Max() != 0 {
+		t.Fatal("an empty histogram is not all zero")
+	}
+	// 0 ×50, 1 ×30, 2 ×19, 9 ×1
+	for tau, n := range map[int]int{0: 50, 1: 30, 2: 19, 9: 1} {
+		for range n {
+			h.Add(tau)
+		}
+	}
+	if h.Count() != 100 || h.Mean() != (30+38+9)/100.0 {
+		t.Fatalf("count %d mean %v", h.Count(), h.Mean())
+	}
+	for _, q := range []struct {
+		q    float64
+		want int
+	}{{0.5, 0}, {0.51, 1}, {0.8, 1}, {0.81, 2}, {0.99, 2}, {1, 9}} {
+		if got := h.Quantile(q.q); got != q.want {
+			t.Errorf("Quantile(%v) = %d, want %d", q.q, got, q.want)
+		}
+	}
+	if h.Max() != 9 {
+		t.Errorf("Max %d", h.Max())
+	}
+	var later Histogram
+	later.Merge(&h)
+	later.Add(3)
+	later.Sub(&h)
+	if later.Count() != 1 || later.Max() != 3 || later.Mean() != 3 {
+		t.Errorf("the difference of two totals: count %d max %d mean %v", later.Count(), later.Max(), later.Mean())
+	}
+}
+
+// shard returns a shard of two parameters under plain SGD.
+func shard(t *testing.T, rule string, maxStale int) *Shard {
+	t.Helper()
+	r, err := ParseRule(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := NewShard(Settings{Optimizer: nn.OptimizerConfig{Algorithm: nn.SGD, LR: 0.5}, Rule: r, MaxStaleness: maxStale},
+		[][]float32{{1, 2}, {3}}, []float64{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
+}
+
+// A gradient's staleness is the shard's version minus the version it was
+// computed from; the rule scales its step; past the bound it is dropped
+// and counted, and the version does not move.
+func TestShardStalenessRuleAndBound(t *testing.T) {
+	sh := shard(t, "inverse", 2)
+	steps := []struct {
+		from    int
+		tau     int
+		applied bool
+		want    []float32 // values after
+	}{
+		{from: 0, tau: 0, applied: true, want: []float32{0.5, 1.5, 2.5}},     // lr 0.5
+		{from: 0, tau: 1, applied: true, want: []float32{0, 1, 2}},           // lr 0.5/1
+		{from: 0, tau: 2, applied: true, want: []float32{-0.25, 0.75, 1.75}}, // lr 0.5/2
+		{from: 0, tau: 3, applied: false, want: []float32{-0.25, 0.75, 1.75}},
+		{from: 3, tau: 0, applied: true, want: []float32{-0.75, 0.25, 1.25}},
+	}
+	for i, s := range steps {
+		tau, applied, err := sh.Apply([]float32{1, 1, 1}, s.from)
+		if err != nil || tau != s.tau || applied != s.applied {
+			t.Fatalf("step %d: τ %d applied %v err %v; want τ %d applied %v", i, tau, applied, err, s.tau, s.applied)
+		}
+		got := sh.AppendValues(nil)
+		for j := range got {
+			if math.Abs(float64(got[j]-s.want[j])) > 1e-6 {
+				t.Fatalf("step %d: values %v, want %v", i, got, s.want)
+			}
+		}
+	}
+	c := sh.Counters()
+	if sh.Version() != 4 || c.Updates != 4 || c.Dropped != 1 || c.Staleness.Count() != 5 || c.Staleness.Max() != 3 {
+		t.Fatalf("version %d, counters %+v", sh.Version(), c)
+	}
+	if _, _, err := sh.Apply([]float32{1, 1}, 0); err == nil {
+		t.Error("a gradient of the wrong length was applied")
+	}
+	if _, _, err := sh.Apply([]float32{1, 1, 1}, 5); err == nil {
+		t.Error("a gradient from a future version was applied")
+	}
+	// Without a bound nothing is dropped; linear:1 halves a τ = 1 step.
+	sh = shard(t, "linear:1", -1)
+	sh.Apply([]float32{0, 0, 0}, 0)
+	if tau, applied, _ := sh.Apply([]float32{2, 2, 2}, 0); tau != 1 || !applied {
+		t.Fatal("τ = 1 gradient not applied")
+	}
+	if got := sh.AppendValues(nil); got[0] != 0.5 {
+		t.Errorf("linear:1 at τ 1: value %v, want 1 − 0.5·½·2 = 0.5", got[0])
+	}
+}
+
+func TestPlanBalancesWholeParameters(t *testing.T) {
+	// Largest first to the lighter shard: 100→0, 60→1, 50→1, 10→0, 5→0 (tie).
+	sizes := []int{100, 10, 60, 50, 5}
+	plan := Plan(sizes, 2)
+	seen := map[int]bool{}
+	load := make([]int, 2)
+	for k, p := range plan {
+		for _, i := range p {
+			if seen[i] {
+				t.Fatalf("parameter %d in two shards", i)
+			}
+			seen[i] = true
+			load[k] += sizes[i]
+		}
+	}
+	if len(seen) != len(sizes) || load[0] != 115 || load[1] != 110 {
+		t.Fatalf("plan %v: loads %v", plan, load)
+	}
+	if p := Plan(sizes, 1); len(p) != 1 || len(p[0]) != 5 || p[0][0] != 0 || p[0][4] != 4 {
+		t.Fatalf("one shard: %v", p)
+	}
+}
+
+// Messages survive the wire, and malformed ones are errors, not panics.
+func TestWire(t *testing.T) {
+	grad := []float32{1.5, -2, 0, 3e-8}
+	r, err := decodeRequest(request{kind: kindPush, version: 7, grad: grad}.encode(), nil)
+	if err != nil || r.kind != kindPush || r.version != 7 || len(r.grad) != 4 || r.grad[3] != 3e-8 {
+		t.Fatalf("request: %+v, %v", r, err)
+	}
+	p, err := decodeReply(reply{version: 3, pushes: 9, epochSize: 4, stop: true, values: grad}.encode(), make([]float32, 1))
+	if err != nil || p.version != 3 || p.pushes != 9 || p.epochSize != 4 || !p.stop || len(p.values) != 4 || p.values[0] != 1.5 {
+		t.Fatalf("reply: %+v, %v", p, err)
+	}
+	var h Histogram
+	h.Add(0)
+	h.Add(4)
+	c, err := decodeCounters(encodeCounters(Counters{Staleness: h, Dropped: 2, Updates: 5, Pushes: 7, EpochSize: 3}))
+	if err != nil || c.Dropped != 2 || c.Updates != 5 || c.Pushes != 7 || c.EpochSize != 3 || c.Staleness.Count() != 2 || c.Staleness.Max() != 4 {
+		t.Fatalf("counters: %+v, %v", c, err)
+	}
+	for _, b := range [][]byte{nil, {9, 0, 0, 0, 0, 0, 0, 0, 0}, {kindPush, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
+		if _, err := decodeRequest(b, nil); err == nil {
+			t.Errorf("request %v decoded", b)
+		}
+	}
+	for _, b := range [][]byte{make([]byte, 24), append(make([]byte, 24), 2), make([]byte, 27)} {
+		if _, err := decodeReply(b, nil); err == nil {
+			t.Errorf("reply %v decoded", b)
+		}
+	}
+	if _, err := decodeCounters(make([]byte, 24)); err == nil {
+		t.Error("short counters decoded")
+	}
+}
+
+// A large shard updates its parameters in parallel: the same bits on one
+// thread as on several.
+func TestShardUpdateIgnoresThreads(t *testing.T) {
+	values := [][]float32{make([]float32, 40000), make([]float32, 30000), make([]float32, 7)}
+	grad := make([]float32, 70007)
+	for i := range grad {
+		grad[i] = float32(i%97) - 48
+	}
+	var got [2][]float32
+	for k, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		sh, err := NewShard(Settings{Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, MaxStaleness: -1}, values, []float64{5e-4, 0, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			sh.Apply(grad, sh.Version())
+		}
+		runtime.GOMAXPROCS(prev)
+		got[k] = sh.AppendValues(nil)
+	}
+	for i := range got[0] {
+		if got[0][i] != got[1][i] || got[0][i] == 0 && grad[i] != 0 {
+			t.Fatalf("value %d: %v on one thread, %v on four", i, got[0][i], got[1][i])
+		}
+	}
+}

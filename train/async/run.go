@@ -1,0 +1,361 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Options are the settings of a parameter-server run beyond its training
+// configuration.
+type Options struct {
+	Workers, Servers int
+	Rule             Rule
+	// MaxStaleness drops gradients staler than it; negative keeps all.
+	MaxStaleness int
+	// Sync runs the synchronous baseline instead: every server waits for
+	// a gradient from every worker and applies their mean.
+	Sync bool
+	// Timeout bounds every wait for a peer (default 2 minutes): a dead or
+	// stalled rank is an error naming it within it.
+	Timeout time.Duration
+	// SlowWorker's steps take SlowFactor times their compute time (a
+	// factor of 1 or less slows nothing).
+	SlowWorker int
+	SlowFactor float64
+	// NewStepper returns worker w's stepper over its training seeds.
+	NewStepper func(w int, seeds []int32) (train.Stepper, error)
+}
+
+// DefaultTimeout is Options.Timeout's default.
+const DefaultTimeout = 2 * time.Minute
+
+// Result summarises a run: Best is the evaluated epoch (of worker 0) with
+// the highest validation accuracy, and Model, worker 0's model, holds its
+// parameters.
+type Result struct {
+	Epochs int
+	Best   train.Metrics
+	// EpochSeconds, StepSeconds and EvalSeconds are worker 0's: each
+	// epoch's wall time, its training part, and each evaluation.
+	EpochSeconds, StepSeconds, EvalSeconds []float64
+	Model                                  *nn.Model
+	Seconds                                float64 // wall time of the whole run
+	// Final is worker 0's parameters after its last step, concatenated
+	// in the model's order; Counters the servers' figures over the run,
+	// summed over the shards (each push counts once per shard).
+	Final    []float32
+	Counters Counters
+}
+
+// Seeds returns worker w's share of the training seeds among n: every
+// n-th, so that each share draws from the whole order.
+func Seeds(train []int32, w, n int) []int32 {
+	var out []int32
+	for i := w; i < len(train); i += n {
+		out = append(out, train[i])
+	}
+	return out
+}
+
+// Run trains in this process: opts.Workers worker ranks (0…N−1) and
+// opts.Servers server ranks (N…N+S−1) of one comm.Group, each running
+// RunRank, talking through point-to-point messages exactly as over a
+// network. Result is worker 0's, with every server's counters.
+func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
+	if err := opts.check(cfg); err != nil {
+		return Result{}, err
+	}
+	results := make([]Result, opts.Workers+opts.Servers)
+	start := time.Now()
+	err := comm.Run(len(results), func(c comm.Communicator) error {
+		var err error
+		results[c.Rank()], err = RunRank(ctx, c, cfg, p, opts, onEpoch)
+		return err
+	})
+	res := results[0]
+	res.Seconds = time.Since(start).Seconds()
+	res.Counters = Counters{}
+	for _, r := range results[opts.Workers:] {
+		res.Counters.Staleness.Merge(&r.Counters.Staleness)
+		res.Counters.Dropped += r.Counters.Dropped
+		res.Counters.Updates += r.Counters.Updates
+		res.Counters.Pushes += r.Counters.Pushes
+	}
+	return res, err
+}
+
+// RunRank runs rank c.Rank()'s part of a parameter-server run whose ranks
+// are opts.Workers workers (0…N−1) then opts.Servers servers: a worker
+// trains on every N-th training seed with opts.NewStepper's stepper, and a
+// server builds the model as the workers do (same seed, same values) and
+// serves its shard. Worker 0 reports to onEpoch.
+//
+// An epoch is as many gradients as all workers' batches over their seeds,
+// whichever workers computed them: the servers stop the workers once
+// cfg.Epochs epochs of gradients are in, so fast workers do the share of a
+// slow one. Worker 0 evaluates the parameters it last received when an
+// epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
+// epoch with the servers' staleness figures since the last report.
+// Patience does not stop the run; model selection keeps the evaluated
+// epoch of best validation accuracy, whose parameters Result.Model holds.
+// Worker 0's Counters are the servers' at its last report, summed; the
+// other workers' Result has the epochs complete as the servers last told
+// them; a server's Result holds only its own Counters.
+func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
+	if err := opts.check(cfg); err != nil {
+		return Result{}, err
+	}
+	n, s, r := opts.Workers, opts.Servers, c.Rank()
+	if c.Size() != n+s {
+		return Result{}, fmt.Errorf("async: %d ranks for %d workers and %d servers", c.Size(), n, s)
+	}
+	workers, servers := make([]int, n), make([]int, s)
+	for w := range n {
+		workers[w] = w
+	}
+	for k := range s {
+		servers[k] = n + k
+	}
+	var (
+		model   *nn.Model
+		stepper train.Stepper
+		err     error
+	)
+	if r < n {
+		if stepper, err = opts.NewStepper(r, Seeds(p.Train, r, n)); err != nil {
+			return Result{}, err
+		}
+		model = stepper.Model()
+		// Dropout is keyed by the model's step: apart per worker.
+		model.SetStep(uint64(r) << 40)
+	} else if model, err = train.NewModel(cfg, p.Features.Cols()); err != nil {
+		return Result{}, err
+	}
+	params := model.Params()
+	sizes := make([]int, len(params))
+	for i, q := range params {
+		sizes[i] = len(q.Value.Data)
+	}
+	plan := Plan(sizes, s)
+	if r >= n {
+		var values [][]float32
+		var decays []float64
+		for _, i := range plan[r-n] {
+			values, decays = append(values, params[i].Value.Data), append(decays, params[i].WeightDecay)
+		}
+		sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness}, values, decays)
+		if err != nil {
+			return Result{}, err
+		}
+		err = Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs})
+		return Result{Counters: sh.Counters()}, err
+	}
+	wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
+	if r == opts.SlowWorker {
+		wc.Slow = opts.SlowFactor
+	}
+	var rep *reporter
+	seen := 0 // the epochs complete, as the servers' last answer said
+	wc.OnStep = func(d StepDone) error {
+		if d.EpochSize > 0 {
+			seen = min(int(d.Pushes/d.EpochSize), cfg.Epochs)
+		}
+		return nil
+	}
+	if r == 0 {
+		// Evaluations go through a loop of their own, which the worker
+		// never steps: it turns the stepper's sums into every metric.
+		evalCfg := cfg
+		evalCfg.Reducer = nil
+		evalLoop, err := train.New(evalCfg, stepper)
+		if err != nil {
+			return Result{}, err
+		}
+		rep = &reporter{cfg: cfg, opts: opts, stepper: stepper, eval: evalLoop, servers: servers, onEpoch: onEpoch, ctx: ctx, c: c, last: time.Now()}
+		wc.OnStep = rep.step
+	}
+	start := time.Now()
+	err = Work(c, stepper, wc)
+	res := Result{Model: model, Seconds: time.Since(start).Seconds(), Epochs: seen}
+	for _, q := range params {
+		res.Final = append(res.Final, q.Value.Data...)
+	}
+	if rep != nil {
+		res.Epochs, res.Best, res.EpochSeconds, res.StepSeconds, res.EvalSeconds = rep.epochs, rep.best, rep.seconds, rep.steps, rep.evals
+		res.Counters = rep.prev
+		if rep.bestParams != nil {
+			for i, q := range params {
+				copy(q.Value.Data, rep.bestParams[i])
+			}
+		}
+	}
+	return res, err
+}
+
+func (o *Options) check(cfg train.Config) error {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	switch {
+	case o.Workers < 1 || o.Servers < 1:
+		return fmt.Errorf("async: %d workers and %d servers; want at least one of each", o.Workers, o.Servers)
+	case cfg.Epochs < 1:
+		return fmt.Errorf("async: %d epochs; want at least 1", cfg.Epochs)
+	case cfg.Accumulate > 1:
+		return errors.New("async: gradient accumulation is not supported: each push is one batch's gradient")
+	case cfg.Steps > 0:
+		return errors.New("async: a step limit is not supported: workers stop after their epochs")
+	case o.NewStepper == nil:
+		return errors.New("async: no stepper")
+	}
+	return nil
+}
+
+// reporter is worker 0's record of the run's epochs.
+type reporter struct {
+	ctx        context.Context
+	cfg        train.Config
+	opts       Options
+	c          comm.Communicator
+	stepper    train.Stepper
+	eval       *train.Loop
+	servers    []int
+	onEpoch    func(metrics.Epoch) error
+	last       time.Time // the end of the last report
+	prev       Counters
+	epochSize  int64   // gradients of all workers in an epoch, as the servers last said
+	lossSum    float64 // worker 0's steps since the last report
+	lossSteps  int
+	stepSecs   float64
+	epochs     int
+	seconds    []float64
+	steps      []float64
+	evals      []float64
+	best       train.Metrics
+	bestParams [][]float32
+	metrics    train.Metrics // the last evaluation
+}
+
+// step notes worker 0's step, and reports an epoch once the servers have
+// received an epoch's gradients from all workers together (or the run's
+// last). When worker 0 lags so much that several epochs' gradients came in
+// since its last step, only the latest epoch is reported.
+func (r *reporter) step(d StepDone) error {
+	if d.EpochSize > 0 {
+		r.epochSize = d.EpochSize
+	}
+	r.lossSum += d.Loss
+	r.lossSteps++
+	r.stepSecs += d.Seconds
+	epoch := 0
+	if r.epochSize > 0 {
+		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs)
+	}
+	if d.Stop {
+		epoch = r.cfg.Epochs
+	}
+	if epoch <= r.epochs {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("%w in epoch %d: %v", train.ErrInterrupted, r.epochs+1, err)
+		}
+		return nil
+	}
+	reported, err := r.epoch(r.lossSum/float64(r.lossSteps), r.stepSecs, d.Stop)
+	if reported {
+		r.lossSum, r.lossSteps, r.stepSecs = 0, 0, 0
+	}
+	return err
+}
+
+// epoch evaluates (when due) and reports the latest epoch whose gradients
+// the servers' counters show in, or the last one once they said stop
+// (final: the servers that did not may lag by a gradient); loss is worker 0's mean over its steps
+// since the last report, stepSeconds their time. It reports nothing when
+// no epoch has come in since the last report.
+func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
+	now := time.Now()
+	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
+	if err != nil {
+		return false, err
+	}
+	epoch := r.cfg.Epochs // the servers said stop: the last epoch is in
+	if !final {
+		if cn.EpochSize == 0 { // not every worker has said how many batches it has
+			return false, nil
+		}
+		epoch = min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs)
+	}
+	if epoch <= r.epochs {
+		return false, nil
+	}
+	if err := r.ctx.Err(); err != nil {
+		return false, fmt.Errorf("%w after epoch %d: %v", train.ErrInterrupted, epoch, err)
+	}
+	wall := now.Sub(r.last).Seconds()
+	interval := cn
+	interval.Staleness = Histogram{}
+	interval.Staleness.Merge(&cn.Staleness)
+	interval.Staleness.Sub(&r.prev.Staleness)
+	interval.Dropped -= r.prev.Dropped
+	interval.Updates -= r.prev.Updates
+	r.prev = cn
+	m := r.metrics
+	m.Evaluated = r.cfg.EvalEvery <= 1 || epoch%r.cfg.EvalEvery == 0 || epoch == r.cfg.Epochs
+	if m.Evaluated {
+		if m, err = r.eval.Evaluate(); err != nil {
+			return false, err
+		}
+		m.Evaluated = true
+		m.EvalSeconds = time.Since(now).Seconds()
+		r.metrics = m
+		if r.bestParams == nil || m.ValAcc > r.best.ValAcc {
+			r.keep(epoch, m)
+		}
+	}
+	m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
+	m.EpochSeconds = time.Since(r.last).Seconds()
+	if m.Epoch == r.best.Epoch {
+		r.best = m
+	}
+	r.last = time.Now()
+	r.epochs = epoch
+	r.seconds = append(r.seconds, m.EpochSeconds)
+	r.steps = append(r.steps, m.StepSeconds)
+	if m.Evaluated {
+		r.evals = append(r.evals, m.EvalSeconds)
+	}
+	if r.onEpoch == nil {
+		return true, nil
+	}
+	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc, ValLoss: m.ValLoss,
+		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
+		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
+		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches(),
+		StalenessMean: interval.Staleness.Mean(), StalenessP50: interval.Staleness.Quantile(0.5),
+		StalenessP99: interval.Staleness.Quantile(0.99), StalenessMax: interval.Staleness.Max(),
+		DroppedUpdates: interval.Dropped}
+	if wall > 0 {
+		e.UpdatesPerSecond = float64(interval.Updates) / float64(len(r.servers)) / wall
+	}
+	return true, r.onEpoch(e)
+}
+
+// keep makes epoch the best so far, with the model's current parameters.
+func (r *reporter) keep(epoch int, m train.Metrics) {
+	m.Epoch = epoch
+	r.best = m
+	params := r.stepper.Model().Params()
+	if r.bestParams == nil {
+		r.bestParams = make([][]float32, len(params))
+	}
+	for i, q := range params {
+		r.bestParams[i] = append(r.bestParams[i][:0], q.Value.Data...)
+	}
+}

@@ -1,0 +1,291 @@
+package async
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/minibatch"
+)
+
+// sbmProblem is a small learnable graph with a split.
+func sbmProblem(t testing.TB, n int) (train.Problem, int) {
+	t.Helper()
+	const classes = 4
+	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
+	for v := range int32(n) {
+		switch v % 5 {
+		case 0, 1:
+			p.Train = append(p.Train, v)
+		case 2:
+			p.Val = append(p.Val, v)
+		default:
+			p.Test = append(p.Test, v)
+		}
+	}
+	return p, classes
+}
+
+func testConfig(classes int) train.Config {
+	mc := nn.Config{Model: "sage", Hidden: 8, Classes: classes, Layers: 2, Dropout: 0.3, Seed: 42}
+	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 3}
+}
+
+const testSampler, testBatch = "neighbor:5,5", 16
+
+// stepperFactory builds each worker's mini-batch stepper over its seeds.
+func stepperFactory(t testing.TB, cfg train.Config, p train.Problem) func(w int, seeds []int32) (train.Stepper, error) {
+	return func(w int, seeds []int32) (train.Stepper, error) {
+		q := p
+		q.Train = seeds
+		agg, err := sample.AggregationOf(cfg.Model.Model)
+		if err != nil {
+			return nil, err
+		}
+		sm, err := sample.New(testSampler, sample.Config{Graph: q.Graph, Train: q.Train, BatchSize: testBatch,
+			Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed + uint64(w)})
+		if err != nil {
+			return nil, err
+		}
+		st, err := minibatch.New(cfg, q, sm, minibatch.Options{})
+		if err == nil {
+			t.Cleanup(st.Close)
+		}
+		return st, err
+	}
+}
+
+// One worker with a rule that scales nothing trains exactly as the
+// single-process loop: same batches, same updates, the same bits, whether
+// the parameters sit on one server or are spread over two.
+func TestOneWorkerEqualsSingleProcessTraining(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	cfg := testConfig(classes)
+	st, err := stepperFactory(t, cfg, p)(0, p.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := train.New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantLoss []float64
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		var sum float64
+		for b := range st.Batches() {
+			loss, err := loop.Step(epoch, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += loss
+		}
+		wantLoss = append(wantLoss, sum/float64(st.Batches()))
+	}
+	var want []float32
+	for _, q := range loop.Model().Params() {
+		want = append(want, q.Value.Data...)
+	}
+	for _, servers := range []int{1, 2} {
+		var losses []float64
+		res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: servers, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p)},
+			func(e metrics.Epoch) error { losses = append(losses, e.Loss); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range wantLoss {
+			if losses[i] != wantLoss[i] {
+				t.Fatalf("%d servers: epoch %d loss %v, single process %v", servers, i+1, losses[i], wantLoss[i])
+			}
+		}
+		if len(res.Final) != len(want) {
+			t.Fatalf("%d values, want %d", len(res.Final), len(want))
+		}
+		for i := range want {
+			if res.Final[i] != want[i] {
+				t.Fatalf("%d servers: parameter value %d = %v, single process %v", servers, i, res.Final[i], want[i])
+			}
+		}
+		if c := res.Counters; c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates != int64(servers*cfg.Epochs*st.Batches()) {
+			t.Fatalf("%d servers: counters %+v; want every update fresh", servers, c)
+		}
+	}
+}
+
+// Four workers push concurrently: every gradient is counted once per
+// shard, applied or dropped, and the epochs report staleness.
+func TestFourWorkersCountEveryGradient(t *testing.T) {
+	p, classes := sbmProblem(t, 400)
+	cfg := testConfig(classes)
+	cfg.Epochs, cfg.Optimizer.LR = 6, 0.03
+	rule, _ := ParseRule("inverse")
+	for _, tc := range []struct {
+		name     string
+		sync     bool
+		maxStale int
+	}{{"async", false, 2}, {"sync", true, -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var epochs []metrics.Epoch
+			opts := Options{Workers: 4, Servers: 2, Rule: rule, MaxStaleness: tc.maxStale, Sync: tc.sync, Timeout: 30 * time.Second,
+				SlowWorker: 3, SlowFactor: 2, NewStepper: stepperFactory(t, cfg, p)}
+			res, err := Run(context.Background(), cfg, p, opts, func(e metrics.Epoch) error { epochs = append(epochs, e); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			budget := int64(0) // an epoch's gradients: every worker's batches
+			for w := range 4 {
+				budget += int64(cfg.Epochs * ((len(Seeds(p.Train, w, 4)) + testBatch - 1) / testBatch))
+			}
+			c := res.Counters
+			if tc.sync {
+				// One update per step of all workers, never stale.
+				if c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates < 2*budget/4 || c.Updates > 2*(budget/4+1) {
+					t.Fatalf("budget %d: counters %+v", budget, c)
+				}
+			} else if c.Staleness.Count() != 2*budget || c.Updates+c.Dropped != 2*budget {
+				t.Fatalf("a budget of %d gradients on 2 servers: %d counted, %d applied, %d dropped", budget, c.Staleness.Count(), c.Updates, c.Dropped)
+			}
+			if !tc.sync && c.Staleness.Max() == 0 {
+				t.Fatalf("four workers and not one stale gradient: %+v", c)
+			}
+			// Worker 0 reports each epoch it sees complete, the last always.
+			if len(epochs) == 0 || len(epochs) > cfg.Epochs || epochs[len(epochs)-1].Epoch != cfg.Epochs || res.Epochs != cfg.Epochs {
+				t.Fatalf("%d epoch records, the last %+v", len(epochs), epochs[len(epochs)-1])
+			}
+			for i := 1; i < len(epochs); i++ {
+				if epochs[i].Epoch <= epochs[i-1].Epoch {
+					t.Fatalf("epoch %d reported after epoch %d", epochs[i].Epoch, epochs[i-1].Epoch)
+				}
+			}
+			var dropped int64
+			for _, e := range epochs {
+				dropped += e.DroppedUpdates
+				if e.UpdatesPerSecond <= 0 || e.ValAcc <= 0 || float64(e.StalenessMax) < e.StalenessMean || e.StalenessP99 > e.StalenessMax || e.StalenessP50 > e.StalenessP99 {
+					t.Fatalf("epoch %+v", e)
+				}
+			}
+			if dropped > c.Dropped {
+				t.Fatalf("epochs report %d dropped, the servers %d", dropped, c.Dropped)
+			}
+			t.Logf("best validation accuracy %.3f, %d updates, %d dropped, staleness mean %.2f max %d", res.Best.ValAcc, c.Updates, c.Dropped, c.Staleness.Mean(), c.Staleness.Max())
+			if res.Best.ValAcc < 0.5 {
+				t.Fatalf("best validation accuracy %v on a 4-class SBM", res.Best.ValAcc)
+			}
+		})
+	}
+}
+
+// A server that stalls, dies or finishes early is an error on the worker
+// naming it, within the timeout; a worker that stalls is one on the server.
+func TestDeadOrStalledPeerIsNamed(t *testing.T) {
+	p, classes := sbmProblem(t, 100)
+	cfg := testConfig(classes)
+	const timeout = 300 * time.Millisecond
+	cases := []struct {
+		name   string
+		server func(c comm.Communicator) error
+		want   string
+	}{
+		{"stalled", func(c comm.Communicator) error {
+			_, _, err := c.Recv("never", comm.AnyRank, time.Time{}) // until the worker gives up
+			return err
+		}, "server rank 1 did not answer within 300ms"},
+		{"died", func(c comm.Communicator) error { return errors.New("out of memory") }, "rank 1: out of memory"},
+		{"finished", func(c comm.Communicator) error { return nil }, "comm: rank 1: closed its communicator"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got error
+			start := time.Now()
+			comm.Run(2, func(c comm.Communicator) error {
+				if c.Rank() == 1 {
+					return tc.server(c)
+				}
+				st, err := stepperFactory(t, cfg, p)(0, p.Train)
+				if err != nil {
+					return err
+				}
+				got = Work(c, st, WorkerConfig{Servers: []int{1}, Plan: Plan(paramSizes(st), 1), Epochs: 1, Timeout: timeout})
+				return got
+			})
+			if got == nil || !strings.Contains(got.Error(), tc.want) || !strings.Contains(got.Error(), "worker rank 0") {
+				t.Fatalf("worker: %v; want an error of worker rank 0 with %q", got, tc.want)
+			}
+			if d := time.Since(start); d > timeout+2*time.Second {
+				t.Fatalf("the worker gave up after %v", d)
+			}
+		})
+	}
+	t.Run("stalled worker", func(t *testing.T) {
+		var got error
+		comm.Run(2, func(c comm.Communicator) error {
+			if c.Rank() == 0 {
+				_, _, err := c.Recv("never", comm.AnyRank, time.Time{})
+				return err
+			}
+			sh, err := NewShard(Settings{Optimizer: cfg.Optimizer}, [][]float32{{1}}, []float64{0})
+			if err != nil {
+				return err
+			}
+			got = Serve(c, sh, ServerConfig{Workers: []int{0}, Timeout: timeout})
+			return got
+		})
+		if got == nil || !strings.Contains(got.Error(), "server rank 1: workers [0] did not start within 300ms") {
+			t.Fatalf("server: %v", got)
+		}
+	})
+}
+
+func paramSizes(s train.Stepper) []int {
+	var sizes []int
+	for _, q := range s.Model().Params() {
+		sizes = append(sizes, len(q.Value.Data))
+	}
+	return sizes
+}
+
+// Workers start together: the server answers the first pulls once every
+// worker has asked, or has said it is done without starting (it failed), so
+// the others do not wait for it.
+func TestWorkersStartTogether(t *testing.T) {
+	p, classes := sbmProblem(t, 100)
+	cfg := testConfig(classes)
+	err := comm.Run(3, func(c comm.Communicator) error {
+		switch c.Rank() {
+		case 1:
+			return c.Send(RequestSite, 2, request{kind: kindDone}.encode())
+		case 2:
+			sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, MaxStaleness: -1}, [][]float32{{0}}, []float64{0})
+			if err != nil {
+				return err
+			}
+			return Serve(c, sh, ServerConfig{Workers: []int{0, 1}, Timeout: 5 * time.Second})
+		}
+		st, err := stepperFactory(t, cfg, p)(0, p.Train)
+		if err != nil {
+			return err
+		}
+		// One parameter of one value: a model whose first parameter is
+		// larger gets an error, which shows the server answered.
+		err = Work(c, st, WorkerConfig{Servers: []int{2}, Plan: [][]int{{0}}, Epochs: 1, Timeout: 5 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), "sent 1 values for a shard of more") {
+			return fmt.Errorf("worker 0: %v; want the server's answer, too short for the model", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

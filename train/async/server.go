@@ -1,0 +1,201 @@
+package async
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+)
+
+// ServerConfig is how a server rank serves its shard.
+type ServerConfig struct {
+	// Workers are the ranks that send requests; the server returns once
+	// each has said it is done.
+	Workers []int
+	// Timeout is the longest the server waits for any request while some
+	// worker is not done: a dead or stalled worker is then an error naming
+	// the workers it was waiting for.
+	Timeout time.Duration
+	// Sync makes the server synchronous, the baseline: it waits for a
+	// gradient from every worker that is not done, applies their mean as
+	// one update, and only then answers them.
+	Sync bool
+	// Epochs, when positive, is how many epochs of gradients the run
+	// needs from all workers together, an epoch being every worker's
+	// batches (each says how many in its first request): once they are
+	// in, every answer says stop, and later gradients are ignored. Fast
+	// workers thus do the share of the batches a slow one cannot.
+	Epochs int
+}
+
+// Serve answers the workers' requests for shard sh until every worker is
+// done. Requests are served in the order they arrive, from any worker.
+func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
+	s := &server{c: c, sh: sh, cfg: cfg, active: slices.Clone(cfg.Workers), pending: map[int][]float32{}, batches: map[int]int{}}
+	for len(s.active) > 0 {
+		from, msg, err := c.Recv(RequestSite, comm.AnyRank, time.Now().Add(cfg.Timeout))
+		if errors.Is(err, comm.ErrDeadline) {
+			return s.silent()
+		}
+		if err != nil {
+			return fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
+		}
+		if !slices.Contains(s.active, from) {
+			return fmt.Errorf("async: server rank %d: a request from rank %d, which is not a working worker", c.Rank(), from)
+		}
+		req, err := decodeRequest(msg, s.grad)
+		if err != nil {
+			return fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, err)
+		}
+		s.grad = req.grad
+		if err := s.handle(from, req); err != nil {
+			return err
+		}
+		if cfg.Sync && len(s.pending) > 0 && len(s.pending) == len(s.active) {
+			s.pushes += int64(len(s.pending))
+			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// server is Serve's state.
+type server struct {
+	c       comm.Communicator
+	sh      *Shard
+	cfg     ServerConfig
+	active  []int // workers not done
+	grad    []float32
+	values  []float32
+	pending map[int][]float32 // Sync: gradients waiting for the others'
+	version int               // Sync: the version the pending gradients are of
+	pushes  int64             // gradients received and used
+	batches map[int]int       // each worker's batches per epoch, from its first pull
+	epoch   int64             // gradients in an epoch, once every worker has said
+}
+
+// full reports whether the run has all the gradients it needs.
+func (s *server) full() bool {
+	return s.cfg.Epochs > 0 && s.epoch > 0 && s.pushes >= int64(s.cfg.Epochs)*s.epoch
+}
+
+// answer sends worker `to` the shard's parameters.
+func (s *server) answer(to int) error {
+	s.values = s.sh.AppendValues(s.values[:0])
+	r := reply{version: s.sh.Version(), pushes: s.pushes, epochSize: s.epoch, stop: s.full(), values: s.values}
+	return s.c.Send(ReplySite, to, r.encode())
+}
+
+// start answers every working worker's first pull once every worker has
+// said its batches.
+func (s *server) start() error {
+	if len(s.batches) < len(s.cfg.Workers) {
+		return nil
+	}
+	for _, b := range s.batches {
+		s.epoch += int64(b)
+	}
+	for _, w := range s.active {
+		if err := s.answer(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// silent is the error of a server that waited in vain for any request.
+func (s *server) silent() error {
+	if len(s.batches) < len(s.cfg.Workers) {
+		missing := slices.DeleteFunc(slices.Clone(s.cfg.Workers), func(w int) bool { _, ok := s.batches[w]; return ok })
+		return fmt.Errorf("async: server rank %d: workers %v did not start within %v (dead or stalled)", s.c.Rank(), missing, s.cfg.Timeout)
+	}
+	return fmt.Errorf("async: server rank %d: no request within %v from workers %v (dead or stalled)", s.c.Rank(), s.cfg.Timeout, s.active)
+}
+
+// handle serves one request.
+func (s *server) handle(from int, req request) error {
+	var err error
+	switch req.kind {
+	case kindPull:
+		// The first pull says the worker's batches, and its answer waits
+		// for every worker's: all start from version 0 together, and no
+		// gradient comes before the epoch's size is known.
+		if _, ok := s.batches[from]; ok || len(s.batches) == len(s.cfg.Workers) {
+			err = s.answer(from)
+			break
+		}
+		s.batches[from] = max(req.version, 0)
+		err = s.start()
+	case kindStats:
+		cn := s.sh.Counters()
+		cn.Pushes, cn.EpochSize = s.pushes, s.epoch
+		err = s.c.Send(ReplySite, from, encodeCounters(cn))
+	case kindDone:
+		s.active = slices.DeleteFunc(s.active, func(r int) bool { return r == from })
+		delete(s.pending, from)
+		if _, ok := s.batches[from]; !ok && len(s.batches) < len(s.cfg.Workers) {
+			// Done before it started (it failed): the others need not
+			// wait for it.
+			s.batches[from] = 0
+			err = s.start()
+		}
+	case kindPush:
+		if s.full() { // the run has its gradients: the worker is told to stop
+			err = s.answer(from)
+			break
+		}
+		if !s.cfg.Sync {
+			if _, _, aerr := s.sh.Apply(req.grad, req.version); aerr != nil {
+				return fmt.Errorf("async: server rank %d: from rank %d: %w", s.c.Rank(), from, aerr)
+			}
+			s.pushes++
+			err = s.answer(from)
+			break
+		}
+		if len(s.pending) == 0 {
+			s.version = req.version
+		}
+		if req.version != s.version || s.pending[from] != nil {
+			return fmt.Errorf("async: server rank %d: synchronous, but rank %d pushed a gradient of version %d while the step is at %d", s.c.Rank(), from, req.version, s.version)
+		}
+		s.pending[from] = slices.Clone(req.grad)
+	}
+	if err != nil {
+		return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), from, err)
+	}
+	return nil
+}
+
+// syncStep applies the mean of the pending gradients, summed in rank
+// order, and answers their workers.
+func syncStep(c comm.Communicator, sh *Shard, pending map[int][]float32, version int, answer func(int) error) error {
+	ranks := make([]int, 0, len(pending))
+	for r := range pending {
+		ranks = append(ranks, r)
+	}
+	slices.Sort(ranks)
+	mean := make([]float32, sh.Size())
+	for _, r := range ranks {
+		for i, g := range pending[r] {
+			mean[i] += g
+		}
+	}
+	inv := 1 / float32(len(ranks))
+	for i := range mean {
+		mean[i] *= inv
+	}
+	if _, _, err := sh.Apply(mean, version); err != nil {
+		return fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
+	}
+	for _, r := range ranks {
+		if err := answer(r); err != nil {
+			return fmt.Errorf("async: server rank %d: answering rank %d: %w", c.Rank(), r, err)
+		}
+		delete(pending, r)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package async
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
+)
+
+// The parameter server over TCP: one worker and two servers, each rank
+// with its own communicator over loopback connections, train exactly as
+// the same ranks in one Group, and four workers finish with every
+// gradient counted.
+func TestOverTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("forms TCP meshes")
+	}
+	p, classes := sbmProblem(t, 300)
+	cfg := testConfig(classes)
+	for _, workers := range []int{1, 4} {
+		opts := Options{Workers: workers, Servers: 2, MaxStaleness: -1, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}
+		want, err := Run(context.Background(), cfg, p, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := workers + 2
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := make([]Result, size)
+		errs := make([]error, size)
+		var epochs []metrics.Epoch
+		var wg sync.WaitGroup
+		for r := range size {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := comm.Options{Rank: r, Size: size, Rendezvous: ln.Addr().String(), Secret: []byte("async test"),
+					StartTimeout: 10 * time.Second, PeerTimeout: 5 * time.Second, Logf: t.Logf}
+				if r == 0 {
+					o.Listener = ln
+				}
+				c, err := comm.Connect(context.Background(), o)
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				defer c.Close()
+				results[r], errs[r] = RunRank(context.Background(), c, cfg, p, opts, func(e metrics.Epoch) error {
+					epochs = append(epochs, e)
+					return nil
+				})
+				if errs[r] != nil {
+					c.Abort(errs[r])
+				}
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%d workers: rank %d: %v", workers, r, err)
+			}
+		}
+		var counted int64
+		for _, r := range results[workers:] {
+			counted += r.Counters.Staleness.Count()
+		}
+		if counted != want.Counters.Staleness.Count() || len(epochs) == 0 || epochs[len(epochs)-1].Epoch != cfg.Epochs {
+			t.Fatalf("%d workers: %d gradients counted over TCP, %d in process; %d epoch records", workers, counted, want.Counters.Staleness.Count(), len(epochs))
+		}
+		if workers == 1 {
+			for i := range want.Final {
+				if results[0].Final[i] != want.Final[i] {
+					t.Fatalf("parameter value %d: %v over TCP, %v in process", i, results[0].Final[i], want.Final[i])
+				}
+			}
+		}
+	}
+}
