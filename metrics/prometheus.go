@@ -138,6 +138,12 @@ func newPrometheus(reg *prometheus.Registry, labels map[string]string) (*Prometh
 		emulated:      r.counter("graft_emulated_seconds_total", "Epoch time on the emulated link, summed over epochs."),
 		workerCompute: r.counterVec("graft_worker_compute_seconds_total", "Each worker's compute time, summed over epochs.", "worker"),
 	}
+	if r.err != nil {
+		return nil, fmt.Errorf("metrics: %w", r.err)
+	}
+	for _, d := range []string{"fwd", "bwd", "grad"} { // served as 0 from the start, not from the first epoch on
+		p.bytes.WithLabelValues(d)
+	}
 	r.register(collectors.NewGoCollector())
 	r.register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if r.err != nil {
@@ -156,7 +162,6 @@ func (p *Prometheus) Record(e Epoch) error {
 	if err := checkCounted(e); err != nil {
 		return err
 	}
-	p.epoch.Set(float64(e.Epoch))
 	p.loss.Set(e.Loss)
 	p.trainAcc.Set(e.TrainAcc)
 	p.valAcc.Set(e.ValAcc)
@@ -176,6 +181,7 @@ func (p *Prometheus) Record(e Epoch) error {
 	for k, c := range e.WorkerCompute {
 		p.workerCompute.WithLabelValues(strconv.Itoa(k)).Add(c)
 	}
+	p.epoch.Set(float64(e.Epoch)) // last: a scrape that sees the epoch sees its figures
 	return nil
 }
 

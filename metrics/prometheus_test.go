@@ -202,3 +202,19 @@ func TestPrometheusRefusesUncountableEpoch(t *testing.T) {
 		t.Errorf("refused epochs left samples: %v", got)
 	}
 }
+
+// The byte counters are served, at zero, before the first epoch: a scrape
+// between two of Record's updates never finds the epoch without them.
+func TestPrometheusServesByteCountersFromTheStart(t *testing.T) {
+	p, err := ServePrometheus("127.0.0.1:0", PrometheusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got := scrape(t, p.Addr())
+	for _, d := range []string{"fwd", "bwd", "grad"} {
+		if v, ok := got[`graft_bytes_total{direction="`+d+`"}`]; !ok || v != 0 {
+			t.Errorf("graft_bytes_total{direction=%q} = %v (served %v) before any epoch, want 0", d, v, ok)
+		}
+	}
+}
