@@ -293,8 +293,22 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 			for j := range segments(a0, b0) {
 				sendSeg(0, j)
 			}
+			roundSends := len(sends)
 			for s := range steps {
 				a, b := chunk(s, true)
+				if s == size-2 {
+					// The all-gather receives into the chunks this round's
+					// reduce-scatter sent. They arrive only after those sends
+					// went out (their sums include them), but that order runs
+					// through the network, where the race detector cannot see
+					// it; waiting here states it.
+					for _, done := range sends[roundSends:] {
+						if err := c.wait(done, right, "accept our share"); err != nil {
+							return err
+						}
+					}
+					sends = sends[:roundSends]
+				}
 				if s+1 < steps {
 					post(s + 1)
 				}
