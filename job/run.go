@@ -65,15 +65,14 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if note := s.unusedWithOneWorker(); note != "" && leader {
 		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
 	}
-	var rec *metrics.Recorder
-	if leader {
-		sinks, err := s.metricSinks()
-		if err != nil {
-			return Summary{}, err
-		}
-		rec = metrics.NewRecorder(sinks...)
-		defer rec.Close()
+	// Rank 0 writes the metrics file; every worker serves its own
+	// Prometheus endpoint, so that a stalled or lost one shows.
+	sinks, err := s.metricSinks(leader)
+	if err != nil {
+		return Summary{}, err
 	}
+	rec := metrics.NewRecorder(sinks...)
+	defer rec.Close()
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
 	}
@@ -164,10 +163,11 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
 }
 
-// metricSinks opens the metrics file and the Prometheus endpoint.
-func (s *Spec) metricSinks() ([]metrics.Sink, error) {
+// metricSinks opens the metrics file (on the leader) and the Prometheus
+// endpoint.
+func (s *Spec) metricSinks(leader bool) ([]metrics.Sink, error) {
 	var sinks []metrics.Sink
-	if s.MetricsFile != "" {
+	if s.MetricsFile != "" && leader {
 		f, err := metrics.CreateJSONLines[metrics.Epoch](s.MetricsFile)
 		if err != nil {
 			return nil, fmt.Errorf("metrics file: %v", err)
