@@ -42,6 +42,15 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err := s.CheckOutputs(); err != nil {
 		return Summary{}, err
 	}
+	// Rank 0 writes the metrics file; every worker serves its own
+	// Prometheus endpoint, so that a stalled or lost one shows;
+	// it serves graft_epoch 0 while the data loads.
+	sinks, err := s.metricSinks(leader)
+	if err != nil {
+		return Summary{}, err
+	}
+	rec := metrics.NewRecorder(sinks...)
+	defer rec.Close()
 	start := time.Now()
 	in, err := s.load()
 	if err != nil {
@@ -65,14 +74,6 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if note := s.unusedWithOneWorker(); note != "" && leader {
 		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
 	}
-	// Rank 0 writes the metrics file; every worker serves its own
-	// Prometheus endpoint, so that a stalled or lost one shows.
-	sinks, err := s.metricSinks(leader)
-	if err != nil {
-		return Summary{}, err
-	}
-	rec := metrics.NewRecorder(sinks...)
-	defer rec.Close()
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
 	}
