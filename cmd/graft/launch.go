@@ -82,7 +82,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	}
 	command := opt.command
 	for restart := 0; ; restart++ {
-		w, err := startAttempt(exe, opt, command, append(env, restartCountVar+"="+strconv.Itoa(restart)), secret, link, sd, stdout, stderr)
+		w, err := startAttempt(exe, opt, plan, command, append(env, restartCountVar+"="+strconv.Itoa(restart)), secret, link, sd, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -120,8 +120,9 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 
 // startAttempt starts one attempt's workers on a fresh rendezvous port
 // (unless --port fixed it), each with its own metrics address when the
-// job has a service discovery file, which it then writes.
-func startAttempt(exe string, opt *launchOptions, command, env []string, secret []byte, link *launcherLink, sd *metricsSD, stdout, stderr io.Writer) (*localWorkers, error) {
+// job has a service discovery file (which it then writes) or the command
+// a fixed metrics port.
+func startAttempt(exe string, opt *launchOptions, plan restartPlan, command, env []string, secret []byte, link *launcherLink, sd *metricsSD, stdout, stderr io.Writer) (*localWorkers, error) {
 	port := opt.port
 	if port == 0 {
 		var err error
@@ -129,12 +130,9 @@ func startAttempt(exe string, opt *launchOptions, command, env []string, secret 
 			return nil, err
 		}
 	}
-	var addrs []string
-	if sd != nil {
-		var err error
-		if addrs, err = sd.addrs(opt.nproc); err != nil {
-			return nil, err
-		}
+	addrs, err := plan.metricsAddrs(sd, opt.nproc)
+	if err != nil {
+		return nil, err
 	}
 	w := startLocalWorkers(exe, opt.nproc, port, func(k int) []string { return withMetricsAddr(command, addrs, k) }, env, secret, link, stdout, stderr)
 	if sd != nil {

@@ -24,8 +24,9 @@ const restartCountVar = "GRAFT_RESTART_COUNT"
 
 // restartPlan is what a restart of the workers' command resumes from.
 type restartPlan struct {
-	train bool   // the command is graft train
-	dir   string // where its checkpoints go: --checkpoint-dir, else --resume's; "" for none
+	train       bool   // the command is graft train
+	dir         string // where its checkpoints go: --checkpoint-dir, else --resume's; "" for none
+	metricsAddr string // its --metrics-addr
 }
 
 // planRestarts reads the workers' command for where a restart can resume
@@ -45,7 +46,7 @@ func planRestarts(command []string) restartPlan {
 	if dir == "" {
 		dir = o.dist.resume // a resumed run keeps checkpointing there
 	}
-	return restartPlan{train: true, dir: dir}
+	return restartPlan{train: true, dir: dir, metricsAddr: o.metricsAddr}
 }
 
 // restartArgs is the command for a restart: the original one, resuming
@@ -154,6 +155,28 @@ func (m *metricsSD) write(addrs []string) error {
 		return fmt.Errorf("--metrics-sd: %v", err)
 	}
 	return nil
+}
+
+// metricsAddrs are the workers' metrics addresses: --metrics-sd's, else,
+// when the command serves metrics on a fixed port P, P+k for worker k (on
+// one machine they cannot share it); nil leaves the command's.
+func (p restartPlan) metricsAddrs(sd *metricsSD, n int) ([]string, error) {
+	if sd != nil {
+		return sd.addrs(n)
+	}
+	host, port, err := net.SplitHostPort(p.metricsAddr)
+	if err != nil || n == 1 {
+		return nil, nil
+	}
+	first, err := strconv.Atoi(port)
+	if err != nil || first <= 0 || first+n-1 > 65535 {
+		return nil, nil // port 0: each picks its own; a bad one is the worker's to refuse
+	}
+	addrs := make([]string, n)
+	for k := range addrs {
+		addrs[k] = net.JoinHostPort(host, strconv.Itoa(first+k))
+	}
+	return addrs, nil
 }
 
 // withMetricsAddr gives worker k its own --metrics-addr (the flag given

@@ -183,3 +183,30 @@ func scrapeEpoch(t *testing.T, target string, deadline time.Time) int {
 	}
 	return 0
 }
+
+// The launcher reads the workers' command for the checkpoint directory a
+// restart resumes from and the metrics port each worker gets.
+func TestLaunchReadsTheWorkersCommand(t *testing.T) {
+	for _, tc := range []struct {
+		command []string
+		n       int
+		dir     string
+		addrs   string
+	}{
+		{[]string{"train", "--checkpoint-dir", "a"}, 2, "a", ""},
+		{[]string{"train", "--resume", "b"}, 2, "b", ""},
+		{[]string{"train", "--resume", "b", "--checkpoint-dir", "c"}, 2, "c", ""},
+		{[]string{"train", "--metrics-addr", "127.0.0.1:9200"}, 3, "", "127.0.0.1:9200 127.0.0.1:9201 127.0.0.1:9202"},
+		{[]string{"train", "--metrics-addr", ":9200"}, 2, "", ":9200 :9201"},
+		{[]string{"train", "--metrics-addr", "127.0.0.1:9200"}, 1, "", ""},
+		{[]string{"train", "--metrics-addr", "127.0.0.1:0"}, 2, "", ""},
+		{[]string{"train", "--metrics-addr", "127.0.0.1:65535"}, 2, "", ""},
+		{[]string{"worker", "selftest", "--metrics-addr", "127.0.0.1:9200"}, 2, "", ""},
+	} {
+		p := planRestarts(tc.command)
+		addrs, err := p.metricsAddrs(nil, tc.n)
+		if p.dir != tc.dir || err != nil || strings.Join(addrs, " ") != tc.addrs {
+			t.Errorf("%v ×%d: dir %q, addrs %q, %v; want %q, %q", tc.command, tc.n, p.dir, addrs, err, tc.dir, tc.addrs)
+		}
+	}
+}
