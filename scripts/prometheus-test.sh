@@ -26,20 +26,20 @@ repo=$(pwd)
 
 say() { echo "prometheus-test: $*" >&2; }
 
-missing=""
+missing=()
 for tool in prometheus:prometheus promtool:prometheus curl:curl jq:jq; do
-	command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
+	pkg=${tool#*:}
+	command -v "${tool%%:*}" >/dev/null || [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
 done
-if [[ -n $missing ]]; then
-	missing=$(echo "$missing" | tr ' ' '\n' | sort -u | tr '\n' ' ')
+if ((${#missing[@]})); then
 	if ! command -v apt-get >/dev/null || [[ $(id -u) != 0 ]]; then
-		say "needs Debian's packages$missing (apt-get install -y$missing as root); no apt-get or not root here"
+		say "needs Debian's ${missing[*]} (as root: apt-get install -y ${missing[*]}); no apt-get here, or not root"
 		exit 2
 	fi
-	say "installing$missing"
+	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! { apt-get update -qq && apt-get install -y -qq $missing >/dev/null; }; then
-		say "could not install$missing with apt-get (no network or no such package?)"
+	if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+		say "could not install ${missing[*]} with apt-get (no network, or no such package here?)"
 		exit 2
 	fi
 fi
