@@ -103,7 +103,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		}
 		err = fmt.Errorf("rank %d failed first (%v); stopped the other workers", first.rank, first.err)
 		if opt.maxRestarts > 0 && restart == opt.maxRestarts {
-			err = fmt.Errorf("%v, after %d restarts (--max-restarts %d)", err, restart, opt.maxRestarts)
+			err = fmt.Errorf("%v, after %d restart%s (--max-restarts %d)", err, restart, plural(restart), opt.maxRestarts)
 		}
 		if status != 1 {
 			// main maps errors to status 1; the first failure's status is the

@@ -214,3 +214,10 @@ func failAt(rank int, progress func(metrics.Epoch)) func(metrics.Epoch) {
 		}
 	}
 }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

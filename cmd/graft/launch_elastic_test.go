@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,6 +90,14 @@ func TestLaunchRestartsAreBounded(t *testing.T) {
 	stdout, stderr, code = graftProcessEnv(t, nil, append(base, "2")...)
 	if code != 2 || strings.Contains(stderr, "restart 1") || !strings.Contains(stderr, "not restarted, a usage error") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// A worker killed by a signal is restarted too.
+	killed := append(slices.Clone(base[:len(base)-1]), "--exit-signal", "KILL")
+	killed[6] = "1" // --max-restarts 1
+	stdout, stderr, code = graftProcessEnv(t, nil, killed...)
+	if code != 128+9 || !strings.Contains(stderr, "rank 1 failed (signal: killed); restart 1 of 1, starting over") || !strings.Contains(stderr, "after 1 restart (--max-restarts 1)") {
+		t.Fatalf("%v: exit %d\n%s\n%s", killed, code, stdout, stderr)
 	}
 }
 
