@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/internal/atomicfile"
@@ -191,9 +192,9 @@ func withMetricsAddr(command []string, addrs []string, k int) []string {
 var errNoTrain = errors.New("--metrics-sd serves the metrics of graft train workers: the command must be train")
 
 // failAtVar is a hook for tests of restarts, not a setting: "RANK:EPOCH"
-// makes that rank of a graft train job exit with status 3 as soon as it
-// has recorded EPOCH, on the first start of its group only (GRAFT_RESTART_COUNT
-// unset or 0), as a worker that crashes mid-run.
+// makes that rank of a graft train job kill itself with SIGKILL as soon as
+// it has recorded EPOCH, as a worker that crashes mid-run, on the first
+// start of its group only (GRAFT_RESTART_COUNT unset or 0).
 const failAtVar = "GRAFT_TEST_FAIL_AT"
 
 // failAt wraps a worker's per-epoch callback with failAtVar's hook.
@@ -209,8 +210,9 @@ func failAt(rank int, progress func(metrics.Epoch)) func(metrics.Epoch) {
 	return func(m metrics.Epoch) {
 		progress(m)
 		if m.Epoch >= epoch {
-			fmt.Fprintf(os.Stderr, "graft train: %s=%s: exiting after epoch %d\n", failAtVar, os.Getenv(failAtVar), m.Epoch)
-			os.Exit(3)
+			fmt.Fprintf(os.Stderr, "graft train: %s=%s: killing this worker after epoch %d\n", failAtVar, os.Getenv(failAtVar), m.Epoch)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // dead
 		}
 	}
 }

@@ -36,7 +36,7 @@ func graftProcessEnv(t *testing.T, env []string, args ...string) (stdout, stderr
 	return out.String(), errOut.String(), code
 }
 
-var restartLine = regexp.MustCompile(`graft launch: rank 1 failed \(exit status 3\); restart 1 of 1, resuming from (\S+) \(after epoch (\d+)\)`)
+var restartLine = regexp.MustCompile(`graft launch: rank 1 failed \(signal: killed\); restart 1 of 1, resuming from (\S+) \(after epoch (\d+)\)`)
 
 // A worker that dies mid-run is restarted with its group from the newest
 // checkpoint, and the job ends with the parameters of an undisturbed run,
@@ -59,7 +59,7 @@ func TestLaunchRestartsFromCheckpoint(t *testing.T) {
 	if m == nil || m[2] != "10" || filepath.Dir(m[1]) != ckpt {
 		t.Fatalf("no restart from the checkpoint after epoch 10:\n%s", stderr)
 	}
-	if !strings.Contains(stderr, "[rank 1] graft train: "+failAtVar+"=1:12: exiting after epoch 12") ||
+	if !strings.Contains(stderr, "[rank 1] graft train: "+failAtVar+"=1:12: killing this worker after epoch 12") ||
 		!strings.Contains(stderr, "[rank 0] resuming run ") {
 		t.Errorf("the failure or the resume is missing:\n%s", stderr)
 	}
