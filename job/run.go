@@ -168,7 +168,13 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 // endpoint.
 func (s *Spec) metricSinks(leader bool) ([]metrics.Sink, error) {
 	var sinks []metrics.Sink
-	if s.MetricsFile != "" && leader {
+	switch {
+	case s.MetricsFile == "" || !leader:
+	case s.Resume != "":
+		// A resume continues the file of the run it resumes, as a
+		// restarted job (graft launch --max-restarts) does.
+		sinks = append(sinks, metrics.ContinueEpochs(s.MetricsFile))
+	default:
 		f, err := metrics.CreateJSONLines[metrics.Epoch](s.MetricsFile)
 		if err != nil {
 			return nil, fmt.Errorf("metrics file: %v", err)

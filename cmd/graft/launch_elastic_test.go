@@ -40,17 +40,17 @@ var restartLine = regexp.MustCompile(`graft launch: rank 1 failed \(signal: kill
 
 // A worker that dies mid-run is restarted with its group from the newest
 // checkpoint, and the job ends with the parameters of an undisturbed run,
-// bit for bit.
+// bit for bit, and its per-epoch record.
 func TestLaunchRestartsFromCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "ckpt")
 	args := []string{"--epochs", "30", "--patience", "0", "--compress", "truncate", "--schedule", "linear:16:1:2"}
-	if code, stdout, stderr := runGraft(t, append([]string{"train", "--parts", "3", "--save", filepath.Join(dir, "whole.st")}, args...)...); code != 0 {
+	if code, stdout, stderr := runGraft(t, append([]string{"train", "--parts", "3", "--save", filepath.Join(dir, "whole.st"), "--metrics", filepath.Join(dir, "whole.jsonl")}, args...)...); code != 0 {
 		t.Fatalf("undisturbed: exit %d: %s %s", code, stdout, stderr)
 	}
 	launchArgs := append([]string{"launch", "--nproc", "3", "--max-restarts", "1", "--grace", "1s", "--", "train"}, args...)
 	launchArgs = append(launchArgs, "--start-timeout", "30s", "--peer-timeout", "3s", "--checkpoint-dir", ckpt, "--checkpoint-every", "5",
-		"--save", filepath.Join(dir, "restarted.st"))
+		"--save", filepath.Join(dir, "restarted.st"), "--metrics", filepath.Join(dir, "restarted.jsonl"))
 	stdout, stderr, code := graftProcessEnv(t, []string{failAtVar + "=1:12"}, launchArgs...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
@@ -64,6 +64,9 @@ func TestLaunchRestartsFromCheckpoint(t *testing.T) {
 		t.Errorf("the failure or the resume is missing:\n%s", stderr)
 	}
 	sameFile(t, filepath.Join(dir, "whole.st"), filepath.Join(dir, "restarted.st"))
+	// The metrics file reads as one run's: epochs 11 and 12, written
+	// before the crash, are replaced by the resume's.
+	sameEpochs(t, filepath.Join(dir, "whole.jsonl"), filepath.Join(dir, "restarted.jsonl"))
 }
 
 // A worker that fails every time is restarted K times, and the job then
