@@ -123,7 +123,8 @@ func TestLaunchElasticFlags(t *testing.T) {
 }
 
 // --metrics-sd lists every worker's own metrics endpoint, labelled with
-// its rank and the job, while the job runs, and no target after it.
+// its rank and the job, while the job runs, and no target after it; a
+// job stopped by SIGTERM is not restarted.
 func TestLaunchMetricsServiceDiscovery(t *testing.T) {
 	dir := t.TempDir()
 	sd := filepath.Join(dir, "graft.json")
@@ -131,7 +132,7 @@ func TestLaunchMetricsServiceDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "launch", "--nproc", "3", "--metrics-sd", sd, "--", "train", "--epochs", "100000", "--patience", "0", "--start-timeout", "30s")
+	cmd := exec.Command(exe, "launch", "--nproc", "3", "--metrics-sd", sd, "--max-restarts", "1", "--", "train", "--epochs", "100000", "--patience", "0", "--start-timeout", "30s")
 	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -167,6 +168,10 @@ func TestLaunchMetricsServiceDiscovery(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
+	// Stopping the launcher stops the job: no restart.
+	if !strings.Contains(stderr.String(), "not restarted, interrupted") || strings.Contains(stderr.String(), "restart 1 of 1") {
+		t.Errorf("the stopped job was restarted, or did not say why not:\n%s", stderr.String())
+	}
 	if b, err := os.ReadFile(sd); err != nil || strings.TrimSpace(string(b)) != "[]" {
 		t.Errorf("after the job: %q, %v", b, err)
 	}
