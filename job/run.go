@@ -44,6 +44,15 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err := s.CheckOutputs(); err != nil {
 		return Summary{}, err
 	}
+	// Rank 0 writes the metrics file; every worker serves its own
+	// Prometheus endpoint, so that a stalled or lost one shows;
+	// it serves graft_epoch 0 while the data loads.
+	sinks, err := s.metricSinks(leader)
+	if err != nil {
+		return Summary{}, err
+	}
+	rec := metrics.NewRecorder(sinks...)
+	defer rec.Close()
 	start := time.Now()
 	in, err := s.load()
 	if err != nil {
@@ -66,15 +75,6 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	}
 	if note := s.unusedWithOneWorker(); note != "" && leader {
 		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
-	}
-	var rec *metrics.Recorder
-	if leader {
-		sinks, err := s.metricSinks()
-		if err != nil {
-			return Summary{}, err
-		}
-		rec = metrics.NewRecorder(sinks...)
-		defer rec.Close()
 	}
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
@@ -181,10 +181,17 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
 }
 
-// metricSinks opens the metrics file and the Prometheus endpoint.
-func (s *Spec) metricSinks() ([]metrics.Sink, error) {
+// metricSinks opens the metrics file (on the leader) and the Prometheus
+// endpoint.
+func (s *Spec) metricSinks(leader bool) ([]metrics.Sink, error) {
 	var sinks []metrics.Sink
-	if s.MetricsFile != "" {
+	switch {
+	case s.MetricsFile == "" || !leader:
+	case s.Resume != "":
+		// A resume continues the file of the run it resumes, as a
+		// restarted job (graft launch --max-restarts) does.
+		sinks = append(sinks, metrics.ContinueEpochs(s.MetricsFile))
+	default:
 		f, err := metrics.CreateJSONLines[metrics.Epoch](s.MetricsFile)
 		if err != nil {
 			return nil, fmt.Errorf("metrics file: %v", err)

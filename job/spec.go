@@ -83,8 +83,9 @@ type Spec struct {
 	Place  launch.Place
 	Launch *launch.Flags
 
-	// Progress, if set, receives every epoch on the worker that reports
-	// (rank 0); Log receives notes (resuming, serving metrics, a setting
+	// Progress, if set, receives every epoch, on every worker of a
+	// multi-process job (rank 0 is the one that reports; the others' may
+	// discard it, or watch their own progress); Log receives notes (resuming, serving metrics, a setting
 	// that has no effect), nil for none.
 	Progress func(metrics.Epoch)
 	// BatchProgress, if set, is told after every mini-batch how many of

@@ -43,7 +43,7 @@ func (s *Spec) runWorker(ctx context.Context, in *input, opts fullgraph.Options,
 	}
 	res, loop, err := s.runRank(ctx, c, in, opts, func(m metrics.Epoch) error {
 		last = m.Epoch
-		if c.Rank() == 0 && onEpoch != nil {
+		if onEpoch != nil {
 			return onEpoch(m)
 		}
 		return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // PrometheusOptions configure ServePrometheus.
@@ -35,6 +36,7 @@ type Prometheus struct {
 	addr   net.Addr
 	served chan error
 	close  sync.Once
+	mu     sync.Mutex // held by Record and by a scrape's gathering
 
 	epoch, loss, trainAcc, valAcc, testAcc, valLoss prometheus.Gauge
 	ratio, epochSeconds, stepSeconds, rss           prometheus.Gauge
@@ -60,7 +62,13 @@ func ServePrometheus(addr string, opts PrometheusOptions) (*Prometheus, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// A scrape sees one epoch whole: Record holds mu while it updates.
+	gather := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return reg.Gather()
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(gather, promhttp.HandlerOpts{}))
 	// A scraper that stalls in its headers must not hold a connection open.
 	p.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	p.addr = ln.Addr()
@@ -162,6 +170,8 @@ func (p *Prometheus) Record(e Epoch) error {
 	if err := checkCounted(e); err != nil {
 		return err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.loss.Set(e.Loss)
 	p.trainAcc.Set(e.TrainAcc)
 	p.valAcc.Set(e.ValAcc)
@@ -181,7 +191,7 @@ func (p *Prometheus) Record(e Epoch) error {
 	for k, c := range e.WorkerCompute {
 		p.workerCompute.WithLabelValues(strconv.Itoa(k)).Add(c)
 	}
-	p.epoch.Set(float64(e.Epoch)) // last: a scrape that sees the epoch sees its figures
+	p.epoch.Set(float64(e.Epoch))
 	return nil
 }
 

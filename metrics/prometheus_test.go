@@ -218,3 +218,38 @@ func TestPrometheusServesByteCountersFromTheStart(t *testing.T) {
 		}
 	}
 }
+
+// A scrape sees whole epochs: while epochs are recorded as fast as they
+// can be, every scrape's bytes are those of the epoch it reports.
+func TestPrometheusScrapesWholeEpochs(t *testing.T) {
+	p, err := ServePrometheus("127.0.0.1:0", PrometheusOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := 1; ; k++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Epoch k has sent k bytes forward and 2k backward in all.
+			if err := p.Record(Epoch{Epoch: k, BytesFwd: 1, BytesBwd: 2}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 50 {
+		s := scrape(t, p.Addr())
+		epoch, fwd, bwd := s["graft_epoch"], s[`graft_bytes_total{direction="fwd"}`], s[`graft_bytes_total{direction="bwd"}`]
+		if fwd != epoch || bwd != 2*epoch {
+			t.Errorf("scraped epoch %v with %v bytes forward and %v backward", epoch, fwd, bwd)
+		}
+	}
+	close(stop)
+	<-done
+}

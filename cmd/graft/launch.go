@@ -30,15 +30,18 @@ func init() {
 // torchrun's and removes the others, so an outer launcher's values cannot
 // contradict ours.
 var launcherVars = []string{launcherFDVar, "GRAFT_RANK", "GRAFT_WORLD_SIZE", "GRAFT_RENDEZVOUS", "RANK", "WORLD_SIZE",
-	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN", launch.GeneratedSecretVar,
+	"LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "GRAFT_TOKEN", launch.GeneratedSecretVar, restartCountVar,
 	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"}
 
 // launchOptions is what graft launch was asked to run.
 type launchOptions struct {
-	nproc   int
-	port    int
-	grace   time.Duration
-	command []string // graft's arguments for every worker
+	nproc       int
+	port        int
+	grace       time.Duration
+	maxRestarts int
+	metricsSD   string // Prometheus file_sd file to write; "" for none
+	metricsHost string
+	command     []string // graft's arguments for every worker
 }
 
 func runLaunch(args []string, stdout, stderr io.Writer) error {
@@ -46,10 +49,16 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if opt.port == 0 {
-		if opt.port, err = freePort(); err != nil {
-			return err
-		}
+	plan := planRestarts(opt.command)
+	sd, err := newMetricsSD(opt.metricsSD, opt.metricsHost)
+	if err != nil {
+		return err
+	}
+	if sd != nil && !plan.train {
+		return usageError{errNoTrain}
+	}
+	if opt.maxRestarts > 0 && plan.train && plan.dir == "" {
+		fmt.Fprintln(stderr, "graft launch: the workers keep no checkpoints (no --checkpoint-dir): a restart trains from the start")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -68,21 +77,72 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if generated {
 		env = append(env, launch.GeneratedSecretVar+"=1")
 	}
-	w := startLocalWorkers(exe, opt, env, secret, link, stdout, stderr)
-	w.wait(opt.grace)
-	w.flush()
-	if w.first == nil {
-		return nil
+	if sd != nil {
+		defer sd.write(nil)
 	}
-	first := w.rootCause()
-	err = fmt.Errorf("rank %d failed first (%v); stopped the other workers", first.rank, first.err)
-	if code := exitStatus(first.err); code != 1 {
-		// main maps errors to status 1; the first failure's status is the
-		// more useful one to a batch system.
-		fmt.Fprintf(stderr, "graft launch: %v\n", err)
-		os.Exit(code)
+	command := opt.command
+	for restart := 0; ; restart++ {
+		w, err := startAttempt(exe, opt, plan, command, append(env, restartCountVar+"="+strconv.Itoa(restart)), secret, link, sd, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		w.wait(opt.grace)
+		w.flush()
+		if w.first == nil {
+			return nil
+		}
+		first := w.rootCause()
+		status := exitStatus(first.err)
+		if why := notRestarted(status, w.interrupted); restart < opt.maxRestarts && why == "" {
+			var from string
+			command, from = plan.restartArgs(opt.command)
+			fmt.Fprintf(stderr, "graft launch: rank %d failed (%v); restart %d of %d, %s\n", first.rank, first.err, restart+1, opt.maxRestarts, from)
+			continue
+		} else if opt.maxRestarts > 0 && why != "" {
+			fmt.Fprintf(stderr, "graft launch: rank %d failed (%v): not restarted, %s\n", first.rank, first.err, why)
+		}
+		err = fmt.Errorf("rank %d failed first (%v); stopped the other workers", first.rank, first.err)
+		if opt.maxRestarts > 0 && restart == opt.maxRestarts {
+			err = fmt.Errorf("%v, after %d restart%s (--max-restarts %d)", err, restart, plural(restart), opt.maxRestarts)
+		}
+		if status != 1 {
+			// main maps errors to status 1; the first failure's status is the
+			// more useful one to a batch system.
+			fmt.Fprintf(stderr, "graft launch: %v\n", err)
+			if sd != nil {
+				sd.write(nil) // os.Exit skips the deferred call
+			}
+			os.Exit(status)
+		}
+		return err
 	}
-	return err
+}
+
+// startAttempt starts one attempt's workers on a fresh rendezvous port
+// (unless --port fixed it), each with its own metrics address when the
+// job has a service discovery file (which it then writes) or the command
+// a fixed metrics port.
+func startAttempt(exe string, opt *launchOptions, plan restartPlan, command, env []string, secret []byte, link *launcherLink, sd *metricsSD, stdout, stderr io.Writer) (*localWorkers, error) {
+	port := opt.port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	addrs, err := plan.metricsAddrs(sd, opt.nproc)
+	if err != nil {
+		return nil, err
+	}
+	w := startLocalWorkers(exe, opt.nproc, port, func(k int) []string { return withMetricsAddr(command, addrs, k) }, env, secret, link, stdout, stderr)
+	if sd != nil {
+		if err := sd.write(addrs[:w.started]); err != nil {
+			w.signal(syscall.SIGTERM)
+			w.wait(opt.grace)
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // launchSecret is the workers' job secret: GRAFT_TOKEN's when it is set (so
@@ -105,11 +165,14 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.IntVar(&opt.nproc, "nproc", 2, "number of worker processes")
 	fs.IntVar(&opt.port, "port", 0, "rendezvous port on 127.0.0.1 (default: a free one)")
 	fs.DurationVar(&opt.grace, "grace", 10*time.Second, "after a failure, how long the other workers get to notice and exit by themselves before SIGTERM (and SIGKILL 2 s later)")
+	fs.IntVar(&opt.maxRestarts, "max-restarts", 0, "when a worker fails, stop the others and start the group again, up to `K` times; graft train workers resume from the newest checkpoint of their --checkpoint-dir (without one they train from the start)")
+	fs.StringVar(&opt.metricsSD, "metrics-sd", "", "give each graft train worker its own --metrics-addr and list them in `FILE`, a Prometheus file_sd target file (labels rank and graft_job), emptied when the job ends")
+	fs.StringVar(&opt.metricsHost, "metrics-host", "127.0.0.1", "`HOST` the workers serve --metrics-sd's metrics on (0.0.0.0: every interface, listed by host name)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
 		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); prefixes their output with [rank k]; exits with")
-		fmt.Fprintln(stderr, "the first failure's status after stopping the others.")
+		fmt.Fprintln(stderr, "the first failure's status after stopping the others (or, with --max-restarts, restarts them).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -126,6 +189,10 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 		return nil, usageError{fmt.Errorf("--port %d: want a port from 1 to 65535, or 0 for a free one", opt.port)}
 	case opt.grace < 0:
 		return nil, usageError{fmt.Errorf("--grace %v: want 0 or more", opt.grace)}
+	case opt.maxRestarts < 0:
+		return nil, usageError{fmt.Errorf("--max-restarts %d: want 0 or more", opt.maxRestarts)}
+	case opt.metricsSD == "" && opt.metricsHost != "127.0.0.1":
+		return nil, usageError{errors.New("--metrics-host applies to --metrics-sd's workers: add --metrics-sd FILE")}
 	}
 	return opt, nil
 }
@@ -166,25 +233,26 @@ type workerExit struct {
 
 // localWorkers are the processes of one launch and how they have ended.
 type localWorkers struct {
-	procs      []*exec.Cmd
-	started    int
-	exits      chan workerExit
-	exited     []bool
-	failures   []*workerExit // by rank
-	first      *workerExit   // the first failure seen
-	outs, errs []*lineWriter // by rank; nil for workers never started
+	procs       []*exec.Cmd
+	started     int
+	exits       chan workerExit
+	exited      []bool
+	failures    []*workerExit // by rank
+	first       *workerExit   // the first failure seen
+	interrupted bool          // the launcher passed on SIGINT or SIGTERM
+	outs, errs  []*lineWriter // by rank; nil for workers never started
 }
 
-// startLocalWorkers starts opt.nproc workers, stopping at the first that
-// cannot be started (it is then the first failure).
-func startLocalWorkers(exe string, opt *launchOptions, env []string, secret []byte, link *launcherLink, stdout, stderr io.Writer) *localWorkers {
-	n := opt.nproc
+// startLocalWorkers starts n workers, worker k running command(k),
+// stopping at the first that cannot be started (it is then the first
+// failure).
+func startLocalWorkers(exe string, n, port int, command func(k int) []string, env []string, secret []byte, link *launcherLink, stdout, stderr io.Writer) *localWorkers {
 	w := &localWorkers{procs: make([]*exec.Cmd, n), exits: make(chan workerExit, n), exited: make([]bool, n),
 		failures: make([]*workerExit, n), outs: make([]*lineWriter, n), errs: make([]*lineWriter, n)}
 	var out sync.Mutex // one line at a time from any worker
 	for k := range w.procs {
-		cmd := exec.Command(exe, opt.command...)
-		cmd.Env = rankEnv(env, k, n, opt.port, secret)
+		cmd := exec.Command(exe, command(k)...)
+		cmd.Env = rankEnv(env, k, n, port, secret)
 		prefix := fmt.Sprintf("[rank %d] ", k)
 		// exec copies into these writers and Wait waits for the copying.
 		w.outs[k] = &lineWriter{prefix: prefix, w: stdout, mu: &out}
@@ -230,6 +298,7 @@ func (w *localWorkers) wait(grace time.Duration) {
 				term = time.After(grace)
 			}
 		case sig := <-signals:
+			w.interrupted = true
 			w.signal(sig)
 			if kill == nil {
 				kill = time.After(grace)

@@ -121,7 +121,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		progressOut = io.Discard
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
-	spec.Progress, spec.BatchProgress, spec.Log = progress.epoch, progress.batch, stderr
+	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
