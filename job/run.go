@@ -13,8 +13,10 @@ import (
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/dataparallel"
 	"github.com/graft-gnn/graft/train/fullgraph"
 	"github.com/graft-gnn/graft/train/minibatch"
 )
@@ -88,6 +90,13 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	switch {
 	case s.EvalSampler != "" && s.Sampler == "":
 		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
+	case s.Sampler != "" && s.Parts > 1:
+		err = s.checkDataParallel()
+		if err == nil && multi {
+			res, loop, err = s.runWorker(ctx, in, opts, onEpoch)
+		} else if err == nil {
+			res, loop, err = s.runInProcess(ctx, in, opts, onEpoch)
+		}
 	case s.Sampler != "":
 		res, loop, err = s.runMiniBatch(ctx, in, opts, onEpoch)
 	case multi:
@@ -116,12 +125,12 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 
 // runInProcess trains every part in this process: one goroutine each.
 func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
-	if in.manifest == nil {
+	if in.manifest == nil && s.Sampler == "" {
 		return fullgraph.RunInProcess(ctx, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
 	var res train.Result
 	var loop *train.Loop
-	err := comm.Run(in.manifest.Parts, func(c comm.Communicator) error {
+	err := comm.Run(s.Parts, func(c comm.Communicator) error {
 		cb := onEpoch
 		if c.Rank() != 0 {
 			cb = nil
@@ -137,9 +146,6 @@ func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Optio
 
 // runMiniBatch trains on sampled mini-batches in this process.
 func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
-	if s.Parts > 1 || in.manifest != nil {
-		return train.Result{}, nil, specError(errors.New("--sampler trains in one process on the whole graph for now: drop --parts and --part-dir"))
-	}
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
@@ -152,8 +158,28 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	return res, loop, err
 }
 
+// checkDataParallel checks the settings of sampled training over parts.
+func (s *Spec) checkDataParallel() error {
+	if s.BatchSize < 1 {
+		return specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
+	}
+	if _, err := sample.ParseFanouts(s.Sampler, s.Train.Model.WithDefaults().Layers); err != nil {
+		return specError(fmt.Errorf("--sampler with --parts %d: %v", s.Parts, err))
+	}
+	switch {
+	case s.EvalSampler != "":
+		return specError(fmt.Errorf("--eval-sampler with --parts %d: evaluation over parts is exact layer-wise inference; drop --eval-sampler", s.Parts))
+	case s.Codec != "" && s.Codec != "none":
+		return specError(fmt.Errorf("--compress %s with --sampler and --parts %d: sampled training over parts sends its features uncompressed; drop --compress", s.Codec, s.Parts))
+	}
+	return nil
+}
+
 // runRank trains rank c.Rank()'s part.
 func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if s.Sampler != "" {
+		return s.runSampledRank(ctx, c, in, opts, onEpoch)
+	}
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
@@ -162,6 +188,26 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 		return train.Result{}, nil, err
 	}
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
+}
+
+// runSampledRank trains rank c.Rank()'s part on sampled mini-batches,
+// holding that part only.
+func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	var sp *partstore.Part
+	if in.manifest != nil {
+		var err error
+		if sp, err = in.manifest.ReadPart(s.PartDir, c.Rank()); err != nil {
+			return train.Result{}, nil, err
+		}
+	} else {
+		p := in.problem
+		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
+		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
+		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
+	}
+	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link,
+		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)
 }
 
 // metricSinks opens the metrics file and the Prometheus endpoint.
@@ -208,6 +254,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
 		Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
+		BytesStructure: t.BytesStructure, BytesFeatures: t.BytesFeatures,
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
 	}
