@@ -95,3 +95,26 @@ func TestTrainSampledPartsSummary(t *testing.T) {
 		t.Fatalf("summary %s", stdout)
 	}
 }
+
+// Sampled training from a part directory, where each worker reads its own
+// part only: in one process and as processes under graft launch, with the
+// same epochs and bit-identical parameters.
+func TestTrainSampledPartDir(t *testing.T) {
+	parts := partDir(t, "")
+	dir := t.TempDir()
+	args := []string{"train", "--part-dir", parts, "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2", "--patience", "0"}
+	in := filepath.Join(dir, "in")
+	if code, _, stderr := runGraft(t, append(append([]string{}, args...), "--metrics", in+".jsonl", "--save", in+".st")...); code != 0 {
+		t.Fatalf("in-process: exit %d: %s", code, stderr)
+	}
+	mp := filepath.Join(dir, "mp")
+	launchArgs := append(append([]string{"launch", "--nproc", "2", "--"}, args...), "--start-timeout", "30s", "--metrics", mp+".jsonl", "--save", mp+".st")
+	if stdout, stderr, code, _ := graftProcess(t, launchArgs...); code != 0 {
+		t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	w, g := sampledEpochLines(t, in+".jsonl"), sampledEpochLines(t, mp+".jsonl")
+	if len(w) != 2 || len(g) != 2 || w[0] != g[0] || w[1] != g[1] {
+		t.Fatalf("in-process %v\nprocesses %v", w, g)
+	}
+	sameFile(t, in+".st", mp+".st")
+}
