@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
@@ -169,8 +170,11 @@ func (s *Spec) checkDataParallel() error {
 	switch {
 	case s.EvalSampler != "":
 		return specError(fmt.Errorf("--eval-sampler with --parts %d: evaluation over parts is exact layer-wise inference; drop --eval-sampler", s.Parts))
-	case s.Codec != "" && s.Codec != "none":
-		return specError(fmt.Errorf("--compress %s with --sampler and --parts %d: sampled training over parts sends its features uncompressed; drop --compress", s.Codec, s.Parts))
+	case s.Schedule != "":
+		sched, err := compress.ParseSchedule(s.Schedule, s.Train.Epochs)
+		if _, adaptive := sched.(compress.Observer); err == nil && adaptive {
+			return specError(fmt.Errorf("--schedule %s adapts to the validation loss, which sampled training over parts does not report to it; give a schedule of the epoch", s.Schedule))
+		}
 	}
 	return nil
 }
@@ -205,8 +209,11 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
 	}
-	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link,
+	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule,
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	if s.Codec != "" && s.Codec != "none" {
+		do.Codec = opts.Codec
+	}
 	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)
 }
 

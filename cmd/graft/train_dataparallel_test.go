@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -28,8 +29,8 @@ func sampledEpochLines(t *testing.T, path string) []string {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		out = append(out, fmt.Sprintf("epoch %v loss %v train %v val %v test %v val_loss %v bytes %v/%v/%v input %v",
-			m["epoch"], m["loss"], m["train_acc"], m["val_acc"], m["test_acc"], m["val_loss"],
+		out = append(out, fmt.Sprintf("epoch %v loss %v train %v val %v test %v val_loss %v ratio %v bytes %v/%v/%v input %v",
+			m["epoch"], m["loss"], m["train_acc"], m["val_acc"], m["test_acc"], m["val_loss"], m["ratio"],
 			m["bytes_structure"], m["bytes_features"], m["bytes_grad"], m["input_nodes"]))
 	}
 	return out
@@ -39,9 +40,19 @@ func sampledEpochLines(t *testing.T, path string) []string {
 // N goroutines train, the same per-epoch losses, accuracies and bytes, and
 // bit-identical parameters.
 func TestTrainSampledPartsProcessesMatchInProcess(t *testing.T) {
+	for _, codec := range []string{"none", "truncate"} {
+		t.Run(codec, func(t *testing.T) { sampledPartsProcessesMatch(t, codec) })
+	}
+}
+
+func sampledPartsProcessesMatch(t *testing.T, codec string) {
 	dir := t.TempDir()
 	const n = 2
-	args := []string{"train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2"}
+	args := []string{"train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2",
+		"--compress", codec}
+	if codec != "none" {
+		args = append(args, "--schedule", "linear:8:1:2")
+	}
 	base := filepath.Join(dir, "dp")
 	inArgs := append(append([]string{}, args...), "--parts", strconv.Itoa(n), "--metrics", base+".in.jsonl", "--save", base+".in.st")
 	if code, _, stderr := runGraft(t, inArgs...); code != 0 {
@@ -61,6 +72,9 @@ func TestTrainSampledPartsProcessesMatchInProcess(t *testing.T) {
 		if w[i] != g[i] {
 			t.Errorf("in-process %s\nprocesses  %s", w[i], g[i])
 		}
+	}
+	if codec != "none" && !strings.Contains(w[0], "ratio 8 ") {
+		t.Errorf("the first epoch's feature rows were not compressed at ratio 8: %s", w[0])
 	}
 	sameFile(t, base+".in.st", base+".mp.st")
 }

@@ -69,7 +69,7 @@ func TestTrainSampledErrors(t *testing.T) {
 		{[]string{"--sampler", "saint-node:100", "--parts", "2"}, "neighbour sampler only"},
 		{[]string{"--sampler", "neighbor:10", "--parts", "2"}, "one per layer"},
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--batch-size", "0"}, "--batch-size 0"},
-		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--compress", "truncate"}, "drop --compress"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--compress", "truncate", "--schedule", "adaptive"}, "adapts to the validation loss"},
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--eval-sampler", "neighbor:5,5"}, "drop --eval-sampler"},
 		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
 		{[]string{"--eval-every", "0"}, "--eval-every 0"},

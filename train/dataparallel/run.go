@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
@@ -20,6 +21,10 @@ type Options struct {
 	Sampler   string
 	BatchSize int
 	Link      *comm.Link // emulated network link, or nil
+	// Codec and Schedule, when set, make the worker's compressor of the
+	// training batches' feature rows and its ratio schedule (per epoch).
+	Codec    func() compress.Compressor
+	Schedule func() compress.Schedule
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -41,6 +46,15 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	if opts.Codec != nil {
+		sched := compress.Schedule(compress.Fixed(1))
+		if opts.Schedule != nil {
+			sched = opts.Schedule()
+		}
+		if err := s.Compress(opts.Codec(), sched); err != nil {
+			return train.Result{}, nil, err
+		}
+	}
 	var reducer *train.CommReducer
 	if c.Size() > 1 {
 		reducer = &train.CommReducer{Comm: c}
@@ -55,7 +69,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 			return train.Result{}, nil, err
 		}
 	}
-	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery}
+	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery, AtFloor: s.AtFloor}
 	if c.Rank() == 0 {
 		hooks.SaveCheckpoint = opts.SaveCheckpoint
 	}
@@ -65,6 +79,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		if err != nil {
 			return err
 		}
+		e.Ratio = s.Ratio()
 		if onEpoch != nil {
 			return onEpoch(e)
 		}

@@ -27,6 +27,14 @@ type batcher struct {
 	drawn      []sample.Rows // per worker: the rows it drew for this one
 	merged     sample.Rows
 	x          tensor.Matrix // the batch's input features
+
+	// codec, when set, compresses the training batches' feature rows at
+	// ratio, each message keyed by key with its sender and receiver.
+	codec   compress.Compressor
+	ratio   float64
+	key     compress.Key
+	rowBuf  []float32   // the rows a peer asked for, to encode
+	decoded [][]float32 // per worker: the rows it sent, decoded
 }
 
 func newBatcher(sh *share, sampler *sample.PartNeighbor) *batcher {
@@ -221,12 +229,19 @@ func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Mat
 		}
 	}
 	w := x.Cols
-	if err := t.rows(site, compress.FloatBytes(x.Data), 4*w, t.at, t.recv); err != nil {
-		return nil, err
-	}
-	for q, b := range t.recv {
-		if q != t.sh.rank && len(b) != 4*w*len(t.ask[q]) {
-			return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes for %d rows of %d", q, len(b), len(t.ask[q]), w)
+	coded := t.codec != nil && site == FeatureSite
+	if coded {
+		if err := t.exchangeCoded(site, x); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := t.rows(site, compress.FloatBytes(x.Data), 4*w, t.at, t.recv); err != nil {
+			return nil, err
+		}
+		for q, b := range t.recv {
+			if q != t.sh.rank && len(b) != 4*w*len(t.ask[q]) {
+				return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes for %d rows of %d", q, len(b), len(t.ask[q]), w)
+			}
 		}
 	}
 	out := &t.x
@@ -237,12 +252,52 @@ func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Mat
 		if q := t.from[i]; int(q) == t.sh.rank {
 			r := t.sh.row(v)
 			copy(dst, x.Data[r*w:(r+1)*w])
+		} else if j := int(t.slot[i]); coded {
+			copy(dst, t.decoded[q][j*w:(j+1)*w])
 		} else {
-			j := int(t.slot[i])
 			copy(compress.FloatBytes(dst), t.recv[q][4*w*j:4*w*(j+1)])
 		}
 	}
 	return out, nil
+}
+
+// exchangeCoded sends every worker the rows of x it asked for (t.at, as
+// local rows) encoded by the codec, and decodes what each sent into
+// t.decoded.
+func (t *batcher) exchangeCoded(site string, x *tensor.Matrix) error {
+	w, me := x.Cols, t.sh.rank
+	for q := range t.send {
+		t.send[q] = t.send[q][:0]
+		if q == me || len(t.at[q]) == 0 {
+			continue
+		}
+		t.rowBuf = growTo(t.rowBuf, len(t.at[q])*w)
+		for i, r := range t.at[q] {
+			copy(t.rowBuf[i*w:(i+1)*w], x.Data[int(r)*w:(int(r)+1)*w])
+		}
+		k := t.key
+		k.From, k.To = me, q
+		t.send[q] = t.codec.Encode(t.send[q], t.rowBuf, len(t.at[q]), w, t.ratio, k)
+	}
+	if err := t.sh.c.AllToAll(site, t.send, t.recv); err != nil {
+		return err
+	}
+	if t.decoded == nil {
+		t.decoded = make([][]float32, t.sh.size)
+	}
+	for q := range t.decoded {
+		n := len(t.ask[q])
+		if q == me || n == 0 {
+			continue
+		}
+		t.decoded[q] = growTo(t.decoded[q], n*w)
+		k := t.key
+		k.From, k.To = q, me
+		if err := t.codec.Decode(t.decoded[q], n, w, t.ratio, k, t.recv[q]); err != nil {
+			return fmt.Errorf("dataparallel: rows from rank %d: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // growTo returns s with length n, reusing its storage when large enough.

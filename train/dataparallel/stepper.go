@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
@@ -26,6 +27,8 @@ type Stepper struct {
 	labels  []int32
 	norm    float64 // the step's seeds over every worker
 	stats   Stats
+	sched   compress.Schedule // of the feature rows' compression, or nil
+	epoch   int               // the last epoch stepped
 }
 
 // Stats are a worker's figures of the batches since the last TakeStats.
@@ -83,6 +86,33 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 		eval: newEvaluator(sh, whole, model, sp)}, nil
 }
 
+// Compress makes the training batches' feature rows travel encoded by
+// codec, at the ratio sched gives each epoch (from 0 for the first).
+// Evaluation's rows travel as they are. Adaptive schedules, which watch
+// the validation loss, are not supported.
+func (s *Stepper) Compress(codec compress.Compressor, sched compress.Schedule) error {
+	if _, adaptive := sched.(compress.Observer); adaptive {
+		return fmt.Errorf("dataparallel: schedule %s adapts to the validation loss; give a schedule of the epoch alone", sched)
+	}
+	s.batcher.codec, s.sched = codec, sched
+	return nil
+}
+
+// AtFloor reports whether the last epoch's feature rows travelled at the
+// schedule's final ratio (always, without compression).
+func (s *Stepper) AtFloor() bool {
+	return s.sched == nil || compress.AtFloor(s.sched, s.sched.Ratio(s.epoch-1))
+}
+
+// Ratio is the compression ratio of the last batch's feature rows (1
+// without compression).
+func (s *Stepper) Ratio() float64 {
+	if s.sched == nil {
+		return 1
+	}
+	return s.batcher.ratio
+}
+
 func (s *Stepper) Model() *nn.Model { return s.model }
 
 // Batches is the most batches any worker's seeds make.
@@ -97,6 +127,11 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		for m := range b.Micros {
 			s.norm += float64(s.deal.total(b.Index + m))
 		}
+	}
+	s.epoch = b.Epoch
+	if s.sched != nil {
+		s.batcher.ratio = max(s.sched.Ratio(b.Epoch-1), 1)
+		s.batcher.key = compress.Key{Seed: s.model.Config.Seed, Step: (b.Epoch-1)*s.Batches() + b.Index}
 	}
 	start := time.Now()
 	seeds := s.deal.seeds(b.Epoch, b.Index)
