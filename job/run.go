@@ -209,7 +209,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
 	}
-	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule,
+	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
 	if s.Codec != "" && s.Codec != "none" {
 		do.Codec = opts.Codec

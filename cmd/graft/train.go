@@ -212,7 +212,10 @@ func printSummary(w io.Writer, sum job.Summary) {
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
 		halo := "no halo traffic"
-		if sum.BytesFwd+sum.BytesBwd > 0 {
+		switch {
+		case sum.Sampler != "":
+			halo = formatBytes(sum.BytesStructure) + " sampled structure, " + formatBytes(sum.BytesFeatures) + " features"
+		case sum.BytesFwd+sum.BytesBwd > 0:
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}
 		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)

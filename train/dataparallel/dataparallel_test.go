@@ -2,6 +2,8 @@ package dataparallel
 
 import (
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -374,6 +376,24 @@ func TestEvaluationEqualsOneProcess(t *testing.T) {
 			got.TrainCount != want.TrainCount || got.ValCount != want.ValCount || got.TestCount != want.TestCount ||
 			!close32(got.ValLossSum, want.ValLossSum, 1e-5) || want.ValCount == 0 {
 			t.Fatalf("%s: workers' evaluation %+v, one process's %+v", model, got, want)
+		}
+	}
+}
+
+// Fixed seeds give identical results regardless of GOMAXPROCS.
+func TestSameAtAnyGOMAXPROCS(t *testing.T) {
+	p := sbmProblem(t, 300)
+	parts := Parts(p, classes, randomLayout(t, p, 3))
+	cfg := testConfig("gat")
+	at := func(procs int) trace {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return runParts(t, cfg, parts, "neighbor:5,3", 16, 2)
+	}
+	want := at(1)
+	for _, procs := range []int{2, 5} {
+		got := at(procs)
+		if !slices.Equal(got.losses, want.losses) || !slices.Equal(got.params, want.params) {
+			t.Fatalf("GOMAXPROCS %d trains another model than GOMAXPROCS 1", procs)
 		}
 	}
 }

@@ -25,6 +25,9 @@ type Options struct {
 	// training batches' feature rows and its ratio schedule (per epoch).
 	Codec    func() compress.Compressor
 	Schedule func() compress.Schedule
+	// OnBatch, if set, is called on rank 0 after each batch with the
+	// epoch, the batches of it done and its batches.
+	OnBatch func(epoch, done, batches int)
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -54,6 +57,9 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		if err := s.Compress(opts.Codec(), sched); err != nil {
 			return train.Result{}, nil, err
 		}
+	}
+	if c.Rank() == 0 {
+		s.onBatch = opts.OnBatch
 	}
 	var reducer *train.CommReducer
 	if c.Size() > 1 {

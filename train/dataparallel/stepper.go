@@ -29,6 +29,7 @@ type Stepper struct {
 	stats   Stats
 	sched   compress.Schedule // of the feature rows' compression, or nil
 	epoch   int               // the last epoch stepped
+	onBatch func(epoch, done, batches int)
 }
 
 // Stats are a worker's figures of the batches since the last TakeStats.
@@ -144,7 +145,12 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	s.stats.Seeds += int64(len(seeds))
 	s.stats.InputNodes += int64(len(s.batch.Input))
 	start = time.Now()
-	defer func() { s.stats.ComputeSeconds += time.Since(start).Seconds() }()
+	defer func() {
+		s.stats.ComputeSeconds += time.Since(start).Seconds()
+		if s.onBatch != nil {
+			s.onBatch(b.Epoch, b.Index+1, s.Batches())
+		}
+	}()
 	if len(seeds) == 0 || s.norm == 0 {
 		// Nothing to learn from here: a zero gradient, and the dropout
 		// clock moves on as on the workers that ran a pass.
