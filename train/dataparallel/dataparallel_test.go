@@ -221,7 +221,7 @@ func checkSame(t *testing.T, what string, got, want trace) {
 // 1 worker with batch N·b over the same seeds."
 func TestWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 	p := sbmProblem(t, 300)
-	const k, batch, epochs = 3, 16, 2
+	const k, batch, epochs = 3, 16, 3
 	parts := Parts(p, classes, randomLayout(t, p, k))
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		t.Run(model, func(t *testing.T) {
@@ -231,6 +231,14 @@ func TestWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 			checkSame(t, model, got, want)
 		})
 	}
+	// Sparse features travel dense; the one process reads them sparse.
+	t.Run("sparse", func(t *testing.T) {
+		sp := p
+		sp.Features = nn.NewFeatures(p.Features.Dense, nn.ForceSparse)
+		sparts := Parts(sp, classes, randomLayout(t, sp, k))
+		cfg := testConfig("sage")
+		checkSame(t, "sparse", runParts(t, cfg, sparts, "neighbor:5,3", batch, epochs), runUnion(t, cfg, sp, sparts, []int{5, 3}, batch, epochs))
+	})
 }
 
 // One worker holding the whole graph as its one part is the single-process
