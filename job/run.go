@@ -10,6 +10,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
@@ -208,6 +209,9 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
 		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
+		if s.Place.Size > 1 {
+			in.dropAllBut(c.Rank())
+		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
@@ -215,6 +219,22 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		do.Codec = opts.Codec
 	}
 	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)
+}
+
+// dropAllBut lets go of the whole problem once the worker of a
+// multi-process job has cut its part from it: the graph, the features and
+// the other parts' structure. What the summary and the saved model's
+// metadata read stays: the node count, the split and the parts' sizes.
+func (in *input) dropAllBut(rank int) {
+	p := &in.problem
+	p.Graph = &graph.Graph{N: p.Graph.N}
+	p.Features, p.Labels = nn.Features{}, nil
+	for i := range in.layout.Parts {
+		if i != rank {
+			part := &in.layout.Parts[i]
+			part.Local, part.Halo, part.Send = nil, nil, nil
+		}
+	}
 }
 
 // metricSinks opens the metrics file and the Prometheus endpoint.
