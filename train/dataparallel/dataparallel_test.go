@@ -405,3 +405,22 @@ func TestSameAtAnyGOMAXPROCS(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose part holds no node at all trains along with the others.
+func TestEmptyPartTrains(t *testing.T) {
+	p := sbmProblem(t, 200)
+	assign := make([]int32, p.Graph.N)
+	for v := range assign {
+		assign[v] = int32(v % 2) // part 2 holds nothing
+	}
+	layout, err := partition.BuildLayout(p.Graph, assign, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := Parts(p, classes, layout)
+	if len(parts[2].Part.Owned) != 0 {
+		t.Fatalf("part 2 holds %d nodes", len(parts[2].Part.Owned))
+	}
+	cfg := testConfig("gcn")
+	checkSame(t, "empty part", runParts(t, cfg, parts, "neighbor:3,3", 16, 2), runUnion(t, cfg, p, parts, []int{3, 3}, 16, 2))
+}
