@@ -46,6 +46,9 @@ func TestReportedBytesEqualBytesSent(t *testing.T) {
 			cc := countingComm{Communicator: c, mu: &mu, sent: sent}
 			_, _, err := RunWorker(context.Background(), cc, cfg, parts[c.Rank()], Options{Sampler: "neighbor:4,4", BatchSize: 10}, func(e metrics.Epoch) error {
 				if c.Rank() == 0 {
+					if e.Batches == 0 || e.SampleSeconds <= 0 || e.GatherSeconds <= 0 || e.InputNodes < 10 || len(e.WorkerCompute) != 3 {
+						t.Errorf("epoch record %+v", e)
+					}
 					structure += e.BytesStructure
 					features += e.BytesFeatures
 					grad += e.BytesGrad

@@ -146,8 +146,8 @@ type accounts struct {
 
 // counters: structure, feature and gradient bytes sent, communication
 // seconds, emulated seconds, wall seconds, sample seconds, batches, input
-// nodes.
-const nCounters = 9
+// nodes, gather seconds.
+const nCounters = 10
 
 func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.CommReducer, st Stats) (metrics.Epoch, error) {
 	a.elapsed += m.EpochSeconds
@@ -178,7 +178,7 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 		}
 	}
 	a.prev = now
-	delta[6], delta[7], delta[8] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes)
+	delta[6], delta[7], delta[8], delta[9] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes), st.GatherSeconds
 	all := [][]float64{delta}
 	if reducer != nil {
 		var err error
@@ -202,6 +202,7 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 		e.EmulatedCommSeconds = max(e.EmulatedCommSeconds, v[4])
 		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+v[4])
 		e.SampleSeconds = max(e.SampleSeconds, v[6])
+		e.GatherSeconds = max(e.GatherSeconds, v[9])
 		batches += v[7]
 		inputs += v[8]
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
@@ -35,6 +36,8 @@ type batcher struct {
 	key     compress.Key
 	rowBuf  []float32   // the rows a peer asked for, to encode
 	decoded [][]float32 // per worker: the rows it sent, decoded
+
+	gatherSeconds float64 // fetching the input features, waits included
 }
 
 func newBatcher(sh *share, sampler *sample.PartNeighbor) *batcher {
@@ -55,6 +58,8 @@ func (t *batcher) sample(epoch int, seeds []int32, b *sample.Batch) (*tensor.Mat
 		dst = b.Sources(l)
 	}
 	b.FinishSeeds(seeds)
+	start := time.Now()
+	defer func() { t.gatherSeconds += time.Since(start).Seconds() }()
 	return t.gather(b.Input)
 }
 

@@ -34,9 +34,11 @@ type Stepper struct {
 
 // Stats are a worker's figures of the batches since the last TakeStats.
 type Stats struct {
-	Batches                       int
-	SampleSeconds, ComputeSeconds float64
-	InputNodes, Seeds             int64
+	Batches int
+	// SampleSeconds is sampling the blocks, GatherSeconds fetching the
+	// input features, both with the waits for the other workers.
+	SampleSeconds, GatherSeconds, ComputeSeconds float64
+	InputNodes, Seeds                            int64
 }
 
 // New returns the stepper of the worker of c holding sp, training cfg's
@@ -140,7 +142,10 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.stats.SampleSeconds += time.Since(start).Seconds()
+	gathered := s.batcher.gatherSeconds
+	s.batcher.gatherSeconds = 0
+	s.stats.GatherSeconds += gathered
+	s.stats.SampleSeconds += time.Since(start).Seconds() - gathered
 	s.stats.Batches++
 	s.stats.Seeds += int64(len(seeds))
 	s.stats.InputNodes += int64(len(s.batch.Input))
