@@ -26,6 +26,7 @@ type batcher struct {
 	from       []int32       // per destination: its owner
 	slot       []int32       // per destination: its place in its owner's list
 	drawn      []sample.Rows // per worker: the rows it drew for this one
+	reply      sample.Rows   // the rows this worker draws for another
 	merged     sample.Rows
 	x          tensor.Matrix // the batch's input features
 
@@ -121,15 +122,14 @@ func (t *batcher) layer(epoch, l int, dst []int32, b *sample.Batch) error {
 	if err := t.askOwners(StructureSite); err != nil {
 		return err
 	}
-	var mine sample.Rows
 	for q := range t.send {
 		if q == t.sh.rank {
 			continue
 		}
-		if err := t.sampler.Draw(epoch, l, t.at[q], &mine); err != nil {
+		if err := t.sampler.Draw(epoch, l, t.at[q], &t.reply); err != nil {
 			return err
 		}
-		t.send[q] = appendRows(t.send[q][:0], &mine)
+		t.send[q] = appendRows(t.send[q][:0], &t.reply)
 	}
 	if err := t.sh.c.AllToAll(StructureSite, t.send, t.recv); err != nil {
 		return err
