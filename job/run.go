@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/metrics"
@@ -17,6 +19,7 @@ import (
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/dataparallel"
 	"github.com/graft-gnn/graft/train/fullgraph"
 	"github.com/graft-gnn/graft/train/minibatch"
 )
@@ -32,16 +35,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if multi {
 		s.Parts = s.Place.Size
 	}
-	if s.Parts < 0 {
-		return Summary{}, specError(fmt.Errorf("--parts %d: want at least 1", s.Parts))
-	}
-	if s.CheckpointEvery < 0 {
-		return Summary{}, specError(fmt.Errorf("--checkpoint-every %d: want 0 or more", s.CheckpointEvery))
-	}
-	if _, err := nn.ParseLayout(s.SaveFormat); err != nil {
-		return Summary{}, specError(fmt.Errorf("--save-format: %v", err))
-	}
-	if err := s.CheckOutputs(); err != nil {
+	if err := s.checkRun(); err != nil {
 		return Summary{}, err
 	}
 	// Rank 0 writes the metrics file; every worker serves its own
@@ -93,6 +87,13 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		res, model, err = s.runAsync(ctx, in, onEpoch)
 	case s.EvalSampler != "" && s.Sampler == "":
 		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
+	case s.Sampler != "" && s.Parts > 1:
+		err = s.checkDataParallel()
+		if err == nil && multi {
+			res, loop, err = s.runWorker(ctx, in, opts, onEpoch)
+		} else if err == nil {
+			res, loop, err = s.runInProcess(ctx, in, opts, onEpoch)
+		}
 	case s.Sampler != "":
 		res, loop, err = s.runMiniBatch(ctx, in, opts, onEpoch)
 	case multi:
@@ -100,17 +101,10 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	default:
 		res, loop, err = s.runInProcess(ctx, in, opts, onEpoch)
 	}
-	switch {
-	case errors.Is(err, train.ErrNotFinite):
-		return Summary{}, fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
-	case errors.Is(err, train.ErrInterrupted):
-		if s.CheckpointDir != "" {
-			return Summary{}, fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, s.CheckpointDir, s.CheckpointDir)
-		}
-		return Summary{}, fmt.Errorf("%v; nothing was saved (use --checkpoint-dir to keep interrupted runs)", err)
-	case err != nil:
-		return Summary{}, err
-	case !leader:
+	if err != nil {
+		return Summary{}, s.explain(err)
+	}
+	if !leader {
 		return Summary{}, nil
 	}
 	if s.Parts > 1 && res.FloorEpoch == 0 {
@@ -122,9 +116,37 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	return s.summarise(in, res, model, rec.Totals(), schedule)
 }
 
+// checkRun checks the settings that need no data.
+func (s *Spec) checkRun() error {
+	if s.Parts < 0 {
+		return specError(fmt.Errorf("--parts %d: want at least 1", s.Parts))
+	}
+	if s.CheckpointEvery < 0 {
+		return specError(fmt.Errorf("--checkpoint-every %d: want 0 or more", s.CheckpointEvery))
+	}
+	if _, err := nn.ParseLayout(s.SaveFormat); err != nil {
+		return specError(fmt.Errorf("--save-format: %v", err))
+	}
+	return s.CheckOutputs()
+}
+
+// explain adds to a training error what the user can do about it.
+func (s *Spec) explain(err error) error {
+	switch {
+	case errors.Is(err, train.ErrNotFinite):
+		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
+	case errors.Is(err, train.ErrInterrupted):
+		if s.CheckpointDir != "" {
+			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, s.CheckpointDir, s.CheckpointDir)
+		}
+		return fmt.Errorf("%v; nothing was saved (use --checkpoint-dir to keep interrupted runs)", err)
+	}
+	return err
+}
+
 // runInProcess trains every part in this process: one goroutine each.
 func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
-	if in.manifest == nil {
+	if in.manifest == nil && s.Sampler == "" {
 		return fullgraph.RunInProcess(ctx, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
 	// Every part is read in this process, so the directory must hold them
@@ -138,7 +160,7 @@ func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Optio
 	}
 	var res train.Result
 	var loop *train.Loop
-	err := comm.Run(in.manifest.Parts, func(c comm.Communicator) error {
+	err := comm.Run(s.Parts, func(c comm.Communicator) error {
 		cb := onEpoch
 		if c.Rank() != 0 {
 			cb = nil
@@ -154,9 +176,6 @@ func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Optio
 
 // runMiniBatch trains on sampled mini-batches in this process.
 func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
-	if s.Parts > 1 || in.manifest != nil {
-		return train.Result{}, nil, specError(errors.New("--sampler trains in one process on the whole graph for now: drop --parts and --part-dir"))
-	}
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
@@ -169,8 +188,31 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	return res, loop, err
 }
 
+// checkDataParallel checks the settings of sampled training over parts.
+func (s *Spec) checkDataParallel() error {
+	if s.BatchSize < 1 {
+		return specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
+	}
+	if _, err := sample.ParseFanouts(s.Sampler, s.Train.Model.WithDefaults().Layers); err != nil {
+		return specError(fmt.Errorf("--sampler with --parts %d: %v", s.Parts, err))
+	}
+	switch {
+	case s.EvalSampler != "":
+		return specError(fmt.Errorf("--eval-sampler with --parts %d: evaluation over parts is exact layer-wise inference; drop --eval-sampler", s.Parts))
+	case s.Schedule != "":
+		sched, err := compress.ParseSchedule(s.Schedule, s.Train.Epochs)
+		if _, adaptive := sched.(compress.Observer); err == nil && adaptive {
+			return specError(fmt.Errorf("--schedule %s adapts to the validation loss, which sampled training over parts does not report to it; give a schedule of the epoch", s.Schedule))
+		}
+	}
+	return nil
+}
+
 // runRank trains rank c.Rank()'s part.
 func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if s.Sampler != "" {
+		return s.runSampledRank(ctx, c, in, opts, onEpoch)
+	}
 	if in.manifest == nil {
 		return fullgraph.RunWorker(ctx, c, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
@@ -179,6 +221,48 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 		return train.Result{}, nil, err
 	}
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
+}
+
+// runSampledRank trains rank c.Rank()'s part on sampled mini-batches,
+// holding that part only.
+func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	var sp *partstore.Part
+	if in.manifest != nil {
+		var err error
+		if sp, err = in.manifest.ReadPart(s.PartDir, c.Rank()); err != nil {
+			return train.Result{}, nil, err
+		}
+	} else {
+		p := in.problem
+		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
+		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
+		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
+		if s.Place.Size > 1 {
+			in.dropAllBut(c.Rank())
+		}
+	}
+	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
+		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	if s.Codec != "" && s.Codec != "none" {
+		do.Codec = opts.Codec
+	}
+	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)
+}
+
+// dropAllBut lets go of the whole problem once the worker of a
+// multi-process job has cut its part from it: the graph, the features and
+// the other parts' structure. What the summary and the saved model's
+// metadata read stays: the node count, the split and the parts' sizes.
+func (in *input) dropAllBut(rank int) {
+	p := &in.problem
+	p.Graph = &graph.Graph{N: p.Graph.N}
+	p.Features, p.Labels = nn.Features{}, nil
+	for i := range in.layout.Parts {
+		if i != rank {
+			part := &in.layout.Parts[i]
+			part.Local, part.Halo, part.Send = nil, nil, nil
+		}
+	}
 }
 
 // metricSinks opens the metrics file (on the leader) and the Prometheus
@@ -232,6 +316,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
 		Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
+		BytesStructure: t.BytesStructure, BytesFeatures: t.BytesFeatures,
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
 	}

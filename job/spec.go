@@ -138,15 +138,19 @@ type Summary struct {
 	Parameters     int      `json:"parameters"`
 
 	// Partition-parallel runs (all workers summed; zero for one worker).
-	Parts           int     `json:"parts"`
-	Partition       string  `json:"partition,omitempty"`
-	Compress        string  `json:"compress"`
-	Schedule        string  `json:"schedule"`
-	FloorEpoch      int     `json:"floor_epoch,omitempty"` // first epoch at the schedule's final ratio, where patience and model selection start (absent: never, or one worker)
-	BytesTotal      int64   `json:"bytes_total"`
-	BytesFwd        int64   `json:"bytes_fwd"`
-	BytesBwd        int64   `json:"bytes_bwd"`
-	BytesGrad       int64   `json:"bytes_grad"`
+	Parts      int    `json:"parts"`
+	Partition  string `json:"partition,omitempty"`
+	Compress   string `json:"compress"`
+	Schedule   string `json:"schedule"`
+	FloorEpoch int    `json:"floor_epoch,omitempty"` // first epoch at the schedule's final ratio, where patience and model selection start (absent: never, or one worker)
+	BytesTotal int64  `json:"bytes_total"`
+	BytesFwd   int64  `json:"bytes_fwd"`
+	BytesBwd   int64  `json:"bytes_bwd"`
+	BytesGrad  int64  `json:"bytes_grad"`
+	// Data-parallel mini-batch runs: the sampled structure and the input
+	// features fetched from their owners (the gradients are BytesGrad).
+	BytesStructure  int64   `json:"bytes_structure,omitempty"`
+	BytesFeatures   int64   `json:"bytes_features,omitempty"`
 	ComputeSeconds  float64 `json:"compute_seconds"`
 	CommSeconds     float64 `json:"comm_seconds"`
 	CodecSeconds    float64 `json:"codec_seconds"`

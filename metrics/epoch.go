@@ -30,6 +30,12 @@ type Epoch struct {
 	BytesFwd  int64 `json:"bytes_fwd"`
 	BytesBwd  int64 `json:"bytes_bwd"`
 	BytesGrad int64 `json:"bytes_grad"`
+	// Data-parallel mini-batch training: bytes sent by all workers for the
+	// sampled structure (destinations asked of their owners and the
+	// neighbours drawn for them) and for the input features (rows asked
+	// and the rows).
+	BytesStructure int64 `json:"bytes_structure,omitempty"`
+	BytesFeatures  int64 `json:"bytes_features,omitempty"`
 	// The slowest worker's time outside communication, in communication
 	// (measured, and on an emulated link), and compressing; EmulatedSeconds
 	// is the epoch on the emulated link.
@@ -83,7 +89,9 @@ type Epoch struct {
 }
 
 // Bytes is everything the epoch sent.
-func (e Epoch) Bytes() int64 { return e.BytesFwd + e.BytesBwd + e.BytesGrad }
+func (e Epoch) Bytes() int64 {
+	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures
+}
 
 // Sink receives every recorded epoch.
 type Sink interface {
@@ -153,6 +161,7 @@ func (r *Recorder) Close() error {
 type Totals struct {
 	Epochs                                    int
 	BytesFwd, BytesBwd, BytesGrad             int64
+	BytesStructure, BytesFeatures             int64
 	ComputeSeconds, CommSeconds, CodecSeconds float64
 	EmulatedSeconds, EmulatedCommSeconds      float64
 	WorkerCompute                             []float64 // each worker's compute seconds over the run
@@ -163,6 +172,8 @@ func (t *Totals) add(e Epoch) {
 	t.BytesFwd += e.BytesFwd
 	t.BytesBwd += e.BytesBwd
 	t.BytesGrad += e.BytesGrad
+	t.BytesStructure += e.BytesStructure
+	t.BytesFeatures += e.BytesFeatures
 	t.ComputeSeconds += e.ComputeSeconds
 	t.CommSeconds += e.CommSeconds
 	t.CodecSeconds += e.CodecSeconds
@@ -177,7 +188,9 @@ func (t *Totals) add(e Epoch) {
 }
 
 // BytesTotal is everything the run sent.
-func (t Totals) BytesTotal() int64 { return t.BytesFwd + t.BytesBwd + t.BytesGrad }
+func (t Totals) BytesTotal() int64 {
+	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures
+}
 
 // WorkerImbalance is the slowest worker's compute time over the run
 // divided by the mean (1: perfectly balanced), the worker_imbalance of

@@ -29,6 +29,15 @@ type Neighbor struct {
 }
 
 func newNeighbor(args string, cfg Config) (Sampler, error) {
+	fanouts, err := parseFanouts(args, cfg.Layers)
+	if err != nil {
+		return nil, err
+	}
+	return NewNeighbor(cfg, fanouts), nil
+}
+
+// parseFanouts reads a neighbour sampler's fanouts, one per layer.
+func parseFanouts(args string, layers int) ([]int, error) {
 	var fanouts []int
 	for _, f := range strings.Split(args, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
@@ -37,10 +46,10 @@ func newNeighbor(args string, cfg Config) (Sampler, error) {
 		}
 		fanouts = append(fanouts, v)
 	}
-	if len(fanouts) != cfg.Layers {
-		return nil, fmt.Errorf("%d fanouts for a model of %d layers; give one per layer", len(fanouts), cfg.Layers)
+	if len(fanouts) != layers {
+		return nil, fmt.Errorf("%d fanouts for a model of %d layers; give one per layer", len(fanouts), layers)
 	}
-	return NewNeighbor(cfg, fanouts), nil
+	return fanouts, nil
 }
 
 // NewNeighbor returns a neighbour sampler with one fanout per layer, the
@@ -51,14 +60,52 @@ func NewNeighbor(cfg Config, fanouts []int) *Neighbor {
 
 func (s *Neighbor) Batches() int { return s.seeds.batches() }
 
+// Sample draws batch index of epoch. A node's neighbours in a layer are
+// keyed by (seed, epoch, layer, node) and not by the batch: a node drawn
+// into two batches of an epoch, or into the batches of two workers of a
+// data-parallel run, keeps the same neighbours in both, so the workers'
+// batches together are the batch of their seeds together.
 func (s *Neighbor) Sample(epoch, index int, b *Batch) error {
-	return s.seeds.sample(&s.cfg, purposeNeighbors, epoch, index, b, func(l int, dst []int32, k uint64) error {
-		return s.layer(&b.layers[l], dst, s.fanouts[s.cfg.Layers-1-l], k, b.local)
-	})
+	seeds, err := s.seeds.seeds(epoch, index)
+	if err != nil {
+		return err
+	}
+	return s.SampleSeeds(epoch, seeds, b)
+}
+
+// SampleSeeds fills b with the batch of the given seeds in epoch: the
+// blocks Sample makes for a batch of those seeds.
+func (s *Neighbor) SampleSeeds(epoch int, seeds []int32, b *Batch) error {
+	for _, v := range seeds {
+		if v < 0 || int(v) >= s.cfg.Graph.N {
+			return fmt.Errorf("sample: seed %d outside the graph's %d nodes", v, s.cfg.Graph.N)
+		}
+	}
+	b.prepare(s.cfg.Layers, s.cfg.Graph.N)
+	dst := seeds
+	for l := s.cfg.Layers - 1; l >= 0; l-- {
+		if err := s.layer(&b.layers[l], dst, s.fanouts[s.cfg.Layers-1-l], neighborKey(s.cfg.Seed, epoch, l), b.local); err != nil {
+			return err
+		}
+		dst = b.layers[l].src
+	}
+	b.finishSeeds(seeds)
+	return nil
+}
+
+// neighborKey is the key of layer l's neighbour draws in epoch.
+func neighborKey(seed uint64, epoch, l int) uint64 {
+	return key(seed, purposeNeighbors, uint64(epoch), uint64(l))
 }
 
 // layer builds the block of dst, each keeping up to fanout neighbours.
 func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []int32) error {
+	s.rows(l, dst, fanout, k)
+	return l.build(dst, s.cfg.Aggregation, s.deg.selfValue(dst), local)
+}
+
+// rows draws the neighbours of dst into l.start, l.pick and l.vals.
+func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 	g, agg := s.cfg.Graph, s.cfg.Aggregation
 	n := len(dst)
 	l.start = growTo(l.start, n+1)
@@ -72,7 +119,6 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 	}
 	l.growPicks(agg)
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
-	return l.build(dst, agg, s.deg.selfValue(dst), local)
 }
 
 // pickTask draws the neighbours of destinations [lo, hi).

@@ -3,7 +3,7 @@ package sample
 import "math/bits"
 
 // Every random choice of a sampler comes from a counter-based generator
-// keyed by what it is for: (seed, epoch, batch, layer, node) for a node's
+// keyed by what it is for: (seed, epoch, layer, node) for a node's
 // neighbours, (seed, epoch) for an epoch's order of seeds, and so on. Any
 // thread can draw any node's numbers, in any order, and get the same ones.
 

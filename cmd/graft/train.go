@@ -70,8 +70,8 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default: the recipe's)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default: the recipe's, 8)")
 	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default: the recipe's)")
-	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
-	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
+	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, neighbor only): "+strings.Join(sample.Forms(), "; "))
+	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler (per worker with --parts: N workers train on batches of N·B)")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
@@ -218,7 +218,10 @@ func printSummary(w io.Writer, sum job.Summary) {
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
 		halo := "no halo traffic"
-		if sum.BytesFwd+sum.BytesBwd > 0 {
+		switch {
+		case sum.Sampler != "":
+			halo = formatBytes(sum.BytesStructure) + " sampled structure, " + formatBytes(sum.BytesFeatures) + " features"
+		case sum.BytesFwd+sum.BytesBwd > 0:
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}
 		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)

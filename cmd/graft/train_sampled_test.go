@@ -66,7 +66,11 @@ func TestTrainSampledErrors(t *testing.T) {
 	}{
 		{[]string{"--sampler", "neighbor:10"}, "one per layer"},
 		{[]string{"--sampler", "walk:3"}, "unknown sampler"},
-		{[]string{"--sampler", "neighbor:10,5", "--parts", "2"}, "drop --parts"},
+		{[]string{"--sampler", "saint-node:100", "--parts", "2"}, "neighbour sampler only"},
+		{[]string{"--sampler", "neighbor:10", "--parts", "2"}, "one per layer"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--batch-size", "0"}, "--batch-size 0"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--compress", "truncate", "--schedule", "adaptive"}, "adapts to the validation loss"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--eval-sampler", "neighbor:5,5"}, "drop --eval-sampler"},
 		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
 		{[]string{"--eval-every", "0"}, "--eval-every 0"},
 	} {
@@ -84,17 +88,22 @@ func TestTrainSampledReportsBatchProgress(t *testing.T) {
 	t.Setenv("GRAFT_DATA", "")
 	defer func(d time.Duration) { batchEvery = d }(batchEvery)
 	batchEvery = 0
-	code, _, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "70", "--epochs", "2")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"epoch 1: batch 1/2,", "epoch 2: batch 1/2,"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	// One process; and two workers of 35 seeds each, whose batches are as
+	// many.
+	for _, parts := range []string{"1", "2"} {
+		batch := map[string]string{"1": "70", "2": "35"}[parts]
+		code, _, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", batch, "--epochs", "2", "--parts", parts)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
 		}
-	}
-	if strings.Contains(stderr, "batch 2/2") {
-		t.Errorf("a line for an epoch's last batch:\n%s", stderr)
+		for _, want := range []string{"epoch 1: batch 1/2,", "epoch 2: batch 1/2,"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("--parts %s: stderr lacks %q:\n%s", parts, want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "batch 2/2") {
+			t.Errorf("--parts %s: a line for an epoch's last batch:\n%s", parts, stderr)
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ var layer = map[string]int{
 	"dataset": 6, "nn": 6, "comm": 6, "compress": 6, "partition": 6, "checkpoint": 6, "metrics": 6,
 	"launch": 7, "halo": 7, "partstore": 7, "sample": 7,
 	"train":           8,
-	"train/fullgraph": 9, "train/decentral": 9, "train/minibatch": 9, "train/async": 9,
+	"train/fullgraph": 9, "train/decentral": 9, "train/minibatch": 9, "train/async": 9, "train/dataparallel": 9,
 	"job": 10, "internal/bench": 10,
 	"cmd/graft": 11, "lab/varco": 11, "lab/accuracy": 11, "lab/wire": 11, "lab/ogblayout": 11,
 }

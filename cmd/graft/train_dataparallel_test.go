@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sampledEpochLines reads a --metrics file of a sampled run over parts and
+// keeps what must not depend on how the workers are run: everything but
+// times.
+func sampledEpochLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, fmt.Sprintf("epoch %v loss %v train %v val %v test %v val_loss %v ratio %v bytes %v/%v/%v input %v",
+			m["epoch"], m["loss"], m["train_acc"], m["val_acc"], m["test_acc"], m["val_loss"], m["ratio"],
+			m["bytes_structure"], m["bytes_features"], m["bytes_grad"], m["input_nodes"]))
+	}
+	return out
+}
+
+// Sampled training over parts: N processes on loopback train exactly what
+// N goroutines train, the same per-epoch losses, accuracies and bytes, and
+// bit-identical parameters.
+func TestTrainSampledPartsProcessesMatchInProcess(t *testing.T) {
+	for _, codec := range []string{"none", "truncate"} {
+		t.Run(codec, func(t *testing.T) { sampledPartsProcessesMatch(t, codec) })
+	}
+}
+
+func sampledPartsProcessesMatch(t *testing.T, codec string) {
+	dir := t.TempDir()
+	const n = 2
+	args := []string{"train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2",
+		"--compress", codec}
+	if codec != "none" {
+		args = append(args, "--schedule", "linear:8:1:2")
+	}
+	base := filepath.Join(dir, "dp")
+	inArgs := append(append([]string{}, args...), "--parts", strconv.Itoa(n), "--metrics", base+".in.jsonl", "--save", base+".in.st")
+	if code, _, stderr := runGraft(t, inArgs...); code != 0 {
+		t.Fatalf("in-process: exit %d: %s", code, stderr)
+	}
+	launchArgs := append([]string{"launch", "--nproc", strconv.Itoa(n), "--"}, args...)
+	launchArgs = append(launchArgs, "--start-timeout", "30s", "--metrics", base+".mp.jsonl", "--save", base+".mp.st")
+	stdout, stderr, code, _ := graftProcess(t, launchArgs...)
+	if code != 0 {
+		t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	w, g := sampledEpochLines(t, base+".in.jsonl"), sampledEpochLines(t, base+".mp.jsonl")
+	if len(w) != 3 || len(w) != len(g) {
+		t.Fatalf("%d epochs in process, %d in processes", len(w), len(g))
+	}
+	for i := range w {
+		if w[i] != g[i] {
+			t.Errorf("in-process %s\nprocesses  %s", w[i], g[i])
+		}
+	}
+	if codec != "none" && !strings.Contains(w[0], "ratio 8 ") {
+		t.Errorf("the first epoch's feature rows were not compressed at ratio 8: %s", w[0])
+	}
+	sameFile(t, base+".in.st", base+".mp.st")
+}
+
+// The summary counts the bytes of the sampled structure, the features and
+// the gradients apart, and they add up to the total.
+func TestTrainSampledPartsSummary(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	code, stdout, stderr := runGraft(t, "train", "--model", "gcn", "--sampler", "neighbor:5,5", "--batch-size", "32", "--parts", "3", "--epochs", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Parts                                   int
+		Sampler                                 string
+		BytesStructure                          int64 `json:"bytes_structure"`
+		BytesFeatures                           int64 `json:"bytes_features"`
+		BytesGrad, BytesTotal, BytesFwd, Epochs int64
+		TestAcc                                 float64 `json:"test_acc"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	grad, _ := raw["bytes_grad"].(float64)
+	total, _ := raw["bytes_total"].(float64)
+	if sum.Parts != 3 || sum.Sampler != "neighbor:5,5" || sum.BytesStructure <= 0 || sum.BytesFeatures <= 0 || grad <= 0 ||
+		int64(total) != sum.BytesStructure+sum.BytesFeatures+int64(grad) || sum.TestAcc <= 0 {
+		t.Fatalf("summary %s", stdout)
+	}
+}
+
+// Sampled training from a part directory, where each worker reads its own
+// part only: in one process and as processes under graft launch, with the
+// same epochs and bit-identical parameters.
+func TestTrainSampledPartDir(t *testing.T) {
+	parts := partDir(t, "")
+	dir := t.TempDir()
+	args := []string{"train", "--part-dir", parts, "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2", "--patience", "0"}
+	in := filepath.Join(dir, "in")
+	if code, _, stderr := runGraft(t, append(append([]string{}, args...), "--metrics", in+".jsonl", "--save", in+".st")...); code != 0 {
+		t.Fatalf("in-process: exit %d: %s", code, stderr)
+	}
+	mp := filepath.Join(dir, "mp")
+	launchArgs := append(append([]string{"launch", "--nproc", "2", "--"}, args...), "--start-timeout", "30s", "--metrics", mp+".jsonl", "--save", mp+".st")
+	if stdout, stderr, code, _ := graftProcess(t, launchArgs...); code != 0 {
+		t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	w, g := sampledEpochLines(t, in+".jsonl"), sampledEpochLines(t, mp+".jsonl")
+	if len(w) != 2 || len(g) != 2 || w[0] != g[0] || w[1] != g[1] {
+		t.Fatalf("in-process %v\nprocesses %v", w, g)
+	}
+	sameFile(t, in+".st", mp+".st")
+}

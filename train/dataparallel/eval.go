@@ -1,0 +1,87 @@
+package dataparallel
+
+import (
+	"slices"
+
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train"
+)
+
+// evaluator runs exact layer-wise inference over a worker's own nodes:
+// layer l's output of every owned node from its whole neighbourhood's
+// outputs of layer l−1, the neighbours' rows fetched from their owners.
+// It holds one layer's outputs of its own nodes and their neighbours'.
+type evaluator struct {
+	sh      *share
+	model   *nn.Model
+	batcher *batcher
+	whole   *sample.PartNeighbor
+	block   sample.Batch
+	built   bool
+	cur     tensor.Matrix
+	rows    [3][]int32 // local rows of the training, validation and test nodes
+	loss    nn.CrossEntropy
+}
+
+func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partstore.Part) *evaluator {
+	return &evaluator{sh: sh, model: m, batcher: newBatcher(sh, whole), whole: whole,
+		rows: [3][]int32{slices.Clone(sp.Train), slices.Clone(sp.Val), slices.Clone(sp.Test)}}
+}
+
+// evaluate returns this worker's sums of the metrics; every worker calls
+// it together.
+func (e *evaluator) evaluate() (train.Evaluation, error) {
+	if !e.built {
+		// One block serves every layer: the owned nodes and their whole
+		// neighbourhoods.
+		var r sample.Rows
+		if err := e.whole.Draw(0, 0, e.sh.owned, &r); err != nil {
+			return train.Evaluation{}, err
+		}
+		if err := e.whole.SetLayer(&e.block, 0, e.sh.owned, &r); err != nil {
+			return train.Evaluation{}, err
+		}
+		e.block.FinishSeeds(e.sh.owned)
+		e.built = true
+	}
+	x := e.sh.x
+	for l := range e.model.Layers {
+		if err := e.batcher.split(e.block.Input); err != nil {
+			return train.Evaluation{}, err
+		}
+		in, err := e.batcher.fetch(EvalSite, x, e.block.Input)
+		if err != nil {
+			return train.Evaluation{}, err
+		}
+		if len(e.sh.owned) == 0 {
+			continue
+		}
+		y := e.model.ForwardLayer(l, e.block.Blocks[0], nn.DenseFeatures(in))
+		e.cur.Rows, e.cur.Cols = y.Rows, y.Cols
+		e.cur.Data = append(e.cur.Data[:0], y.Data...)
+		x = &e.cur
+	}
+	if len(e.sh.owned) == 0 {
+		// No rows, but the classes' sums every worker adds up.
+		e.cur.Rows, e.cur.Cols, e.cur.Data = 0, e.model.Config.Classes, e.cur.Data[:0]
+	}
+	logits, labels := &e.cur, e.sh.labels
+	ev := train.Evaluation{
+		TrainCorrect: float64(nn.Correct(logits, labels, e.rows[0])), TrainCount: float64(len(e.rows[0])),
+		ValCorrect: float64(nn.Correct(logits, labels, e.rows[1])), ValCount: float64(len(e.rows[1])),
+		TestCorrect: float64(nn.Correct(logits, labels, e.rows[2])), TestCount: float64(len(e.rows[2])),
+		Assessment: train.Assess(logits, labels, e.rows[1], e.rows[2]),
+	}
+	if len(e.rows[1]) > 0 {
+		// Normalised by 1 so that the workers' sums add up.
+		loss, _, err := e.loss.Forward(logits, labels, e.rows[1], 1)
+		if err != nil {
+			return train.Evaluation{}, err
+		}
+		ev.ValLossSum = loss
+	}
+	return ev, nil
+}

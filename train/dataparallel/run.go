@@ -1,0 +1,213 @@
+package dataparallel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train"
+)
+
+// Options are the settings of a run beyond its training configuration.
+type Options struct {
+	// Sampler is the neighbour sampler's form, neighbor:F1,F2,...;
+	// BatchSize the seeds per batch of each worker.
+	Sampler   string
+	BatchSize int
+	Link      *comm.Link // emulated network link, or nil
+	// Codec and Schedule, when set, make the worker's compressor of the
+	// training batches' feature rows and its ratio schedule (per epoch).
+	Codec    func() compress.Compressor
+	Schedule func() compress.Schedule
+	// OnBatch, if set, is called on rank 0 after each batch with the
+	// epoch, the batches of it done and its batches.
+	OnBatch func(epoch, done, batches int)
+
+	Resume          *checkpoint.State
+	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
+	CheckpointEvery int
+}
+
+// RunWorker trains the part sp, which c's rank holds, with the other ranks
+// of c doing the same with theirs, and calls onEpoch (on every rank) with
+// the epoch's metrics over all workers. Parameters stay identical on every
+// rank.
+func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *partstore.Part, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if opts.Link != nil {
+		c = comm.WithLink(c, *opts.Link)
+	}
+	if sp.Classes > 0 && cfg.Model.Classes == 0 {
+		cfg.Model.Classes = sp.Classes
+	}
+	s, err := New(c, cfg, sp, opts.Sampler, opts.BatchSize)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	if opts.Codec != nil {
+		sched := compress.Schedule(compress.Fixed(1))
+		if opts.Schedule != nil {
+			sched = opts.Schedule()
+		}
+		if err := s.Compress(opts.Codec(), sched); err != nil {
+			return train.Result{}, nil, err
+		}
+	}
+	if c.Rank() == 0 {
+		s.onBatch = opts.OnBatch
+	}
+	var reducer *train.CommReducer
+	if c.Size() > 1 {
+		reducer = &train.CommReducer{Comm: c}
+		cfg.Reducer = reducer
+	}
+	loop, err := train.New(cfg, s)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	if opts.Resume != nil {
+		if err := loop.Restore(opts.Resume); err != nil {
+			return train.Result{}, nil, err
+		}
+	}
+	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery, AtFloor: s.AtFloor}
+	if c.Rank() == 0 {
+		hooks.SaveCheckpoint = opts.SaveCheckpoint
+	}
+	var acc accounts
+	hooks.OnEpoch = func(m train.Metrics) error {
+		e, err := acc.epoch(m, c, reducer, s.TakeStats())
+		if err != nil {
+			return err
+		}
+		e.Ratio = s.Ratio()
+		if onEpoch != nil {
+			return onEpoch(e)
+		}
+		return nil
+	}
+	res, err := loop.Run(ctx, hooks)
+	if errors.Is(err, train.ErrInterrupted) {
+		// Wait until every worker is past its last collective, so that
+		// nobody's departure aborts another's.
+		if berr := c.Barrier("stop"); berr != nil {
+			err = fmt.Errorf("%w; %v", err, berr)
+		}
+	}
+	return res, loop, err
+}
+
+// Parts cuts the problem p into the parts of layout, as the workers
+// holding them would read them from a part directory.
+func Parts(p train.Problem, classes int, layout *partition.Layout) []*partstore.Part {
+	src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: classes}
+	src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
+	fp := partstore.Fingerprint(layout)
+	out := make([]*partstore.Part, layout.K)
+	for i := range out {
+		out[i] = partstore.Build(src, &layout.Parts[i], fp)
+	}
+	return out
+}
+
+// RunInProcess trains with one goroutine per part of layout, connected by
+// an in-process comm.Group, and returns rank 0's result and loop.
+func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	parts := Parts(p, cfg.Model.Classes, layout)
+	var res train.Result
+	var loop *train.Loop
+	err := comm.Run(layout.K, func(c comm.Communicator) error {
+		var cb func(metrics.Epoch) error
+		if c.Rank() == 0 {
+			cb = onEpoch
+		}
+		sp := parts[c.Rank()]
+		parts[c.Rank()] = nil // the worker's own, from here on
+		r, l, err := RunWorker(ctx, c, cfg, sp, opts, cb)
+		if c.Rank() == 0 {
+			res, loop = r, l
+		}
+		return err
+	})
+	return res, loop, err
+}
+
+// accounts turns the loop's epochs into metrics.Epochs with every worker's
+// communication: each worker's counters since the last epoch, gathered.
+type accounts struct {
+	prev    []float64
+	elapsed float64
+}
+
+// counters: structure, feature and gradient bytes sent, communication
+// seconds, emulated seconds, wall seconds, sample seconds, batches, input
+// nodes, gather seconds.
+const nCounters = 10
+
+func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.CommReducer, st Stats) (metrics.Epoch, error) {
+	a.elapsed += m.EpochSeconds
+	now := make([]float64, nCounters)
+	stats := c.Stats()
+	for _, site := range stats.Sites() {
+		if site == train.CounterSite {
+			continue
+		}
+		ss := stats.Site(site)
+		switch site {
+		case StructureSite:
+			now[0] += float64(ss.BytesSent)
+		case FeatureSite:
+			now[1] += float64(ss.BytesSent)
+		case train.GradientSite:
+			now[2] += float64(ss.BytesSent)
+		}
+		now[3] += ss.Seconds
+		now[4] += ss.EmulatedSeconds
+	}
+	now[5] = a.elapsed
+	delta := make([]float64, nCounters)
+	for i := range now {
+		delta[i] = now[i]
+		if a.prev != nil && i < 6 {
+			delta[i] -= a.prev[i]
+		}
+	}
+	a.prev = now
+	delta[6], delta[7], delta[8], delta[9] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes), st.GatherSeconds
+	all := [][]float64{delta}
+	if reducer != nil {
+		var err error
+		if all, err = reducer.Gather(delta); err != nil {
+			return metrics.Epoch{}, fmt.Errorf("dataparallel: exchanging epoch counters: %w", err)
+		}
+	}
+	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
+		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
+		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds,
+		Ratio: 1, WorkerCompute: make([]float64, len(all)), RSSBytes: metrics.ResidentBytes(), Batches: st.Batches}
+	var inputs, batches float64
+	for r, v := range all {
+		e.BytesStructure += int64(v[0])
+		e.BytesFeatures += int64(v[1])
+		e.BytesGrad += int64(v[2])
+		compute := max(v[5]-v[3], 0)
+		e.WorkerCompute[r] = compute
+		e.ComputeSeconds = max(e.ComputeSeconds, compute)
+		e.CommSeconds = max(e.CommSeconds, v[3])
+		e.EmulatedCommSeconds = max(e.EmulatedCommSeconds, v[4])
+		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+v[4])
+		e.SampleSeconds = max(e.SampleSeconds, v[6])
+		e.GatherSeconds = max(e.GatherSeconds, v[9])
+		batches += v[7]
+		inputs += v[8]
+	}
+	if batches > 0 {
+		e.InputNodes = inputs / batches
+	}
+	return e, nil
+}
