@@ -153,7 +153,7 @@ func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Optio
 	// all before a rank starts: a manifest saying 100000 parts started a
 	// group of as many ranks, whose memory grows with the square of it,
 	// and crashed before the first missing part was noticed.
-	for i := range in.manifest.Parts {
+	for i := 0; in.manifest != nil && i < in.manifest.Parts; i++ {
 		if _, err := os.Stat(partstore.Dir(s.PartDir, i)); err != nil {
 			return train.Result{}, nil, fmt.Errorf("--part-dir %s: manifest.json says %d parts, but part %d is missing: %w", s.PartDir, in.manifest.Parts, i, err)
 		}

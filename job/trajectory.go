@@ -47,6 +47,7 @@ var untracked = map[string]string{
 	"BatchProgress":          "reporting",
 	"Log":                    "reporting",
 	"Train.Reducer":          "how workers combine, which Parts decides",
+	"Async":                  "a parameter-server run writes no checkpoints",
 	"Train.Model.InFeatures": "taken from the data (the checkpoint's model fingerprint checks it)",
 	"Train.Model.Classes":    "taken from the data (the checkpoint's model fingerprint checks it)",
 }
