@@ -42,6 +42,14 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err := s.CheckOutputs(); err != nil {
 		return Summary{}, err
 	}
+	precision, err := train.ParsePrecision(s.Precision)
+	if err != nil {
+		return Summary{}, specError(fmt.Errorf("--%v", err))
+	}
+	if precision == train.BF16 && s.Sampler == "" {
+		return Summary{}, specError(errors.New("--precision bf16 is for mini-batch training (--sampler) only: full-graph bf16 is not supported yet"))
+	}
+	s.Precision = string(precision)
 	start := time.Now()
 	in, err := s.load()
 	if err != nil {
@@ -143,9 +151,17 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
-	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize, Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler},
-		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
-	res, loop, err := minibatch.Run(ctx, s.Train, in.problem, mo, onEpoch)
+	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize,
+		Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler, Precision: train.Precision(s.Precision)},
+		Resume:  opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	p := in.problem
+	if mo.Precision == train.BF16 {
+		// The float32 features go once converted: nothing after this
+		// reads them (the checkpoints' data identity is already taken).
+		p = p.WithBF16Features()
+		in.problem.Features = p.Features
+	}
+	res, loop, err := minibatch.Run(ctx, s.Train, p, mo, onEpoch)
 	if se := (sample.SpecError{}); errors.As(err, &se) {
 		err = specError(fmt.Errorf("--sampler: %v", err))
 	}
@@ -206,7 +222,7 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 		Metric: string(s.Train.Metric), BestValMacroF1: res.Best.ValF1, TestMacroF1: res.Best.TestF1,
 		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
-		Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
+		Precision: s.Precision, Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
