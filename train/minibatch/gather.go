@@ -83,6 +83,14 @@ func (in input) gather(g *gatherer, ids []int32) nn.Features {
 	return g.gather(in.x, ids)
 }
 
+// valueBytes is the size of a dense value as stored.
+func (in input) valueBytes() int {
+	if in.x16 != nil {
+		return 2
+	}
+	return 4
+}
+
 func (in input) rows() int {
 	if in.x16 != nil {
 		return in.x16.Rows

@@ -195,7 +195,7 @@ func (s *Stepper) count(p *prepared) {
 	for _, b := range p.batch.Blocks {
 		st.InputEdges += int64(blockOperator(b).NNZ())
 	}
-	st.GatheredBytes += gatheredBytes(p.x, p.batch.Blocks)
+	st.GatheredBytes += gatheredBytes(p.x, s.feed.x.valueBytes(), p.batch.Blocks)
 	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, p.x.Dense != nil)
 }
 
