@@ -190,7 +190,11 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 
 // printSummary writes the text summary of a job.
 func printSummary(w io.Writer, sum job.Summary) {
-	fmt.Fprintf(w, "%s on %s (%s split, %s features, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, sum.Parameters)
+	precision := ""
+	if sum.Precision == "bf16" {
+		precision = ", precision bf16"
+	}
+	fmt.Fprintf(w, "%s on %s (%s split, %s features%s, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, precision, sum.Parameters)
 	stopped := ""
 	if sum.StoppedEarly {
 		stopped = ", stopped early"

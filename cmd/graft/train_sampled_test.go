@@ -152,3 +152,22 @@ func TestTrainSampledBF16(t *testing.T) {
 		t.Fatalf("test accuracy %.4f at bf16, %.4f at fp32", acc["bf16"], acc["fp32"])
 	}
 }
+
+// The precision is part of a checkpointed run's trajectory: resuming a bf16
+// run at fp32 is refused, and the text summary names bf16.
+func TestTrainSampledBF16Resume(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	args := []string{"train", "--dataset", "sbm:1000:10:16:4:7", "--model", "sage", "--sampler", "neighbor:5,5", "--precision", "bf16"}
+	code, stdout, stderr := runGraft(t, append(args, "--epochs", "1", "--checkpoint-dir", dir, "--checkpoint-every", "1")...)
+	if code != 0 || !strings.Contains(stdout, "precision bf16") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	resume := append(args[:len(args)-2], "--epochs", "2", "--resume", dir, "--resume-allow", "epochs")
+	if code, _, stderr := runGraft(t, resume...); code == 0 || !strings.Contains(stderr, "--precision bf16 (now fp32)") {
+		t.Fatalf("resuming a bf16 run at fp32: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runGraft(t, append(resume, "--precision", "bf16")...); code != 0 {
+		t.Fatalf("resuming at bf16: exit %d: %s", code, stderr)
+	}
+}
