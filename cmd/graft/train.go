@@ -73,7 +73,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph: "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
-	fs.StringVar(&o.precision, "precision", "fp32", "with --sampler: fp32, or bf16 to hold the dense features and exact evaluation's stored layers in bfloat16 (half the memory); parameters, optimiser state, gradients and reductions stay float32")
+	fs.StringVar(&o.precision, "precision", "fp32", "with --sampler: fp32, or bf16 to hold the dense features and exact evaluation's stored layers in bfloat16 (half their bytes; see docs/minibatch.md); parameters, optimiser state, gradients and reductions stay float32")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of the best validation --metric; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")

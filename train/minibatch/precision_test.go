@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/bf16"
@@ -13,6 +14,7 @@ import (
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
 // roundedBF16 is x with every value rounded to bf16 and widened again.
@@ -173,5 +175,14 @@ func TestBF16RunsAreDeterministicAndTrain(t *testing.T) {
 	t.Logf("test accuracy %.4f at bf16, %.4f at float32", acc16, acc32)
 	if acc32 < 0.7 || math.Abs(acc16-acc32) > 0.02 {
 		t.Fatalf("test accuracy %.4f at bf16, %.4f at float32", acc16, acc32)
+	}
+}
+
+// Full-graph training refuses bf16 features rather than finding none.
+func TestFullGraphRefusesBF16Features(t *testing.T) {
+	p, classes := sbmProblem(t, 100)
+	_, _, err := fullgraph.RunInProcess(t.Context(), testConfig("gcn", classes), p.WithBF16Features(), nil, fullgraph.Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "bf16") {
+		t.Fatalf("full-graph training on bf16 features: %v", err)
 	}
 }
