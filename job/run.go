@@ -127,6 +127,17 @@ func (s *Spec) checkRun() error {
 	if _, err := nn.ParseLayout(s.SaveFormat); err != nil {
 		return specError(fmt.Errorf("--save-format: %v", err))
 	}
+	precision, err := train.ParsePrecision(s.Precision)
+	if err != nil {
+		return specError(fmt.Errorf("--%v", err))
+	}
+	switch {
+	case precision == train.BF16 && s.Sampler == "":
+		return specError(errors.New("--precision bf16 is for mini-batch training (--sampler) only: full-graph bf16 is not supported yet"))
+	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil):
+		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel and parameter-server bf16 are not supported yet"))
+	}
+	s.Precision = string(precision)
 	return s.CheckOutputs()
 }
 
@@ -179,9 +190,17 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 	if s.BatchSize < 1 {
 		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
-	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize, Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler},
-		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
-	res, loop, err := minibatch.Run(ctx, s.Train, in.problem, mo, onEpoch)
+	mo := minibatch.RunOptions{Sampler: s.Sampler, BatchSize: s.BatchSize,
+		Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler, Precision: train.Precision(s.Precision)},
+		Resume:  opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+	p := in.problem
+	if mo.Precision == train.BF16 {
+		// The float32 features go once converted: nothing after this
+		// reads them (the checkpoints' data identity is already taken).
+		p = p.WithBF16Features()
+		in.problem.Features = p.Features
+	}
+	res, loop, err := minibatch.Run(ctx, s.Train, p, mo, onEpoch)
 	if se := (sample.SpecError{}); errors.As(err, &se) {
 		err = specError(fmt.Errorf("--sampler: %v", err))
 	}
@@ -314,7 +333,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		Metric: string(s.Train.Metric), BestValMacroF1: res.Best.ValF1, TestMacroF1: res.Best.TestF1,
 		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
-		Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
+		Precision: s.Precision, Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
 		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(),
 		BytesStructure: t.BytesStructure, BytesFeatures: t.BytesFeatures,
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,

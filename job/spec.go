@@ -50,6 +50,9 @@ type Spec struct {
 	// Async, when set, trains the mini-batches with a parameter server
 	// (async.go) instead of one process's loop.
 	Async *AsyncSpec
+	// Precision is what a mini-batch run holds its dense features and
+	// evaluation's stored layers in: "fp32" (or "") or "bf16".
+	Precision string
 
 	// Parts is the number of workers, each holding one part of the graph,
 	// split by Partition (a method name or an assignment file) seeded by
@@ -161,9 +164,12 @@ type Summary struct {
 	// the training pass alone (sampling, gathering, forward, backward,
 	// step), and evaluation has its own median; training throughput in
 	// epochs and seeds per second.
-	Sampler         string  `json:"sampler,omitempty"`
-	BatchSize       int     `json:"batch_size,omitempty"`
-	EvalSampler     string  `json:"eval_sampler,omitempty"`
+	Sampler     string `json:"sampler,omitempty"`
+	BatchSize   int    `json:"batch_size,omitempty"`
+	EvalSampler string `json:"eval_sampler,omitempty"`
+	// Precision is what the features and stored activations were held
+	// in: fp32 or bf16.
+	Precision       string  `json:"precision"`
 	EvalMsMedian    float64 `json:"eval_ms_median,omitempty"`
 	EpochsPerSecond float64 `json:"epochs_per_second,omitempty"`
 	SeedsPerSecond  float64 `json:"seeds_per_second,omitempty"`

@@ -70,7 +70,7 @@ var settingNames = map[string]string{
 	"Train.Epochs": "epochs", "Train.Steps": "steps", "Train.Patience": "patience",
 	"Train.SelectByLoss": "select", "Train.Metric": "metric", "Train.EvalEvery": "eval-every",
 	"Train.Accumulate": "accumulate",
-	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler",
+	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler", "Precision": "precision",
 	"Parts": "parts", "Partition": "partition", "PartitionSeed": "partition-seed",
 	"Codec": "compress", "Schedule": "schedule",
 }
@@ -246,6 +246,7 @@ func (s *Spec) derivedSettings(in *input, schedule string) map[string]string {
 		"Train.DecayFirstLayerOnly": "all",
 		"Train.EvalEvery":           strconv.Itoa(max(c.EvalEvery, 1)),
 		"Train.Accumulate":          strconv.Itoa(max(c.Accumulate, 1)),
+		"Precision":                 cmpOr(s.Precision, "fp32"),
 	}
 	if c.DecayFirstLayerOnly {
 		d["Train.DecayFirstLayerOnly"] = "first-layer"

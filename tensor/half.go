@@ -87,3 +87,21 @@ func f16ToF32(h uint16) uint32 {
 	}
 	return sign | e<<23 | (mant&0x3ff)<<13
 }
+
+// MatrixBF16 is a row-major matrix of bfloat16 bit patterns: dense
+// features or stored activations at half a Matrix's bytes, widened to
+// float32 as they are read.
+type MatrixBF16 struct {
+	Rows, Cols int
+	Data       []uint16
+}
+
+// MatrixToBF16 returns m rounded to bfloat16 (nearest, ties to even).
+func MatrixToBF16(m *Matrix) *MatrixBF16 {
+	h := &MatrixBF16{Rows: m.Rows, Cols: m.Cols, Data: make([]uint16, len(m.Data))}
+	bf16.Encode(h.Data, m.Data)
+	return h
+}
+
+// Bytes is the size of m's values.
+func (m *MatrixBF16) Bytes() int64 { return 2 * int64(len(m.Data)) }

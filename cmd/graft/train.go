@@ -48,6 +48,7 @@ type trainOptions struct {
 	save, metricsFile, metricsAddr string
 	saveFormat                     string
 	sampler, evalSampler           string
+	precision                      string
 	batchSize, evalEvery           int
 	accumulate                     int
 	cpuProfile                     string
@@ -73,6 +74,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, neighbor only): "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler (per worker with --parts: N workers train on batches of N·B)")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
+	fs.StringVar(&o.precision, "precision", "fp32", "with --sampler: fp32, or bf16 to hold the dense features and exact evaluation's stored layers in bfloat16 (half their bytes; see docs/minibatch.md); parameters, optimiser state, gradients and reductions stay float32")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of the best validation --metric; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
@@ -180,7 +182,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
-		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler,
+		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler, Precision: o.precision,
 		Place: place, Launch: o.worker.flags,
 	}
 	if flagSet(fs, "parts") || o.worker.partDir == "" {
@@ -194,7 +196,11 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 
 // printSummary writes the text summary of a job.
 func printSummary(w io.Writer, sum job.Summary) {
-	fmt.Fprintf(w, "%s on %s (%s split, %s features, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, sum.Parameters)
+	precision := ""
+	if sum.Precision == "bf16" {
+		precision = ", precision bf16"
+	}
+	fmt.Fprintf(w, "%s on %s (%s split, %s features%s, %d parameters)\n", sum.Model, sum.Dataset, sum.Split, sum.Features, precision, sum.Parameters)
 	stopped := ""
 	if sum.StoppedEarly {
 		stopped = ", stopped early"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,9 @@ func TestTrainSampledErrors(t *testing.T) {
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--eval-sampler", "neighbor:5,5"}, "drop --eval-sampler"},
 		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
 		{[]string{"--eval-every", "0"}, "--eval-every 0"},
+		{[]string{"--sampler", "neighbor:10,5", "--precision", "fp16"}, `--precision "fp16": want fp32 or bf16`},
+		{[]string{"--precision", "bf16"}, "full-graph bf16 is not supported yet"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--precision", "bf16"}, "data-parallel and parameter-server bf16 are not supported yet"},
 	} {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -127,5 +131,53 @@ func TestTrainEvalSampler(t *testing.T) {
 	}
 	if code, _, stderr := runGraft(t, "train", "--eval-sampler", "neighbor:10,10", "--epochs", "1"); code != 2 || !strings.Contains(stderr, "--sampler") {
 		t.Errorf("--eval-sampler without --sampler: exit %d, %s", code, stderr)
+	}
+}
+
+// --precision bf16 trains a mini-batch run on bf16 features to the
+// accuracy of float32 on an easy graph, and the summary says which
+// precision ran.
+func TestTrainSampledBF16(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	acc := map[string]float64{}
+	for _, prec := range []string{"fp32", "bf16"} {
+		code, stdout, stderr := runGraft(t, "train", "--dataset", "sbm:3000:10:16:4:7", "--model", "sage", "--sampler", "neighbor:5,5",
+			"--batch-size", "64", "--epochs", "10", "--precision", prec, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", prec, code, stderr)
+		}
+		var sum struct {
+			Precision string  `json:"precision"`
+			TestAcc   float64 `json:"test_acc"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Precision != prec {
+			t.Fatalf("summary's precision %q, ran %s", sum.Precision, prec)
+		}
+		acc[prec] = sum.TestAcc
+	}
+	if acc["fp32"] < 0.75 || math.Abs(acc["bf16"]-acc["fp32"]) > 0.02 {
+		t.Fatalf("test accuracy %.4f at bf16, %.4f at fp32", acc["bf16"], acc["fp32"])
+	}
+}
+
+// The precision is part of a checkpointed run's trajectory: resuming a bf16
+// run at fp32 is refused, and the text summary names bf16.
+func TestTrainSampledBF16Resume(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	args := []string{"train", "--dataset", "sbm:1000:10:16:4:7", "--model", "sage", "--sampler", "neighbor:5,5", "--precision", "bf16"}
+	code, stdout, stderr := runGraft(t, append(args, "--epochs", "1", "--checkpoint-dir", dir, "--checkpoint-every", "1")...)
+	if code != 0 || !strings.Contains(stdout, "precision bf16") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	resume := append(args[:len(args)-2], "--epochs", "2", "--resume", dir, "--resume-allow", "epochs")
+	if code, _, stderr := runGraft(t, resume...); code == 0 || !strings.Contains(stderr, "--precision bf16 (now fp32)") {
+		t.Fatalf("resuming a bf16 run at fp32: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runGraft(t, append(resume, "--precision", "bf16")...); code != 0 {
+		t.Fatalf("resuming at bf16: exit %d: %s", code, stderr)
 	}
 }

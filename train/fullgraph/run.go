@@ -43,6 +43,9 @@ type Options struct {
 // rank's model is the result. A nil or one-part layout is one worker
 // holding the whole graph.
 func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if p.FeaturesBF16 != nil {
+		return train.Result{}, nil, errors.New("fullgraph: features in bf16 are for mini-batch training; full-graph training reads float32 features")
+	}
 	if opts.Link != nil {
 		c = comm.WithLink(c, *opts.Link)
 	}

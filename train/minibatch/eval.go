@@ -3,6 +3,7 @@ package minibatch
 import (
 	"slices"
 
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
@@ -16,7 +17,10 @@ import (
 // inputs, while it evaluates. Above keepBytes it lets them go afterwards:
 // kept, they would stay beside the training's buffers for the rest of the
 // run (4.9 GB on a graph of ogbn-products' size), while allocating them
-// again costs a second against minutes of evaluation.
+// again costs a second against minutes of evaluation. At bf16 precision
+// the hidden layers' outputs are stored in bfloat16, half the bytes, and
+// widened as each slice gathers them; the last layer's (the labelled
+// nodes' logits, which the metrics read) stay float32.
 
 type evaluator struct {
 	model *nn.Model
@@ -25,6 +29,9 @@ type evaluator struct {
 	batch sample.Batch
 	in    gatherer
 	cur   [2]tensor.Matrix // the outputs of the last two layers, ping-pong
+	// bf16 stores the hidden layers' outputs in cur16 instead of cur.
+	bf16  bool
+	cur16 [2]tensor.MatrixBF16
 
 	nodes    []int32 // every node, in order
 	labelled []int32 // the nodes of the split, ascending: the last layer's rows
@@ -39,8 +46,8 @@ type evaluator struct {
 // outputs, so that an epoch of them allocates nothing.
 const keepBytes = 256 << 20
 
-func newEvaluator(m *nn.Model, p train.Problem, hoods *sample.Neighborhoods) *evaluator {
-	e := &evaluator{model: m, p: p, hoods: hoods, nodes: make([]int32, p.Graph.N), keepBytes: keepBytes}
+func newEvaluator(m *nn.Model, p train.Problem, hoods *sample.Neighborhoods, bf16 bool) *evaluator {
+	e := &evaluator{model: m, p: p, hoods: hoods, nodes: make([]int32, p.Graph.N), keepBytes: keepBytes, bf16: bf16}
 	for v := range e.nodes {
 		e.nodes[v] = int32(v)
 	}
@@ -64,7 +71,7 @@ const chunkBytes = 64 << 20
 
 // evaluate returns the sums of the model's metrics over the split.
 func (e *evaluator) evaluate() (train.Evaluation, error) {
-	x := e.p.Features
+	x := inputOf(e.p)
 	L := len(e.model.Layers)
 	var logits *tensor.Matrix
 	for l := range L {
@@ -72,11 +79,15 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		if l == L-1 {
 			nodes = e.labelled
 		}
-		out, err := e.layer(l, x, nodes, &e.cur[l%2])
-		if err != nil {
+		var out output = (*outputF32)(&e.cur[l%2])
+		if e.bf16 && l < L-1 {
+			out = (*outputBF16)(&e.cur16[l%2])
+		}
+		if err := e.layer(l, x, nodes, out); err != nil {
 			return train.Evaluation{}, err
 		}
-		x, logits = nn.DenseFeatures(out), out
+		x = out.input()
+		logits = &e.cur[l%2]
 	}
 	ev := train.Evaluation{
 		TrainCorrect: float64(nn.Correct(logits, e.labels, e.rows[0])), TrainCount: float64(len(e.rows[0])),
@@ -91,29 +102,57 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		}
 		ev.ValLossSum = loss
 	}
-	if 4*(cap(e.cur[0].Data)+cap(e.cur[1].Data)) > e.keepBytes {
-		e.cur, e.in, e.loss = [2]tensor.Matrix{}, gatherer{}, nn.CrossEntropy{}
+	if e.outputBytes() > e.keepBytes {
+		e.cur, e.cur16, e.in, e.loss = [2]tensor.Matrix{}, [2]tensor.MatrixBF16{}, gatherer{}, nn.CrossEntropy{}
 	}
 	return ev, nil
 }
 
+// outputBytes is the size of the outputs held.
+func (e *evaluator) outputBytes() int {
+	return 4*(cap(e.cur[0].Data)+cap(e.cur[1].Data)) + 2*(cap(e.cur16[0].Data)+cap(e.cur16[1].Data))
+}
+
+// output is where a layer's rows go: a float32 or a bfloat16 matrix.
+type output interface {
+	// size makes it rows×cols; put stores y as its rows from lo on.
+	size(rows, cols int)
+	put(lo int, y *tensor.Matrix)
+	input() input // the next layer's input
+}
+
+type outputF32 tensor.Matrix
+
+func (o *outputF32) size(rows, cols int) {
+	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+}
+func (o *outputF32) put(lo int, y *tensor.Matrix) { copy(o.Data[lo*y.Cols:], y.Data) }
+func (o *outputF32) input() input                 { return input{x: nn.DenseFeatures((*tensor.Matrix)(o))} }
+
+type outputBF16 tensor.MatrixBF16
+
+func (o *outputBF16) size(rows, cols int) {
+	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+}
+func (o *outputBF16) put(lo int, y *tensor.Matrix) { bf16.Encode(o.Data[lo*y.Cols:], y.Data) }
+func (o *outputBF16) input() input                 { return input{x16: (*tensor.MatrixBF16)(o)} }
+
 // layer computes layer l's output for nodes from x (every node's input to
 // the layer) into out, a row per node of nodes.
-func (e *evaluator) layer(l int, x nn.Features, nodes []int32, out *tensor.Matrix) (*tensor.Matrix, error) {
+func (e *evaluator) layer(l int, x input, nodes []int32, out output) error {
 	avgDegree := float64(e.p.Graph.NumEdges())/float64(max(e.p.Graph.N, 1)) + 1
-	chunk := int(chunkBytes / (4 * float64(x.Cols()) * avgDegree))
+	chunk := int(chunkBytes / (4 * float64(x.cols()) * avgDegree))
 	chunk = min(max(chunk, 256), len(nodes))
 	for lo := 0; lo < len(nodes); lo += chunk {
 		dst := nodes[lo:min(lo+chunk, len(nodes))]
 		if err := e.hoods.Block(dst, &e.batch); err != nil {
-			return nil, err
+			return err
 		}
-		y := e.model.ForwardLayer(l, e.batch.Blocks[0], e.in.gather(x, e.batch.Input))
+		y := e.model.ForwardLayer(l, e.batch.Blocks[0], x.gather(&e.in, e.batch.Input))
 		if lo == 0 {
-			out.Rows, out.Cols = len(nodes), y.Cols
-			out.Data = resize(out.Data, len(nodes)*y.Cols)
+			out.size(len(nodes), y.Cols)
 		}
-		copy(out.Data[lo*y.Cols:], y.Data)
+		out.put(lo, y)
 	}
-	return out, nil
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 // compares epochs on one sample.
 type sampledEvaluator struct {
 	model   *nn.Model
-	x       nn.Features
+	x       input
 	labels  []int32 // every node's
 	sampler sample.Sampler
 	set     []uint8 // per node: the sets it belongs to (inTrain|inVal|inTest)
@@ -40,7 +40,7 @@ const (
 // newSampledEvaluator returns the evaluator that draws batches of the
 // split's nodes with spec.
 func newSampledEvaluator(m *nn.Model, p train.Problem, spec string, batchSize, layers int, agg sample.Aggregation, seed uint64) (*sampledEvaluator, error) {
-	e := &sampledEvaluator{model: m, x: p.Features, labels: p.Labels, set: make([]uint8, p.Graph.N)}
+	e := &sampledEvaluator{model: m, x: inputOf(p), labels: p.Labels, set: make([]uint8, p.Graph.N)}
 	var labelled []int32
 	for i, nodes := range [][]int32{p.Train, p.Val, p.Test} {
 		for _, v := range nodes {
@@ -76,7 +76,7 @@ func (e *sampledEvaluator) evaluate() (train.Evaluation, error) {
 			return ev, err
 		}
 		b := &e.batch
-		logits := e.model.Forward(b.Blocks, e.in.gather(e.x, b.Input), false)
+		logits := e.model.Forward(b.Blocks, e.x.gather(&e.in, b.Input), false)
 		e.outLabels = e.outLabels[:0]
 		for _, v := range b.Output {
 			e.outLabels = append(e.outLabels, e.labels[v])

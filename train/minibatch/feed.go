@@ -26,7 +26,7 @@ type prepared struct {
 // batch of an epoch, then the next epoch's.
 type feed struct {
 	sampler sample.Sampler
-	x       nn.Features
+	x       input
 	labels  []int32
 	depth   int
 
@@ -40,7 +40,7 @@ type feed struct {
 
 // newFeed returns a feed that prepares up to depth batches ahead while its
 // caller holds up to hold (an optimiser step's micro-batches).
-func newFeed(s sample.Sampler, x nn.Features, labels []int32, depth, hold int) *feed {
+func newFeed(s sample.Sampler, x input, labels []int32, depth, hold int) *feed {
 	depth, hold = max(depth, 1), max(hold, 1)
 	f := &feed{sampler: s, x: x, labels: labels, depth: depth,
 		free: make(chan *prepared, depth+hold+1), ready: make(chan *prepared, depth)}
@@ -114,7 +114,7 @@ func (f *feed) fill(p *prepared, epoch, index int) {
 		return
 	}
 	sampled := time.Now()
-	p.x = p.gather.gather(f.x, p.batch.Input)
+	p.x = f.x.gather(&p.gather, p.batch.Input)
 	p.labels = p.labels[:0]
 	for _, v := range p.batch.Output {
 		p.labels = append(p.labels, f.labels[v])

@@ -24,14 +24,15 @@ func blockOperator(b *nn.Block) *tensor.CSR {
 }
 
 // gatheredBytes is what a batch must move to read its inputs: its input
-// rows' features (dense: 4 bytes a value; sparse: 8 an entry) and every
+// rows' features (dense: valueBytes a value, 4 in float32 and 2 in bf16;
+// sparse: 8 an entry) and every
 // block's CSR (8 bytes an offset, 8 an entry for its column and value).
-func gatheredBytes(x nn.Features, blocks []*nn.Block) float64 {
+func gatheredBytes(x nn.Features, valueBytes int, blocks []*nn.Block) float64 {
 	var bytes float64
 	if x.Sparse != nil {
 		bytes = 8 * float64(x.Sparse.NNZ())
 	} else {
-		bytes = 4 * float64(x.Dense.Rows*x.Dense.Cols)
+		bytes = float64(valueBytes * x.Dense.Rows * x.Dense.Cols)
 	}
 	for _, b := range blocks {
 		op := blockOperator(b)

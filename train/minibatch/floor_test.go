@@ -29,7 +29,10 @@ func TestBatchFlops(t *testing.T) {
 		}
 	}
 	x := nn.DenseFeatures(tensor.New(5, 3))
-	if got, want := gatheredBytes(x, []*nn.Block{b}), float64(4*15+8*3+8*6); got != want {
+	if got, want := gatheredBytes(x, 4, []*nn.Block{b}), float64(4*15+8*3+8*6); got != want {
 		t.Errorf("%v bytes gathered, want %v", got, want)
+	}
+	if got, want := gatheredBytes(x, 2, []*nn.Block{b}), float64(2*15+8*3+8*6); got != want {
+		t.Errorf("bf16: %v bytes gathered, want %v", got, want)
 	}
 }

@@ -1,9 +1,11 @@
 package minibatch
 
 import (
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train"
 )
 
 // gatherer copies the rows of a feature matrix a batch reads into storage
@@ -40,6 +42,67 @@ func (g *gatherer) gather(x nn.Features, ids []int32) nn.Features {
 	out.Data = resize(out.Data, len(ids)*m.Cols)
 	parallel.For(len(ids), max(1, 4096/max(1, m.Cols)), denseRows{m, out, ids})
 	return nn.Features{Dense: out}
+}
+
+// gatherBF16 returns the rows ids of x widened to float32: the model reads
+// bf16 features as it reads float32 ones, and its arithmetic stays float32.
+func (g *gatherer) gatherBF16(x *tensor.MatrixBF16, ids []int32) nn.Features {
+	out := &g.dense
+	out.Rows, out.Cols = len(ids), x.Cols
+	out.Data = resize(out.Data, len(ids)*x.Cols)
+	parallel.For(len(ids), max(1, 4096/max(1, x.Cols)), bf16Rows{x, out, ids})
+	return nn.Features{Dense: out}
+}
+
+type bf16Rows struct {
+	x   *tensor.MatrixBF16
+	out *tensor.Matrix
+	ids []int32
+}
+
+func (t bf16Rows) Run(lo, hi int) {
+	w := t.x.Cols
+	bf16.Gather(t.out.Data[lo*w:hi*w], w, t.x.Data, w, w, t.ids[lo:hi])
+}
+
+// input is the feature matrix batches gather from: x, or x16, dense
+// features held in bfloat16.
+type input struct {
+	x   nn.Features
+	x16 *tensor.MatrixBF16
+}
+
+// inputOf is p's features.
+func inputOf(p train.Problem) input { return input{x: p.Features, x16: p.FeaturesBF16} }
+
+// gather returns the rows ids of in, in float32, in g's storage.
+func (in input) gather(g *gatherer, ids []int32) nn.Features {
+	if in.x16 != nil {
+		return g.gatherBF16(in.x16, ids)
+	}
+	return g.gather(in.x, ids)
+}
+
+// valueBytes is the size of a dense value as stored.
+func (in input) valueBytes() int {
+	if in.x16 != nil {
+		return 2
+	}
+	return 4
+}
+
+func (in input) rows() int {
+	if in.x16 != nil {
+		return in.x16.Rows
+	}
+	return in.x.Rows()
+}
+
+func (in input) cols() int {
+	if in.x16 != nil {
+		return in.x16.Cols
+	}
+	return in.x.Cols()
 }
 
 type denseRows struct {

@@ -27,8 +27,13 @@ type RunOptions struct {
 }
 
 // Run trains p's model with mini-batches from opts' sampler, in this
-// process, and calls onEpoch (if not nil) after every epoch.
+// process, and calls onEpoch (if not nil) after every epoch. At bf16
+// precision it holds p's dense features in bfloat16: a caller that passes
+// p.WithBF16Features() and drops its own p lets the float32 matrix go.
 func Run(ctx context.Context, cfg train.Config, p train.Problem, opts RunOptions, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	if opts.Precision == train.BF16 {
+		p = p.WithBF16Features()
+	}
 	cfg.Model = cfg.Model.WithDefaults()
 	agg, err := sample.AggregationOf(cfg.Model.Model)
 	if err != nil {

@@ -27,6 +27,10 @@ type Options struct {
 	// one batch instead of two layers' outputs for every node.
 	EvalSampler   string
 	EvalBatchSize int
+	// Precision is what exact evaluation stores every node's hidden
+	// layers in (default fp32). The features' precision is the
+	// problem's: FeaturesBF16 if set.
+	Precision train.Precision
 }
 
 // evaluation is how a stepper evaluates: exactly (evaluator) or on
@@ -67,11 +71,18 @@ type Stats struct {
 // New returns the mini-batch stepper of problem p with cfg's model, drawing
 // batches from sampler. Close stops its background sampling.
 func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options) (*Stepper, error) {
-	if p.Graph == nil || (p.Features.Dense == nil && p.Features.Sparse == nil) {
+	x := inputOf(p)
+	if p.Graph == nil || (p.Features.Dense == nil && p.Features.Sparse == nil && p.FeaturesBF16 == nil) {
 		return nil, errors.New("minibatch: no graph or no features")
 	}
-	if p.Features.Rows() != p.Graph.N || len(p.Labels) != p.Graph.N {
-		return nil, fmt.Errorf("minibatch: %d feature rows and %d labels for %d nodes", p.Features.Rows(), len(p.Labels), p.Graph.N)
+	if p.FeaturesBF16 != nil && (p.Features.Dense != nil || p.Features.Sparse != nil) {
+		return nil, errors.New("minibatch: features both in bf16 and in Features")
+	}
+	if x.rows() != p.Graph.N || len(p.Labels) != p.Graph.N {
+		return nil, fmt.Errorf("minibatch: %d feature rows and %d labels for %d nodes", x.rows(), len(p.Labels), p.Graph.N)
+	}
+	if _, err := train.ParsePrecision(string(opts.Precision)); err != nil {
+		return nil, fmt.Errorf("minibatch: %v", err)
 	}
 	for _, rows := range [][]int32{p.Train, p.Val, p.Test} {
 		for _, v := range rows {
@@ -80,7 +91,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 			}
 		}
 	}
-	model, err := train.NewModel(cfg, p.Features.Cols())
+	model, err := train.NewModel(cfg, x.cols())
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +99,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	if err != nil {
 		return nil, err
 	}
-	var eval evaluation = newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg))
+	var eval evaluation = newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg), opts.Precision == train.BF16)
 	if opts.EvalSampler != "" {
 		if eval, err = newSampledEvaluator(model, p, opts.EvalSampler, opts.EvalBatchSize, cfg.Model.Layers, agg, cfg.Model.Seed); err != nil {
 			return nil, err
@@ -96,7 +107,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	}
 	opts.Prefetch = max(opts.Prefetch, 2)
 	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval,
-		feed: newFeed(sampler, p.Features, p.Labels, opts.Prefetch, cfg.Accumulate)}, nil
+		feed: newFeed(sampler, x, p.Labels, opts.Prefetch, cfg.Accumulate)}, nil
 }
 
 // Close stops the background sampling.
@@ -184,7 +195,7 @@ func (s *Stepper) count(p *prepared) {
 	for _, b := range p.batch.Blocks {
 		st.InputEdges += int64(blockOperator(b).NNZ())
 	}
-	st.GatheredBytes += gatheredBytes(p.x, p.batch.Blocks)
+	st.GatheredBytes += gatheredBytes(p.x, s.feed.x.valueBytes(), p.batch.Blocks)
 	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, p.x.Dense != nil)
 }
 
