@@ -283,34 +283,20 @@ func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []
 	}
 }
 
-// span16 is span for a bf16 matrix.
-func span16(s []uint16, ld, row0, rows, col0, cols int) (start, end uintptr) {
-	if rows <= 0 || cols <= 0 || (rows > 1 && ld > 2*cols) {
-		return 0, 0
-	}
-	first := row0*ld + col0
-	last := (row0+rows-1)*ld + col0 + cols
-	if last > len(s) {
-		return 0, 0
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	return base + uintptr(first)*2, base + uintptr(last)*2
-}
-
-// spanA is span16 for the block op(A)[i0:i0+mb, p0:p0+kb].
+// spanA is span for the block op(A)[i0:i0+mb, p0:p0+kb].
 func (p *bfProblem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
 	if p.transA {
-		return span16(p.a, p.lda, p0, kb, i0, mb)
+		return span(p.a, p.lda, p0, kb, i0, mb)
 	}
-	return span16(p.a, p.lda, i0, mb, p0, kb)
+	return span(p.a, p.lda, i0, mb, p0, kb)
 }
 
-// spanB is span16 for the block op(B)[p0:p0+kb, j0:j0+nb].
+// spanB is span for the block op(B)[p0:p0+kb, j0:j0+nb].
 func (p *bfProblem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
 	if p.transB {
-		return span16(p.b, p.ldb, j0, nb, p0, kb)
+		return span(p.b, p.ldb, j0, nb, p0, kb)
 	}
-	return span16(p.b, p.ldb, p0, kb, j0, nb)
+	return span(p.b, p.ldb, p0, kb, j0, nb)
 }
 
 // bfRowTask computes the rows of C in panels [lo, hi) against a shared

@@ -58,7 +58,7 @@ func (pf *prefetcher) take(n uintptr) uintptr {
 // span returns the memory holding rows row0..row0+rows, columns col0..col0+cols
 // of s (row stride ld), or an empty range when the rows are so far apart that
 // prefetching the whole span would mostly fetch memory nobody reads.
-func span(s []float32, ld, row0, rows, col0, cols int) (start, end uintptr) {
+func span[T float32 | uint16](s []T, ld, row0, rows, col0, cols int) (start, end uintptr) {
 	if rows <= 0 || cols <= 0 || (rows > 1 && ld > 2*cols) {
 		return 0, 0
 	}
@@ -67,8 +67,10 @@ func span(s []float32, ld, row0, rows, col0, cols int) (start, end uintptr) {
 	if last > len(s) {
 		return 0, 0
 	}
+	var v T
+	size := unsafe.Sizeof(v)
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	return base + uintptr(first)*4, base + uintptr(last)*4
+	return base + uintptr(first)*size, base + uintptr(last)*size
 }
 
 // spanA is span for the block op(A)[i0:i0+mb, p0:p0+kb].
