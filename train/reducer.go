@@ -1,7 +1,9 @@
 package train
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -72,6 +74,19 @@ func (r *CommReducer) Concat(mine []float64) ([]float64, error) {
 		}
 	}
 	return all, nil
+}
+
+// RunInGroup is l.Run for one worker of c's group. Stopping is an error to
+// the group, so an interrupted worker waits at a barrier until every
+// worker is past its last collective: nobody's departure aborts another's.
+func RunInGroup(ctx context.Context, l *Loop, hooks Hooks, c comm.Communicator) (Result, error) {
+	res, err := l.Run(ctx, hooks)
+	if errors.Is(err, ErrInterrupted) {
+		if berr := c.Barrier("stop"); berr != nil {
+			err = fmt.Errorf("%w; %v", err, berr)
+		}
+	}
+	return res, err
 }
 
 // exchange sends x to every worker and returns what each sent.

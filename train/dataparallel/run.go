@@ -2,7 +2,6 @@ package dataparallel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/graft-gnn/graft/checkpoint"
@@ -91,14 +90,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		}
 		return nil
 	}
-	res, err := loop.Run(ctx, hooks)
-	if errors.Is(err, train.ErrInterrupted) {
-		// Wait until every worker is past its last collective, so that
-		// nobody's departure aborts another's.
-		if berr := c.Barrier("stop"); berr != nil {
-			err = fmt.Errorf("%w; %v", err, berr)
-		}
-	}
+	res, err := train.RunInGroup(ctx, loop, hooks, c)
 	return res, loop, err
 }
 

@@ -141,14 +141,7 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		}
 		return nil
 	}
-	res, err := loop.Run(ctx, hooks)
-	if errors.Is(err, train.ErrInterrupted) {
-		// Stopping is an error to the group: wait until every worker is past
-		// its last collective, so nobody's departure aborts another's.
-		if berr := c.Barrier("stop"); berr != nil {
-			err = fmt.Errorf("%w; %v", err, berr)
-		}
-	}
+	res, err := train.RunInGroup(ctx, loop, hooks, c)
 	return res, loop, err
 }
 
