@@ -50,10 +50,20 @@ type Options struct {
 	// Seed fixes the random start of PowerSGD's factors (the same on every
 	// worker).
 	Seed uint64
-	// Momentum, when positive, makes top-k accumulate momentum locally
-	// before selecting (Deep Gradient Compression's momentum correction):
-	// the optimiser must then step without momentum of its own.
+	// Momentum, when positive, makes top-k with error feedback accumulate
+	// momentum locally before selecting (Deep Gradient Compression's
+	// momentum correction): the optimiser must then step without momentum
+	// of its own (see MomentumOf). Other methods ignore it.
 	Momentum float64
+}
+
+// MomentumOf is the momentum m accumulates in place of the optimiser's, 0
+// for none.
+func MomentumOf(m Method) float64 {
+	if mc, ok := m.(interface{ Momentum() float64 }); ok {
+		return mc.Momentum()
+	}
+	return 0
 }
 
 // Maker builds a method from the argument after the name's colon ("" if

@@ -370,7 +370,16 @@ func TestBadSpecs(t *testing.T) {
 			t.Errorf("%q: %v", spec, err)
 		}
 	}
-	if _, err := New("topk:0.1,noef", Options{Momentum: 0.9}); err == nil {
-		t.Errorf("momentum correction without error feedback accepted")
+	for spec, want := range map[string]float64{"topk:0.1": 0.9, "topk:0.1,noef": 0, "powersgd:2": 0, "quant8": 0} {
+		m, err := New(spec, Options{Momentum: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := MomentumOf(m); got != want {
+			t.Errorf("%s: accumulates momentum %v, want %v", spec, got, want)
+		}
+	}
+	if _, err := New("topk:0.1", Options{Momentum: 1}); err == nil {
+		t.Errorf("momentum 1 accepted")
 	}
 }

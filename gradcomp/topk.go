@@ -20,7 +20,7 @@ import (
 type topK struct {
 	fraction float64
 	feedback bool
-	momentum float32
+	momentum float64
 
 	shapes   []Shape
 	k        []int     // per parameter
@@ -41,10 +41,11 @@ func init() {
 		if o.Momentum < 0 || o.Momentum >= 1 {
 			return nil, fmt.Errorf("momentum %v; want [0, 1)", o.Momentum)
 		}
-		if o.Momentum > 0 && !feedback {
-			return nil, fmt.Errorf("momentum correction accumulates what is not sent: it needs error feedback")
+		t := &topK{fraction: f, feedback: feedback}
+		if feedback { // the correction accumulates what is not sent
+			t.momentum = o.Momentum
 		}
-		return &topK{fraction: f, feedback: feedback, momentum: float32(o.Momentum)}, nil
+		return t, nil
 	})
 }
 
@@ -55,6 +56,10 @@ func (t *topK) String() string {
 	}
 	return s
 }
+
+// Momentum is the momentum the method accumulates (0 for none): the
+// optimiser must then step without its own.
+func (t *topK) Momentum() float64 { return t.momentum }
 
 func (t *topK) Init(shapes []Shape, workers int) error {
 	t.shapes = slices.Clone(shapes)
@@ -137,7 +142,7 @@ func (t *topK) accumulate(g []float32) []float32 {
 	}
 	v := t.residual
 	if t.momentum > 0 {
-		u, m := t.velocity, t.momentum
+		u, m := t.velocity, float32(t.momentum)
 		for i, x := range g {
 			u[i] = m*u[i] + x
 			v[i] += u[i]

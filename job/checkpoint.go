@@ -157,6 +157,10 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 			schedule += fmt.Sprintf(" over %d epochs", c.Epochs) // the ratios depend on the epoch count
 		}
 		r["schedule"] = schedule
+		r["grad-compress"] = s.GradCompress
+		if r["grad-compress"] == "" {
+			r["grad-compress"] = "none"
+		}
 	}
 	if s.Sampler != "" {
 		r["sampler"], r["batch-size"] = s.Sampler, strconv.Itoa(s.BatchSize)
@@ -222,6 +226,12 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 			return fmt.Errorf("--resume: the checkpoint from rank 0: %w", err)
 		}
 		opts.Resume = st
+	}
+	if c.Rank() != 0 && s.CheckpointDir != "" {
+		// Rank 0 writes; the others take part in gathering the gradient
+		// compression's state at the same epochs.
+		opts.CheckpointEvery = s.CheckpointEvery
+		opts.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
 	return nil
 }

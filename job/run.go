@@ -227,6 +227,9 @@ func (s *Spec) summarise(in *input, res train.Result, loop *train.Loop, t metric
 	if sum.Compress == "" {
 		sum.Compress = "none"
 	}
+	if sum.GradCompress = s.GradCompress; sum.GradCompress == "" {
+		sum.GradCompress = "none"
+	}
 	if s.Sampler != "" {
 		sum.Sampler, sum.BatchSize, sum.EvalSampler = s.Sampler, s.BatchSize, s.EvalSampler
 		sum.EpochMsMedian = 1000 * medianOrZero(res.StepSeconds)
