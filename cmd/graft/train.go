@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -215,7 +216,8 @@ func printSummary(w io.Writer, sum job.Summary) {
 		if sum.BytesFwd+sum.BytesBwd > 0 {
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}
-		fmt.Fprintf(w, "sent            %s (%s, %s), %s gradients (%s)\n", halo, sum.Compress, sum.Schedule, formatBytes(sum.BytesGrad), sum.GradCompress)
+		grad := cmp.Or(sum.GradCompress, "none")
+		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s; gradients %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule, grad)
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}
