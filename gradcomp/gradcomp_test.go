@@ -210,6 +210,7 @@ func TestQuantisationErrorWithinHalfAStep(t *testing.T) {
 		spec := map[int]string{8: "quant8,noef", 4: "quant4,noef"}[bits]
 		n := 3*quantChunk + 17
 		in := randomVec(uint64(bits), n)
+		in[5], in[300] = 0, 0 // zero stays zero
 		m := newMethod(t, spec, []Shape{{1, n}}, 1)
 		g := slices.Clone(in)
 		if err := m.Reduce(one(), "grad", g); err != nil {
@@ -217,8 +218,11 @@ func TestQuantisationErrorWithinHalfAStep(t *testing.T) {
 		}
 		for off := 0; off < n; off += quantChunk {
 			chunk := in[off:min(off+quantChunk, n)]
-			step := float64(slices.Max(chunk)-slices.Min(chunk)) / float64(int(1)<<bits-1)
+			step := math.Max(float64(slices.Max(chunk)), -float64(slices.Min(chunk))) / float64(int(1)<<(bits-1)-1)
 			for i, v := range chunk {
+				if v == 0 && g[off+i] != 0 {
+					t.Fatalf("%s: zero became %v", spec, g[off+i])
+				}
 				if d := math.Abs(float64(g[off+i] - v)); d > step/2*(1+1e-5)+1e-7 {
 					t.Fatalf("%s: value %d off by %v, more than half the step %v", spec, off+i, d, step)
 				}

@@ -11,11 +11,15 @@ import (
 // quantChunk is the number of values that share a minimum and a step.
 const quantChunk = 256
 
-// quantizer sends each chunk of quantChunk values as its minimum, its step
-// and one bits-wide code per value, rounded to the nearest level: with
-// error feedback the rounding error stays in the residual, so the
-// stochastic rounding that makes the halo exchange's quantisers unbiased
-// is not needed. The error of a value is at most half a step. Codes pack
+// quantizer sends each chunk of quantChunk values as its scale and one
+// bits-wide signed code per value, v ≈ code·scale with |code| ≤ 2^(bits−1) − 1
+// and scale = max|v| / (2^(bits−1) − 1), rounded to the nearest level: zero
+// stays exactly zero, so coordinates without gradient get no update (an
+// offset grid would send them rounding noise, which Adam's per-coordinate
+// scaling magnifies). With error feedback the rounding error stays in the
+// residual, so the stochastic rounding that makes the halo exchange's
+// quantisers unbiased is not needed. The error of a value is at most half
+// a step. Codes are stored offset by 2^(bits−1) − 1 and packed
 // little-endian, value j at bits [j·bits, (j+1)·bits) of its chunk's codes.
 type quantizer struct {
 	bits     int
@@ -66,7 +70,10 @@ func (q *quantizer) State() []Tensor {
 func (q *quantizer) Restore(s []Tensor) error { return restoreInto(q.State(), s) }
 
 // chunkBytes is the encoded length of a chunk of n values.
-func (q *quantizer) chunkBytes(n int) int { return 8 + (n*q.bits+7)/8 }
+func (q *quantizer) chunkBytes(n int) int { return 4 + (n*q.bits+7)/8 }
+
+// levels is the largest code magnitude.
+func (q *quantizer) levels() int { return 1<<(q.bits-1) - 1 }
 
 // codesBytes is the encoded length of n values.
 func (q *quantizer) codesBytes(n int) int {
@@ -131,47 +138,48 @@ func (q *quantizer) Reduce(c comm.Communicator, site string, g []float32) error 
 	return nil
 }
 
-// encode appends chunk's minimum, step and codes.
+// encode appends chunk's scale and codes.
 func (q *quantizer) encode(msg []byte, chunk []float32) []byte {
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	var peak float32
 	for _, v := range chunk {
-		lo, hi = min(lo, v), max(hi, v)
+		peak = max(peak, abs32(v))
 	}
-	top := float32(int(1)<<q.bits - 1)
-	step := (hi - lo) / top
-	if !(step > 0 && step <= math.MaxFloat32) { // constant, or not finite
+	top := float32(q.levels())
+	step := peak / top
+	if !(step > 0 && step <= math.MaxFloat32) { // all zero, or not finite
 		step = 0
 	}
-	msg = binary.LittleEndian.AppendUint32(msg, math.Float32bits(lo))
 	msg = binary.LittleEndian.AppendUint32(msg, math.Float32bits(step))
 	start := len(msg)
 	msg = append(msg, make([]byte, (len(chunk)*q.bits+7)/8)...)
 	codes := msg[start:]
-	if step == 0 {
-		return msg
-	}
 	for j, v := range chunk {
-		c := min(max(float32(math.Round(float64((v-lo)/step))), 0), top)
+		c := float32(0)
+		if step > 0 {
+			c = min(max(float32(math.Round(float64(v/step))), -top), top)
+		}
 		pos := j * q.bits
-		codes[pos/8] |= byte(uint32(c) << (pos % 8))
+		codes[pos/8] |= byte(uint32(int32(c)+int32(top)) << (pos % 8))
 	}
 	return msg
 }
 
-// decode writes the values of one encoded chunk to out: lo + code·step,
-// never fused, so that every worker gets the same bits.
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// decode writes the values of one encoded chunk to out, code·step, so that
+// every worker gets the same bits.
 func (q *quantizer) decode(out []float32, b []byte) error {
 	if len(b) != q.chunkBytes(len(out)) {
 		return fmt.Errorf("gradcomp: %s: a %d-byte chunk of %d values", q, len(b), len(out))
 	}
-	lo := math.Float32frombits(binary.LittleEndian.Uint32(b))
-	step := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
-	codes := b[8:]
+	step := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	codes := b[4:]
 	mask := byte(1)<<q.bits - 1
+	top := q.levels()
 	for j := range out {
 		pos := j * q.bits
-		c := codes[pos/8] >> (pos % 8) & mask
-		out[j] = lo + float32(float32(c)*step)
+		c := int(codes[pos/8]>>(pos%8)&mask) - top
+		out[j] = float32(c) * step
 	}
 	return nil
 }
