@@ -27,6 +27,7 @@ type topK struct {
 	residual []float32 // v: what was not sent yet
 	velocity []float32 // u, with momentum
 	keys     []uint32
+	scratch  []uint32 // keys, reordered by the selection
 	msg      []byte
 	send     [][]byte
 	recv     [][]byte
@@ -165,7 +166,8 @@ func (t *topK) pick(msg []byte, v []float32, off, n, k int) []byte {
 		keys = append(keys, math.Float32bits(f)&0x7fffffff) // orders magnitudes (NaNs above ∞)
 	}
 	t.keys = keys
-	thr := kthLargest(slices.Clone(keys), k)
+	t.scratch = append(t.scratch[:0], keys...)
+	thr := kthLargest(t.scratch, k)
 	above := 0
 	for _, key := range keys {
 		if key > thr {
