@@ -31,16 +31,16 @@ func TestGradCompressionTakesMomentum(t *testing.T) {
 	} {
 		s := Spec{GradCompress: tc.spec, Parts: tc.parts}
 		s.Train.Optimizer = tc.opt
-		make, err := s.gradCompression()
+		newMethod, err := s.gradCompression()
 		if err != nil {
 			t.Fatalf("%s: %v", tc.spec, err)
 		}
 		if tc.method < 0 {
-			if make != nil {
+			if newMethod != nil {
 				t.Errorf("%s on %d workers: a compressor", tc.spec, tc.parts)
 			}
 		} else {
-			m, err := make()
+			m, err := newMethod()
 			if err != nil {
 				t.Fatal(err)
 			}
