@@ -174,6 +174,12 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 		}
 		opts.Resume = st
 	}
+	if c.Rank() != 0 && s.CheckpointDir != "" {
+		// Rank 0 writes; the others take part in gathering the gradient
+		// compression's state at the same epochs.
+		opts.CheckpointEvery = s.CheckpointEvery
+		opts.SaveCheckpoint = func(*checkpoint.State) error { return nil }
+	}
 	return nil
 }
 

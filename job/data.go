@@ -10,8 +10,10 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/launch"
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/train"
@@ -174,6 +176,9 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	}
 	opts.Codec = newCodec
 	opts.Schedule, _ = compress.ScheduleFactory(spec, s.Train.Epochs)
+	if opts.Grad, err = s.gradCompression(); err != nil {
+		return opts, "", err
+	}
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
 		if err != nil {
@@ -182,6 +187,32 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 		opts.Link = &l
 	}
 	return opts, sched.String(), nil
+}
+
+// gradCompression checks the gradient compression and returns the maker of
+// each worker's. Top-k with error feedback takes over the momentum of SGD
+// (Deep Gradient Compression's momentum correction), and the optimiser
+// then steps without its own; Nesterov momentum stays with the optimiser.
+func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
+	spec := s.GradCompress
+	if spec == "" || spec == "none" {
+		return nil, nil
+	}
+	o := gradcomp.Options{Seed: s.Train.Model.Seed}
+	if opt := s.Train.Optimizer; opt.Algorithm == nn.SGD && !opt.Nesterov {
+		o.Momentum = opt.Momentum
+	}
+	m, err := gradcomp.New(spec, o)
+	if err != nil {
+		return nil, specError(fmt.Errorf("--grad-compress: %v", err))
+	}
+	if s.Parts <= 1 { // nothing to reduce (said by unusedWithOneWorker)
+		return nil, nil
+	}
+	if gradcomp.MomentumOf(m) > 0 {
+		s.Train.Optimizer.Momentum = 0
+	}
+	return func() (gradcomp.Method, error) { return gradcomp.New(spec, o) }, nil
 }
 
 // unusedWithOneWorker names the communication settings given for a job of
@@ -199,6 +230,9 @@ func (s *Spec) unusedWithOneWorker() string {
 	}
 	if s.Link != "" {
 		set = append(set, "--link "+s.Link)
+	}
+	if s.GradCompress != "" && s.GradCompress != "none" {
+		set = append(set, "--grad-compress "+s.GradCompress)
 	}
 	return strings.Join(set, " and ")
 }

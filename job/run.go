@@ -261,7 +261,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
-		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery}
+		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery, Grad: opts.Grad}
 	if s.Codec != "" && s.Codec != "none" {
 		do.Codec = opts.Codec
 	}
@@ -354,6 +354,9 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 	sum.Recipe, sum.Settings = s.Recipe, settingsOf(s)
 	if sum.Compress == "" {
 		sum.Compress = "none"
+	}
+	if sum.GradCompress = s.GradCompress; sum.GradCompress == "" {
+		sum.GradCompress = "none"
 	}
 	if s.Sampler != "" {
 		sum.Sampler, sum.BatchSize, sum.EvalSampler = s.Sampler, s.BatchSize, s.EvalSampler

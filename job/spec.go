@@ -63,6 +63,9 @@ type Spec struct {
 	Partition             string
 	PartitionSeed         uint64
 	Codec, Schedule, Link string
+	// GradCompress is the gradient compression of a run of several
+	// workers, a gradcomp spec ("" or "none": the exact all-reduce).
+	GradCompress string
 
 	// CheckpointDir receives checkpoints every CheckpointEvery epochs and
 	// when the job is interrupted; it must not hold another run's. Resume
@@ -141,15 +144,18 @@ type Summary struct {
 	Parameters     int      `json:"parameters"`
 
 	// Partition-parallel runs (all workers summed; zero for one worker).
-	Parts      int    `json:"parts"`
-	Partition  string `json:"partition,omitempty"`
-	Compress   string `json:"compress"`
-	Schedule   string `json:"schedule"`
-	FloorEpoch int    `json:"floor_epoch,omitempty"` // first epoch at the schedule's final ratio, where patience and model selection start (absent: never, or one worker)
-	BytesTotal int64  `json:"bytes_total"`
-	BytesFwd   int64  `json:"bytes_fwd"`
-	BytesBwd   int64  `json:"bytes_bwd"`
-	BytesGrad  int64  `json:"bytes_grad"`
+	Parts     int    `json:"parts"`
+	Partition string `json:"partition,omitempty"`
+	Compress  string `json:"compress"`
+	Schedule  string `json:"schedule"`
+	// GradCompress is the gradients' compression; BytesGrad counts what
+	// it sent.
+	GradCompress string `json:"grad_compress"`
+	FloorEpoch   int    `json:"floor_epoch,omitempty"` // first epoch at the schedule's final ratio, where patience and model selection start (absent: never, or one worker)
+	BytesTotal   int64  `json:"bytes_total"`
+	BytesFwd     int64  `json:"bytes_fwd"`
+	BytesBwd     int64  `json:"bytes_bwd"`
+	BytesGrad    int64  `json:"bytes_grad"`
 	// Data-parallel mini-batch runs: the sampled structure and the input
 	// features fetched from their owners (the gradients are BytesGrad).
 	BytesStructure  int64   `json:"bytes_structure,omitempty"`

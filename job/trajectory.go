@@ -72,7 +72,7 @@ var settingNames = map[string]string{
 	"Train.Accumulate": "accumulate",
 	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler", "Precision": "precision",
 	"Parts": "parts", "Partition": "partition", "PartitionSeed": "partition-seed",
-	"Codec": "compress", "Schedule": "schedule",
+	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress",
 }
 
 // recipeSettings are the recorded settings no flag of graft train sets:
@@ -266,8 +266,9 @@ func (s *Spec) derivedSettings(in *input, schedule string) map[string]string {
 			schedule += fmt.Sprintf(" over %d epochs", c.Epochs) // the ratios depend on the epoch count
 		}
 		d["Schedule"] = schedule
+		d["GradCompress"] = cmpOr(s.GradCompress, "none")
 	} else {
-		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule"} {
+		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule", "GradCompress"} {
 			d[p] = "unused"
 		}
 	}

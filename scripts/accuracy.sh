@@ -4,11 +4,14 @@
 # of the selected epoch (best validation accuracy, or lowest validation loss
 # in the Shchur setting) is summarised as mean ± std.
 #
-#   GRAFT_DATA=/path/to/data [SET=full|minibatch] [JOBS=2] [ONLY=regex] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
+#   GRAFT_DATA=/path/to/data [SET=full|minibatch|gradients] [JOBS=2] [ONLY=regex] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
 #
 # SET=full (the default) is README.md's table of full-graph training;
 # SET=minibatch is docs/minibatch.md's, where each sampled configuration
-# ROW@METHOD is also compared seed by seed with its full-graph ROW@full.
+# ROW@METHOD is also compared seed by seed with its full-graph ROW@full;
+# SET=gradients is docs/gradients.md's, where each gradient compression
+# ROW@METHOD is compared with exact gradients, ROW@none, in accuracy and in
+# gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions).
 #
 # Cora runs without a data directory (it is embedded); the other datasets are
 # skipped with a note when GRAFT_DATA is unset. JOBS runs that many trainings
@@ -82,8 +85,28 @@ minibatch)
 	configs+=("gcn-cora@fastgcn|--dataset cora --sampler fastgcn:400,400 --batch-size 256")
 	configs+=("gcn-cora@ladies|--dataset cora --sampler ladies:400,400 --batch-size 256")
 	;;
+gradients)
+	# Four workers (--parts 4) of partition-parallel full-graph training,
+	# their gradients summed exactly (none) or compressed: GCN on Cora and
+	# CiteSeer with Kipf and Welling's recipe, GraphSAGE on Amazon
+	# Computers and Coauthor CS as README's table selected it. METHODS
+	# replaces the list of compressions (keep none: the baseline).
+	methods=${METHODS:-none topk:0.01 powersgd:2 quant8}
+	for ds in cora citeseer; do
+		for m in $methods; do
+			configs+=("gcn-$ds@$m|--dataset $ds --parts 4 --grad-compress $m")
+		done
+	done
+	for ds in amazon-computers coauthor-cs; do
+		sage="--dataset $ds --model sage $shchur"
+		[[ $ds == coauthor-cs ]] && sage+=" --normalize --lr 0.01"
+		for m in $methods; do
+			configs+=("sage-$ds@$m|$sage --parts 4 --grad-compress $m")
+		done
+	done
+	;;
 *)
-	echo "SET=$SET: want full or minibatch" >&2
+	echo "SET=$SET: want full, minibatch or gradients" >&2
 	exit 2
 	;;
 esac

@@ -33,7 +33,8 @@ func (l *Loop) fingerprint() string {
 // Checkpoint captures everything needed to continue this run exactly:
 // current and best parameters, optimiser state, the dropout clock, the
 // stepper's state, and model-selection progress. Every worker holds the
-// same state; one of them writes it.
+// same state, but for a StatefulReducer's, which this call gathers from
+// every worker (so every worker calls it); one of them writes it.
 func (l *Loop) Checkpoint() (*checkpoint.State, error) {
 	meta := checkpointMeta{Progress: l.progress, ModelStep: l.model.Step(), Fingerprint: l.fingerprint()}
 	var err error
@@ -47,6 +48,13 @@ func (l *Loop) Checkpoint() (*checkpoint.State, error) {
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
 	s := &checkpoint.State{Step: l.progress.Epoch, Meta: mj}
+	if sr, ok := l.cfg.Reducer.(StatefulReducer); ok {
+		ts, err := sr.GatherState()
+		if err != nil {
+			return nil, fmt.Errorf("train: checkpoint: %w", err)
+		}
+		s.Tensors = append(s.Tensors, ts...)
+	}
 	for i, p := range l.params {
 		s.Tensors = append(s.Tensors,
 			checkpoint.Tensor{Name: "param/" + p.Name, Shape: []int{p.Value.Rows, p.Value.Cols}, Data: p.Value.Data},
@@ -118,6 +126,11 @@ func (l *Loop) Restore(s *checkpoint.State) error {
 	}
 	if err := l.stepper.Restore(meta.Stepper); err != nil {
 		return err
+	}
+	if sr, ok := l.cfg.Reducer.(StatefulReducer); ok {
+		if err := sr.RestoreState(s); err != nil {
+			return err
+		}
 	}
 	l.model.SetStep(meta.ModelStep)
 	l.progress = meta.Progress

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -62,7 +63,9 @@ type Hooks struct {
 	Observe func(loss float64)
 	// SaveCheckpoint, if set, is given the run's state every
 	// CheckpointEvery epochs (when positive) and after an interrupted
-	// epoch. One worker of a run saves; the others leave it nil.
+	// epoch. One worker of a run saves; the others leave it nil, except
+	// with a StatefulReducer, whose state every worker's checkpoint call
+	// gathers: then the others set a function that discards the state.
 	SaveCheckpoint  func(*checkpoint.State) error
 	CheckpointEvery int
 	// OnEpoch receives every epoch's metrics; an error stops training and
@@ -115,6 +118,15 @@ func New(cfg Config, s Stepper) (*Loop, error) {
 	}
 	if cfg.Reducer != nil || cfg.Accumulate > 1 {
 		l.flat = make([]float32, size)
+	}
+	if sr, ok := cfg.Reducer.(ShapedReducer); ok {
+		shapes := make([]gradcomp.Shape, len(params))
+		for i, p := range params {
+			shapes[i] = gradcomp.Shape{Rows: p.Grad.Rows, Cols: p.Grad.Cols}
+		}
+		if err := sr.SetParamShapes(shapes); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }

@@ -6,15 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/gradcomp"
 )
 
 // CommReducer sums over the workers of a Communicator: gradients with its
-// all-reduce, metric sums in float64 by exchanging them and adding in rank
-// order, so that every worker gets the same bits.
+// all-reduce (or Grad's compression), metric sums in float64 by exchanging
+// them and adding in rank order, so that every worker gets the same bits.
 type CommReducer struct {
-	Comm       comm.Communicator
+	Comm comm.Communicator
+	// Grad, if set, sums the gradients compressed instead of with the
+	// exact all-reduce; each worker has its own.
+	Grad       gradcomp.Method
 	send, recv [][]byte
 }
 
@@ -25,9 +31,87 @@ const (
 	// CounterSite is the per-epoch exchange of the workers' counters
 	// (Gather); it is left out of the communication it reports.
 	CounterSite = "metrics.epoch"
+	// StateSite gathers the workers' compression state for a checkpoint.
+	StateSite = "checkpoint.gradcomp"
 )
 
-func (r *CommReducer) SumFloat32(x []float32) error { return r.Comm.AllReduce(GradientSite, x) }
+func (r *CommReducer) SumFloat32(x []float32) error {
+	if r.Grad != nil {
+		return r.Grad.Reduce(r.Comm, GradientSite, x)
+	}
+	return r.Comm.AllReduce(GradientSite, x)
+}
+
+// SetParamShapes gives Grad the packed gradient's layout.
+func (r *CommReducer) SetParamShapes(shapes []gradcomp.Shape) error {
+	if r.Grad == nil {
+		return nil
+	}
+	return r.Grad.Init(shapes, r.Comm.Size())
+}
+
+// GatherState collects every worker's compression state on rank 0, as
+// tensors named gradcomp/RANK/NAME; the other workers get nil.
+func (r *CommReducer) GatherState() ([]checkpoint.Tensor, error) {
+	if r.Grad == nil || r.Grad.State() == nil {
+		return nil, nil
+	}
+	mine := r.Grad.State()
+	var buf []byte
+	for _, t := range mine {
+		for _, v := range t.Data {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	n := r.Comm.Size()
+	send, recv := make([][]byte, n), make([][]byte, n)
+	send[0] = buf
+	if err := r.Comm.AllToAll(StateSite, send, recv); err != nil {
+		return nil, err
+	}
+	if r.Comm.Rank() != 0 {
+		return nil, nil
+	}
+	var out []checkpoint.Tensor
+	for p, b := range recv {
+		if len(b) != len(buf) {
+			return nil, fmt.Errorf("train: rank %d sent %d bytes of compression state, want %d", p, len(b), len(buf))
+		}
+		for _, t := range mine { // every worker's state has the same layout
+			data := make([]float32, len(t.Data))
+			for i := range data {
+				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+			b = b[4*len(data):]
+			out = append(out, checkpoint.Tensor{Name: stateName(p, t.Name), Shape: []int{len(data)}, Data: data})
+		}
+	}
+	return out, nil
+}
+
+// RestoreState takes this worker's compression state from s.
+func (r *CommReducer) RestoreState(s *checkpoint.State) error {
+	if r.Grad == nil || r.Grad.State() == nil {
+		return nil
+	}
+	var state []gradcomp.Tensor
+	for _, t := range r.Grad.State() {
+		name := stateName(r.Comm.Rank(), t.Name)
+		ct := s.Tensor(name)
+		if ct == nil {
+			return fmt.Errorf("train: the checkpoint lacks %s (gradient compression %s keeps it)", name, r.Grad)
+		}
+		state = append(state, gradcomp.Tensor{Name: t.Name, Data: ct.Data})
+	}
+	if err := r.Grad.Restore(state); err != nil {
+		return fmt.Errorf("train: checkpoint: %w", err)
+	}
+	return nil
+}
+
+func stateName(rank int, name string) string {
+	return "gradcomp/" + strconv.Itoa(rank) + "/" + name
+}
 
 func (r *CommReducer) SumFloat64(x []float64) error {
 	all, err := r.exchange(MetricSite, x)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -86,6 +88,24 @@ func ratio(a, b float64) float64 {
 type Reducer interface {
 	SumFloat32(x []float32) error
 	SumFloat64(x []float64) error
+}
+
+// ShapedReducer is a Reducer that compresses gradients: it must know the
+// layout of the loop's packed gradient buffer, one shape per parameter in
+// order (the values past them, the loss, it sums exactly). The loop tells
+// it before the first SumFloat32.
+type ShapedReducer interface {
+	SetParamShapes(shapes []gradcomp.Shape) error
+}
+
+// StatefulReducer is a Reducer with per-worker state that a resumed run
+// needs (a compressor's residuals). GatherState is a collective call:
+// every worker makes it at each checkpoint, and rank 0 gets everyone's
+// state as checkpoint tensors (the others nil); RestoreState takes this
+// worker's share from a checkpoint.
+type StatefulReducer interface {
+	GatherState() ([]checkpoint.Tensor, error)
+	RestoreState(*checkpoint.State) error
 }
 
 // Gatherer is a Reducer that can also concatenate the workers' values, in

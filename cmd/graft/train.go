@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,7 +180,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	s := job.Spec{Async: asyncSpec,
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
-		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link,
+		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link, GradCompress: d.gradCompress,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler, Precision: o.precision,
@@ -230,7 +231,8 @@ func printSummary(w io.Writer, sum job.Summary) {
 		case sum.BytesFwd+sum.BytesBwd > 0:
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}
-		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule)
+		grad := cmp.Or(sum.GradCompress, "none")
+		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s; gradients %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule, grad)
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}

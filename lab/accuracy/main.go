@@ -23,6 +23,7 @@ type run struct {
 		BestValAcc float64 `json:"best_val_acc"`
 		Epochs     int     `json:"epochs"`
 		EpochMs    float64 `json:"epoch_ms_median"`
+		BytesGrad  float64 `json:"bytes_grad"`
 	} `json:"result"`
 	MinValLoss *epoch `json:"min_val_loss"`
 }
@@ -40,6 +41,7 @@ type group struct {
 	seeds             []uint64
 	test, val, epochs []float64
 	lossTest, valLoss []float64 // test accuracy at the lowest validation loss, and that loss
+	gradBytes         []float64 // gradient bytes sent over the run
 }
 
 // candidateOf splits a configuration name ROW/CANDIDATE: the candidates of a
@@ -140,6 +142,7 @@ func summarise(r io.Reader, w io.Writer) error {
 		g.test = append(g.test, 100*x.Result.TestAcc)
 		g.val = append(g.val, 100*x.Result.BestValAcc)
 		g.epochs = append(g.epochs, float64(x.Result.Epochs))
+		g.gradBytes = append(g.gradBytes, x.Result.BytesGrad)
 		if x.MinValLoss != nil {
 			g.lossTest = append(g.lossTest, 100*x.MinValLoss.TestAcc)
 			g.valLoss = append(g.valLoss, x.MinValLoss.ValLoss)
@@ -176,24 +179,23 @@ func summarise(r io.Reader, w io.Writer) error {
 	if len(chosen) > 0 {
 		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
-	writePaired(w, order, groups)
+	writePaired(w, order, groups, "full")
+	writePaired(w, order, groups, "none")
 	return nil
 }
 
-// pairedSuffix names the baseline of paired comparisons: a configuration
-// ROW@METHOD is compared seed by seed with ROW@full.
-const pairedSuffix = "@full"
-
 // writePaired writes, for every configuration ROW@METHOD beside a baseline
-// ROW@full, the mean and spread of the per-seed differences of test
+// ROW@BASE, the mean and spread of the per-seed differences of test
 // accuracy (same seeds: same split and initialisation), over the seeds
-// both ran.
-func writePaired(w io.Writer, order []string, groups map[string]*group) {
+// both ran. The baseline "full" is full-graph training (beside sampled
+// methods); "none" is exact gradients (beside compressed ones), and the
+// table then also compares the gradient bytes the runs sent.
+func writePaired(w io.Writer, order []string, groups map[string]*group, baseline string) {
 	header := false
 	for _, name := range order {
 		row, method, ok := strings.Cut(name, "@")
-		base := groups[row+pairedSuffix]
-		if !ok || method == "full" || base == nil {
+		base := groups[row+"@"+baseline]
+		if !ok || method == "full" || method == "none" || base == nil {
 			continue
 		}
 		baseAt := map[uint64]float64{}
@@ -210,14 +212,44 @@ func writePaired(w io.Writer, order []string, groups map[string]*group) {
 		if len(diffs) == 0 {
 			continue
 		}
+		grad := baseline == "none"
 		if !header {
-			fmt.Fprintln(w, "\n| configuration | method | seeds | test accuracy (%) | full-graph, same seeds (%) | paired Δ (points) |")
-			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+			if grad {
+				fmt.Fprintln(w, "\n| configuration | gradient compression | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |")
+				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
+			} else {
+				fmt.Fprintln(w, "\n| configuration | method | seeds | test accuracy (%) | full-graph, same seeds (%) | paired Δ (points) |")
+				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+			}
 			header = true
 		}
 		mm, ms := stats.MeanStd(mine)
 		tm, ts := stats.MeanStd(theirs)
 		dm, ds := stats.MeanStd(diffs)
-		fmt.Fprintf(w, "| %s | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %+.2f ± %.2f |\n", row, method, len(diffs), mm, ms, tm, ts, dm, ds)
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %+.2f ± %.2f |", row, method, len(diffs), mm, ms, tm, ts, dm, ds)
+		if grad {
+			mine, theirs := perEpoch(groups[name]), perEpoch(base)
+			fmt.Fprintf(w, " %s | %.1f |", formatBytes(mine), theirs/mine)
+		}
+		fmt.Fprintln(w)
 	}
+}
+
+// perEpoch is a configuration's gradient bytes per epoch, over all its runs.
+func perEpoch(g *group) float64 {
+	var b, e float64
+	for i := range g.gradBytes {
+		b, e = b+g.gradBytes[i], e+g.epochs[i]
+	}
+	return b / max(e, 1)
+}
+
+func formatBytes(b float64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
 }

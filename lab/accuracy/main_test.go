@@ -48,6 +48,15 @@ func TestSummarise(t *testing.T) {
 			want: []string{"| s | neighbor | 2 | 81.5 ± 0.7 | 81.0 ± 1.4 | +0.50 ± 2.12 |"},
 		},
 		{
+			// Bytes per epoch: 4000/20 against 200/20 and 300/30.
+			name: "gradient compression paired with exact gradients, with the bytes sent",
+			in: `{"config":"g@none","args":"","result":{"seed":1,"test_acc":0.80,"best_val_acc":0.5,"epochs":20,"bytes_grad":4000}}
+{"config":"g@topk:0.01","args":"","result":{"seed":1,"test_acc":0.78,"best_val_acc":0.5,"epochs":20,"bytes_grad":200}}
+{"config":"g@topk:0.01","args":"","result":{"seed":2,"test_acc":0.78,"best_val_acc":0.5,"epochs":30,"bytes_grad":300}}
+`,
+			want: []string{"| g | topk:0.01 | 1 | 78.0 ± 0.0 | 80.0 ± 0.0 | -2.00 ± 0.00 | 10 B | 20.0 |", "exact gradients, same seeds"},
+		},
+		{
 			name: "three seeds",
 			in: `{"config":"c","args":"","result":{"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
 {"config":"c","args":"","result":{"test_acc":0.82,"best_val_acc":0.5,"epochs":2}}

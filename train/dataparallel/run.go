@@ -7,6 +7,7 @@ import (
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
@@ -27,6 +28,9 @@ type Options struct {
 	// OnBatch, if set, is called on rank 0 after each batch with the
 	// epoch, the batches of it done and its batches.
 	OnBatch func(epoch, done, batches int)
+	// Grad makes each worker's gradient compression (each needs its
+	// own: it keeps state); nil all-reduces the gradients exactly.
+	Grad func() (gradcomp.Method, error)
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -63,6 +67,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	var reducer *train.CommReducer
 	if c.Size() > 1 {
 		reducer = &train.CommReducer{Comm: c}
+		if opts.Grad != nil {
+			if reducer.Grad, err = opts.Grad(); err != nil {
+				return train.Result{}, nil, err
+			}
+		}
 		cfg.Reducer = reducer
 	}
 	loop, err := train.New(cfg, s)
@@ -75,8 +84,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		}
 	}
 	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery, AtFloor: s.AtFloor}
-	if c.Rank() == 0 {
+	switch {
+	case c.Rank() == 0:
 		hooks.SaveCheckpoint = opts.SaveCheckpoint
+	case opts.SaveCheckpoint != nil: // the others take part in gathering the gradient compression's state
+		hooks.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
 	var acc accounts
 	hooks.OnEpoch = func(m train.Metrics) error {

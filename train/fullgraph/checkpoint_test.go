@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train"
@@ -16,11 +17,17 @@ import (
 // "a resumed run's final parameters equal those of an uninterrupted run bit
 // for bit": interrupt after epoch 5 of 12, save through the checkpoint file
 // format, resume, and compare with a run that was never interrupted — on
-// one worker and on three with compression and an adaptive schedule.
+// one worker and on three with compression and an adaptive schedule, and
+// with gradient compression, whose residuals and warm-start factors every
+// worker keeps.
 func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	s := newSBMTask(t, 200, 8)
-	for _, k := range []int{1, 3} {
-		t.Run(fmt.Sprintf("%d workers", k), func(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		grad string
+	}{{1, ""}, {3, ""}, {3, "topk:0.05"}, {3, "powersgd:2"}} {
+		k := tc.k
+		t.Run(fmt.Sprintf("%d workers %s", k, tc.grad), func(t *testing.T) {
 			cfg := equivalenceConfig("gcn", s.classes)
 			cfg.Epochs = 12
 			var layout *partition.Layout
@@ -34,7 +41,13 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 				}
 			}
 			p := s.problem()
-			opts := func() Options { return compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs) }
+			opts := func() Options {
+				o := compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs)
+				if tc.grad != "" {
+					o.Grad = func() (gradcomp.Method, error) { return gradcomp.New(tc.grad, gradcomp.Options{Seed: 3}) }
+				}
+				return o
+			}
 			run := func(ctx context.Context, o Options, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
 				var losses []float64
 				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m metrics.Epoch) error {
@@ -77,6 +90,9 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 			}
 			if st.Step != 5 {
 				t.Fatalf("checkpoint after epoch %d, want 5 (the epoch during which the stop was asked)", st.Step)
+			}
+			if tc.grad != "" && st.Tensor(fmt.Sprintf("gradcomp/%d/residual", k-1)) == nil {
+				t.Fatalf("the checkpoint lacks the last worker's residual")
 			}
 
 			o = opts()

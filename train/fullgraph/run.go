@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
@@ -25,11 +26,17 @@ type Options struct {
 	Codec    func() compress.Compressor
 	Schedule func() compress.Schedule
 	Link     *comm.Link // emulated network link, or nil
+	// Grad makes each worker's gradient compression (each needs its
+	// own: a method keeps residuals); nil sums gradients exactly.
+	Grad func() (gradcomp.Method, error)
 
 	// Resume continues from a checkpoint instead of a fresh start.
 	Resume *checkpoint.State
 	// SaveCheckpoint, if set, is called on rank 0 with the run's state every
 	// CheckpointEvery epochs (when positive) and after an interrupted epoch.
+	// In a run of several processes the other ranks set it too (to a
+	// function that discards the state, with the same CheckpointEvery):
+	// compression state is gathered from every worker when rank 0 saves.
 	SaveCheckpoint  func(*checkpoint.State) error
 	CheckpointEvery int
 }
@@ -112,6 +119,12 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 	var reducer *train.CommReducer
 	if c.Size() > 1 {
 		reducer = &train.CommReducer{Comm: c}
+		if opts.Grad != nil {
+			var err error
+			if reducer.Grad, err = opts.Grad(); err != nil {
+				return train.Result{}, nil, err
+			}
+		}
 		cfg.Reducer = reducer
 	}
 	loop, err := New(cfg, d, ex)
@@ -124,8 +137,11 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		}
 	}
 	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery}
-	if c.Rank() == 0 {
+	switch {
+	case c.Rank() == 0:
 		hooks.SaveCheckpoint = opts.SaveCheckpoint
+	case opts.SaveCheckpoint != nil: // the others take part in gathering the compression state
+		hooks.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
 	if ex != nil {
 		hooks.Observe, hooks.AtFloor = ex.Observe, ex.AtFloor

@@ -1,0 +1,196 @@
+package gradcomp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/graft-gnn/graft/comm"
+)
+
+// Shape is one parameter's matrix shape in the packed gradient buffer.
+type Shape struct{ Rows, Cols int }
+
+// Size is the number of values of the parameter.
+func (s Shape) Size() int { return s.Rows * s.Cols }
+
+// Tensor is one named part of a method's state.
+type Tensor struct {
+	Name string
+	Data []float32
+}
+
+// Method sums the workers' gradients, compressed. Each worker needs its
+// own value: a method keeps per-worker state.
+type Method interface {
+	// String is the method's spec, as New parsed it.
+	String() string
+	// Init is given the packed gradient's layout before the first Reduce,
+	// and the number of workers.
+	Init(shapes []Shape, workers int) error
+	// Reduce replaces g, this worker's packed gradient, with the
+	// (approximate) sum over the workers of c, the same bits on every
+	// worker, and counts its traffic under site. Every worker calls it
+	// with the same length.
+	Reduce(c comm.Communicator, site string, g []float32) error
+	// State is the worker's state that a resumed run needs (residuals,
+	// warm-start factors), in a fixed order; Restore takes back what State
+	// returned (the same names and lengths). A method without state
+	// returns nil.
+	State() []Tensor
+	Restore(state []Tensor) error
+}
+
+// Options are the settings of a method beyond its spec.
+type Options struct {
+	// Seed fixes the random start of PowerSGD's factors (the same on every
+	// worker).
+	Seed uint64
+	// Momentum, when positive, makes top-k with error feedback accumulate
+	// momentum locally before selecting (Deep Gradient Compression's
+	// momentum correction): the optimiser must then step without momentum
+	// of its own (see MomentumOf). Other methods ignore it.
+	Momentum float64
+}
+
+// MomentumOf is the momentum m accumulates in place of the optimiser's, 0
+// for none.
+func MomentumOf(m Method) float64 {
+	if mc, ok := m.(interface{ Momentum() float64 }); ok {
+		return mc.Momentum()
+	}
+	return 0
+}
+
+// Maker builds a method from the argument after the name's colon ("" if
+// none) and whether error feedback is on.
+type Maker func(arg string, feedback bool, o Options) (Method, error)
+
+var registry = struct {
+	sync.RWMutex
+	make  map[string]Maker
+	names []string
+}{make: map[string]Maker{}}
+
+// Register makes a method available to New under name. Registering a name
+// twice panics, as a program error.
+func Register(name string, make Maker) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.make[name]; dup {
+		panic("gradcomp: method " + name + " registered twice")
+	}
+	registry.make[name] = make
+	registry.names = append(registry.names, name)
+}
+
+// Names lists the registered methods in the order they registered.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Clone(registry.names)
+}
+
+// Usage is the forms New accepts, for help texts.
+const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off"
+
+// New returns the method of spec: a name, ":ARG" where the method takes
+// one, and ",noef" to turn error feedback off.
+func New(spec string, o Options) (Method, error) {
+	body, opt, hasOpt := strings.Cut(spec, ",")
+	feedback := true
+	if hasOpt {
+		if opt != "noef" {
+			return nil, fmt.Errorf("gradient compression %q: unknown option %q (want noef)", spec, opt)
+		}
+		feedback = false
+	}
+	name, arg, _ := strings.Cut(body, ":")
+	registry.RLock()
+	make, ok := registry.make[name]
+	registry.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("gradient compression %q: unknown method %q (want %s)", spec, name, Usage)
+	}
+	m, err := make(arg, feedback, o)
+	if err != nil {
+		return nil, fmt.Errorf("gradient compression %q: %v", spec, err)
+	}
+	return m, nil
+}
+
+// Check reports whether spec is one New accepts.
+func Check(spec string) error {
+	_, err := New(spec, Options{})
+	return err
+}
+
+// paramSize is the number of parameter values of shapes.
+func paramSize(shapes []Shape) int {
+	n := 0
+	for _, s := range shapes {
+		n += s.Size()
+	}
+	return n
+}
+
+// checkLen refuses a buffer shorter than the layout (Reduce before Init).
+func checkLen(name string, n, params int) error {
+	if n < params {
+		return fmt.Errorf("gradcomp: %s: a %d-value buffer for %d parameter values (Init first, with the buffer's layout)", name, n, params)
+	}
+	return nil
+}
+
+// allGather sends msg to every peer and returns every worker's message by
+// rank (recv reused), checking that they have the length want.
+func allGather(c comm.Communicator, site string, msg []byte, send, recv [][]byte, want int) error {
+	for p := range send {
+		send[p] = msg
+	}
+	if err := c.AllToAll(site, send, recv); err != nil {
+		return err
+	}
+	for p, b := range recv {
+		if len(b) != want {
+			return fmt.Errorf("gradcomp: rank %d sent %d bytes, want %d", p, len(b), want)
+		}
+	}
+	return nil
+}
+
+// appendFloats appends x as little-endian float32s.
+func appendFloats(b []byte, x []float32) []byte {
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return b
+}
+
+// addFloats adds the little-endian float32s of b to x.
+func addFloats(x []float32, b []byte) {
+	for i := range x {
+		x[i] += math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+// restoreInto copies state into the method's tensors, checking names and
+// lengths.
+func restoreInto(mine []Tensor, state []Tensor) error {
+	if len(state) != len(mine) {
+		return fmt.Errorf("gradcomp: %d state tensors, want %d", len(state), len(mine))
+	}
+	for i, t := range mine {
+		if state[i].Name != t.Name || len(state[i].Data) != len(t.Data) {
+			return fmt.Errorf("gradcomp: state tensor %q of %d values, want %q of %d", state[i].Name, len(state[i].Data), t.Name, len(t.Data))
+		}
+		copy(t.Data, state[i].Data)
+	}
+	return nil
+}
+
+var errNoArg = errors.New("takes no argument")

@@ -1,0 +1,389 @@
+package gradcomp
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graft-gnn/graft/comm"
+)
+
+func newMethod(t *testing.T, spec string, shapes []Shape, workers int) Method {
+	t.Helper()
+	m, err := New(spec, Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Init(shapes, workers); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func one() comm.Communicator { return comm.NewGroup(1).Comm(0) }
+
+func randomVec(seed uint64, n int) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+func stateOf(m Method, name string) []float32 {
+	for _, s := range m.State() {
+		if s.Name == name {
+			return s.Data
+		}
+	}
+	return nil
+}
+
+func TestTopKSendsTheLargestAndKeepsTheRest(t *testing.T) {
+	shapes := []Shape{{2, 5}, {1, 4}}
+	in := []float32{0.1, -3, 0.2, 2, -0.05, 1, 0, -0.5, 4, 0.3 /* first */, -1, 0.5, 0.25, 2 /* second */, 9 /* loss */}
+	m := newMethod(t, "topk:0.3", shapes, 1) // k = 3 of 10, 2 of 4
+	g := slices.Clone(in)
+	if err := m.Reduce(one(), "grad", g); err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{0, -3, 0, 2, 0, 0, 0, 0, 4, 0, -1, 0, 0, 2, 9}
+	if !slices.Equal(g, want) {
+		t.Fatalf("sent %v, want %v", g, want)
+	}
+	res := stateOf(m, "residual")
+	for i := range res {
+		if res[i]+g[i] != in[i] {
+			t.Errorf("value %d: residual %v + sent %v != %v", i, res[i], g[i], in[i])
+		}
+	}
+}
+
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + rng.IntN(50)
+		keys := make([]uint32, n)
+		for i := range keys {
+			keys[i] = uint32(rng.IntN(1 + trial%10*3)) // many ties
+		}
+		k := 1 + rng.IntN(n)
+		sorted := slices.Clone(keys)
+		slices.Sort(sorted)
+		if got, want := kthLargest(slices.Clone(keys), k), sorted[n-k]; got != want {
+			t.Fatalf("%v, k=%d: got %d, want %d", keys, k, got, want)
+		}
+	}
+}
+
+// With a constant gradient, error feedback sends everything in the end:
+// the residual stays bounded while the sums grow.
+func TestErrorFeedbackCatchesUp(t *testing.T) {
+	shapes := []Shape{{8, 6}, {1, 6}}
+	grad := randomVec(3, 54)
+	for _, spec := range []string{"topk:0.05", "quant4", "powersgd:1"} {
+		t.Run(spec, func(t *testing.T) {
+			m := newMethod(t, spec, shapes, 1)
+			sent := make([]float64, len(grad))
+			const steps = 400
+			for range steps {
+				g := append(slices.Clone(grad), 0)
+				if err := m.Reduce(one(), "grad", g); err != nil {
+					t.Fatal(err)
+				}
+				for i := range sent {
+					sent[i] += float64(g[i])
+				}
+			}
+			var num, den float64
+			for i, v := range grad {
+				d := steps*float64(v) - sent[i]
+				num, den = num+d*d, den+steps*steps*float64(v)*float64(v)
+			}
+			if rel := math.Sqrt(num / den); rel > 0.05 {
+				t.Errorf("the sum sent is %.3f (relative) away from the gradients' sum after %d steps", rel, steps)
+			}
+			// The residual is what is still missing from the sum.
+			if res := stateOf(m, "residual"); strings.HasPrefix(spec, "topk") {
+				for i, r := range res {
+					if d := steps*float64(grad[i]) - sent[i] - float64(r); math.Abs(d) > 1e-3*steps {
+						t.Errorf("value %d: gradients' sum − sent − residual = %v", i, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestErrorFeedbackOffLosesTheRest(t *testing.T) {
+	m := newMethod(t, "topk:0.25,noef", []Shape{{1, 4}}, 1)
+	for range 3 {
+		g := []float32{1, 2, 3, 4}
+		if err := m.Reduce(one(), "grad", g); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(g, []float32{0, 0, 0, 4}) {
+			t.Fatalf("without error feedback sent %v, want only the largest", g)
+		}
+	}
+	if m.State() != nil {
+		t.Errorf("state %v without error feedback", m.State())
+	}
+}
+
+// DGC's momentum correction sends the top-k of the accumulated velocity.
+func TestTopKMomentumCorrection(t *testing.T) {
+	m, err := New("topk:0.5", Options{Momentum: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Init([]Shape{{1, 2}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	// step 1: u = (1, 0.8), v = (1, 0.8): send 1, keep v = (0, 0.8), u = (0, 0.8)
+	// step 2: u = (1, 1.2), v = (1, 2.0): send 2.0, keep v = (1, 0), u = (1, 0)
+	// step 3: u = (1.5, 0.8), v = (2.5, 0.8): send 2.5
+	want := [][]float32{{1, 0}, {0, 2}, {2.5, 0}}
+	for step, w := range want {
+		g := []float32{1, 0.8}
+		if err := m.Reduce(one(), "grad", g); err != nil {
+			t.Fatal(err)
+		}
+		for i := range g {
+			if math.Abs(float64(g[i]-w[i])) > 1e-6 {
+				t.Fatalf("step %d: sent %v, want %v", step+1, g, w)
+			}
+		}
+	}
+}
+
+func TestPowerSGDReconstructsLowRank(t *testing.T) {
+	const rows, cols = 20, 12
+	a, b := randomVec(1, rows*2), randomVec(2, cols*2)
+	low := make([]float32, rows*cols)
+	for i := range rows {
+		for j := range cols {
+			low[i*cols+j] = a[2*i]*b[2*j] + a[2*i+1]*b[2*j+1]
+		}
+	}
+	bias := randomVec(3, cols)
+	err := comm.Run(4, func(c comm.Communicator) error {
+		m := newMethod(t, "powersgd:2", []Shape{{rows, cols}, {1, cols}}, 4)
+		scale := float32(c.Rank() + 1) // the workers' sum is 10·low, still rank 2
+		for step := range 3 {
+			g := make([]float32, 0, rows*cols+cols+1)
+			for _, v := range low {
+				g = append(g, scale*v)
+			}
+			g = append(g, bias...)
+			g = append(g, scale)
+			if err := m.Reduce(c, "grad", g); err != nil {
+				return err
+			}
+			for i, v := range low {
+				if d := math.Abs(float64(g[i] - 10*v)); d > 1e-4*(1+math.Abs(float64(10*v))) {
+					t.Errorf("step %d, value %d: %v, want %v", step, i, g[i], 10*v)
+					return nil
+				}
+			}
+			for j, v := range bias {
+				if g[rows*cols+j] != 4*v {
+					t.Errorf("step %d: bias %d is %v, want %v exactly", step, j, g[rows*cols+j], 4*v)
+				}
+			}
+			if g[len(g)-1] != 10 {
+				t.Errorf("step %d: loss %v, want 10", step, g[len(g)-1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuantisationErrorWithinHalfAStep(t *testing.T) {
+	for _, bits := range []int{8, 4} {
+		spec := map[int]string{8: "quant8,noef", 4: "quant4,noef"}[bits]
+		n := 3*quantChunk + 17
+		in := randomVec(uint64(bits), n)
+		in[5], in[300] = 0, 0 // zero stays zero
+		m := newMethod(t, spec, []Shape{{1, n}}, 1)
+		g := slices.Clone(in)
+		if err := m.Reduce(one(), "grad", g); err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < n; off += quantChunk {
+			chunk := in[off:min(off+quantChunk, n)]
+			step := math.Max(float64(slices.Max(chunk)), -float64(slices.Min(chunk))) / float64(int(1)<<(bits-1)-1)
+			for i, v := range chunk {
+				if v == 0 && g[off+i] != 0 {
+					t.Fatalf("%s: zero became %v", spec, g[off+i])
+				}
+				if d := math.Abs(float64(g[off+i] - v)); d > step/2*(1+1e-5)+1e-7 {
+					t.Fatalf("%s: value %d off by %v, more than half the step %v", spec, off+i, d, step)
+				}
+			}
+		}
+	}
+}
+
+// Every worker ends with the same bits, whatever it sent; the loss at the
+// end is summed exactly.
+func TestWorkersAgree(t *testing.T) {
+	shapes := []Shape{{30, 16}, {1, 16}, {16, 7}, {1, 7}}
+	n := paramSize(shapes) + 1
+	for _, spec := range []string{"none", "topk:0.01", "topk:0.1,noef", "quant8", "quant4", "powersgd:2", "powersgd:1,noef"} {
+		t.Run(spec, func(t *testing.T) {
+			out := make([][]float32, 4)
+			err := comm.Run(4, func(c comm.Communicator) error {
+				m := newMethod(t, spec, shapes, 4)
+				var g []float32
+				for step := range 3 {
+					g = randomVec(uint64(10*c.Rank()+step), n)
+					g[n-1] = float32(c.Rank() + 1)
+					if err := m.Reduce(c, "grad", g); err != nil {
+						return err
+					}
+				}
+				out[c.Rank()] = g
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := 1; r < 4; r++ {
+				for i := range out[0] {
+					if math.Float32bits(out[r][i]) != math.Float32bits(out[0][i]) {
+						t.Fatalf("rank %d differs from rank 0 at %d: %v vs %v", r, i, out[r][i], out[0][i])
+					}
+				}
+			}
+			if out[0][n-1] != 10 {
+				t.Errorf("loss %v, want 10", out[0][n-1])
+			}
+		})
+	}
+}
+
+func TestNoneIsTheAllReduce(t *testing.T) {
+	const n = 1000
+	err := comm.Run(3, func(c comm.Communicator) error {
+		m := newMethod(t, "none", []Shape{{10, 99}}, 3)
+		g := randomVec(uint64(c.Rank()), n+1)
+		want := slices.Clone(g)
+		if err := c.AllReduce("ref", want); err != nil {
+			return err
+		}
+		if err := m.Reduce(c, "grad", g); err != nil {
+			return err
+		}
+		if !slices.Equal(g, want) {
+			t.Errorf("rank %d: none differs from the all-reduce", c.Rank())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A method restored from another's state continues exactly as it would.
+func TestStateRestores(t *testing.T) {
+	shapes := []Shape{{12, 9}, {1, 9}}
+	n := paramSize(shapes) + 1
+	for _, spec := range []string{"topk:0.1", "quant4", "powersgd:2"} {
+		t.Run(spec, func(t *testing.T) {
+			a := newMethod(t, spec, shapes, 1)
+			for step := range 3 {
+				if err := a.Reduce(one(), "grad", randomVec(uint64(step), n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := newMethod(t, spec, shapes, 1)
+			var saved []Tensor
+			for _, s := range a.State() {
+				saved = append(saved, Tensor{s.Name, slices.Clone(s.Data)})
+			}
+			if err := b.Restore(saved); err != nil {
+				t.Fatal(err)
+			}
+			ga, gb := randomVec(9, n), randomVec(9, n)
+			if err := a.Reduce(one(), "grad", ga); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Reduce(one(), "grad", gb); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ga, gb) {
+				t.Errorf("the restored method reduced differently")
+			}
+			if err := b.Restore(saved[1:]); err == nil {
+				t.Errorf("restoring a partial state succeeded")
+			}
+		})
+	}
+}
+
+// Top-k at 1% sends far fewer bytes than the all-reduce.
+func TestTopKBytes(t *testing.T) {
+	shapes := []Shape{{500, 64}, {1, 64}, {64, 10}, {1, 10}}
+	n := paramSize(shapes) + 1
+	sent := map[string]int64{}
+	for _, spec := range []string{"none", "topk:0.01", "powersgd:2", "quant8"} {
+		err := comm.Run(4, func(c comm.Communicator) error {
+			m := newMethod(t, spec, shapes, 4)
+			if err := m.Reduce(c, "grad", randomVec(uint64(c.Rank()), n)); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				sent[spec] = c.Stats().Site("grad").BytesSent
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("bytes sent by rank 0: %v", sent)
+	if r := float64(sent["none"]) / float64(sent["topk:0.01"]); r < 10 {
+		t.Errorf("topk:0.01 sent %d bytes against %d: only %.1f× fewer", sent["topk:0.01"], sent["none"], r)
+	}
+	if sent["powersgd:2"] >= sent["none"]/5 || sent["quant8"] >= sent["none"] {
+		t.Errorf("bytes sent: %v", sent)
+	}
+}
+
+func TestBadSpecs(t *testing.T) {
+	for _, spec := range []string{"", "topk", "topk:0", "topk:1.5", "topk:x", "powersgd", "powersgd:0", "powersgd:1.5",
+		"quant8:2", "quant2", "none:1", "zip", "topk:0.1,ef", "topk:0.1,noef,noef"} {
+		err := Check(spec)
+		if err == nil {
+			t.Errorf("%q accepted", spec)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: a multi-line error: %v", spec, err)
+		}
+	}
+	for _, spec := range []string{"none", "topk:0.01", "topk:1", "powersgd:4", "quant8", "quant4,noef"} {
+		if err := Check(spec); err != nil {
+			t.Errorf("%q: %v", spec, err)
+		}
+	}
+	for spec, want := range map[string]float64{"topk:0.1": 0.9, "topk:0.1,noef": 0, "powersgd:2": 0, "quant8": 0} {
+		m, err := New(spec, Options{Momentum: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := MomentumOf(m); got != want {
+			t.Errorf("%s: accumulates momentum %v, want %v", spec, got, want)
+		}
+	}
+	if _, err := New("topk:0.1", Options{Momentum: 1}); err == nil {
+		t.Errorf("momentum 1 accepted")
+	}
+}

@@ -1,0 +1,229 @@
+package gradcomp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/graft-gnn/graft/comm"
+)
+
+// topK sends the k largest magnitudes of each parameter's gradient (k a
+// fraction of the parameter's size, at least 1) as index and value pairs;
+// every worker adds all workers' pairs in rank order. With error feedback
+// the values not sent stay in the residual and join the next gradient.
+// With Options.Momentum (Deep Gradient Compression's momentum correction
+// and momentum factor masking) the worker accumulates u = m·u + g and
+// v = v + u, sends the top-k of v, and clears the sent entries of u and v.
+type topK struct {
+	fraction float64
+	feedback bool
+	momentum float64
+
+	shapes   []Shape
+	k        []int     // per parameter
+	residual []float32 // v: what was not sent yet
+	velocity []float32 // u, with momentum
+	keys     []uint32
+	scratch  []uint32 // keys, reordered by the selection
+	msg      []byte
+	send     [][]byte
+	recv     [][]byte
+}
+
+func init() {
+	Register("topk", func(arg string, feedback bool, o Options) (Method, error) {
+		f, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return nil, fmt.Errorf("topk:FRACTION needs a fraction in (0, 1], not %q", arg)
+		}
+		if o.Momentum < 0 || o.Momentum >= 1 {
+			return nil, fmt.Errorf("momentum %v; want [0, 1)", o.Momentum)
+		}
+		t := &topK{fraction: f, feedback: feedback}
+		if feedback { // the correction accumulates what is not sent
+			t.momentum = o.Momentum
+		}
+		return t, nil
+	})
+}
+
+func (t *topK) String() string {
+	s := "topk:" + strconv.FormatFloat(t.fraction, 'g', -1, 64)
+	if !t.feedback {
+		s += ",noef"
+	}
+	return s
+}
+
+// Momentum is the momentum the method accumulates (0 for none): the
+// optimiser must then step without its own.
+func (t *topK) Momentum() float64 { return t.momentum }
+
+func (t *topK) Init(shapes []Shape, workers int) error {
+	t.shapes = slices.Clone(shapes)
+	t.k = make([]int, len(shapes))
+	for i, s := range shapes {
+		t.k[i] = min(max(int(math.Ceil(t.fraction*float64(s.Size()))), 1), s.Size())
+	}
+	n := paramSize(shapes)
+	t.residual = make([]float32, n)
+	if t.momentum > 0 {
+		t.velocity = make([]float32, n)
+	}
+	t.send, t.recv = make([][]byte, workers), make([][]byte, workers)
+	return nil
+}
+
+func (t *topK) State() []Tensor {
+	if !t.feedback {
+		return nil
+	}
+	s := []Tensor{{"residual", t.residual}}
+	if t.momentum > 0 {
+		s = append(s, Tensor{"velocity", t.velocity})
+	}
+	return s
+}
+
+func (t *topK) Restore(s []Tensor) error { return restoreInto(t.State(), s) }
+
+// msgBytes is the length of every worker's message: the exact tail, then
+// (index, value) pairs.
+func (t *topK) msgBytes(tail int) int {
+	n := 4 * tail
+	for _, k := range t.k {
+		n += 8 * k
+	}
+	return n
+}
+
+func (t *topK) Reduce(c comm.Communicator, site string, g []float32) error {
+	np := len(t.residual)
+	if err := checkLen("topk", len(g), np); err != nil {
+		return err
+	}
+	if len(t.send) != c.Size() {
+		return fmt.Errorf("gradcomp: topk initialised for %d workers, reducing over %d", len(t.send), c.Size())
+	}
+	v := t.accumulate(g[:np])
+	msg := appendFloats(t.msg[:0], g[np:])
+	off := 0
+	for i, s := range t.shapes {
+		msg = t.pick(msg, v, off, s.Size(), t.k[i])
+		off += s.Size()
+	}
+	t.msg = msg
+	if err := allGather(c, site, msg, t.send, t.recv, t.msgBytes(len(g)-np)); err != nil {
+		return err
+	}
+	clear(g)
+	tail := 4 * (len(g) - np)
+	for _, b := range t.recv {
+		addFloats(g[np:], b)
+		for b = b[tail:]; len(b) > 0; b = b[8:] {
+			i := binary.LittleEndian.Uint32(b)
+			if int(i) >= np {
+				return fmt.Errorf("gradcomp: topk: index %d of %d parameter values", i, np)
+			}
+			g[i] += math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
+		}
+	}
+	return nil
+}
+
+// accumulate returns the values to select from: the gradient plus the
+// residual (with momentum, the accumulated velocity), or the gradient
+// itself without error feedback.
+func (t *topK) accumulate(g []float32) []float32 {
+	if !t.feedback {
+		return g
+	}
+	v := t.residual
+	if t.momentum > 0 {
+		u, m := t.velocity, float32(t.momentum)
+		for i, x := range g {
+			u[i] = m*u[i] + x
+			v[i] += u[i]
+		}
+		return v
+	}
+	for i, x := range g {
+		v[i] += x
+	}
+	return v
+}
+
+// pick appends the k entries of v[off:off+n] of largest magnitude (ties
+// to the lower index), in index order, and clears them in the residual
+// (and velocity).
+func (t *topK) pick(msg []byte, v []float32, off, n, k int) []byte {
+	x := v[off : off+n]
+	keys := t.keys[:0]
+	for _, f := range x {
+		keys = append(keys, math.Float32bits(f)&0x7fffffff) // orders magnitudes (NaNs above ∞)
+	}
+	t.keys = keys
+	t.scratch = append(t.scratch[:0], keys...)
+	thr := kthLargest(t.scratch, k)
+	above := 0
+	for _, key := range keys {
+		if key > thr {
+			above++
+		}
+	}
+	ties := k - above
+	for i, key := range keys {
+		if key < thr || key == thr && ties == 0 {
+			continue
+		}
+		if key == thr {
+			ties--
+		}
+		msg = binary.LittleEndian.AppendUint32(msg, uint32(off+i))
+		msg = binary.LittleEndian.AppendUint32(msg, math.Float32bits(x[i]))
+		if t.feedback {
+			x[i] = 0
+			if t.velocity != nil {
+				t.velocity[off+i] = 0
+			}
+		}
+	}
+	return msg
+}
+
+// kthLargest returns the k-th largest of keys (1 ≤ k ≤ len(keys)),
+// reordering them: quickselect with a median-of-three pivot.
+func kthLargest(keys []uint32, k int) uint32 {
+	lo, hi, want := 0, len(keys)-1, k-1 // want: place in descending order
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		a, b, c := keys[lo], keys[mid], keys[hi]
+		pivot := max(min(a, b), min(max(a, b), c))
+		i, j := lo, hi
+		for i <= j {
+			for keys[i] > pivot {
+				i++
+			}
+			for keys[j] < pivot {
+				j--
+			}
+			if i <= j {
+				keys[i], keys[j] = keys[j], keys[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return keys[want]
+		}
+	}
+	return keys[want]
+}
