@@ -168,7 +168,7 @@ say "slurmctld on 127.0.0.1:$ctld_port, slurmd on :$slurmd_port; node localhost 
 # The sbatch file asks for 4 nodes of 32 CPUs; options on the command line
 # win over its #SBATCH lines.
 sbatch_opts=(--nodes=1 --ntasks=3 --ntasks-per-node=3 --cpus-per-task=1 --time=10)
-train=(--dataset cora --seed 3 --start-timeout 60s)
+train=(--dataset cora --seed 3)
 
 say "in process: graft train --parts 3 ${train[*]} --epochs 5"
 (cd "$work" && graft train --parts 3 "${train[@]}" --epochs 5 --json \
@@ -177,10 +177,10 @@ say "in process: graft train --parts 3 ${train[*]} --epochs 5"
 
 say "sbatch --wait docs/slurm.sbatch ${train[*]} --epochs 5 (3 tasks)"
 t0=$(date +%s.%N)
-(cd "$work" && MASTER_PORT=$graft_port sbatch --wait --quiet "${sbatch_opts[@]}" --output=job1.out \
+(cd "$work" && MASTER_PORT=$graft_port sbatch --wait --quiet "${sbatch_opts[@]}" --output=job.out \
 	"$repo/docs/slurm.sbatch" "${train[@]}" --epochs 5 --json \
 	--save slurm.safetensors --metrics slurm.jsonl >job1.submit 2>&1) ||
-	{ cat "$work/job1.submit" "$work/job1.out" >&2; logs slurmctld slurmd; say "the job failed"; exit 1; }
+	{ cat "$work/job1.submit" "$work/job.out" >&2; logs slurmctld slurmd; say "the job failed"; exit 1; }
 say "the job took $(echo "$(date +%s.%N) - $t0" | bc) s"
 
 fail=0
@@ -193,11 +193,11 @@ diff <(jq -c "$figures" "$work/local.jsonl") <(jq -c "$figures" "$work/slurm.jso
 	{ say "the per-epoch metrics differ"; fail=1; }
 # Rank 0 prints the summary; the job's output also holds the self-test's lines.
 jq -c "$summary" "$work/local.json" >"$work/local.summary"
-grep '^{"dataset"' "$work/job1.out" | jq -c "$summary" >"$work/slurm.summary" || true
+grep '^{"dataset"' "$work/job.out" | jq -c "$summary" >"$work/slurm.summary" || true
 diff "$work/local.summary" "$work/slurm.summary" >&2 || { say "the summaries differ"; fail=1; }
 [[ $(wc -l <"$work/local.jsonl") == 5 ]] || { say "the in-process run wrote $(wc -l <"$work/local.jsonl") epochs, want 5"; fail=1; }
 if [[ $fail != 0 ]]; then
-	cat "$work/job1.out" >&2
+	cat "$work/job.out" >&2
 	exit 1
 fi
 say "ok: the Slurm job equals the in-process run (model bytes, 5 epochs of metrics, summary $(cat "$work/slurm.summary"))"
