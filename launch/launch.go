@@ -46,7 +46,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{Rank: -1, Size: -1}
 	fs.Var(OptionalCount{&f.Rank, 0}, "rank", "this worker's `rank` (default: from the environment)")
 	fs.Var(OptionalCount{&f.Size, 1}, "world", "`number` of workers (default: from the environment)")
-	fs.StringVar(&f.Rendezvous, "rendezvous", "", "rank 0's host:port (default: GRAFT_RENDEZVOUS, MASTER_ADDR:MASTER_PORT or Slurm's first node)")
+	fs.StringVar(&f.Rendezvous, "rendezvous", "", "rank 0's host:port (default: GRAFT_RENDEZVOUS, MASTER_ADDR:MASTER_PORT or the Slurm step's first node)")
 	fs.StringVar(&f.Listen, "listen", "", "host:port this worker accepts peers on (default: the interface that reaches rank 0)")
 	fs.StringVar(&f.SecretFile, "secret-file", "", "file holding the job secret (default: GRAFT_TOKEN)")
 	fs.DurationVar(&f.StartTimeout, "start-timeout", 60*time.Second, "how long to wait for every worker to arrive")

@@ -28,7 +28,7 @@ start=$(date +%s.%N)
 say() { echo "slurm-test: $*" >&2; }
 
 missing=()
-for tool in sbatch:slurm-wlm slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge jq:jq openssl:openssl; do
+for tool in sbatch:slurm-wlm slurmctld:slurm-wlm slurmd:slurm-wlm munged:munge mungekey:munge jq:jq openssl:openssl bc:bc; do
 	pkg=${tool#*:}
 	command -v "${tool%%:*}" >/dev/null || [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
 done
