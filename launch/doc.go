@@ -8,7 +8,8 @@
 //	torchrun    RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 //	Open MPI    OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE
 //	Slurm       SLURM_PROCID, SLURM_NTASKS; rendezvous on the first host of
-//	            SLURM_JOB_NODELIST unless an address is given
+//	            SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST) unless an
+//	            address is given
 //	Kubernetes  JOB_COMPLETION_INDEX (indexed Jobs); the world size from
 //	            WORLD_SIZE or GRAFT_WORLD_SIZE
 //

@@ -46,7 +46,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{Rank: -1, Size: -1}
 	fs.Var(OptionalCount{&f.Rank, 0}, "rank", "this worker's `rank` (default: from the environment)")
 	fs.Var(OptionalCount{&f.Size, 1}, "world", "`number` of workers (default: from the environment)")
-	fs.StringVar(&f.Rendezvous, "rendezvous", "", "rank 0's host:port (default: GRAFT_RENDEZVOUS, MASTER_ADDR:MASTER_PORT or Slurm's first node)")
+	fs.StringVar(&f.Rendezvous, "rendezvous", "", "rank 0's host:port (default: GRAFT_RENDEZVOUS, MASTER_ADDR:MASTER_PORT or the Slurm step's first node)")
 	fs.StringVar(&f.Listen, "listen", "", "host:port this worker accepts peers on (default: the interface that reaches rank 0)")
 	fs.StringVar(&f.SecretFile, "secret-file", "", "file holding the job secret (default: GRAFT_TOKEN)")
 	fs.DurationVar(&f.StartTimeout, "start-timeout", 60*time.Second, "how long to wait for every worker to arrive")
@@ -150,7 +150,8 @@ func parseCount(name, text string) (int, error) {
 }
 
 // rendezvous finds rank 0's address: the flag, GRAFT_RENDEZVOUS,
-// MASTER_ADDR[:MASTER_PORT], or the first host of Slurm's node list.
+// MASTER_ADDR[:MASTER_PORT], or the first host of the Slurm step's node
+// list (else the job's).
 func rendezvous(flagAddr string, getenv func(string) string) (string, error) {
 	port := DefaultPort
 	if s := getenv("MASTER_PORT"); s != "" {
@@ -177,7 +178,10 @@ func rendezvous(flagAddr string, getenv func(string) string) (string, error) {
 	case getenv("MASTER_ADDR") != "":
 		return withPort("MASTER_ADDR", getenv("MASTER_ADDR"))
 	}
-	for _, v := range []string{"SLURM_JOB_NODELIST", "SLURM_NODELIST"} {
+	// Rank 0 of an srun step runs on the step's first node, which is not
+	// the allocation's first node when the step uses only some nodes
+	// (srun --relative, --exclude, or several steps side by side).
+	for _, v := range []string{"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"} {
 		if list := getenv(v); list != "" {
 			hosts, err := ExpandNodeList(list)
 			if err != nil {
