@@ -110,15 +110,33 @@ func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 	n := len(dst)
 	l.start = growTo(l.start, n+1)
 	l.start[0] = 0
-	for i, v := range dst {
-		d := candidateCount(g, v, agg)
-		if fanout >= 0 {
-			d = min(d, fanout)
-		}
-		l.start[i+1] = l.start[i] + int64(d)
+	parallel.For(n, 1024, countTask{g: g, agg: agg, dst: dst, fanout: fanout, start: l.start})
+	for i := range n {
+		l.start[i+1] += l.start[i]
 	}
 	l.growPicks(agg)
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
+}
+
+// countTask sets start[i+1] to the number of neighbours destination i
+// keeps. Reading the destinations' rows is a cache miss each, which the
+// threads wait for side by side; the prefix sum after it is sequential.
+type countTask struct {
+	g      *graph.Graph
+	agg    Aggregation
+	dst    []int32
+	fanout int
+	start  []int64
+}
+
+func (t countTask) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		d := candidateCount(t.g, t.dst[i], t.agg)
+		if t.fanout >= 0 {
+			d = min(d, t.fanout)
+		}
+		t.start[i+1] = int64(d)
+	}
 }
 
 // pickTask draws the neighbours of destinations [lo, hi).
