@@ -16,7 +16,12 @@
 #         naming it; resume from rank 0's checkpoint must end with the
 #         parameters of an undisturbed run, bit for bit;
 #   loss  1% packet loss on every host: the run still completes, with the
-#         parameters of an undisturbed run.
+#         parameters of an undisturbed run;
+#   dp    data-parallel sampled training (SAGE, --sampler neighbor:10,5)
+#         under 1% loss: the saved model equals the in-process --parts 4
+#         run's, byte for byte;
+#   dpkill  the kill test for data-parallel sampled training: the resumed
+#         run (sampler state included) saves the undisturbed run's model.
 # Needs root, iproute2 (ip, tc), /dev/net/tun where the kernel lacks netem
 # (else nftables, and the links get no delay), and Go to build graft and the
 # userspace switch.
@@ -32,7 +37,7 @@ for tool in ip tc; do
 done
 
 FULL=${FULL:-0}
-ONLY=${ONLY:-tta kill loss}
+ONLY=${ONLY:-tta kill loss dp dpkill}
 tag=g$$ # namespace and interface prefix, unique per run
 ns() { echo "$tag-$1"; }
 hosts=4
@@ -280,39 +285,49 @@ for c, ms in runs.items():
 EOF
 fi
 
-if [[ " $ONLY " == *" kill "* ]]; then
-	echo "== kill: SIGKILL rank 2 mid-run, then resume"
-	shape none
-	ckpt=$work/ckpt-kill
-	common=(--dataset cora --epochs 300 --patience 0 --compress truncate --schedule linear:32:1:5 --checkpoint-every 5)
-	job kill 120 "${common[@]}" --checkpoint-dir "$ckpt"
-	for _ in $(seq 600); do # until epoch 20, at most 60 s
-		[[ $({ wc -l <"$OUT/kill.jsonl"; } 2>/dev/null || echo 0) -ge 20 ]] && break
+# kill_resume NAME EPOCHS ARGS...: runs ARGS with checkpoints in one
+# directory, SIGKILLs rank 2's worker once rank 0 has logged EPOCHS epochs,
+# checks that the others exit non-zero within 10 s naming rank 2, resumes
+# the job on every host and compares its saved model with an undisturbed
+# in-process run of ARGS over 4 parts, bit for bit.
+kill_resume() {
+	local name=$1 upto=$2
+	shift 2
+	local ckpt=$work/ckpt-$name
+	job "$name" 120 "$@" --checkpoint-dir "$ckpt"
+	for _ in $(seq 600); do # at most 60 s
+		[[ $({ wc -l <"$OUT/$name.jsonl"; } 2>/dev/null || echo 0) -ge $upto ]] && break
 		sleep 0.1
 	done
-	victim=${jobpids[2]}
+	local victim=${jobpids[2]} worker killed took r
 	# timeout's child is the worker; kill the worker itself.
 	worker=$(awk -v p="$victim" '$4 == p { print $1 }' /proc/[0-9]*/stat 2>/dev/null | head -n 1)
 	worker=${worker:-$victim}
-	kill -9 "$worker"
+	kill -9 "$worker" 2>/dev/null || fail "$name: rank 2 had exited before the kill"
 	killed=$(date +%s.%N)
 	for r in 0 1 3; do
-		wait "${jobpids[$r]}" && fail "kill: rank $r exited 0 after rank 2 died"
+		wait "${jobpids[$r]}" && fail "$name: rank $r exited 0 after rank 2 died"
 		took=$(since "$killed")
-		echo "   rank $r exited after ${took} s: $(tail -n 1 "$OUT/kill.rank$r.log")"
-		awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "kill: rank $r took $took s"
-		grep -q "lost rank 2 after epoch" "$OUT/kill.rank$r.log" || fail "kill: rank $r did not name rank 2"
+		echo "   rank $r exited after ${took} s: $(tail -n 1 "$OUT/$name.rank$r.log")"
+		awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "$name: rank $r took $took s"
+		grep -q "lost rank 2 after epoch" "$OUT/$name.rank$r.log" || fail "$name: rank $r did not name rank 2"
 	done
-	wait "${jobpids[2]}" || true
-	job resumed 120 "${common[@]}" --resume "$ckpt" --save "$OUT/kill-resumed.safetensors"
-	wait_job || fail "kill: resume failed: $(tail -n 2 "$OUT/resumed.rank0.log")"
-	grep -h "resuming from" "$OUT/resumed.rank0.log" | sed 's/^/   /'
-	"$graft" train "${common[@]}" --parts 4 --save "$OUT/kill-undisturbed.safetensors" >/dev/null 2>&1 || fail "kill: undisturbed run failed"
-	if cmp -s "$OUT/kill-resumed.safetensors" "$OUT/kill-undisturbed.safetensors"; then
+	wait "${jobpids[2]}" 2>/dev/null || true
+	job "$name-resumed" 120 "$@" --resume "$ckpt" --save "$OUT/$name-resumed.safetensors"
+	wait_job || fail "$name: resume failed: $(tail -n 2 "$OUT/$name-resumed.rank0.log")"
+	grep -h "^resuming" "$OUT/$name-resumed.rank0.log" | sed 's/^/   /' || fail "$name: rank 0 did not say it resumed"
+	"$graft" train "$@" --parts 4 --save "$OUT/$name-undisturbed.safetensors" >/dev/null 2>&1 || fail "$name: undisturbed run failed"
+	if cmp -s "$OUT/$name-resumed.safetensors" "$OUT/$name-undisturbed.safetensors"; then
 		echo "   resumed parameters equal the undisturbed run's, bit for bit"
 	else
-		fail "kill: resumed parameters differ from the undisturbed run's"
+		fail "$name: resumed parameters differ from the undisturbed run's"
 	fi
+}
+
+if [[ " $ONLY " == *" kill "* ]]; then
+	echo "== kill: SIGKILL rank 2 mid-run, then resume"
+	shape none
+	kill_resume kill 20 --dataset cora --epochs 300 --patience 0 --compress truncate --schedule linear:32:1:5 --checkpoint-every 5
 fi
 
 if [[ " $ONLY " == *" loss "* ]]; then
@@ -329,6 +344,28 @@ if [[ " $ONLY " == *" loss "* ]]; then
 	for h in $(seq 0 $((hosts - 1))); do
 		ip netns exec "$(ns "$h")" nstat -az TcpRetransSegs 2>/dev/null | awk -v h="$h" '/TcpRetransSegs/ {print "   host " h ": " $2 " TCP segments retransmitted"}'
 	done
+fi
+
+# Data-parallel sampled training: each host holds one part of the graph
+# and samples its own seeds' neighbourhoods from the owners.
+sampled=(--dataset cora --model sage --sampler neighbor:10,5 --batch-size 32 --patience 0)
+
+if [[ " $ONLY " == *" dp "* ]]; then
+	echo "== dp: data-parallel sampled training under 1% packet loss"
+	shape 1
+	start=$(date +%s.%N)
+	job dp 300 "${sampled[@]}" --epochs 10 --save "$OUT/dp.safetensors"
+	wait_job || fail "dp: exit $?: $(tail -n 2 "$OUT/dp.rank0.log")"
+	echo "   completed in $(since "$start") s: $(grep -h "best val acc" "$OUT/dp.rank0.log")"
+	"$graft" train "${sampled[@]}" --epochs 10 --parts 4 --save "$OUT/dp-inprocess.safetensors" >/dev/null 2>&1 || fail "dp: in-process run failed"
+	cmp -s "$OUT/dp.safetensors" "$OUT/dp-inprocess.safetensors" && echo "   parameters equal the in-process run's over 4 parts, bit for bit" ||
+		fail "dp: parameters differ from the in-process run's over 4 parts"
+fi
+
+if [[ " $ONLY " == *" dpkill "* ]]; then
+	echo "== dpkill: data-parallel sampled training, SIGKILL rank 2 mid-run, then resume"
+	shape none
+	kill_resume dpkill 10 "${sampled[@]}" --epochs 100 --checkpoint-every 3
 fi
 
 wire_down # its drop counts go to $OUT/wire.log
