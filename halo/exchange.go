@@ -133,6 +133,50 @@ func (e *Exchange) RestoreSchedule(state json.RawMessage) error {
 	return nil
 }
 
+// Streaming reports whether the codec keeps state per stream of messages
+// (compress.Caps.Streaming), which a checkpoint must keep.
+func (e *Exchange) Streaming() bool { return e.caps.Streaming != nil }
+
+// CodecStates gathers every worker's codec state on rank 0, indexed by
+// rank; the other workers get nil. It is a collective: every worker calls
+// it at the same point of training. nil when the codec keeps no state.
+func (e *Exchange) CodecStates() ([][]byte, error) {
+	if e.caps.Streaming == nil {
+		return nil, nil
+	}
+	mine, err := e.caps.Streaming.StreamState()
+	if err != nil {
+		return nil, err
+	}
+	n := e.comm.Size()
+	send, recv := make([][]byte, n), make([][]byte, n)
+	send[0] = mine
+	if err := e.comm.AllToAll(codecStateSite, send, recv); err != nil {
+		return nil, fmt.Errorf("halo: gathering the codec's state: %w", err)
+	}
+	if e.comm.Rank() != 0 {
+		return nil, nil
+	}
+	return recv, nil
+}
+
+// codecStateSite is the communicator site of CodecStates.
+const codecStateSite = "halo.codec-state"
+
+// RestoreCodec continues the codec from states, CodecStates' result on
+// rank 0: this worker takes its rank's.
+func (e *Exchange) RestoreCodec(states [][]byte) error {
+	switch {
+	case e.caps.Streaming == nil && states == nil:
+		return nil
+	case e.caps.Streaming == nil:
+		return fmt.Errorf("halo: the checkpoint keeps a codec's state, but %s keeps none", e.cfg.Codec.Name())
+	case len(states) != e.comm.Size():
+		return fmt.Errorf("halo: the checkpoint keeps the codec state of %d workers, not %d", len(states), e.comm.Size())
+	}
+	return e.caps.Streaming.RestoreStreams(states[e.comm.Rank()])
+}
+
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 
