@@ -211,6 +211,11 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 			return fmt.Errorf("--resume: %w", err)
 		}
 	}
+	if c.Rank() != 0 {
+		// The others save with rank 0 (a streaming codec's state is
+		// gathered then), and drop what they save.
+		opts.CheckpointEvery, opts.SaveCheckpoint = s.CheckpointEvery, dropCheckpoint
+	}
 	switch {
 	case hdr[0] == 1 && c.Rank() == 0:
 		return errors.New(string(body))
@@ -225,3 +230,6 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 	}
 	return nil
 }
+
+// dropCheckpoint is the saving of workers other than rank 0.
+func dropCheckpoint(*checkpoint.State) error { return nil }

@@ -16,11 +16,17 @@ import (
 // "a resumed run's final parameters equal those of an uninterrupted run bit
 // for bit": interrupt after epoch 5 of 12, save through the checkpoint file
 // format, resume, and compare with a run that was never interrupted — on
-// one worker and on three with compression and an adaptive schedule.
+// one worker and on three with compression and an adaptive schedule, and
+// with delta coding, whose every worker's reconstructions the checkpoint
+// keeps.
 func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	s := newSBMTask(t, 200, 8)
-	for _, k := range []int{1, 3} {
-		t.Run(fmt.Sprintf("%d workers", k), func(t *testing.T) {
+	for _, tc := range []struct {
+		k     int
+		codec string
+	}{{1, "truncate"}, {3, "truncate"}, {3, "delta:2:0.05:3"}} {
+		k := tc.k
+		t.Run(fmt.Sprintf("%d workers, %s", k, tc.codec), func(t *testing.T) {
 			cfg := equivalenceConfig("gcn", s.classes)
 			cfg.Epochs = 12
 			var layout *partition.Layout
@@ -34,7 +40,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 				}
 			}
 			p := s.problem()
-			opts := func() Options { return compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs) }
+			opts := func() Options { return compressed(t, tc.codec, "adaptive:8:1:1:2", cfg.Epochs) }
 			run := func(ctx context.Context, o Options, cancelAt int, cancel func()) ([]float64, [][]float32, error) {
 				var losses []float64
 				_, tr, err := RunInProcess(ctx, cfg, p, layout, o, func(m metrics.Epoch) error {

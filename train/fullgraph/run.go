@@ -30,6 +30,9 @@ type Options struct {
 	Resume *checkpoint.State
 	// SaveCheckpoint, if set, is called on rank 0 with the run's state every
 	// CheckpointEvery epochs (when positive) and after an interrupted epoch.
+	// With a streaming codec (delta) every rank must set it (and the same
+	// CheckpointEvery): saving gathers every worker's codec state, and
+	// only rank 0 calls it.
 	SaveCheckpoint  func(*checkpoint.State) error
 	CheckpointEvery int
 }
@@ -121,8 +124,13 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		}
 	}
 	hooks := train.Hooks{CheckpointEvery: opts.CheckpointEvery}
-	if c.Rank() == 0 {
+	switch {
+	case c.Rank() == 0:
 		hooks.SaveCheckpoint = opts.SaveCheckpoint
+	case opts.SaveCheckpoint != nil && ex != nil && ex.Streaming():
+		// Saving gathers every worker's codec state: the others take part
+		// and drop the result.
+		hooks.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
 	if ex != nil {
 		hooks.Observe, hooks.AtFloor = ex.Observe, ex.AtFloor

@@ -150,12 +150,30 @@ func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
 	return e, nil
 }
 
-// State is the compression schedule's, when it has one to keep.
+// State is the compression schedule's, when it has one to keep; with a
+// streaming codec (delta), also every worker's codec state, gathered on
+// rank 0 (so every worker must call State at the same point: the run
+// saves checkpoints on every rank then, and ranks other than 0 drop them).
 func (s *Stepper) State() (json.RawMessage, error) {
 	if s.ex == nil {
 		return nil, nil
 	}
-	return s.ex.ScheduleState()
+	sched, err := s.ex.ScheduleState()
+	if err != nil || !s.ex.Streaming() {
+		return sched, err
+	}
+	codec, err := s.ex.CodecStates()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(streamingState{Schedule: sched, Codec: codec})
+}
+
+// streamingState is a stepper's state with a streaming codec: the
+// schedule's (if any) and each worker's codec state, by rank.
+type streamingState struct {
+	Schedule json.RawMessage `json:"schedule,omitempty"`
+	Codec    [][]byte        `json:"codec_states"`
 }
 
 func (s *Stepper) Restore(state json.RawMessage) error {
@@ -165,5 +183,21 @@ func (s *Stepper) Restore(state json.RawMessage) error {
 		}
 		return nil
 	}
-	return s.ex.RestoreSchedule(state)
+	if !s.ex.Streaming() {
+		var probe struct {
+			Codec json.RawMessage `json:"codec_states"`
+		}
+		if json.Unmarshal(state, &probe) == nil && probe.Codec != nil {
+			return errors.New("fullgraph: the checkpoint keeps a streaming codec's state (delta), but this run's codec keeps none")
+		}
+		return s.ex.RestoreSchedule(state)
+	}
+	var st streamingState
+	if state == nil || json.Unmarshal(state, &st) != nil || st.Codec == nil {
+		return errors.New("fullgraph: the checkpoint lacks the state of this run's streaming codec (delta): it was made with another codec")
+	}
+	if err := s.ex.RestoreSchedule(st.Schedule); err != nil {
+		return err
+	}
+	return s.ex.RestoreCodec(st.Codec)
 }
