@@ -25,9 +25,9 @@ import (
 //
 // A message is a bitmap of the rows sent, then each sent row: at 32 bits
 // its new value as float32s (the exact difference: the reconstruction
-// becomes the row), else the difference's minimum and step (float32) and
-// one Bits-wide code per value, rounded to nearest and packed
-// little-endian. A skipped row costs its bit.
+// becomes the row), else the difference's minimum and step (bfloat16s, the
+// minimum rounded down and the step up) and one Bits-wide code per value,
+// rounded to nearest and packed little-endian. A skipped row costs its bit.
 //
 // Gradients can travel through another codec (Grad): they change at every
 // step, so a plain quantiser may do as well for fewer bytes.
@@ -160,7 +160,7 @@ func (d *Delta) rowBytes(width int) int {
 	if d.Bits == 32 {
 		return 4 * width
 	}
-	return 8 + (width*d.Bits+7)/8
+	return deltaHeader + (width*d.Bits+7)/8
 }
 
 // stream returns the state of key's stream for messages of rows×width,
@@ -224,22 +224,27 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	return dst
 }
 
-// quantiseRow writes the difference's minimum, step and codes (rounded to
-// nearest) to b.
+// quantiseRow writes the difference's minimum and step as bfloat16s (the
+// minimum rounded down, the step up, so the levels still span the row) and
+// the codes, rounded to nearest, to b.
 func (d *Delta) quantiseRow(b []byte, diff []float32) {
 	lo, hi := rowMinMax(diff)
 	levels := float32(uint32(1)<<d.Bits - 1)
-	step := (hi - lo) / levels
+	lo16 := bf16Down(lo)
+	lo = fromBF16(lo16)
+	step16 := bf16Up((hi - lo) / levels)
+	step := fromBF16(step16)
 	inv := 1 / step
-	if !(step > 0 && step <= math.MaxFloat32 && inv <= math.MaxFloat32) { // NaN, 0 or ∞
-		step, inv = 0, 0
-		if len(diff) == 0 || math.IsNaN(float64(lo)) || math.IsInf(float64(lo), 0) {
-			lo = 0
-		}
+	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+	if !finite(lo) || !finite(step) || step < 0 || step > 0 && !finite(inv) {
+		lo16, step16 = 0, 0 // NaNs or infinities: send nothing but zeros
 	}
-	binary.LittleEndian.PutUint32(b, math.Float32bits(lo))
-	binary.LittleEndian.PutUint32(b[4:], math.Float32bits(step))
-	codes := b[8:]
+	if step16 == 0 {
+		inv = 0 // a constant row, or nothing to send: every code is 0
+	}
+	binary.LittleEndian.PutUint16(b, lo16)
+	binary.LittleEndian.PutUint16(b[2:], step16)
+	codes := b[deltaHeader:]
 	clear(codes)
 	top := uint32(levels)
 	for j, v := range diff {
@@ -253,6 +258,24 @@ func (d *Delta) quantiseRow(b []byte, diff []float32) {
 	}
 }
 
+// deltaHeader is the size of a quantised row's header: its minimum and
+// step as bfloat16s.
+const deltaHeader = 4
+
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// bf16Down and bf16Up round f to a bfloat16 towards −∞ and +∞.
+func bf16Down(f float32) uint16 {
+	b := math.Float32bits(f)
+	t := uint16(b >> 16)
+	if b&0xffff != 0 && b>>31 == 1 && b&0x7fffffff <= 0x7f800000 { // negative, not NaN: away from 0
+		t++
+	}
+	return t
+}
+
+func bf16Up(f float32) uint16 { return bf16Down(-f) ^ 0x8000 }
+
 // applyRow adds the decoded row payload b to rec (or, at 32 bits, makes
 // rec the row). Sender and receiver both update through it, so their
 // reconstructions stay the same bits.
@@ -261,9 +284,9 @@ func (d *Delta) applyRow(rec []float32, b []byte) {
 		readFloats(rec, b)
 		return
 	}
-	lo := math.Float32frombits(binary.LittleEndian.Uint32(b))
-	step := math.Float32frombits(binary.LittleEndian.Uint32(b[4:]))
-	codes := b[8:]
+	lo := fromBF16(binary.LittleEndian.Uint16(b))
+	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
+	codes := b[deltaHeader:]
 	mask := uint32(1)<<d.Bits - 1
 	for j := range rec {
 		pos := j * d.Bits

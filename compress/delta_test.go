@@ -120,7 +120,7 @@ func TestDeltaErrorFeedbackBounded(t *testing.T) {
 			rb := d.rowBytes(width)
 			for i := range rows {
 				b := msg[(rows+7)/8+i*rb:]
-				stepSize := math.Float32frombits(uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24)
+				stepSize := fromBF16(uint16(b[2]) | uint16(b[3])<<8)
 				for j := range width {
 					err := math.Abs(float64(x[i*width+j] - rec[i*width+j]))
 					// half a step, and float32 rounding of values of size ~|x|
@@ -293,5 +293,22 @@ func TestParseDelta(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(Usage(), " "), DeltaUsage) || !strings.Contains(strings.Join(Names(), " "), "delta") {
 		t.Errorf("Usage() = %v, Names() = %v: want %s and delta", Usage(), Names(), DeltaUsage)
+	}
+}
+
+// bfloat16 rounding down and up brackets the value.
+func TestBF16Bracket(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 10000 {
+		f := float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10)))
+		lo, hi := fromBF16(bf16Down(f)), fromBF16(bf16Up(f))
+		if !(lo <= f && f <= hi) || hi-lo > float32(math.Abs(float64(f)))/64 {
+			t.Fatalf("%v: bf16 down %v, up %v", f, lo, hi)
+		}
+	}
+	for _, f := range []float32{0, 1, -1, 0.5} {
+		if fromBF16(bf16Down(f)) != f || fromBF16(bf16Up(f)) != f {
+			t.Fatalf("%v is a bfloat16 but rounds to %v, %v", f, fromBF16(bf16Down(f)), fromBF16(bf16Up(f)))
+		}
 	}
 }

@@ -23,14 +23,19 @@ type Config struct {
 	// layer, sender and receiver.
 	Seed uint64
 	// Layers is the model's number of layers: the last layer's exchange is
-	// never compressed.
+	// not compressed unless CompressLast is set.
 	Layers int
+	// CompressLast compresses the last layer's exchange too, as the
+	// others (the VARCO authors leave it whole; with it whole, the last
+	// layer's classes-wide rows are a floor under the halo bytes).
+	CompressLast bool
 }
 
 // Exchange is one worker's halo exchange, the nn.Halo of partition-parallel
-// training. Evaluation passes and the last layer's exchange are never
-// compressed: the VARCO authors leave the last layer's input whole, and
-// accuracy is measured on the model, not on a compressed view of it.
+// training. Evaluation passes are never compressed, and the last layer's
+// exchange only with Config.CompressLast: the VARCO authors leave the last
+// layer's input whole, and accuracy is measured on the model, not on a
+// compressed view of it.
 //
 // nn.Halo methods cannot return errors, so a failed exchange is sticky: Err
 // reports it, and the trainer checks it after each pass.
@@ -85,7 +90,7 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	e.stateful, _ = cfg.Schedule.(compress.Stateful)
 	codec := cfg.Codec
 	if e.caps.Grad != nil {
-		e.keeper = newKeeper(codec, e.plan, cfg.Layers-1)
+		e.keeper = newKeeper(codec, e.plan, e.compressedLayers())
 		codec = e.keeper
 	}
 	e.codec = &timed{Compressor: codec}
@@ -202,7 +207,16 @@ func (e *Exchange) AtFloor() bool { return compress.AtFloor(e.cfg.Schedule, e.tr
 // compressing reports whether layer's exchange in the current pass goes
 // through the codec: training passes below the last layer.
 func (e *Exchange) compressing(layer int) bool {
-	return e.training && layer < e.cfg.Layers-1
+	return e.training && layer < e.compressedLayers()
+}
+
+// compressedLayers is the number of layers whose training exchanges go
+// through the codec: all but the last, or all with CompressLast.
+func (e *Exchange) compressedLayers() int {
+	if e.cfg.CompressLast {
+		return e.cfg.Layers
+	}
+	return e.cfg.Layers - 1
 }
 
 // uncompressed reports whether layer's exchange in the current pass sends

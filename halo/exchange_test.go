@@ -559,3 +559,44 @@ func TestExchangeStreaming(t *testing.T) {
 		}
 	}
 }
+
+// With CompressLast the last layer's training exchange goes through the
+// codec too (and evaluation passes still do not).
+func TestExchangeCompressLast(t *testing.T) {
+	const n, k, w, layers = 60, 2, 16, 2
+	_, l := testLayout(t, n, k, 1)
+	global := randomRows(rand.New(rand.NewPCG(7, 1)), n, w)
+	for _, last := range []bool{false, true} {
+		err := comm.Run(k, func(c comm.Communicator) error {
+			p := &l.Parts[c.Rank()]
+			codec, _ := compress.New("quant2")
+			e, err := New(c, p, Config{Codec: codec, Seed: 1, Layers: layers, CompressLast: last})
+			if err != nil {
+				return err
+			}
+			h := tensor.New(len(p.Owned), w)
+			for i, v := range p.Owned {
+				copy(h.Row(i), global.Row(int(v)))
+			}
+			for _, training := range []bool{true, false} {
+				e.Begin(0, training)
+				ext := tensor.New(len(p.Owned)+len(p.Halo), w)
+				e.Forward(layers-1, h, ext)
+				if e.Err() != nil {
+					return e.Err()
+				}
+				exact := true
+				for row := len(p.Owned); row < ext.Rows; row++ {
+					exact = exact && slices.Equal(ext.Row(row), global.Row(int(p.Global(int32(row)))))
+				}
+				if want := !(training && last); exact != want {
+					return fmt.Errorf("CompressLast %v, training %v: the last layer's rows exact: %v", last, training, exact)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -24,7 +24,10 @@ type Options struct {
 	// keep state); nil means no compression and ratio 1.
 	Codec    func() compress.Compressor
 	Schedule func() compress.Schedule
-	Link     *comm.Link // emulated network link, or nil
+	// CompressLast compresses the last layer's exchange too
+	// (halo.Config.CompressLast).
+	CompressLast bool
+	Link         *comm.Link // emulated network link, or nil
 
 	// Resume continues from a checkpoint instead of a fresh start.
 	Resume *checkpoint.State
@@ -96,7 +99,7 @@ func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout
 
 // newExchange returns the halo exchange of the worker holding part.
 func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, opts Options) (*halo.Exchange, error) {
-	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1)}
+	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1), CompressLast: opts.CompressLast}
 	if opts.Codec != nil {
 		hc.Codec = opts.Codec()
 	}
