@@ -157,6 +157,9 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 			schedule += fmt.Sprintf(" over %d epochs", c.Epochs) // the ratios depend on the epoch count
 		}
 		r["schedule"] = schedule
+		if s.CompressLast {
+			r["compress-last"] = "true"
+		}
 	}
 	if s.Sampler != "" {
 		r["sampler"], r["batch-size"] = s.Sampler, strconv.Itoa(s.BatchSize)

@@ -169,6 +169,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	}
 	opts.Codec = newCodec
 	opts.Schedule, _ = compress.ScheduleFactory(spec, s.Train.Epochs)
+	opts.CompressLast = s.CompressLast
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
 		if err != nil {
@@ -194,6 +195,9 @@ func (s *Spec) unusedWithOneWorker() string {
 	}
 	if s.Link != "" {
 		set = append(set, "--link "+s.Link)
+	}
+	if s.CompressLast {
+		set = append(set, "--compress-last")
 	}
 	return strings.Join(set, " and ")
 }

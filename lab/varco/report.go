@@ -114,7 +114,14 @@ func (c *cell) configNames() []string {
 			out = append(out, cf.Name)
 		}
 	}
-	return out
+	var other []string // codec specs run as configurations
+	for name := range c.runs {
+		if _, known := configByName(name); !known {
+			other = append(other, name)
+		}
+	}
+	slices.Sort(other)
+	return append(out, other...)
 }
 
 // cumHalo is the cumulative halo bytes after each epoch.
@@ -177,8 +184,11 @@ func gb(b float64) string {
 }
 
 func configOf(name string) config {
-	c, _ := configByName(name)
-	return c
+	if c, ok := configByName(name); ok {
+		return c
+	}
+	spec, _ := strings.CutSuffix(name, "+last")
+	return config{Name: name, Codec: spec, Schedule: "fixed:1"}
 }
 
 func writeCell(md *strings.Builder, c *cell) {

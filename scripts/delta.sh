@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Measures temporal delta coding of the halo exchange (--compress delta:…)
+# against full communication and quant4: docs/varco/delta/results.jsonl and
+# the tables of docs/varco/delta/results.md (docs/varco.md, "Delta coding").
+#
+#   scripts/delta.sh        Amazon Computers and Coauthor CS, N = 4 and 8,
+#                           random and multilevel, SAGE-64 × 100 iterations
+#
+# Runs already in the results file are skipped, so an interrupted sweep
+# resumes; seeds go one at a time over every cell (seed-major), so a sweep
+# stopped early has covered every cell. GRAFT_DATA must name the data
+# directory. DELTA_SEEDS (default 1,2,3), DELTA_CONFIGS and DELTA_OUT narrow
+# or move it; DELTA_STOP_AT=HH:MM starts no new run after that time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${DELTA_OUT:-docs/varco/delta/results.jsonl}
+mkdir -p "$(dirname "$out")"
+go build -o /tmp/varco-delta.$$ ./lab/varco
+trap 'rm -f /tmp/varco-delta.$$' EXIT
+stop=()
+[[ -n ${DELTA_STOP_AT:-} ]] && stop=(-stop-at "$DELTA_STOP_AT")
+# full and quant4 are the references; delta:2:0:0 codes both directions'
+# differences at 2 bits with no skipping, :quant2 sends gradients as plain
+# 2-bit quantisation instead, +last compresses the last layer's exchange too.
+configs=${DELTA_CONFIGS:-full,quant4,delta:2:0:0,delta:2:0:0+last,delta:2:0:0:quant2}
+IFS=, read -ra seeds <<<"${DELTA_SEEDS:-1,2,3}"
+for seed in "${seeds[@]}"; do
+	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers,coauthor-cs -parts 4,8 \
+		-partitions random,multilevel -seeds "$seed" -configs "$configs" -epochs 100 -hidden 64
+done
+/tmp/varco-delta.$$ report -in "$out" -dir "$(dirname "$out")"
