@@ -32,7 +32,7 @@ import (
 // Gradients can travel through another codec (Grad): they change at every
 // step, so a plain quantiser may do as well for fewer bytes.
 type Delta struct {
-	Bits      int     // 1, 2, 4, 8, or 32 for exact rows
+	Bits      int     // 1, 2, 4, 8, or 32 for exact rows; 0: from the schedule's ratio (BitsAt)
 	Threshold float64 // skip rows with ‖new − reconstruction‖ < Threshold·‖new‖
 	MaxStale  int     // a row is sent at least once in every MaxStale messages; 0: no bound
 	// Grad, if not nil, encodes the backward (gradient) messages instead.
@@ -80,7 +80,7 @@ type Streaming interface {
 }
 
 // DeltaUsage is the form of a delta codec's spec.
-const DeltaUsage = "delta[:BITS[:THRESHOLD[:MAXSTALE[:GRAD]]]]"
+const DeltaUsage = "delta[:BITS|r[:THRESHOLD[:MAXSTALE[:GRAD]]]]"
 
 // Delta's defaults, for the fields a spec leaves out.
 const (
@@ -94,7 +94,8 @@ func init() {
 }
 
 // ParseDelta reads a delta codec's spec, delta[:BITS[:THRESHOLD[:MAXSTALE[:GRAD]]]]:
-// BITS one of 1, 2, 4, 8 and 32 (exact rows), THRESHOLD ≥ 0 the relative
+// BITS one of 1, 2, 4, 8 and 32 (exact rows) or r (from the schedule's
+// ratio, BitsAt), THRESHOLD ≥ 0 the relative
 // change below which a row is skipped, MAXSTALE ≥ 0 the most messages a
 // row goes without being sent (0: no bound), GRAD the codec of the
 // gradients (delta, the default: the same coding; or a registered codec
@@ -107,8 +108,10 @@ func ParseDelta(spec string) (func() Compressor, error) {
 	d := Delta{Bits: DefaultDeltaBits, Threshold: DefaultDeltaThreshold, MaxStale: DefaultDeltaMaxStale}
 	var err error
 	if len(f) > 1 {
-		if d.Bits, err = strconv.Atoi(f[1]); err != nil || !slices.Contains([]int{1, 2, 4, 8, 32}, d.Bits) {
-			return nil, fmt.Errorf("%q: bits %q: want 1, 2, 4, 8 or 32", spec, f[1])
+		if f[1] == "r" {
+			d.Bits = 0
+		} else if d.Bits, err = strconv.Atoi(f[1]); err != nil || !slices.Contains([]int{1, 2, 4, 8, 32}, d.Bits) {
+			return nil, fmt.Errorf("%q: bits %q: want 1, 2, 4, 8, 32 or r", spec, f[1])
 		}
 	}
 	if len(f) > 2 {
@@ -146,7 +149,30 @@ func (d *Delta) Name() string {
 	if d.Grad == nil {
 		g = "delta"
 	}
-	return fmt.Sprintf("delta:%d:%g:%d:%s", d.Bits, d.Threshold, d.MaxStale, g)
+	b := strconv.Itoa(d.Bits)
+	if d.Bits == 0 {
+		b = "r"
+	}
+	return fmt.Sprintf("delta:%s:%g:%d:%s", b, d.Threshold, d.MaxStale, g)
+}
+
+// BitsAt is the bit width of a message at ratio: Bits, or with Bits 0 the
+// widest of 1, 2, 4, 8 and 32 bits within 32/ratio (r ≥ 32: 1 bit, 16: 2,
+// 8: 4, 2 and 4: 8, below 2: 32, exact), so that a ratio schedule such as
+// step:16:4:34:2 widens the codes from 2 to 4 to 8 bits as training goes.
+func (d *Delta) BitsAt(ratio float64) int {
+	if d.Bits != 0 {
+		return d.Bits
+	}
+	if !(ratio >= 2) {
+		return 32
+	}
+	for _, b := range []int{8, 4, 2} {
+		if float64(b)*ratio <= 32 {
+			return b
+		}
+	}
+	return 1
 }
 
 // FixedRatio is 0: the ratio a message achieves depends on the rows.
@@ -156,11 +182,11 @@ func (d *Delta) FixedRatio(int) float64 { return 0 }
 func (d *Delta) Caps() Caps { return Caps{Streaming: d} }
 
 // rowBytes is the size of a sent row.
-func (d *Delta) rowBytes(width int) int {
-	if d.Bits == 32 {
+func rowBytes(bits, width int) int {
+	if bits == 32 {
 		return 4 * width
 	}
-	return deltaHeader + (width*d.Bits+7)/8
+	return deltaHeader + (width*bits+7)/8
 }
 
 // stream returns the state of key's stream for messages of rows×width,
@@ -196,7 +222,8 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		d.diff, d.codes = make([]float32, width), make([]uint32, width)
 	}
 	diff := d.diff[:width]
-	rb := d.rowBytes(width)
+	bits := d.BitsAt(ratio)
+	rb := rowBytes(bits, width)
 	for i := range rows {
 		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
 		var dd, xx float64
@@ -213,12 +240,12 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		dst[start+i/8] |= 1 << (i % 8)
 		at := len(dst)
 		dst = slices.Grow(dst, rb)[:at+rb]
-		if d.Bits == 32 {
+		if bits == 32 {
 			appendFloats(dst[at:at], row)
 		} else {
-			d.quantiseRow(dst[at:], diff)
+			quantiseRow(dst[at:], diff, bits)
 		}
-		d.applyRow(rec, dst[at:])
+		applyRow(rec, dst[at:], bits)
 		s.skipped[i] = 0
 	}
 	return dst
@@ -227,9 +254,9 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 // quantiseRow writes the difference's minimum and step as bfloat16s (the
 // minimum rounded down, the step up, so the levels still span the row) and
 // the codes, rounded to nearest, to b.
-func (d *Delta) quantiseRow(b []byte, diff []float32) {
+func quantiseRow(b []byte, diff []float32, bits int) {
 	lo, hi := rowMinMax(diff)
-	levels := float32(uint32(1)<<d.Bits - 1)
+	levels := float32(uint32(1)<<bits - 1)
 	lo16 := bf16Down(lo)
 	lo = fromBF16(lo16)
 	step16 := bf16Up((hi - lo) / levels)
@@ -253,7 +280,7 @@ func (d *Delta) quantiseRow(b []byte, diff []float32) {
 		if c > 0 { // also false for NaN
 			k = min(uint32(c+0.5), top)
 		}
-		pos := j * d.Bits
+		pos := j * bits
 		codes[pos/8] |= byte(k << (pos % 8))
 	}
 }
@@ -279,17 +306,17 @@ func bf16Up(f float32) uint16 { return bf16Down(-f) ^ 0x8000 }
 // applyRow adds the decoded row payload b to rec (or, at 32 bits, makes
 // rec the row). Sender and receiver both update through it, so their
 // reconstructions stay the same bits.
-func (d *Delta) applyRow(rec []float32, b []byte) {
-	if d.Bits == 32 {
+func applyRow(rec []float32, b []byte, bits int) {
+	if bits == 32 {
 		readFloats(rec, b)
 		return
 	}
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
 	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
 	codes := b[deltaHeader:]
-	mask := uint32(1)<<d.Bits - 1
+	mask := uint32(1)<<bits - 1
 	for j := range rec {
-		pos := j * d.Bits
+		pos := j * bits
 		k := uint32(codes[pos/8]>>(pos%8)) & mask
 		rec[j] = rec[j] + (lo + float32(float32(k)*step))
 	}
@@ -312,7 +339,8 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	if rows%8 != 0 && nb > 0 && src[nb-1]>>(rows%8) != 0 {
 		return errors.New("compress: delta message marks rows past its end")
 	}
-	rb := d.rowBytes(width)
+	bits := d.BitsAt(ratio)
+	rb := rowBytes(bits, width)
 	if want := nb + sent*rb; len(src) != want {
 		return sizeError("delta", len(src), want)
 	}
@@ -323,7 +351,7 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 			s.skipped[i]++
 			continue
 		}
-		d.applyRow(s.recon[i*width:(i+1)*width], src[at:at+rb])
+		applyRow(s.recon[i*width:(i+1)*width], src[at:at+rb], bits)
 		s.skipped[i] = 0
 		at += rb
 	}

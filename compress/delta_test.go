@@ -117,7 +117,7 @@ func TestDeltaErrorFeedbackBounded(t *testing.T) {
 			x := src.next()
 			msg := d.Encode(nil, x, rows, width, 1, Key{Step: step})
 			rec := d.streams[streamEnd{}].recon
-			rb := d.rowBytes(width)
+			rb := rowBytes(d.Bits, width)
 			for i := range rows {
 				b := msg[(rows+7)/8+i*rb:]
 				stepSize := fromBF16(uint16(b[2]) | uint16(b[3])<<8)
@@ -151,7 +151,7 @@ func TestDeltaStalenessBound(t *testing.T) {
 		const rows, width = 21, 16
 		d := newDelta(t, "delta:4:1e9:"+string(rune('0'+stale)))
 		src := newDrift(rows, width, 0.1, 3)
-		rb := d.rowBytes(width)
+		rb := rowBytes(d.Bits, width)
 		for step := range 20 {
 			msg := d.Encode(nil, src.next(), rows, width, 1, Key{Step: step})
 			wantSent := 0
@@ -186,7 +186,7 @@ func TestDeltaThresholdSkipsSmallChanges(t *testing.T) {
 	x[0] += 0.05        // row 0: relative change 0.05/√10 — skipped
 	x[width] += 0.5 * 4 // row 1: 2/√10 — sent
 	msg := d.Encode(nil, x, 2, width, 1, Key{Step: 1})
-	if msg[0] != 0b10 || len(msg) != 1+d.rowBytes(width) {
+	if msg[0] != 0b10 || len(msg) != 1+rowBytes(d.Bits, width) {
 		t.Fatalf("bitmap %08b, %d bytes: want row 1 alone sent", msg[0], len(msg))
 	}
 }
@@ -201,7 +201,7 @@ func TestDeltaGradCodec(t *testing.T) {
 		t.Fatal("the gradient message is not quant4's")
 	}
 	key.Backward = false
-	if got := d.Encode(nil, x, 3, 40, 1, key); len(got) != 1+3*d.rowBytes(40) {
+	if got := d.Encode(nil, x, 3, 40, 1, key); len(got) != 1+3*rowBytes(d.Bits, 40) {
 		t.Fatalf("forward message of %d bytes", len(got))
 	}
 	if d.Name() != "delta:2:0:0:quant4" {
@@ -279,6 +279,7 @@ func TestParseDelta(t *testing.T) {
 		{"delta:32:0:3", "delta:32:0:3:delta"},
 		{"delta:1:0.5:10:none", "delta:1:0.5:10:none"},
 		{"delta:4:0.1:8:delta", "delta:4:0.1:8:delta"},
+		{"delta:r:0:0:quant4", "delta:r:0:0:quant4"},
 	} {
 		c, err := New(tc.spec)
 		if err != nil || c.Name() != tc.name {
@@ -309,6 +310,39 @@ func TestBF16Bracket(t *testing.T) {
 	for _, f := range []float32{0, 1, -1, 0.5} {
 		if fromBF16(bf16Down(f)) != f || fromBF16(bf16Up(f)) != f {
 			t.Fatalf("%v is a bfloat16 but rounds to %v, %v", f, fromBF16(bf16Down(f)), fromBF16(bf16Up(f)))
+		}
+	}
+}
+
+// delta:r takes its bit width from the schedule's ratio, 32/r rounded down
+// to a width it has, and a stream carries on across a change of width:
+// the ends still agree, and the message sizes follow the widths.
+func TestDeltaBitsFromRatio(t *testing.T) {
+	d := newDelta(t, "delta:r")
+	for _, tc := range []struct {
+		ratio float64
+		bits  int
+	}{{1, 32}, {1.9, 32}, {2, 8}, {4, 8}, {5, 4}, {8, 4}, {16, 2}, {20, 1}, {32, 1}, {128, 1}} {
+		if got := d.BitsAt(tc.ratio); got != tc.bits {
+			t.Errorf("BitsAt(%v) = %d, want %d", tc.ratio, got, tc.bits)
+		}
+	}
+	const rows, width = 6, 32
+	send, recv := newDelta(t, "delta:r"), newDelta(t, "delta:r")
+	src := newDrift(rows, width, 0.05, 8)
+	out := make([]float32, rows*width)
+	for step, ratio := range []float64{16, 16, 8, 8, 4, 4, 1} {
+		key := Key{Step: step}
+		x := src.next()
+		msg := send.Encode(nil, x, rows, width, ratio, key)
+		if want := 1 + rows*rowBytes(send.BitsAt(ratio), width); len(msg) != want {
+			t.Fatalf("step %d, ratio %v: %d bytes, want %d", step, ratio, len(msg), want)
+		}
+		if err := recv.Decode(out, rows, width, ratio, key, msg); err != nil {
+			t.Fatal(err)
+		}
+		if ratio == 1 && !slices.Equal(out, x) {
+			t.Fatal("at ratio 1 (32 bits) the rows are not exact")
 		}
 	}
 }

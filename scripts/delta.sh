@@ -7,8 +7,8 @@
 #                           random and multilevel, SAGE-64 × 100 iterations
 #
 # Runs already in the results file are skipped, so an interrupted sweep
-# resumes; seeds go one at a time over every cell (seed-major), so a sweep
-# stopped early has covered every cell. GRAFT_DATA must name the data
+# resumes; seeds go one at a time over every cell (seed-major), the cheapest
+# cells first, so a sweep stopped early has covered as many cells as it could. GRAFT_DATA must name the data
 # directory. DELTA_SEEDS (default 1,2,3), DELTA_CONFIGS and DELTA_OUT narrow
 # or move it; DELTA_STOP_AT=HH:MM starts no new run after that time.
 set -euo pipefail
@@ -22,10 +22,12 @@ stop=()
 # full and quant4 are the references; delta:2:0:0 codes both directions'
 # differences at 2 bits with no skipping, :quant2 sends gradients as plain
 # 2-bit quantisation instead, +last compresses the last layer's exchange too.
-configs=${DELTA_CONFIGS:-full,quant4,delta:2:0:0,delta:2:0:0+last,delta:2:0:0:quant2}
+configs=${DELTA_CONFIGS:-full,quant4,delta:2:0:0+last,delta:2:0:0,delta:2:0:0:quant2}
 IFS=, read -ra seeds <<<"${DELTA_SEEDS:-1,2,3}"
 for seed in "${seeds[@]}"; do
-	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers,coauthor-cs -parts 4,8 \
-		-partitions random,multilevel -seeds "$seed" -configs "$configs" -epochs 100 -hidden 64
+	for cell in 8:multilevel 4:multilevel 8:random 4:random; do # the cheapest cells first
+		/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers,coauthor-cs -parts "${cell%%:*}" \
+			-partitions "${cell##*:}" -seeds "$seed" -configs "$configs" -epochs 100 -hidden 64
+	done
 done
 /tmp/varco-delta.$$ report -in "$out" -dir "$(dirname "$out")"
