@@ -226,14 +226,11 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	rb := rowBytes(bits, width)
 	for i := range rows {
 		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
-		var dd, xx float64
 		for j, v := range row {
 			diff[j] = v - rec[j]
-			dd += float64(diff[j]) * float64(diff[j])
-			xx += float64(v) * float64(v)
 		}
 		stale := s.skipped[i] < 0 || d.MaxStale > 0 && int(s.skipped[i])+1 >= d.MaxStale
-		if !stale && dd < d.Threshold*d.Threshold*xx {
+		if !stale && d.Threshold > 0 && small(diff, row, d.Threshold) {
 			s.skipped[i]++
 			continue
 		}
@@ -249,6 +246,16 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		s.skipped[i] = 0
 	}
 	return dst
+}
+
+// small reports whether ‖diff‖ < threshold·‖row‖.
+func small(diff, row []float32, threshold float64) bool {
+	var dd, xx float64
+	for j, v := range row {
+		dd += float64(diff[j]) * float64(diff[j])
+		xx += float64(v) * float64(v)
+	}
+	return dd < threshold*threshold*xx
 }
 
 // quantiseRow writes the difference's minimum and step as bfloat16s (the
@@ -272,16 +279,21 @@ func quantiseRow(b []byte, diff []float32, bits int) {
 	binary.LittleEndian.PutUint16(b, lo16)
 	binary.LittleEndian.PutUint16(b[2:], step16)
 	codes := b[deltaHeader:]
-	clear(codes)
-	top := uint32(levels)
-	for j, v := range diff {
-		c := float32(v-lo) * inv
-		var k uint32
-		if c > 0 { // also false for NaN
-			k = min(uint32(c+0.5), top)
+	top := float32(levels)
+	per := 8 / bits // codes per byte
+	for at := 0; at < len(diff); at += per {
+		var c byte
+		for k, v := range diff[at:min(at+per, len(diff))] {
+			// Rounded to nearest in [0, top]: the comparisons also send NaN to 0.
+			q := float32(v-lo)*inv + 0.5
+			if !(q >= 1) {
+				q = 0
+			} else if q > top {
+				q = top
+			}
+			c |= byte(uint32(q)) << (k * bits)
 		}
-		pos := j * bits
-		codes[pos/8] |= byte(k << (pos % 8))
+		codes[at/per] = c
 	}
 }
 
@@ -314,11 +326,24 @@ func applyRow(rec []float32, b []byte, bits int) {
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
 	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
 	codes := b[deltaHeader:]
-	mask := uint32(1)<<bits - 1
-	for j := range rec {
-		pos := j * bits
-		k := uint32(codes[pos/8]>>(pos%8)) & mask
-		rec[j] = rec[j] + (lo + float32(float32(k)*step))
+	if bits == 8 {
+		for j := range rec {
+			rec[j] = rec[j] + (lo + float32(float32(codes[j])*step))
+		}
+		return
+	}
+	// The row's 2^bits levels, then one look-up per code.
+	var tab [16]float32
+	for k := range 1 << bits {
+		tab[k] = lo + float32(float32(k)*step)
+	}
+	per, mask := 8/bits, byte(1)<<bits-1
+	for at := 0; at < len(rec); at += per {
+		c := codes[at/per]
+		r := rec[at:min(at+per, len(rec))]
+		for k := range r {
+			r[k] = r[k] + tab[c>>(k*bits)&mask&15]
+		}
 	}
 }
 
