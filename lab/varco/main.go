@@ -53,6 +53,18 @@ type config struct {
 	Name, Codec, Schedule string
 }
 
+// specConfig is the configuration named by a codec spec with parameters,
+// CODEC[@SCHEDULE][+last]: that codec under SCHEDULE (fixed:1 if none),
+// compressing the last layer's exchange too with +last.
+func specConfig(name string) config {
+	spec, _ := strings.CutSuffix(name, "+last")
+	codec, sched, found := strings.Cut(spec, "@")
+	if !found {
+		sched = "fixed:1"
+	}
+	return config{Name: name, Codec: codec, Schedule: sched}
+}
+
 // last reports whether the configuration compresses the last layer's
 // exchange too: its name ends in +last.
 func (c config) last() bool { return strings.HasSuffix(c.Name, "+last") }
@@ -201,7 +213,7 @@ func parseSweep(args []string) (*sweep, error) {
 	partsFlag := fs.String("parts", "4,8", "worker counts")
 	partitions := fs.String("partitions", "random,multilevel", "partitioners")
 	seedsFlag := fs.String("seeds", "1,2,3", "seeds (model initialisation; the split and partition use seed 1)")
-	cfgFlag := fs.String("configs", "all", "configurations, comma-separated, or all; a codec spec with parameters (delta:2:0.05:8) runs that codec at ratio 1, and with +last appended compresses the last layer's exchange too")
+	cfgFlag := fs.String("configs", "all", "configurations, comma-separated, or all; a codec spec with parameters, CODEC[@SCHEDULE][+last] (delta:2:0.05:8, delta:r@step:16:4:34:2+last), runs that codec under SCHEDULE (default fixed:1), with +last compressing the last layer's exchange too")
 	s := &sweep{}
 	fs.IntVar(&s.epochs, "epochs", 300, "full-batch iterations (the authors: 300)")
 	fs.IntVar(&s.hidden, "hidden", 256, "hidden width (the authors: 256)")
@@ -265,13 +277,11 @@ func pickConfigs(list string) ([]config, error) {
 	var cfgs []config
 	for _, n := range splitList(list) {
 		c, ok := configByName(n)
-		if spec, _ := strings.CutSuffix(n, "+last"); !ok && strings.Contains(spec, ":") {
-			// A codec spec with parameters (delta:2:0.05:8) is a
-			// configuration of its own, at ratio 1; +last compresses
-			// the last layer's exchange too.
-			if _, err := compress.Factory(spec); err == nil {
-				c, ok = config{Name: n, Codec: spec, Schedule: "fixed:1"}, true
-			}
+		if !ok && strings.Contains(n, ":") {
+			c = specConfig(n)
+			_, err := compress.Factory(c.Codec)
+			_, serr := compress.ParseSchedule(c.Schedule, 100)
+			ok = err == nil && serr == nil
 		}
 		if !ok {
 			return nil, fmt.Errorf("unknown configuration %q", n)

@@ -187,8 +187,7 @@ func configOf(name string) config {
 	if c, ok := configByName(name); ok {
 		return c
 	}
-	spec, _ := strings.CutSuffix(name, "+last")
-	return config{Name: name, Codec: spec, Schedule: "fixed:1"}
+	return specConfig(name)
 }
 
 func writeCell(md *strings.Builder, c *cell) {
