@@ -30,4 +30,4 @@ for seed in "${seeds[@]}"; do
 			-partitions "${cell##*:}" -seeds "$seed" -configs "$configs" -epochs 100 -hidden 64
 	done
 done
-/tmp/varco-delta.$$ report -in "$out" -dir "$(dirname "$out")"
+/tmp/varco-delta.$$ report -targets -in "$out" -dir "$(dirname "$out")"
