@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -28,6 +29,16 @@ type Stepper interface {
 	// adaptive compression schedule's state, say); nil when nothing.
 	State() (json.RawMessage, error)
 	Restore(state json.RawMessage) error
+}
+
+// TensorStater is a Stepper with bulk state (a delta codec's
+// reconstructions, say), which a checkpoint keeps as tensors beside the
+// parameters rather than in the JSON of State. The loop calls
+// StateTensors right after State, and RestoreTensors right after Restore
+// with the checkpoint's tensors by name (nil when absent).
+type TensorStater interface {
+	StateTensors() ([]checkpoint.Tensor, error)
+	RestoreTensors(tensor func(name string) *checkpoint.Tensor) error
 }
 
 // Batch names one micro-batch of the run.
