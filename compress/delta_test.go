@@ -346,3 +346,23 @@ func TestDeltaBitsFromRatio(t *testing.T) {
 		}
 	}
 }
+
+// quantr sends each message as the quantiser of the ratio's bit width, or
+// whole below ratio 2.
+func TestQuantRatioFollowsTheSchedule(t *testing.T) {
+	c, _ := New("quantr")
+	x := newDrift(5, 40, 1, 10).next()
+	key := Key{Step: 3, Layer: 1}
+	for _, tc := range []struct {
+		ratio float64
+		codec string
+	}{{1, "none"}, {2, "quant8"}, {4, "quant8"}, {8, "quant4"}, {16, "quant2"}, {64, "quant1"}} {
+		q, _ := New(tc.codec)
+		if got, want := c.Encode(nil, x, 5, 40, tc.ratio, key), q.Encode(nil, x, 5, 40, tc.ratio, key); !bytes.Equal(got, want) {
+			t.Errorf("ratio %v: the message is not %s's", tc.ratio, tc.codec)
+		}
+	}
+	if DefaultSchedule("quantr") != "exp:16:4:1.5" {
+		t.Errorf("quantr's default schedule is %s", DefaultSchedule("quantr"))
+	}
+}
