@@ -19,10 +19,11 @@ go build -o /tmp/varco-delta.$$ ./lab/varco
 trap 'rm -f /tmp/varco-delta.$$' EXIT
 stop=()
 [[ -n ${DELTA_STOP_AT:-} ]] && stop=(-stop-at "$DELTA_STOP_AT")
-# full and quant4 are the references; delta:2:0:0 codes both directions'
-# differences at 2 bits with no skipping, :quant2 sends gradients as plain
-# 2-bit quantisation instead, +last compresses the last layer's exchange too.
-configs=${DELTA_CONFIGS:-full,quant4,delta:2:0:0+last,delta:2:0:0,delta:2:0:0:quant2}
+# full and quant4 are the references; delta:2:0:0+last codes both
+# directions' differences at 2 bits with no skipping, the last layer's
+# exchange too; :quant2 sends the gradients as plain 2-bit stochastic
+# quantisation instead.
+configs=${DELTA_CONFIGS:-full,quant4,delta:2:0:0+last,delta:2:0:0:quant2+last}
 IFS=, read -ra seeds <<<"${DELTA_SEEDS:-1,2,3}"
 for seed in "${seeds[@]}"; do
 	for cell in 8:multilevel 4:multilevel 8:random 4:random; do # the cheapest cells first
@@ -30,4 +31,13 @@ for seed in "${seeds[@]}"; do
 			-partitions "${cell##*:}" -seeds "$seed" -configs "$configs" -epochs 100 -hidden 64
 	done
 done
+# The choices compared on one or two cells (docs/delta.md, "Choices").
+if [[ -z ${DELTA_CONFIGS:-} ]]; then
+	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers -parts 8 -partitions multilevel -seeds 2 \
+		-configs delta:2:0:0,delta:2:0.05:4+last,delta:r@step:16:4:34:2+last,quantr@exp:16:4:1.5 -epochs 100 -hidden 64
+	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers -parts 4 -partitions random -seeds 3 \
+		-configs delta:4:0:0+last,delta:2:0:0:quant4+last -epochs 100 -hidden 64
+	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers -parts 4 -partitions multilevel -seeds 2 \
+		-configs delta:2:0:0:quant4+last -epochs 100 -hidden 64
+fi
 /tmp/varco-delta.$$ report -targets -in "$out" -dir "$(dirname "$out")"
