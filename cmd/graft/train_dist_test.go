@@ -63,7 +63,7 @@ func TestTrainPartitionedErrors(t *testing.T) {
 		{[]string{"--parts", "0"}, 2, "want at least 1"},
 		{[]string{"--parts", "5000"}, 2, "only 2708 nodes"},
 		{[]string{"--compress", "zip"}, 2, "want one of none, truncate"},
-		{[]string{"--compress", "delta:3"}, 2, `bits "3": want 1, 2, 4, 8 or 32`},
+		{[]string{"--compress", "delta:3"}, 2, `bits "3": want 1, 2, 4, 8, 32 or r`},
 		{[]string{"--compress", "delta:4:0:0:zip"}, 2, "gradient codec"},
 		{[]string{"--compress", "truncate", "--schedule", "linear:1:2:5"}, 2, "floor"},
 		{[]string{"--link", "fast"}, 2, "--link"},
