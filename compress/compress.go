@@ -87,6 +87,13 @@ type Caps struct {
 	// Grad, when set, sends a forward message's gradient at the columns
 	// that message kept (see GradCoder).
 	Grad GradCoder
+	// Streaming, when set, says that the codec keeps state per stream of
+	// messages (a Key without its step and seed: a layer, a direction, a
+	// sender and a receiver) that both ends update with every message, as
+	// delta coding does. Each message must then be encoded once, whole,
+	// and decoded once, whole, in step order; its size depends on the
+	// rows. Streaming gives the state a checkpoint keeps.
+	Streaming Streaming
 }
 
 // RowCoder sizes the rows of a compressor whose Caps set Rows.

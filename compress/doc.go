@@ -14,6 +14,12 @@
 // Quantisation and bf16 compress gradients independently, as a
 // straight-through estimate.
 //
+// Delta is stateful: both ends of a stream of messages (a layer, a
+// direction, a pair of workers) keep the receiver's reconstruction of its
+// rows, and each message sends the rows' quantised change from it, with
+// the error fed back into the next message (Caps.Streaming). quantr, like
+// Delta with bits r, takes its bit width from the ratio schedule.
+//
 // A compressor declares once what its messages allow beyond Encode and
 // Decode (Caps: rows that encode alone, rows of a fixed size, gradients at
 // the forward columns), and the halo exchange picks its strategy from

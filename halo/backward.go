@@ -95,11 +95,19 @@ func (e *Exchange) encodeGradPieces(dst []byte, codec *timed, lo, hi, w int, rat
 // addGradients adds the gradient message msg into rows of dh. Messages go
 // row by row, so it decodes a piece at a time and adds each piece while it
 // is in cache, instead of writing the whole decoded message to memory and
-// reading it back.
+// reading it back; a streaming codec's messages are decoded whole.
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, codec *timed, ratio float64, key compress.Key, msg []byte) error {
 	n, w := len(rows), dh.Cols
 	if n == 0 {
 		return codec.Decode(nil, 0, w, ratio, key, msg) // the message must be empty too
+	}
+	if codec.Caps().Streaming != nil { // a whole message of rows of no fixed size
+		buf := e.buffer(n * w)
+		if err := codec.Decode(buf, n, w, ratio, key, msg); err != nil {
+			return err
+		}
+		addRows(dh, rows, buf)
+		return nil
 	}
 	if len(msg)%n != 0 {
 		return fmt.Errorf("a gradient message of %d bytes is not %d whole rows", len(msg), n)

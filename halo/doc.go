@@ -17,6 +17,10 @@
 //   - shared rows: a codec whose rows encode to a fixed size (top-k)
 //     encodes every boundary row once, however many peers read it, and
 //     comm.Rows sends each peer its rows from that one encoding.
+//   - streaming: a codec that keeps state per stream of messages (delta
+//     coding, compress.Caps.Streaming) encodes and decodes each message
+//     whole, in both directions; its state goes into checkpoints through
+//     CodecStates and RestoreCodec.
 //
 // A codec that sends gradients at the columns its forward message kept
 // (compress.GradCoder) is wrapped in a keeper, a decorator that keeps

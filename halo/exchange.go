@@ -23,14 +23,19 @@ type Config struct {
 	// layer, sender and receiver.
 	Seed uint64
 	// Layers is the model's number of layers: the last layer's exchange is
-	// never compressed.
+	// not compressed unless CompressLast is set.
 	Layers int
+	// CompressLast compresses the last layer's exchange too, as the
+	// others (the VARCO authors leave it whole; with it whole, the last
+	// layer's classes-wide rows are a floor under the halo bytes).
+	CompressLast bool
 }
 
 // Exchange is one worker's halo exchange, the nn.Halo of partition-parallel
-// training. Evaluation passes and the last layer's exchange are never
-// compressed: the VARCO authors leave the last layer's input whole, and
-// accuracy is measured on the model, not on a compressed view of it.
+// training. Evaluation passes are never compressed, and the last layer's
+// exchange only with Config.CompressLast: the VARCO authors leave the last
+// layer's input whole, and accuracy is measured on the model, not on a
+// compressed view of it.
 //
 // nn.Halo methods cannot return errors, so a failed exchange is sticky: Err
 // reports it, and the trainer checks it after each pass.
@@ -85,7 +90,7 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	e.stateful, _ = cfg.Schedule.(compress.Stateful)
 	codec := cfg.Codec
 	if e.caps.Grad != nil {
-		e.keeper = newKeeper(codec, e.plan, cfg.Layers-1)
+		e.keeper = newKeeper(codec, e.plan, e.compressedLayers())
 		codec = e.keeper
 	}
 	e.codec = &timed{Compressor: codec}
@@ -133,6 +138,50 @@ func (e *Exchange) RestoreSchedule(state json.RawMessage) error {
 	return nil
 }
 
+// Streaming reports whether the codec keeps state per stream of messages
+// (compress.Caps.Streaming), which a checkpoint must keep.
+func (e *Exchange) Streaming() bool { return e.caps.Streaming != nil }
+
+// CodecStates gathers every worker's codec state on rank 0, indexed by
+// rank; the other workers get nil. It is a collective: every worker calls
+// it at the same point of training. nil when the codec keeps no state.
+func (e *Exchange) CodecStates() ([][]byte, error) {
+	if e.caps.Streaming == nil {
+		return nil, nil
+	}
+	mine, err := e.caps.Streaming.StreamState()
+	if err != nil {
+		return nil, err
+	}
+	n := e.comm.Size()
+	send, recv := make([][]byte, n), make([][]byte, n)
+	send[0] = mine
+	if err := e.comm.AllToAll(codecStateSite, send, recv); err != nil {
+		return nil, fmt.Errorf("halo: gathering the codec's state: %w", err)
+	}
+	if e.comm.Rank() != 0 {
+		return nil, nil
+	}
+	return recv, nil
+}
+
+// codecStateSite is the communicator site of CodecStates.
+const codecStateSite = "halo.codec-state"
+
+// RestoreCodec continues the codec from states, CodecStates' result on
+// rank 0: this worker takes its rank's.
+func (e *Exchange) RestoreCodec(states [][]byte) error {
+	switch {
+	case e.caps.Streaming == nil && states == nil:
+		return nil
+	case e.caps.Streaming == nil:
+		return fmt.Errorf("halo: the checkpoint keeps a codec's state, but %s keeps none", e.cfg.Codec.Name())
+	case len(states) != e.comm.Size():
+		return fmt.Errorf("halo: the checkpoint keeps the codec state of %d workers, not %d", len(states), e.comm.Size())
+	}
+	return e.caps.Streaming.RestoreStreams(states[e.comm.Rank()])
+}
+
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 
@@ -158,7 +207,16 @@ func (e *Exchange) AtFloor() bool { return compress.AtFloor(e.cfg.Schedule, e.tr
 // compressing reports whether layer's exchange in the current pass goes
 // through the codec: training passes below the last layer.
 func (e *Exchange) compressing(layer int) bool {
-	return e.training && layer < e.cfg.Layers-1
+	return e.training && layer < e.compressedLayers()
+}
+
+// compressedLayers is the number of layers whose training exchanges go
+// through the codec: all but the last, or all with CompressLast.
+func (e *Exchange) compressedLayers() int {
+	if e.cfg.CompressLast {
+		return e.cfg.Layers
+	}
+	return e.cfg.Layers - 1
 }
 
 // uncompressed reports whether layer's exchange in the current pass sends

@@ -162,6 +162,12 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 			return fmt.Errorf("--resume: %w", err)
 		}
 	}
+	if c.Rank() != 0 {
+		// The others save with rank 0 (a streaming codec's and the
+		// gradient compression's state are gathered then), and drop
+		// what they save.
+		opts.CheckpointEvery, opts.SaveCheckpoint = s.CheckpointEvery, dropCheckpoint
+	}
 	switch {
 	case hdr[0] == 1 && c.Rank() == 0:
 		return errors.New(string(body))
@@ -173,12 +179,6 @@ func (s *Spec) shareResume(c comm.Communicator, opts *fullgraph.Options) error {
 			return fmt.Errorf("--resume: the checkpoint from rank 0: %w", err)
 		}
 		opts.Resume = st
-	}
-	if c.Rank() != 0 && s.CheckpointDir != "" {
-		// Rank 0 writes; the others take part in gathering the gradient
-		// compression's state at the same epochs.
-		opts.CheckpointEvery = s.CheckpointEvery
-		opts.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
 	return nil
 }
@@ -198,3 +198,6 @@ func flagDiffs(ce *checkpoint.ConfigError) string {
 	}
 	return strings.Join(diffs, ", ")
 }
+
+// dropCheckpoint is the saving of workers other than rank 0.
+func dropCheckpoint(*checkpoint.State) error { return nil }

@@ -179,6 +179,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	if opts.Grad, err = s.gradCompression(); err != nil {
 		return opts, "", err
 	}
+	opts.CompressLast = s.CompressLast
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
 		if err != nil {
@@ -233,6 +234,9 @@ func (s *Spec) unusedWithOneWorker() string {
 	}
 	if s.GradCompress != "" && s.GradCompress != "none" {
 		set = append(set, "--grad-compress "+s.GradCompress)
+	}
+	if s.CompressLast {
+		set = append(set, "--compress-last")
 	}
 	return strings.Join(set, " and ")
 }

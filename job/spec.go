@@ -58,7 +58,8 @@ type Spec struct {
 	// split by Partition (a method name or an assignment file) seeded by
 	// PartitionSeed. Codec and Schedule name the halo exchange's
 	// compressor and ratio schedule ("" takes the codec's default), and
-	// Link an emulated network link ("" for none).
+	// Link an emulated network link ("" for none). CompressLast compresses
+	// the last layer's exchange too.
 	Parts                 int
 	Partition             string
 	PartitionSeed         uint64
@@ -66,6 +67,7 @@ type Spec struct {
 	// GradCompress is the gradient compression of a run of several
 	// workers, a gradcomp spec ("" or "none": the exact all-reduce).
 	GradCompress string
+	CompressLast bool
 
 	// CheckpointDir receives checkpoints every CheckpointEvery epochs and
 	// when the job is interrupted; it must not hold another run's. Resume

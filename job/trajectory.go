@@ -72,7 +72,7 @@ var settingNames = map[string]string{
 	"Train.Accumulate": "accumulate",
 	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler", "Precision": "precision",
 	"Parts": "parts", "Partition": "partition", "PartitionSeed": "partition-seed",
-	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress",
+	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress", "CompressLast": "compress-last",
 }
 
 // recipeSettings are the recorded settings no flag of graft train sets:
@@ -268,7 +268,7 @@ func (s *Spec) derivedSettings(in *input, schedule string) map[string]string {
 		d["Schedule"] = schedule
 		d["GradCompress"] = cmpOr(s.GradCompress, "none")
 	} else {
-		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule", "GradCompress"} {
+		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule", "GradCompress", "CompressLast"} {
 			d[p] = "unused"
 		}
 	}

@@ -41,6 +41,12 @@ func (l *Loop) Checkpoint() (*checkpoint.State, error) {
 	if meta.Stepper, err = l.stepper.State(); err != nil {
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
+	var bulk []checkpoint.Tensor
+	if ts, ok := l.stepper.(TensorStater); ok {
+		if bulk, err = ts.StateTensors(); err != nil {
+			return nil, fmt.Errorf("train: checkpoint: %w", err)
+		}
+	}
 	opt := l.opt.State()
 	meta.OptimizerSteps = opt.Steps
 	mj, err := json.Marshal(meta)
@@ -63,6 +69,7 @@ func (l *Loop) Checkpoint() (*checkpoint.State, error) {
 			s.Tensors = append(s.Tensors, checkpoint.Tensor{Name: "optim/" + key, Shape: []int{len(opt.Buffers[key])}, Data: opt.Buffers[key]})
 		}
 	}
+	s.Tensors = append(s.Tensors, bulk...)
 	return s, nil
 }
 
@@ -129,6 +136,11 @@ func (l *Loop) Restore(s *checkpoint.State) error {
 	}
 	if sr, ok := l.cfg.Reducer.(StatefulReducer); ok {
 		if err := sr.RestoreState(s); err != nil {
+			return err
+		}
+	}
+	if ts, ok := l.stepper.(TensorStater); ok {
+		if err := ts.RestoreTensors(s.Tensor); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,16 @@ type Stepper interface {
 	Restore(state json.RawMessage) error
 }
 
+// TensorStater is a Stepper with bulk state (a delta codec's
+// reconstructions, say), which a checkpoint keeps as tensors beside the
+// parameters rather than in the JSON of State. The loop calls
+// StateTensors right after State, and RestoreTensors right after Restore
+// with the checkpoint's tensors by name (nil when absent).
+type TensorStater interface {
+	StateTensors() ([]checkpoint.Tensor, error)
+	RestoreTensors(tensor func(name string) *checkpoint.Tensor) error
+}
+
 // Batch names one micro-batch of the run.
 type Batch struct {
 	Epoch int // 1-based

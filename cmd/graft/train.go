@@ -180,7 +180,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	s := job.Spec{Async: asyncSpec,
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
-		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, Link: d.link, GradCompress: d.gradCompress,
+		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, CompressLast: d.compressLast, Link: d.link, GradCompress: d.gradCompress,
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler, Precision: o.precision,

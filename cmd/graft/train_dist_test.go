@@ -63,6 +63,8 @@ func TestTrainPartitionedErrors(t *testing.T) {
 		{[]string{"--parts", "0"}, 2, "want at least 1"},
 		{[]string{"--parts", "5000"}, 2, "only 2708 nodes"},
 		{[]string{"--compress", "zip"}, 2, "want one of none, truncate"},
+		{[]string{"--compress", "delta:3"}, 2, `bits "3": want 1, 2, 4, 8, 32 or r`},
+		{[]string{"--compress", "delta:4:0:0:zip"}, 2, "gradient codec"},
 		{[]string{"--compress", "truncate", "--schedule", "linear:1:2:5"}, 2, "floor"},
 		{[]string{"--link", "fast"}, 2, "--link"},
 		{[]string{"--parts", "2", "--partition", "no-such-file"}, 2, "neither a method"},
@@ -86,6 +88,7 @@ func TestTrainNotesCompressionWithOneWorker(t *testing.T) {
 	}{
 		{[]string{"--compress", "topk"}, true},
 		{[]string{"--schedule", "fixed:4", "--link", "1gbit:1ms"}, true},
+		{[]string{"--compress-last"}, true},
 		{[]string{}, false},
 		{[]string{"--parts", "2", "--compress", "topk"}, false},
 	} {
@@ -163,4 +166,28 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// --compress-last sends the last layer's rows through the codec too:
+// fewer halo bytes than the same codec leaving it whole.
+func TestTrainCompressLast(t *testing.T) {
+	bytes := map[bool]float64{}
+	for _, last := range []bool{false, true} {
+		args := []string{"train", "--parts", "2", "--compress", "delta:2", "--epochs", "2", "--json"}
+		if last {
+			args = append(args, "--compress-last")
+		}
+		code, stdout, stderr := runGraft(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var sum map[string]any
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatalf("%v in %q", err, stdout)
+		}
+		bytes[last], _ = sum["bytes_fwd"].(float64)
+	}
+	if !(bytes[true] > 0 && bytes[true] < bytes[false]) {
+		t.Fatalf("forward halo bytes %v with --compress-last, %v without", bytes[true], bytes[false])
+	}
 }

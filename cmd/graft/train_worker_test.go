@@ -213,11 +213,13 @@ func TestTrainWorkerKilledThenResumed(t *testing.T) {
 }
 
 // SIGTERM to one worker stops all of them after the same epoch; rank 0
-// checkpoints and the run resumes to the undisturbed result.
+// checkpoints and the run resumes to the undisturbed result. The run
+// delta-codes its halo rows, so the checkpoint must carry every worker's
+// reconstructions, which the workers gather on rank 0 as it saves.
 func TestTrainWorkerSIGTERMCheckpoints(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "ckpt")
-	args := []string{"--epochs", "120", "--patience", "0", "--start-timeout", "30s"}
+	args := []string{"--epochs", "120", "--patience", "0", "--compress", "delta:2:0.05:3", "--start-timeout", "30s"}
 	metrics := filepath.Join(dir, "m.jsonl")
 	cmds, errs := startWorkers(t, 2, append(args, "--metrics", metrics, "--checkpoint-dir", ckpt, "--checkpoint-every", "0")...)
 	waitEpoch(t, metrics, 5, 60*time.Second)
@@ -230,7 +232,7 @@ func TestTrainWorkerSIGTERMCheckpoints(t *testing.T) {
 	if !strings.Contains(errs[0].String(), "--resume "+ckpt) {
 		t.Errorf("rank 0 does not say how to resume:\n%s", errs[0].String())
 	}
-	code, _, stderr := runGraft(t, append([]string{"train", "--parts", "2", "--save", filepath.Join(dir, "whole.st")}, args[:4]...)...)
+	code, _, stderr := runGraft(t, append([]string{"train", "--parts", "2", "--save", filepath.Join(dir, "whole.st")}, args[:6]...)...)
 	if code != 0 {
 		t.Fatalf("undisturbed: exit %d: %s", code, stderr)
 	}

@@ -53,6 +53,22 @@ type config struct {
 	Name, Codec, Schedule string
 }
 
+// specConfig is the configuration named by a codec spec with parameters,
+// CODEC[@SCHEDULE][+last]: that codec under SCHEDULE (fixed:1 if none),
+// compressing the last layer's exchange too with +last.
+func specConfig(name string) config {
+	spec, _ := strings.CutSuffix(name, "+last")
+	codec, sched, found := strings.Cut(spec, "@")
+	if !found {
+		sched = "fixed:1"
+	}
+	return config{Name: name, Codec: codec, Schedule: sched}
+}
+
+// last reports whether the configuration compresses the last layer's
+// exchange too: its name ends in +last.
+func (c config) last() bool { return strings.HasSuffix(c.Name, "+last") }
+
 // configs lists every configuration the sweep knows, by name. fixed-R are
 // the authors' truncation at a fixed ratio; varco is their linear schedule
 // as shipped (floor 1.5), varco-r1 the same reaching r = 1 as their theory
@@ -102,6 +118,7 @@ type record struct {
 	Config    string `json:"config"`
 	Codec     string `json:"codec"` // (records written before the per-epoch field was renamed lack it)
 	Schedule  string `json:"schedule"`
+	Last      bool   `json:"compress_last,omitempty"` // the last layer's exchange compressed too
 	Epochs    int    `json:"epochs"`
 	Hidden    int    `json:"hidden"`
 
@@ -196,7 +213,7 @@ func parseSweep(args []string) (*sweep, error) {
 	partsFlag := fs.String("parts", "4,8", "worker counts")
 	partitions := fs.String("partitions", "random,multilevel", "partitioners")
 	seedsFlag := fs.String("seeds", "1,2,3", "seeds (model initialisation; the split and partition use seed 1)")
-	cfgFlag := fs.String("configs", "all", "configurations, comma-separated, or all")
+	cfgFlag := fs.String("configs", "all", "configurations, comma-separated, or all; a codec spec with parameters, CODEC[@SCHEDULE][+last] (delta:2:0.05:8, delta:r@step:16:4:34:2+last), runs that codec under SCHEDULE (default fixed:1), with +last compressing the last layer's exchange too")
 	s := &sweep{}
 	fs.IntVar(&s.epochs, "epochs", 300, "full-batch iterations (the authors: 300)")
 	fs.IntVar(&s.hidden, "hidden", 256, "hidden width (the authors: 256)")
@@ -260,6 +277,12 @@ func pickConfigs(list string) ([]config, error) {
 	var cfgs []config
 	for _, n := range splitList(list) {
 		c, ok := configByName(n)
+		if !ok && strings.Contains(n, ":") {
+			c = specConfig(n)
+			_, err := compress.Factory(c.Codec)
+			_, serr := compress.ParseSchedule(c.Schedule, 100)
+			ok = err == nil && serr == nil
+		}
 		if !ok {
 			return nil, fmt.Errorf("unknown configuration %q", n)
 		}
@@ -300,7 +323,7 @@ func (s *sweep) runLayout(ctx context.Context, res *results, name string, prob t
 	for _, seed := range s.seeds {
 		for _, c := range s.configs {
 			rec := record{Dataset: name, Parts: k, Partition: method, Seed: seed, Config: c.Name,
-				Codec: c.Codec, Schedule: c.Schedule, Epochs: s.epochs, Hidden: s.hidden}
+				Codec: c.Codec, Schedule: c.Schedule, Last: c.last(), Epochs: s.epochs, Hidden: s.hidden}
 			if res.done[rec.key()] {
 				continue
 			}
@@ -415,7 +438,7 @@ func run(ctx context.Context, rec *record, p train.Problem, classes int, layout 
 		Epochs:    rec.Epochs,
 	}
 	start := time.Now()
-	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.Options{Codec: codec, Schedule: sched, Link: &link},
+	res, _, err := fullgraph.RunInProcess(ctx, cfg, p, layout, fullgraph.Options{Codec: codec, Schedule: sched, CompressLast: rec.Last, Link: &link},
 		func(m metrics.Epoch) error {
 			rec.Ratio = append(rec.Ratio, m.Ratio)
 			rec.Val = append(rec.Val, m.ValAcc)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,22 @@ func TestRunResumes(t *testing.T) {
 	full, fixed := byName["full"], byName["fixed-4"]
 	if fixed.Ratio[0] != 4 || fixed.HaloBytes >= full.HaloBytes || fixed.HaloBytes == 0 {
 		t.Errorf("fixed-4 at ratio %v sent %d halo bytes, full communication %d: want ratio 4 and fewer bytes", fixed.Ratio, fixed.HaloBytes, full.HaloBytes)
+	}
+}
+
+// A codec spec names a configuration of its own: CODEC[@SCHEDULE][+last].
+func TestSpecConfigs(t *testing.T) {
+	got, err := pickConfigs("quant4,delta:2:0:0+last,delta:r@step:16:4:34:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []config{{"quant4", "quant4", "fixed:1"}, {"delta:2:0:0+last", "delta:2:0:0", "fixed:1"}, {"delta:r@step:16:4:34:2", "delta:r", "step:16:4:34:2"}}
+	if !slices.Equal(got, want) || got[0].last() || !got[1].last() || got[2].last() {
+		t.Fatalf("pickConfigs = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"delta:3", "delta:2@zigzag:1", "zip"} {
+		if _, err := pickConfigs(bad); err == nil {
+			t.Errorf("pickConfigs(%q) accepted", bad)
+		}
 	}
 }

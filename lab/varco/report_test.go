@@ -281,3 +281,23 @@ func TestCellPlotStemsAreUnique(t *testing.T) {
 		t.Errorf("plot stems %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// The targets' table counts a cell as a match at Δ ≥ −0.3 and reports the
+// median and largest bytes against full communication.
+func TestWriteTargets(t *testing.T) {
+	recs := []record{
+		synthRun("full", 2, 1, []float64{100}, []float64{0.900}, nil),
+		synthRun("full", 4, 1, []float64{100}, []float64{0.900}, nil),
+		synthRun("delta:2:0:0+last", 2, 1, []float64{8}, []float64{0.898}, nil),  // Δ −0.2, 0.08×
+		synthRun("delta:2:0:0+last", 4, 1, []float64{30}, []float64{0.895}, nil), // Δ −0.5, 0.30×
+	}
+	var md strings.Builder
+	writeTargets(&md, cellsOf(recs))
+	want := "| delta:2:0:0+last | 2 | 1–1 | 1 | -0.50 (toy N=4 random) | 0.190 | 0.300 | 1 |"
+	if !strings.Contains(md.String(), want) {
+		t.Fatalf("no row %q in\n%s", want, md.String())
+	}
+	if !strings.Contains(md.String(), "| toy N=2 random | 90.00 | -0.20 (1), 0.080× |") {
+		t.Fatalf("the per-cell table is wrong:\n%s", md.String())
+	}
+}

@@ -19,15 +19,17 @@ import (
 // format, resume, and compare with a run that was never interrupted — on
 // one worker and on three with compression and an adaptive schedule, and
 // with gradient compression, whose residuals and warm-start factors every
-// worker keeps.
+// worker keeps, and with delta coding, whose every worker's
+// reconstructions the checkpoint keeps.
 func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	s := newSBMTask(t, 200, 8)
 	for _, tc := range []struct {
-		k    int
-		grad string
-	}{{1, ""}, {3, ""}, {3, "topk:0.05"}, {3, "powersgd:2"}} {
+		k     int
+		codec string
+		grad  string
+	}{{1, "truncate", ""}, {3, "truncate", ""}, {3, "truncate", "topk:0.05"}, {3, "truncate", "powersgd:2"}, {3, "delta:2:0.05:3", ""}} {
 		k := tc.k
-		t.Run(fmt.Sprintf("%d workers %s", k, tc.grad), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d workers, %s %s", k, tc.codec, tc.grad), func(t *testing.T) {
 			cfg := equivalenceConfig("gcn", s.classes)
 			cfg.Epochs = 12
 			var layout *partition.Layout
@@ -42,7 +44,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 			}
 			p := s.problem()
 			opts := func() Options {
-				o := compressed(t, "truncate", "adaptive:8:1:1:2", cfg.Epochs)
+				o := compressed(t, tc.codec, "adaptive:8:1:1:2", cfg.Epochs)
 				if tc.grad != "" {
 					o.Grad = func() (gradcomp.Method, error) { return gradcomp.New(tc.grad, gradcomp.Options{Seed: 3}) }
 				}

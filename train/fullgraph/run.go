@@ -25,7 +25,10 @@ type Options struct {
 	// keep state); nil means no compression and ratio 1.
 	Codec    func() compress.Compressor
 	Schedule func() compress.Schedule
-	Link     *comm.Link // emulated network link, or nil
+	// CompressLast compresses the last layer's exchange too
+	// (halo.Config.CompressLast).
+	CompressLast bool
+	Link         *comm.Link // emulated network link, or nil
 	// Grad makes each worker's gradient compression (each needs its
 	// own: a method keeps residuals); nil sums gradients exactly.
 	Grad func() (gradcomp.Method, error)
@@ -36,7 +39,8 @@ type Options struct {
 	// CheckpointEvery epochs (when positive) and after an interrupted epoch.
 	// In a run of several processes the other ranks set it too (to a
 	// function that discards the state, with the same CheckpointEvery):
-	// compression state is gathered from every worker when rank 0 saves.
+	// gradient compression and streaming codec (delta) state is gathered
+	// from every worker when rank 0 saves.
 	SaveCheckpoint  func(*checkpoint.State) error
 	CheckpointEvery int
 }
@@ -103,7 +107,7 @@ func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout
 
 // newExchange returns the halo exchange of the worker holding part.
 func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, opts Options) (*halo.Exchange, error) {
-	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1)}
+	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1), CompressLast: opts.CompressLast}
 	if opts.Codec != nil {
 		hc.Codec = opts.Codec()
 	}

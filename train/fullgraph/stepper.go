@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/train"
@@ -32,6 +34,9 @@ type Stepper struct {
 
 	trainLoss, evalLoss nn.CrossEntropy
 	trainCount          float64 // training rows over all workers: the loss normaliser
+
+	codecTensors []checkpoint.Tensor // from State, for StateTensors
+	restoring    *streamingState     // from Restore, for RestoreTensors
 }
 
 // NewStepper builds cfg's model for data and checks that data is
@@ -150,20 +155,98 @@ func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
 	return e, nil
 }
 
-// State is the compression schedule's, when it has one to keep.
+// State is the compression schedule's, when it has one to keep; with a
+// streaming codec (delta) it also records that the checkpoint keeps every
+// worker's codec state, which StateTensors returns. Gathering that state on
+// rank 0 is a collective: every worker calls State at the same point (the
+// run saves checkpoints on every rank then, and ranks other than 0 drop
+// them).
 func (s *Stepper) State() (json.RawMessage, error) {
 	if s.ex == nil {
 		return nil, nil
 	}
-	return s.ex.ScheduleState()
+	sched, err := s.ex.ScheduleState()
+	if err != nil || !s.ex.Streaming() {
+		return sched, err
+	}
+	states, err := s.ex.CodecStates()
+	if err != nil {
+		return nil, err
+	}
+	st := streamingState{Schedule: sched, Workers: len(states)}
+	s.codecTensors = s.codecTensors[:0]
+	for r, b := range states {
+		st.Bytes = append(st.Bytes, len(b))
+		s.codecTensors = append(s.codecTensors, codecTensor(r, b))
+	}
+	return json.Marshal(st)
+}
+
+// streamingState is a stepper's state with a streaming codec: the
+// schedule's (if any), and the byte length of each worker's codec state,
+// kept in the tensor codecTensorName(rank).
+type streamingState struct {
+	Schedule json.RawMessage `json:"schedule,omitempty"`
+	Workers  int             `json:"codec_workers"`
+	Bytes    []int           `json:"codec_bytes"`
+}
+
+func codecTensorName(rank int) string { return fmt.Sprintf("codec/rank%d", rank) }
+
+// codecTensor holds state's bytes as float32 bit patterns (zero-padded to
+// whole values), which a checkpoint stores exactly.
+func codecTensor(rank int, state []byte) checkpoint.Tensor {
+	data := make([]float32, (len(state)+3)/4)
+	copy(compress.FloatBytes(data), state)
+	return checkpoint.Tensor{Name: codecTensorName(rank), Shape: []int{len(data)}, Data: data}
+}
+
+// StateTensors is every worker's codec state (on rank 0) after State.
+func (s *Stepper) StateTensors() ([]checkpoint.Tensor, error) {
+	t := s.codecTensors
+	s.codecTensors = nil
+	return t, nil
 }
 
 func (s *Stepper) Restore(state json.RawMessage) error {
+	s.restoring = nil
 	if s.ex == nil {
 		if state != nil {
 			return errors.New("fullgraph: the checkpoint has a compression schedule's state, but this run has no halo exchange")
 		}
 		return nil
 	}
-	return s.ex.RestoreSchedule(state)
+	var st streamingState
+	keeps := state != nil && json.Unmarshal(state, &st) == nil && st.Workers > 0
+	switch {
+	case !s.ex.Streaming() && keeps:
+		return errors.New("fullgraph: the checkpoint keeps a streaming codec's state (delta), but this run's codec keeps none")
+	case !s.ex.Streaming():
+		return s.ex.RestoreSchedule(state)
+	case !keeps || len(st.Bytes) != st.Workers:
+		return errors.New("fullgraph: the checkpoint lacks the state of this run's streaming codec (delta): it was made with another codec")
+	}
+	if err := s.ex.RestoreSchedule(st.Schedule); err != nil {
+		return err
+	}
+	s.restoring = &st
+	return nil
+}
+
+// RestoreTensors continues the codec from the state Restore announced.
+func (s *Stepper) RestoreTensors(tensor func(name string) *checkpoint.Tensor) error {
+	st := s.restoring
+	s.restoring = nil
+	if st == nil {
+		return nil
+	}
+	states := make([][]byte, st.Workers)
+	for r := range states {
+		t := tensor(codecTensorName(r))
+		if t == nil || st.Bytes[r] < 0 || 4*len(t.Data) < st.Bytes[r] {
+			return fmt.Errorf("fullgraph: the checkpoint lacks worker %d's codec state", r)
+		}
+		states[r] = compress.FloatBytes(t.Data)[:st.Bytes[r]]
+	}
+	return s.ex.RestoreCodec(states)
 }

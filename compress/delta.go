@@ -1,0 +1,466 @@
+package compress
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Delta is temporal delta coding with error feedback. Sender and receiver
+// of every stream (a layer, a direction, a sender and a receiver: a Key
+// without its step) keep the receiver's reconstruction of the stream's
+// rows. Each message quantises, per row, the difference between the new
+// row and that reconstruction, and both ends add the decoded difference to
+// it: the sender decodes what it sends, so the two reconstructions stay
+// bit for bit the same, and the quantisation error of one message is part
+// of the next message's difference (error feedback), so it never
+// accumulates. A row whose difference is small against the row (relative
+// L2 norm below Threshold) is skipped, and the receiver keeps its stale
+// reconstruction, but no row goes unsent for MaxStale messages in a row.
+//
+// A message is a bitmap of the rows sent, then each sent row: at 32 bits
+// its new value as float32s (the exact difference: the reconstruction
+// becomes the row), else the difference's minimum and step (bfloat16s, the
+// minimum rounded down and the step up) and one Bits-wide code per value,
+// rounded to nearest and packed little-endian. A skipped row costs its bit.
+//
+// Gradients can travel through another codec (Grad): they change at every
+// step, so a plain quantiser may do as well for fewer bytes.
+type Delta struct {
+	Bits      int     // 1, 2, 4, 8, or 32 for exact rows; 0: from the schedule's ratio (BitsAt)
+	Threshold float64 // skip rows with ‖new − reconstruction‖ < Threshold·‖new‖
+	MaxStale  int     // a row is sent at least once in every MaxStale messages; 0: no bound
+	// Grad, if not nil, encodes the backward (gradient) messages instead.
+	Grad     Compressor
+	GradName string // Grad's spec, for Name
+
+	streams map[streamEnd]*deltaStream
+	diff    []float32 // scratch: a row's difference
+	codes   []uint32
+}
+
+// StreamID names a stream of messages whose state a stateful codec
+// keeps: a Key without the step and seed.
+type StreamID struct {
+	Layer, From, To int
+	Backward        bool
+}
+
+func streamOf(k Key) StreamID {
+	return StreamID{Layer: k.Layer, From: k.From, To: k.To, Backward: k.Backward}
+}
+
+// streamEnd is one end of a stream: a codec value may be both (a worker
+// sending to itself, a test's loopback), and each end keeps its copy.
+type streamEnd struct {
+	StreamID
+	Recv bool
+}
+
+// deltaStream is one stream's reconstruction, rows×width, and how many
+// messages in a row skipped each row (−1: never sent).
+type deltaStream struct {
+	rows, width int
+	recon       []float32
+	skipped     []int32
+}
+
+// Streaming is what a codec whose Caps set Streaming does beyond a
+// Compressor: it keeps state per stream, which a checkpoint must keep for
+// a resumed run to continue exactly.
+type Streaming interface {
+	// StreamState is the codec's state, in a form only RestoreStreams reads.
+	StreamState() ([]byte, error)
+	RestoreStreams(state []byte) error
+}
+
+// DeltaUsage is the form of a delta codec's spec.
+const DeltaUsage = "delta[:BITS|r[:THRESHOLD[:MAXSTALE[:GRAD]]]]"
+
+// Delta's defaults, for the fields a spec leaves out.
+const (
+	DefaultDeltaBits      = 4
+	DefaultDeltaThreshold = 0
+	DefaultDeltaMaxStale  = 0
+)
+
+func init() {
+	RegisterFamily("delta", DeltaUsage, ParseDelta)
+}
+
+// ParseDelta reads a delta codec's spec, delta[:BITS[:THRESHOLD[:MAXSTALE[:GRAD]]]]:
+// BITS one of 1, 2, 4, 8 and 32 (exact rows) or r (from the schedule's
+// ratio, BitsAt), THRESHOLD ≥ 0 the relative
+// change below which a row is skipped, MAXSTALE ≥ 0 the most messages a
+// row goes without being sent (0: no bound), GRAD the codec of the
+// gradients (delta, the default: the same coding; or a registered codec
+// name such as quant4 or none). It returns the constructor of such codecs.
+func ParseDelta(spec string) (func() Compressor, error) {
+	f := strings.Split(spec, ":")
+	if f[0] != "delta" || len(f) > 5 {
+		return nil, fmt.Errorf("%q: want %s", spec, DeltaUsage)
+	}
+	d := Delta{Bits: DefaultDeltaBits, Threshold: DefaultDeltaThreshold, MaxStale: DefaultDeltaMaxStale}
+	var err error
+	if len(f) > 1 {
+		if f[1] == "r" {
+			d.Bits = 0
+		} else if d.Bits, err = strconv.Atoi(f[1]); err != nil || !slices.Contains([]int{1, 2, 4, 8, 32}, d.Bits) {
+			return nil, fmt.Errorf("%q: bits %q: want 1, 2, 4, 8, 32 or r", spec, f[1])
+		}
+	}
+	if len(f) > 2 {
+		if d.Threshold, err = strconv.ParseFloat(f[2], 64); err != nil || !(d.Threshold >= 0) || math.IsInf(d.Threshold, 1) {
+			return nil, fmt.Errorf("%q: threshold %q: want a number ≥ 0", spec, f[2])
+		}
+	}
+	if len(f) > 3 {
+		if d.MaxStale, err = strconv.Atoi(f[3]); err != nil || d.MaxStale < 0 {
+			return nil, fmt.Errorf("%q: max staleness %q: want an integer ≥ 0", spec, f[3])
+		}
+	}
+	var grad func() Compressor
+	if len(f) > 4 && f[4] != "delta" {
+		if strings.Contains(f[4], ":") {
+			return nil, fmt.Errorf("%q: gradient codec %q: want delta or a codec without parameters", spec, f[4])
+		}
+		if grad, err = Factory(f[4]); err != nil {
+			return nil, fmt.Errorf("%q: gradient codec: %v", spec, err)
+		}
+		d.GradName = f[4]
+	}
+	return func() Compressor {
+		c := d
+		if grad != nil {
+			c.Grad = grad()
+		}
+		return &c
+	}, nil
+}
+
+// Name is the codec's full spec, every field given.
+func (d *Delta) Name() string {
+	g := d.GradName
+	if d.Grad == nil {
+		g = "delta"
+	}
+	b := strconv.Itoa(d.Bits)
+	if d.Bits == 0 {
+		b = "r"
+	}
+	return fmt.Sprintf("delta:%s:%g:%d:%s", b, d.Threshold, d.MaxStale, g)
+}
+
+// BitsAt is the bit width of a message at ratio: Bits, or with Bits 0 the
+// widest of 1, 2, 4, 8 and 32 bits within 32/ratio (r ≥ 32: 1 bit, 16: 2,
+// 8: 4, 2 and 4: 8, below 2: 32, exact), so that a ratio schedule such as
+// step:16:4:34:2 widens the codes from 2 to 4 to 8 bits as training goes.
+func (d *Delta) BitsAt(ratio float64) int {
+	if d.Bits != 0 {
+		return d.Bits
+	}
+	if !(ratio >= 2) {
+		return 32
+	}
+	for _, b := range []int{8, 4, 2} {
+		if float64(b)*ratio <= 32 {
+			return b
+		}
+	}
+	return 1
+}
+
+// FixedRatio is 0: the ratio a message achieves depends on the rows.
+func (d *Delta) FixedRatio(int) float64 { return 0 }
+
+// Caps: streaming (whole messages of variable size, in step order).
+func (d *Delta) Caps() Caps { return Caps{Streaming: d} }
+
+// rowBytes is the size of a sent row.
+func rowBytes(bits, width int) int {
+	if bits == 32 {
+		return 4 * width
+	}
+	return deltaHeader + (width*bits+7)/8
+}
+
+// stream returns the state of key's stream for messages of rows×width,
+// made anew (nothing sent yet) if the stream is new or its shape changed:
+// both ends see the same shapes, so they remake it at the same message.
+func (d *Delta) stream(key Key, recv bool, rows, width int) *deltaStream {
+	if d.streams == nil {
+		d.streams = map[streamEnd]*deltaStream{}
+	}
+	id := streamEnd{streamOf(key), recv}
+	s := d.streams[id]
+	if s == nil || s.rows != rows || s.width != width {
+		s = &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
+		for i := range s.skipped {
+			s.skipped[i] = -1
+		}
+		d.streams[id] = s
+	}
+	return s
+}
+
+// Encode appends the message of x's rows and updates the stream's
+// reconstruction as the receiver will.
+func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
+	if key.Backward && d.Grad != nil {
+		return d.Grad.Encode(dst, x, rows, width, ratio, key)
+	}
+	s := d.stream(key, false, rows, width)
+	start := len(dst)
+	dst = slices.Grow(dst, (rows+7)/8)[:start+(rows+7)/8]
+	clear(dst[start:])
+	if cap(d.diff) < width {
+		d.diff, d.codes = make([]float32, width), make([]uint32, width)
+	}
+	diff := d.diff[:width]
+	bits := d.BitsAt(ratio)
+	rb := rowBytes(bits, width)
+	for i := range rows {
+		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
+		for j, v := range row {
+			diff[j] = v - rec[j]
+		}
+		stale := s.skipped[i] < 0 || d.MaxStale > 0 && int(s.skipped[i])+1 >= d.MaxStale
+		if !stale && d.Threshold > 0 && small(diff, row, d.Threshold) {
+			s.skipped[i]++
+			continue
+		}
+		dst[start+i/8] |= 1 << (i % 8)
+		at := len(dst)
+		dst = slices.Grow(dst, rb)[:at+rb]
+		if bits == 32 {
+			appendFloats(dst[at:at], row)
+		} else {
+			quantiseRow(dst[at:], diff, bits)
+		}
+		applyRow(rec, dst[at:], bits)
+		s.skipped[i] = 0
+	}
+	return dst
+}
+
+// small reports whether ‖diff‖ < threshold·‖row‖.
+func small(diff, row []float32, threshold float64) bool {
+	var dd, xx float64
+	for j, v := range row {
+		dd += float64(diff[j]) * float64(diff[j])
+		xx += float64(v) * float64(v)
+	}
+	return dd < threshold*threshold*xx
+}
+
+// quantiseRow writes the difference's minimum and step as bfloat16s (the
+// minimum rounded down, the step up, so the levels still span the row) and
+// the codes, rounded to nearest, to b.
+func quantiseRow(b []byte, diff []float32, bits int) {
+	lo, hi := rowMinMax(diff)
+	levels := float32(uint32(1)<<bits - 1)
+	lo16 := bf16Down(lo)
+	lo = fromBF16(lo16)
+	step16 := bf16Up((hi - lo) / levels)
+	step := fromBF16(step16)
+	inv := 1 / step
+	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+	if !finite(lo) || !finite(step) || step < 0 || step > 0 && !finite(inv) {
+		lo16, step16 = 0, 0 // NaNs or infinities: send nothing but zeros
+	}
+	if step16 == 0 {
+		inv = 0 // a constant row, or nothing to send: every code is 0
+	}
+	binary.LittleEndian.PutUint16(b, lo16)
+	binary.LittleEndian.PutUint16(b[2:], step16)
+	codes := b[deltaHeader:]
+	top := float32(levels)
+	per := 8 / bits // codes per byte
+	for at := 0; at < len(diff); at += per {
+		var c byte
+		for k, v := range diff[at:min(at+per, len(diff))] {
+			// Rounded to nearest in [0, top]: the comparisons also send NaN to 0.
+			q := float32(v-lo)*inv + 0.5
+			if !(q >= 1) {
+				q = 0
+			} else if q > top {
+				q = top
+			}
+			c |= byte(uint32(q)) << (k * bits)
+		}
+		codes[at/per] = c
+	}
+}
+
+// deltaHeader is the size of a quantised row's header: its minimum and
+// step as bfloat16s.
+const deltaHeader = 4
+
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// bf16Down and bf16Up round f to a bfloat16 towards −∞ and +∞.
+func bf16Down(f float32) uint16 {
+	b := math.Float32bits(f)
+	t := uint16(b >> 16)
+	if b&0xffff != 0 && b>>31 == 1 && b&0x7fffffff <= 0x7f800000 { // negative, not NaN: away from 0
+		t++
+	}
+	return t
+}
+
+func bf16Up(f float32) uint16 { return bf16Down(-f) ^ 0x8000 }
+
+// applyRow adds the decoded row payload b to rec (or, at 32 bits, makes
+// rec the row). Sender and receiver both update through it, so their
+// reconstructions stay the same bits.
+func applyRow(rec []float32, b []byte, bits int) {
+	if bits == 32 {
+		readFloats(rec, b)
+		return
+	}
+	lo := fromBF16(binary.LittleEndian.Uint16(b))
+	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
+	codes := b[deltaHeader:]
+	if bits == 8 {
+		for j := range rec {
+			rec[j] = rec[j] + (lo + float32(float32(codes[j])*step))
+		}
+		return
+	}
+	// The row's 2^bits levels, then one look-up per code.
+	var tab [16]float32
+	for k := range 1 << bits {
+		tab[k] = lo + float32(float32(k)*step)
+	}
+	per, mask := 8/bits, byte(1)<<bits-1
+	for at := 0; at < len(rec); at += per {
+		c := codes[at/per]
+		r := rec[at:min(at+per, len(rec))]
+		for k := range r {
+			r[k] = r[k] + tab[c>>(k*bits)&mask&15]
+		}
+	}
+}
+
+// Decode applies the message to the stream's reconstruction and writes
+// the reconstruction to out. A malformed message changes nothing.
+func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
+	if key.Backward && d.Grad != nil {
+		return d.Grad.Decode(out, rows, width, ratio, key, src)
+	}
+	nb := (rows + 7) / 8
+	if len(src) < nb {
+		return sizeError("delta", len(src), nb)
+	}
+	sent := 0
+	for _, b := range src[:nb] {
+		sent += bits.OnesCount8(b)
+	}
+	if rows%8 != 0 && nb > 0 && src[nb-1]>>(rows%8) != 0 {
+		return errors.New("compress: delta message marks rows past its end")
+	}
+	bits := d.BitsAt(ratio)
+	rb := rowBytes(bits, width)
+	if want := nb + sent*rb; len(src) != want {
+		return sizeError("delta", len(src), want)
+	}
+	s := d.stream(key, true, rows, width)
+	at := nb
+	for i := range rows {
+		if src[i/8]>>(i%8)&1 == 0 {
+			s.skipped[i]++
+			continue
+		}
+		applyRow(s.recon[i*width:(i+1)*width], src[at:at+rb], bits)
+		s.skipped[i] = 0
+		at += rb
+	}
+	copy(out[:rows*width], s.recon)
+	return nil
+}
+
+// deltaStateMagic starts a delta codec's state.
+const deltaStateMagic = "GRAFTDL1"
+
+// StreamState is every stream's shape, reconstruction and skip counts, in
+// the order of their ids, little-endian.
+func (d *Delta) StreamState() ([]byte, error) {
+	ids := make([]streamEnd, 0, len(d.streams))
+	for id := range d.streams {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b streamEnd) int {
+		return cmpInts(a.Layer, b.Layer, a.From, b.From, a.To, b.To, b2i(a.Backward), b2i(b.Backward), b2i(a.Recv), b2i(b.Recv))
+	})
+	b := binary.LittleEndian.AppendUint64([]byte(deltaStateMagic), uint64(len(ids)))
+	for _, id := range ids {
+		s := d.streams[id]
+		for _, v := range []int{id.Layer, id.From, id.To, b2i(id.Backward) | 2*b2i(id.Recv), s.rows, s.width} {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+		b = appendFloats(b, s.recon)
+		for _, k := range s.skipped {
+			b = binary.LittleEndian.AppendUint32(b, uint32(k))
+		}
+	}
+	return b, nil
+}
+
+// RestoreStreams replaces every stream's state with state's (nil: none).
+func (d *Delta) RestoreStreams(state []byte) error {
+	streams := map[streamEnd]*deltaStream{}
+	if state != nil {
+		bad := errors.New("compress: malformed delta codec state")
+		if len(state) < len(deltaStateMagic)+8 || string(state[:len(deltaStateMagic)]) != deltaStateMagic {
+			return bad
+		}
+		b := state[len(deltaStateMagic):]
+		n := binary.LittleEndian.Uint64(b)
+		b = b[8:]
+		for range n {
+			if len(b) < 48 {
+				return bad
+			}
+			var v [6]int
+			for k := range v {
+				v[k] = int(int64(binary.LittleEndian.Uint64(b[8*k:])))
+			}
+			b = b[48:]
+			rows, width := v[4], v[5]
+			if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(4*width+4) > len(b) {
+				return bad
+			}
+			s := &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
+			readFloats(s.recon, b)
+			b = b[4*rows*width:]
+			for i := range s.skipped {
+				s.skipped[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+			b = b[4*rows:]
+			if v[3]&^3 != 0 {
+				return bad
+			}
+			streams[streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: v[3]&1 != 0}, v[3]&2 != 0}] = s
+		}
+		if len(b) != 0 {
+			return bad
+		}
+	}
+	d.streams = streams
+	return nil
+}
+
+// cmpInts compares pairs (a₀, b₀), (a₁, b₁), … in order.
+func cmpInts(pairs ...int) int {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if c := pairs[i] - pairs[i+1]; c != 0 {
+			return c
+		}
+	}
+	return 0
+}
