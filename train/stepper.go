@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/graft-gnn/graft/checkpoint"
@@ -40,6 +41,20 @@ type Stepper interface {
 type TensorStater interface {
 	StateTensors() ([]checkpoint.Tensor, error)
 	RestoreTensors(tensor func(name string) *checkpoint.Tensor) error
+}
+
+// Stateless gives a stepper that keeps nothing beyond what the loop's
+// checkpoint holds its State and Restore: a sampled batch depends only on
+// (seed, epoch, index), and the checkpoint holds the epoch.
+type Stateless struct{}
+
+func (Stateless) State() (json.RawMessage, error) { return nil, nil }
+
+func (Stateless) Restore(state json.RawMessage) error {
+	if state != nil {
+		return errors.New("train: the checkpoint holds another trainer's state")
+	}
+	return nil
 }
 
 // Batch names one micro-batch of the run.

@@ -1,8 +1,6 @@
 package dataparallel
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 // Stepper is one worker's train.Stepper: it trains on batches of its own
 // seeds, sampled across the parts, and evaluates its own nodes.
 type Stepper struct {
+	train.Stateless
 	sh      *share
 	model   *nn.Model
 	deal    dealer
@@ -187,14 +186,3 @@ func (s *Stepper) TakeStats() Stats {
 
 // Evaluate is exact layer-wise inference over this worker's nodes.
 func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }
-
-// State: a batch depends only on (seed, epoch, index), and the loop's
-// checkpoint holds the epoch.
-func (s *Stepper) State() (json.RawMessage, error) { return nil, nil }
-
-func (s *Stepper) Restore(state json.RawMessage) error {
-	if state != nil {
-		return errors.New("dataparallel: the checkpoint holds another trainer's state")
-	}
-	return nil
-}

@@ -1,7 +1,6 @@
 package minibatch
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,6 +42,7 @@ type evaluation interface {
 // batch from the sampler; evaluation is layer-wise inference over every
 // node.
 type Stepper struct {
+	train.Stateless
 	model   *nn.Model
 	sampler sample.Sampler
 	feed    *feed
@@ -209,14 +209,3 @@ func (s *Stepper) TakeStats() Stats {
 // Evaluate is exact: layer-wise inference over every node with its whole
 // neighbourhood.
 func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }
-
-// State: a batch depends only on (seed, epoch, index), and the loop's
-// checkpoint holds the epoch, so the stepper keeps nothing more.
-func (s *Stepper) State() (json.RawMessage, error) { return nil, nil }
-
-func (s *Stepper) Restore(state json.RawMessage) error {
-	if state != nil {
-		return errors.New("minibatch: the checkpoint holds another trainer's state")
-	}
-	return nil
-}
