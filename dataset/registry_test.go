@@ -8,7 +8,7 @@ import (
 	"github.com/graft-gnn/graft/internal/datatest"
 )
 
-// staged holds the counts /work/shared/data/README.md verifies for each
+// staged holds the counts the data directory's README.md verifies for each
 // registry entry. Edges are undirected, after symmetrising without self loops.
 var staged = []struct {
 	name              string

@@ -25,7 +25,7 @@ import (
 // for graft's R-MAT, or rmatclean:S:E for the same with isolated nodes
 // removed and ids randomly permuted); GRAFT_COMPARE_KS overrides K.
 //
-//	GRAFT_DATA=/work/shared/data GRAFT_COMPARE=cnr-2000,rmatclean:20:16000000 \
+//	GRAFT_DATA=DIR GRAFT_COMPARE=cnr-2000,rmatclean:20:16000000 \
 //	    go test -tags metis -run CompareMETIS -v ./partition
 func TestCompareMETIS(t *testing.T) {
 	spec := os.Getenv("GRAFT_COMPARE")
