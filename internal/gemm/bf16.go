@@ -50,19 +50,7 @@ func KernelBF16() string { return activeBF16.name }
 // float32; with VDPBF16PS, subnormal operands and partial sums are flushed
 // to zero.
 func GemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, accumulate bool) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	checkMatrix("C", c, m, n, ldc)
-	if k == 0 {
-		if !accumulate {
-			for i := 0; i < m; i++ {
-				clear(c[i*ldc : i*ldc+n])
-			}
-		}
+	if trivial(m, n, k, c, ldc, accumulate) {
 		return
 	}
 	ar, ac, br, bc := m, k, k, n

@@ -89,6 +89,25 @@ func (p *problem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
 	return span(p.b, p.ldb, p0, kb, j0, nb)
 }
 
+// trivial checks the dimensions and C, and does the products that need no
+// kernel: none when m or n is 0, C = 0 (or C unchanged) when k is 0. It
+// reports whether that was all.
+func trivial(m, n, k int, c []float32, ldc int, accumulate bool) bool {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	if m == 0 || n == 0 {
+		return true
+	}
+	checkMatrix("C", c, m, n, ldc)
+	if k == 0 && !accumulate {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+	}
+	return k == 0
+}
+
 // active is the micro-kernel Gemm uses; tests swap it to cover every path.
 var active = bestKernel()
 
@@ -100,19 +119,7 @@ func Kernel() string { return active.name }
 // op(B) is k×n: B is stored k×n with row stride ldb when !transB, n×k with stride ldb when transB.
 // C is m×n with row stride ldc. Any of m, n, k may be 0 (k == 0 with !accumulate zeroes C).
 func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	checkMatrix("C", c, m, n, ldc)
-	if k == 0 {
-		if !accumulate {
-			for i := 0; i < m; i++ {
-				clear(c[i*ldc : i*ldc+n])
-			}
-		}
+	if trivial(m, n, k, c, ldc, accumulate) {
 		return
 	}
 	if transA {
