@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -100,7 +101,15 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		was, want, unknown = fromFirstRecord(was, want)
 		fmt.Fprintf(s.Log, "graft train: the checkpoint, of an older graft, does not record %s; they are not compared\n", strings.Join(unknown, ", "))
 	}
-	err := (&checkpoint.State{Config: was}).CheckConfig(want, s.ResumeAllow...)
+	allowed := s.ResumeAllow
+	if slices.Contains(allowed, "parts") {
+		allowed = append(slices.Clone(allowed), resizing...)
+		if err := s.checkResize(was, want); err != nil {
+			return err
+		}
+		was, want = unusedAsDefault(was), unusedAsDefault(want)
+	}
+	err := (&checkpoint.State{Config: was}).CheckConfig(want, allowed...)
 	var ce *checkpoint.ConfigError
 	if !errors.As(err, &ce) {
 		return err
@@ -116,6 +125,37 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
 	return errors.New(msg)
+}
+
+// checkResize refuses to resume on another number of workers a run that
+// keeps state per worker.
+func (s *Spec) checkResize(was, want map[string]string) error {
+	if was == nil || was["parts"] == want["parts"] {
+		return nil
+	}
+	for _, name := range []string{"grad-compress", "compress"} {
+		v := was[name]
+		if name == "compress" && !strings.HasPrefix(v, "delta") {
+			continue
+		}
+		if v != "" && v != "none" && v != "unused" {
+			return specError(fmt.Errorf("--resume-allow parts: the checkpointed run (--parts %s) keeps --%s %s state per worker, which does not carry over to --parts %s; resume with --parts %s", was["parts"], name, v, want["parts"], was["parts"]))
+		}
+	}
+	return nil
+}
+
+// unusedAsDefault returns record with the communication settings a run of
+// one worker does not use set to their defaults, which is what they are
+// when a resize brings them into use.
+func unusedAsDefault(record map[string]string) map[string]string {
+	r := maps.Clone(record)
+	for name, def := range map[string]string{"compress": "none", "compress-last": "false", "grad-compress": "none", "schedule": "fixed:1"} {
+		if r[name] == "unused" {
+			r[name] = def
+		}
+	}
+	return r
 }
 
 // resumeHeader is what rank 0 broadcasts before the checkpoint: a status

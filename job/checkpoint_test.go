@@ -2,10 +2,13 @@ package job
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graft-gnn/graft/metrics"
 )
 
 // checkpointSpec is coraSpec checkpointing into dir after every epoch.
@@ -132,4 +135,71 @@ func TestResumeChecksTheConfiguration(t *testing.T) {
 			t.Fatalf("resuming with more epochs, allowed: %+v, %v", sum, err)
 		}
 	})
+}
+
+// "Resume on a different number of workers": a checkpoint of 2 workers
+// continues on 3 (--resume-allow parts). Without compression every number
+// of workers trains the one-process model to float rounding, so the
+// resumed epochs' losses equal an uninterrupted 3-worker run's to rounding.
+// Per-worker state (compressed gradients' residuals) is refused by name.
+func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
+	dir := t.TempDir()
+	run := func(parts, epochs int, resume bool, grad string) ([]float64, error) {
+		s := checkpointSpec(t, dir, epochs)
+		s.Parts, s.GradCompress = parts, grad
+		if resume {
+			s.Resume, s.ResumeAllow = dir, []string{"epochs", "parts"}
+		} else {
+			s.CheckpointDir = t.TempDir()
+			if epochs == 2 {
+				s.CheckpointDir = dir
+			}
+		}
+		var losses []float64
+		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
+		_, err := Run(context.Background(), s)
+		return losses, err
+	}
+	if _, err := run(2, 2, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := run(3, 4, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := run(3, 4, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resumed) != 2 || len(whole) != 4 {
+		t.Fatalf("%d resumed epochs, %d uninterrupted", len(resumed), len(whole))
+	}
+	for i, l := range resumed {
+		if w := whole[2+i]; math.Abs(l-w) > 1e-4*math.Abs(w) {
+			t.Errorf("epoch %d: loss %v resumed on 3 workers, %v uninterrupted", 3+i, l, w)
+		}
+	}
+	// A mini-batch run of one process continues data-parallel on 2.
+	dir3 := t.TempDir()
+	mb := checkpointSpec(t, dir3, 2)
+	mb.Sampler, mb.BatchSize = "neighbor:5,5", 32
+	if _, err := Run(context.Background(), mb); err != nil {
+		t.Fatal(err)
+	}
+	mb = checkpointSpec(t, dir3, 4)
+	mb.Sampler, mb.BatchSize, mb.Parts, mb.Resume, mb.ResumeAllow = "neighbor:5,5", 32, 2, dir3, []string{"epochs", "parts"}
+	if sum, err := Run(context.Background(), mb); err != nil || sum.Epochs != 4 || sum.BytesFeatures == 0 {
+		t.Fatalf("a sampled run resumed on 2 workers: %+v, %v", sum, err)
+	}
+	dir2 := t.TempDir()
+	s := checkpointSpec(t, dir2, 2)
+	s.Parts, s.GradCompress = 2, "topk:0.3"
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	s = checkpointSpec(t, dir2, 4)
+	s.Parts, s.GradCompress, s.Resume, s.ResumeAllow = 3, "topk:0.3", dir2, []string{"epochs", "parts"}
+	if _, err := Run(context.Background(), s); err == nil || !strings.Contains(err.Error(), "state per worker") {
+		t.Fatalf("resizing a run with per-worker state: %v", err)
+	}
 }

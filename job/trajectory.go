@@ -21,7 +21,15 @@ import (
 // which epochs are evaluated (eval-every: model selection, patience and an
 // adaptive compression schedule see only those), not the updates made
 // before that, so they need saying but are not refused.
-var Resumable = []string{"epochs", "steps", "patience", "eval-every"}
+var Resumable = []string{"epochs", "steps", "patience", "eval-every", "parts"}
+
+// resizing are the settings that change with the number of workers: a
+// resume that allows "parts" allows them too. Parameters and optimiser
+// state are the same on every worker, so a checkpoint of N workers
+// continues on M; state kept per worker (gradient compression's residuals,
+// a streaming codec's reconstructions) does not carry over, and a resize
+// with it is refused.
+var resizing = []string{"partition", "partition-seed", "part-dir"}
 
 // untracked are the Spec fields, by path, that do not determine a run's
 // trajectory, with the reason: a resume may change them freely. A path
