@@ -32,7 +32,9 @@ func (s *Spec) runWorker(ctx context.Context, in *input, opts fullgraph.Options,
 	}
 	defer c.Close()
 	if err := s.agreeSettings(c); err != nil {
-		return train.Result{}, nil, err
+		// A peer that failed while the settings were compared (its part
+		// unreadable, say) is named with its reason, as later on.
+		return train.Result{}, nil, lostPeer(err, c, 0)
 	}
 	if err := s.shareResume(c, &opts); err != nil {
 		return train.Result{}, nil, err
