@@ -399,23 +399,10 @@ var bfReduceTasks freelist.List[bfReduceTask]
 func (p *bfProblem) splitReduction(chunks int) {
 	t := bfReduceTasks.Get()
 	t.p = *p
-	t.bounds = t.bounds[:0]
-	for ch := 0; ch <= chunks; ch++ {
-		t.bounds = append(t.bounds, min(p.k, roundUp(p.k*ch/chunks, kcBF16)))
-	}
-	t.bounds[chunks] = p.k
-	mn := p.m * p.n
-	t.parts = grow(t.parts, (chunks-1)*mn)
+	t.bounds = chunkBounds(t.bounds, p.k, chunks, kcBF16)
+	t.parts = grow(t.parts, (chunks-1)*p.m*p.n)
 	parallel.ForBounds(idBounds(chunks), t)
-	for ch := 1; ch < chunks; ch++ {
-		part := t.parts[(ch-1)*mn : ch*mn]
-		for i := 0; i < p.m; i++ {
-			dst := p.c[i*p.ldc : i*p.ldc+p.n]
-			for j, v := range part[i*p.n : i*p.n+p.n] {
-				dst[j] += v
-			}
-		}
-	}
+	addParts(p.c, p.ldc, p.m, p.n, t.parts, chunks)
 	t.p = bfProblem{}
 	bfReduceTasks.Put(t)
 }

@@ -434,28 +434,40 @@ func (t *reduceTask) Run(lo, hi int) {
 
 var reduceTasks freelist.List[reduceTask]
 
-// splitReduction cuts k into chunks computed in parallel and sums them into C.
-func splitReduction(p *problem, chunks int) {
-	t := reduceTasks.Get()
-	t.p = *p
-	t.bounds = t.bounds[:0]
+// chunkBounds returns the bounds of chunks of k, in buf: cut at multiples
+// of block so that every chunk packs full blocks.
+func chunkBounds(buf []int, k, chunks, block int) []int {
+	buf = buf[:0]
 	for ch := 0; ch <= chunks; ch++ {
-		// Cut at multiples of kcBlock so every chunk packs full blocks.
-		t.bounds = append(t.bounds, min(p.k, roundUp(p.k*ch/chunks, kcBlock)))
+		buf = append(buf, min(k, roundUp(k*ch/chunks, block)))
 	}
-	t.bounds[chunks] = p.k
-	mn := p.m * p.n
-	t.parts = grow(t.parts, (chunks-1)*mn)
-	parallel.ForBounds(idBounds(chunks), t)
+	buf[chunks] = k
+	return buf
+}
+
+// addParts adds to the m×n matrix c the partial products of chunks 1 to
+// chunks−1, m×n each in parts, in chunk order (chunk 0 wrote c itself).
+func addParts(c []float32, ldc, m, n int, parts []float32, chunks int) {
+	mn := m * n
 	for ch := 1; ch < chunks; ch++ {
-		part := t.parts[(ch-1)*mn : ch*mn]
-		for i := 0; i < p.m; i++ {
-			dst := p.c[i*p.ldc : i*p.ldc+p.n]
-			for j, v := range part[i*p.n : i*p.n+p.n] {
+		part := parts[(ch-1)*mn : ch*mn]
+		for i := 0; i < m; i++ {
+			dst := c[i*ldc : i*ldc+n]
+			for j, v := range part[i*n : i*n+n] {
 				dst[j] += v
 			}
 		}
 	}
+}
+
+// splitReduction cuts k into chunks computed in parallel and sums them into C.
+func splitReduction(p *problem, chunks int) {
+	t := reduceTasks.Get()
+	t.p = *p
+	t.bounds = chunkBounds(t.bounds, p.k, chunks, kcBlock)
+	t.parts = grow(t.parts, (chunks-1)*p.m*p.n)
+	parallel.ForBounds(idBounds(chunks), t)
+	addParts(p.c, p.ldc, p.m, p.n, t.parts, chunks)
 	t.p = problem{}
 	reduceTasks.Put(t)
 }
