@@ -1,39 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// sampledEpochLines reads a --metrics file of a sampled run over parts and
-// keeps what must not depend on how the workers are run: everything but
-// times.
+// sampledEpochLines is epochLines with a sampled run's byte counters and
+// input rows.
 func sampledEpochLines(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, fmt.Sprintf("epoch %v loss %v train %v val %v test %v val_loss %v ratio %v bytes %v/%v/%v input %v",
-			m["epoch"], m["loss"], m["train_acc"], m["val_acc"], m["test_acc"], m["val_loss"], m["ratio"],
-			m["bytes_structure"], m["bytes_features"], m["bytes_grad"], m["input_nodes"]))
-	}
-	return out
+	return epochLines(t, path, "bytes_structure", "bytes_features", "bytes_grad", "input_nodes")
 }
 
 // Sampled training over parts: N processes on loopback train exactly what
