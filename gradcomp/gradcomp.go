@@ -66,6 +66,16 @@ func MomentumOf(m Method) float64 {
 	return 0
 }
 
+// IsDelayed reports whether m delivers most coordinates' gradients late,
+// several steps' in one sum, and none in between (top-k with error
+// feedback): the optimiser should then step a coordinate when its
+// gradient arrives, taking the steps it missed (nn.OptimizerConfig's
+// CatchUp). Dense methods deliver every coordinate at every step.
+func IsDelayed(m Method) bool {
+	d, ok := m.(interface{ DelaysGradients() bool })
+	return ok && d.DelaysGradients()
+}
+
 // Maker builds a method from the argument after the name's colon ("" if
 // none) and whether error feedback is on.
 type Maker func(arg string, feedback bool, o Options) (Method, error)

@@ -62,6 +62,11 @@ func (t *topK) String() string {
 // optimiser must then step without its own.
 func (t *topK) Momentum() float64 { return t.momentum }
 
+// DelaysGradients is true with error feedback: a coordinate's unsent
+// gradient arrives later, summed with its later ones, and the optimiser
+// should spread it over the steps it missed (see IsDelayed).
+func (t *topK) DelaysGradients() bool { return t.feedback }
+
 func (t *topK) Init(shapes []Shape, workers int) error {
 	t.shapes = slices.Clone(shapes)
 	t.k = make([]int, len(shapes))

@@ -213,6 +213,7 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	if gradcomp.MomentumOf(m) > 0 {
 		s.Train.Optimizer.Momentum = 0
 	}
+	s.Train.Optimizer.CatchUp = gradcomp.IsDelayed(m)
 	return func() (gradcomp.Method, error) { return gradcomp.New(spec, o) }, nil
 }
 

@@ -32,6 +32,10 @@ type OptimizerConfig struct {
 	Beta2     float64
 	Eps       float64
 	Schedule  Schedule // nil means constant
+	// CatchUp steps a coordinate only when its gradient is non-zero,
+	// first taking the steps it missed (optim.State.CatchUpStep): for a
+	// top-k gradient exchange, which delivers gradients late in sums.
+	CatchUp bool
 }
 
 // Optimizer updates parameters from their gradients, as PyTorch's optimisers
@@ -53,7 +57,7 @@ func NewOptimizer(params []*Param, cfg OptimizerConfig) (*Optimizer, error) {
 		return nil, fmt.Errorf("nn: learning rate %v; want a positive number", cfg.LR)
 	}
 	rule := optim.Config{Rule: cfg.Algorithm, Momentum: cfg.Momentum, Nesterov: cfg.Nesterov,
-		Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps}
+		Beta1: cfg.Beta1, Beta2: cfg.Beta2, Eps: cfg.Eps, CatchUp: cfg.CatchUp}
 	if err := rule.Check(); err != nil {
 		return nil, err
 	}
@@ -67,6 +71,9 @@ func NewOptimizer(params []*Param, cfg OptimizerConfig) (*Optimizer, error) {
 // LR is the learning rate the next Step uses.
 func (o *Optimizer) LR() float64 { return o.cfg.LR * o.cfg.Schedule.Factor(o.steps) }
 
+// lrOfStep is the learning rate of step k (1 for the first).
+func (o *Optimizer) lrOfStep(k int) float64 { return o.cfg.LR * o.cfg.Schedule.Factor(k-1) }
+
 // Steps is the number of steps taken.
 func (o *Optimizer) Steps() int { return o.steps }
 
@@ -75,7 +82,11 @@ func (o *Optimizer) Step() {
 	lr := o.LR()
 	o.steps++
 	for i, p := range o.params {
-		o.states[i].Step(p.Value.Data, p.Value.Data, p.Grad.Data, lr, p.WeightDecay)
+		if o.cfg.CatchUp {
+			o.states[i].CatchUpStep(p.Value.Data, p.Grad.Data, o.lrOfStep, p.WeightDecay)
+		} else {
+			o.states[i].Step(p.Value.Data, p.Value.Data, p.Grad.Data, lr, p.WeightDecay)
+		}
 	}
 }
 

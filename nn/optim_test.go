@@ -156,3 +156,33 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 		t.Error("a buffer of the wrong length was accepted")
 	}
 }
+
+// TestOptimizerCatchUpUsesEachStepsRate checks that a coordinate catching
+// up takes each missed step at that step's scheduled rate: a gradient sum
+// arriving every other step under a rate that halves every step moves
+// the coordinate as the spread gradient at every step does.
+func TestOptimizerCatchUpUsesEachStepsRate(t *testing.T) {
+	cfg := OptimizerConfig{Algorithm: Adam, LR: 0.1, Schedule: StepDecay{StepSize: 1, Gamma: 0.5}}
+	dense, lazy := scalarParam(0.1), scalarParam(0.1)
+	od, err := NewOptimizer([]*Param{dense}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CatchUp = true
+	ol, err := NewOptimizer([]*Param{lazy}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 6; step++ {
+		dense.Grad.Data[0] = 0.25
+		od.Step()
+		lazy.Grad.Data[0] = 0
+		if step%2 == 0 {
+			lazy.Grad.Data[0] = 0.5
+		}
+		ol.Step()
+		if step%2 == 0 && lazy.Value.Data[0] != dense.Value.Data[0] {
+			t.Fatalf("after step %d: caught up to %.9g, stepping every time %.9g", step, lazy.Value.Data[0], dense.Value.Data[0])
+		}
+	}
+}

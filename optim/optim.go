@@ -29,6 +29,10 @@ type Config struct {
 	Beta1    float64 // the Adam rules
 	Beta2    float64
 	Eps      float64
+	// CatchUp is for gradients that arrive sparsely, a coordinate's
+	// gradient of several steps in one sum (top-k gradient exchange with
+	// error feedback): see State.CatchUpStep.
+	CatchUp bool
 }
 
 func (c Config) withDefaults() Config {
@@ -70,6 +74,9 @@ type State[T Float] struct {
 	// Stored in T: float32 buffers are rounded after every step, as
 	// PyTorch's float32 state is.
 	momentum, expAvg, expAvgSq, maxExpAvgSq []T
+	// lastStep is each coordinate's step when last updated (CatchUp),
+	// stored in T as the other buffers are: exact up to 2^24 steps.
+	lastStep []T
 }
 
 // NewState returns a fresh state for a parameter of n elements. It panics if
@@ -90,6 +97,9 @@ func NewState[T Float](c Config, n int) *State[T] {
 	default:
 		s.expAvg, s.expAvgSq = make([]T, n), make([]T, n)
 	}
+	if c.CatchUp {
+		s.lastStep = make([]T, n)
+	}
 	return s
 }
 
@@ -108,60 +118,71 @@ func (s *State[T]) Step(x, base, grad []T, lr, decay float64) {
 }
 
 func (s *State[T]) sgd(x, base, grad []T, lr, decay float64) {
-	mu, nesterov, first := s.cfg.Momentum, s.cfg.Nesterov, s.Steps == 1
-	buf := s.momentum
-	if buf != nil {
-		buf = buf[:len(x)]
-	}
 	for j := range x {
-		d := float64(grad[j]) + decay*float64(base[j])
-		if buf != nil {
-			if first {
-				buf[j] = T(d) // PyTorch starts the buffer at the first gradient
-			} else {
-				buf[j] = T(mu*float64(buf[j]) + d)
-			}
-			if nesterov {
-				d += mu * float64(buf[j])
-			} else {
-				d = float64(buf[j])
-			}
-		}
-		x[j] = T(float64(base[j]) - lr*d)
+		x[j] = T(s.sgdCoordinate(j, float64(base[j]), float64(grad[j]), lr, decay, s.Steps))
 	}
 }
 
-func (s *State[T]) adam(x, base, grad []T, lr, decay float64) {
-	b1, b2, eps := s.cfg.Beta1, s.cfg.Beta2, s.cfg.Eps
-	t := float64(s.Steps)
-	bc1 := 1 - math.Pow(b1, t)
-	sqrtBC2 := math.Sqrt(1 - math.Pow(b2, t))
-	m, v, vmax := s.expAvg[:len(x)], s.expAvgSq[:len(x)], s.maxExpAvgSq
-	if vmax != nil {
-		vmax = vmax[:len(x)]
-	}
-	decoupled := s.cfg.Rule == AdamW
-	for j := range x {
-		xj := float64(base[j])
-		d := float64(grad[j])
-		if decoupled {
-			xj *= 1 - lr*decay
+// sgdCoordinate returns coordinate j of base after SGD's step number step
+// with gradient g, updating j's momentum.
+func (s *State[T]) sgdCoordinate(j int, base, g, lr, decay float64, step int) float64 {
+	d := g + decay*base
+	if s.momentum != nil {
+		mu := s.cfg.Momentum
+		if step == 1 {
+			s.momentum[j] = T(d) // PyTorch starts the buffer at the first gradient
 		} else {
-			d += decay * xj
+			s.momentum[j] = T(mu*float64(s.momentum[j]) + d)
 		}
-		mj := b1*float64(m[j]) + (1-b1)*d
-		vj := b2*float64(v[j]) + (1-b2)*d*d
-		m[j], v[j] = T(mj), T(vj)
-		if vmax != nil {
-			vj = max(vj, float64(vmax[j]))
-			vmax[j] = T(vj)
+		if s.cfg.Nesterov {
+			d += mu * float64(s.momentum[j])
+		} else {
+			d = float64(s.momentum[j])
 		}
-		// The unrounded moments step x, and v's bias correction divides
-		// sqrt(v), as in torch.optim.Adam.
-		xj -= lr / bc1 * mj / (math.Sqrt(vj)/sqrtBC2 + eps)
-		x[j] = T(xj)
+	}
+	return base - lr*d
+}
+
+func (s *State[T]) adam(x, base, grad []T, lr, decay float64) {
+	c := s.adamCorrection(s.Steps)
+	for j := range x {
+		x[j] = T(s.adamCoordinate(j, float64(base[j]), float64(grad[j]), lr, decay, c))
 	}
 }
+
+// adamCorrection is Adam's bias correction at a step: 1 − β1^t and
+// sqrt(1 − β2^t).
+type adamCorrection struct{ bc1, sqrtBC2 float64 }
+
+func (s *State[T]) adamCorrection(step int) adamCorrection {
+	t := float64(step)
+	return adamCorrection{1 - math.Pow(s.cfg.Beta1, t), math.Sqrt(1 - math.Pow(s.cfg.Beta2, t))}
+}
+
+// adamCoordinate returns coordinate j of base after an Adam step with
+// gradient g, updating j's moments.
+func (s *State[T]) adamCoordinate(j int, xj, d, lr, decay float64, c adamCorrection) float64 {
+	b1, b2 := s.cfg.Beta1, s.cfg.Beta2
+	if s.cfg.Rule == AdamW {
+		xj *= 1 - lr*decay
+	} else {
+		d += decay * xj
+	}
+	mj := b1*float64(s.expAvg[j]) + (1-b1)*d
+	vj := b2*float64(s.expAvgSq[j]) + (1-b2)*d*d
+	s.expAvg[j], s.expAvgSq[j] = T(mj), T(vj)
+	if s.maxExpAvgSq != nil {
+		vj = max(vj, float64(s.maxExpAvgSq[j]))
+		s.maxExpAvgSq[j] = T(vj)
+	}
+	// The unrounded moments step x, and v's bias correction divides
+	// sqrt(v), as in torch.optim.Adam.
+	return xj - lr/c.bc1*mj/(math.Sqrt(vj)/c.sqrtBC2+s.cfg.Eps)
+}
+
+// BufferNames are the names of every buffer a State may keep, in the
+// order Buffers lists them: PyTorch's, then CatchUp's last_step.
+var BufferNames = []string{"momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "last_step"}
 
 // Buffer is one of a State's buffers under its PyTorch state_dict name.
 type Buffer[T Float] struct {
@@ -171,13 +192,12 @@ type Buffer[T Float] struct {
 
 // Buffers lists the buffers s's rule keeps, in PyTorch's order: SGD's
 // momentum_buffer (with momentum only); Adam's exp_avg, exp_avg_sq and, for
-// AMSGrad, max_exp_avg_sq.
+// AMSGrad, max_exp_avg_sq; then, with CatchUp, last_step.
 func (s *State[T]) Buffers() []Buffer[T] {
 	var bs []Buffer[T]
-	for _, b := range []Buffer[T]{{"momentum_buffer", s.momentum}, {"exp_avg", s.expAvg},
-		{"exp_avg_sq", s.expAvgSq}, {"max_exp_avg_sq", s.maxExpAvgSq}} {
-		if b.Data != nil {
-			bs = append(bs, b)
+	for i, data := range [][]T{s.momentum, s.expAvg, s.expAvgSq, s.maxExpAvgSq, s.lastStep} {
+		if data != nil {
+			bs = append(bs, Buffer[T]{BufferNames[i], data})
 		}
 	}
 	return bs

@@ -89,7 +89,8 @@ gradients)
 	# Four workers (--parts 4) of partition-parallel full-graph training,
 	# their gradients summed exactly (none) or compressed: GCN on Cora and
 	# CiteSeer with Kipf and Welling's recipe, GraphSAGE on Amazon
-	# Computers and Coauthor CS as README's table selected it. METHODS
+	# Computers and Coauthor CS as README's table selected it, full-graph
+	# and on neighbour-sampled mini-batches (data-parallel). METHODS
 	# replaces the list of compressions (keep none: the baseline).
 	methods=${METHODS:-none topk:0.01 powersgd:2 quant8}
 	for ds in cora citeseer; do
@@ -102,6 +103,11 @@ gradients)
 		[[ $ds == coauthor-cs ]] && sage+=" --normalize --lr 0.01"
 		for m in $methods; do
 			configs+=("sage-$ds@$m|$sage --parts 4 --grad-compress $m")
+		done
+		# Data-parallel: each worker samples batches of 128 seeds from its
+		# own part (512 over the four, as docs/minibatch.md's table runs).
+		for m in $methods; do
+			configs+=("sage-sampled-$ds@$m|$sage --sampler neighbor:25,10 --batch-size 128 --parts 4 --grad-compress $m")
 		done
 	done
 	;;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/optim"
 )
 
 // checkpointMeta is the JSON part of a loop's checkpoint.
@@ -84,7 +85,7 @@ func (l *Loop) save(to func(*checkpoint.State) error) error {
 // optimizerKeys lists p's optimiser buffers in a fixed order.
 func optimizerKeys(p *nn.Param, st nn.OptimizerState) []string {
 	var keys []string
-	for _, b := range []string{"momentum_buffer", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"} {
+	for _, b := range optim.BufferNames {
 		if _, ok := st.Buffers[p.Name+"."+b]; ok {
 			keys = append(keys, p.Name+"."+b)
 		}
