@@ -2,6 +2,7 @@ package job
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -158,6 +159,9 @@ func (s *Spec) assign(g *graph.Graph, trainRows []int32) ([]int32, error) {
 // the schedule's name.
 func (s *Spec) compression() (fullgraph.Options, string, error) {
 	var opts fullgraph.Options
+	if err := s.resolveAuto(); err != nil {
+		return opts, "", err
+	}
 	codec := s.Codec
 	if codec == "" {
 		codec = "none"
@@ -188,6 +192,25 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 		opts.Link = &l
 	}
 	return opts, sched.String(), nil
+}
+
+// resolveAuto replaces --compress auto, and a request for compression that
+// names no codec (--schedule or --compress-last over several parts of
+// full-graph training), with the codec auto stands for, and sets
+// CompressLast with it.
+func (s *Spec) resolveAuto() error {
+	asked := s.Codec == "" && s.Parts > 1 && s.Sampler == "" && (s.Schedule != "" || s.CompressLast)
+	if s.Codec != compress.Auto && !asked {
+		return nil
+	}
+	if s.Sampler != "" {
+		return specError(errors.New("--compress auto is the recipe for the halo exchange of full-graph training over parts; the feature rows of sampled training take a codec by name (quant8, quant4, ...)"))
+	}
+	s.Codec, s.CompressLast = compress.AutoCodec(s.Schedule != ""), true
+	if s.Place.Rank == 0 && s.Parts > 1 {
+		fmt.Fprintf(s.Log, "graft train: --compress auto: %s with --compress-last (docs/delta.md)\n", s.Codec)
+	}
+	return nil
 }
 
 // gradCompression checks the gradient compression and returns the maker of

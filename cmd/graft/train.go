@@ -186,6 +186,9 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler, Precision: o.precision,
 		Place: place, Launch: o.worker.flags,
 	}
+	if !flagSet(fs, "compress") {
+		s.Codec = "" // not named: --schedule or --compress-last alone select auto
+	}
 	if flagSet(fs, "parts") || o.worker.partDir == "" {
 		if d.parts < 1 {
 			return job.Spec{}, usageError{fmt.Errorf("--parts %d: want at least 1", d.parts)}

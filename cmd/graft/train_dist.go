@@ -29,7 +29,8 @@ type distOptions struct {
 func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&d.parts, "parts", 1, "workers, each holding one part of the graph: in-process goroutines, or the processes of a multi-process job (--rank/--world or a launcher's environment; it must then equal the world size)")
 	fs.StringVar(&d.partition, "partition", "random", "how to split the graph: "+strings.Join(partition.Methods(), ", ")+", or an assignment FILE (one part id per line, as gpmetis writes)")
-	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Usage(), ", "))
+	fs.StringVar(&d.codec, "compress", "none", "compression of the boundary exchange: "+strings.Join(compress.Usage(), ", ")+
+		", or auto ("+compress.AutoCodec(false)+" with --compress-last, graft's recipe; also what --schedule or --compress-last alone select over several parts)")
 	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR], adaptive[:RMAX:RMIN:PATIENCE:FACTOR], or varco-paper (the VARCO authors' linear:128:1.5:5); patience and model selection start once it reaches its final ratio (default per codec: truncate "+compress.DefaultSchedule("truncate")+", topk "+compress.DefaultSchedule("topk")+", subspace "+compress.DefaultSchedule("subspace")+", fixed:1 otherwise)")
 	fs.StringVar(&d.gradCompress, "grad-compress", "none", "compression of the gradients the workers sum: "+gradcomp.Usage+" (see docs/gradients.md)")
 	fs.BoolVar(&d.compressLast, "compress-last", false, "compress the last layer's exchange too (by default it goes whole, as in the VARCO paper)")

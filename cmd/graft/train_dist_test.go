@@ -191,3 +191,30 @@ func TestTrainCompressLast(t *testing.T) {
 		t.Fatalf("forward halo bytes %v with --compress-last, %v without", bytes[true], bytes[false])
 	}
 }
+
+// --compress auto is delta coding at 2 bits with --compress-last, and it
+// is what a run over parts gets when it asks for compression without
+// naming a codec; a sampled run is refused with the reason.
+func TestTrainCompressAuto(t *testing.T) {
+	explicit := trainJSON(t, "--parts", "2", "--compress", "delta:2:0:0", "--compress-last", "--epochs", "2")
+	for _, args := range [][]string{
+		{"--compress", "auto"},
+		{"--compress-last"},
+	} {
+		sum := trainJSON(t, append([]string{"--parts", "2", "--epochs", "2"}, args...)...)
+		if sum["compress"] != "delta:2:0:0" || sum["bytes_fwd"] != explicit["bytes_fwd"] || sum["test_acc"] != explicit["test_acc"] {
+			t.Errorf("%v: compress %v, %v forward bytes, test accuracy %v; delta:2:0:0 --compress-last sends %v and reaches %v",
+				args, sum["compress"], sum["bytes_fwd"], sum["test_acc"], explicit["bytes_fwd"], explicit["test_acc"])
+		}
+	}
+	if sum := trainJSON(t, "--parts", "2", "--schedule", "exp:8:1:1", "--epochs", "2"); sum["compress"] != "delta:r:0:0" {
+		t.Errorf("--schedule alone over parts: compress %v, want delta:r:0:0 (auto with the schedule's widths)", sum["compress"])
+	}
+	if sum := trainJSON(t, "--parts", "2", "--epochs", "2"); sum["compress"] != "none" {
+		t.Errorf("no compression asked: compress %v, want none", sum["compress"])
+	}
+	code, _, stderr := runGraft(t, "train", "--parts", "2", "--sampler", "neighbor:5,5", "--compress", "auto", "--epochs", "1")
+	if code == 0 || !strings.Contains(stderr, "full-graph") {
+		t.Errorf("sampled --compress auto: exit %d, %q; want a refusal naming full-graph training", code, stderr)
+	}
+}
