@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -260,7 +261,9 @@ func (e *Exchange) site(layer int, backward bool) string {
 
 func (e *Exchange) buffer(n int) []float32 {
 	if cap(e.scratch) < n {
+		was := cap(e.scratch)
 		e.scratch = make([]float32, n)
+		memacct.Grown(memacct.Communication, was, n, 4)
 	}
 	return e.scratch[:n]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -152,7 +153,9 @@ func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
 // peerBuffer is peer q's row buffer, n float32s long.
 func (e *Exchange) peerBuffer(q, n int) []float32 {
 	if cap(e.peerRows[q]) < n {
+		was := cap(e.peerRows[q])
 		e.peerRows[q] = make([]float32, n)
+		memacct.Grown(memacct.Communication, was, n, 4)
 	}
 	return e.peerRows[q][:n]
 }

@@ -339,6 +339,8 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),
 	}
+	mem := s.memoryAccount(in, model, sum.PeakRSSBytes)
+	sum.Memory = &mem
 	if sum.Metric == "" {
 		sum.Metric = string(train.Accuracy)
 	}

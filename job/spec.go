@@ -143,7 +143,9 @@ type Summary struct {
 	EpochMsMedian  float64  `json:"epoch_ms_median"`
 	StepMsMedian   float64  `json:"step_ms_median"`
 	PeakRSSBytes   int64    `json:"peak_rss_bytes"`
-	Parameters     int      `json:"parameters"`
+	// Memory is where the peak went (see MemoryAccount).
+	Memory     *MemoryAccount `json:"memory,omitempty"`
+	Parameters int            `json:"parameters"`
 
 	// Partition-parallel runs (all workers summed; zero for one worker).
 	Parts     int    `json:"parts"`

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"unsafe"
 
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -89,7 +91,9 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	}
 	n := rows * cols
 	if cap(m.Data) < n {
+		was := cap(m.Data)
 		m.Data = make([]float32, n, n+n/8)
+		memacct.Grown(memacct.Activations, was, cap(m.Data), 4)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]
 	return m
@@ -98,7 +102,10 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 // ensureSlice is ensure for a plain slice.
 func ensureSlice[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
+		was := cap(*buf)
 		*buf = make([]T, n, n+n/8)
+		var zero T
+		memacct.Grown(memacct.Activations, was, cap(*buf), int(unsafe.Sizeof(zero)))
 	}
 	*buf = (*buf)[:n]
 	return *buf

@@ -224,7 +224,13 @@ func printSummary(w io.Writer, sum job.Summary) {
 		fmt.Fprintf(w, "test ROC-AUC    %.4f\n", *sum.TestAUC)
 	}
 	fmt.Fprintf(w, "time per epoch  %.2f ms median (%.2f ms training step)\n", sum.EpochMsMedian, sum.StepMsMedian)
-	fmt.Fprintf(w, "peak memory     %s RSS\n", formatBytes(sum.PeakRSSBytes))
+	fmt.Fprintf(w, "peak memory     %s RSS", formatBytes(sum.PeakRSSBytes))
+	if m := sum.Memory; m != nil {
+		mib := func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+		fmt.Fprintf(w, " (MiB: graph %s, features %s, parameters %s, activations %s, communication %s, rest %s)",
+			mib(m.Graph), mib(m.Features), mib(m.Parameters), mib(m.Activations), mib(m.Communication), mib(m.Rest))
+	}
+	fmt.Fprintln(w)
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
 		halo := "no halo traffic"

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
@@ -102,7 +103,8 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		}
 		ev.ValLossSum = loss
 	}
-	if e.outputBytes() > e.keepBytes {
+	if held := e.outputBytes(); held > e.keepBytes {
+		memacct.Add(memacct.Activations, -int64(held))
 		e.cur, e.cur16, e.in, e.loss = [2]tensor.Matrix{}, [2]tensor.MatrixBF16{}, gatherer{}, nn.CrossEntropy{}
 	}
 	return ev, nil
@@ -124,7 +126,9 @@ type output interface {
 type outputF32 tensor.Matrix
 
 func (o *outputF32) size(rows, cols int) {
+	was := cap(o.Data)
 	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+	memacct.Grown(memacct.Activations, was, cap(o.Data), 4)
 }
 func (o *outputF32) put(lo int, y *tensor.Matrix) { copy(o.Data[lo*y.Cols:], y.Data) }
 func (o *outputF32) input() input                 { return input{x: nn.DenseFeatures((*tensor.Matrix)(o))} }
@@ -132,7 +136,9 @@ func (o *outputF32) input() input                 { return input{x: nn.DenseFeat
 type outputBF16 tensor.MatrixBF16
 
 func (o *outputBF16) size(rows, cols int) {
+	was := cap(o.Data)
 	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+	memacct.Grown(memacct.Activations, was, cap(o.Data), 2)
 }
 func (o *outputBF16) put(lo int, y *tensor.Matrix) { bf16.Encode(o.Data[lo*y.Cols:], y.Data) }
 func (o *outputBF16) input() input                 { return input{x16: (*tensor.MatrixBF16)(o)} }

@@ -1,0 +1,44 @@
+package memacct
+
+import "sync/atomic"
+
+// Kind is what a buffer is for.
+type Kind int
+
+const (
+	// Activations are the layers' stored outputs and gradients, dropout
+	// masks, and evaluation's per-node outputs.
+	Activations Kind = iota
+	// Communication are the buffers of the halo exchange and of the
+	// feature fetches of data-parallel training.
+	Communication
+	kinds
+)
+
+var held, peak [kinds]atomic.Int64
+
+// Add records that buffers of kind k grew by delta bytes (negative when
+// released).
+func Add(k Kind, delta int64) {
+	n := held[k].Add(delta)
+	for {
+		p := peak[k].Load()
+		if n <= p || peak[k].CompareAndSwap(p, n) {
+			return
+		}
+	}
+}
+
+// Grown records a buffer's change of capacity from was to now elements of
+// size bytes each: for the growth paths of reusable buffers.
+func Grown(k Kind, was, now, size int) {
+	if now != was {
+		Add(k, int64(now-was)*int64(size))
+	}
+}
+
+// Held is the bytes kind k holds now.
+func Held(k Kind) int64 { return held[k].Load() }
+
+// Peak is the most kind k has held at once.
+func Peak(k Kind) int64 { return peak[k].Load() }

@@ -1,0 +1,110 @@
+package job
+
+import (
+	"github.com/graft-gnn/graft/internal/memacct"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/optim"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// MemoryAccount is where a process's memory went (Summary.Memory), in
+// bytes. Graph, features and parameters are sized from what the process
+// holds at the end of the run; activations and communication are the most
+// their kept buffers held at once since the process started (package
+// memacct), as the peak RSS is; the rest is peak RSS
+// minus the others, never below zero: the Go runtime, garbage not yet
+// collected (graft collects at 25% heap growth unless GOGC says
+// otherwise), the operators and samplers' structures, the buffers of
+// data-parallel fetches and of the transports, and temporaries.
+type MemoryAccount struct {
+	// Graph is the graph's adjacency (int64 offsets, int32 neighbours) and,
+	// partitioned in one process, the parts' local adjacencies and halos.
+	Graph int64 `json:"graph_bytes"`
+	// Features is the input feature matrix (dense, sparse or bf16) and,
+	// partitioned in one process, the parts' copies of their rows.
+	Features int64 `json:"features_bytes"`
+	// Parameters are the values, gradients and best epoch's copy of every
+	// parameter and the optimiser's state, for every model replica of the
+	// process (one per worker of an in-process run).
+	Parameters int64 `json:"parameters_bytes"`
+	// Activations are the layers' stored outputs and gradients, dropout
+	// masks, and exact evaluation's per-node outputs.
+	Activations int64 `json:"activations_bytes"`
+	// Communication are the halo exchange's buffers.
+	Communication int64 `json:"communication_bytes"`
+	// Rest is peak RSS minus the above.
+	Rest int64 `json:"rest_bytes"`
+}
+
+// memoryAccount sums up this process's memory at the end of a run that
+// trained model (one replica of it).
+func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAccount {
+	m := MemoryAccount{
+		Activations:   memacct.Peak(memacct.Activations),
+		Communication: memacct.Peak(memacct.Communication),
+	}
+	g := in.problem.Graph
+	m.Graph = 8*int64(len(g.Offsets)) + 4*int64(len(g.Neighbors))
+	m.Features = featureBytes(in.problem.Features)
+	if x := in.problem.FeaturesBF16; x != nil {
+		m.Features += x.Bytes()
+	}
+	inProcess := s.Place.Size <= 1
+	if in.layout != nil && in.layout.K > 1 {
+		for i := range in.layout.Parts {
+			p := &in.layout.Parts[i]
+			m.Graph += csrBytes(p.Local) + 4*int64(len(p.Owned)+len(p.Halo))
+			for _, send := range p.Send {
+				m.Graph += 4 * int64(len(send))
+			}
+		}
+		if inProcess { // every part copied its rows
+			m.Features *= 2
+		}
+	}
+	replicas := int64(1)
+	switch {
+	case s.Async != nil && inProcess:
+		replicas = int64(s.Async.Workers)
+	case inProcess:
+		replicas = int64(max(s.Parts, 1))
+	}
+	m.Parameters = replicas * parameterBytes(model, s.Train.Optimizer)
+	m.Rest = max(peakRSS-m.Graph-m.Features-m.Parameters-m.Activations-m.Communication, 0)
+	return m
+}
+
+// parameterBytes is one replica's parameters in training: value, gradient
+// and the best epoch's copy in float32, and the optimiser's buffers.
+func parameterBytes(model *nn.Model, opt nn.OptimizerConfig) int64 {
+	if model == nil {
+		return 0
+	}
+	cfg := optim.Config{Rule: opt.Algorithm, Momentum: opt.Momentum, Nesterov: opt.Nesterov, CatchUp: opt.CatchUp}
+	if cfg.Check() != nil {
+		return 0
+	}
+	buffers := int64(len(optim.NewState[float32](cfg, 0).Buffers()))
+	var n int64
+	for _, p := range model.Params() {
+		n += int64(len(p.Value.Data))
+	}
+	return 4 * n * (3 + buffers)
+}
+
+func featureBytes(x nn.Features) int64 {
+	switch {
+	case x.Dense != nil:
+		return 4 * int64(len(x.Dense.Data))
+	case x.Sparse != nil:
+		return csrBytes(x.Sparse)
+	}
+	return 0
+}
+
+func csrBytes(a *tensor.CSR) int64 {
+	if a == nil {
+		return 0
+	}
+	return 8*int64(len(a.Offsets)) + 4*int64(len(a.Indices)+len(a.Values))
+}

@@ -1,0 +1,58 @@
+package job
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/graft-gnn/graft/nn"
+)
+
+// The memory account sizes what the run held: the dense features of an
+// sbm:2000:…:16 graph are 2000×16 float32s, twice over when two parts copy
+// their rows in one process; Adam keeps two moments beside each
+// parameter's value, gradient and best copy; a partitioned run has halo
+// buffers and its parts' adjacencies; a mini-batch run's layers store
+// activations; and the parts never add up to more than the peak RSS they
+// are carved from.
+func TestMemoryAccount(t *testing.T) {
+	run := func(parts, hidden int, sampler string) Summary {
+		t.Helper()
+		s := coraSpec(t)
+		s.Dataset, s.Split, s.Features, s.Log = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard
+		s.Parts, s.Train.Model.Hidden, s.Train.Epochs, s.Sampler, s.BatchSize = parts, hidden, 2, sampler, 64
+		sum, err := Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Memory == nil {
+			t.Fatal("no memory account")
+		}
+		return sum
+	}
+	const features = 2000 * 16 * 4
+	narrow, parted := run(1, 16, ""), run(2, 16, "")
+	for _, c := range []struct {
+		name string
+		sum  Summary
+		want int64
+	}{{"one worker", narrow, features}, {"two parts in one process", parted, 2 * features}} {
+		m := c.sum.Memory
+		if m.Features != c.want {
+			t.Errorf("%s: features %d bytes, want %d", c.name, m.Features, c.want)
+		}
+		if want := int64(c.sum.Parameters) * 4 * 5 * int64(c.sum.Parts); m.Parameters != want {
+			t.Errorf("%s: parameters %d bytes for %d parameters in %d replicas, want %d", c.name, m.Parameters, c.sum.Parameters, c.sum.Parts, want)
+		}
+		if total := m.Graph + m.Features + m.Parameters + m.Activations + m.Communication + m.Rest; total != c.sum.PeakRSSBytes {
+			t.Errorf("%s: the account sums to %d, peak RSS %d (%+v)", c.name, total, c.sum.PeakRSSBytes, *m)
+		}
+	}
+	if parted.Memory.Graph <= narrow.Memory.Graph || parted.Memory.Communication <= 0 {
+		t.Errorf("two parts: graph %d (one worker %d), communication %d; want the parts' adjacencies and halo buffers counted",
+			parted.Memory.Graph, narrow.Memory.Graph, parted.Memory.Communication)
+	}
+	if sampled := run(1, 64, "neighbor:5,5"); sampled.Memory.Activations <= 0 {
+		t.Errorf("mini-batch run: activations %d bytes", sampled.Memory.Activations)
+	}
+}
