@@ -3,6 +3,7 @@ module github.com/graft-gnn/graft
 go 1.26.0
 
 require (
+	github.com/klauspost/compress v1.20.4
 	github.com/maruel/safetensors v1.2.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -3,11 +3,12 @@ package dataset
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // readBufferSize is the bufio buffer for text readers; it is also the longest
