@@ -40,10 +40,10 @@ type Rebalance struct {
 	// every worker, given the layout that epoch trained on: tests make
 	// the decisions deterministic with it.
 	Measure func(epoch int, layout *partition.Layout, measured []float64) []float64
-	// Report, if set, receives every re-partition when it is made, again
-	// once the window after it has been measured, and before the first
-	// epoch those of the checkpoint a run resumes from.
-	Report func(Record)
+	// Report, if set, receives every re-partition when it is made and
+	// again once the window after it has been measured; and, restored,
+	// those of the checkpoint a run resumes from, before its first epoch.
+	Report func(r Record, restored bool)
 }
 
 // Defaults of Rebalance.
@@ -103,14 +103,16 @@ func newRebalancer(cfg Rebalance, c comm.Communicator, p train.Problem, hc halo.
 	cfg.Max = cmp.Or(max(cfg.Max, 0), DefaultMaxRebalances)
 	r := &rebalancer{cfg: cfg, c: c, p: p, hc: hc, layout: layout, records: records, sum: make([]float64, layout.K)}
 	for _, rec := range records {
-		r.report(rec)
+		if cfg.Report != nil {
+			cfg.Report(rec, true)
+		}
 	}
 	return r, nil
 }
 
 func (r *rebalancer) report(rec Record) {
 	if r.cfg.Report != nil {
-		r.cfg.Report(rec)
+		r.cfg.Report(rec, false)
 	}
 }
 

@@ -156,7 +156,7 @@ func runRebalanced(t *testing.T, ctx context.Context, cfg train.Config, p train.
 	var out rebalancedRun
 	if rebalance {
 		opts.Rebalance = &Rebalance{Threshold: 1.05, Partitioner: partition.Multilevel{}, Seed: 3, Window: 2, Measure: edgeTimes,
-			Report: func(r Record) {
+			Report: func(r Record, _ bool) {
 				if n := len(out.records); n > 0 && out.records[n-1].Epoch == r.Epoch {
 					out.records[n-1] = r
 				} else {
