@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
@@ -82,13 +83,14 @@ type rebalancer struct {
 	hc      halo.Config // the exchange's codec and schedule, which a new exchange keeps
 	layout  *partition.Layout
 	records []Record
+	layouts *sharedLayouts // nil: this worker builds its own
 
 	onLayout int       // epochs trained on the current layout
 	sum      []float64 // each worker's seconds over the window so far
 	from, n  int       // the window's first epoch and length so far
 }
 
-func newRebalancer(cfg Rebalance, c comm.Communicator, p train.Problem, hc halo.Config, layout *partition.Layout, records []Record) (*rebalancer, error) {
+func newRebalancer(cfg Rebalance, c comm.Communicator, p train.Problem, hc halo.Config, layout *partition.Layout, records []Record, layouts *sharedLayouts) (*rebalancer, error) {
 	switch {
 	case !(cfg.Threshold > 1):
 		return nil, fmt.Errorf("fullgraph: rebalance threshold %v: want a max/mean above 1", cfg.Threshold)
@@ -101,7 +103,7 @@ func newRebalancer(cfg Rebalance, c comm.Communicator, p train.Problem, hc halo.
 	}
 	cfg.Window = cmp.Or(max(cfg.Window, 0), DefaultWindow)
 	cfg.Max = cmp.Or(max(cfg.Max, 0), DefaultMaxRebalances)
-	r := &rebalancer{cfg: cfg, c: c, p: p, hc: hc, layout: layout, records: records, sum: make([]float64, layout.K)}
+	r := &rebalancer{cfg: cfg, c: c, p: p, hc: hc, layout: layout, records: records, layouts: layouts, sum: make([]float64, layout.K)}
 	for _, rec := range records {
 		if cfg.Report != nil {
 			cfg.Report(rec, true)
@@ -190,7 +192,7 @@ func (r *rebalancer) repartition(epoch int) (*partition.Layout, error) {
 	var layout *partition.Layout
 	if rec.NodesMoved > 0 {
 		var err error
-		if layout, err = partition.BuildLayout(g, parts, k); err != nil {
+		if layout, err = r.layouts.build(epoch, g, parts, k); err != nil {
 			return nil, fmt.Errorf("fullgraph: the new partition: %w", err)
 		}
 		r.layout = layout
@@ -300,7 +302,7 @@ func (r *rebalancer) addTo(st *checkpoint.State) error {
 // one st's rebalanced run had reached, when it had as many parts as
 // layout, else layout (a resume on another number of workers
 // re-partitions anyway); and st's records of re-partitions.
-func resumedLayout(g *graph.Graph, layout *partition.Layout, st *checkpoint.State) (*partition.Layout, []Record, error) {
+func resumedLayout(g *graph.Graph, layout *partition.Layout, st *checkpoint.State, layouts *sharedLayouts) (*partition.Layout, []Record, error) {
 	rt := st.Tensor(recordsTensor)
 	if rt == nil {
 		return layout, nil, nil
@@ -324,7 +326,7 @@ func resumedLayout(g *graph.Graph, layout *partition.Layout, st *checkpoint.Stat
 	for v, p := range at.Data {
 		parts[v] = int32(p)
 	}
-	l, err := partition.BuildLayout(g, parts, layout.K)
+	l, err := layouts.build(0, g, parts, layout.K)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fullgraph: the checkpoint's assignment: %w", err)
 	}
@@ -382,6 +384,36 @@ func (r *rebalancer) afterEpoch(epoch int, seconds []float64, s *Stepper, acc *e
 	if err := resave(epoch); err != nil {
 		return err
 	}
+	// The next epoch starts when every worker has its new part, so that
+	// none of them counts another's rebuilding as its own communication.
+	if err := r.c.Barrier(rebalanceSite); err != nil {
+		return err
+	}
 	acc.skip(r.c, s.ex)
 	return nil
+}
+
+// sharedLayouts lets the workers of one process build each new layout
+// once: they all receive the same assignment, and a layout is read-only.
+type sharedLayouts struct {
+	mu     sync.Mutex
+	key    int // the epoch of the re-partition (0: the resumed checkpoint's)
+	layout *partition.Layout
+	err    error
+}
+
+// build returns the layout of parts, the re-partition after epoch key's;
+// the first worker to ask builds it, the others wait for it. A nil s
+// builds every time.
+func (s *sharedLayouts) build(key int, g *graph.Graph, parts []int32, k int) (*partition.Layout, error) {
+	if s == nil {
+		return partition.BuildLayout(g, parts, k)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.layout == nil && s.err == nil || s.key != key {
+		s.key = key
+		s.layout, s.err = partition.BuildLayout(g, parts, k)
+	}
+	return s.layout, s.err
 }

@@ -48,6 +48,8 @@ type Options struct {
 	// workers' compute time is imbalanced (RunWorker with a layout of two
 	// parts or more, every worker holding the whole problem).
 	Rebalance *Rebalance
+
+	layouts *sharedLayouts // the workers of RunInProcess build each new layout once
 }
 
 // RunWorker trains the part of layout that c's rank owns, with the other
@@ -81,7 +83,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 	var records []Record
 	if opts.Resume != nil {
 		var err error
-		if layout, records, err = resumedLayout(p.Graph, layout, opts.Resume); err != nil {
+		if layout, records, err = resumedLayout(p.Graph, layout, opts.Resume, opts.layouts); err != nil {
 			return train.Result{}, nil, err
 		}
 	}
@@ -97,7 +99,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 	}
 	var rb *rebalancer
 	if opts.Rebalance != nil {
-		if rb, err = newRebalancer(*opts.Rebalance, c, p, hc, layout, records); err != nil {
+		if rb, err = newRebalancer(*opts.Rebalance, c, p, hc, layout, records, opts.layouts); err != nil {
 			return train.Result{}, nil, err
 		}
 	}
@@ -113,6 +115,7 @@ func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout
 	}
 	var res train.Result
 	var loop *train.Loop
+	opts.layouts = &sharedLayouts{}
 	err := comm.Run(layout.K, func(c comm.Communicator) error {
 		var cb func(metrics.Epoch) error
 		o := opts
