@@ -84,6 +84,7 @@ type rebalancer struct {
 	layout  *partition.Layout
 	records []Record
 	layouts *sharedLayouts // nil: this worker builds its own
+	last    int            // the run's last epoch, after which nothing is re-partitioned
 
 	onLayout int       // epochs trained on the current layout
 	sum      []float64 // each worker's seconds over the window so far
@@ -146,7 +147,7 @@ func (r *rebalancer) observe(epoch int, measured []float64) bool {
 		r.report(r.records[last])
 	}
 	helped := last < 0 || r.records[last].ImbalanceAfter < r.records[last].ImbalanceBefore
-	return imb > r.cfg.Threshold && len(r.records) < r.cfg.Max && helped
+	return imb > r.cfg.Threshold && len(r.records) < r.cfg.Max && helped && epoch < r.last
 }
 
 // repartition fits the cost of the window just measured, has rank 0

@@ -322,3 +322,41 @@ func TestRebalanceRefusals(t *testing.T) {
 		t.Errorf("a delta codec's run rebalanced: %v", err)
 	}
 }
+
+// When a run re-partitions: after an unmeasured first epoch on a layout
+// and a full window over the threshold; not after the run's last epoch;
+// not again once a re-partition did not lower the measured imbalance, nor
+// more than Max times.
+func TestRebalanceDecisions(t *testing.T) {
+	layout := &partition.Layout{N: 4, K: 2, Parts: make([]partition.Part, 2)}
+	r := &rebalancer{cfg: Rebalance{Threshold: 1.1, Window: 2, Max: 2}, layout: layout, sum: make([]float64, 2), last: 12}
+	skewed, even := []float64{3, 1}, []float64{1, 1}
+	step := func(epoch int, times []float64, want bool) {
+		t.Helper()
+		if got := r.observe(epoch, times); got != want {
+			t.Fatalf("epoch %d, times %v: due %v, want %v", epoch, times, got, want)
+		}
+	}
+	rebalanced := func(epoch int, before float64) { // what repartition records
+		r.records = append(r.records, Record{Epoch: epoch, ImbalanceBefore: before})
+		r.onLayout = 0
+	}
+	step(1, skewed, false) // not measured
+	step(2, skewed, false) // half a window
+	step(3, skewed, true)
+	rebalanced(3, 1.5)
+	step(4, skewed, false)
+	step(5, even, false)
+	step(6, skewed, true) // the window after: 4/3 (from 1.5, it helped) and over 1.1
+	if r.records[0].ImbalanceAfter == 0 || r.records[0].WindowAfter[0] != 5 || r.records[0].WindowAfter[1] != 6 {
+		t.Fatalf("record %+v: the imbalance after is that of epochs 5 and 6", r.records[0])
+	}
+	rebalanced(6, 4.0/3)
+	step(7, skewed, false)
+	step(8, skewed, false)
+	step(9, skewed, false) // 1.5 after 4/3: did not help, and Max is reached
+	r.records, r.onLayout = r.records[:1], 0
+	step(10, skewed, false)
+	step(11, skewed, false)
+	step(12, skewed, false) // the last epoch
+}

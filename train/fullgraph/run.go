@@ -102,6 +102,7 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 		if rb, err = newRebalancer(*opts.Rebalance, c, p, hc, layout, records, opts.layouts); err != nil {
 			return train.Result{}, nil, err
 		}
+		rb.last = cfg.Epochs
 	}
 	return run(ctx, c, cfg, d, ex, opts, rb, onEpoch)
 }
