@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 )
@@ -74,5 +76,35 @@ func TestResumeAfterRebalance(t *testing.T) {
 	}
 	if rsum.Balance == nil || wsum.Balance == nil || rsum.Balance.Size != wsum.Balance.Size {
 		t.Errorf("part sizes resumed %+v, uninterrupted %+v", rsum.Balance, wsum.Balance)
+	}
+}
+
+// A checkpoint of a graft that did not record --rebalance was trained
+// without it, and resumes without it.
+func TestResumeACheckpointWithoutTheRebalanceSetting(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), checkpointSpec(t, dir, 2)); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := checkpoint.LoadLatest(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Config["rebalance"] != "off" {
+		t.Fatalf("the checkpoint records rebalance %q, want off", st.Config["rebalance"])
+	}
+	delete(st.Config, "rebalance")
+	if _, err := checkpoint.Save(dir, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	r := checkpointSpec(t, dir, 3)
+	r.Resume, r.ResumeAllow = dir, []string{"epochs"}
+	if sum, err := Run(context.Background(), r); err != nil || sum.Epochs != 3 {
+		t.Fatalf("resuming: %+v, %v", sum, err)
+	}
+	r = checkpointSpec(t, dir, 4)
+	r.Resume, r.ResumeAllow, r.Parts, r.Rebalance = dir, []string{"epochs", "parts"}, 2, 1.2
+	if _, err := Run(context.Background(), r); err == nil || !strings.Contains(err.Error(), "--rebalance off (now 1.2)") {
+		t.Fatalf("resuming with --rebalance: %v", err)
 	}
 }
