@@ -164,35 +164,24 @@ func (r *rebalancer) repartition(epoch int) (*partition.Layout, error) {
 	old := assignmentOf(r.layout)
 	rec := Record{Epoch: epoch, ImbalanceBefore: Imbalance(seconds), WindowBefore: []int{r.from, epoch}, Cost: cost,
 		ImbalancePredicted: Imbalance(cost.Predict(g, old, k))}
-	parts := make([]int32, g.N)
-	if r.c.Rank() == 0 && !cost.Zero() {
-		p, err := r.cfg.Partitioner.Partition(g, k, partition.Options{Seed: r.cfg.Seed, NodeWeights: cost.Weights(g)})
-		if err != nil {
-			return nil, fmt.Errorf("fullgraph: re-partitioning after epoch %d: %w", epoch, err)
+	parts := old // what rank 0 proposes; the others receive it
+	if r.c.Rank() == 0 {
+		var err error
+		if parts, err = r.propose(epoch, cost, old, rec.ImbalancePredicted); err != nil {
+			return nil, err
 		}
-		parts = relabel(old, p, k)
-		if Imbalance(cost.Predict(g, parts, k)) >= rec.ImbalancePredicted {
-			copy(parts, old) // no better by the cost's own account: keep it
-		}
-	} else if r.c.Rank() == 0 {
-		copy(parts, old)
 	}
-	buf := make([]byte, 4*len(parts))
-	for v, p := range parts {
-		binary.LittleEndian.PutUint32(buf[4*v:], uint32(p))
-	}
-	if err := r.c.Broadcast(rebalanceSite, 0, buf); err != nil {
-		return nil, fmt.Errorf("fullgraph: receiving the new partition: %w", err)
+	parts, err := share(r.c, parts)
+	if err != nil {
+		return nil, err
 	}
 	for v := range parts {
-		parts[v] = int32(binary.LittleEndian.Uint32(buf[4*v:]))
 		if parts[v] != old[v] {
 			rec.NodesMoved++
 		}
 	}
 	var layout *partition.Layout
 	if rec.NodesMoved > 0 {
-		var err error
 		if layout, err = r.layouts.build(epoch, g, parts, k); err != nil {
 			return nil, fmt.Errorf("fullgraph: the new partition: %w", err)
 		}
@@ -206,6 +195,44 @@ func (r *rebalancer) repartition(epoch int) (*partition.Layout, error) {
 	r.onLayout = 0
 	r.report(rec)
 	return layout, nil
+}
+
+// propose re-partitions with node weights from cost, the parts renamed to
+// keep the most nodes where they are; old, the current assignment (whose
+// imbalance by cost is predicted), unless cost predicts nothing or the new
+// one no better.
+func (r *rebalancer) propose(epoch int, cost Cost, old []int32, predicted float64) ([]int32, error) {
+	g, k := r.p.Graph, r.layout.K
+	if cost.Zero() {
+		return old, nil
+	}
+	p, err := r.cfg.Partitioner.Partition(g, k, partition.Options{Seed: r.cfg.Seed, NodeWeights: cost.Weights(g)})
+	if err != nil {
+		return nil, fmt.Errorf("fullgraph: re-partitioning after epoch %d: %w", epoch, err)
+	}
+	parts := relabel(old, p, k)
+	if Imbalance(cost.Predict(g, parts, k)) >= predicted {
+		return old, nil
+	}
+	return parts, nil
+}
+
+// share sends rank 0's parts to every worker and returns them.
+func share(c comm.Communicator, parts []int32) ([]int32, error) {
+	buf := make([]byte, 4*len(parts))
+	if c.Rank() == 0 {
+		for v, p := range parts {
+			binary.LittleEndian.PutUint32(buf[4*v:], uint32(p))
+		}
+	}
+	if err := c.Broadcast(rebalanceSite, 0, buf); err != nil {
+		return nil, fmt.Errorf("fullgraph: receiving the new partition: %w", err)
+	}
+	out := make([]int32, len(parts))
+	for v := range out {
+		out[v] = int32(binary.LittleEndian.Uint32(buf[4*v:]))
+	}
+	return out, nil
 }
 
 // rebind moves s to this worker's part of layout: a new halo exchange with
