@@ -13,7 +13,9 @@ import (
 const SyntheticSpecs = `sbm:NODES:AVG_DEGREE:FEATURES:CLASSES[:SEED]  stochastic block model with class-correlated features
                                              (homophily 0.8, feature noise 1: learnable only through the graph);
                                              its public split is 10% training, 10% validation per class
-rmat:SCALE:EDGES[:SEED]                      R-MAT graph of 2^SCALE nodes, structure only`
+rmat:SCALE:EDGES[:SEED]                      R-MAT graph of 2^SCALE nodes, structure only
+rmat:SCALE:EDGES:FEATURES:CLASSES[:SEED]     the same with random balanced labels and class-correlated features
+                                             (feature noise 1) to train on, split 10/10/80 as sbm's`
 
 // IsSynthetic reports whether name is a generated dataset's spec.
 func IsSynthetic(name string) bool {
@@ -88,14 +90,14 @@ func sbmDataset(name string, fields []string) (*Dataset, error) {
 }
 
 func rmatDataset(name string, fields []string) (*Dataset, error) {
-	const form = "rmat:SCALE:EDGES[:SEED]"
-	v, err := specNumbers(name, form, fields, 2, 3)
+	const form = "rmat:SCALE:EDGES[:SEED] or rmat:SCALE:EDGES:FEATURES:CLASSES[:SEED]"
+	v, err := specNumbers(name, form, fields, 2, 5)
 	if err != nil {
 		return nil, err
 	}
 	seed := uint64(1)
-	if len(v) == 3 {
-		seed = v[2]
+	if len(v) == 3 || len(v) == 5 {
+		seed = v[len(v)-1]
 	}
 	if v[0] > 30 || v[1] > 1<<40 {
 		return nil, fmt.Errorf("dataset %s: scale %d and %d edges out of range (scale at most 30)", name, v[0], v[1])
@@ -104,5 +106,27 @@ func rmatDataset(name string, fields []string) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", name, err)
 	}
-	return &Dataset{Name: name, Graph: g}, nil
+	d := &Dataset{Name: name, Graph: g}
+	if len(v) < 4 {
+		return d, nil
+	}
+	if v[2] > 1<<16 || v[3] < 2 || v[3] > min(1<<16, uint64(g.N)) {
+		return nil, fmt.Errorf("dataset %s: %d features and %d classes out of range (at most 65536 features, 2 to min(65536, nodes) classes)", name, v[2], v[3])
+	}
+	x, labels, err := graph.ClassFeatures(g.N, int(v[3]), int(v[2]), 1, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	d.Dense, d.Labels, d.NumClasses = x, labels, int(v[3])
+	d.ClassNames = make([]string, d.NumClasses)
+	for c := range d.ClassNames {
+		d.ClassNames[c] = strconv.Itoa(c)
+	}
+	public, err := d.fracSplit(0.1, 0.1, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	public.Name = "public"
+	d.Splits = []Split{public}
+	return d, nil
 }

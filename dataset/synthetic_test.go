@@ -28,7 +28,18 @@ func TestSyntheticDatasets(t *testing.T) {
 	if err != nil || r.NumNodes() != 1024 || r.Labels != nil {
 		t.Fatalf("rmat: %v", err)
 	}
-	for _, bad := range []string{"sbm:10:2", "sbm:a:2:3:4", "sbm:10:2:3:1", "sbm:10:20:3:2", "rmat:40:10", "rmat:10", "sbm:-1:2:3:4"} {
+	r, err = Load("rmat:10:5000:8:3:2", "")
+	if err != nil || r.NumNodes() != 1024 || r.NumFeatures() != 8 || r.NumClasses != 3 || len(r.Labels) != 1024 {
+		t.Fatalf("rmat with a task: %v", err)
+	}
+	if s, err := r.Split("public", 1); err != nil || len(s.Train) < 90 || len(s.Train) > 110 {
+		t.Fatalf("rmat public split: %d training nodes, %v", len(s.Train), err)
+	}
+	plain, _ := Load("rmat:10:5000:2", "")
+	if plain.Graph.NumEdges() != r.Graph.NumEdges() {
+		t.Fatal("the labels and features changed the R-MAT graph of the same seed")
+	}
+	for _, bad := range []string{"sbm:10:2", "sbm:a:2:3:4", "sbm:10:2:3:1", "sbm:10:20:3:2", "rmat:40:10", "rmat:10", "sbm:-1:2:3:4", "rmat:10:5000:8:1", "rmat:10:5000:8:3:2:1"} {
 		if _, err := Load(bad, ""); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}

@@ -136,6 +136,20 @@ func (cfg SBMConfig) validate() error {
 	return nil
 }
 
+// ClassFeatures gives n nodes a node-classification task of their own:
+// balanced class labels dealt at random, and features drawn around a random
+// mean per class with Gaussian noise of the given scale, as SBM's. It is
+// for graphs generated without one (R-MAT), whose structure then says
+// nothing about the labels.
+func ClassFeatures(n, classes, features int, noise float64, seed uint64) (*tensor.Matrix, []int32, error) {
+	cfg := SBMConfig{Nodes: n, Classes: classes, Features: features, FeatureNoise: noise}
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
+	}
+	labels, _, _ := balancedLabels(n, classes, seed)
+	return sbmFeatures(cfg, labels, seed), labels, nil
+}
+
 // balancedLabels deals the classes round robin and shuffles them, so class
 // sizes differ by at most one and ids say nothing about labels. members lists
 // the nodes of class c at [classStart[c], classStart[c+1]).

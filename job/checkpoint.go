@@ -95,7 +95,7 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	if st.Config == nil {
 		fmt.Fprintf(s.Log, "graft train: the checkpoint records no settings to compare with this run's (an older graft wrote it)\n")
 	}
-	was, want := st.Config, s.record
+	was, want := withAdded(st.Config), s.record
 	if was != nil && was[recordVersionKey] == "" {
 		var unknown []string
 		was, want, unknown = fromFirstRecord(was, want)
@@ -125,6 +125,26 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
 	}
 	return errors.New(msg)
+}
+
+// added are the settings recorded since the record of every setting
+// (recordVersion) began, with the value every run had before: a
+// checkpoint that lacks one was trained with that value.
+var added = map[string]string{"rebalance": "off"}
+
+// withAdded returns record with the settings of added it lacks.
+func withAdded(record map[string]string) map[string]string {
+	if record == nil {
+		return nil
+	}
+	r := record
+	for k, v := range added {
+		if _, ok := r[k]; !ok {
+			r = maps.Clone(r)
+			r[k] = v
+		}
+	}
+	return r
 }
 
 // checkResize refuses to resume on another number of workers a run that

@@ -64,6 +64,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if opts.Rebalance, err = s.rebalancing(leader); err != nil {
+		return Summary{}, err
+	}
 	if s.RecipeNote != "" && leader {
 		fmt.Fprintln(s.Log, s.RecipeNote)
 	}
@@ -138,6 +141,9 @@ func (s *Spec) checkRun() error {
 		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel and parameter-server bf16 are not supported yet"))
 	}
 	s.Precision = string(precision)
+	if err := s.checkRebalance(); err != nil {
+		return err
+	}
 	return s.CheckOutputs()
 }
 
@@ -373,15 +379,12 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Features = "sparse"
 	}
 	s.summariseAsync(&sum)
+	if s.Rebalance != 0 {
+		sum.Rebalances = &s.rebalances
+	}
 	if s.Parts > 1 {
 		sum.Partition = s.Partition
-		var sizes []int64
-		if in.layout != nil {
-			for _, p := range in.layout.Parts {
-				sizes = append(sizes, int64(len(p.Owned)))
-			}
-		}
-		b, err := metrics.NewBalance(sizes, t.WorkerCompute)
+		b, err := metrics.NewBalance(s.partSizes(in), t.WorkerCompute)
 		if err != nil {
 			return Summary{}, err
 		}

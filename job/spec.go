@@ -8,8 +8,10 @@ import (
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/async"
+	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
 // Spec is one training job.
@@ -68,6 +70,10 @@ type Spec struct {
 	// workers, a gradcomp spec ("" or "none": the exact all-reduce).
 	GradCompress string
 	CompressLast bool
+	// Rebalance, when above 1, re-partitions the graph during full-graph
+	// training whenever max/mean of the workers' measured compute time
+	// exceeds it (fullgraph.Rebalance); 0 never does.
+	Rebalance float64
 
 	// CheckpointDir receives checkpoints every CheckpointEvery epochs and
 	// when the job is interrupted; it must not hold another run's. Resume
@@ -101,8 +107,12 @@ type Spec struct {
 	BatchProgress func(epoch, done, batches int)
 	Log           io.Writer
 
-	record map[string]string // the settings checkpoints record (trajectory)
-	async  *async.Result     // a parameter-server run's outcome, for the summary
+	record     map[string]string  // the settings checkpoints record (trajectory)
+	async      *async.Result      // a parameter-server run's outcome, for the summary
+	rebalances []fullgraph.Record // the re-partitions so far (with Rebalance)
+	// measure, if set, replaces the measured compute times that Rebalance
+	// decides by (fullgraph.Rebalance.Measure): for tests.
+	measure func(epoch int, layout *partition.Layout, measured []float64) []float64
 }
 
 // SpecError marks an error in the Spec itself, as opposed to the data or the
@@ -199,9 +209,13 @@ type Summary struct {
 	DroppedUpdates   int64   `json:"dropped_updates,omitempty"`
 	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
 	TrainSeconds     float64 `json:"train_seconds,omitempty"`
-	// Balance spreads part sizes (owned nodes) and per-worker compute time:
-	// coefficient of variation, max/mean imbalance, efficiency.
+	// Balance spreads part sizes (owned nodes, at the end of the run) and
+	// per-worker compute time: coefficient of variation, max/mean
+	// imbalance, efficiency.
 	Balance *metrics.Balance `json:"balance,omitempty"`
+	// Rebalances lists the re-partitions of a run with --rebalance (an
+	// empty list: none was needed); absent without it.
+	Rebalances *[]fullgraph.Record `json:"rebalances,omitempty"`
 
 	// Link is the emulated link, if any; Saved the parameters' file.
 	Link  string `json:"link,omitempty"`

@@ -82,6 +82,7 @@ var settingNames = map[string]string{
 	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler", "Precision": "precision",
 	"Parts": "parts", "Partition": "partition", "PartitionSeed": "partition-seed",
 	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress", "CompressLast": "compress-last",
+	"Rebalance": "rebalance",
 }
 
 // recipeSettings are the recorded settings no flag of graft train sets:
@@ -256,6 +257,10 @@ func (s *Spec) derivedSettings(in *input, schedule string) map[string]string {
 		"Train.EvalEvery":           strconv.Itoa(max(c.EvalEvery, 1)),
 		"Train.Accumulate":          strconv.Itoa(max(c.Accumulate, 1)),
 		"Precision":                 cmpOr(s.Precision, "fp32"),
+		"Rebalance":                 "off",
+	}
+	if s.Rebalance != 0 {
+		d["Rebalance"] = strconv.FormatFloat(s.Rebalance, 'g', -1, 64)
 	}
 	if c.DecayFirstLayerOnly {
 		d["Train.DecayFirstLayerOnly"] = "first-layer"

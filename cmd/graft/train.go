@@ -25,6 +25,7 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
 func init() {
@@ -113,6 +114,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
+		if _, err := strconv.ParseFloat(fs.Arg(0), 64); err == nil && flagSet(fs, "rebalance") {
+			return usageError{fmt.Errorf("unexpected argument %q; a threshold goes with the flag: --rebalance=%s", fs.Arg(0), fs.Arg(0))}
+		}
 		return usageError{fmt.Errorf("unexpected argument %q; all settings are flags (see 'graft train -h')", fs.Arg(0))}
 	}
 	spec, err := o.spec(fs)
@@ -181,6 +185,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, CompressLast: d.compressLast, Link: d.link, GradCompress: d.gradCompress,
+		Rebalance:     float64(d.rebalance),
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,
 		Sampler: o.sampler, BatchSize: o.batchSize, EvalSampler: o.evalSampler, Precision: o.precision,
@@ -245,10 +250,29 @@ func printSummary(w io.Writer, sum job.Summary) {
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}
+		printRebalances(w, sum.Rebalances)
 	}
 	printAsync(w, sum)
 	if sum.Saved != "" {
 		fmt.Fprintf(w, "saved           %s\n", sum.Saved)
+	}
+}
+
+// printRebalances lists the re-partitions of a run with --rebalance.
+func printRebalances(w io.Writer, rs *[]fullgraph.Record) {
+	switch {
+	case rs == nil:
+		return
+	case len(*rs) == 0:
+		fmt.Fprintf(w, "rebalanced      no: the compute imbalance stayed within the threshold\n")
+	}
+	for _, r := range *rs {
+		after := "not measured"
+		if r.WindowAfter != nil {
+			after = fmt.Sprintf("%.2f", r.ImbalanceAfter)
+		}
+		fmt.Fprintf(w, "rebalanced      after epoch %d: imbalance %.2f, then %s (predicted %.2f); %d nodes moved\n",
+			r.Epoch, r.ImbalanceBefore, after, r.ImbalancePredicted, r.NodesMoved)
 	}
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/graft-gnn/graft/compress"
@@ -24,6 +27,7 @@ type distOptions struct {
 	checkpointEvery int
 	resume          string
 	resumeAllow     string
+	rebalance       rebalanceValue
 }
 
 func (d *distOptions) register(fs *flag.FlagSet) {
@@ -39,5 +43,38 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.checkpointDir, "checkpoint-dir", "", "write checkpoints to `DIR` (every --checkpoint-every epochs, and when interrupted by SIGINT or SIGTERM)")
 	fs.IntVar(&d.checkpointEvery, "checkpoint-every", 10, "epochs between checkpoints when --checkpoint-dir is set (0: only when interrupted)")
 	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies) with the settings it was trained with; it keeps checkpointing there unless --checkpoint-dir says otherwise")
+	fs.Var(&d.rebalance, "rebalance", fmt.Sprintf("full-graph training with --parts N: re-partition during training when the workers' measured compute time is imbalanced, max/mean above %.2f (or X with --rebalance=X), weighting the nodes by a cost per node and per edge fitted to the measured times; the partition then depends on those times (see docs/training.md)", job.DefaultRebalance))
 	fs.StringVar(&d.resumeAllow, "resume-allow", "", "settings a --resume may change, comma-separated: "+strings.Join(job.Resumable, ", "))
 }
+
+// rebalanceValue is --rebalance: a threshold that a bare --rebalance sets
+// to job.DefaultRebalance (0: off).
+type rebalanceValue float64
+
+func (r *rebalanceValue) String() string {
+	if r == nil || *r == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*r), 'g', -1, 64)
+}
+
+func (r *rebalanceValue) Set(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		b, berr := strconv.ParseBool(s)
+		switch {
+		case berr != nil:
+		case b:
+			x, err = job.DefaultRebalance, nil
+		default:
+			x, err = 0, nil
+		}
+	}
+	if err != nil || x != 0 && !(x > 1 && x <= 1e6) {
+		return errors.New("want a max/mean threshold above 1, e.g. --rebalance=1.25, or a bare --rebalance")
+	}
+	*r = rebalanceValue(x)
+	return nil
+}
+
+func (r *rebalanceValue) IsBoolFlag() bool { return true }

@@ -43,6 +43,13 @@ type Options struct {
 	// from every worker when rank 0 saves.
 	SaveCheckpoint  func(*checkpoint.State) error
 	CheckpointEvery int
+
+	// Rebalance, if set, re-partitions the graph during training when the
+	// workers' compute time is imbalanced (RunWorker with a layout of two
+	// parts or more, every worker holding the whole problem).
+	Rebalance *Rebalance
+
+	layouts *sharedLayouts // the workers of RunInProcess build each new layout once
 }
 
 // RunWorker trains the part of layout that c's rank owns, with the other
@@ -61,17 +68,28 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 		c = comm.WithLink(c, *opts.Link)
 	}
 	if layout == nil || layout.K == 1 {
+		if opts.Rebalance != nil {
+			return train.Result{}, nil, errors.New("fullgraph: rebalancing needs a layout of two parts or more")
+		}
 		if c.Size() != 1 {
 			return train.Result{}, nil, fmt.Errorf("fullgraph: %d workers but no partition layout", c.Size())
 		}
 		d := Data{Block: nn.WholeGraph(p.Graph), Features: p.Features, Labels: p.Labels, Train: p.Train, Val: p.Val, Test: p.Test}
-		return run(ctx, c, cfg, d, nil, opts, onEpoch)
+		return run(ctx, c, cfg, d, nil, opts, nil, onEpoch)
 	}
 	if layout.K != c.Size() {
 		return train.Result{}, nil, fmt.Errorf("fullgraph: a %d-part layout needs %d workers, not %d", layout.K, layout.K, c.Size())
 	}
+	var records []Record
+	if opts.Resume != nil {
+		var err error
+		if layout, records, err = resumedLayout(p.Graph, layout, opts.Resume, opts.layouts); err != nil {
+			return train.Result{}, nil, err
+		}
+	}
+	hc := exchangeConfig(cfg, opts)
 	part := &layout.Parts[c.Rank()]
-	ex, err := newExchange(c, part, cfg, opts)
+	ex, err := halo.New(c, part, hc)
 	if err != nil {
 		return train.Result{}, nil, err
 	}
@@ -79,7 +97,14 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 	if err != nil {
 		return train.Result{}, nil, err
 	}
-	return run(ctx, c, cfg, d, ex, opts, onEpoch)
+	var rb *rebalancer
+	if opts.Rebalance != nil {
+		if rb, err = newRebalancer(*opts.Rebalance, c, p, hc, layout, records, opts.layouts); err != nil {
+			return train.Result{}, nil, err
+		}
+		rb.last = cfg.Epochs
+	}
+	return run(ctx, c, cfg, d, ex, opts, rb, onEpoch)
 }
 
 // RunInProcess trains with one goroutine per part of layout, connected by
@@ -91,12 +116,17 @@ func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout
 	}
 	var res train.Result
 	var loop *train.Loop
+	opts.layouts = &sharedLayouts{}
 	err := comm.Run(layout.K, func(c comm.Communicator) error {
 		var cb func(metrics.Epoch) error
+		o := opts
 		if c.Rank() == 0 {
 			cb = onEpoch
+		} else if o.Rebalance != nil { // rank 0 reports
+			rb := *o.Rebalance
+			rb.Report, o.Rebalance = nil, &rb
 		}
-		r, l, err := RunWorker(ctx, c, cfg, p, layout, opts, cb)
+		r, l, err := RunWorker(ctx, c, cfg, p, layout, o, cb)
 		if c.Rank() == 0 {
 			res, loop = r, l
 		}
@@ -107,6 +137,11 @@ func RunInProcess(ctx context.Context, cfg train.Config, p train.Problem, layout
 
 // newExchange returns the halo exchange of the worker holding part.
 func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, opts Options) (*halo.Exchange, error) {
+	return halo.New(c, part, exchangeConfig(cfg, opts))
+}
+
+// exchangeConfig makes a worker's codec and schedule.
+func exchangeConfig(cfg train.Config, opts Options) halo.Config {
 	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1), CompressLast: opts.CompressLast}
 	if opts.Codec != nil {
 		hc.Codec = opts.Codec()
@@ -114,12 +149,12 @@ func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, op
 	if opts.Schedule != nil {
 		hc.Schedule = opts.Schedule()
 	}
-	return halo.New(c, part, hc)
+	return hc
 }
 
 // run trains d, this rank's share, through ex (nil for one worker), as
-// RunWorker describes.
-func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex *halo.Exchange, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+// RunWorker describes, re-partitioning with rb (nil: never).
+func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex *halo.Exchange, opts Options, rb *rebalancer, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	var reducer *train.CommReducer
 	if c.Size() > 1 {
 		reducer = &train.CommReducer{Comm: c}
@@ -131,7 +166,11 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		}
 		cfg.Reducer = reducer
 	}
-	loop, err := New(cfg, d, ex)
+	s, err := NewStepper(cfg, d, ex)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	loop, err := train.New(cfg, s)
 	if err != nil {
 		return train.Result{}, nil, err
 	}
@@ -147,19 +186,23 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 	case opts.SaveCheckpoint != nil: // the others take part in gathering the compression state
 		hooks.SaveCheckpoint = func(*checkpoint.State) error { return nil }
 	}
-	if ex != nil {
-		hooks.Observe, hooks.AtFloor = ex.Observe, ex.AtFloor
+	if ex != nil { // the exchange in force: a re-partition replaces it
+		hooks.Observe = func(loss float64) { s.ex.Observe(loss) }
+		hooks.AtFloor = func() bool { return s.ex.AtFloor() }
 	}
 	var acc epochAccounts
+	resave := rb.keepSaving(&hooks, loop)
 	hooks.OnEpoch = func(m train.Metrics) error {
-		e, err := acc.epoch(m, c, ex, reducer)
+		e, err := acc.epoch(m, c, s.ex, reducer)
 		if err != nil {
 			return err
 		}
 		if onEpoch != nil {
-			return onEpoch(e)
+			if err := onEpoch(e); err != nil {
+				return err
+			}
 		}
-		return nil
+		return rb.afterEpoch(m.Epoch, e.WorkerCompute, s, &acc, resave)
 	}
 	res, err := train.RunInGroup(ctx, loop, hooks, c)
 	return res, loop, err
@@ -183,7 +226,7 @@ func countersOf(v []float64) counters {
 
 // read takes this worker's counters from its communicator's statistics and
 // its exchange (nil for one worker).
-func read(stats *comm.Stats, ex *halo.Exchange, wall float64) counters {
+func read(stats *comm.Stats, ex *halo.Exchange, wall, codecBefore float64) counters {
 	w := counters{WallSeconds: wall}
 	for _, site := range stats.Sites() {
 		st := stats.Site(site)
@@ -200,8 +243,9 @@ func read(stats *comm.Stats, ex *halo.Exchange, wall float64) counters {
 		w.CommSeconds += st.Seconds
 		w.EmulatedSeconds += st.EmulatedSeconds
 	}
+	w.CodecSeconds = codecBefore
 	if ex != nil {
-		w.CodecSeconds = ex.CodecSeconds()
+		w.CodecSeconds += ex.CodecSeconds()
 	}
 	return w
 }
@@ -211,11 +255,20 @@ func read(stats *comm.Stats, ex *halo.Exchange, wall float64) counters {
 type epochAccounts struct {
 	prev    []float64 // this worker's counters after the last epoch
 	elapsed float64
+	// codecBefore is the codec time of the exchanges that re-partitions
+	// replaced.
+	codecBefore float64
+}
+
+// skip leaves what was sent and waited for since the last epoch (a
+// re-partition's) out of the next epoch's figures.
+func (a *epochAccounts) skip(c comm.Communicator, ex *halo.Exchange) {
+	a.prev = read(c.Stats(), ex, a.elapsed, a.codecBefore).values()
 }
 
 func (a *epochAccounts) epoch(m train.Metrics, c comm.Communicator, ex *halo.Exchange, reducer *train.CommReducer) (metrics.Epoch, error) {
 	a.elapsed += m.EpochSeconds
-	now := read(c.Stats(), ex, a.elapsed).values()
+	now := read(c.Stats(), ex, a.elapsed, a.codecBefore).values()
 	delta := make([]float64, len(now))
 	for i := range now {
 		delta[i] = now[i]

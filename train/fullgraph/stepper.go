@@ -105,6 +105,17 @@ func New(cfg train.Config, data Data, ex *halo.Exchange) (*train.Loop, error) {
 
 func (s *Stepper) Model() *nn.Model { return s.model }
 
+// rebind makes the stepper train on data through ex from its next pass
+// on: another partition of the same graph, so the model and the number of
+// training rows over all workers stay as they are.
+func (s *Stepper) rebind(data Data, ex *halo.Exchange) error {
+	if err := data.check(s.model.Config.Classes); err != nil {
+		return err
+	}
+	s.data, s.blocks, s.ex = data, []*nn.Block{data.Block}, ex
+	return nil
+}
+
 // Batches is 1: an epoch is one pass over the whole graph.
 func (s *Stepper) Batches() int { return 1 }
 
@@ -196,9 +207,14 @@ func codecTensorName(rank int) string { return fmt.Sprintf("codec/rank%d", rank)
 // codecTensor holds state's bytes as float32 bit patterns (zero-padded to
 // whole values), which a checkpoint stores exactly.
 func codecTensor(rank int, state []byte) checkpoint.Tensor {
-	data := make([]float32, (len(state)+3)/4)
-	copy(compress.FloatBytes(data), state)
-	return checkpoint.Tensor{Name: codecTensorName(rank), Shape: []int{len(data)}, Data: data}
+	return bytesTensor(codecTensorName(rank), state)
+}
+
+// bytesTensor holds b as float32 bit patterns, zero-padded to whole values.
+func bytesTensor(name string, b []byte) checkpoint.Tensor {
+	data := make([]float32, (len(b)+3)/4)
+	copy(compress.FloatBytes(data), b)
+	return checkpoint.Tensor{Name: name, Shape: []int{len(data)}, Data: data}
 }
 
 // StateTensors is every worker's codec state (on rank 0) after State.

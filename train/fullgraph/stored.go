@@ -3,6 +3,7 @@ package fullgraph
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/graft-gnn/graft/comm"
@@ -41,6 +42,9 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg train.Config,
 	if k != c.Size() || sp.Part.ID != c.Rank() {
 		return train.Result{}, nil, fmt.Errorf("fullgraph: rank %d of %d holds stored part %d of %d", c.Rank(), c.Size(), sp.Part.ID, k)
 	}
+	if opts.Rebalance != nil {
+		return train.Result{}, nil, errors.New("fullgraph: rebalancing re-partitions the whole graph, which a worker of stored parts does not hold")
+	}
 	if opts.Link != nil {
 		c = comm.WithLink(c, *opts.Link)
 	}
@@ -70,5 +74,5 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg train.Config,
 	if err != nil {
 		return train.Result{}, nil, err
 	}
-	return run(ctx, c, cfg, d, ex, opts, onEpoch)
+	return run(ctx, c, cfg, d, ex, opts, nil, onEpoch)
 }
