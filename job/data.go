@@ -13,6 +13,7 @@ import (
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/launch"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -30,6 +31,7 @@ type input struct {
 	sparse      bool
 	problem     train.Problem
 	layout      *partition.Layout
+	memory      memacct.Marker // the run's start, for its memory account
 	manifest    *partstore.Manifest
 }
 
@@ -37,6 +39,16 @@ type input struct {
 // same partition from the same seeds), or reads the part directory's
 // manifest.
 func (s *Spec) load() (*input, error) {
+	mark := memacct.Mark()
+	in, err := s.loadInput()
+	if in != nil {
+		in.memory = mark
+	}
+	return in, err
+}
+
+// loadInput is load without the memory mark.
+func (s *Spec) loadInput() (*input, error) {
 	if s.PartDir != "" {
 		return s.loadPartDir()
 	}

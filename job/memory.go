@@ -10,8 +10,8 @@ import (
 // MemoryAccount is where a process's memory went (Summary.Memory), in
 // bytes. Graph, features and parameters are sized from what the process
 // holds at the end of the run; activations and communication are the most
-// their kept buffers held at once since the process started (package
-// memacct), as the peak RSS is; the rest is peak RSS
+// the buffers the run grew held at once (package memacct); the rest is
+// peak RSS
 // minus the others, never below zero: the Go runtime, garbage not yet
 // collected (graft collects at 25% heap growth unless GOGC says
 // otherwise), the operators and samplers' structures, the buffers of
@@ -40,8 +40,8 @@ type MemoryAccount struct {
 // trained model (one replica of it).
 func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAccount {
 	m := MemoryAccount{
-		Activations:   memacct.Peak(memacct.Activations),
-		Communication: memacct.Peak(memacct.Communication),
+		Activations:   in.memory.Peak(memacct.Activations),
+		Communication: in.memory.Peak(memacct.Communication),
 	}
 	g := in.problem.Graph
 	m.Graph = 8*int64(len(g.Offsets)) + 4*int64(len(g.Neighbors))

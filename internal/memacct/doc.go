@@ -7,5 +7,6 @@
 //
 // It counts kept buffers only, not every allocation: a temporary that is
 // garbage after one call is part of the rest the account leaves to the
-// runtime.
+// runtime. A run measures from a Mark, so that earlier runs of the same
+// process do not count.
 package memacct

@@ -40,5 +40,26 @@ func Grown(k Kind, was, now, size int) {
 // Held is the bytes kind k holds now.
 func Held(k Kind) int64 { return held[k].Load() }
 
-// Peak is the most kind k has held at once.
+// Peak is the most kind k has held at once since the process started or
+// the last Mark.
 func Peak(k Kind) int64 { return peak[k].Load() }
+
+// Marker is the start of a measurement: see Mark.
+type Marker struct{ base [kinds]int64 }
+
+// Mark starts a new measurement of every kind: it lowers each kind's peak
+// to what the kind holds now, so that the marker's Peak is the most the
+// buffers grown since then held at once. Buffers of models that were let
+// go are still counted as held (nothing reports their release), and the
+// marker takes them out.
+func Mark() Marker {
+	var m Marker
+	for k := range kinds {
+		m.base[k] = held[k].Load()
+		peak[k].Store(m.base[k])
+	}
+	return m
+}
+
+// Peak is the most kind k's buffers grown since the mark held at once.
+func (m Marker) Peak(k Kind) int64 { return max(peak[k].Load()-m.base[k], 0) }

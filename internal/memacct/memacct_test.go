@@ -34,3 +34,17 @@ func TestAddTracksHeldAndPeak(t *testing.T) {
 	}
 	Add(Communication, -(1<<40 - 48))
 }
+
+// A mark measures from where the buffers stood: growth after it is its
+// peak, whatever was held or reached before.
+func TestMarkMeasuresFromItsStart(t *testing.T) {
+	Add(Activations, 1000) // an earlier run's buffers, never released
+	m := Mark()
+	Add(Activations, 300)
+	Add(Activations, -200)
+	Add(Activations, 50)
+	if got := m.Peak(Activations); got != 300 {
+		t.Fatalf("peak since the mark %d, want 300", got)
+	}
+	Add(Activations, -1150)
+}
