@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
@@ -104,7 +106,7 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	allowed := s.ResumeAllow
 	if slices.Contains(allowed, "parts") {
 		allowed = append(slices.Clone(allowed), resizing...)
-		if err := s.checkResize(was, want); err != nil {
+		if err := s.checkResize(st, was, want); err != nil {
 			return err
 		}
 		was, want = unusedAsDefault(was), unusedAsDefault(want)
@@ -148,21 +150,22 @@ func withAdded(record map[string]string) map[string]string {
 }
 
 // checkResize refuses to resume on another number of workers a run that
-// keeps state per worker.
-func (s *Spec) checkResize(was, want map[string]string) error {
+// keeps state per pair of workers (a delta codec's reconstructions), and
+// reshares the gradient compression's state among the new workers
+// (train.ReshareState).
+func (s *Spec) checkResize(st *checkpoint.State, was, want map[string]string) error {
 	if was == nil || was["parts"] == want["parts"] {
 		return nil
 	}
-	for _, name := range []string{"grad-compress", "compress"} {
-		v := was[name]
-		if name == "compress" && !strings.HasPrefix(v, "delta") {
-			continue
-		}
-		if v != "" && v != "none" && v != "unused" {
-			return specError(fmt.Errorf("--resume-allow parts: the checkpointed run (--parts %s) keeps --%s %s state per worker, which does not carry over to --parts %s; resume with --parts %s", was["parts"], name, v, want["parts"], was["parts"]))
-		}
+	if v := was["compress"]; strings.HasPrefix(v, "delta") {
+		return specError(fmt.Errorf("--resume-allow parts: the checkpointed run (--parts %s) keeps --compress %s state per pair of workers, which does not carry over to --parts %s; resume with --parts %s", was["parts"], v, want["parts"], was["parts"]))
 	}
-	return nil
+	from, err1 := strconv.Atoi(was["parts"])
+	to, err2 := strconv.Atoi(want["parts"])
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("--resume-allow parts: from --parts %q to %q", was["parts"], want["parts"])
+	}
+	return train.ReshareState(st, from, to)
 }
 
 // unusedAsDefault returns record with the communication settings a run of

@@ -141,7 +141,8 @@ func TestResumeChecksTheConfiguration(t *testing.T) {
 // continues on 3 (--resume-allow parts). Without compression every number
 // of workers trains the one-process model to float rounding, so the
 // resumed epochs' losses equal an uninterrupted 3-worker run's to rounding.
-// Per-worker state (compressed gradients' residuals) is refused by name.
+// Compressed gradients' residuals are reshared among the new workers; a
+// delta codec's state, kept per pair of workers, is refused by name.
 func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 	dir := t.TempDir()
 	run := func(parts, epochs int, resume bool, grad string) ([]float64, error) {
@@ -199,7 +200,18 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 	}
 	s = checkpointSpec(t, dir2, 4)
 	s.Parts, s.GradCompress, s.Resume, s.ResumeAllow = 3, "topk:0.3", dir2, []string{"epochs", "parts"}
-	if _, err := Run(context.Background(), s); err == nil || !strings.Contains(err.Error(), "state per worker") {
-		t.Fatalf("resizing a run with per-worker state: %v", err)
+	if sum, err := Run(context.Background(), s); err != nil || sum.Epochs != 4 || sum.BytesGrad == 0 {
+		t.Fatalf("a run with compressed gradients resumed on 3 workers: %+v, %v", sum, err)
+	}
+	dir4 := t.TempDir()
+	s = checkpointSpec(t, dir4, 2)
+	s.Parts, s.Codec = 2, "delta:2"
+	if _, err := Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	s = checkpointSpec(t, dir4, 4)
+	s.Parts, s.Codec, s.Resume, s.ResumeAllow = 3, "delta:2", dir4, []string{"epochs", "parts"}
+	if _, err := Run(context.Background(), s); err == nil || !strings.Contains(err.Error(), "per pair of workers") {
+		t.Fatalf("resizing a run with a delta codec's state: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
@@ -200,4 +201,48 @@ func (r *CommReducer) exchange(site string, x []float64) ([][]float64, error) {
 		}
 	}
 	return all, nil
+}
+
+// ReshareState rewrites the gradient compression state in s, the tensors
+// gradcomp/RANK/NAME of from workers, as the state of to workers
+// (gradcomp.Reshare), for a run resumed on a different number of workers.
+func ReshareState(s *checkpoint.State, from, to int) error {
+	states := make([][]gradcomp.Tensor, from)
+	var rest []checkpoint.Tensor
+	for _, t := range s.Tensors {
+		rank, name, ok := parseStateName(t.Name)
+		if !ok {
+			rest = append(rest, t)
+			continue
+		}
+		if rank >= from {
+			return fmt.Errorf("train: the checkpoint of %d workers holds compression state of rank %d", from, rank)
+		}
+		states[rank] = append(states[rank], gradcomp.Tensor{Name: name, Data: t.Data})
+	}
+	if len(states[0]) == 0 {
+		return nil
+	}
+	shared, err := gradcomp.Reshare(states, to)
+	if err != nil {
+		return fmt.Errorf("train: checkpoint: %w", err)
+	}
+	for r, st := range shared {
+		for _, t := range st {
+			rest = append(rest, checkpoint.Tensor{Name: stateName(r, t.Name), Shape: []int{len(t.Data)}, Data: t.Data})
+		}
+	}
+	s.Tensors = rest
+	return nil
+}
+
+// parseStateName splits gradcomp/RANK/NAME.
+func parseStateName(s string) (rank int, name string, ok bool) {
+	rest, ok := strings.CutPrefix(s, "gradcomp/")
+	if !ok {
+		return 0, "", false
+	}
+	r, name, ok := strings.Cut(rest, "/")
+	rank, err := strconv.Atoi(r)
+	return rank, name, ok && err == nil && rank >= 0
 }
