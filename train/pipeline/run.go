@@ -40,9 +40,9 @@ type Options struct {
 // DefaultTimeout is Options.Timeout's default.
 const DefaultTimeout = 2 * time.Minute
 
-// Result is a run's outcome. On the first stage, Model is the whole model
-// with the best epoch's parameters, and Stages each stage's figures over
-// the run; the other stages' Model holds their own layers' only.
+// Result is a run's outcome: Stages holds each stage's figures over the
+// run, and Model, on the first stage, the whole model with the best
+// epoch's parameters (on the others, their own layers' only).
 type Result struct {
 	train.Result
 	Model  *nn.Model
@@ -75,25 +75,29 @@ func (o *Options) check(cfg train.Config) ([]int, error) {
 
 // Run trains with every stage a goroutine of this process, talking through
 // point-to-point messages exactly as over a network, and reports every
-// epoch (the first stage's view, with every stage's figures) to onEpoch.
-// The Result is the first stage's.
+// epoch (the first stage's record) to onEpoch. The Result is the first
+// stage's.
 func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if _, err := opts.check(cfg); err != nil {
 		return Result{}, err
 	}
 	var res Result
 	err := comm.Run(opts.Stages, func(c comm.Communicator) error {
-		r, err := RunRank(ctx, c, cfg, p, opts, onEpoch)
-		if c.Rank() == 0 {
-			res = r
+		if c.Rank() != 0 {
+			_, err := RunRank(ctx, c, cfg, p, opts, nil)
+			return err
 		}
+		var err error
+		res, err = RunRank(ctx, c, cfg, p, opts, onEpoch)
 		return err
 	})
 	return res, err
 }
 
-// RunRank runs stage c.Rank() of a run of c.Size() = opts.Stages stages;
-// the first stage reports every epoch to onEpoch.
+// RunRank runs stage c.Rank() of a run of c.Size() = opts.Stages stages,
+// and reports every epoch to onEpoch (if not nil): its losses and metrics,
+// every stage's figures, and the stage's own sampling. The first stage's
+// records are the run's.
 func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	cuts, err := opts.check(cfg)
 	if err != nil {
@@ -135,7 +139,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		return Result{}, err
 	}
 	rep := &reporter{st: st, red: red, onEpoch: onEpoch, totals: make([]Figures, opts.Stages)}
-	res := Result{Model: mb.Model(), Layers: cuts}
+	res := Result{Model: mb.Model(), Layers: cuts, Stages: rep.totals}
 	res.Result, err = train.RunInGroup(ctx, loop, train.Hooks{OnEpoch: rep.epoch}, c)
 	if err != nil {
 		return res, err
@@ -146,13 +150,12 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		err = st.sendParams()
 	} else {
 		err = st.gatherParams()
-		res.Stages = rep.totals
 	}
 	return res, err
 }
 
 // reporter gathers every stage's figures after each epoch, on every stage,
-// and reports the epoch on the first.
+// and reports the epoch.
 type reporter struct {
 	st      *stage
 	red     *reducer
@@ -166,9 +169,6 @@ func (r *reporter) epoch(m train.Metrics) error {
 	all, err := r.red.Gather([]float64{f.ComputeSeconds, f.WaitSeconds, float64(f.ActivationBytes), float64(f.GradientBytes)})
 	if err != nil {
 		return fmt.Errorf("pipeline: gathering the stages' figures: %w", err)
-	}
-	if r.st.s != 0 {
-		return nil
 	}
 	st := r.st.mb.TakeStats()
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,

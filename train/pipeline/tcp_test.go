@@ -47,7 +47,11 @@ func TestOverTCPEqualsInProcess(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			results[r], errs[r] = RunRank(context.Background(), c, cfg, p, opts, got.record)
+			report := got.record
+			if r != 0 {
+				report = nil
+			}
+			results[r], errs[r] = RunRank(context.Background(), c, cfg, p, opts, report)
 			if errs[r] == nil {
 				errs[r] = c.Barrier("done")
 			}
