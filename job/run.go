@@ -85,6 +85,8 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	switch {
 	case s.Async != nil:
 		res, model, err = s.runAsync(ctx, in, onEpoch)
+	case s.Pipeline != nil:
+		res, model, err = s.runPipeline(ctx, in, onEpoch)
 	case s.EvalSampler != "" && s.Sampler == "":
 		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "" && s.Parts > 1:
@@ -134,8 +136,11 @@ func (s *Spec) checkRun() error {
 	switch {
 	case precision == train.BF16 && s.Sampler == "":
 		return specError(errors.New("--precision bf16 is for mini-batch training (--sampler) only: full-graph bf16 is not supported yet"))
-	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil):
-		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel and parameter-server bf16 are not supported yet"))
+	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil || s.Pipeline != nil):
+		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel, parameter-server and pipeline bf16 are not supported yet"))
+	}
+	if err := s.checkPipeline(); err != nil {
+		return specError(err)
 	}
 	s.Precision = string(precision)
 	return s.CheckOutputs()
@@ -371,6 +376,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Features = "sparse"
 	}
 	s.summariseAsync(&sum)
+	s.summarisePipeline(&sum)
 	if s.Parts > 1 {
 		sum.Partition = s.Partition
 		var sizes []int64
