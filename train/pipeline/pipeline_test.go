@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -65,11 +66,11 @@ func (o *outcome) keep(t *testing.T, model *nn.Model, err error) outcome {
 }
 
 // reference trains in one process with gradient accumulation over micros
-// batches.
-func reference(t *testing.T, cfg train.Config, p train.Problem, micros int) outcome {
+// batches of sampler.
+func reference(t *testing.T, cfg train.Config, p train.Problem, sampler string, micros int) outcome {
 	cfg.Accumulate = micros
 	var o outcome
-	_, loop, err := minibatch.Run(context.Background(), cfg, p, minibatch.RunOptions{Sampler: testSampler, BatchSize: testBatch}, o.record)
+	_, loop, err := minibatch.Run(context.Background(), cfg, p, minibatch.RunOptions{Sampler: sampler, BatchSize: testBatch}, o.record)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,10 @@ func reference(t *testing.T, cfg train.Config, p train.Problem, micros int) outc
 }
 
 func pipelined(t *testing.T, cfg train.Config, p train.Problem, opts Options) (outcome, Result) {
-	opts.Sampler, opts.BatchSize = testSampler, testBatch
+	if opts.Sampler == "" {
+		opts.Sampler = testSampler
+	}
+	opts.BatchSize = testBatch
 	var o outcome
 	res, err := Run(context.Background(), cfg, p, opts, o.record)
 	return o.keep(t, res.Model, err), res
@@ -85,22 +89,23 @@ func pipelined(t *testing.T, cfg train.Config, p train.Problem, opts Options) (o
 
 func close64(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) }
 
-// A pipeline of 2 or 3 stages trains a 3-layer GCN or SAGE as one process
-// does with gradient accumulation over the same micro-batches: the same
+// A pipeline of 2 or 3 stages trains a 3-layer GCN, SAGE or GAT as one
+// process does with gradient accumulation over the same micro-batches,
+// also on a subgraph sampler's weighted batches of one block: the same
 // accuracies, the same losses to float rounding (the loss crosses the
 // stages' reduction as a float32), and here the same parameters to the
 // bit (the dropout at a stage boundary could sum some products in another
 // order; on these sizes it does not).
 func TestEqualsOneProcessWithAccumulation(t *testing.T) {
 	p, classes := sbmProblem(t, 300)
-	for _, model := range []string{"gcn", "sage"} {
-		cfg := testConfig(model, classes)
+	for _, run := range []struct{ model, sampler string }{{"gcn", testSampler}, {"sage", testSampler}, {"gat", testSampler}, {"gcn", "saint-rw:8:2"}} {
+		cfg := testConfig(run.model, classes)
 		for _, micros := range []int{1, 3} {
-			want := reference(t, cfg, p, micros)
+			want := reference(t, cfg, p, run.sampler, micros)
 			for _, stages := range []int{2, 3} {
-				got, res := pipelined(t, cfg, p, Options{Stages: stages, Micros: micros})
+				got, res := pipelined(t, cfg, p, Options{Stages: stages, Micros: micros, Sampler: run.sampler})
 				name := func() string {
-					return model + " " + string(rune('0'+stages)) + " stages " + string(rune('0'+micros)) + " micro-batches"
+					return fmt.Sprintf("%s on %s, %d stages, %d micro-batches", run.model, run.sampler, stages, micros)
 				}
 				if len(got.losses) != cfg.Epochs || len(want.losses) != cfg.Epochs {
 					t.Fatalf("%s: %d and %d epochs", name(), len(got.losses), len(want.losses))

@@ -259,7 +259,6 @@ func (st *stage) gatherParams() error {
 	for s := 1; s <= st.last; s++ {
 		start := time.Now()
 		_, msg, err := st.c.Recv(ParamSite, s, start.Add(st.timeout))
-		st.figures.WaitSeconds += time.Since(start).Seconds()
 		if errors.Is(err, comm.ErrDeadline) {
 			return fmt.Errorf("pipeline: stage 0: stage %d sent no parameters within %v (dead or stalled)", s, st.timeout)
 		}
