@@ -264,6 +264,15 @@ func (s *Stepper) TakeStats() Stats {
 	return st
 }
 
+// Assessed reports whether Evaluate's Assessment holds the per-class sums
+// behind macro-F1: exact evaluation's does, sampled evaluation's does not.
+// A caller that adds zero sums of its own to them (a pipeline's other
+// stages) gives them this shape.
+func (s *Stepper) Assessed() bool {
+	_, sampled := s.eval.(*sampledEvaluator)
+	return !sampled
+}
+
 // Evaluate is exact: layer-wise inference over every node with its whole
 // neighbourhood.
 func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }

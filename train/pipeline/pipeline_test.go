@@ -67,10 +67,10 @@ func (o *outcome) keep(t *testing.T, model *nn.Model, err error) outcome {
 
 // reference trains in one process with gradient accumulation over micros
 // batches of sampler.
-func reference(t *testing.T, cfg train.Config, p train.Problem, sampler string, micros int) outcome {
+func reference(t *testing.T, cfg train.Config, p train.Problem, sampler string, micros int, mo minibatch.Options) outcome {
 	cfg.Accumulate = micros
 	var o outcome
-	_, loop, err := minibatch.Run(context.Background(), cfg, p, minibatch.RunOptions{Sampler: sampler, BatchSize: testBatch}, o.record)
+	_, loop, err := minibatch.Run(context.Background(), cfg, p, minibatch.RunOptions{Sampler: sampler, BatchSize: testBatch, Options: mo}, o.record)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestEqualsOneProcessWithAccumulation(t *testing.T) {
 	for _, run := range []struct{ model, sampler string }{{"gcn", testSampler}, {"sage", testSampler}, {"gat", testSampler}, {"gcn", "saint-rw:8:2"}} {
 		cfg := testConfig(run.model, classes)
 		for _, micros := range []int{1, 3} {
-			want := reference(t, cfg, p, run.sampler, micros)
+			want := reference(t, cfg, p, run.sampler, micros, minibatch.Options{})
 			for _, stages := range []int{2, 3} {
 				got, res := pipelined(t, cfg, p, Options{Stages: stages, Micros: micros, Sampler: run.sampler})
 				name := func() string {
@@ -124,6 +124,26 @@ func TestEqualsOneProcessWithAccumulation(t *testing.T) {
 					t.Fatalf("%s: stage figures %+v", name(), res.Stages)
 				}
 			}
+		}
+	}
+}
+
+// With sampled evaluation (whose sums lack the per-class ones) the stages
+// train and select as one process does.
+func TestSampledEvaluation(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	cfg := testConfig("sage", classes)
+	mo := minibatch.Options{EvalSampler: "neighbor:3,3,3", EvalBatchSize: 32}
+	want := reference(t, cfg, p, testSampler, 2, mo)
+	got, _ := pipelined(t, cfg, p, Options{Stages: 3, Micros: 2, Options: mo})
+	for e := range want.valAcc {
+		if got.valAcc[e] != want.valAcc[e] {
+			t.Fatalf("epoch %d: val acc %v, one process %v", e+1, got.valAcc[e], want.valAcc[e])
+		}
+	}
+	for i := range want.params {
+		if got.params[i] != want.params[i] {
+			t.Fatalf("parameter %d is %v, one process %v", i, got.params[i], want.params[i])
 		}
 	}
 }

@@ -122,7 +122,9 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 	}
 	mo := opts.Options
 	if s > 0 {
-		mo.NoFeatures, mo.OnBatch, mo.EvalSampler = true, nil, ""
+		// The evaluation settings stay: the stage's zero sums take the
+		// first stage's shape (Evaluate).
+		mo.NoFeatures, mo.OnBatch = true, nil
 	}
 	if mo.EvalSampler != "" && mo.EvalBatchSize == 0 {
 		mo.EvalBatchSize = opts.BatchSize

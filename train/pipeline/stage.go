@@ -171,7 +171,7 @@ func (st *stage) run(b train.Batch) error {
 	return nil
 }
 
-// send sends stage to the matrix m of micro-batch h.
+// send sends stage to the matrix m of micro-batch h at site.
 func (st *stage) send(site string, to int, h header, m *tensor.Matrix) error {
 	st.buf = h.encode(st.buf[:0], m)
 	if err := st.c.Send(site, to, st.buf); err != nil {
@@ -185,8 +185,8 @@ func (st *stage) send(site string, to int, h header, m *tensor.Matrix) error {
 	return nil
 }
 
-// receive takes stage from's matrix of micro-batch want into m, within
-// the timeout.
+// receive takes the matrix of micro-batch want that stage from sent at
+// site into m, within the timeout.
 func (st *stage) receive(site string, from int, want header, m *tensor.Matrix) (header, error) {
 	start := time.Now()
 	_, msg, err := st.c.Recv(site, from, start.Add(st.timeout))
@@ -232,7 +232,11 @@ func (st *stage) Evaluate(step int) (train.Evaluation, error) {
 		if err := st.sendParams(); err != nil {
 			return train.Evaluation{}, err
 		}
-		return train.Evaluation{Assessment: train.Assessment{Classes: make([]float64, 6*st.classes)}}, nil
+		var zero train.Evaluation
+		if st.mb.Assessed() {
+			zero.Assessment.Classes = make([]float64, 6*st.classes)
+		}
+		return zero, nil
 	}
 	if err := st.gatherParams(); err != nil {
 		return train.Evaluation{}, err
