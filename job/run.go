@@ -151,6 +151,8 @@ func (s *Spec) explain(err error) error {
 	switch {
 	case errors.Is(err, train.ErrNotFinite):
 		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
+	case errors.Is(err, train.ErrInterrupted) && s.Pipeline != nil:
+		return fmt.Errorf("%v; nothing was saved (--mode pipeline does not checkpoint)", err)
 	case errors.Is(err, train.ErrInterrupted):
 		if s.CheckpointDir != "" {
 			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, s.CheckpointDir, s.CheckpointDir)
