@@ -35,7 +35,7 @@ type stage struct {
 	grad     tensor.Matrix    // a gradient received
 	buf      []byte
 
-	figures Figures // since the last take
+	figures Figures // since the reporter last took them
 }
 
 // Figures are one stage's counters: the time its layers computed (forward,
