@@ -88,6 +88,8 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	switch {
 	case s.Async != nil:
 		res, model, err = s.runAsync(ctx, in, onEpoch)
+	case s.Pipeline != nil:
+		res, model, err = s.runPipeline(ctx, in, onEpoch)
 	case s.EvalSampler != "" && s.Sampler == "":
 		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "" && s.Parts > 1:
@@ -137,8 +139,11 @@ func (s *Spec) checkRun() error {
 	switch {
 	case precision == train.BF16 && s.Sampler == "":
 		return specError(errors.New("--precision bf16 is for mini-batch training (--sampler) only: full-graph bf16 is not supported yet"))
-	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil):
-		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel and parameter-server bf16 are not supported yet"))
+	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil || s.Pipeline != nil):
+		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel, parameter-server and pipeline bf16 are not supported yet"))
+	}
+	if err := s.checkPipeline(); err != nil {
+		return specError(err)
 	}
 	s.Precision = string(precision)
 	if err := s.checkRebalance(); err != nil {
@@ -152,6 +157,8 @@ func (s *Spec) explain(err error) error {
 	switch {
 	case errors.Is(err, train.ErrNotFinite):
 		return fmt.Errorf("%v; lower the learning rate with --lr, or check the features for extreme values", err)
+	case errors.Is(err, train.ErrInterrupted) && s.Pipeline != nil:
+		return fmt.Errorf("%v; nothing was saved (--mode pipeline does not checkpoint)", err)
 	case errors.Is(err, train.ErrInterrupted):
 		if s.CheckpointDir != "" {
 			return fmt.Errorf("%v; its checkpoint is in %s: continue with --resume %s", err, s.CheckpointDir, s.CheckpointDir)
@@ -382,6 +389,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 	if s.Rebalance != 0 {
 		sum.Rebalances = &s.rebalances
 	}
+	s.summarisePipeline(&sum)
 	if s.Parts > 1 {
 		sum.Partition = s.Partition
 		b, err := metrics.NewBalance(s.partSizes(in), t.WorkerCompute)

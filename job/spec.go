@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/async"
 	"github.com/graft-gnn/graft/train/fullgraph"
+	"github.com/graft-gnn/graft/train/pipeline"
 )
 
 // Spec is one training job.
@@ -52,6 +53,9 @@ type Spec struct {
 	// Async, when set, trains the mini-batches with a parameter server
 	// (async.go) instead of one process's loop.
 	Async *AsyncSpec
+	// Pipeline, when set, trains the mini-batches with the model's
+	// layers split into stages (pipeline.go) instead.
+	Pipeline *PipelineSpec
 	// Precision is what a mini-batch run holds its dense features and
 	// evaluation's stored layers in: "fp32" (or "") or "bf16".
 	Precision string
@@ -109,6 +113,7 @@ type Spec struct {
 
 	record     map[string]string  // the settings checkpoints record (trajectory)
 	async      *async.Result      // a parameter-server run's outcome, for the summary
+	pipeline   *pipeline.Result   // a pipeline run's
 	rebalances []fullgraph.Record // the re-partitions so far (with Rebalance)
 	// measure, if set, replaces the measured compute times that Rebalance
 	// decides by (fullgraph.Rebalance.Measure): for tests.
@@ -209,6 +214,18 @@ type Summary struct {
 	DroppedUpdates   int64   `json:"dropped_updates,omitempty"`
 	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
 	TrainSeconds     float64 `json:"train_seconds,omitempty"`
+	// Pipeline runs (Mode pipeline; TrainSeconds is their training
+	// time): the stages, the micro-batches of a mini-batch, each stage's
+	// layers, the schedule's bubble (the share of a mini-batch each stage
+	// idles when the stages take equal time), and each stage's seconds of
+	// computing and of waiting for another stage. BytesFwd and BytesBwd
+	// are the activations and their gradients sent between the stages.
+	Stages              int       `json:"stages,omitempty"`
+	MicroBatches        int       `json:"micro_batches,omitempty"`
+	StageLayers         []int     `json:"stage_layers,omitempty"`
+	BubbleFraction      float64   `json:"bubble_fraction,omitempty"`
+	StageComputeSeconds []float64 `json:"stage_compute_seconds,omitempty"`
+	StageWaitSeconds    []float64 `json:"stage_wait_seconds,omitempty"`
 	// Balance spreads part sizes (owned nodes, at the end of the run) and
 	// per-worker compute time: coefficient of variation, max/mean
 	// imbalance, efficiency.

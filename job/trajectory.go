@@ -57,6 +57,7 @@ var untracked = map[string]string{
 	"Train.Reducer":           "how workers combine, which Parts decides",
 	"Train.Optimizer.CatchUp": "follows from --grad-compress, which is recorded",
 	"Async":                   "a parameter-server run writes no checkpoints",
+	"Pipeline":                "a pipeline run writes no checkpoints (its processes compare it before training)",
 	"Train.Model.InFeatures":  "taken from the data (the checkpoint's model fingerprint checks it)",
 	"Train.Model.Classes":     "taken from the data (the checkpoint's model fingerprint checks it)",
 }

@@ -184,16 +184,33 @@ func NewModel(cfg Config) (*Model, error) {
 // and advances the dropout step; Backward then differentiates this pass.
 // The result belongs to the model.
 func (m *Model) Forward(blocks []*Block, x Features, train bool) *tensor.Matrix {
+	return m.ForwardRange(0, len(m.Layers), blocks, x, train)
+}
+
+// ForwardRange runs layers [lo, hi) of a pass as Forward runs them all:
+// x is layer lo's input (the features for lo = 0, else what the range
+// before it returned), and the result is layer hi−1's output after its
+// activation and normalisation. A model split into stages (a pipeline)
+// runs one range per stage; ranges [0, k) and [k, L) compute what Forward
+// computes, but that layer k's dropout is applied by layer k rather than
+// fused into layer k−1's activation (the same values, whose products may
+// be summed in another order). With train set it applies dropout keyed by
+// the model's dropout step and advances the step; BackwardRange then
+// differentiates this pass.
+func (m *Model) ForwardRange(lo, hi int, blocks []*Block, x Features, train bool) *tensor.Matrix {
 	if len(blocks) != 1 && len(blocks) != len(m.Layers) {
 		panic(fmt.Sprintf("nn: %d blocks for a model of %d layers", len(blocks), len(m.Layers)))
+	}
+	if lo < 0 || hi > len(m.Layers) || lo >= hi {
+		panic(fmt.Sprintf("nn: layers [%d, %d) of a model of %d", lo, hi, len(m.Layers)))
 	}
 	mode := Mode{Train: train, Seed: m.Config.Seed, Step: m.step}
 	if train {
 		m.step++
 	}
 	var out *tensor.Matrix
-	for i := range m.Layers {
-		out = m.layer(i, blocks[min(i, len(blocks)-1)], x, mode)
+	for i := lo; i < hi; i++ {
+		out = m.layer(i, lo, hi, blocks[min(i, len(blocks)-1)], x, mode)
 		x = Features{Dense: out}
 	}
 	return out
@@ -206,18 +223,19 @@ func (m *Model) Forward(blocks []*Block, x Features, train bool) *tensor.Matrix 
 // next layer. The result belongs to the model and is overwritten by its
 // next pass.
 func (m *Model) ForwardLayer(i int, g *Block, x Features) *tensor.Matrix {
-	return m.layer(i, g, x, Mode{Seed: m.Config.Seed, Step: m.step})
+	return m.layer(i, i, i+1, g, x, Mode{Seed: m.Config.Seed, Step: m.step})
 }
 
-// layer runs layer i of a pass on g: dropout, the layer, its activation
-// and normalisation.
-func (m *Model) layer(i int, g *Block, x Features, mode Mode) *tensor.Matrix {
-	if i == 0 || m.actModes[i-1] != actReLUDropInPlace || !mode.Train {
+// layer runs layer i of a pass over layers [lo, hi) on g: dropout, the
+// layer, its activation and normalisation. The activation of a layer
+// before hi may take the next layer's dropout with it.
+func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Matrix {
+	if m.dropsItself(i, lo) || !mode.Train {
 		x = m.drops[i].forwardLazy(g, x, mode)
 	}
 	out := m.Layers[i].Forward(g, x, mode)
 	if i < len(m.acts) {
-		out = m.activate(i, g, out, mode)
+		out = m.activate(i, g, out, mode, i+1 < hi)
 	}
 	if i < len(m.norms) {
 		out = m.norms[i].Forward(out)
@@ -225,10 +243,16 @@ func (m *Model) layer(i int, g *Block, x Features, mode Mode) *tensor.Matrix {
 	return out
 }
 
+// dropsItself reports whether layer i of a training pass over layers from
+// lo applied its own dropout, rather than the activation before it.
+func (m *Model) dropsItself(i, lo int) bool {
+	return i == lo || m.actModes[i-1] != actReLUDropInPlace
+}
+
 // activate applies activation i, and the dropout of layer i+1 with it when
-// it can, to y, the output of layer i. Layers do not read their output in
-// Backward, so ReLU runs in place on it.
-func (m *Model) activate(i int, g *Block, y *tensor.Matrix, mode Mode) *tensor.Matrix {
+// it can and fuse is set, to y, the output of layer i. Layers do not read
+// their output in Backward, so ReLU runs in place on it.
+func (m *Model) activate(i int, g *Block, y *tensor.Matrix, mode Mode, fuse bool) *tensor.Matrix {
 	m.actOuts[i] = y
 	switch m.acts[i].Kind {
 	case ELU, LeakyReLU:
@@ -241,7 +265,7 @@ func (m *Model) activate(i int, g *Block, y *tensor.Matrix, mode Mode) *tensor.M
 		return m.acts[i].Forward(y)
 	}
 	d := &m.drops[i+1]
-	if !mode.Train || d.P <= 0 || m.Config.Normalize { // dropout follows the normalisation
+	if !mode.Train || !fuse || d.P <= 0 || m.Config.Normalize { // dropout follows the normalisation
 		m.actModes[i] = actReLUInPlace
 		tensor.ReLU(y, y)
 		return y
@@ -287,8 +311,17 @@ func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
 // Backward overwrites every parameter's gradient with that of the last
 // Forward, given the gradient of its logits.
 func (m *Model) Backward(dlogits *tensor.Matrix) {
-	d := dlogits
-	for i := len(m.Layers) - 1; i >= 0; i-- {
+	m.BackwardRange(0, len(m.Layers), dlogits)
+}
+
+// BackwardRange overwrites the gradients of layers [lo, hi) with those of
+// the last ForwardRange over them, given the gradient of its output, and
+// returns the gradient of its input x (nil for lo = 0): what the range
+// before it takes as the gradient of its output. The result belongs to
+// the model.
+func (m *Model) BackwardRange(lo, hi int, dout *tensor.Matrix) *tensor.Matrix {
+	d := dout
+	for i := hi - 1; i >= lo; i-- {
 		if i < len(m.norms) {
 			d = m.norms[i].Backward(d)
 		}
@@ -296,10 +329,14 @@ func (m *Model) Backward(dlogits *tensor.Matrix) {
 			d = m.activateBackward(i, d)
 		}
 		d = m.Layers[i].Backward(d, i > 0)
-		if i > 0 && m.actModes[i-1] != actReLUDropInPlace {
+		if i > 0 && m.dropsItself(i, lo) {
 			d = m.drops[i].Backward(d)
 		}
 	}
+	if lo == 0 {
+		return nil
+	}
+	return d
 }
 
 // Params returns every parameter, layer by layer.

@@ -106,6 +106,9 @@ func New(cfg Config, s Stepper) (*Loop, error) {
 	cfg.Accumulate = max(cfg.Accumulate, 1)
 	model := s.Model()
 	params := model.Params()
+	if p, ok := s.(Partial); ok {
+		params = p.Trained()
+	}
 	opt, err := nn.NewOptimizer(params, cfg.Optimizer)
 	if err != nil {
 		return nil, err

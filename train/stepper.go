@@ -33,6 +33,13 @@ type Stepper interface {
 	Restore(state json.RawMessage) error
 }
 
+// Partial is a Stepper that trains some of its model's parameters only (a
+// pipeline stage, which holds some of the model's layers): the loop steps,
+// keeps and checkpoints those alone.
+type Partial interface {
+	Trained() []*nn.Param
+}
+
 // TensorStater is a Stepper with bulk state (a delta codec's
 // reconstructions, say), which a checkpoint keeps as tensors beside the
 // parameters rather than in the JSON of State. The loop calls

@@ -57,6 +57,7 @@ type trainOptions struct {
 	asJSON                         bool
 	dist                           distOptions
 	async                          asyncOptions
+	pipeline                       pipelineOptions
 	worker                         workerOptions // multi-process runs (train_worker.go)
 }
 
@@ -98,6 +99,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON summary on stdout instead of the text summary")
 	o.dist.register(fs)
 	o.async.register(fs)
+	o.pipeline.register(fs)
 	o.worker.register(fs)
 	usage := fs.Usage
 	fs.Usage = func() {
@@ -180,8 +182,12 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	if err != nil {
 		return job.Spec{}, usageError{err}
 	}
+	pipelineSpec, err := o.pipeline.spec(fs, o.async.mode)
+	if err != nil {
+		return job.Spec{}, usageError{err}
+	}
 	d := &o.dist
-	s := job.Spec{Async: asyncSpec,
+	s := job.Spec{Async: asyncSpec, Pipeline: pipelineSpec,
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
 		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, CompressLast: d.compressLast, Link: d.link, GradCompress: d.gradCompress,
@@ -253,6 +259,7 @@ func printSummary(w io.Writer, sum job.Summary) {
 		printRebalances(w, sum.Rebalances)
 	}
 	printAsync(w, sum)
+	printPipeline(w, sum)
 	if sum.Saved != "" {
 		fmt.Fprintf(w, "saved           %s\n", sum.Saved)
 	}

@@ -23,7 +23,7 @@ type asyncOptions struct {
 }
 
 func (a *asyncOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.mode, "mode", "sync", "how workers combine their gradients: sync (the trainers' synchronous steps), async (with --sampler: a parameter server that applies each worker's gradient as it arrives) or ps-sync (the same parameter server, waiting for every worker each step: async's baseline)")
+	fs.StringVar(&a.mode, "mode", "sync", "how workers combine their gradients: sync (the trainers' synchronous steps), async (with --sampler: a parameter server that applies each worker's gradient as it arrives), ps-sync (the same parameter server, waiting for every worker each step: async's baseline) or pipeline (with --sampler: the model's layers split into --stages stages that micro-batches flow through, GPipe's schedule; see docs/pipeline.md)")
 	fs.IntVar(&a.workers, "workers", 4, "with --mode async or ps-sync: workers, each training on every `N`-th training seed with its own sampler (goroutines, or the first N processes of a multi-process job of workers + servers)")
 	fs.IntVar(&a.servers, "servers", 1, "with --mode async or ps-sync: servers, each holding a share of the parameters and their optimiser state (goroutines, or the last processes of a multi-process job)")
 	fs.StringVar(&a.rule, "staleness-rule", "inverse", "with --mode async: the learning rate of a gradient τ updates old: inverse (divided by τ, staleness-aware async SGD), linear:C (divided by 1+C·τ) or none (unchanged)")
@@ -32,9 +32,12 @@ func (a *asyncOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&a.timeout, "ps-timeout", async.DefaultTimeout, "with --mode async or ps-sync: the longest a worker waits for a server, or a server for any request; a dead or stalled one is then an error naming it")
 }
 
-// spec returns the parameter-server settings, nil for --mode sync.
+// spec returns the parameter-server settings, nil for --mode sync or
+// pipeline (whose flags pipelineOptions checks).
 func (a *asyncOptions) spec(fs *flag.FlagSet) (*job.AsyncSpec, error) {
 	switch a.mode {
+	case "pipeline":
+		return nil, nil
 	case "sync":
 		for _, name := range []string{"workers", "servers", "staleness-rule", "max-staleness", "slow-worker", "ps-timeout"} {
 			if flagSet(fs, name) {
@@ -44,7 +47,7 @@ func (a *asyncOptions) spec(fs *flag.FlagSet) (*job.AsyncSpec, error) {
 		return nil, nil
 	case "async", "ps-sync":
 	default:
-		return nil, fmt.Errorf("--mode %q: want sync, async or ps-sync", a.mode)
+		return nil, fmt.Errorf("--mode %q: want sync, async, ps-sync or pipeline", a.mode)
 	}
 	if a.workers < 1 || a.servers < 1 {
 		return nil, fmt.Errorf("--workers %d and --servers %d: want at least 1 each", a.workers, a.servers)
@@ -79,7 +82,7 @@ func (a *asyncOptions) spec(fs *flag.FlagSet) (*job.AsyncSpec, error) {
 
 // printAsync adds a parameter-server run's lines to the text summary.
 func printAsync(w io.Writer, sum job.Summary) {
-	if sum.Mode == "" {
+	if sum.Mode != "async" && sum.Mode != "ps-sync" {
 		return
 	}
 	fmt.Fprintf(w, "parameter server %s: %d workers, %d servers, %.1f s training\n", sum.Mode, sum.Workers, sum.Servers, sum.TrainSeconds)

@@ -77,7 +77,7 @@ func TestTrainAsyncErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"mode", append(sampled, "--mode", "hogwild"), `--mode "hogwild": want sync, async or ps-sync`},
+		{"mode", append(sampled, "--mode", "hogwild"), `--mode "hogwild": want sync, async, ps-sync or pipeline`},
 		{"rule", append(sampled, "--mode", "async", "--staleness-rule", "sqrt"), "--staleness-rule: staleness rule \"sqrt\": want none, inverse or linear:C"},
 		{"rule constant", append(sampled, "--mode", "async", "--staleness-rule", "linear:-2"), "C must be a number ≥ 0"},
 		{"bound", append(sampled, "--mode", "async", "--max-staleness", "-1"), "--max-staleness -1: want 0 (no bound) or more"},

@@ -76,7 +76,7 @@ func TestTrainSampledErrors(t *testing.T) {
 		{[]string{"--eval-every", "0"}, "--eval-every 0"},
 		{[]string{"--sampler", "neighbor:10,5", "--precision", "fp16"}, `--precision "fp16": want fp32 or bf16`},
 		{[]string{"--precision", "bf16"}, "full-graph bf16 is not supported yet"},
-		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--precision", "bf16"}, "data-parallel and parameter-server bf16 are not supported yet"},
+		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--precision", "bf16"}, "data-parallel, parameter-server and pipeline bf16 are not supported yet"},
 	} {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

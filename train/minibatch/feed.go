@@ -36,6 +36,7 @@ type feed struct {
 	done  sync.WaitGroup
 	next  struct{ epoch, index int } // what ready's next batch is, once started
 	on    bool
+	noX   bool // the batches' features are not gathered
 }
 
 // newFeed returns a feed that prepares up to depth batches ahead while its
@@ -114,7 +115,9 @@ func (f *feed) fill(p *prepared, epoch, index int) {
 		return
 	}
 	sampled := time.Now()
-	p.x = f.x.gather(&p.gather, p.batch.Input)
+	if p.x = (nn.Features{}); !f.noX {
+		p.x = f.x.gather(&p.gather, p.batch.Input)
+	}
 	p.labels = p.labels[:0]
 	for _, v := range p.batch.Output {
 		p.labels = append(p.labels, f.labels[v])

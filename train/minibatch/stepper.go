@@ -30,6 +30,10 @@ type Options struct {
 	// layers in (default fp32). The features' precision is the
 	// problem's: FeaturesBF16 if set.
 	Precision train.Precision
+	// NoFeatures leaves the batches' input features ungathered: a
+	// pipeline stage past the first reads its input from the stage
+	// before (see Micros). Step cannot run such batches.
+	NoFeatures bool
 }
 
 // evaluation is how a stepper evaluates: exactly (evaluator) or on
@@ -53,6 +57,7 @@ type Stepper struct {
 	norm    float64     // the step's loss normaliser, for unweighted batches
 	stats   Stats
 	onBatch func(epoch, done, batches int)
+	noX     bool // Options.NoFeatures
 }
 
 // Stats are the figures of the batches run since the last call of
@@ -106,8 +111,9 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 		}
 	}
 	opts.Prefetch = max(opts.Prefetch, 2)
-	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval,
-		feed: newFeed(sampler, x, p.Labels, opts.Prefetch, cfg.Accumulate)}, nil
+	f := newFeed(sampler, x, p.Labels, opts.Prefetch, cfg.Accumulate)
+	f.noX = opts.NoFeatures
+	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval, feed: f, noX: opts.NoFeatures}, nil
 }
 
 // Close stops the background sampling.
@@ -126,6 +132,9 @@ func (s *Stepper) Batches() int     { return s.sampler.Batches() }
 // takes all of the step's batches from the feed, so that an unweighted
 // loss is the mean over all their loss rows, as one batch of their size.
 func (s *Stepper) Step(b train.Batch) (float64, error) {
+	if s.noX {
+		return 0, errors.New("minibatch: Step on batches without features")
+	}
 	if b.Micro == 0 {
 		if err := s.takeStep(b); err != nil {
 			return 0, err
@@ -137,27 +146,74 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	p := s.pending[b.Micro]
 	start := time.Now()
 	logits := s.model.Forward(p.batch.Blocks, p.x, true)
-	var (
-		loss    float64
-		dlogits *tensor.Matrix
-		err     error
-	)
-	if w := p.batch.Weight; w != nil {
-		// Each weighted batch estimates the mean loss by itself: the
-		// step's loss is their mean.
-		loss, dlogits, err = s.loss.ForwardWeighted(logits, p.labels, p.batch.Loss, w, float64(b.Micros))
-	} else {
-		loss, dlogits, err = s.loss.Forward(logits, p.labels, p.batch.Loss, s.norm)
-	}
+	loss, dlogits, err := s.Loss(b.Micro, logits)
 	if err != nil {
 		return 0, err
 	}
 	s.model.Backward(dlogits)
 	s.stats.ComputeSeconds += time.Since(start).Seconds()
+	s.progress(b)
+	return loss, nil
+}
+
+// progress reports micro-batch b done to Options.OnBatch.
+func (s *Stepper) progress(b train.Batch) {
 	if s.onBatch != nil {
 		s.onBatch(b.Epoch, b.Index+1, s.sampler.Batches())
 	}
-	return loss, nil
+}
+
+// Micro is one micro-batch of an optimiser step, as Micros returns it.
+type Micro struct {
+	// Blocks has the batch's block per layer (or one for every layer),
+	// X the first block's input rows' features (none with
+	// Options.NoFeatures).
+	Blocks []*nn.Block
+	X      nn.Features
+}
+
+// Micros takes the optimiser step's micro-batches from the feed, as Step
+// does for the step's first (b.Micro must be 0), and returns them for a
+// caller that runs the model itself, a range of layers at a time (a
+// pipeline stage). Loss gives their losses; they stay valid until the
+// next call of Micros or Step, or Close.
+func (s *Stepper) Micros(b train.Batch) ([]Micro, error) {
+	if b.Micro != 0 {
+		return nil, fmt.Errorf("minibatch: Micros from micro-batch %d of a step", b.Micro)
+	}
+	if err := s.takeStep(b); err != nil {
+		return nil, err
+	}
+	out := make([]Micro, len(s.pending))
+	for i, p := range s.pending {
+		out[i] = Micro{Blocks: p.batch.Blocks, X: p.x}
+	}
+	return out, nil
+}
+
+// Loss returns the loss of micro-batch m of the step taken last, given
+// its logits, and the gradient of its logits, both normalised over the
+// step as Step's are.
+func (s *Stepper) Loss(m int, logits *tensor.Matrix) (float64, *tensor.Matrix, error) {
+	if m < 0 || m >= len(s.pending) {
+		return 0, nil, fmt.Errorf("minibatch: micro-batch %d of a step of %d", m, len(s.pending))
+	}
+	p := s.pending[m]
+	if w := p.batch.Weight; w != nil {
+		// Each weighted batch estimates the mean loss by itself: the
+		// step's loss is their mean.
+		return s.loss.ForwardWeighted(logits, p.labels, p.batch.Loss, w, float64(len(s.pending)))
+	}
+	return s.loss.Forward(logits, p.labels, p.batch.Loss, s.norm)
+}
+
+// Done counts the seconds a caller of Micros spent running the model on
+// the step's micro-batches, and reports them done, as Step does its own.
+func (s *Stepper) Done(b train.Batch, seconds float64) {
+	s.stats.ComputeSeconds += seconds
+	for m := range len(s.pending) {
+		s.progress(train.Batch{Epoch: b.Epoch, Index: b.Index + m})
+	}
 }
 
 // takeStep takes the optimiser step's batches from the feed.
@@ -195,8 +251,10 @@ func (s *Stepper) count(p *prepared) {
 	for _, b := range p.batch.Blocks {
 		st.InputEdges += int64(blockOperator(b).NNZ())
 	}
-	st.GatheredBytes += gatheredBytes(p.x, s.feed.x.valueBytes(), p.batch.Blocks)
-	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, p.x.Dense != nil)
+	if !s.noX {
+		st.GatheredBytes += gatheredBytes(p.x, s.feed.x.valueBytes(), p.batch.Blocks)
+	}
+	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, s.feed.x.x.Sparse == nil)
 }
 
 // TakeStats returns the figures since the last call and starts anew.
@@ -204,6 +262,15 @@ func (s *Stepper) TakeStats() Stats {
 	st := s.stats
 	s.stats = Stats{}
 	return st
+}
+
+// Assessed reports whether Evaluate's Assessment holds the per-class sums
+// behind macro-F1: exact evaluation's does, sampled evaluation's does not.
+// A caller that adds zero sums of its own to them (a pipeline's other
+// stages) gives them this shape.
+func (s *Stepper) Assessed() bool {
+	_, sampled := s.eval.(*sampledEvaluator)
+	return !sampled
 }
 
 // Evaluate is exact: layer-wise inference over every node with its whole

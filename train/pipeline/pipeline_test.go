@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/minibatch"
+)
+
+// sbmProblem is a small learnable graph with a split.
+func sbmProblem(t testing.TB, n int) (train.Problem, int) {
+	t.Helper()
+	const classes = 4
+	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
+	for v := range int32(n) {
+		switch v % 5 {
+		case 0, 1:
+			p.Train = append(p.Train, v)
+		case 2:
+			p.Val = append(p.Val, v)
+		default:
+			p.Test = append(p.Test, v)
+		}
+	}
+	return p, classes
+}
+
+func testConfig(model string, classes int) train.Config {
+	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 3, Heads: 2, Dropout: 0.3, Seed: 42}
+	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 4}
+}
+
+const testSampler, testBatch = "neighbor:4,4,4", 16
+
+// outcome is what a run gives: every epoch's loss and validation
+// accuracy, and the kept model's parameters.
+type outcome struct {
+	losses, valAcc []float64
+	params         []float32
+}
+
+func (o *outcome) record(e metrics.Epoch) error {
+	o.losses, o.valAcc = append(o.losses, e.Loss), append(o.valAcc, e.ValAcc)
+	return nil
+}
+
+func (o *outcome) keep(t *testing.T, model *nn.Model, err error) outcome {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range model.Params() {
+		o.params = append(o.params, p.Value.Data...)
+	}
+	return *o
+}
+
+// reference trains in one process with gradient accumulation over micros
+// batches of sampler.
+func reference(t *testing.T, cfg train.Config, p train.Problem, sampler string, micros int, mo minibatch.Options) outcome {
+	cfg.Accumulate = micros
+	var o outcome
+	_, loop, err := minibatch.Run(context.Background(), cfg, p, minibatch.RunOptions{Sampler: sampler, BatchSize: testBatch, Options: mo}, o.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.keep(t, loop.Model(), nil)
+}
+
+func pipelined(t *testing.T, cfg train.Config, p train.Problem, opts Options) (outcome, Result) {
+	if opts.Sampler == "" {
+		opts.Sampler = testSampler
+	}
+	opts.BatchSize = testBatch
+	var o outcome
+	res, err := Run(context.Background(), cfg, p, opts, o.record)
+	return o.keep(t, res.Model, err), res
+}
+
+func close64(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) }
+
+// A pipeline of 2 or 3 stages trains a 3-layer GCN, SAGE or GAT as one
+// process does with gradient accumulation over the same micro-batches,
+// also on a subgraph sampler's weighted batches of one block: the same
+// accuracies, the same losses to float rounding (the loss crosses the
+// stages' reduction as a float32), and here the same parameters to the
+// bit (the dropout at a stage boundary could sum some products in another
+// order; on these sizes it does not).
+func TestEqualsOneProcessWithAccumulation(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	for _, run := range []struct{ model, sampler string }{{"gcn", testSampler}, {"sage", testSampler}, {"gat", testSampler}, {"gcn", "saint-rw:8:2"}} {
+		cfg := testConfig(run.model, classes)
+		for _, micros := range []int{1, 3} {
+			want := reference(t, cfg, p, run.sampler, micros, minibatch.Options{})
+			for _, stages := range []int{2, 3} {
+				got, res := pipelined(t, cfg, p, Options{Stages: stages, Micros: micros, Sampler: run.sampler})
+				name := func() string {
+					return fmt.Sprintf("%s on %s, %d stages, %d micro-batches", run.model, run.sampler, stages, micros)
+				}
+				if len(got.losses) != cfg.Epochs || len(want.losses) != cfg.Epochs {
+					t.Fatalf("%s: %d and %d epochs", name(), len(got.losses), len(want.losses))
+				}
+				for e := range want.losses {
+					if !close64(got.losses[e], want.losses[e], 1e-6) || got.valAcc[e] != want.valAcc[e] {
+						t.Fatalf("%s, epoch %d: loss %v, val acc %v; one process %v, %v", name(), e+1, got.losses[e], got.valAcc[e], want.losses[e], want.valAcc[e])
+					}
+				}
+				for i := range want.params {
+					if got.params[i] != want.params[i] {
+						t.Fatalf("%s: parameter %d is %v, one process %v", name(), i, got.params[i], want.params[i])
+					}
+				}
+				if len(res.Stages) != stages || res.Stages[0].ActivationBytes == 0 || res.Stages[stages-1].GradientBytes == 0 {
+					t.Fatalf("%s: stage figures %+v", name(), res.Stages)
+				}
+			}
+		}
+	}
+}
+
+// With sampled evaluation (whose sums lack the per-class ones) the stages
+// train and select as one process does.
+func TestSampledEvaluation(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	cfg := testConfig("sage", classes)
+	mo := minibatch.Options{EvalSampler: "neighbor:3,3,3", EvalBatchSize: 32}
+	want := reference(t, cfg, p, testSampler, 2, mo)
+	got, _ := pipelined(t, cfg, p, Options{Stages: 3, Micros: 2, Options: mo})
+	for e := range want.valAcc {
+		if got.valAcc[e] != want.valAcc[e] {
+			t.Fatalf("epoch %d: val acc %v, one process %v", e+1, got.valAcc[e], want.valAcc[e])
+		}
+	}
+	for i := range want.params {
+		if got.params[i] != want.params[i] {
+			t.Fatalf("parameter %d is %v, one process %v", i, got.params[i], want.params[i])
+		}
+	}
+}
