@@ -11,7 +11,8 @@ import (
 // labels of some rows. It keeps its buffers across calls.
 type CrossEntropy struct {
 	logp, grad *tensor.Matrix
-	listed     []bool // false between calls: the rows seen while checking them
+	picked     *tensor.Matrix // Loss's copy of the loss rows' logits
+	listed     []bool         // false between calls: the rows seen while checking them
 }
 
 // Forward returns Σ_{r ∈ rows} −log softmax(logits_r)[labels[r]] / norm and
@@ -81,6 +82,35 @@ func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int
 		g[y] -= float32(scale)
 	}
 	return loss * inv, grad, nil
+}
+
+// Loss is Forward's loss without its gradient: the same value, with
+// buffers of the loss rows' size rather than the logits', for evaluation,
+// whose logits may be every node's.
+func (c *CrossEntropy) Loss(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, error) {
+	if len(labels) != logits.Rows {
+		return 0, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
+	}
+	if norm <= 0 {
+		return 0, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
+	}
+	picked := ensure(&c.picked, len(rows), logits.Cols)
+	for i, r := range rows {
+		if r < 0 || int(r) >= logits.Rows {
+			return 0, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
+		}
+		if y := labels[r]; y < 0 || int(y) >= logits.Cols {
+			return 0, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
+		}
+		copy(picked.Row(i), logits.Row(int(r)))
+	}
+	logp := ensure(&c.logp, len(rows), logits.Cols)
+	tensor.LogSoftmax(logp, picked)
+	var loss float64
+	for i, r := range rows {
+		loss -= float64(logp.Row(i)[labels[r]])
+	}
+	return loss * (1 / norm), nil
 }
 
 // Correct counts the rows whose largest logit (the first, on ties) is at

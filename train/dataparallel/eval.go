@@ -77,7 +77,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 	}
 	if len(e.rows[1]) > 0 {
 		// Normalised by 1 so that the workers' sums add up.
-		loss, _, err := e.loss.Forward(logits, labels, e.rows[1], 1)
+		loss, err := e.loss.Loss(logits, labels, e.rows[1], 1)
 		if err != nil {
 			return train.Evaluation{}, err
 		}

@@ -97,7 +97,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		Assessment: train.Assess(logits, e.labels, e.rows[1], e.rows[2]),
 	}
 	if len(e.rows[1]) > 0 {
-		loss, _, err := e.loss.Forward(logits, e.labels, e.rows[1], 1)
+		loss, err := e.loss.Loss(logits, e.labels, e.rows[1], 1)
 		if err != nil {
 			return train.Evaluation{}, err
 		}
@@ -125,9 +125,19 @@ type output interface {
 
 type outputF32 tensor.Matrix
 
+// resizeExactly is resize without room to spare: an evaluation's outputs
+// have the same size every time, and on a large graph a quarter more of
+// two layers' outputs is gigabytes.
+func resizeExactly[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
 func (o *outputF32) size(rows, cols int) {
 	was := cap(o.Data)
-	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+	o.Rows, o.Cols, o.Data = rows, cols, resizeExactly(o.Data, rows*cols)
 	memacct.Grown(memacct.Activations, was, cap(o.Data), 4)
 }
 func (o *outputF32) put(lo int, y *tensor.Matrix) { copy(o.Data[lo*y.Cols:], y.Data) }
@@ -137,7 +147,7 @@ type outputBF16 tensor.MatrixBF16
 
 func (o *outputBF16) size(rows, cols int) {
 	was := cap(o.Data)
-	o.Rows, o.Cols, o.Data = rows, cols, resize(o.Data, rows*cols)
+	o.Rows, o.Cols, o.Data = rows, cols, resizeExactly(o.Data, rows*cols)
 	memacct.Grown(memacct.Activations, was, cap(o.Data), 2)
 }
 func (o *outputBF16) put(lo int, y *tensor.Matrix) { bf16.Encode(o.Data[lo*y.Cols:], y.Data) }
