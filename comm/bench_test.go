@@ -12,49 +12,62 @@ import (
 // algorithmic bandwidth: buffer bytes per second for all-reduce, bytes sent
 // per rank per second for all-to-all.
 
+// benchTransports are the links the benchmarks compare.
+var benchTransports = []string{TransportTCP, linkShm}
+
+// benchMesh is mesh over one transport: TCP, or shared memory ("shm").
+func benchMesh(b *testing.B, transport string) []*TCP {
+	comms := meshOver(b, 2, transport)
+	return comms
+}
+
 func BenchmarkTCPAllReduce(b *testing.B) {
-	for _, mib := range []int{4, 64} {
-		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			comms := mesh(b, 2)
-			n := mib << 20 / 4
-			data := [][]float32{make([]float32, n), make([]float32, n)}
-			b.SetBytes(int64(4 * n))
-			b.ResetTimer()
-			errs := onEach(comms, func(c *TCP) error {
-				for range b.N {
-					if err := c.AllReduce("g", data[c.Rank()]); err != nil {
-						return err
+	for _, tr := range benchTransports {
+		for _, mib := range []int{4, 64} {
+			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
+				comms := benchMesh(b, tr)
+				n := mib << 20 / 4
+				data := [][]float32{make([]float32, n), make([]float32, n)}
+				b.SetBytes(int64(4 * n))
+				b.ResetTimer()
+				errs := onEach(comms, func(c *TCP) error {
+					for range b.N {
+						if err := c.AllReduce("g", data[c.Rank()]); err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err := firstErr(errs); err != nil {
+					b.Fatal(err)
 				}
-				return nil
 			})
-			if err := firstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
 	}
 }
 
 func BenchmarkTCPAllToAll(b *testing.B) {
-	for _, mib := range []int{1, 16} {
-		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			comms := mesh(b, 2)
-			b.SetBytes(int64(mib << 20))
-			b.ResetTimer()
-			errs := onEach(comms, func(c *TCP) error {
-				send := [][]byte{make([]byte, mib<<20), make([]byte, mib<<20)}
-				recv := make([][]byte, 2)
-				for range b.N {
-					if err := c.AllToAll("x", send, recv); err != nil {
-						return err
+	for _, tr := range benchTransports {
+		for _, mib := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
+				comms := benchMesh(b, tr)
+				b.SetBytes(int64(mib << 20))
+				b.ResetTimer()
+				errs := onEach(comms, func(c *TCP) error {
+					send := [][]byte{make([]byte, mib<<20), make([]byte, mib<<20)}
+					recv := make([][]byte, 2)
+					for range b.N {
+						if err := c.AllToAll("x", send, recv); err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err := firstErr(errs); err != nil {
+					b.Fatal(err)
 				}
-				return nil
 			})
-			if err := firstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
 	}
 }
 

@@ -248,7 +248,11 @@ func (f *Flags) Options(getenv func(string) string, logf func(string, ...any)) (
 		return comm.Options{}, err
 	}
 	o := comm.Options{Rank: p.Rank, Size: p.Size, Rendezvous: p.Rendezvous, Listen: f.Listen,
-		StartTimeout: f.StartTimeout, PeerTimeout: f.PeerTimeout, Logf: logf}
+		StartTimeout: f.StartTimeout, PeerTimeout: f.PeerTimeout, Logf: logf,
+		Transport: strings.TrimSpace(getenv(comm.TransportEnv))}
+	if err := comm.CheckTransport(o.Transport); err != nil {
+		return comm.Options{}, fmt.Errorf("%s: %w", comm.TransportEnv, err)
+	}
 	if p.Size == 1 {
 		return o, nil
 	}

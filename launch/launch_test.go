@@ -254,3 +254,24 @@ func TestConnectFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// GRAFT_TRANSPORT reaches the communicator's options; a value it does not
+// know is an error naming the variable.
+func TestTransportFromEnvironment(t *testing.T) {
+	base := []string{"GRAFT_RANK", "0", "GRAFT_WORLD_SIZE", "2", "GRAFT_RENDEZVOUS", "127.0.0.1:1", "GRAFT_TOKEN", "e4b19c07f25d3a86"}
+	for _, tc := range []struct{ value, want, err string }{
+		{"", "", ""}, {"tcp", "tcp", ""}, {" auto ", "auto", ""},
+		{"udp", "", `GRAFT_TRANSPORT: transport "udp": want auto or tcp`},
+	} {
+		o, err := flags(t).Options(env(append(base, "GRAFT_TRANSPORT", tc.value)...), t.Logf)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("GRAFT_TRANSPORT=%q: %v; want %q", tc.value, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || o.Transport != tc.want {
+			t.Errorf("GRAFT_TRANSPORT=%q: transport %q, %v; want %q", tc.value, o.Transport, err, tc.want)
+		}
+	}
+}
