@@ -4,11 +4,15 @@ package comm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +209,66 @@ func TestShmConnDeadlinesAndEnds(t *testing.T) {
 	b.Close()
 	if _, err := b.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("read after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// Two ranks add the peer's values where they lie in the ring (lending),
+// also when earlier messages of odd lengths have left the values unaligned
+// in the ring and split at its end: the sums are the group's, bit for bit.
+func TestShmLentAllReduceAfterOddMessages(t *testing.T) {
+	comms := meshOver(t, 2, linkShm)
+	if !comms[0].peers[1].canLend(4 * ringSegmentValues) {
+		t.Fatal("a two-rank shared-memory link does not lend its segments")
+	}
+	n := 3*ringSegmentValues + 5
+	for shift := range 4 {
+		inputs := randomInputs(2, n, uint64(shift))
+		want := referenceSum(inputs)
+		err := firstErr(onEach(comms, func(c *TCP) error {
+			// A message of 1+shift bytes each way moves every later frame
+			// off the ring's 4-byte grid by that much.
+			if err := c.Send("odd", 1-c.Rank(), make([]byte, 1+shift)); err != nil {
+				return err
+			}
+			if _, _, err := c.Recv("odd", 1-c.Rank(), time.Time{}); err != nil {
+				return err
+			}
+			for rep := range 3 { // the frames reach the ring's end, and wrap
+				data := append([]float32(nil), inputs[c.Rank()]...)
+				if err := c.AllReduce("g", data); err != nil {
+					return err
+				}
+				for i := range data {
+					if data[i] != want[i] {
+						return fmt.Errorf("shift %d, rep %d: [%d] = %v, want %v", shift, rep, i, data[i], want[i])
+					}
+				}
+			}
+			return nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAddBytesUnaligned(t *testing.T) {
+	buf := make([]byte, 4*100+3)
+	want := make([]float32, 100)
+	for off := range 4 {
+		src := buf[off : off+400]
+		for i := range want {
+			v := float32(i) * 1.5
+			binary.NativeEndian.PutUint32(src[4*i:], math.Float32bits(v))
+			want[i] = 1 + v
+		}
+		dst := make([]float32, 100)
+		for i := range dst {
+			dst[i] = 1
+		}
+		addBytes(dst, src, make([]float32, 7))
+		if !slices.Equal(dst, want) {
+			t.Fatalf("offset %d: %v, want %v", off, dst[:5], want[:5])
+		}
 	}
 }

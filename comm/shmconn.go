@@ -64,8 +64,11 @@ const defaultShmRing = 4 << 20
 const shmChunk = 256 << 10
 
 // shmSpin is how long a side waiting for the other polls (yielding to its
-// own goroutines) before it asks for a doorbell and sleeps.
-const shmSpin = 50 * time.Microsecond
+// own goroutines) before it asks for a doorbell and sleeps: about the time
+// the other side takes to copy a chunk, so that a steady stream seldom
+// sleeps. Spinning 200 us instead cost 30% more CPU time per all-reduce on
+// two busy cores; 0, 20 and 50 us could not be told apart there.
+const shmSpin = 20 * time.Microsecond
 
 // Doorbell bytes on the control connection.
 const (
@@ -185,18 +188,24 @@ func (c *shmConn) Read(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.mu.RUnlock()
+	b, err := c.peek(len(p))
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, b)
+	c.discard(n)
+	return n, nil
+}
+
+// peek waits for bytes to read and returns as many as lie contiguous in
+// the ring, at most max, without consuming them (see discard). The caller
+// holds the mapping (enter) while it uses them.
+func (c *shmConn) peek(max int) ([]byte, error) {
 	r := &c.in
 	for {
-		avail := r.head.Load() - c.readTail
-		if avail > 0 {
+		if avail := r.head.Load() - c.readTail; avail > 0 {
 			off := c.readTail & r.mask
-			n := copy(p[:min(uint64(len(p)), avail, uint64(len(r.data))-off)], r.data[off:])
-			c.readTail += uint64(n)
-			r.tail.Store(c.readTail)
-			if r.writerWaiting.CompareAndSwap(1, 0) {
-				c.bell(bellSpace)
-			}
-			return n, nil
+			return r.data[off : off+min(uint64(max), avail, uint64(len(r.data))-off)], nil
 		}
 		tail := c.readTail
 		err := c.wait(r.readerWaiting, func() bool { return r.head.Load() != tail }, c.dataBell, &c.readDeadline)
@@ -204,11 +213,21 @@ func (c *shmConn) Read(p []byte) (int, error) {
 			if r.head.Load() != tail { // what the peer wrote before it left
 				continue
 			}
-			return 0, io.EOF
+			return nil, io.EOF
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
+	}
+}
+
+// discard consumes n bytes that peek returned, freeing their room.
+func (c *shmConn) discard(n int) {
+	r := &c.in
+	c.readTail += uint64(n)
+	r.tail.Store(c.readTail)
+	if r.writerWaiting.CompareAndSwap(1, 0) {
+		c.bell(bellSpace)
 	}
 }
 

@@ -20,12 +20,17 @@ type sendOp struct {
 }
 
 // recvOp says where the next data message from a peer goes: into dst
-// (exactly len(dst) bytes) or, when grow is set, appended to *grow.
+// (exactly len(dst) bytes), or, when grow is set, appended to *grow, or,
+// when lend is set, lent in place through lend (exactly want bytes; see
+// shmlend.go).
 type recvOp struct {
 	seq  uint32
 	site uint16
 	dst  []byte
 	grow *[]byte
+	lend chan []byte
+	back chan struct{} // the lent piece is done with
+	want int
 	n    int
 	done chan error
 }
@@ -227,6 +232,9 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 	if h.seq != op.seq || h.site != op.site {
 		p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
 		return nil, false
+	}
+	if op.lend != nil {
+		return p.lendData(h, op)
 	}
 	buf, err := op.next(int(h.length))
 	if err != nil {

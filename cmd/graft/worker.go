@@ -150,6 +150,7 @@ type benchResult struct {
 	BestGiBs    float64   `json:"best_gib_per_s"`
 	MedianGiBs  float64   `json:"median_gib_per_s"`
 	VsMemcpy    float64   `json:"median_vs_memcpy,omitempty"` // median over memcpy's median
+	CPUSeconds  float64   `json:"cpu_seconds"`                // rank 0's process CPU time, median of the repetitions
 	SecondsEach []float64 `json:"seconds"`
 }
 
@@ -191,16 +192,19 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	var memcpy float64
 	for _, op := range []string{"memcpy", "allreduce", "alltoall"} {
 		times := make([]float64, 0, *reps)
+		cpus := make([]float64, 0, *reps)
 		for rep := -1; rep < *reps; rep++ { // rep -1 warms up
 			if err := c.Barrier("bench.sync"); err != nil {
 				return err
 			}
+			cpu0 := cpuSeconds()
 			start := time.Now()
 			if err := ops[op](); err != nil {
 				return err
 			}
 			if rep >= 0 {
 				times = append(times, time.Since(start).Seconds())
+				cpus = append(cpus, cpuSeconds()-cpu0)
 			}
 		}
 		if c.Rank() != 0 {
@@ -208,7 +212,7 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 		}
 		gib := float64(bytesTotal) / (1 << 30)
 		res := benchResult{Op: op, Ranks: size, Bytes: bytesTotal, Reps: *reps, SecondsEach: times,
-			BestGiBs: gib / slices.Min(times), MedianGiBs: gib / stats.Median(times)}
+			BestGiBs: gib / slices.Min(times), MedianGiBs: gib / stats.Median(times), CPUSeconds: stats.Median(cpus)}
 		if op == "memcpy" {
 			memcpy = res.MedianGiBs
 		} else {
@@ -219,6 +223,13 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return c.Barrier("bench.end")
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // filled returns n bytes that are not all zero, so that reading them
