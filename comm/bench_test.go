@@ -7,25 +7,20 @@ import (
 	"testing"
 )
 
-// Loopback benchmarks with two ranks in one process; `graft worker bench`
-// under `graft launch --nproc 2` measures two real processes. MB/s is the
+// Benchmarks with two ranks in one process, over loopback TCP and over
+// shared memory (sub-benchmarks tcp/ and shm/); `graft worker bench` under
+// `graft launch --nproc 2` measures two real processes. MB/s is the
 // algorithmic bandwidth: buffer bytes per second for all-reduce, bytes sent
 // per rank per second for all-to-all.
 
 // benchTransports are the links the benchmarks compare.
 var benchTransports = []string{TransportTCP, linkShm}
 
-// benchMesh is mesh over one transport: TCP, or shared memory ("shm").
-func benchMesh(b *testing.B, transport string) []*TCP {
-	comms := meshOver(b, 2, transport)
-	return comms
-}
-
 func BenchmarkTCPAllReduce(b *testing.B) {
 	for _, tr := range benchTransports {
 		for _, mib := range []int{4, 64} {
 			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
-				comms := benchMesh(b, tr)
+				comms := meshOver(b, 2, tr)
 				n := mib << 20 / 4
 				data := [][]float32{make([]float32, n), make([]float32, n)}
 				b.SetBytes(int64(4 * n))
@@ -50,7 +45,7 @@ func BenchmarkTCPAllToAll(b *testing.B) {
 	for _, tr := range benchTransports {
 		for _, mib := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
-				comms := benchMesh(b, tr)
+				comms := meshOver(b, 2, tr)
 				b.SetBytes(int64(mib << 20))
 				b.ResetTimer()
 				errs := onEach(comms, func(c *TCP) error {
