@@ -272,3 +272,43 @@ func TestAddBytesUnaligned(t *testing.T) {
 		}
 	}
 }
+
+// A link closed under a rank in the middle of its all-reduces, as a crash
+// does it, ends the calls of both ranks with errors, and its Close does
+// not wait for a collective that waits for it.
+func TestShmClosedDuringAllReduce(t *testing.T) {
+	for range 5 {
+		comms := meshOver(t, 2, linkShm)
+		errs := make(chan error, 2)
+		for _, c := range comms {
+			go func() {
+				data := make([]float32, 3*ringSegmentValues)
+				for {
+					if err := c.AllReduce("g", data); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		closed := make(chan struct{})
+		go func() { comms[1].peers[0].conn.Close(); close(closed) }()
+		for range 2 {
+			select {
+			case err := <-errs:
+				var pe *PeerError
+				if !errors.As(err, &pe) {
+					t.Fatalf("%v; want a PeerError", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("an all-reduce still runs 5 s after its link closed")
+			}
+		}
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("closing the link hangs")
+		}
+	}
+}

@@ -87,15 +87,20 @@ func (p *peer) lendData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 }
 
 // lend hands piece to op's taker and waits until the taker is done with
-// it; false if the communicator failed before the taker took it.
+// it; false if the communicator failed, or the link was closed, before the
+// taker took it. (The taker may be waiting for this rank's own send, whose
+// Write cannot start while Close waits for this lend to let go of the
+// mapping.)
 func (p *peer) lend(op *recvOp, piece []byte) bool {
 	select {
 	case op.lend <- piece:
 		<-op.back // a taker always gives its piece back
 		return true
 	case <-p.t.failed:
-		return false
+	case <-p.conn.(*shmConn).closed:
+		p.readFailed(net.ErrClosed)
 	}
+	return false
 }
 
 // lending returns a receive of n bytes to be lent (see call.take).
