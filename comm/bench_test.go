@@ -7,54 +7,62 @@ import (
 	"testing"
 )
 
-// Loopback benchmarks with two ranks in one process; `graft worker bench`
-// under `graft launch --nproc 2` measures two real processes. MB/s is the
+// Benchmarks with two ranks in one process, over loopback TCP and over
+// shared memory (sub-benchmarks tcp/ and shm/); `graft worker bench` under
+// `graft launch --nproc 2` measures two real processes. MB/s is the
 // algorithmic bandwidth: buffer bytes per second for all-reduce, bytes sent
 // per rank per second for all-to-all.
 
+// benchTransports are the links the benchmarks compare.
+var benchTransports = []string{TransportTCP, linkShm}
+
 func BenchmarkTCPAllReduce(b *testing.B) {
-	for _, mib := range []int{4, 64} {
-		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			comms := mesh(b, 2)
-			n := mib << 20 / 4
-			data := [][]float32{make([]float32, n), make([]float32, n)}
-			b.SetBytes(int64(4 * n))
-			b.ResetTimer()
-			errs := onEach(comms, func(c *TCP) error {
-				for range b.N {
-					if err := c.AllReduce("g", data[c.Rank()]); err != nil {
-						return err
+	for _, tr := range benchTransports {
+		for _, mib := range []int{4, 64} {
+			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
+				comms := meshOver(b, 2, tr)
+				n := mib << 20 / 4
+				data := [][]float32{make([]float32, n), make([]float32, n)}
+				b.SetBytes(int64(4 * n))
+				b.ResetTimer()
+				errs := onEach(comms, func(c *TCP) error {
+					for range b.N {
+						if err := c.AllReduce("g", data[c.Rank()]); err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err := firstErr(errs); err != nil {
+					b.Fatal(err)
 				}
-				return nil
 			})
-			if err := firstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
 	}
 }
 
 func BenchmarkTCPAllToAll(b *testing.B) {
-	for _, mib := range []int{1, 16} {
-		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			comms := mesh(b, 2)
-			b.SetBytes(int64(mib << 20))
-			b.ResetTimer()
-			errs := onEach(comms, func(c *TCP) error {
-				send := [][]byte{make([]byte, mib<<20), make([]byte, mib<<20)}
-				recv := make([][]byte, 2)
-				for range b.N {
-					if err := c.AllToAll("x", send, recv); err != nil {
-						return err
+	for _, tr := range benchTransports {
+		for _, mib := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/%dMiB", tr, mib), func(b *testing.B) {
+				comms := meshOver(b, 2, tr)
+				b.SetBytes(int64(mib << 20))
+				b.ResetTimer()
+				errs := onEach(comms, func(c *TCP) error {
+					send := [][]byte{make([]byte, mib<<20), make([]byte, mib<<20)}
+					recv := make([][]byte, 2)
+					for range b.N {
+						if err := c.AllToAll("x", send, recv); err != nil {
+							return err
+						}
 					}
+					return nil
+				})
+				if err := firstErr(errs); err != nil {
+					b.Fatal(err)
 				}
-				return nil
 			})
-			if err := firstErr(errs); err != nil {
-				b.Fatal(err)
-			}
-		})
+		}
 	}
 }
 

@@ -14,7 +14,11 @@
 //     authenticated TCP connections (optionally TLS) formed through a
 //     rendezvous at rank 0, with checksummed frames, heartbeats and
 //     deadlines, so that a lost peer is an error naming its rank, never a
-//     hang. The launch package fills its Options from launcher conventions.
+//     hang. Two ranks that can map the same memory (one host) move the
+//     same frames through a shared-memory segment instead (shmconn.go),
+//     keeping their TCP connection as the control channel, unless either
+//     asks for TCP (Options.Transport). The launch package fills its
+//     Options from launcher conventions and GRAFT_TRANSPORT.
 //   - MPI (build tag mpi): Open MPI through cgo.
 //
 // All three sum AllReduce in one canonical order (ring.go), so a run gives

@@ -11,7 +11,7 @@ import (
 )
 
 // p2pTransports runs fn on every rank of a group of size ranks, in process
-// and over loopback TCP, and returns each rank's error.
+// and over each of testLinks, and returns each rank's error.
 var p2pTransports = []struct {
 	name string
 	run  func(t *testing.T, size int, fn func(c Communicator) error) []error
@@ -32,7 +32,13 @@ var p2pTransports = []struct {
 		return errs
 	}},
 	{"tcp", func(t *testing.T, size int, fn func(c Communicator) error) []error {
-		return onEach(mesh(t, size), func(c *TCP) error { return fn(c) })
+		return onEach(meshOver(t, size, TransportTCP), func(c *TCP) error { return fn(c) })
+	}},
+	{"shm", func(t *testing.T, size int, fn func(c Communicator) error) []error {
+		return onEach(meshOver(t, size, linkShm), func(c *TCP) error { return fn(c) })
+	}},
+	{"shm-page", func(t *testing.T, size int, fn func(c Communicator) error) []error {
+		return onEach(meshOver(t, size, "shm-page"), func(c *TCP) error { return fn(c) })
 	}},
 }
 
@@ -274,37 +280,41 @@ func TestP2PDeadPeerIsNamed(t *testing.T) {
 			}
 		}, "rank 2"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			comms := mesh(t, 3)
-			errs := make([]error, 2)
-			var wg sync.WaitGroup
-			for r := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, _, errs[r] = comms[r].Recv("s", 2, time.Now().Add(20*time.Second))
-				}()
-			}
-			if err := comms[2].Send("s", 0, []byte("one")); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond)
-			tc.fail(comms[2])
-			failedAt := time.Now()
-			wg.Wait()
-			if errs[0] != nil {
-				t.Errorf("rank 0: %v; want the message sent before the failure", errs[0])
-			}
-			var pe *PeerError
-			if !errors.As(errs[1], &pe) || pe.Rank != 2 || !strings.Contains(errs[1].Error(), tc.want) {
-				t.Errorf("rank 1: %v; want a PeerError naming rank 2 with %q", errs[1], tc.want)
-			}
-			if d := time.Since(failedAt); d > 4*time.Second {
-				t.Errorf("noticed after %v", d)
-			}
-			if err := comms[1].Send("s", 2, nil); err == nil {
-				t.Errorf("Send to the lost rank succeeded")
-			}
+		forLinks(t, func(t *testing.T, link string) {
+			t.Run(tc.name, func(t *testing.T) { testP2PDeadPeer(t, link, tc.fail, tc.want) })
 		})
+	}
+}
+
+func testP2PDeadPeer(t *testing.T, link string, fail func(c *TCP), want string) {
+	comms := meshOver(t, 3, link)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, errs[r] = comms[r].Recv("s", 2, time.Now().Add(20*time.Second))
+		}()
+	}
+	if err := comms[2].Send("s", 0, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	fail(comms[2])
+	failedAt := time.Now()
+	wg.Wait()
+	if errs[0] != nil {
+		t.Errorf("rank 0: %v; want the message sent before the failure", errs[0])
+	}
+	var pe *PeerError
+	if !errors.As(errs[1], &pe) || pe.Rank != 2 || !strings.Contains(errs[1].Error(), want) {
+		t.Errorf("rank 1: %v; want a PeerError naming rank 2 with %q", errs[1], want)
+	}
+	if d := time.Since(failedAt); d > 4*time.Second {
+		t.Errorf("noticed after %v", d)
+	}
+	if err := comms[1].Send("s", 2, nil); err == nil {
+		t.Errorf("Send to the lost rank succeeded")
 	}
 }

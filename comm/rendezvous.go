@@ -45,6 +45,9 @@ func Connect(ctx context.Context, opt Options) (*TCP, error) {
 	if opt.Size < 1 || opt.Rank < 0 || opt.Rank >= opt.Size {
 		return nil, fmt.Errorf("comm: rank %d outside a world of size %d", opt.Rank, opt.Size)
 	}
+	if err := CheckTransport(opt.Transport); err != nil {
+		return nil, fmt.Errorf("comm: %w", err)
+	}
 	if opt.Size == 1 {
 		return newTCP(opt, nil), nil
 	}
@@ -68,6 +71,9 @@ func Connect(ctx context.Context, opt Options) (*TCP, error) {
 		conns, err = rendezvousRoot(ctx, &opt)
 	} else {
 		conns, err = rendezvousJoin(ctx, &opt)
+	}
+	if err == nil {
+		conns, err = setUpLinks(ctx, &opt, conns)
 	}
 	if err != nil {
 		for _, c := range conns {

@@ -45,6 +45,12 @@ type Options struct {
 	CallTimeout time.Duration
 	// Logf receives refused connections and lost peers (default: log.Printf).
 	Logf func(format string, args ...any)
+	// Transport is TransportAuto ("" too: ranks on one host share memory)
+	// or TransportTCP (every pair over TCP). A pair uses shared memory
+	// only if neither of its ranks asks for TCP.
+	Transport string
+
+	shmRing int // each direction's shared-memory ring in bytes (tests; 0: shmRingFor)
 }
 
 func (o *Options) setDefaults() {
@@ -116,7 +122,8 @@ func newTCP(opt Options, conns []net.Conn) *TCP {
 			continue
 		}
 		c.SetDeadline(time.Time{})
-		t.peers[r] = &peer{t: t, rank: r, conn: c, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 2*ringChunkValues/ringSegmentValues+2),
+		_, shm := c.(*shmConn)
+		t.peers[r] = &peer{t: t, rank: r, conn: c, sums: !shm, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 2*ringChunkValues/ringSegmentValues+2),
 			ctrl: make(chan []byte, 1), gone: make(chan struct{}), writerDone: make(chan struct{}), readerDone: make(chan struct{})}
 	}
 	for _, p := range t.peers {
@@ -163,6 +170,18 @@ type abortError struct{ reason string }
 func (e abortError) Error() string        { return "aborted: " + e.reason }
 func (e abortError) Is(target error) bool { return target == ErrPeerAborted }
 
+// reportedError is a rank's failure as another rank reported it.
+type reportedError struct {
+	by      int
+	reason  string
+	aborted bool
+}
+
+func (e reportedError) Error() string {
+	return fmt.Sprintf("reported by rank %d: %s", e.by, e.reason)
+}
+func (e reportedError) Is(target error) bool { return e.aborted && target == ErrPeerAborted }
+
 // Close tells the peers this rank is done and closes every connection. It
 // waits at most a second for the goodbyes to be written.
 func (t *TCP) Close() error {
@@ -204,7 +223,7 @@ func (t *TCP) fail(err error) {
 		if ae := (abortError{}); errors.As(err, &ae) && lost == t.rank {
 			reason = ae.reason
 		}
-		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason})
+		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason, Aborted: errors.Is(err, ErrPeerAborted)})
 		frame := appendFrame(nil, frameControl, 0, 0, 0, msg)
 		for _, p := range t.peers {
 			if p != nil && p.rank != lost {
@@ -247,12 +266,19 @@ func (t *TCP) shutdown() {
 // control is a rendezvous or shutdown message, sent as JSON in a control
 // frame (only after authentication).
 type control struct {
-	Kind   string   `json:"kind"` // join, mesh, table, ready, start, error, abort, bye
-	Rank   int      `json:"rank"`
-	Size   int      `json:"size,omitempty"`
-	Addr   string   `json:"addr,omitempty"`
-	Order  string   `json:"order,omitempty"`
-	Addrs  []string `json:"addrs,omitempty"`
-	Lost   int      `json:"lost,omitempty"`
-	Reason string   `json:"reason,omitempty"`
+	Kind  string   `json:"kind"` // join, mesh, table, ready, start, link, shm, shm-ok, shm-failed, error, abort, bye
+	Rank  int      `json:"rank"`
+	Size  int      `json:"size,omitempty"`
+	Addr  string   `json:"addr,omitempty"`
+	Order string   `json:"order,omitempty"`
+	Addrs []string `json:"addrs,omitempty"`
+	Lost  int      `json:"lost,omitempty"`
+	// Aborted: in an abort naming another rank, that rank aborted (rather
+	// than being lost), so the error this rank reports wraps ErrPeerAborted
+	// whether the news came from it or from a peer.
+	Aborted bool   `json:"aborted,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Host    string `json:"host,omitempty"`  // link: where this rank's memory is (hostIdentity)
+	Path    string `json:"path,omitempty"`  // shm: the segment to map
+	Token   []byte `json:"token,omitempty"` // shm: what the segment must hold
 }

@@ -62,10 +62,49 @@ func connectAll(t testing.TB, size int, edit func(rank int, o *Options)) ([]*TCP
 
 func mesh(t testing.TB, size int) []*TCP {
 	t.Helper()
-	comms, errs := connectAll(t, size, nil)
+	return meshOver(t, size, TransportAuto)
+}
+
+// testLinks are the links the communicator's tests run over: TCP, shared
+// memory, and shared memory through one-page rings, where writers wait for
+// room within every frame and readers see frames wrap around.
+var testLinks = []string{"tcp", "shm", "shm-page"}
+
+// forLinks runs fn as a subtest over each of testLinks.
+func forLinks(t *testing.T, fn func(t *testing.T, link string)) {
+	for _, link := range testLinks {
+		t.Run(link, func(t *testing.T) { fn(t, link) })
+	}
+}
+
+// meshOver forms a mesh whose pairs all use one link: "tcp", or "shm" and
+// "shm-page" (see testLinks; the test fails if a pair could not share
+// memory), or whatever "auto" picks.
+func meshOver(t testing.TB, size int, link string) []*TCP {
+	t.Helper()
+	if strings.HasPrefix(link, linkShm) && hostIdentity() == "" {
+		t.Skip("no shared memory on this system")
+	}
+	comms, errs := connectAll(t, size, func(_ int, o *Options) {
+		switch link {
+		case TransportTCP:
+			o.Transport = TransportTCP
+		case "shm-page":
+			o.shmRing = 4096
+		}
+	})
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if strings.HasPrefix(link, linkShm) {
+		for _, c := range comms {
+			for p := range size {
+				if p != c.Rank() && c.Transport(p) != linkShm {
+					t.Fatalf("rank %d reaches rank %d over %q, want shared memory", c.Rank(), p, c.Transport(p))
+				}
+			}
 		}
 	}
 	return comms
@@ -98,9 +137,11 @@ func firstErr(errs []error) error {
 	return nil
 }
 
-func TestTCPAllToAllDeliversEveryBuffer(t *testing.T) {
+func TestTCPAllToAllDeliversEveryBuffer(t *testing.T) { forLinks(t, testAllToAll) }
+
+func testAllToAll(t *testing.T, link string) {
 	for _, size := range []int{1, 2, 3, 4} {
-		comms := mesh(t, size)
+		comms := meshOver(t, size, link)
 		// Lengths include empty messages and one spanning three frames.
 		length := func(s, d, step int) int {
 			if s == 0 && d == size-1 && step == 1 {
@@ -150,7 +191,9 @@ func TestTCPAllToAllDeliversEveryBuffer(t *testing.T) {
 
 // The TCP ring and the in-process group sum in the same order, so a run
 // gives the same bits on one process and on many.
-func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) {
+func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) { forLinks(t, testAllReduce) }
+
+func testAllReduce(t *testing.T, link string) {
 	cases := []struct{ size, n int }{
 		{2, 1}, {2, 5}, {3, 1000}, {4, 3}, {2, 2*ringChunkValues + 7}, {3, 3*ringChunkValues + 1},
 		// Chunks on either side of a segment boundary (1 and 2 segments).
@@ -166,7 +209,7 @@ func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		comms := mesh(t, tc.size)
+		comms := meshOver(t, tc.size, link)
 		err := firstErr(onEach(comms, func(c *TCP) error {
 			data := append([]float32(nil), inputs[c.Rank()]...)
 			if err := c.AllReduce("g", data); err != nil {
@@ -189,8 +232,10 @@ func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) {
 	}
 }
 
-func TestTCPBroadcastAndBarrier(t *testing.T) {
-	comms := mesh(t, 3)
+func TestTCPBroadcastAndBarrier(t *testing.T) { forLinks(t, testBroadcastAndBarrier) }
+
+func testBroadcastAndBarrier(t *testing.T, link string) {
+	comms := meshOver(t, 3, link)
 	big := bytes.Repeat([]byte("graft"), maxDataPayload/4) // two frames
 	err := firstErr(onEach(comms, func(c *TCP) error {
 		data := make([]byte, len(big))
@@ -223,20 +268,24 @@ func TestTCPMismatchedCallsAreErrors(t *testing.T) {
 		{"broadcast length", func(c *TCP) error { return c.Broadcast("b", 0, make([]byte, 5-c.Rank())) }, "expects"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			comms := mesh(t, 2)
-			errs := onEach(comms, tc.call)
-			if errs[0] == nil && errs[1] == nil {
-				t.Fatal("no rank reported the mismatch")
-			}
-			found := false
-			for _, err := range errs {
-				found = found || (err != nil && strings.Contains(err.Error(), tc.want))
-			}
-			if !found {
-				t.Fatalf("errors %v; want one mentioning %q", errs, tc.want)
-			}
+		forLinks(t, func(t *testing.T, link string) {
+			t.Run(tc.name, func(t *testing.T) { testMismatch(t, link, tc.call, tc.want) })
 		})
+	}
+}
+
+func testMismatch(t *testing.T, link string, call func(c *TCP) error, want string) {
+	comms := meshOver(t, 2, link)
+	errs := onEach(comms, call)
+	if errs[0] == nil && errs[1] == nil {
+		t.Fatal("no rank reported the mismatch")
+	}
+	found := false
+	for _, err := range errs {
+		found = found || (err != nil && strings.Contains(err.Error(), want))
+	}
+	if !found {
+		t.Fatalf("errors %v; want one mentioning %q", errs, want)
 	}
 }
 
@@ -270,35 +319,39 @@ func TestTCPLostPeerIsNamedWithinTheDeadline(t *testing.T) {
 		{"close", func(c *TCP) { c.Close() }, time.Second, "closed its communicator"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			comms := mesh(t, 3)
-			errs := make([]error, 2)
-			took := make([]time.Duration, 2)
-			var wg sync.WaitGroup
-			for r := range 2 {
-				wg.Add(1)
-				go func() { defer wg.Done(); errs[r], took[r] = loopUntilError(comms[r]) }()
-			}
-			// Rank 2 takes part for a while, then fails outside a call.
-			data := make([]float32, 1000)
-			for range 5 {
-				if err := comms[2].AllReduce("g", data); err != nil {
-					t.Fatal(err)
-				}
-			}
-			tc.fail(comms[2])
-			failedAt := time.Now()
-			wg.Wait()
-			for r, err := range errs {
-				var pe *PeerError
-				if !errors.As(err, &pe) || pe.Rank != 2 || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("rank %d: %v; want a PeerError naming rank 2 with %q", r, err, tc.want)
-				}
-				if d := time.Since(failedAt); d > tc.limit+time.Second {
-					t.Errorf("rank %d noticed after %v", r, d)
-				}
-			}
+		forLinks(t, func(t *testing.T, link string) {
+			t.Run(tc.name, func(t *testing.T) { testLostPeer(t, link, tc.fail, tc.limit, tc.want) })
 		})
+	}
+}
+
+func testLostPeer(t *testing.T, link string, fail func(c *TCP), limit time.Duration, want string) {
+	comms := meshOver(t, 3, link)
+	errs := make([]error, 2)
+	took := make([]time.Duration, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[r], took[r] = loopUntilError(comms[r]) }()
+	}
+	// Rank 2 takes part for a while, then fails outside a call.
+	data := make([]float32, 1000)
+	for range 5 {
+		if err := comms[2].AllReduce("g", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail(comms[2])
+	failedAt := time.Now()
+	wg.Wait()
+	for r, err := range errs {
+		var pe *PeerError
+		if !errors.As(err, &pe) || pe.Rank != 2 || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: %v; want a PeerError naming rank 2 with %q", r, err, want)
+		}
+		if d := time.Since(failedAt); d > limit+time.Second {
+			t.Errorf("rank %d noticed after %v", r, d)
+		}
 	}
 }
 
@@ -453,8 +506,10 @@ func pipePair(t *testing.T) (net.Conn, net.Conn) {
 
 // A rank that aborts for a reason of its own tells its peers the reason:
 // their calls fail naming it, as aborted rather than lost.
-func TestTCPAbortSendsTheReason(t *testing.T) {
-	comms := mesh(t, 3)
+func TestTCPAbortSendsTheReason(t *testing.T) { forLinks(t, testAbort) }
+
+func testAbort(t *testing.T, link string) {
+	comms := meshOver(t, 3, link)
 	comms[0].Abort(errors.New("disk full"))
 	for _, c := range comms[1:] {
 		err := c.Barrier("b")

@@ -72,32 +72,42 @@ func (c *call) send(p int, data []byte) chan error {
 // wait waits for ch, failing the communicator (naming peer p) if the call
 // deadline passes first.
 func (c *call) wait(ch chan error, p int, what string) error {
-	select {
-	case err := <-ch:
-		if err != nil {
-			c.t.fail(c.t.peers[p].lost(err))
-			return c.t.Err()
-		}
-		return nil
-	case <-c.t.peers[p].gone:
-		// Receives complete before the reader sees the goodbye; a send may
-		// have been read by the peer before our writer returned from the
-		// write, so let the writer finish first.
-		<-c.t.peers[p].writerDone
+	return c.await(ch, p, what, nil, nil)
+}
+
+// await is wait that meanwhile passes whatever arrives on lent (nil:
+// nothing) to take.
+func (c *call) await(ch chan error, p int, what string, lent chan []byte, take func([]byte)) error {
+	for {
 		select {
-		case err := <-ch: // completed before the goodbye
-			if err == nil {
-				return nil
+		case piece := <-lent:
+			take(piece)
+		case err := <-ch:
+			if err != nil {
+				c.t.fail(c.t.peers[p].lost(err))
+				return c.t.Err()
 			}
-		default:
+			return nil
+		case <-c.t.peers[p].gone:
+			// Receives complete before the reader sees the goodbye; a send may
+			// have been read by the peer before our writer returned from the
+			// write, so let the writer finish first.
+			<-c.t.peers[p].writerDone
+			select {
+			case err := <-ch: // completed before the goodbye
+				if err == nil {
+					return nil
+				}
+			default:
+			}
+			c.t.fail(c.t.peers[p].lost(fmt.Errorf("%w while this rank waited for it to %s in %s", errPeerClosed, what, c.site)))
+			return c.t.err
+		case <-c.t.failed:
+			return c.t.err
+		case <-c.timer.C:
+			c.t.fail(&PeerError{Rank: p, Err: fmt.Errorf("did not %s in %s within %v", what, c.site, c.t.opt.CallTimeout)})
+			return c.t.err
 		}
-		c.t.fail(c.t.peers[p].lost(fmt.Errorf("%w while this rank waited for it to %s in %s", errPeerClosed, what, c.site)))
-		return c.t.err
-	case <-c.t.failed:
-		return c.t.err
-	case <-c.timer.C:
-		c.t.fail(&PeerError{Rank: p, Err: fmt.Errorf("did not %s in %s within %v", what, c.site, c.t.opt.CallTimeout)})
-		return c.t.err
 	}
 }
 
@@ -365,11 +375,18 @@ func (t *TCP) allReducePair(c *call, data []float32) error {
 	peer, n := 1-t.rank, len(data)
 	segs := (n + ringSegmentValues - 1) / ringSegmentValues
 	bounds := func(j int) (int, int) { return j * ringSegmentValues, min(n, (j+1)*ringSegmentValues) }
+	// A shared-memory link lends the peer's segments where they lie: they
+	// are added from its ring once ours has left, not copied out first.
+	lend := t.peers[peer].canLend(4 * ringSegmentValues)
 	var ops [pairWindow]recvOp
 	post := func(j int) {
 		a, b := bounds(j)
 		slot := j % pairWindow
-		ops[slot] = recvOp{dst: float32Bytes(t.scratch[slot*ringSegmentValues:][:b-a])}
+		if lend {
+			ops[slot] = lending(4 * (b - a))
+		} else {
+			ops[slot] = recvOp{dst: float32Bytes(t.scratch[slot*ringSegmentValues:][:b-a])}
+		}
 		c.post(peer, &ops[slot])
 	}
 	sends := make([]chan error, segs)
@@ -378,14 +395,23 @@ func (t *TCP) allReducePair(c *call, data []float32) error {
 	// pairWindow segments ahead into the freed scratch.
 	finish := func(j int) error {
 		slot := j % pairWindow
-		if err := c.wait(ops[slot].done, peer, "send its share"); err != nil {
-			return err
-		}
-		if err := c.wait(sends[j], peer, "accept our share"); err != nil {
-			return err
-		}
 		a, b := bounds(j)
-		addInto(data[a:b], t.scratch[slot*ringSegmentValues:][:b-a])
+		if lend {
+			if err := c.wait(sends[j], peer, "accept our share"); err != nil {
+				return err
+			}
+			if err := c.take(&ops[slot], peer, "send its share", data[a:b], t.scratch); err != nil {
+				return err
+			}
+		} else {
+			if err := c.wait(ops[slot].done, peer, "send its share"); err != nil {
+				return err
+			}
+			if err := c.wait(sends[j], peer, "accept our share"); err != nil {
+				return err
+			}
+			addInto(data[a:b], t.scratch[slot*ringSegmentValues:][:b-a])
+		}
 		t.recvd[peer] += int64(4 * (b - a))
 		if j+pairWindow < segs {
 			post(j + pairWindow)

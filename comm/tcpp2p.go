@@ -108,7 +108,7 @@ func (p *peer) readMessage(h *frameHeader) bool {
 		p.readFailed(err)
 		return false
 	}
-	if err := checkPayload(h, buf); err != nil {
+	if err := p.checkData(h, buf); err != nil {
 		p.t.fail(p.lost(err))
 		return false
 	}

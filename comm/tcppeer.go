@@ -20,12 +20,17 @@ type sendOp struct {
 }
 
 // recvOp says where the next data message from a peer goes: into dst
-// (exactly len(dst) bytes) or, when grow is set, appended to *grow.
+// (exactly len(dst) bytes), or, when grow is set, appended to *grow, or,
+// when lend is set, lent in place through lend (exactly want bytes; see
+// shmlend.go).
 type recvOp struct {
 	seq  uint32
 	site uint16
 	dst  []byte
 	grow *[]byte
+	lend chan []byte
+	back chan struct{} // the lent piece is done with
+	want int
 	n    int
 	done chan error
 }
@@ -60,6 +65,11 @@ type peer struct {
 	writerDone chan struct{}
 	readerDone chan struct{}
 
+	// sums: data payloads carry and are checked against a CRC-32. A
+	// shared-memory link carries them as zero, unchecked: it copies within
+	// memory, where nothing corrupts bytes between the copies.
+	sums bool
+
 	sendMu sync.Mutex // keeps the frames of one point-to-point message together
 	msg    []byte     // the point-to-point message being received
 }
@@ -80,7 +90,9 @@ func (p *peer) writeLoop() {
 			// A receiver that is still computing reads late; the call's own
 			// deadline, not the heartbeat timeout, bounds the wait.
 			p.conn.SetWriteDeadline(time.Now().Add(o.CallTimeout))
-			op.hdr.crc = payloadChecksum(op.payload)
+			if p.sums {
+				op.hdr.crc = payloadChecksum(op.payload)
+			}
 			op.hdr.encode(&hdr)
 			bufs := net.Buffers{hdr[:], op.payload}
 			_, err := bufs.WriteTo(p.conn)
@@ -198,7 +210,7 @@ func (p *peer) readControl(h *frameHeader) {
 		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size { // the peer's own failure
 			p.t.fail(p.lost(abortError{m.Reason}))
 		} else {
-			p.t.fail(&PeerError{Rank: m.Lost, Err: fmt.Errorf("reported by rank %d: %s", p.rank, m.Reason)})
+			p.t.fail(&PeerError{Rank: m.Lost, Err: reportedError{by: p.rank, reason: m.Reason, aborted: m.Aborted}})
 		}
 	default:
 		p.t.fail(p.lost(fmt.Errorf("%w: unexpected %q message", ErrCorruptFrame, m.Kind)))
@@ -221,6 +233,9 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 		p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
 		return nil, false
 	}
+	if op.lend != nil {
+		return p.lendData(h, op)
+	}
 	buf, err := op.next(int(h.length))
 	if err != nil {
 		p.t.fail(p.lost(err))
@@ -231,7 +246,7 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 		p.readFailed(err)
 		return nil, false
 	}
-	if err := checkPayload(h, buf); err != nil {
+	if err := p.checkData(h, buf); err != nil {
 		p.t.fail(p.lost(err))
 		return nil, false
 	}
@@ -244,6 +259,14 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 	}
 	op.done <- nil
 	return nil, true
+}
+
+// checkData checks a data or message payload where the link carries sums.
+func (p *peer) checkData(h *frameHeader, buf []byte) error {
+	if !p.sums {
+		return nil
+	}
+	return checkPayload(h, buf)
 }
 
 // writeFailed handles a write error: after the peer's goodbye it is

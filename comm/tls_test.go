@@ -68,33 +68,43 @@ func TestTCPOverTLS(t *testing.T) {
 		}, false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			comms, errs := connectAll(t, 3, func(rank int, o *Options) {
-				o.TLS = tc.tls(rank)
-				o.StartTimeout = time.Second
+		links := []string{TransportTCP, TransportAuto} // auto: shared memory beside the TLS connections
+		if !tc.works {
+			links = links[1:] // refused in the handshake, before any link is chosen
+		}
+		for _, link := range links {
+			t.Run(tc.name+"/"+link, func(t *testing.T) {
+				comms, errs := connectAll(t, 3, func(rank int, o *Options) {
+					o.TLS = tc.tls(rank)
+					o.StartTimeout = time.Second
+					o.Transport = link
+				})
+				if !tc.works {
+					if errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 1 never arrived") {
+						t.Fatalf("rank 0: %v; want rank 1 refused", errs[0])
+					}
+					return
+				}
+				if err := firstErr(errs); err != nil {
+					t.Fatal(err)
+				}
+				err := firstErr(onEach(comms, func(c *TCP) error {
+					data := []float32{float32(c.Rank())}
+					if err := c.AllReduce("g", data); err != nil {
+						return err
+					}
+					if data[0] != 3 {
+						t.Errorf("sum %v, want 3", data[0])
+					}
+					return nil
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[string]string{TransportTCP: linkTCP, TransportAuto: linkShm}[link]; comms[0].Transport(1) != want {
+					t.Errorf("rank 0 reaches rank 1 over %q, want %q", comms[0].Transport(1), want)
+				}
 			})
-			if !tc.works {
-				if errs[0] == nil || !strings.Contains(errs[0].Error(), "rank 1 never arrived") {
-					t.Fatalf("rank 0: %v; want rank 1 refused", errs[0])
-				}
-				return
-			}
-			if err := firstErr(errs); err != nil {
-				t.Fatal(err)
-			}
-			err := firstErr(onEach(comms, func(c *TCP) error {
-				data := []float32{float32(c.Rank())}
-				if err := c.AllReduce("g", data); err != nil {
-					return err
-				}
-				if data[0] != 3 {
-					t.Errorf("sum %v, want 3", data[0])
-				}
-				return nil
-			}))
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
+		}
 	}
 }

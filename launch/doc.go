@@ -18,4 +18,6 @@
 // may repeat what the environment says but not contradict it: a mismatch is
 // an error, since silently preferring one source is how jobs end up with two
 // rank 3s. The job secret comes from a file (flag) or GRAFT_TOKEN.
+// GRAFT_TRANSPORT=tcp keeps workers on one host on TCP instead of shared
+// memory.
 package launch

@@ -39,6 +39,7 @@ type Flags struct {
 	TLSCert      string
 	TLSKey       string
 	TLSCA        string
+	Transport    string // "" for GRAFT_TRANSPORT, else auto
 }
 
 // AddFlags registers the worker flags on fs.
@@ -54,6 +55,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.TLSCert, "tls-cert", "", "PEM certificate: encrypt connections with TLS (with --tls-key, --tls-ca)")
 	fs.StringVar(&f.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&f.TLSCA, "tls-ca", "", "PEM CA certificate every worker's certificate is signed by")
+	fs.StringVar(&f.Transport, "transport", "", "auto: workers on one host share memory, others use TCP; tcp: TCP between every pair (default: GRAFT_TRANSPORT, else auto)")
 	return f
 }
 
@@ -248,7 +250,16 @@ func (f *Flags) Options(getenv func(string) string, logf func(string, ...any)) (
 		return comm.Options{}, err
 	}
 	o := comm.Options{Rank: p.Rank, Size: p.Size, Rendezvous: p.Rendezvous, Listen: f.Listen,
-		StartTimeout: f.StartTimeout, PeerTimeout: f.PeerTimeout, Logf: logf}
+		StartTimeout: f.StartTimeout, PeerTimeout: f.PeerTimeout, Logf: logf,
+		Transport: f.Transport}
+	if o.Transport == "" {
+		o.Transport = strings.TrimSpace(getenv(comm.TransportEnv))
+		if err := comm.CheckTransport(o.Transport); err != nil {
+			return comm.Options{}, fmt.Errorf("%s: %w", comm.TransportEnv, err)
+		}
+	} else if err := comm.CheckTransport(o.Transport); err != nil {
+		return comm.Options{}, fmt.Errorf("--transport: %w", err)
+	}
 	if p.Size == 1 {
 		return o, nil
 	}

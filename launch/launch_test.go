@@ -254,3 +254,29 @@ func TestConnectFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// --transport, else GRAFT_TRANSPORT, reaches the communicator's options; a
+// value neither knows is an error naming where it came from.
+func TestTransportFromFlagOrEnvironment(t *testing.T) {
+	base := []string{"GRAFT_RANK", "0", "GRAFT_WORLD_SIZE", "2", "GRAFT_RENDEZVOUS", "127.0.0.1:1", "GRAFT_TOKEN", "e4b19c07f25d3a86"}
+	for _, tc := range []struct{ flag, env, want, err string }{
+		{"", "", "", ""}, {"", "tcp", "tcp", ""}, {"", " auto ", "auto", ""}, {"tcp", "", "tcp", ""}, {"tcp", "auto", "tcp", ""},
+		{"", "udp", "", `GRAFT_TRANSPORT: transport "udp": want auto or tcp`},
+		{"shm", "tcp", "", `--transport: transport "shm": want auto or tcp`},
+	} {
+		var args []string
+		if tc.flag != "" {
+			args = []string{"--transport", tc.flag}
+		}
+		o, err := flags(t, args...).Options(env(append(base, "GRAFT_TRANSPORT", tc.env)...), t.Logf)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("--transport %q, GRAFT_TRANSPORT=%q: %v; want %q", tc.flag, tc.env, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || o.Transport != tc.want {
+			t.Errorf("--transport %q, GRAFT_TRANSPORT=%q: transport %q, %v; want %q", tc.flag, tc.env, o.Transport, err, tc.want)
+		}
+	}
+}

@@ -203,6 +203,10 @@ shape() {
 }
 
 export GRAFT_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+# The namespaces share this machine's kernel and /dev/shm, so graft would
+# move the workers' data through shared memory, past the shaped links; the
+# runs are about TCP between hosts, so they ask for TCP.
+export GRAFT_TRANSPORT=tcp
 
 # job NAME TIMEOUT ARGS...: one worker per host in the background; sets
 # jobpids; output in $OUT/NAME.rankK.log, rank 0's metrics in NAME.jsonl.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -41,16 +42,23 @@ func graftProcess(t *testing.T, args ...string) (stdout, stderr string, code int
 	return out.String(), errOut.String(), code, took
 }
 
-// Three processes form the mesh and check every collective's result.
+// Three processes form the mesh and check every collective's result, over
+// shared memory (processes on one host, by default) and over TCP when
+// GRAFT_TRANSPORT asks for it.
 func TestLaunchSelftest(t *testing.T) {
-	stdout, stderr, code, _ := graftProcess(t, "launch", "--nproc", "3", "--", "worker", "selftest", "--start-timeout", "20s")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{"[rank 0] rank 0 of 3: ok", "[rank 1] rank 1 of 3: ok", "[rank 2] rank 2 of 3: ok"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
+	for _, tc := range []struct{ env, link string }{{"", "shm"}, {"tcp", "tcp"}} {
+		t.Run(tc.link, func(t *testing.T) {
+			t.Setenv("GRAFT_TRANSPORT", tc.env)
+			stdout, stderr, code, _ := graftProcess(t, "launch", "--nproc", "3", "--", "worker", "selftest", "--start-timeout", "20s")
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for r := range 3 {
+				if want := fmt.Sprintf("[rank %d] rank %d of 3: ok over %s (", r, r, tc.link); !strings.Contains(stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
 	}
 }
 
@@ -70,25 +78,31 @@ func TestLaunchFailureStatusAndNamedRank(t *testing.T) {
 		{"SIGSTOP", []string{"--exit-signal", "STOP"}, 128 + 9, 10 * time.Second},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"launch", "--nproc", "3", "--grace", "1s", "--", "worker", "selftest",
-				"--start-timeout", "20s", "--peer-timeout", "3s", "--exit-rank", "1"}, tc.args...)
-			stdout, stderr, code, took := graftProcess(t, args...)
-			if code != tc.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+		for _, transport := range []string{"auto", "tcp"} {
+			if tc.name == "SIGSTOP" && transport == "tcp" {
+				continue // the heartbeats of TCP and shared-memory links are one code
 			}
-			for _, r := range []string{"0", "2"} {
-				if !regexp.MustCompile(`\[rank ` + r + `\] graft worker: .*comm: rank 1: `).MatchString(stderr) {
-					t.Errorf("rank %s did not name rank 1:\n%s", r, stderr)
+			t.Run(tc.name+"/"+transport, func(t *testing.T) {
+				t.Setenv("GRAFT_TRANSPORT", transport)
+				args := append([]string{"launch", "--nproc", "3", "--grace", "1s", "--", "worker", "selftest",
+					"--start-timeout", "20s", "--peer-timeout", "3s", "--exit-rank", "1"}, tc.args...)
+				stdout, stderr, code, took := graftProcess(t, args...)
+				if code != tc.code {
+					t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
 				}
-			}
-			if !strings.Contains(stderr, "rank 1 failed first") {
-				t.Errorf("launch did not blame rank 1:\n%s", stderr)
-			}
-			if took > tc.limit {
-				t.Errorf("took %v, want under %v", took, tc.limit)
-			}
-		})
+				for _, r := range []string{"0", "2"} {
+					if !regexp.MustCompile(`\[rank ` + r + `\] graft worker: .*comm: rank 1: `).MatchString(stderr) {
+						t.Errorf("rank %s did not name rank 1:\n%s", r, stderr)
+					}
+				}
+				if !strings.Contains(stderr, "rank 1 failed first") {
+					t.Errorf("launch did not blame rank 1:\n%s", stderr)
+				}
+				if took > tc.limit {
+					t.Errorf("took %v, want under %v", took, tc.limit)
+				}
+			})
+		}
 	}
 }
 

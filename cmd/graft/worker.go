@@ -11,6 +11,7 @@ import (
 	"log"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -131,7 +132,11 @@ func workerSelftest(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	st := c.Stats().Total("")
-	fmt.Fprintf(stdout, "rank %d of %d: ok (all-reduce of %d values, all-to-all, broadcast, barrier; %d bytes sent)\n", r, size, *n, st.BytesSent)
+	over := ""
+	if size > 1 {
+		over = " over " + transports(c)
+	}
+	fmt.Fprintf(stdout, "rank %d of %d: ok%s (all-reduce of %d values, all-to-all, broadcast, barrier; %d bytes sent)\n", r, size, over, *n, st.BytesSent)
 	return nil
 }
 
@@ -139,14 +144,19 @@ func workerSelftest(args []string, stdout, stderr io.Writer) error {
 type benchResult struct {
 	Op          string    `json:"op"`
 	Ranks       int       `json:"ranks"`
-	Bytes       int64     `json:"bytes"` // buffer (all-reduce) or sent per rank (all-to-all)
+	Transport   string    `json:"transport,omitempty"` // to the peers: shm, tcp or both
+	Bytes       int64     `json:"bytes"`               // buffer (all-reduce, memcpy) or sent per rank (all-to-all)
 	Reps        int       `json:"reps"`
 	BestGiBs    float64   `json:"best_gib_per_s"`
 	MedianGiBs  float64   `json:"median_gib_per_s"`
+	VsMemcpy    float64   `json:"median_vs_memcpy,omitempty"` // median over memcpy's median
+	CPUSeconds  float64   `json:"cpu_seconds"`                // rank 0's process CPU time, median of the repetitions
 	SecondsEach []float64 `json:"seconds"`
 }
 
-// workerBench times all-reduce and all-to-all; rank 0 prints JSON lines.
+// workerBench times a plain copy of the bytes in each process (memcpy),
+// all-reduce and all-to-all, each repetition started together on every
+// rank; rank 0 prints JSON lines.
 func workerBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("worker bench")
 	wf := launch.AddFlags(fs)
@@ -166,30 +176,35 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	size := c.Size()
 	bytesTotal := int64(*mib) << 20
 	data := make([]float32, bytesTotal/4)
+	src, dst := filled(int(bytesTotal)), make([]byte, bytesTotal)
 	send, recv := make([][]byte, size), make([][]byte, size)
 	for p := range size {
 		if p != c.Rank() {
-			send[p] = make([]byte, bytesTotal/int64(max(1, size-1)))
+			send[p] = filled(int(bytesTotal / int64(max(1, size-1))))
 		}
 	}
+	ops := map[string]func() error{
+		"memcpy":    func() error { copy(dst, src); return nil },
+		"allreduce": func() error { return c.AllReduce("bench.allreduce", data) },
+		"alltoall":  func() error { return c.AllToAll("bench.alltoall", send, recv) },
+	}
 	enc := json.NewEncoder(stdout)
-	for _, op := range []string{"allreduce", "alltoall"} {
+	var memcpy float64
+	for _, op := range []string{"memcpy", "allreduce", "alltoall"} {
 		times := make([]float64, 0, *reps)
+		cpus := make([]float64, 0, *reps)
 		for rep := -1; rep < *reps; rep++ { // rep -1 warms up
 			if err := c.Barrier("bench.sync"); err != nil {
 				return err
 			}
+			cpu0 := cpuSeconds()
 			start := time.Now()
-			if op == "allreduce" {
-				err = c.AllReduce("bench.allreduce", data)
-			} else {
-				err = c.AllToAll("bench.alltoall", send, recv)
-			}
-			if err != nil {
+			if err := ops[op](); err != nil {
 				return err
 			}
 			if rep >= 0 {
 				times = append(times, time.Since(start).Seconds())
+				cpus = append(cpus, cpuSeconds()-cpu0)
 			}
 		}
 		if c.Rank() != 0 {
@@ -197,10 +212,45 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 		}
 		gib := float64(bytesTotal) / (1 << 30)
 		res := benchResult{Op: op, Ranks: size, Bytes: bytesTotal, Reps: *reps, SecondsEach: times,
-			BestGiBs: gib / slices.Min(times), MedianGiBs: gib / stats.Median(times)}
+			BestGiBs: gib / slices.Min(times), MedianGiBs: gib / stats.Median(times), CPUSeconds: stats.Median(cpus)}
+		if op == "memcpy" {
+			memcpy = res.MedianGiBs
+		} else {
+			res.Transport, res.VsMemcpy = transports(c), res.MedianGiBs/memcpy
+		}
 		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	}
 	return c.Barrier("bench.end")
+}
+
+// cpuSeconds is the CPU time this process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// filled returns n bytes that are not all zero, so that reading them
+// touches real memory rather than the kernel's shared zero page.
+func filled(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 1)
+	}
+	return b
+}
+
+// transports names the links from this rank to its peers: "shm", "tcp",
+// or "shm+tcp" when some peers are on this host and some are not.
+func transports(c *comm.TCP) string {
+	var kinds []string
+	for p := range c.Size() {
+		if k := c.Transport(p); k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, "+")
 }
