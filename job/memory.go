@@ -43,8 +43,9 @@ func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAc
 		Activations:   in.memory.Peak(memacct.Activations),
 		Communication: in.memory.Peak(memacct.Communication),
 	}
-	g := in.problem.Graph
-	m.Graph = 8*int64(len(g.Offsets)) + 4*int64(len(g.Neighbors))
+	if g := in.problem.Graph; g != nil { // a worker reading its part from --part-dir has none
+		m.Graph = 8*int64(len(g.Offsets)) + 4*int64(len(g.Neighbors))
+	}
 	m.Features = featureBytes(in.problem.Features)
 	if x := in.problem.FeaturesBF16; x != nil {
 		m.Features += x.Bytes()
