@@ -180,6 +180,43 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 			t.Errorf("epoch %d: loss %v resumed on 3 workers, %v uninterrupted", 3+i, l, w)
 		}
 	}
+	// Sampled data-parallel training: with a batch that holds every
+	// training node, each step's union batch is the same whatever the
+	// number of workers (the neighbour sampler keys draws by node), so a
+	// resize equals an uninterrupted run too.
+	sampled := func(parts, epochs int, dir string, resume bool) ([]float64, error) {
+		s := checkpointSpec(t, dir, epochs)
+		s.Sampler, s.BatchSize, s.Parts = "neighbor:5,5", 140, parts
+		if resume {
+			s.Resume, s.ResumeAllow = dir, []string{"epochs", "parts"}
+		} else if epochs != 2 {
+			s.CheckpointDir = t.TempDir()
+		}
+		var losses []float64
+		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
+		_, err := Run(context.Background(), s)
+		return losses, err
+	}
+	dirS := t.TempDir()
+	if _, err := sampled(2, 2, dirS, false); err != nil {
+		t.Fatal(err)
+	}
+	resumedS, err := sampled(3, 4, dirS, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeS, err := sampled(3, 4, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resumedS) != 2 || len(wholeS) != 4 {
+		t.Fatalf("sampled: %d resumed epochs, %d uninterrupted", len(resumedS), len(wholeS))
+	}
+	for i, l := range resumedS {
+		if w := wholeS[2+i]; math.Abs(l-w) > 1e-4*math.Abs(w) {
+			t.Errorf("sampled, epoch %d: loss %v resumed on 3 workers, %v uninterrupted", 3+i, l, w)
+		}
+	}
 	// A mini-batch run of one process continues data-parallel on 2.
 	dir3 := t.TempDir()
 	mb := checkpointSpec(t, dir3, 2)
