@@ -33,6 +33,14 @@ type evaluator struct {
 	// bf16 stores the hidden layers' outputs in cur16 instead of cur.
 	bf16  bool
 	cur16 [2]tensor.MatrixBF16
+	// proj holds, for models whose last layer aggregates projections of
+	// its input narrower than the input (nn.Model.LastProjections), those
+	// projections of every node instead of the layer before's output.
+	proj    [2]tensor.Matrix
+	projTmp [2]*tensor.Matrix
+	own     gatherer // the destinations' own projection, gathered
+	// unprojected evaluates the last layer from its input (tests).
+	unprojected bool
 
 	nodes    []int32 // every node, in order
 	labelled []int32 // the nodes of the split, ascending: the last layer's rows
@@ -75,16 +83,29 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 	x := inputOf(e.p)
 	L := len(e.model.Layers)
 	var logits *tensor.Matrix
+	projections := 0
+	if !e.bf16 && !e.unprojected { // bf16 stores the hidden layers' outputs rounded, and the last layer reads them so
+		projections = e.model.LastProjections()
+	}
 	for l := range L {
 		nodes := e.nodes
 		if l == L-1 {
 			nodes = e.labelled
 		}
 		var out output = (*outputF32)(&e.cur[l%2])
-		if e.bf16 && l < L-1 {
+		switch {
+		case e.bf16 && l < L-1:
 			out = (*outputBF16)(&e.cur16[l%2])
+		case projections > 0 && l == L-2:
+			out = &projectedOutput{e: e, n: projections}
 		}
-		if err := e.layer(l, x, nodes, out); err != nil {
+		var err error
+		if projections > 0 && l == L-1 {
+			err = e.lastFromProjections(nodes, out, projections)
+		} else {
+			err = e.layer(l, x, nodes, out)
+		}
+		if err != nil {
 			return train.Evaluation{}, err
 		}
 		x = out.input()
@@ -106,13 +127,14 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 	if held := e.outputBytes(); held > e.keepBytes {
 		memacct.Add(memacct.Activations, -int64(held))
 		e.cur, e.cur16, e.in, e.loss = [2]tensor.Matrix{}, [2]tensor.MatrixBF16{}, gatherer{}, nn.CrossEntropy{}
+		e.proj, e.projTmp, e.own = [2]tensor.Matrix{}, [2]*tensor.Matrix{}, gatherer{}
 	}
 	return ev, nil
 }
 
 // outputBytes is the size of the outputs held.
 func (e *evaluator) outputBytes() int {
-	return 4*(cap(e.cur[0].Data)+cap(e.cur[1].Data)) + 2*(cap(e.cur16[0].Data)+cap(e.cur16[1].Data))
+	return 4*(cap(e.cur[0].Data)+cap(e.cur[1].Data)+cap(e.proj[0].Data)+cap(e.proj[1].Data)) + 2*(cap(e.cur16[0].Data)+cap(e.cur16[1].Data))
 }
 
 // output is where a layer's rows go: a float32 or a bfloat16 matrix.
@@ -156,15 +178,37 @@ func (o *outputBF16) input() input                 { return input{x16: (*tensor.
 // layer computes layer l's output for nodes from x (every node's input to
 // the layer) into out, a row per node of nodes.
 func (e *evaluator) layer(l int, x input, nodes []int32, out output) error {
+	return e.slices(nodes, x.cols(), out, func() *tensor.Matrix {
+		return e.model.ForwardLayer(l, e.batch.Blocks[0], x.gather(&e.in, e.batch.Input))
+	})
+}
+
+// lastFromProjections computes the last layer's output for nodes from the
+// projections of its input that the layer before it stored.
+func (e *evaluator) lastFromProjections(nodes []int32, out output, projections int) error {
+	return e.slices(nodes, e.proj[0].Cols, out, func() *tensor.Matrix {
+		b := e.batch.Blocks[0]
+		src := e.in.gather(nn.DenseFeatures(&e.proj[0]), e.batch.Input).Dense
+		var own *tensor.Matrix
+		if projections == 2 { // a block's sources start with its destinations
+			own = e.own.gather(nn.DenseFeatures(&e.proj[1]), e.batch.Input[:b.NumDst]).Dense
+		}
+		return e.model.ForwardLastProjected(b, src, own)
+	})
+}
+
+// slices runs forward on the block of each slice of nodes over their whole
+// neighbourhoods, cols values a source, and stores its rows in out.
+func (e *evaluator) slices(nodes []int32, cols int, out output, forward func() *tensor.Matrix) error {
 	avgDegree := float64(e.p.Graph.NumEdges())/float64(max(e.p.Graph.N, 1)) + 1
-	chunk := int(chunkBytes / (4 * float64(x.cols()) * avgDegree))
+	chunk := int(chunkBytes / (4 * float64(cols) * avgDegree))
 	chunk = min(max(chunk, 256), len(nodes))
 	for lo := 0; lo < len(nodes); lo += chunk {
 		dst := nodes[lo:min(lo+chunk, len(nodes))]
 		if err := e.hoods.Block(dst, &e.batch); err != nil {
 			return err
 		}
-		y := e.model.ForwardLayer(l, e.batch.Blocks[0], x.gather(&e.in, e.batch.Input))
+		y := forward()
 		if lo == 0 {
 			out.size(len(nodes), y.Cols)
 		}
@@ -172,3 +216,38 @@ func (e *evaluator) layer(l int, x input, nodes []int32, out output) error {
 	}
 	return nil
 }
+
+// projectedOutput keeps, of the layer before the last, the last layer's
+// projections of its output (nn.Model.ProjectForLast), classes wide,
+// instead of the hidden-wide output itself.
+type projectedOutput struct {
+	e *evaluator
+	n int // the projections
+}
+
+func (o *projectedOutput) size(rows, _ int) {
+	classes := o.e.model.Config.Classes
+	for i := range o.n {
+		p := &o.e.proj[i]
+		was := cap(p.Data)
+		p.Rows, p.Cols, p.Data = rows, classes, resizeExactly(p.Data, rows*classes)
+		memacct.Grown(memacct.Activations, was, cap(p.Data), 4)
+	}
+}
+
+func (o *projectedOutput) put(lo int, y *tensor.Matrix) {
+	tmp := o.e.projTmp[:o.n]
+	for i := range tmp {
+		if tmp[i] == nil {
+			tmp[i] = &tensor.Matrix{}
+		}
+		t := tmp[i]
+		t.Rows, t.Cols, t.Data = y.Rows, o.e.proj[i].Cols, resize(t.Data, y.Rows*o.e.proj[i].Cols)
+	}
+	o.e.model.ProjectForLast(y, tmp)
+	for i, t := range tmp {
+		copy(o.e.proj[i].Data[lo*t.Cols:], t.Data)
+	}
+}
+
+func (o *projectedOutput) input() input { return input{} } // the last layer reads the projections

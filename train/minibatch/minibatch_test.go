@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
@@ -238,6 +239,47 @@ func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
 		}
 		if got.ValCorrect != kept.ValCorrect || got.ValLossSum != kept.ValLossSum || got.TestCorrect != kept.TestCorrect {
 			t.Fatalf("evaluation after letting go %+v, before %+v", got, kept)
+		}
+	}
+}
+
+// Exact evaluation of a model whose last layer aggregates narrower
+// projections of its input (GCN, SAGE: 4 classes against 32 hidden)
+// stores those projections of every node instead of the layer before's
+// output, and evaluates as it did from that output: the same correct
+// counts, the validation loss to float rounding.
+func TestEvaluationFromProjections(t *testing.T) {
+	p, classes := sbmProblem(t, 500)
+	for _, model := range []string{"gcn", "sage"} {
+		cfg := testConfig(model, classes)
+		cfg.Model.Hidden, cfg.Model.Layers = 32, 3
+		sampler, err := sample.New("neighbor:5,5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 64, Layers: 3, Aggregation: sample.Mean, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(cfg, p, sampler, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := s.eval.(*evaluator)
+		e.unprojected = true
+		want, err := e.evaluate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.unprojected = false
+		e.cur[1] = tensor.Matrix{} // the layer before the last's output, held from the first pass
+		got, err := e.evaluate()
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.proj[0].Rows != p.Graph.N || e.proj[0].Cols != classes || cap(e.cur[1].Data) >= p.Graph.N*32 {
+			t.Fatalf("%s: projections %dx%d, the layer before the last holds %d values", model, e.proj[0].Rows, e.proj[0].Cols, cap(e.cur[1].Data))
+		}
+		if got.TrainCorrect != want.TrainCorrect || got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect ||
+			!near(got.ValLossSum, want.ValLossSum, 1e-5) {
+			t.Fatalf("%s: from the projections %+v, from the output %+v", model, got, want)
 		}
 	}
 }
