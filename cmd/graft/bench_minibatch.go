@@ -9,6 +9,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/internal/bench"
+	"github.com/graft-gnn/graft/train"
 )
 
 // minibatchFlags are bench train's flags of its mini-batch mode.
@@ -18,6 +19,7 @@ type minibatchFlags struct {
 	layers, hidden *int
 	graphs         *listFlag
 	evaluate       *bool
+	precision      *string
 }
 
 func minibatchBenchFlags(fs *flag.FlagSet) minibatchFlags {
@@ -26,6 +28,7 @@ func minibatchBenchFlags(fs *flag.FlagSet) minibatchFlags {
 	f.batch = fs.Int("batch-size", 1024, "with --sampler: seeds per batch")
 	f.layers = fs.Int("layers", 3, "with --sampler: the model's layers")
 	f.hidden = fs.Int("hidden", 256, "with --sampler: the model's hidden width")
+	f.precision = fs.String("precision", "fp32", "with --sampler: fp32, or bf16 (features and evaluation's stored layers in bfloat16, as graft train --precision bf16)")
 	f.evaluate = fs.Bool("eval", true, "with --sampler: time one exact layer-wise evaluation after the epochs (its memory counts in the peak RSS)")
 	fs.Var(f.graphs, "graph", "with --sampler: a dataset name or generated graph (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
 	return f
@@ -47,6 +50,7 @@ func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, c benchCommon, stdout, s
 		cfg = bench.QuickMinibatchConfig()
 	}
 	cfg.Sampler, cfg.DataDir, cfg.Dropout, cfg.Eval = *f.sampler, dataset.ResolveDataDir(c.dataDir), c.dropout, *f.evaluate
+	cfg.Precision = train.Precision(*f.precision)
 	for _, v := range []struct {
 		name string
 		v    int

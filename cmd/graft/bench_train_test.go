@@ -98,3 +98,31 @@ func TestBenchTrainSampledQuick(t *testing.T) {
 		t.Errorf("two fanouts for three layers: exit 0, %s", stderr)
 	}
 }
+
+// bench train --precision bf16 gathers the features in bfloat16: fewer
+// bytes than the fp32 run over the same batches (the features' half; the
+// blocks' operators are the same).
+func TestBenchTrainSampledBF16(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	gathered := map[string]float64{}
+	for _, precision := range []string{"fp32", "bf16"} {
+		code, stdout, stderr := runGraft(t, "bench", "train", "--quick", "--sampler", "neighbor:5,3", "--layers", "2", "--reps", "1", "--eval=false", "--precision", precision, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit code %d, stderr:\n%s", precision, code, stderr)
+		}
+		var r struct {
+			Precision     string  `json:"precision"`
+			GatheredBytes float64 `json:"gathered_bytes"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil || r.Precision != precision {
+			t.Fatalf("%s: %q: %v", precision, stdout, err)
+		}
+		gathered[precision] = r.GatheredBytes
+	}
+	if f16, f32 := gathered["bf16"], gathered["fp32"]; !(f16 > f32/2 && f16 < f32) {
+		t.Errorf("gathered bytes: %v fp32, %v bf16; want between half and all", f32, f16)
+	}
+	if code, _, stderr := runGraft(t, "bench", "train", "--quick", "--sampler", "neighbor:5,3", "--layers", "2", "--precision", "fp16"); code == 0 || !strings.Contains(stderr, "fp16") {
+		t.Errorf("--precision fp16: exit %d, %s", code, stderr)
+	}
+}

@@ -36,7 +36,10 @@ type MinibatchConfig struct {
 	Reps int
 	// Eval adds one exact layer-wise evaluation after the timed epochs.
 	Eval bool
-	Seed uint64
+	// Precision is the run's precision (train.FP32 or train.BF16: the
+	// features and evaluation's stored layers in bfloat16).
+	Precision train.Precision
+	Seed      uint64
 	// Progress, if set, is told how far an epoch has got now and then.
 	Progress func(format string, args ...any)
 }
@@ -62,6 +65,7 @@ type MinibatchResult struct {
 	Graph     string `json:"graph"`
 	Model     string `json:"model"`
 	Sampler   string `json:"sampler"`
+	Precision string `json:"precision"`
 	BatchSize int    `json:"batch_size"`
 	Layers    int    `json:"layers"`
 	Hidden    int    `json:"hidden"`
@@ -151,12 +155,19 @@ func minibatchRun(name string, cfg MinibatchConfig) (MinibatchResult, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	sysstat.ResetPeakRSS()
+	precision, err := train.ParsePrecision(string(cfg.Precision))
+	if err != nil {
+		return MinibatchResult{}, err
+	}
 	start := time.Now()
 	p, classes, err := minibatchProblem(name, cfg)
 	if err != nil {
 		return MinibatchResult{}, err
 	}
-	r := MinibatchResult{Graph: name, Model: cfg.Model, Sampler: cfg.Sampler, BatchSize: cfg.BatchSize,
+	if precision == train.BF16 {
+		p = p.WithBF16Features()
+	}
+	r := MinibatchResult{Graph: name, Model: cfg.Model, Sampler: cfg.Sampler, Precision: string(precision), BatchSize: cfg.BatchSize,
 		Layers: cfg.Layers, Hidden: cfg.Hidden, Nodes: p.Graph.N, Edges: p.Graph.NumEdges(), Epochs: cfg.Reps,
 		Threads: runtime.GOMAXPROCS(0), LoadSeconds: time.Since(start).Seconds()}
 
@@ -177,7 +188,7 @@ func minibatchRun(name string, cfg MinibatchConfig) (MinibatchResult, error) {
 	if err != nil {
 		return r, err
 	}
-	s, err := minibatch.New(tc, p, sampler, minibatch.Options{})
+	s, err := minibatch.New(tc, p, sampler, minibatch.Options{Precision: precision})
 	if err != nil {
 		return r, err
 	}
