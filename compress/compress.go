@@ -152,7 +152,7 @@ func (none) FixedRatio(int) float64 { return 1 }
 func (none) Caps() Caps             { return Caps{RowByRow: true} }
 
 func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
-	return appendFloats(dst, x[:rows*width])
+	return AppendFloats(dst, x[:rows*width])
 }
 func (none) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte) error {
 	if len(src) != 4*rows*width {
@@ -162,8 +162,9 @@ func (none) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte)
 	return nil
 }
 
-// appendFloats appends x little-endian: one copy on a little-endian host.
-func appendFloats(dst []byte, x []float32) []byte {
+// AppendFloats appends x little-endian, as messages carry float32s: one
+// copy on a little-endian host.
+func AppendFloats(dst []byte, x []float32) []byte {
 	start := len(dst)
 	dst = slices.Grow(dst, 4*len(x))[:start+4*len(x)]
 	if littleEndian {
@@ -176,6 +177,17 @@ func appendFloats(dst []byte, x []float32) []byte {
 	return dst
 }
 
+// ReadFloats appends the little-endian float32s of b (len(b)/4 of them)
+// to dst: AppendFloats' inverse.
+func ReadFloats(dst []float32, b []byte) []float32 {
+	n := len(b) / 4
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	readFloats(dst[start:], b)
+	return dst
+}
+
+// readFloats fills out from the first 4·len(out) bytes of src.
 func readFloats(out []float32, src []byte) {
 	if littleEndian {
 		copy(FloatBytes(out), src[:4*len(out)])
@@ -282,7 +294,7 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 	cols, _ := c.selection(width, ratio, key)
 	k := len(cols)
 	if k == width {
-		return appendFloats(dst, x[:rows*width])
+		return AppendFloats(dst, x[:rows*width])
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, 4*rows*k)[:start+4*rows*k]
@@ -292,7 +304,7 @@ func (c *columns) Encode(dst []byte, x []float32, rows, width int, ratio float64
 	out := dst[start:]
 	if !c.random { // truncate: the first k columns
 		for i := range rows {
-			appendFloats(out[4*i*k:4*i*k], x[i*width:i*width+k])
+			AppendFloats(out[4*i*k:4*i*k], x[i*width:i*width+k])
 		}
 		return dst
 	}

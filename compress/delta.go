@@ -238,7 +238,7 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		at := len(dst)
 		dst = slices.Grow(dst, rb)[:at+rb]
 		if bits == 32 {
-			appendFloats(dst[at:at], row)
+			AppendFloats(dst[at:at], row)
 		} else {
 			quantiseRow(dst[at:], diff, bits)
 		}
@@ -403,7 +403,7 @@ func (d *Delta) StreamState() ([]byte, error) {
 		for _, v := range []int{id.Layer, id.From, id.To, b2i(id.Backward) | 2*b2i(id.Recv), s.rows, s.width} {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
-		b = appendFloats(b, s.recon)
+		b = AppendFloats(b, s.recon)
 		for _, k := range s.skipped {
 			b = binary.LittleEndian.AppendUint32(b, uint32(k))
 		}

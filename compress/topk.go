@@ -105,7 +105,7 @@ func topKRowBytes(width, k int, f topKFormat) int {
 func (t *topK) Encode(dst []byte, x []float32, rows, width int, ratio float64, _ Key) []byte {
 	k, format := topKLayout(width, ratio)
 	if format == dense {
-		return appendFloats(dst, x[:rows*width])
+		return AppendFloats(dst, x[:rows*width])
 	}
 	bitmap := format == bitmapped
 	rb := topKRowBytes(width, k, format)
@@ -636,7 +636,7 @@ func topKColumnBytes(width, k int, f topKFormat) int {
 func (t *topK) EncodeGrad(dst []byte, g []float32, rows, width int, ratio float64, cols []byte) []byte {
 	k, format := topKLayout(width, ratio)
 	if format == dense {
-		return appendFloats(dst, g[:rows*width])
+		return AppendFloats(dst, g[:rows*width])
 	}
 	cb := topKColumnBytes(width, k, format)
 	start := len(dst)

@@ -173,14 +173,6 @@ func allGather(c comm.Communicator, site string, msg []byte, send, recv [][]byte
 	return nil
 }
 
-// appendFloats appends x as little-endian float32s.
-func appendFloats(b []byte, x []float32) []byte {
-	for _, v := range x {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-	}
-	return b
-}
-
 // addFloats adds the little-endian float32s of b to x.
 func addFloats(x []float32, b []byte) {
 	for i := range x {

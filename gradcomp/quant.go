@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 )
 
 // quantChunk is the number of values that share a minimum and a step.
@@ -100,7 +101,7 @@ func (q *quantizer) Reduce(c comm.Communicator, site string, g []float32) error 
 		}
 		x = q.residual
 	}
-	msg := appendFloats(q.msg[:0], g[np:])
+	msg := compress.AppendFloats(q.msg[:0], g[np:])
 	for off := 0; off < np; off += quantChunk {
 		chunk := x[off:min(off+quantChunk, np)]
 		msg = q.encode(msg, chunk)

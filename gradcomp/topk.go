@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 )
 
 // topK sends the k largest magnitudes of each parameter's gradient (k a
@@ -114,7 +115,7 @@ func (t *topK) Reduce(c comm.Communicator, site string, g []float32) error {
 		return fmt.Errorf("gradcomp: topk initialised for %d workers, reducing over %d", len(t.send), c.Size())
 	}
 	v := t.accumulate(g[:np])
-	msg := appendFloats(t.msg[:0], g[np:])
+	msg := compress.AppendFloats(t.msg[:0], g[np:])
 	off := 0
 	for i, s := range t.shapes {
 		msg = t.pick(msg, v, off, s.Size(), t.k[i])

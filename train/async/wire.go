@@ -3,8 +3,6 @@ package async
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/graft-gnn/graft/compress"
 )
@@ -37,7 +35,7 @@ func (r request) encode() []byte {
 	b := make([]byte, 0, 9+4*len(r.grad))
 	b = append(b, r.kind)
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
-	return appendFloats(b, r.grad)
+	return compress.AppendFloats(b, r.grad)
 }
 
 func decodeRequest(b []byte, dst []float32) (request, error) {
@@ -45,7 +43,7 @@ func decodeRequest(b []byte, dst []float32) (request, error) {
 		return request{}, fmt.Errorf("async: malformed %d-byte request", len(b))
 	}
 	r := request{kind: b[0], version: int(binary.LittleEndian.Uint64(b[1:]))}
-	r.grad = readFloats(dst[:0], b[9:])
+	r.grad = compress.ReadFloats(dst[:0], b[9:])
 	return r, nil
 }
 
@@ -72,7 +70,7 @@ func (r reply) encode() []byte {
 	if r.stop {
 		stop = 1
 	}
-	return appendFloats(append(b, stop), r.values)
+	return compress.AppendFloats(append(b, stop), r.values)
 }
 
 func decodeReply(b []byte, dst []float32) (reply, error) {
@@ -81,7 +79,7 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 	}
 	r := reply{version: int(binary.LittleEndian.Uint64(b)), pushes: int64(binary.LittleEndian.Uint64(b[8:])),
 		epochSize: int64(binary.LittleEndian.Uint64(b[16:])), stop: b[24] == 1}
-	r.values = readFloats(dst[:0], b[replyHeader:])
+	r.values = compress.ReadFloats(dst[:0], b[replyHeader:])
 	return r, nil
 }
 
@@ -111,31 +109,4 @@ func decodeCounters(b []byte) (Counters, error) {
 		c.Staleness.addN(tau, n)
 	}
 	return c, nil
-}
-
-// appendFloats appends x little-endian: one copy on a little-endian host
-// (the server's time per gradient is mostly these copies and the update).
-func appendFloats(b []byte, x []float32) []byte {
-	if compress.HostIsWireOrder {
-		return append(b, compress.FloatBytes(x)...)
-	}
-	for _, v := range x {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-	}
-	return b
-}
-
-// readFloats appends the little-endian float32s of b to dst.
-func readFloats(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
-	if compress.HostIsWireOrder {
-		copy(compress.FloatBytes(dst[start:]), b[:4*n])
-		return dst
-	}
-	for i := range n {
-		dst[start+i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
@@ -248,7 +249,7 @@ func (st *stage) Evaluate(step int) (train.Evaluation, error) {
 func (st *stage) sendParams() error {
 	st.buf = st.buf[:0]
 	for _, p := range st.Trained() {
-		st.buf = appendFloats(st.buf, p.Value.Data)
+		st.buf = compress.AppendFloats(st.buf, p.Value.Data)
 	}
 	if err := st.c.Send(ParamSite, 0, st.buf); err != nil {
 		return fmt.Errorf("pipeline: stage %d: sending its parameters to stage 0: %w", st.s, err)
@@ -279,7 +280,7 @@ func (st *stage) gatherParams() error {
 		off = 0
 		for _, p := range params {
 			n := len(p.Value.Data)
-			readFloats(p.Value.Data[:0], msg[4*off:4*(off+n)])
+			compress.ReadFloats(p.Value.Data[:0], msg[4*off:4*(off+n)])
 			off += n
 		}
 	}

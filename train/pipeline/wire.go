@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/tensor"
@@ -35,7 +34,7 @@ func (h header) encode(b []byte, m *tensor.Matrix) []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(h.loss))
-	return appendFloats(b, m.Data)
+	return compress.AppendFloats(b, m.Data)
 }
 
 // decode reads a message into m, reusing its storage.
@@ -49,32 +48,6 @@ func decode(b []byte, m *tensor.Matrix) (header, error) {
 		return header{}, fmt.Errorf("pipeline: a %d×%d matrix in %d bytes", h.rows, h.cols, n)
 	}
 	m.Rows, m.Cols = h.rows, h.cols
-	m.Data = readFloats(m.Data[:0], b[headerBytes:])
+	m.Data = compress.ReadFloats(m.Data[:0], b[headerBytes:])
 	return h, nil
-}
-
-// appendFloats appends x little-endian.
-func appendFloats(b []byte, x []float32) []byte {
-	if compress.HostIsWireOrder {
-		return append(b, compress.FloatBytes(x)...)
-	}
-	for _, v := range x {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-	}
-	return b
-}
-
-// readFloats appends the little-endian float32s of b to dst.
-func readFloats(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
-	if compress.HostIsWireOrder {
-		copy(compress.FloatBytes(dst[start:]), b[:4*n])
-		return dst
-	}
-	for i := range n {
-		dst[start+i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst
 }
