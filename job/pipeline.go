@@ -46,6 +46,8 @@ func (s *Spec) checkPipeline() error {
 		return errors.New("--mode pipeline does not checkpoint: drop --checkpoint-dir and --resume")
 	case s.Train.Accumulate > 1:
 		return errors.New("--accumulate with --mode pipeline: its micro-batches are the accumulation (--micro-batches)")
+	case s.GradCompress != "" && s.GradCompress != "none", s.Codec != "" && s.Codec != "none", s.Schedule != "", s.CompressLast:
+		return errors.New("--mode pipeline sends activations between stages whole and sums no gradients: drop --grad-compress, --compress, --schedule and --compress-last")
 	case s.BatchSize < 1:
 		return fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize)
 	case p.Micros < 1:

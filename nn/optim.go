@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -110,10 +111,16 @@ func (o *Optimizer) State() OptimizerState {
 }
 
 // SetState restores a state from State. Every buffer the optimiser uses must
-// be present with the right length, and no other may be.
+// be present with the right length, and no other may be; but a state
+// without CatchUp's last_step (saved by an optimiser without it, which
+// stepped every coordinate at every step) restores with every coordinate
+// last stepped at the state's step.
 func (o *Optimizer) SetState(st OptimizerState) error {
 	if st.Steps < 0 {
 		return fmt.Errorf("nn: optimizer state has %d steps", st.Steps)
+	}
+	if o.cfg.CatchUp {
+		st = withLastSteps(st, o.params)
 	}
 	want := 0
 	for i, p := range o.params {
@@ -140,4 +147,28 @@ func (o *Optimizer) SetState(st OptimizerState) error {
 	}
 	o.steps = st.Steps
 	return nil
+}
+
+// withLastSteps returns st with a last_step buffer, every value st.Steps,
+// for each parameter that has none.
+func withLastSteps(st OptimizerState, params []*Param) OptimizerState {
+	var added map[string][]float32
+	for _, p := range params {
+		key := p.Name + ".last_step"
+		if _, ok := st.Buffers[key]; ok {
+			continue
+		}
+		if added == nil {
+			added = maps.Clone(st.Buffers)
+		}
+		last := make([]float32, len(p.Value.Data))
+		for i := range last {
+			last[i] = float32(st.Steps)
+		}
+		added[key] = last
+	}
+	if added != nil {
+		st.Buffers = added
+	}
+	return st
 }

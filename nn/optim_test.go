@@ -186,3 +186,44 @@ func TestOptimizerCatchUpUsesEachStepsRate(t *testing.T) {
 		}
 	}
 }
+
+// A state saved without catch-up (every coordinate stepped at every step)
+// restores into an optimiser with it: every coordinate was last stepped at
+// the state's step, and the next steps are those of an optimiser that had
+// caught up all along.
+func TestOptimizerCatchUpRestoresAStateWithoutLastSteps(t *testing.T) {
+	cfg := OptimizerConfig{Algorithm: Adam, LR: 0.1}
+	plain := scalarParam(0)
+	op, err := NewOptimizer([]*Param{plain}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.CatchUp = true
+	caught := scalarParam(0)
+	oc, err := NewOptimizer([]*Param{caught}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []float32{0.5, -0.25, 1} {
+		plain.Grad.Data[0], caught.Grad.Data[0] = g, g
+		op.Step()
+		oc.Step()
+	}
+	resumed := scalarParam(0)
+	resumed.Value.Data[0] = plain.Value.Data[0]
+	or, err := NewOptimizer([]*Param{resumed}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := or.SetState(op.State()); err != nil {
+		t.Fatalf("restoring a state without last_step: %v", err)
+	}
+	for _, g := range []float32{0, 0, 0.75} { // two steps without gradient, then one with
+		resumed.Grad.Data[0], caught.Grad.Data[0] = g, g
+		or.Step()
+		oc.Step()
+	}
+	if resumed.Value.Data[0] != caught.Value.Data[0] {
+		t.Fatalf("resumed %v, caught up all along %v", resumed.Value.Data[0], caught.Value.Data[0])
+	}
+}

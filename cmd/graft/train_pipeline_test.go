@@ -119,6 +119,8 @@ func TestTrainPipelineErrors(t *testing.T) {
 		{"micro-batches", pipe("--micro-batches", "0"), "--micro-batches 0: want at least 1"},
 		{"accumulate", pipe("--accumulate", "2"), "its micro-batches are the accumulation (--micro-batches)"},
 		{"checkpoints", pipe("--checkpoint-dir", "x"), "--mode pipeline does not checkpoint"},
+		{"gradient compression", pipe("--grad-compress", "topk:0.01"), "drop --grad-compress, --compress"},
+		{"halo compression", pipe("--compress-last"), "drop --grad-compress, --compress"},
 		{"timeout", pipe("--stage-timeout", "0s"), "--stage-timeout 0s: want a positive duration"},
 		{"async flag", pipe("--workers", "2"), "--workers: only with --mode async or ps-sync"},
 		{"not pipeline", append(append([]string{}, pipelineArgs...), "--stages", "2"), "--stages: only with --mode pipeline"},

@@ -126,7 +126,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 	}
 	if held := e.outputBytes(); held > e.keepBytes {
 		memacct.Add(memacct.Activations, -int64(held))
-		e.cur, e.cur16, e.in, e.loss = [2]tensor.Matrix{}, [2]tensor.MatrixBF16{}, gatherer{}, nn.CrossEntropy{}
+		e.cur, e.cur16, e.in = [2]tensor.Matrix{}, [2]tensor.MatrixBF16{}, gatherer{} // the loss keeps its buffers: validation rows wide
 		e.proj, e.projTmp, e.own = [2]tensor.Matrix{}, [2]*tensor.Matrix{}, gatherer{}
 	}
 	return ev, nil

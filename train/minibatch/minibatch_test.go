@@ -9,6 +9,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
@@ -206,8 +207,9 @@ func TestAccumulatingManyBatches(t *testing.T) {
 	}
 }
 
-// Exact evaluation lets go of outputs larger than keepBytes, and evaluating
-// again after letting go gives the same sums.
+// Exact evaluation lets go of outputs larger than keepBytes (and the
+// memory account stops counting them), and evaluating again after letting
+// go gives the same sums.
 func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
 	p, classes := sbmProblem(t, 500)
 	cfg := testConfig("sage", classes)
@@ -229,10 +231,17 @@ func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
 		t.Fatal("outputs under keepBytes were let go")
 	}
 	e.keepBytes = 0
-	for range 2 {
+	var held int64
+	for i := range 3 {
 		got, err := e.evaluate()
 		if err != nil {
 			t.Fatal(err)
+		}
+		// What the evaluation let go is no longer counted as held.
+		if now := memacct.Held(memacct.Activations); i > 0 && now != held {
+			t.Fatalf("evaluation %d: activations held %d bytes, %d after the one before", i+1, now, held)
+		} else {
+			held = now
 		}
 		if e.cur[0].Data != nil || e.cur[1].Data != nil {
 			t.Fatal("outputs over keepBytes were kept")
