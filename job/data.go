@@ -175,7 +175,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 		return opts, "", err
 	}
 	codec := s.Codec
-	if codec == "" {
+	if codec == "" || codec == compress.Auto { // auto: one worker, nothing to compress
 		codec = "none"
 	}
 	newCodec, err := compress.Factory(codec)
@@ -212,8 +212,8 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 // CompressLast with it.
 func (s *Spec) resolveAuto() error {
 	asked := s.Codec == "" && s.Parts > 1 && s.Sampler == "" && (s.Schedule != "" || s.CompressLast)
-	if s.Codec != compress.Auto && !asked {
-		return nil
+	if s.Codec != compress.Auto && !asked || s.Parts <= 1 && s.Place.Size <= 1 {
+		return nil // with one worker auto stays named, for the note that it does nothing
 	}
 	if s.Sampler != "" {
 		return specError(errors.New("--compress auto is the recipe for the halo exchange of full-graph training over parts; the feature rows of sampled training take a codec by name (quant8, quant4, ...)"))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
@@ -36,6 +37,8 @@ func (s *Spec) checkRebalance() error {
 		err = errors.New("--rebalance re-partitions the graph between workers: add --parts N (2 or more)")
 	case strings.HasPrefix(s.Codec, "delta"):
 		err = fmt.Errorf("--rebalance with --compress %s: the codec keeps state per pair of workers, which a new partition does not carry", s.Codec)
+	case s.Codec == compress.Auto || s.Codec == "" && (s.Schedule != "" || s.CompressLast):
+		err = errors.New("--rebalance with --compress auto (what --schedule or --compress-last alone select): its delta codec keeps state per pair of workers, which a new partition does not carry; name another codec")
 	case s.Partition != "metis" && !slices.Contains(partition.Methods(), s.Partition):
 		err = fmt.Errorf("--rebalance re-partitions with the --partition method; the assignment file %s cannot be recomputed with node weights (give %s)", s.Partition, strings.Join(partition.Methods(), ", "))
 	}

@@ -217,4 +217,13 @@ func TestTrainCompressAuto(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "full-graph") {
 		t.Errorf("sampled --compress auto: exit %d, %q; want a refusal naming full-graph training", code, stderr)
 	}
+	for _, args := range [][]string{{"--compress", "auto"}, {"--compress-last"}} {
+		code, _, stderr := runGraft(t, append([]string{"train", "--parts", "2", "--rebalance", "--epochs", "1"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "--rebalance with --compress auto") {
+			t.Errorf("--rebalance %v: exit %d, %q; want exit 2 refusing auto's per-pair state", args, code, stderr)
+		}
+	}
+	if code, _, stderr := runGraft(t, "train", "--compress", "auto", "--epochs", "1"); code != 0 || !strings.Contains(stderr, "--compress auto have no effect") {
+		t.Errorf("--compress auto with one worker: exit %d, %q; want the note naming auto", code, stderr)
+	}
 }
