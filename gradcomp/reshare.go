@@ -61,7 +61,7 @@ func isShared(name string) (bool, error) {
 	switch {
 	case name == "residual" || name == "velocity":
 		return false, nil
-	case strings.HasPrefix(name, "q"):
+	case len(name) > 1 && name[0] == 'q' && strings.Trim(name[1:], "0123456789") == "":
 		return true, nil
 	}
 	return false, fmt.Errorf("gradcomp: no rule to reshare state %q among a different number of workers", name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/gradcomp"
 )
 
@@ -60,9 +61,7 @@ func (r *CommReducer) GatherState() ([]checkpoint.Tensor, error) {
 	mine := r.Grad.State()
 	var buf []byte
 	for _, t := range mine {
-		for _, v := range t.Data {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
-		}
+		buf = compress.AppendFloats(buf, t.Data)
 	}
 	n := r.Comm.Size()
 	send, recv := make([][]byte, n), make([][]byte, n)
@@ -79,10 +78,7 @@ func (r *CommReducer) GatherState() ([]checkpoint.Tensor, error) {
 			return nil, fmt.Errorf("train: rank %d sent %d bytes of compression state, want %d", p, len(b), len(buf))
 		}
 		for _, t := range mine { // every worker's state has the same layout
-			data := make([]float32, len(t.Data))
-			for i := range data {
-				data[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-			}
+			data := compress.ReadFloats(make([]float32, 0, len(t.Data)), b[:4*len(t.Data)])
 			b = b[4*len(data):]
 			out = append(out, checkpoint.Tensor{Name: stateName(p, t.Name), Shape: []int{len(data)}, Data: data})
 		}
