@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -50,7 +51,12 @@ type FeatureMap struct {
 	x    *tensor.Matrix
 	x16  *tensor.MatrixBF16
 
-	advised atomic.Int64 // pages WillNeed asked for
+	// NoAdvice turns WillNeed's advice off (it still counts the pages),
+	// to measure what the advice gains.
+	NoAdvice bool
+
+	touched atomic.Int64 // pages of the rows WillNeed was told of
+	scratch sync.Pool    // *[]int32 for sorting rows
 }
 
 // Float32 is the matrix of a float32 file, a view of the mapping; nil for
@@ -61,8 +67,10 @@ func (m *FeatureMap) Float32() *tensor.Matrix { return m.x }
 // for a float32 one. It must not be written.
 func (m *FeatureMap) BFloat16() *tensor.MatrixBF16 { return m.x16 }
 
-// AdvisedPages is the number of pages WillNeed has asked the kernel for.
-func (m *FeatureMap) AdvisedPages() int64 { return m.advised.Load() }
+// TouchedPages is the number of pages holding the rows WillNeed has been
+// told of, summed over its calls (a page counts once per call): the
+// pages the batches read.
+func (m *FeatureMap) TouchedPages() int64 { return m.touched.Load() }
 
 // MapFeatures maps the .npy feature file at path, which must hold n rows
 // of float32 or bfloat16 values, after checking its values are finite (a
@@ -172,20 +180,26 @@ func shouldMap(path string, n int, mode Mapping) (bool, int64, error) {
 
 // WillNeed asks the kernel to read ahead the pages holding the given rows,
 // which a batch is about to read: the reads of every missing page are then
-// issued at once instead of one fault at a time. scratch, if not nil, is
-// reused for the sorted rows; the grown buffer is returned.
-func (m *FeatureMap) WillNeed(rows []int32, scratch []int32) []int32 {
+// issued at once instead of one fault at a time. It may be called from
+// several goroutines at once.
+func (m *FeatureMap) WillNeed(rows []int32) {
 	if len(m.data) == 0 || len(rows) == 0 {
-		return scratch
+		return
 	}
-	sorted := append(scratch[:0], rows...)
+	buf, _ := m.scratch.Get().(*[]int32)
+	if buf == nil {
+		buf = new([]int32)
+	}
+	sorted := append((*buf)[:0], rows...)
 	slices.Sort(sorted)
 	page := int64(os.Getpagesize())
 	rowBytes := int64(m.Cols) * int64(m.itemSize())
 	var lo, hi, pages int64 = -1, -1, 0 // the run of pages [lo, hi) to advise
 	flush := func() {
 		if lo >= 0 {
-			adviseWillNeed(m.data[lo*page : min(hi*page, int64(len(m.data)))])
+			if !m.NoAdvice {
+				adviseWillNeed(m.data[lo*page : min(hi*page, int64(len(m.data)))])
+			}
 			pages += hi - lo
 		}
 	}
@@ -200,8 +214,9 @@ func (m *FeatureMap) WillNeed(rows []int32, scratch []int32) []int32 {
 		lo, hi = p0, p1
 	}
 	flush()
-	m.advised.Add(pages)
-	return sorted
+	m.touched.Add(pages)
+	*buf = sorted
+	m.scratch.Put(buf)
 }
 
 func (m *FeatureMap) itemSize() int {

@@ -23,7 +23,9 @@ var FeatureDTypes = []string{"fp32", "bf16"}
 type Generated struct {
 	Dataset *Dataset // the structure, labels and split; no features
 	Files   []string // the files written, in order
-	// FeatureBytes is the size of features.npy's values (0: none).
+	// Features is the feature width and FeatureBytes the size of
+	// features.npy's values (0: none).
+	Features     int
 	FeatureBytes int64
 }
 
@@ -72,12 +74,17 @@ func GenerateDir(spec, dir, dtype string) (*Generated, error) {
 	write := func(name string, w func(io.Writer) error) error {
 		p := filepath.Join(dir, name)
 		out.Files = append(out.Files, p)
-		return atomicfile.Write(p, w)
+		if err := atomicfile.Write(p, w); err != nil {
+			return err
+		}
+		return os.Chmod(p, 0o644) // a dataset, not a secret
+
 	}
 	if err := writeNPYDirStructure(d, write); err != nil {
 		return nil, err
 	}
 	if src != nil {
+		out.Features = src.cols()
 		out.FeatureBytes = int64(d.NumNodes()) * int64(src.cols()) * map[string]int64{"fp32": 4, "bf16": 2}[dtype]
 		err := write(npyDirFeatures, func(w io.Writer) error { return writeNPYRows(w, src, d.NumNodes(), dtype == "bf16") })
 		if err != nil {

@@ -220,8 +220,8 @@ func TestWillNeed(t *testing.T) {
 	defer m.Close()
 	// Rows 3 and 4 span pages 3-5 (each row straddles a page boundary);
 	// row 8 pages 8-9.
-	m.WillNeed([]int32{8, 4, 3, 4}, nil)
-	if got := m.AdvisedPages(); got != 5 {
+	m.WillNeed([]int32{8, 4, 3, 4})
+	if got := m.TouchedPages(); got != 5 {
 		t.Fatalf("advised %d pages, want 5", got)
 	}
 	if res, size, ok := m.Resident(); ok && (res < 0 || res > size || size != int64(len(b))) {

@@ -52,6 +52,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	defer in.release()
 	if took := time.Since(start); took > 5*time.Second && leader {
 		fmt.Fprintf(s.Log, "graft train: %s loaded in %.0f s\n", in.name, took.Seconds())
 	}
@@ -82,6 +83,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	var res train.Result
 	var loop *train.Loop
 	var model *nn.Model
+	in.startMapped()
 	switch {
 	case s.Async != nil:
 		res, model, err = s.runAsync(ctx, in, onEpoch)
@@ -104,6 +106,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, s.explain(err)
 	}
+	mapped := in.endMapped()
 	if !leader {
 		return Summary{}, nil
 	}
@@ -113,7 +116,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if loop != nil {
 		model = loop.Model()
 	}
-	return s.summarise(in, res, model, rec.Totals(), schedule)
+	sum, err := s.summarise(in, res, model, rec.Totals(), schedule)
+	sum.FeaturesMapped = mapped
+	return sum, err
 }
 
 // checkRun checks the settings that need no data.

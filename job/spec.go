@@ -201,6 +201,9 @@ type Summary struct {
 	// coefficient of variation, max/mean imbalance, efficiency.
 	Balance *metrics.Balance `json:"balance,omitempty"`
 
+	// FeaturesMapped describes the mapped feature file, if any.
+	FeaturesMapped *MappedSummary `json:"features_mapped,omitempty"`
+
 	// Link is the emulated link, if any; Saved the parameters' file.
 	Link  string `json:"link,omitempty"`
 	Saved string `json:"saved,omitempty"`
