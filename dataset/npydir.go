@@ -2,9 +2,9 @@ package dataset
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 
 	"github.com/graft-gnn/graft/graph"
@@ -109,10 +109,18 @@ func readNPYDirGraph(dir string) (*graph.Graph, error) {
 
 // canonical reports whether g is as the dataset convention stores graphs:
 // every row strictly increasing (sorted, no duplicates), no self loop, and
-// every edge stored in both directions.
+// every edge stored in both directions. Symmetry is checked in one pass
+// over the edges, without looking anything up: the sum of a keyed hash of
+// every edge (v, u) must equal that of every reversed edge (u, v), which
+// holds when the two are the same set and, for a key drawn at random, is
+// otherwise a 2^-64 chance. (Looking each reversed edge up in its row
+// took 0.5 µs an edge, a cache miss or more each.)
 func canonical(g *graph.Graph) bool {
+	key := rand.Uint64()
 	var bad atomic.Bool
+	var fwd, rev atomic.Uint64
 	parallel.For(g.N, 1<<12, rangeTask(func(lo, hi int) {
+		var f, r uint64
 		for v := lo; v < hi && !bad.Load(); v++ {
 			row := g.Adj(v)
 			for i, u := range row {
@@ -120,14 +128,24 @@ func canonical(g *graph.Graph) bool {
 					bad.Store(true)
 					return
 				}
-				if _, found := slices.BinarySearch(g.Adj(int(u)), int32(v)); !found {
-					bad.Store(true)
-					return
-				}
+				f += mix64(key ^ uint64(v)<<32 ^ uint64(u))
+				r += mix64(key ^ uint64(u)<<32 ^ uint64(v))
 			}
 		}
+		fwd.Add(f)
+		rev.Add(r)
 	}))
-	return !bad.Load()
+	return !bad.Load() && fwd.Load() == rev.Load()
+}
+
+// mix64 is splitmix64's finaliser, a bijection that scatters every input
+// bit over the output.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // readNPYDirSplit reads the public split, if the directory has one.

@@ -228,3 +228,24 @@ func TestWillNeed(t *testing.T) {
 		t.Fatalf("resident %d of %d", res, size)
 	}
 }
+
+// canonical accepts the graphs the builder makes and refuses one edge
+// stored in one direction only, however sorted its rows.
+func TestCanonical(t *testing.T) {
+	d, err := Load(smallSBM, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !canonical(d.Graph) {
+		t.Fatal("a built graph is not canonical")
+	}
+	// 0-1 both ways, 1-2 stored only as 1 → 2.
+	g := &graph.Graph{N: 3, Offsets: []int64{0, 1, 3, 3}, Neighbors: []int32{1, 0, 2}}
+	if canonical(g) {
+		t.Fatal("an edge stored one way round passed as undirected")
+	}
+	g.Offsets, g.Neighbors = []int64{0, 1, 3, 4}, []int32{1, 0, 2, 1}
+	if !canonical(g) {
+		t.Fatal("the path 0-1-2 is not canonical")
+	}
+}
