@@ -11,9 +11,11 @@ import (
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
-// WillNeedEnv, set to "off", stops a mapped feature file's read-ahead
-// advice (dataset.FeatureMap.WillNeed still counts the pages), to measure
-// what the advice gains.
+// WillNeedEnv, set to "on", has a mapped feature file's pages advised
+// ahead of each batch's gather (MADV_WILLNEED). It is off by default: with
+// the file in the page cache the advice cost a syscall a page run and
+// doubled the gathers' time, and with it dropped it saved nothing
+// measurable (docs/out-of-core.md).
 const WillNeedEnv = "GRAFT_FEATURES_WILLNEED"
 
 // MappedSummary describes a run's mapped feature file (--features-mmap):
@@ -94,7 +96,7 @@ func (in *input) useMapped(ds *dataset.Dataset) {
 	if m == nil {
 		return
 	}
-	m.NoAdvice = os.Getenv(WillNeedEnv) == "off"
+	m.NoAdvice = os.Getenv(WillNeedEnv) != "on"
 	in.mapped = m
 	in.problem.FeaturesBF16 = ds.DenseBF16
 	in.problem.WillRead = m.WillNeed

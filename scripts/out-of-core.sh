@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # out-of-core.sh: mini-batch training with the node features on disk.
 #
-# Writes SPEC to $DIR/data with `graft data generate` (unless it is there
+# Writes SPEC to $DIR/SPEC (its colons dashes) with `graft data generate` (unless it is there
 # already), then trains GraphSAGE (LAYERS layers of width 256) with the
 # neighbour sampler for EPOCHS epochs, once per entry of RUNS:
 #
@@ -13,8 +13,8 @@
 #             alone, when graft names the split): loading reads the file
 #             once to check its values, which leaves in the page cache
 #             what fits
-#   noadvice  suffix (mmap-noadvice, cold-noadvice): without the per-batch
-#             MADV_WILLNEED advice (GRAFT_FEATURES_WILLNEED=off)
+#   willneed  suffix (mmap-willneed, cold-willneed): with the per-batch
+#             MADV_WILLNEED advice (GRAFT_FEATURES_WILLNEED=on)
 #
 # Each run is timed by /usr/bin/time -v, and the process's anonymous and
 # file-backed resident memory (RssAnon, RssFile) is read every second for
@@ -48,7 +48,7 @@ runs=${RUNS:-mmap}
 mkdir -p "$DIR"
 bin=${GRAFT:-$DIR/graft}
 [[ -n ${GRAFT:-} ]] || go build -o "$bin" ./cmd/graft
-data=$DIR/data
+data=$DIR/${spec//:/-}
 df -h "$DIR" | tail -1
 
 if [[ ! -f $data/features.npy ]]; then
@@ -100,8 +100,8 @@ fi
 for run in $runs; do
 	mode=--features-mmap
 	[[ $run == read* ]] && mode=--features-mmap=false
-	advice=on
-	[[ $run == *-noadvice ]] && advice=off
+	advice=off
+	[[ $run == *-willneed ]] && advice=on
 	out=$DIR/$run
 	GRAFT_FEATURES_WILLNEED=$advice /usr/bin/time -v "$bin" train --dataset "$data" "$mode" "${precision[@]}" "${split[@]}" \
 		--model sage --layers "$layers" --hidden 256 --sampler "$sampler" --batch-size "$batch" --eval-sampler "$sampler" \
