@@ -85,6 +85,23 @@ func TestGenerateDirBF16(t *testing.T) {
 	}
 }
 
+// A structure-only generator writes the adjacency alone.
+func TestGenerateDirRMAT(t *testing.T) {
+	want, err := Load("rmat:10:3000:2", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gen, err := GenerateDir("rmat:10:3000:2", dir, "fp32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readDir(t, dir, MapAuto)
+	if len(gen.Files) != 2 || gen.FeatureBytes != 0 || !reflect.DeepEqual(got.Graph, want.Graph) || got.Labels != nil || got.NumFeatures() != 0 {
+		t.Fatalf("wrote %v; read %d nodes, labels %v, %d features", gen.Files, got.NumNodes(), got.Labels != nil, got.NumFeatures())
+	}
+}
+
 func TestGenerateDirRefuses(t *testing.T) {
 	for _, tc := range []struct{ spec, dtype, want string }{
 		{"cora", "fp32", "not a generated dataset"},
@@ -248,4 +265,31 @@ func TestCanonical(t *testing.T) {
 	if !canonical(g) {
 		t.Fatal("the path 0-1-2 is not canonical")
 	}
+}
+
+// FuzzNPYDir reads a .npy directory of any adjacency, features and labels
+// files, read and mapped: an error or a valid dataset, never a panic.
+func FuzzNPYDir(f *testing.F) {
+	f.Add(npyBytes("<i8", false, []int{4}, le([]int64{0, 1, 2, 2})), npyBytes("<i4", false, []int{2}, le([]int32{1, 0})),
+		npyBytes("<f4", false, []int{3, 1}, le([]float32{1, 2, 3})), npyBytes("<i4", false, []int{3}, le([]int32{0, 1, -1})))
+	f.Add(npyBytes("<i4", false, []int{3}, le([]int32{0, 2, 2})), npyBytes("<i8", false, []int{2}, le([]int64{1, 1})),
+		npyBytes("<V2", false, []int{2, 2}, le([]uint16{0x3f80, 0, 0x7fc0, 1})), []byte("not npy"))
+	f.Fuzz(func(t *testing.T, indptr, indices, features, labels []byte) {
+		dir := t.TempDir()
+		for name, b := range map[string][]byte{npyDirIndptr: indptr, npyDirIndices: indices, npyDirFeatures: features, npyDirLabels: labels} {
+			writeTestFile(t, filepath.Join(dir, name), b)
+		}
+		for _, mode := range []Mapping{MapNever, MapAlways} {
+			d, err := ReadNPYDir(dir, mode)
+			if err != nil {
+				continue
+			}
+			if err := d.Validate(); err != nil {
+				t.Fatalf("mode %d: an invalid dataset: %v", mode, err)
+			}
+			if d.Mapped != nil {
+				d.Mapped.Close()
+			}
+		}
+	})
 }
