@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -51,11 +52,13 @@ type FeatureMap struct {
 	x    *tensor.Matrix
 	x16  *tensor.MatrixBF16
 
-	// NoAdvice turns WillNeed's advice off (it still counts the pages),
-	// to measure what the advice gains.
-	NoAdvice bool
+	// Advice says when WillNeed advises the pages it is told of (it
+	// counts them whatever it says).
+	Advice Advice
 
-	touched atomic.Int64 // pages of the rows WillNeed was told of
+	touched   atomic.Int64 // pages of the rows WillNeed was told of
+	advised   atomic.Int64 // calls of WillNeed that advised their pages
+	lastReads atomic.Int64 // the process's storage reads at the last call
 	scratch sync.Pool    // *[]int32 for sorting rows
 }
 
@@ -66,6 +69,40 @@ func (m *FeatureMap) Float32() *tensor.Matrix { return m.x }
 // BFloat16 is the matrix of a bfloat16 file, a view of the mapping; nil
 // for a float32 one. It must not be written.
 func (m *FeatureMap) BFloat16() *tensor.MatrixBF16 { return m.x16 }
+
+// Advice says when FeatureMap.WillNeed advises the kernel to read pages.
+type Advice int
+
+const (
+	// AdviseOnMisses advises a batch's pages when the process has read
+	// from storage since the last batch: the page cache is missing some
+	// of the file. With the file cached the advice costs a system call
+	// per run of pages and gains nothing; with pages missing it issues
+	// their reads together instead of one fault at a time.
+	AdviseOnMisses Advice = iota
+	AdviseAlways
+	AdviseNever
+)
+
+// ParseAdvice reads "auto" (AdviseOnMisses), "on" or "off".
+func ParseAdvice(s string) (Advice, error) {
+	switch s {
+	case "auto", "":
+		return AdviseOnMisses, nil
+	case "on":
+		return AdviseAlways, nil
+	case "off":
+		return AdviseNever, nil
+	}
+	return 0, fmt.Errorf("advice %q: want auto, on or off", s)
+}
+
+func (a Advice) String() string {
+	return [...]string{"auto", "on", "off"}[a]
+}
+
+// AdvisedCalls is the number of WillNeed calls that advised their pages.
+func (m *FeatureMap) AdvisedCalls() int64 { return m.advised.Load() }
 
 // TouchedPages is the number of pages holding the rows WillNeed has been
 // told of, summed over its calls (a page counts once per call): the
@@ -192,12 +229,13 @@ func (m *FeatureMap) WillNeed(rows []int32) {
 	}
 	sorted := append((*buf)[:0], rows...)
 	slices.Sort(sorted)
+	advise := m.shouldAdvise()
 	page := int64(os.Getpagesize())
 	rowBytes := int64(m.Cols) * int64(m.itemSize())
 	var lo, hi, pages int64 = -1, -1, 0 // the run of pages [lo, hi) to advise
 	flush := func() {
 		if lo >= 0 {
-			if !m.NoAdvice {
+			if advise {
 				adviseWillNeed(m.data[lo*page : min(hi*page, int64(len(m.data)))])
 			}
 			pages += hi - lo
@@ -215,9 +253,31 @@ func (m *FeatureMap) WillNeed(rows []int32) {
 	}
 	flush()
 	m.touched.Add(pages)
+	if advise {
+		m.advised.Add(1)
+	}
 	*buf = sorted
 	m.scratch.Put(buf)
 }
+
+// shouldAdvise says whether this call of WillNeed advises its pages.
+func (m *FeatureMap) shouldAdvise() bool {
+	switch m.Advice {
+	case AdviseAlways:
+		return true
+	case AdviseNever:
+		return false
+	}
+	reads, ok := storageReadBytes()
+	if !ok {
+		return true
+	}
+	return reads > m.lastReads.Swap(reads)
+}
+
+// storageReadBytes is what the process has read from storage (a variable
+// for tests).
+var storageReadBytes = sysstat.StorageReadBytes
 
 func (m *FeatureMap) itemSize() int {
 	if m.BF16 {

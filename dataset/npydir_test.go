@@ -293,3 +293,38 @@ func FuzzNPYDir(f *testing.F) {
 		}
 	})
 }
+
+// Advice on misses advises a batch's pages when the process has read
+// from storage since the last batch, and not when it has not.
+func TestAdviceOnMisses(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.npy")
+	writeTestFile(t, p, npyBytes("<f4", false, []int{4, 2}, make([]byte, 32)))
+	m, err := MapFeatures(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer func(f func() (int64, bool)) { storageReadBytes = f }(storageReadBytes)
+	reads := int64(0)
+	storageReadBytes = func() (int64, bool) { return reads, true }
+	for i, r := range []int64{100, 100, 100, 250, 250} { // advise, no, no, advise, no
+		reads = r
+		m.WillNeed([]int32{1})
+		if want := []int64{1, 1, 1, 2, 2}[i]; m.AdvisedCalls() != want {
+			t.Fatalf("after call %d (reads %d): %d calls advised, want %d", i+1, r, m.AdvisedCalls(), want)
+		}
+	}
+	for s, want := range map[string]Advice{"": AdviseOnMisses, "auto": AdviseOnMisses, "on": AdviseAlways, "off": AdviseNever} {
+		if a, err := ParseAdvice(s); err != nil || a != want || (s != "" && a.String() != s) {
+			t.Errorf("ParseAdvice(%q) = %v, %v", s, a, err)
+		}
+	}
+	if _, err := ParseAdvice("yes"); err == nil {
+		t.Error("ParseAdvice(yes) did not fail")
+	}
+	m.Advice = AdviseNever
+	m.WillNeed([]int32{2})
+	if m.AdvisedCalls() != 2 || m.TouchedPages() != 6 {
+		t.Fatalf("never: %d calls advised, %d pages touched", m.AdvisedCalls(), m.TouchedPages())
+	}
+}

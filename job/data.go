@@ -70,7 +70,7 @@ func (s *Spec) load() (*input, error) {
 	}
 	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.Sparse != nil,
 		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
-	in.useMapped(ds)
+	in.useMapped(ds, s.Log)
 	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {
 		return nil, err
 	}

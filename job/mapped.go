@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/graft-gnn/graft/dataset"
@@ -11,11 +12,10 @@ import (
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
-// WillNeedEnv, set to "on", has a mapped feature file's pages advised
-// ahead of each batch's gather (MADV_WILLNEED). It is off by default: with
-// the file in the page cache the advice cost a syscall a page run and
-// doubled the gathers' time, and with it dropped it saved nothing
-// measurable (docs/out-of-core.md).
+// WillNeedEnv sets when a mapped feature file's pages are advised ahead
+// of each batch's gather (MADV_WILLNEED): "auto" (the default) when the
+// process has read from storage since the last batch, "on" always, "off"
+// never (dataset.Advice), to measure what the advice gains.
 const WillNeedEnv = "GRAFT_FEATURES_WILLNEED"
 
 // MappedSummary describes a run's mapped feature file (--features-mmap):
@@ -25,8 +25,11 @@ type MappedSummary struct {
 	DType string `json:"dtype"` // fp32 or bf16
 	Bytes int64  `json:"bytes"`
 	Auto  bool   `json:"auto"` // mapped because it is over half the memory available
-	// WillNeed says whether each batch's pages were advised ahead.
-	WillNeed bool `json:"willneed"`
+	// WillNeed says when each batch's pages were advised ahead (auto:
+	// after storage reads, on, off), AdvisedBatches how many batches'
+	// pages were.
+	WillNeed       string `json:"willneed"`
+	AdvisedBatches int64  `json:"advised_batches"`
 	// TouchedBytes counts the pages the mini-batch gathers read, each
 	// page once per batch; StorageReadBytes what the process read from
 	// storage during training (page-cache misses and the advised
@@ -91,12 +94,16 @@ func (s *Spec) trainData(ds *dataset.Dataset, split dataset.Split) (fullgraph.Da
 
 // useMapped gives the problem the mapped features' bfloat16 matrix and
 // read-ahead advice, and starts counting what reading them costs.
-func (in *input) useMapped(ds *dataset.Dataset) {
+func (in *input) useMapped(ds *dataset.Dataset, log io.Writer) {
 	m := ds.Mapped
 	if m == nil {
 		return
 	}
-	m.NoAdvice = os.Getenv(WillNeedEnv) != "on"
+	if a, err := dataset.ParseAdvice(os.Getenv(WillNeedEnv)); err == nil {
+		m.Advice = a
+	} else if log != nil {
+		fmt.Fprintf(log, "graft train: %s=%s: %v; advising on misses (auto)\n", WillNeedEnv, os.Getenv(WillNeedEnv), err)
+	}
 	in.mapped = m
 	in.problem.FeaturesBF16 = ds.DenseBF16
 	in.problem.WillRead = m.WillNeed
@@ -104,7 +111,7 @@ func (in *input) useMapped(ds *dataset.Dataset) {
 	if m.BF16 {
 		dtype = "bf16"
 	}
-	in.mappedSum = &MappedSummary{File: m.Path, DType: dtype, Bytes: m.Bytes, Auto: m.Auto, WillNeed: !m.NoAdvice}
+	in.mappedSum = &MappedSummary{File: m.Path, DType: dtype, Bytes: m.Bytes, Auto: m.Auto, WillNeed: m.Advice.String()}
 }
 
 // startMapped takes the counters' values as training starts.
@@ -126,6 +133,7 @@ func (in *input) endMapped() *MappedSummary {
 	}
 	ms.ResidentEnd = resident(in.mapped)
 	ms.TouchedBytes = in.mapped.TouchedPages() * int64(os.Getpagesize())
+	ms.AdvisedBatches = in.mapped.AdvisedCalls()
 	ms.MajorFaults = sysstat.MajorFaults() - ms.faults
 	if reads, ok := sysstat.StorageReadBytes(); ok && ms.readsKnown {
 		ms.StorageReadBytes = reads - ms.reads

@@ -13,8 +13,10 @@
 #             alone, when graft names the split): loading reads the file
 #             once to check its values, which leaves in the page cache
 #             what fits
-#   willneed  suffix (mmap-willneed, cold-willneed): with the per-batch
-#             MADV_WILLNEED advice (GRAFT_FEATURES_WILLNEED=on)
+#   -willneed, -noadvice  suffixes (mmap-willneed, cold-noadvice, ...): each
+#             batch's pages advised with MADV_WILLNEED always
+#             (GRAFT_FEATURES_WILLNEED=on) or never (off); without a
+#             suffix, graft's default (auto: after storage reads)
 #
 # Each run is timed by /usr/bin/time -v, and the process's anonymous and
 # file-backed resident memory (RssAnon, RssFile) is read every second for
@@ -100,8 +102,9 @@ fi
 for run in $runs; do
 	mode=--features-mmap
 	[[ $run == read* ]] && mode=--features-mmap=false
-	advice=off
+	advice=auto
 	[[ $run == *-willneed ]] && advice=on
+	[[ $run == *-noadvice ]] && advice=off
 	out=$DIR/$run
 	GRAFT_FEATURES_WILLNEED=$advice /usr/bin/time -v "$bin" train --dataset "$data" "$mode" "${precision[@]}" "${split[@]}" \
 		--model sage --layers "$layers" --hidden 256 --sampler "$sampler" --batch-size "$batch" --eval-sampler "$sampler" \
