@@ -59,7 +59,7 @@ type FeatureMap struct {
 	touched   atomic.Int64 // pages of the rows WillNeed was told of
 	advised   atomic.Int64 // calls of WillNeed that advised their pages
 	lastReads atomic.Int64 // the process's storage reads at the last call
-	scratch sync.Pool    // *[]int32 for sorting rows
+	scratch   sync.Pool    // *[]int32 for sorting rows
 }
 
 // Float32 is the matrix of a float32 file, a view of the mapping; nil for
