@@ -30,6 +30,13 @@ type Dataset struct {
 	// DenseFeatures for a dense copy.
 	Dense  *tensor.Matrix
 	Sparse *tensor.CSR
+	// DenseBF16 holds the features of a mapped bfloat16 file (Dense and
+	// Sparse are then nil): only mini-batch training reads them.
+	DenseBF16 *tensor.MatrixBF16
+	// Mapped, when set, is the feature file mapped into memory, of which
+	// Dense (float32) or DenseBF16 is a view: read-only, and read from
+	// the page cache as it is used.
+	Mapped *FeatureMap
 
 	Labels     []int32  // class of each node, or Unlabelled; nil if the source has none
 	NumClasses int      // labels lie in [0, NumClasses)
@@ -68,6 +75,8 @@ func (d *Dataset) NumFeatures() int {
 		return d.Dense.Cols
 	case d.Sparse != nil:
 		return d.Sparse.Cols
+	case d.DenseBF16 != nil:
+		return d.DenseBF16.Cols
 	}
 	return 0
 }
@@ -91,6 +100,14 @@ func (d *Dataset) FeatureNonzeros() int64 {
 			}
 		}
 		return nz
+	case d.DenseBF16 != nil:
+		var nz int64
+		for _, v := range d.DenseBF16.Data {
+			if v&0x7fff != 0 {
+				nz++
+			}
+		}
+		return nz
 	}
 	return 0
 }
@@ -101,6 +118,11 @@ func (d *Dataset) FeatureNonzeros() int64 {
 func (d *Dataset) DenseFeatures() *tensor.Matrix {
 	if d.Dense != nil {
 		return d.Dense
+	}
+	if x := d.DenseBF16; x != nil {
+		m := tensor.New(x.Rows, x.Cols)
+		tensor.FromBF16(m.Data, x.Data)
+		return m
 	}
 	if d.Sparse == nil {
 		return tensor.New(d.NumNodes(), 0)
@@ -138,15 +160,22 @@ func (d *Dataset) Validate() error {
 		return fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
 	n := d.Graph.N
-	if d.Dense != nil && d.Sparse != nil {
-		return fmt.Errorf("dataset %s: both dense and sparse features set", d.Name)
+	if (d.Dense != nil) && (d.Sparse != nil || d.DenseBF16 != nil) || d.Sparse != nil && d.DenseBF16 != nil {
+		return fmt.Errorf("dataset %s: features set in more than one storage", d.Name)
+	}
+	if x := d.DenseBF16; x != nil && (x.Rows != n || len(x.Data) != x.Rows*x.Cols) {
+		return fmt.Errorf("dataset %s: bfloat16 features are %d×%d for %d nodes", d.Name, x.Rows, x.Cols, n)
 	}
 	if d.Dense != nil {
 		if d.Dense.Rows != n || len(d.Dense.Data) != d.Dense.Rows*d.Dense.Cols {
 			return fmt.Errorf("dataset %s: dense features are %s for %d nodes", d.Name, d.Dense.Shape(), n)
 		}
-		if err := checkFinite(d.Dense.Data, d.Dense.Cols); err != nil {
-			return fmt.Errorf("dataset %s: features: %w", d.Name, err)
+		// A mapped file's values were checked as it was mapped, through
+		// a buffer: reading them here would fault in the whole file.
+		if d.Mapped == nil {
+			if err := checkFinite(d.Dense.Data, d.Dense.Cols); err != nil {
+				return fmt.Errorf("dataset %s: features: %w", d.Name, err)
+			}
 		}
 	}
 	if d.Sparse != nil {
@@ -189,9 +218,14 @@ func (d *Dataset) Validate() error {
 
 // checkFinite reports the first NaN or infinity; cols > 0 lets the error give
 // a row and column instead of a flat position.
-func checkFinite(x []float32, cols int) error {
-	for i, v := range x {
+func checkFinite(x []float32, cols int) error { return checkFiniteAt(x, cols, 0) }
+
+// checkFiniteAt is checkFinite of a part of a matrix whose first value is
+// the matrix's value number first.
+func checkFiniteAt(x []float32, cols, first int) error {
+	for j, v := range x {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			i := first + j
 			if cols > 0 {
 				return fmt.Errorf("value %v at row %d, column %d", v, i/cols, i%cols)
 			}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"github.com/graft-gnn/graft/tensor"
 	"slices"
 )
 
@@ -78,6 +79,12 @@ func (d *Dataset) LargestComponent() (*Dataset, error) {
 	}
 	if d.Sparse != nil {
 		out.Sparse = d.Sparse.SelectRows(nodes)
+	}
+	if x := d.DenseBF16; x != nil { // copied: the component is not the file
+		out.DenseBF16 = &tensor.MatrixBF16{Rows: len(nodes), Cols: x.Cols, Data: make([]uint16, len(nodes)*x.Cols)}
+		for i, v := range nodes {
+			copy(out.DenseBF16.Data[i*x.Cols:(i+1)*x.Cols], x.Data[int(v)*x.Cols:(int(v)+1)*x.Cols])
+		}
 	}
 	if d.Labels != nil {
 		out.Labels, out.NumClasses, out.ClassNames = keptLabels(d, nodes)

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/graft-gnn/graft/tensor"
 )
 
 // NodeFiles name files that give a dataset labels or features its source
@@ -15,11 +16,14 @@ import (
 // Dataset.ReadFeatures for the formats.
 type NodeFiles struct {
 	Labels, Features string
+	// Map says whether a .npy features file, this Features or a dataset
+	// directory's features.npy, is mapped into memory or read.
+	Map Mapping
 }
 
 // LoadWith is Load followed by the labels and features of files.
 func LoadWith(nameOrPath, dataDir string, files NodeFiles) (*Dataset, error) {
-	d, err := Load(nameOrPath, dataDir)
+	d, err := load(nameOrPath, dataDir, files.Map)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +36,7 @@ func LoadWith(nameOrPath, dataDir string, files NodeFiles) (*Dataset, error) {
 // AddFiles reads the labels and features files named by files, if any.
 func (d *Dataset) AddFiles(files NodeFiles) error {
 	if files.Features != "" {
-		if err := d.ReadFeatures(files.Features); err != nil {
+		if err := d.readFeatures(files.Features, files.Map); err != nil {
 			return err
 		}
 	}
@@ -215,26 +219,17 @@ text: one row of numbers per node (comma, tab or blank separated), in node order
 
 // ReadFeatures sets d's features from a file (see FeatureFormats),
 // replacing any the source had. Text rows are stored sparse while at most
-// half their values are nonzero.
-func (d *Dataset) ReadFeatures(path string) error {
+// half their values are nonzero. A .npy file larger than half the memory
+// available is mapped rather than read (MapAuto).
+func (d *Dataset) ReadFeatures(path string) error { return d.readFeatures(path, MapAuto) }
+
+func (d *Dataset) readFeatures(path string, mode Mapping) error {
 	n := d.NumNodes()
 	switch {
 	case strings.HasSuffix(path, ".npy"):
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		a, err := ParseNPY(path, b)
-		if err != nil {
-			return err
-		}
-		z := &NPZ{Path: filepath.Dir(path), Arrays: map[string]*Array{filepath.Base(path): a}}
-		x, err := npzMatrix(z, filepath.Base(path), n)
-		if err != nil {
-			return err
-		}
-		d.Dense, d.Sparse = x, nil
-		return nil
+		return d.readNPYFeatureFile(path, mode)
+	case mode == MapAlways:
+		return fmt.Errorf("%s: only a .npy feature file can be mapped (--features-mmap)", path)
 	case strings.HasSuffix(path, ".npz"):
 		m, err := ReadScipySparse(path)
 		if err != nil {
@@ -243,10 +238,40 @@ func (d *Dataset) ReadFeatures(path string) error {
 		if m.Rows != n {
 			return fmt.Errorf("%s: a %d×%d matrix for %d nodes; want one row per node", path, m.Rows, m.Cols, n)
 		}
-		d.Dense, d.Sparse = nil, m
+		d.setFeatures(nil, m)
 		return nil
 	}
 	return d.readFeatureText(path)
+}
+
+// readNPYFeatureFile maps or reads a .npy feature matrix, as mode says.
+func (d *Dataset) readNPYFeatureFile(path string, mode Mapping) error {
+	n := d.NumNodes()
+	mapIt, avail, err := shouldMap(path, n, mode)
+	if err != nil {
+		return err
+	}
+	if mapIt {
+		m, err := MapFeatures(path, n)
+		if err != nil {
+			return err
+		}
+		m.Auto, m.Available = mode == MapAuto, avail
+		d.setFeatures(nil, nil)
+		d.Mapped, d.Dense, d.DenseBF16 = m, m.Float32(), m.BFloat16()
+		return nil
+	}
+	x, cols, err := readNPYFeatures(path, n)
+	if err != nil {
+		return err
+	}
+	d.setFeatures(tensor.FromSlice(n, cols, x), nil)
+	return nil
+}
+
+// setFeatures replaces d's features by dense or sparse ones in memory.
+func (d *Dataset) setFeatures(dense *tensor.Matrix, sparse *tensor.CSR) {
+	d.Dense, d.Sparse, d.DenseBF16, d.Mapped = dense, sparse, nil, nil
 }
 
 func (d *Dataset) readFeatureText(path string) error {
@@ -309,7 +334,7 @@ func (d *Dataset) readFeatureText(path string) error {
 			}
 		}
 	}
-	d.Dense, d.Sparse = rows.matrix(order, n)
+	d.setFeatures(rows.matrix(order, n))
 	return nil
 }
 

@@ -38,13 +38,14 @@ func (a *Array) ready() error {
 
 // npyDType describes one supported numpy dtype.
 type npyDType struct {
-	kind     byte // 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'U' unicode, 'S' bytes
+	kind     byte // 'f' float, 'i' signed int, 'u' unsigned int, 'b' bool, 'U' unicode, 'S' bytes, 'V' bfloat16
 	itemsize int
 }
 
 // supportedDTypes lists the dtypes graft reads. Single-byte types may carry
 // any byte-order mark; wider ones must be little-endian ('<').
-const supportedDTypes = "<f4 <f8 <i4 <i8 |i1 |u1 |b1 <U<n> |S<n>"
+// <V2 is bfloat16 as numpy saves ml_dtypes' bfloat16 (a 2-byte void).
+const supportedDTypes = "<f4 <f8 <V2 (bfloat16) <i4 <i8 |i1 |u1 |b1 <U<n> |S<n>"
 
 func parseDType(descr string) (npyDType, error) {
 	if len(descr) < 3 {
@@ -65,7 +66,8 @@ func parseDType(descr string) (npyDType, error) {
 	case kind == 'f' && (n == 4 || n == 8),
 		kind == 'i' && (n == 1 || n == 4 || n == 8),
 		kind == 'u' && n == 1,
-		kind == 'b' && n == 1:
+		kind == 'b' && n == 1,
+		kind == 'V' && n == 2:
 		return npyDType{kind: kind, itemsize: n}, nil
 	case kind == 'U' && n <= 1<<20:
 		return npyDType{kind: 'U', itemsize: 4 * n}, nil
@@ -108,6 +110,11 @@ func (a *Array) Float32s() ([]float32, error) {
 		}
 		for i := range out {
 			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(a.data[8*i:])))
+		}
+		return out, nil
+	case 'V':
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(a.data[2*i:])) << 16)
 		}
 		return out, nil
 	case 'i', 'u', 'b':
@@ -268,6 +275,10 @@ const maxNPYHeader = 1 << 20
 
 var npyMagic = []byte("\x93NUMPY")
 
+// maxNPYBytes bounds an array's data (1 PiB), so that a shape's product
+// cannot overflow; what may be allocated is checked where it is.
+const maxNPYBytes = min(1<<50, math.MaxInt)
+
 // npyHeader is the decoded dict of a .npy header.
 type npyHeader struct {
 	descr  string
@@ -346,7 +357,7 @@ func parseNPYHeader(s string) (npyHeader, error) {
 		if d < 0 {
 			return npyHeader{}, fmt.Errorf("negative dimension in shape %v", shape)
 		}
-		if d != 0 && n > math.MaxInt32*8/d {
+		if d != 0 && n > maxNPYBytes/d {
 			return npyHeader{}, fmt.Errorf("shape %v of %s is too large", shape, descr)
 		}
 		n *= d

@@ -127,7 +127,11 @@ func ResolveDataDir(flagValue string) string {
 // LINQS .content file, an OGB directory, an edge list).
 // An empty dataDir means $GRAFT_DATA. Cora falls back to the copy embedded
 // in the binary when the data directory does not hold it.
-func Load(nameOrPath, dataDir string) (*Dataset, error) {
+func Load(nameOrPath, dataDir string) (*Dataset, error) { return load(nameOrPath, dataDir, MapAuto) }
+
+// load is Load with a dataset directory's features mapped or read as
+// mode says.
+func load(nameOrPath, dataDir string, mode Mapping) (*Dataset, error) {
 	if IsSynthetic(nameOrPath) {
 		return loadSynthetic(nameOrPath)
 	}
@@ -154,7 +158,7 @@ func Load(nameOrPath, dataDir string) (*Dataset, error) {
 		}
 		return nil, err
 	}
-	return LoadPath(nameOrPath)
+	return loadPath(nameOrPath, mode)
 }
 
 // LoadPath reads the dataset at path, choosing the reader by what is there:
@@ -162,7 +166,9 @@ func Load(nameOrPath, dataDir string) (*Dataset, error) {
 // (<stem>.content[.gz] beside <stem>.cites[.gz], with an optional
 // <stem>.public_split.tsv), an .npz archive (a dataset layout, or a
 // scipy.sparse adjacency matrix), or else an edge list.
-func LoadPath(path string) (*Dataset, error) {
+func LoadPath(path string) (*Dataset, error) { return loadPath(path, MapAuto) }
+
+func loadPath(path string, mode Mapping) (*Dataset, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -171,11 +177,14 @@ func LoadPath(path string) (*Dataset, error) {
 		if firstExisting(filepath.Join(path, "raw", "edge.csv.gz"), filepath.Join(path, "raw", "edge.csv")) != "" {
 			return ReadOGB("", path)
 		}
+		if isNPYDir(path) {
+			return ReadNPYDir(path, mode)
+		}
 		contents, _ := filepath.Glob(filepath.Join(path, "*.content*"))
 		if len(contents) == 1 {
 			return loadLINQSPath(contents[0])
 		}
-		return nil, fmt.Errorf("%s: directory is neither an OGB dataset (raw/edge.csv.gz) nor LINQS data (one *.content file)", path)
+		return nil, fmt.Errorf("%s: directory is neither an OGB dataset (raw/edge.csv.gz), LINQS data (one *.content file) nor graft's .npy layout (%s)", path, npyDirGraph)
 	}
 	base := filepath.Base(path)
 	switch {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/tensor"
 )
 
 // SyntheticSpecs documents the generated datasets Load accepts by name.
@@ -57,25 +58,40 @@ func specNumbers(name, form string, fields []string, min, max int) ([]uint64, er
 }
 
 func sbmDataset(name string, fields []string) (*Dataset, error) {
+	cfg, seed, err := sbmConfig(name, fields)
+	if err != nil {
+		return nil, err
+	}
+	g, x, labels, err := graph.SBM(cfg, seed)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %v", name, err)
+	}
+	return sbmWithSplit(name, cfg, seed, g, x, labels)
+}
+
+// sbmConfig parses the fields of an sbm spec.
+func sbmConfig(name string, fields []string) (graph.SBMConfig, uint64, error) {
 	const form = "sbm:NODES:AVG_DEGREE:FEATURES:CLASSES[:SEED]"
 	v, err := specNumbers(name, form, fields, 4, 5)
 	if err != nil {
-		return nil, err
+		return graph.SBMConfig{}, 0, err
 	}
 	seed := uint64(1)
 	if len(v) == 5 {
 		seed = v[4]
 	}
 	if v[0] > graph.MaxNodes || v[2] > 1<<16 || v[3] > 1<<16 || v[3] < 2 || v[1] > v[0] {
-		return nil, fmt.Errorf("dataset %s: %d nodes, average degree %d, %d features, %d classes out of range (at most %d nodes, 2 to 65536 classes, a degree below the node count)",
+		return graph.SBMConfig{}, 0, fmt.Errorf("dataset %s: %d nodes, average degree %d, %d features, %d classes out of range (at most %d nodes, 2 to 65536 classes, a degree below the node count)",
 			name, v[0], v[1], v[2], v[3], graph.MaxNodes)
 	}
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: int(v[0]), AvgDegree: float64(v[1]), Features: int(v[2]), Classes: int(v[3]),
-		Homophily: 0.8, FeatureNoise: 1}, seed)
-	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %v", name, err)
-	}
-	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: int(v[3])}
+	return graph.SBMConfig{Nodes: int(v[0]), AvgDegree: float64(v[1]), Features: int(v[2]), Classes: int(v[3]),
+		Homophily: 0.8, FeatureNoise: 1}, seed, nil
+}
+
+// sbmWithSplit is the dataset of a generated SBM (x nil: its features
+// are not held) with its public split.
+func sbmWithSplit(name string, cfg graph.SBMConfig, seed uint64, g *graph.Graph, x *tensor.Matrix, labels []int32) (*Dataset, error) {
+	d := &Dataset{Name: name, Graph: g, Dense: x, Labels: labels, NumClasses: cfg.Classes}
 	d.ClassNames = make([]string, d.NumClasses)
 	for c := range d.ClassNames {
 		d.ClassNames[c] = strconv.Itoa(c)

@@ -71,8 +71,33 @@ type SBMConfig struct {
 // a second end uniformly in the same class and otherwise uniformly among the
 // other classes, so degrees are about Poisson(AvgDegree) in every class.
 func SBM(cfg SBMConfig, seed uint64) (*Graph, *tensor.Matrix, []int32, error) {
-	if err := cfg.validate(); err != nil {
+	g, labels, err := SBMGraph(cfg, seed)
+	if err != nil {
 		return nil, nil, nil, err
+	}
+	return g, sbmFeatures(cfg, labels, seed), labels, nil
+}
+
+// sbmFeatures is every row of NewSBMFeatures, in one matrix.
+func sbmFeatures(cfg SBMConfig, labels []int32, seed uint64) *tensor.Matrix {
+	x := tensor.New(cfg.Nodes, cfg.Features)
+	f := NewSBMFeatures(cfg, labels, seed)
+	parallel.For(f.Chunks(), 1, rangeTask(func(clo, chi int) {
+		for k := clo; k < chi; k++ {
+			lo, hi := f.ChunkRows(k)
+			f.Fill(k, x.Data[lo*cfg.Features:hi*cfg.Features])
+		}
+	}))
+	return x
+}
+
+// SBMGraph is SBM without the features: the graph and the labels, the
+// same as SBM's for the same configuration and seed. NewSBMFeatures then
+// gives the features chunk by chunk, so that a caller can write them
+// without ever holding them all.
+func SBMGraph(cfg SBMConfig, seed uint64) (*Graph, []int32, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, nil, err
 	}
 	n, k := cfg.Nodes, cfg.Classes
 	labels, members, classStart := balancedLabels(n, k, seed)
@@ -102,11 +127,9 @@ func SBM(cfg SBMConfig, seed uint64) (*Graph, *tensor.Matrix, []int32, error) {
 	})
 	g, err := FromEdges(n, src, dst, BuildOptions{Symmetrize: true})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	src, dst = nil, nil // let the edge lists go before the features arrive
-
-	return g, sbmFeatures(cfg, labels, seed), labels, nil
+	return g, labels, nil
 }
 
 func (cfg SBMConfig) validate() error {
@@ -177,8 +200,21 @@ func balancedLabels(n, k int, seed uint64) (labels, members []int32, classStart 
 	return labels, members, classStart
 }
 
-// sbmFeatures draws the class means and every node's noisy copy of its own.
-func sbmFeatures(cfg SBMConfig, labels []int32, seed uint64) *tensor.Matrix {
+// SBMFeatures draws an SBM's node features in chunks of consecutive
+// nodes: chunk k depends only on the configuration, the seed and k, so
+// chunks may be drawn in any order, in parallel, or one at a time into a
+// buffer that is written out and reused.
+type SBMFeatures struct {
+	cfg    SBMConfig
+	labels []int32
+	seed   uint64
+	means  []float64 // class c's mean is means[c*F : (c+1)*F]
+	rows   int       // nodes per chunk
+}
+
+// NewSBMFeatures returns the features of the SBM of cfg and seed whose
+// labels SBMGraph gave: node v's row is its class mean plus Gaussian noise.
+func NewSBMFeatures(cfg SBMConfig, labels []int32, seed uint64) *SBMFeatures {
 	f := cfg.Features
 	means := make([]float64, cfg.Classes*f)
 	rng := chunkRNG(seed, streamMeans, 0)
@@ -186,26 +222,38 @@ func sbmFeatures(cfg SBMConfig, labels []int32, seed uint64) *tensor.Matrix {
 	for i := range means {
 		means[i] = rng.NormFloat64() * scale
 	}
-	x := tensor.New(cfg.Nodes, f)
-	if f == 0 {
-		return x
-	}
 	// Chunks of nodes holding about genChunk values each.
-	nodesPerChunk := max(1, genChunk/f)
-	chunks := (cfg.Nodes + nodesPerChunk - 1) / nodesPerChunk
-	parallel.For(chunks, 1, rangeTask(func(clo, chi int) {
-		for k := clo; k < chi; k++ {
-			rng := chunkRNG(seed, streamFeatures, k)
-			for v := k * nodesPerChunk; v < min((k+1)*nodesPerChunk, cfg.Nodes); v++ {
-				mean := means[int(labels[v])*f : int(labels[v]+1)*f]
-				row := x.Row(v)
-				for j := range row {
-					row[j] = float32(mean[j] + cfg.FeatureNoise*rng.NormFloat64())
-				}
-			}
+	return &SBMFeatures{cfg: cfg, labels: labels, seed: seed, means: means, rows: max(1, genChunk/max(f, 1))}
+}
+
+// Chunks is the number of chunks (0 without features).
+func (s *SBMFeatures) Chunks() int {
+	if s.cfg.Features == 0 {
+		return 0
+	}
+	return (s.cfg.Nodes + s.rows - 1) / s.rows
+}
+
+// ChunkRows is the nodes [lo, hi) of chunk k.
+func (s *SBMFeatures) ChunkRows(k int) (lo, hi int) {
+	return k * s.rows, min((k+1)*s.rows, s.cfg.Nodes)
+}
+
+// Fill writes chunk k's rows, row-major, to dst, which holds exactly
+// (hi-lo)·Features values.
+func (s *SBMFeatures) Fill(k int, dst []float32) {
+	f := s.cfg.Features
+	lo, hi := s.ChunkRows(k)
+	dst = dst[:(hi-lo)*f]
+	rng := chunkRNG(s.seed, streamFeatures, k)
+	for v := lo; v < hi; v++ {
+		c := int(s.labels[v])
+		mean := s.means[c*f : (c+1)*f]
+		row := dst[(v-lo)*f : (v-lo+1)*f]
+		for j := range row {
+			row[j] = float32(mean[j] + s.cfg.FeatureNoise*rng.NormFloat64())
 		}
-	}))
-	return x
+	}
 }
 
 // Graph500's R-MAT quadrant probabilities, the usual choice for RMAT's a, b

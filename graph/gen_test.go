@@ -317,3 +317,36 @@ func TestGeneratorErrors(t *testing.T) {
 		}
 	}
 }
+
+// SBMGraph and the features drawn chunk by chunk, in reverse order into
+// one reused buffer, are SBM's graph, labels and features exactly.
+func TestSBMInChunks(t *testing.T) {
+	cfg := SBMConfig{Nodes: 9001, Classes: 4, AvgDegree: 8, Homophily: 0.8, Features: 40, FeatureNoise: 1}
+	g, x, labels, err := SBM(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, labels2, err := SBMGraph(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, g2) || !reflect.DeepEqual(labels, labels2) {
+		t.Fatal("SBMGraph differs from SBM's graph and labels")
+	}
+	f := NewSBMFeatures(cfg, labels2, 3)
+	if f.Chunks() < 3 {
+		t.Fatalf("%d chunks: the test wants several", f.Chunks())
+	}
+	var buf []float32
+	for k := f.Chunks() - 1; k >= 0; k-- {
+		lo, hi := f.ChunkRows(k)
+		buf = append(buf[:0], make([]float32, (hi-lo)*cfg.Features)...)
+		f.Fill(k, buf)
+		if !reflect.DeepEqual(buf, x.Data[lo*cfg.Features:hi*cfg.Features]) {
+			t.Fatalf("chunk %d (nodes %d to %d) differs from SBM's rows", k, lo, hi)
+		}
+	}
+	if _, hi := f.ChunkRows(f.Chunks() - 1); hi != cfg.Nodes {
+		t.Fatalf("the chunks end at node %d of %d", hi, cfg.Nodes)
+	}
+}

@@ -33,6 +33,8 @@ type input struct {
 	layout      *partition.Layout
 	memory      memacct.Marker // the run's start, for its memory account
 	manifest    *partstore.Manifest
+	mapped      *dataset.FeatureMap // the features' file, when mapped
+	mappedSum   *MappedSummary
 }
 
 // load reads the dataset and splits it (every worker of a job computes the
@@ -61,6 +63,9 @@ func (s *Spec) loadInput() (*input, error) {
 			return nil, err
 		}
 	}
+	if err := s.checkMapped(ds); err != nil {
+		return nil, err
+	}
 	split, err := ds.Split(s.Split, s.Train.Model.Seed)
 	if err != nil {
 		spec := cmp.Or(s.Split, "auto")
@@ -72,12 +77,13 @@ func (s *Spec) loadInput() (*input, error) {
 	if (s.Split == "" || s.Split == "auto") && s.Place.Rank == 0 {
 		fmt.Fprintf(s.Log, "graft train: split %s\n", describeAutoSplit(ds.Name, split.Name, s.Train.Model.Seed))
 	}
-	data, err := fullgraph.FromDataset(ds, split, s.Features, s.RowNormalize)
+	data, err := s.trainData(ds, split)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
-	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.IsSparse(),
+	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.Sparse != nil,
 		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
+	in.useMapped(ds, s.Log)
 	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	defer in.release()
 	if took := time.Since(start); took > 5*time.Second && leader {
 		fmt.Fprintf(s.Log, "graft train: %s loaded in %.0f s\n", in.name, took.Seconds())
 	}
@@ -85,6 +86,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	var res train.Result
 	var loop *train.Loop
 	var model *nn.Model
+	in.startMapped()
 	switch {
 	case s.Async != nil:
 		res, model, err = s.runAsync(ctx, in, onEpoch)
@@ -109,6 +111,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err != nil {
 		return Summary{}, s.explain(err)
 	}
+	mapped := in.endMapped()
 	if !leader {
 		return Summary{}, nil
 	}
@@ -118,7 +121,9 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if loop != nil {
 		model = loop.Model()
 	}
-	return s.summarise(in, res, model, rec.Totals(), schedule)
+	sum, err := s.summarise(in, res, model, rec.Totals(), schedule)
+	sum.FeaturesMapped = mapped
+	return sum, err
 }
 
 // checkRun checks the settings that need no data.

@@ -234,6 +234,9 @@ type Summary struct {
 	// empty list: none was needed); absent without it.
 	Rebalances *[]fullgraph.Record `json:"rebalances,omitempty"`
 
+	// FeaturesMapped describes the mapped feature file, if any.
+	FeaturesMapped *MappedSummary `json:"features_mapped,omitempty"`
+
 	// Link is the emulated link, if any; Saved the parameters' file.
 	Link  string `json:"link,omitempty"`
 	Saved string `json:"saved,omitempty"`

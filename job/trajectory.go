@@ -13,6 +13,7 @@ import (
 
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -60,6 +61,7 @@ var untracked = map[string]string{
 	"Pipeline":                "a pipeline run writes no checkpoints (its processes compare it before training)",
 	"Train.Model.InFeatures":  "taken from the data (the checkpoint's model fingerprint checks it)",
 	"Train.Model.Classes":     "taken from the data (the checkpoint's model fingerprint checks it)",
+	"Files.Map":               "mapping the features or reading them gives the same values",
 }
 
 // settingNames names every recorded field by the flag that sets it, or,
@@ -154,14 +156,31 @@ func dataIdentity(in *input) string {
 		}
 	}
 	flush()
-	sampledRows(p.Features, func(col int, v float32) {
+	x := p.Features
+	if h := p.FeaturesBF16; h != nil {
+		x = nn.DenseFeatures(widenedRows(h))
+	}
+	sampledRows(x, func(col int, v float32) {
 		buf = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(buf, uint32(col)), math.Float32bits(v))
 		if len(buf) >= cap(buf)-8 {
 			flush()
 		}
 	})
 	flush()
-	return fmt.Sprintf("%d nodes, %d edges, %d features, %016x", p.Graph.N, p.Graph.NumEdges(), p.Features.Cols(), h.Sum64())
+	return fmt.Sprintf("%d nodes, %d edges, %d features, %016x", p.Graph.N, p.Graph.NumEdges(), x.Cols(), h.Sum64())
+}
+
+// widenedRows is the float32 matrix of the rows of x that sampledRows
+// reads, in order: sampledRows reads all of its rows as it reads those
+// of x.
+func widenedRows(x *tensor.MatrixBF16) *tensor.Matrix {
+	k := min(x.Rows, 1024)
+	m := tensor.New(k, x.Cols)
+	for i := range k {
+		r := i * x.Rows / k
+		tensor.FromBF16(m.Row(i), x.Data[r*x.Cols:(r+1)*x.Cols])
+	}
+	return m
 }
 
 // sampledRows calls f with the column and value of every non-zero of 1024

@@ -15,7 +15,12 @@ type Problem struct {
 	// FeaturesBF16, when set, holds the dense features in bfloat16 in
 	// place of Features, which is then empty (WithBF16Features): the
 	// mini-batch trainer at bf16 precision reads it, the others refuse it.
-	FeaturesBF16     *tensor.MatrixBF16
+	FeaturesBF16 *tensor.MatrixBF16
+	// WillRead, when set, is told the feature rows a mini-batch gather is
+	// about to read, before it reads them: features mapped from a file
+	// ask the kernel to read their pages ahead. It may be called from
+	// several goroutines at once.
+	WillRead         func(rows []int32)
 	Labels           []int32
 	Train, Val, Test []int32
 }

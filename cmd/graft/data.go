@@ -15,12 +15,13 @@ import (
 )
 
 func init() {
-	commands["data"] = command{"inspect datasets: data info <name|path>, data list", runData}
+	commands["data"] = command{"inspect datasets: data info <name|path>, data list; write one: data generate <spec> --out DIR", runData}
 }
 
 const dataUsage = `usage:
   graft data info <name|path> [--data-dir DIR] [--labels FILE] [--features FILE] [--split SPEC] [--seed N] [--json]
   graft data list [--data-dir DIR]
+  graft data generate <spec> --out DIR [--features-dtype fp32|bf16] [--json]
 
 The data directory defaults to $GRAFT_DATA. Cora is built in and needs none.
 Split specs:
@@ -30,18 +31,20 @@ Split specs:
 func runData(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, dataUsage+indent(dataset.SplitSpecs))
-		return usageError{errors.New("missing subcommand: info or list")}
+		return usageError{errors.New("missing subcommand: info, list or generate")}
 	}
 	switch args[0] {
 	case "info":
 		return runDataInfo(args[1:], stdout, stderr)
 	case "list":
 		return runDataList(args[1:], stdout, stderr)
+	case "generate":
+		return runDataGenerate(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, dataUsage+indent(dataset.SplitSpecs))
 		return nil
 	}
-	return unknownName("subcommand", args[0], []string{"info", "list"})
+	return unknownName("subcommand", args[0], []string{"info", "list", "generate"})
 }
 
 // parseInterspersed parses flags that may come before or after positional
@@ -103,11 +106,15 @@ type dataInfo struct {
 	// NodeIDs says how the source named the nodes: "numbers" (node i is
 	// id i) or "renumbered" (other ids, such as LINQS paper ids or an
 	// edge list's strings, which the dataset keeps).
-	NodeIDs         string              `json:"node_ids"`
-	UndirectedEdges int64               `json:"undirected_edges"`
-	StoredEdges     int64               `json:"stored_directed_edges"`
-	Features        int                 `json:"features"`
-	FeatureStorage  string              `json:"feature_storage"` // dense, sparse or none
+	NodeIDs         string `json:"node_ids"`
+	UndirectedEdges int64  `json:"undirected_edges"`
+	StoredEdges     int64  `json:"stored_directed_edges"`
+	Features        int    `json:"features"`
+	FeatureStorage  string `json:"feature_storage"` // dense, sparse or none
+	// FeaturesMapped is the feature file when it is mapped into memory
+	// (--features-mmap), FeatureDType its values' type (fp32 or bf16).
+	FeaturesMapped  string              `json:"features_mapped,omitempty"`
+	FeatureDType    string              `json:"feature_dtype,omitempty"`
 	FeatureNonzeros int64               `json:"feature_nonzeros"`
 	FeatureDensity  float64             `json:"feature_density"`
 	Classes         []classInfo         `json:"classes"`
@@ -157,6 +164,10 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	read, readRSS := time.Since(start).Seconds(), sysstat.PeakRSS()
+	if m := d.Mapped; m != nil && m.Auto {
+		fmt.Fprintf(stderr, "graft data info: %s (%s) is over half the %s of memory available: mapped, not read (--features-mmap=false reads it)\n",
+			m.Path, formatBytes(m.Bytes), formatBytes(m.Available))
+	}
 	info := describe(d)
 	info.LoadSeconds, info.ReadSeconds, info.ReadRSSBytes = time.Since(start).Seconds(), read, readRSS
 
@@ -198,8 +209,14 @@ func describe(d *dataset.Dataset) dataInfo {
 	switch {
 	case d.Sparse != nil:
 		info.FeatureStorage = "sparse"
-	case d.Dense != nil:
+	case d.Dense != nil, d.DenseBF16 != nil:
 		info.FeatureStorage = "dense"
+	}
+	if m := d.Mapped; m != nil {
+		info.FeaturesMapped, info.FeatureDType = m.Path, "fp32"
+		if m.BF16 {
+			info.FeatureDType = "bf16"
+		}
 	}
 	if info.Features > 0 {
 		info.FeatureNonzeros = d.FeatureNonzeros()
@@ -229,7 +246,11 @@ func printInfo(w io.Writer, info dataInfo) error {
 	}
 	fmt.Fprintf(tw, "edges\t%d undirected (%d stored directed entries; symmetrised, no self loops)\n", info.UndirectedEdges, info.StoredEdges)
 	if info.Features > 0 {
-		fmt.Fprintf(tw, "features\t%d, %s, %d nonzeros (density %.4f)\n", info.Features, info.FeatureStorage, info.FeatureNonzeros, info.FeatureDensity)
+		storage := info.FeatureStorage
+		if info.FeaturesMapped != "" {
+			storage += fmt.Sprintf(" (%s, mapped from %s)", info.FeatureDType, info.FeaturesMapped)
+		}
+		fmt.Fprintf(tw, "features\t%d, %s, %d nonzeros (density %.4f)\n", info.Features, storage, info.FeatureNonzeros, info.FeatureDensity)
 	} else {
 		fmt.Fprintf(tw, "features\tnone\n")
 	}

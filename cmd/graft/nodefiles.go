@@ -24,6 +24,34 @@ func registerNodeFiles(fs *flag.FlagSet, files *dataset.NodeFiles, storage *stri
 		usage = "input features (default: the recipe's): auto (stored sparse below 10% density), dense or sparse, or a `FILE` to read them from: a 2-D .npy, a scipy.sparse .npz, or CSV rows (id,f1,f2,... keyed by node id, or one row per node in node order)"
 	}
 	fs.Var(featuresValue{file: &files.Features, storage: storage}, "features", usage)
+	fs.Var(mappingValue{&files.Map}, "features-mmap", "map a .npy feature file (--features, or a dataset directory's) into memory instead of reading it: its rows are read from the page cache as training uses them (default: when the file is over half the memory available; =false always reads)")
+}
+
+// mappingValue is --features-mmap: a boolean flag whose default, auto,
+// is neither.
+type mappingValue struct{ m *dataset.Mapping }
+
+func (v mappingValue) IsBoolFlag() bool { return true }
+
+func (v mappingValue) String() string {
+	if v.m == nil {
+		return "auto"
+	}
+	return map[dataset.Mapping]string{dataset.MapAuto: "auto", dataset.MapAlways: "true", dataset.MapNever: "false"}[*v.m]
+}
+
+func (v mappingValue) Set(s string) error {
+	switch s {
+	case "true", "1":
+		*v.m = dataset.MapAlways
+	case "false", "0":
+		*v.m = dataset.MapNever
+	case "auto":
+		*v.m = dataset.MapAuto
+	default:
+		return fmt.Errorf("want true, false or auto, not %q", s)
+	}
+	return nil
 }
 
 // featuresValue is --features: a storage name (when the command has

@@ -64,8 +64,8 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 		fmt.Fprintf(stderr, "graft %s: %s\n", fs.Name(), note)
 	}
 	source, files := f.dataset, f.files
-	if files == (dataset.NodeFiles{}) && (source == "" || source == info.Source) {
-		files = info.Files // the run's own labels and features files
+	if files.Labels == "" && files.Features == "" && (source == "" || source == info.Source) {
+		files.Labels, files.Features = info.Files.Labels, info.Files.Features // the run's own labels and features files
 	}
 	if source == "" {
 		source = info.Source

@@ -242,6 +242,18 @@ func printSummary(w io.Writer, sum job.Summary) {
 			mib(m.Graph), mib(m.Features), mib(m.Parameters), mib(m.Activations), mib(m.Communication), mib(m.Rest))
 	}
 	fmt.Fprintln(w)
+	if m := sum.FeaturesMapped; m != nil {
+		hit := "unknown"
+		if m.HitRate != nil {
+			hit = fmt.Sprintf("%.4f", *m.HitRate)
+		}
+		read := "nothing"
+		if m.StorageReadBytes > 0 {
+			read = formatBytes(m.StorageReadBytes)
+		}
+		fmt.Fprintf(w, "mapped features %s (%s, %s): batches touched %s of its pages, %s read from storage (page-cache hit rate %s); RSS at the end %s own, %s file pages\n",
+			m.File, m.DType, formatBytes(m.Bytes), formatBytes(m.TouchedBytes), read, hit, formatBytes(m.RSSAnonBytes), formatBytes(m.RSSFileBytes))
+	}
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
 		halo := "no halo traffic"

@@ -46,4 +46,4 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // dataFlags are fixed by a part directory, which holds the prepared data.
-var dataFlags = []string{"dataset", "data-dir", "labels", "split", "lcc", "row-normalize", "features", "partition", "partition-seed"}
+var dataFlags = []string{"dataset", "data-dir", "labels", "split", "lcc", "row-normalize", "features", "features-mmap", "partition", "partition-seed"}

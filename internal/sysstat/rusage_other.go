@@ -10,3 +10,6 @@ func CPUTime() time.Duration { return 0 }
 
 // rusagePeakRSS is unknown without getrusage.
 func rusagePeakRSS() int64 { return 0 }
+
+// MajorFaults is unknown here.
+func MajorFaults() int64 { return 0 }

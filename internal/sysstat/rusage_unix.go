@@ -30,3 +30,13 @@ func rusagePeakRSS() int64 {
 	}
 	return int64(ru.Maxrss) * 1024
 }
+
+// MajorFaults is the number of page faults the process has taken that
+// waited for a read from storage.
+func MajorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Majflt)
+}

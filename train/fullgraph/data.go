@@ -2,6 +2,7 @@ package fullgraph
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/graft-gnn/graft/dataset"
@@ -21,6 +22,19 @@ func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNor
 	}
 	var x nn.Features
 	switch {
+	case d.DenseBF16 != nil:
+		return Data{}, fmt.Errorf("its features are a mapped bfloat16 file (%s), which mini-batch training alone reads (--sampler with --precision bf16)", d.Mapped.Path)
+	case d.Mapped != nil:
+		// Mapped: kept dense, without the density scan, and never
+		// copied whole but on request.
+		m := d.Dense
+		switch {
+		case storage == nn.ForceSparse:
+			return Data{}, fmt.Errorf("--features sparse would copy the mapped features (%s) into memory: keep them dense", d.Mapped.Path)
+		case rowNormalize && !slices.ContainsFunc(m.Data, negative):
+			return Data{}, fmt.Errorf("row normalisation would copy the mapped features (%s) into memory: turn it off (--row-normalize=false), or normalise the file", d.Mapped.Path)
+		}
+		x = nn.DenseFeatures(m)
 	case d.Sparse != nil:
 		a := *d.Sparse
 		if rowNormalize && !slices.ContainsFunc(a.Values, negative) {

@@ -68,15 +68,21 @@ func (t bf16Rows) Run(lo, hi int) {
 // input is the feature matrix batches gather from: x, or x16, dense
 // features held in bfloat16.
 type input struct {
-	x   nn.Features
-	x16 *tensor.MatrixBF16
+	x        nn.Features
+	x16      *tensor.MatrixBF16
+	willRead func(rows []int32) // train.Problem.WillRead
 }
 
 // inputOf is p's features.
-func inputOf(p train.Problem) input { return input{x: p.Features, x16: p.FeaturesBF16} }
+func inputOf(p train.Problem) input {
+	return input{x: p.Features, x16: p.FeaturesBF16, willRead: p.WillRead}
+}
 
 // gather returns the rows ids of in, in float32, in g's storage.
 func (in input) gather(g *gatherer, ids []int32) nn.Features {
+	if in.willRead != nil {
+		in.willRead(ids)
+	}
 	if in.x16 != nil {
 		return g.gatherBF16(in.x16, ids)
 	}
