@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -91,11 +92,17 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) 
 // float rounding, with dropout on.
 func TestWholeNeighbourhoodBatchIsFullGraphTraining(t *testing.T) {
 	p, classes := sbmProblem(t, 300)
-	for _, model := range []string{"gcn", "sage", "gat"} {
-		t.Run(model, func(t *testing.T) {
-			cfg := testConfig(model, classes)
+	for _, tc := range []struct {
+		model   string
+		layers  int
+		sampler string
+	}{{"gcn", 2, "neighbor:-1,-1"}, {"sage", 2, "neighbor:-1,-1"}, {"gat", 2, "neighbor:-1,-1"},
+		{"gcn", 3, "neighbor:-1,-1,-1"}, {"sage", 3, "neighbor:-1,-1,-1"}, {"gat", 3, "neighbor:-1,-1,-1"}} {
+		t.Run(fmt.Sprintf("%s-%d", tc.model, tc.layers), func(t *testing.T) {
+			cfg := testConfig(tc.model, classes)
+			cfg.Model.Layers = tc.layers
 			want := runFull(t, cfg, p)
-			got := runSampled(t, cfg, p, "neighbor:-1,-1", len(p.Train))
+			got := runSampled(t, cfg, p, tc.sampler, len(p.Train))
 			for e := range want.losses {
 				if !near(got.losses[e], want.losses[e], 1e-5) || got.valAcc[e] != want.valAcc[e] {
 					t.Fatalf("epoch %d: loss %v, val %v sampled; %v, %v full-graph", e+1, got.losses[e], got.valAcc[e], want.losses[e], want.valAcc[e])
