@@ -77,10 +77,12 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
 	}
+	chance := s.chanceWatch(in, leader)
 	onEpoch := func(e metrics.Epoch) error {
 		if s.Progress != nil {
 			s.Progress(e)
 		}
+		chance.observe(e)
 		return rec.Record(e)
 	}
 	var res train.Result

@@ -24,6 +24,9 @@ func TestTrainSampled(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
+	if strings.Contains(stderr, "at chance") {
+		t.Fatalf("a run that learns warned of chance: %s", stderr)
+	}
 	var sum struct {
 		Sampler         string  `json:"sampler"`
 		BatchSize       int     `json:"batch_size"`
@@ -179,5 +182,45 @@ func TestTrainSampledBF16Resume(t *testing.T) {
 	}
 	if code, _, stderr := runGraft(t, append(resume, "--precision", "bf16")...); code != 0 {
 		t.Fatalf("resuming at bf16: exit %d: %s", code, stderr)
+	}
+}
+
+// A run whose model predicts no better than chance says so once, with what
+// to try, and its metrics show why: five epochs whose loss is not below the
+// labels' entropy (ln 8 for the eight balanced classes of this SBM) at the
+// largest class's accuracy. A step size of 0.5 makes SAGE's outputs
+// collapse.
+func TestTrainWarnsOfEpochsAtChance(t *testing.T) {
+	mpath := filepath.Join(t.TempDir(), "m.jsonl")
+	code, _, stderr := runGraft(t, "train", "--dataset", "sbm:3000:20:32:8", "--model", "sage", "--layers", "3", "--hidden", "64",
+		"--lr", "0.5", "--epochs", "8", "--sampler", "neighbor:5,5,5", "--batch-size", "64", "--metrics", mpath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, "at chance"); n != 1 || !strings.Contains(stderr, "--lr") {
+		t.Fatalf("%d chance warnings in %s", n, stderr)
+	}
+	f, err := os.Open(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	epochs, err := metrics.ReadJSONLines(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := 0
+	for _, e := range epochs {
+		if e.Loss >= 0.999*math.Log(8) && e.TrainAcc <= 0.125+0.01+1e-3 {
+			run++
+		} else {
+			run = 0
+		}
+		if run == 5 {
+			break
+		}
+	}
+	if run < 5 {
+		t.Fatalf("warned, but the metrics show no five epochs at chance: %+v", epochs)
 	}
 }
