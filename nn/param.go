@@ -77,9 +77,12 @@ func initUniform(m *tensor.Matrix, kind Init, fanIn, fanOut int, rng *rand.Rand)
 }
 
 // ensure returns *buf resized to rows×cols, reusing its storage when large
-// enough. The contents are unspecified. A buffer grows with an eighth to
-// spare: mini-batches differ in size, and growing to each new largest one
-// exactly would reallocate every few batches.
+// enough. The contents are unspecified. A buffer is first allocated to
+// size, and grows with an eighth to spare: full-graph training asks for the
+// same sizes every step (an eighth more of every stored activation is
+// gigabytes on a large graph), while mini-batches differ in size, and
+// growing to each new largest one exactly would reallocate every few
+// batches.
 func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	m := *buf
 	if m == nil {
@@ -92,18 +95,27 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	n := rows * cols
 	if cap(m.Data) < n {
 		was := cap(m.Data)
-		m.Data = make([]float32, n, n+n/8)
+		m.Data = make([]float32, n, growTo(was, n))
 		memacct.Grown(memacct.Activations, was, cap(m.Data), 4)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]
 	return m
 }
 
+// growTo is the capacity a buffer of capacity was grows to for n
+// elements: n the first time, with an eighth to spare after.
+func growTo(was, n int) int {
+	if was == 0 {
+		return n
+	}
+	return n + n/8
+}
+
 // ensureSlice is ensure for a plain slice.
 func ensureSlice[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
 		was := cap(*buf)
-		*buf = make([]T, n, n+n/8)
+		*buf = make([]T, n, growTo(was, n))
 		var zero T
 		memacct.Grown(memacct.Activations, was, cap(*buf), int(unsafe.Sizeof(zero)))
 	}
