@@ -388,7 +388,10 @@ func checked(c docCommand) string {
 	if len(c.checks) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d checks hold", len(c.checks))
+	if len(c.checks) == 1 {
+		return ", its check holds"
+	}
+	return fmt.Sprintf(", its %d checks hold", len(c.checks))
 }
 
 // tail returns the last n lines of s.
