@@ -19,24 +19,30 @@ import (
 // "$ graft " or "go run ./cmd/graft"; a trailing backslash continues it on
 // the next line, and "&&" chains commands. The commands of one code block
 // run in order, in one fresh directory, so a block may write a file and
-// then read it. A trailing comment can carry one of two markers:
+// then read it. A trailing comment can carry markers:
 //
 //	graft train --epochs 1000 ...   # the docs test adds --epochs 3
+//	graft train                     # the docs test checks test_acc >= 0.8
 //	graft worker selftest           # not run by the docs test: needs srun
 //
 // The first appends the flags after "adds" (a repeated flag takes the last
-// value), to keep the test short; the second skips a command that needs a
-// cluster, a container runtime or several machines. Commands that name a
-// dataset read from the data directory are skipped with a message when
-// GRAFT_DATA is unset. With -short only the extraction is checked.
+// value), to keep the test short; the second states what the command must
+// produce (docs_checks_test.go has the grammar; "adds FLAGS and checks
+// CHECKS" does both, and a comment line of its own right after a command
+// may carry its checks); the third skips a command that needs a cluster, a
+// container runtime or several machines. Commands that name a dataset
+// read from the data directory are skipped with a message when GRAFT_DATA
+// is unset. With -short only the extraction, and the checks' syntax, are
+// checked.
 
 // docCommand is one graft command found in the documentation.
 type docCommand struct {
-	file  string
-	line  int      // 1-based line of the command's first line
-	args  []string // the arguments after "graft"
-	extra []string // flags a "the docs test adds" marker appends
-	skip  string   // why the command is not run, from its marker
+	file   string
+	line   int        // 1-based line of the command's first line
+	args   []string   // the arguments after "graft"
+	extra  []string   // flags a "the docs test adds" marker appends
+	checks []docCheck // what the command must produce, from its marker
+	skip   string     // why the command is not run, from its marker
 }
 
 func (c docCommand) String() string {
@@ -54,10 +60,7 @@ type docBlock struct {
 	cmds []docCommand
 }
 
-var (
-	addsMarker = regexp.MustCompile(`the docs test adds (.+)$`)
-	skipMarker = regexp.MustCompile(`not run by the docs test`)
-)
+var skipMarker = regexp.MustCompile(`not run by the docs test`)
 
 // codeLine is one line of a code block with its 1-based line number.
 type codeLine struct {
@@ -108,6 +111,7 @@ func codeBlocks(text string) [][]codeLine {
 // commandsOf extracts the graft commands of one code block.
 func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 	var cmds []docCommand
+	after := -1 // the index of the line after the last command's
 	for i := 0; i < len(block); i++ {
 		start := block[i].n
 		text := strings.TrimSpace(block[i].text)
@@ -116,6 +120,19 @@ func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 			text = strings.TrimSuffix(text, `\`) + " " + strings.TrimSpace(block[i].text)
 		}
 		text = strings.TrimPrefix(text, "$ ")
+		if comment, ok := strings.CutPrefix(text, "#"); ok && strings.Contains(comment, "the docs test checks") {
+			// Checks on a line of their own, for the command before.
+			_, checks, err := docMarker(comment)
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("%s:%d: %v", file, start, err)
+			case i != after || cmds[len(cmds)-1].skip != "":
+				return nil, fmt.Errorf("%s:%d: checks on a line of their own must follow the command they check", file, start)
+			}
+			cmds[len(cmds)-1].checks = append(cmds[len(cmds)-1].checks, checks...)
+			after = i + 1
+			continue
+		}
 		if text != "graft" && !strings.HasPrefix(text, "graft ") && !strings.HasPrefix(text, "go run ./cmd/graft") {
 			continue
 		}
@@ -132,9 +149,9 @@ func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v (write the command out, or mark it \"# not run by the docs test: REASON\")", file, start, err)
 		}
-		var extra []string
-		if m := addsMarker.FindStringSubmatch(comment); m != nil {
-			extra = strings.Fields(m[1])
+		extra, checks, err := docMarker(comment)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, start, err)
 		}
 		for k, words := range chain {
 			args, ok := graftArgs(words)
@@ -143,10 +160,11 @@ func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 			}
 			c := docCommand{file: file, line: start, args: args}
 			if k == len(chain)-1 {
-				c.extra = extra // the marker belongs to the last command of a chain
+				c.extra, c.checks = extra, checks // the marker belongs to the last command of a chain
 			}
 			cmds = append(cmds, c)
 		}
+		after = i + 1
 	}
 	return cmds, nil
 }
@@ -345,17 +363,35 @@ func TestDocsCommandsRun(t *testing.T) {
 				if name := absentData(c.args); name != "" {
 					t.Skipf("%v: dataset %s needs GRAFT_DATA", c, name)
 				}
-				args := append(inRepository(root, c.args), c.extra...)
+				args, addedJSON := withJSON(append(inRepository(root, c.args), c.extra...), c.checks)
 				var stdout, stderr bytes.Buffer
 				start := time.Now()
 				code := run(args, &stdout, &stderr)
 				if code != 0 {
-					t.Fatalf("%v: exit status %d\nstderr:\n%s\nstdout (tail):\n%s", c, code, stderr.String(), tail(stdout.String(), 20))
+					added := ""
+					if addedJSON {
+						added = " (the docs test added --json for its checks)"
+					}
+					t.Fatalf("%v: exit status %d%s\nstderr:\n%s\nstdout (tail):\n%s", c, code, added, stderr.String(), tail(stdout.String(), 20))
 				}
-				t.Logf("%v: ok in %.1fs", c, time.Since(start).Seconds())
+				if failed := runChecks(c, stdout.String()); len(failed) > 0 {
+					t.Fatalf("%v: %d of %d checks failed:\n%s", c, len(failed), len(c.checks), strings.Join(failed, "\n"))
+				}
+				t.Logf("%v: ok in %.1fs%s", c, time.Since(start).Seconds(), checked(c))
 			}
 		})
 	}
+}
+
+// checked says how many checks a command passed, for the log.
+func checked(c docCommand) string {
+	if len(c.checks) == 0 {
+		return ""
+	}
+	if len(c.checks) == 1 {
+		return ", its check holds"
+	}
+	return fmt.Sprintf(", its %d checks hold", len(c.checks))
 }
 
 // tail returns the last n lines of s.
