@@ -72,21 +72,12 @@ type GCN struct {
 	Weight, Bias *Param
 	index        int // position in the model: the Halo's layer argument
 
-	g             *Block
-	x             Features
-	h, ext, y, dx *tensor.Matrix
-	head          tensor.Matrix // h's header when it heads ext
-	pre           preAggregated
-}
-
-// scratch returns the buffer that holds the gradient of the aggregated
-// input in Backward: the forward's transformed input (ext with a halo, h
-// without), which Backward does not read.
-func (l *GCN) scratch(g *Block) **tensor.Matrix {
-	if g.Halo != nil {
-		return &l.ext
-	}
-	return &l.h
+	g     *Block
+	x     Features
+	y, dx *tensor.Matrix
+	work  transient
+	head  tensor.Matrix // the transformed input's own rows when a halo follows them
+	pre   preAggregated
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -110,9 +101,9 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
-	h := g.ownRows(&l.h, &l.ext, &l.head, l.Weight.Value.Cols)
+	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.Weight.Value.Cols)
 	x.mul(h, l.Weight.Value)
-	ext := g.extend(l.index, h, &l.ext)
+	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.gcnOp(), ext)
 	addRowVector(y, l.Bias.Value.Data)
@@ -131,8 +122,8 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNT(da, dy, l.Weight.Value)
 		return p.inputGradient(g.gcnTOp(), da)
 	}
-	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
-	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
+	dext := ensure(l.work.slot(), g.NumSrc, dy.Cols) // the transformed input is no longer needed
+	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
 }
@@ -144,20 +135,13 @@ type SAGE struct {
 	WeightL, BiasL, WeightR *Param
 	index                   int
 
-	g             *Block
-	x, xdst       Features // the input, and its destinations' rows
-	h, ext, y, dx *tensor.Matrix
-	head          tensor.Matrix // h's header when it heads ext
-	view, dxView  headView
-	pre           preAggregated
-}
-
-// scratch is GCN.scratch.
-func (l *SAGE) scratch(g *Block) **tensor.Matrix {
-	if g.Halo != nil {
-		return &l.ext
-	}
-	return &l.h
+	g            *Block
+	x, xdst      Features // the input, and its destinations' rows
+	y, dx        *tensor.Matrix
+	work         transient
+	head         tensor.Matrix // the transformed input's own rows when a halo follows them
+	view, dxView headView
+	pre          preAggregated
 }
 
 // NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
@@ -189,9 +173,9 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
-	h := g.ownRows(&l.h, &l.ext, &l.head, l.WeightL.Value.Cols)
+	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.WeightL.Value.Cols)
 	x.mul(h, l.WeightL.Value)
-	ext := g.extend(l.index, h, &l.ext)
+	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.meanOp(), ext)
 	l.xdst.mulAdd(y, l.WeightR.Value)
@@ -214,8 +198,8 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 		return dx
 	}
-	dext := ensure(l.scratch(g), g.NumSrc, dy.Cols)
-	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head) // with a halo dext is in ext (h is no longer needed)
+	dext := ensure(l.work.slot(), g.NumSrc, dy.Cols) // the transformed input is no longer needed
+	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.WeightR.Grad, dy)
 	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)
@@ -224,6 +208,25 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	}
 	return dx
 }
+
+// transient is the buffer a GCN or SAGE layer computes its transformed
+// input in (with the halo rows after it) during Forward, and the gradient
+// of its aggregation in during Backward. Neither outlives the call, so the
+// layers of a model share one (Model.shareTransients): a hidden-wide row
+// per source, which on a large graph is gigabytes a layer.
+type transient struct {
+	shared **tensor.Matrix
+	own    *tensor.Matrix
+}
+
+func (t *transient) slot() **tensor.Matrix {
+	if t.shared != nil {
+		return t.shared
+	}
+	return &t.own
+}
+
+func (t *transient) share(buf **tensor.Matrix) { t.shared = buf }
 
 func biasGrad(b *Param, dy *tensor.Matrix) {
 	sumRows(b.Grad.Data, dy)

@@ -131,6 +131,7 @@ func NewModel(cfg Config) (*Model, error) {
 		m.norms = make([]RowL2Norm, cfg.Layers-1)
 	}
 	in := cfg.InFeatures
+	work := new(*tensor.Matrix) // the layers' transient buffer
 	for i := 0; i < cfg.Layers; i++ {
 		last := i == cfg.Layers-1
 		out := cfg.Hidden
@@ -145,9 +146,17 @@ func NewModel(cfg Config) (*Model, error) {
 		)
 		switch cfg.Model {
 		case "gcn":
-			l, err = NewGCN(i, prefix, in, out, cfg.Init, rng)
+			var gcn *GCN
+			if gcn, err = NewGCN(i, prefix, in, out, cfg.Init, rng); err == nil {
+				gcn.work.share(work)
+			}
+			l = gcn
 		case "sage":
-			l, err = NewSAGE(i, prefix, in, out, cfg.Init, rng)
+			var sage *SAGE
+			if sage, err = NewSAGE(i, prefix, in, out, cfg.Init, rng); err == nil {
+				sage.work.share(work)
+			}
+			l = sage
 		case "mlp":
 			l, err = NewLinear(prefix, in, out, cfg.Init, rng)
 		case "gat":
