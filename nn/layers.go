@@ -77,16 +77,27 @@ type GCN struct {
 	h, ext, y, dx *tensor.Matrix
 	head          tensor.Matrix // h's header when it heads ext
 	pre           preAggregated
+	s16           stored16 // the projection in bf16 (Model.SetBF16)
 }
 
 // scratch returns the buffer that holds the gradient of the aggregated
 // input in Backward: the forward's transformed input (ext with a halo, h
-// without), which Backward does not read.
+// without), which Backward does not read. At bf16 the projection is in
+// s16 and these buffers hold nothing; without a halo the layer's output
+// buffer, of the gradient's shape, serves (nothing reads the output once
+// the backward pass reaches the layer), so bf16 adds no float32 buffer.
 func (l *GCN) scratch(g *Block) **tensor.Matrix {
-	if g.Halo != nil {
-		return &l.ext
+	return scratchOf(g, l.s16.on, &l.h, &l.ext, &l.y)
+}
+
+func scratchOf(g *Block, bf16 bool, h, ext, y **tensor.Matrix) **tensor.Matrix {
+	switch {
+	case g.Halo != nil:
+		return ext
+	case bf16:
+		return y
 	}
-	return &l.h
+	return h
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -103,6 +114,13 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
 	l.pre.on = false
+	if l.s16.on {
+		ext := l.s16.forward(l.index, g, x, l.Weight.Value)
+		y := ensure(&l.y, g.NumDst, ext.Cols)
+		tensor.SpMMBF16(y, g.gcnOp(), ext)
+		addRowVector(y, l.Bias.Value.Data)
+		return y
+	}
 	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
 		a := l.pre.forward(g.gcnOp(), x)
 		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
@@ -150,14 +168,12 @@ type SAGE struct {
 	head          tensor.Matrix // h's header when it heads ext
 	view, dxView  headView
 	pre           preAggregated
+	s16           stored16 // the projection in bf16 (Model.SetBF16)
 }
 
 // scratch is GCN.scratch.
 func (l *SAGE) scratch(g *Block) **tensor.Matrix {
-	if g.Halo != nil {
-		return &l.ext
-	}
-	return &l.h
+	return scratchOf(g, l.s16.on, &l.h, &l.ext, &l.y)
 }
 
 // NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
@@ -180,6 +196,14 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkRows("SAGE", g, x)
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
+	if l.s16.on {
+		ext := l.s16.forward(l.index, g, x, l.WeightL.Value)
+		y := ensure(&l.y, g.NumDst, ext.Cols)
+		tensor.SpMMBF16(y, g.meanOp(), ext)
+		l.xdst.mulAdd(y, l.WeightR.Value)
+		addRowVector(y, l.BiasL.Value.Data)
+		return y
+	}
 	if aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols) {
 		a := l.pre.forward(g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
