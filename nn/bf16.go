@@ -39,7 +39,8 @@ func (m *Model) SetBF16(on bool) {
 	}
 }
 
-// BF16 reports whether SetBF16 was set.
+// BF16 reports whether SetBF16 was set (false for a model without graph
+// layers, which has no projection to round).
 func (m *Model) BF16() bool {
 	for _, l := range m.Layers {
 		switch l := l.(type) {
