@@ -22,6 +22,14 @@
 //     whole, in both directions; its state goes into checkpoints through
 //     CodecStates and RestoreCodec.
 //
+// At bf16 precision (Config.BF16) the layers round what they exchange to
+// bfloat16 for every node, and the passes that send rows as they are send
+// them in bf16, half the bytes: rows held in bf16 (nn.Halo's ForwardBF16)
+// go as they are and land in place, float32 rows holding bf16 values go
+// through the bf16 codec. A codec compresses the passes it compresses as
+// before, from the rows widened to float32. Backward messages are partial
+// sums of the gradient's reduction and stay float32.
+//
 // A codec that sends gradients at the columns its forward message kept
 // (compress.GradCoder) is wrapped in a keeper, a decorator that keeps
 // those columns as messages pass and answers the backward messages at

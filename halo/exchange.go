@@ -30,6 +30,13 @@ type Config struct {
 	// others (the VARCO authors leave it whole; with it whole, the last
 	// layer's classes-wide rows are a floor under the halo bytes).
 	CompressLast bool
+	// BF16 sends the forward passes' rows in bfloat16 where they would go
+	// as they are (mixed precision: the layers round them to bf16 for
+	// every node, nn.Model.SetBF16, so nothing is lost): half the bytes.
+	// A codec compresses the rows of the passes it compresses as before,
+	// widened to float32; the backward passes' gradients, partial sums of
+	// a reduction, stay float32.
+	BF16 bool
 }
 
 // Exchange is one worker's halo exchange, the nn.Halo of partition-parallel
@@ -49,6 +56,7 @@ type Exchange struct {
 	keeper *keeper // codec's column keeper, if it sends gradients at columns (else nil)
 	caps   compress.Caps
 	none   *timed            // the codec of uncompressed passes where rows cannot go as they are
+	bf16   *timed            // with Config.BF16, the codec of float32 rows that would go as they are
 	raw    bool              // uncompressed passes send float32s as they are (wire-order host)
 	rows   comm.RowsExchange // with shared rows: sends each peer its rows of the one encoding
 
@@ -87,6 +95,13 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	e := &Exchange{comm: c, plan: newPlan(part, cfg.Layers), cfg: cfg, caps: cfg.Codec.Caps(),
 		none: &timed{Compressor: none}, raw: compress.HostIsWireOrder,
 		send: make([][]byte, n), recv: make([][]byte, n), peerRows: make([][]float32, n), out: make([][]byte, n), in: make([][]byte, n)}
+	if cfg.BF16 {
+		c, err := compress.New("bf16")
+		if err != nil {
+			return nil, err
+		}
+		e.bf16 = &timed{Compressor: c}
+	}
 	e.observer, _ = cfg.Schedule.(compress.Observer)
 	e.stateful, _ = cfg.Schedule.(compress.Stateful)
 	codec := cfg.Codec
@@ -188,7 +203,13 @@ func (e *Exchange) Err() error { return e.err }
 
 // CodecSeconds is the time spent in the codec so far: encoding, decoding
 // and, for a codec that sends gradients at columns, keeping them.
-func (e *Exchange) CodecSeconds() float64 { return e.codec.seconds + e.none.seconds }
+func (e *Exchange) CodecSeconds() float64 {
+	s := e.codec.seconds + e.none.seconds
+	if e.bf16 != nil {
+		s += e.bf16.seconds
+	}
+	return s
+}
 
 // Ratio is the compression ratio layer's exchange uses in the current pass.
 func (e *Exchange) Ratio(layer int) float64 {
@@ -234,6 +255,16 @@ func (e *Exchange) codecFor(layer int) *timed {
 		return e.codec
 	}
 	return e.none
+}
+
+// forwardCodec is codecFor in a forward pass: with Config.BF16 the bf16
+// codec stands in for none.
+func (e *Exchange) forwardCodec(layer int) *timed {
+	c := e.codecFor(layer)
+	if e.bf16 != nil && (c == e.none || c.Name() == "none") {
+		return e.bf16
+	}
+	return c
 }
 
 // keeps reports whether layer's exchange in the current pass keeps its

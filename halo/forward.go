@@ -2,8 +2,10 @@ package halo
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -14,7 +16,8 @@ import (
 const rowChunk = 1 << 14
 
 // Forward writes h followed by the received halo rows into ext. h may be
-// the first rows of ext, as the layers compute it.
+// the first rows of ext, as the layers compute it. With Config.BF16 the
+// rows that would go as they are go in bf16 (the layers rounded them).
 func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	w, own := h.Cols, h.Rows
 	if own*w > 0 && &ext.Data[0] != &h.Data[0] {
@@ -23,11 +26,35 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	if e.err != nil {
 		return
 	}
-	if e.uncompressed(layer) {
+	if e.uncompressed(layer) && e.bf16 == nil {
 		e.forwardRaw(layer, h, ext)
 		return
 	}
-	ratio, codec := e.Ratio(layer), e.codecFor(layer)
+	e.forwardCoded(layer, rowSet{f32: h}, rowSet{f32: ext})
+}
+
+// ForwardBF16 is Forward for rows held in bfloat16 (nn.Halo): ext's first
+// own rows are the owned rows, and the halo rows are written after them.
+// Passes that send rows as they are send the bf16 rows themselves, which
+// land straight in ext; a codec encodes them widened to float32, and the
+// rows it decodes are rounded to bf16 as they are stored.
+func (e *Exchange) ForwardBF16(layer int, ext *tensor.MatrixBF16, own int) {
+	if e.err != nil {
+		return
+	}
+	h := &tensor.MatrixBF16{Rows: own, Cols: ext.Cols, Data: ext.Data[:own*ext.Cols]}
+	if e.uncompressed(layer) {
+		e.forwardRawBF16(layer, h, ext)
+		return
+	}
+	e.forwardCoded(layer, rowSet{b16: h}, rowSet{b16: ext})
+}
+
+// forwardCoded sends the owned rows h through the forward pass's codec and
+// decodes the peers' rows into ext's halo rows.
+func (e *Exchange) forwardCoded(layer int, h, ext rowSet) {
+	w := h.cols()
+	ratio, codec := e.Ratio(layer), e.forwardCodec(layer)
 	if e.keeps(layer) {
 		e.keeper.beginForward(layer)
 	}
@@ -47,19 +74,61 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 			continue
 		}
 		lo, hi := e.plan.haloRows(q)
-		if err := codec.Decode(ext.Data[lo*w:hi*w], hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q]); err != nil {
+		out := ext.f32Rows(lo, hi, e)
+		if err := codec.Decode(out, hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q]); err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
+		ext.store(lo, out)
 	}
 	if e.keeps(layer) {
 		e.keeper.endForward(layer, e.step)
 	}
 }
 
+// rowSet is the rows a forward pass reads or writes: float32 ones, or
+// bf16 ones, which codecs read widened to float32.
+type rowSet struct {
+	f32 *tensor.Matrix
+	b16 *tensor.MatrixBF16
+}
+
+func (s rowSet) cols() int {
+	if s.b16 != nil {
+		return s.b16.Cols
+	}
+	return s.f32.Cols
+}
+
+// gather copies rows of s, in order, into buf as float32.
+func (s rowSet) gather(buf []float32, rows []int32) {
+	if s.b16 != nil {
+		w := s.b16.Cols
+		bf16.Gather(buf, w, s.b16.Data, w, w, rows)
+		return
+	}
+	gatherRows(buf, s.f32, rows)
+}
+
+// f32Rows is where rows [lo, hi) of s are decoded: s's own for float32
+// rows, the exchange's scratch for bf16 ones (store rounds them into s).
+func (s rowSet) f32Rows(lo, hi int, e *Exchange) []float32 {
+	if s.b16 != nil {
+		return e.buffer((hi - lo) * s.b16.Cols)
+	}
+	return s.f32.Data[lo*s.f32.Cols : hi*s.f32.Cols]
+}
+
+// store writes rows decoded by f32Rows from row lo on.
+func (s rowSet) store(lo int, rows []float32) {
+	if s.b16 != nil {
+		bf16.Encode(s.b16.Data[lo*s.b16.Cols:], rows)
+	}
+}
+
 // sendPerPeer encodes each peer's rows into its own message and exchanges
 // the messages.
-func (e *Exchange) sendPerPeer(layer int, codec *timed, h *tensor.Matrix, ratio float64) error {
+func (e *Exchange) sendPerPeer(layer int, codec *timed, h rowSet, ratio float64) error {
 	me := e.plan.me
 	for q, rows := range e.plan.send {
 		e.send[q] = e.send[q][:0]
@@ -79,8 +148,8 @@ func (e *Exchange) sendPerPeer(layer int, codec *timed, h *tensor.Matrix, ratio 
 // A row-by-row codec's rows are gathered and encoded a cache-sized piece
 // at a time, so that the gathered rows never go to memory; other codecs'
 // messages are gathered whole first.
-func (e *Exchange) encodeRows(dst []byte, codec *timed, h *tensor.Matrix, rows []int32, ratio float64, key compress.Key) []byte {
-	w, n := h.Cols, len(rows)
+func (e *Exchange) encodeRows(dst []byte, codec *timed, h rowSet, rows []int32, ratio float64, key compress.Key) []byte {
+	w, n := h.cols(), len(rows)
 	chunk := max(n, 1)
 	if codec.Caps().RowByRow {
 		chunk = max(1, rowChunk/max(w, 1))
@@ -88,7 +157,7 @@ func (e *Exchange) encodeRows(dst []byte, codec *timed, h *tensor.Matrix, rows [
 	buf := e.buffer(min(n, chunk) * w)
 	for a := 0; a < n || a == 0; a += chunk { // once with no rows: the codec makes the empty message
 		b := min(a+chunk, n)
-		gatherRows(buf[:(b-a)*w], h, rows[a:b])
+		h.gather(buf[:(b-a)*w], rows[a:b])
 		dst = codec.Encode(dst, buf[:(b-a)*w], b-a, w, ratio, key)
 	}
 	return dst
@@ -97,15 +166,15 @@ func (e *Exchange) encodeRows(dst []byte, codec *timed, h *tensor.Matrix, rows [
 // sendShared encodes every boundary row once, a cache-sized piece at a
 // time (the gathered rows never go to memory), and sends each peer its
 // rows of that one encoding.
-func (e *Exchange) sendShared(layer int, h *tensor.Matrix, ratio float64) error {
-	w, me, n := h.Cols, e.plan.me, len(e.plan.boundary)
+func (e *Exchange) sendShared(layer int, h rowSet, ratio float64) error {
+	w, me, n := h.cols(), e.plan.me, len(e.plan.boundary)
 	key := e.key(layer, me, me, false)
 	chunk := max(1, rowChunk/max(w, 1))
 	buf := e.buffer(min(n, chunk) * w)
 	e.encoded = e.encoded[:0]
 	for a := 0; a < n; a += chunk {
 		b := min(a+chunk, n)
-		gatherRows(buf[:(b-a)*w], h, e.plan.boundary[a:b])
+		h.gather(buf[:(b-a)*w], e.plan.boundary[a:b])
 		e.encoded = e.codec.Encode(e.encoded, buf[:(b-a)*w], b-a, w, ratio, key)
 	}
 	if e.keeper != nil {
@@ -148,6 +217,58 @@ func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
 			return
 		}
 	}
+}
+
+// forwardRawBF16 is forwardRaw for bf16 rows: each peer's rows are
+// gathered into its message (two bytes a value), and a peer's message
+// lands straight in ext's halo rows.
+func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
+	w, me := h.Cols, e.plan.me
+	for q, rows := range e.plan.send {
+		e.out[q], e.in[q] = nil, nil
+		if q == me {
+			continue
+		}
+		buf := compress.FloatBytes(e.peerBuffer(q, (len(rows)*w+1)/2))[:2*len(rows)*w]
+		bf16.GatherBF16(halfs(buf), w, h.Data, w, w, rows)
+		e.out[q] = buf
+		lo, hi := e.plan.haloRows(q)
+		e.in[q] = halfBytes(ext.Data[lo*w : hi*w])[:0]
+	}
+	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
+		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
+		return
+	}
+	for q := range e.plan.send {
+		if q == me {
+			continue
+		}
+		lo, hi := e.plan.haloRows(q)
+		view := halfBytes(ext.Data[lo*w : hi*w])
+		if msg := e.in[q]; len(msg) != len(view) {
+			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: message of %d bytes, want %d", q, layer, len(msg), len(view)))
+			return
+		} else if len(msg) > 0 && &msg[0] != &view[0] {
+			copy(view, msg)
+		}
+	}
+}
+
+// halfBytes is the bytes of x, in the host's order (the wire's, where rows
+// go as they are).
+func halfBytes(x []uint16) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
+}
+
+// halfs is b (of even length) as uint16s.
+func halfs(b []byte) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
 }
 
 // peerBuffer is peer q's row buffer, n float32s long.

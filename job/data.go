@@ -202,6 +202,7 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 		return opts, "", err
 	}
 	opts.CompressLast = s.CompressLast
+	opts.Precision = train.Precision(s.Precision)
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
 		if err != nil {

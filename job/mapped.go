@@ -64,9 +64,7 @@ func (s *Spec) checkMapped(ds *dataset.Dataset) error {
 		return specError(fmt.Errorf("--features-mmap: the features of %s are not a .npy file to map; give one with --features FILE.npy", ds.Name))
 	case m == nil:
 		return nil
-	case m.BF16 && (s.Sampler == "" || s.Parts > 1 || s.Place.Size > 1 || s.Async != nil):
-		return specError(fmt.Errorf("the features of %s are a mapped bfloat16 file (%s), which mini-batch training in one process alone reads (--sampler, --precision bf16); read it instead (--features-mmap=false)", ds.Name, m.Path))
-	case m.BF16 && s.Precision != string(train.BF16):
+	case m.BF16 && s.Precision != string(train.BF16): // at bf16, checkRun refused what cannot read it
 		return specError(fmt.Errorf("the features of %s are a mapped bfloat16 file (%s): train with --precision bf16", ds.Name, m.Path))
 	case !m.BF16 && s.Precision == string(train.BF16):
 		return specError(fmt.Errorf("--precision bf16 would copy the mapped float32 features (%s) into memory as bfloat16: write them as bf16 (graft data generate --features-dtype bf16), or read them (--features-mmap=false)", m.Path))

@@ -144,10 +144,13 @@ func (s *Spec) checkRun() error {
 		return specError(fmt.Errorf("--%v", err))
 	}
 	switch {
-	case precision == train.BF16 && s.Sampler == "":
-		return specError(errors.New("--precision bf16 is for mini-batch training (--sampler) only: full-graph bf16 is not supported yet"))
-	case precision == train.BF16 && (s.Parts > 1 || s.Place.Size > 1 || s.Async != nil || s.Pipeline != nil):
-		return specError(errors.New("--precision bf16 is for mini-batch training in one process: data-parallel, parameter-server and pipeline bf16 are not supported yet"))
+	case precision != train.BF16:
+	case s.Async != nil:
+		return specError(errors.New("--precision bf16 with --mode async: parameter-server bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
+	case s.Pipeline != nil:
+		return specError(errors.New("--precision bf16 with --mode pipeline: pipeline bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
+	case s.Sampler != "" && (s.Parts > 1 || s.Place.Size > 1):
+		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
 	}
 	if err := s.checkPipeline(); err != nil {
 		return specError(err)
@@ -175,8 +178,19 @@ func (s *Spec) explain(err error) error {
 	return err
 }
 
+// roundFeatures rounds the problem's dense features to bf16 once for a
+// full-graph bf16 run and lets the float32 matrix go: nothing after this
+// reads it (the checkpoints' data identity is already taken). Every
+// worker's copy of its rows is then in bf16 too.
+func (s *Spec) roundFeatures(in *input) {
+	if s.Precision == string(train.BF16) && s.Sampler == "" {
+		in.problem = in.problem.WithBF16Features()
+	}
+}
+
 // runInProcess trains every part in this process: one goroutine each.
 func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
+	s.roundFeatures(in)
 	if in.manifest == nil && s.Sampler == "" {
 		return fullgraph.RunInProcess(ctx, s.Train, in.problem, in.layout, opts, onEpoch)
 	}

@@ -56,8 +56,10 @@ type Spec struct {
 	// Pipeline, when set, trains the mini-batches with the model's
 	// layers split into stages (pipeline.go) instead.
 	Pipeline *PipelineSpec
-	// Precision is what a mini-batch run holds its dense features and
-	// evaluation's stored layers in: "fp32" (or "") or "bf16".
+	// Precision is what a run holds its dense features in, and its
+	// stored activations (a mini-batch run's evaluation layers, a
+	// full-graph run's layer projections and halo rows): "fp32" (or "")
+	// or "bf16".
 	Precision string
 
 	// Parts is the number of workers, each holding one part of the graph,

@@ -43,6 +43,7 @@ func (s *Spec) runWorker(ctx context.Context, in *input, opts fullgraph.Options,
 	if opts.Resume != nil {
 		last = opts.Resume.Step
 	}
+	s.roundFeatures(in)
 	res, loop, err := s.runRank(ctx, c, in, opts, func(m metrics.Epoch) error {
 		last = m.Epoch
 		if onEpoch != nil {

@@ -19,6 +19,10 @@ type Halo interface {
 	// followed by the halo rows received from peers. h may be the first
 	// rows of ext itself, as the layers compute it.
 	Forward(layer int, h, ext *tensor.Matrix)
+	// ForwardBF16 is Forward for a quantity held in bfloat16 (Model.SetBF16):
+	// ext's first own rows are the owned rows, already written, and it
+	// writes the halo rows after them.
+	ForwardBF16(layer int, ext *tensor.MatrixBF16, own int)
 	// Backward takes the gradient of ext, sends the halo part to the owners,
 	// and writes into dh (owned rows) the owned part plus the gradients
 	// received from peers. dh may be the first rows of dext itself, as the

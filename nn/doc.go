@@ -26,6 +26,14 @@
 // Matrices returned by Forward and Backward belong to the layer and are
 // overwritten by the next call.
 //
+// # Mixed precision
+//
+// Features may be held in bfloat16 ([BF16Features]); the products read
+// them a block of rows at a time, widened exactly. [Model.SetBF16] makes
+// the graph layers round the per-node projection they aggregate (and the
+// halo exchange moves) to bfloat16 for every node; parameters, gradients
+// and every sum stay float32.
+//
 // # Conventions
 //
 // Weights are stored internally as [in, out] so that a layer computes X·W,

@@ -1,10 +1,7 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/graft-gnn/graft/internal/dropmask"
-	"github.com/graft-gnn/graft/internal/gemm"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -113,7 +110,7 @@ func (d *Dropout) Forward(g *Block, x Features, mode Mode) Features {
 		d.sparse = tensor.CSR{Rows: sp.Rows, Cols: sp.Cols, Offsets: sp.Offsets, Indices: sp.Indices, Values: vals}
 		return Features{Sparse: &d.sparse}
 	}
-	in := x.Dense
+	in := x.values(&d.out) // bf16 rows widened (into out, dropped there in place), or a deferred dropout's copy
 	out := ensure(&d.out, in.Rows, in.Cols)
 	parallel.For(in.Rows, rowGrain(in.Cols), rangeTask(func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -140,68 +137,13 @@ func (d *Dropout) Backward(dy *tensor.Matrix) *tensor.Matrix {
 }
 
 // lazyDrop is a dropout pass over dense features that is applied inside the
-// products that read them (Features.drop), one block of rows at a time, and
-// applied again in the backward product instead of keeping the dropped copy.
+// products that read them (Features.drop), one block of rows at a time
+// (rowReader), and applied again in the backward product instead of
+// keeping the dropped copy.
 type lazyDrop struct {
 	spec dropSpec
 	g    *Block
-	buf  []float32 // one block of dropped rows
-
-	x  *tensor.Matrix // the block being filled starts at row lo of x
-	lo int
-}
-
-// lazyBlockBytes is the size of a block of dropped rows: small enough to
-// stay in cache between dropping it and multiplying it.
-const lazyBlockBytes = 2 << 20
-
-func (l *lazyDrop) blockRows(cols int) int { return max(64, lazyBlockBytes/4/max(1, cols)) }
-
-// fill writes the dropped rows [lo, hi) of x into l.buf and returns them.
-func (l *lazyDrop) fill(x *tensor.Matrix, lo, hi int) []float32 {
-	ensureSlice(&l.buf, (hi-lo)*x.Cols)
-	l.x, l.lo = x, lo
-	parallel.For(hi-lo, rowGrain(x.Cols), l) // no closure: a block is filled hundreds of times per epoch
-	l.x = nil
-	return l.buf
-}
-
-// Run fills rows [a, b) of the current block.
-func (l *lazyDrop) Run(a, b int) {
-	c := l.x.Cols
-	for r := a; r < b; r++ {
-		l.spec.apply(l.buf[r*c:(r+1)*c], l.x.Row(l.lo+r), l.g.globalID(l.lo+r))
-	}
-}
-
-// mul sets dst = drop(x)·w, or adds it when acc is set.
-func (l *lazyDrop) mul(dst, x, w *tensor.Matrix, acc bool) {
-	if x.Cols != w.Rows || dst.Rows != x.Rows || dst.Cols != w.Cols {
-		panic(fmt.Sprintf("nn: dropped product shapes %s·%s into %s", x.Shape(), w.Shape(), dst.Shape()))
-	}
-	step := l.blockRows(x.Cols)
-	for lo := 0; lo < x.Rows; lo += step {
-		hi := min(lo+step, x.Rows)
-		a := l.fill(x, lo, hi)
-		gemm.Gemm(false, false, hi-lo, w.Cols, x.Cols, a, x.Cols, w.Data, w.Cols, dst.Data[lo*dst.Cols:hi*dst.Cols], dst.Cols, acc)
-	}
-}
-
-// mulTN sets dw = drop(x)ᵀ·dy.
-func (l *lazyDrop) mulTN(dw, x, dy *tensor.Matrix) {
-	if dy.Rows != x.Rows || dw.Rows != x.Cols || dw.Cols != dy.Cols {
-		panic(fmt.Sprintf("nn: dropped weight gradient shapes %sᵀ·%s into %s", x.Shape(), dy.Shape(), dw.Shape()))
-	}
-	if x.Rows == 0 {
-		dw.Zero()
-		return
-	}
-	step := l.blockRows(x.Cols)
-	for lo := 0; lo < x.Rows; lo += step {
-		hi := min(lo+step, x.Rows)
-		a := l.fill(x, lo, hi)
-		gemm.Gemm(true, false, x.Cols, dy.Cols, hi-lo, a, x.Cols, dy.Data[lo*dy.Cols:hi*dy.Cols], dy.Cols, dw.Data, dw.Cols, lo > 0)
-	}
+	rows rowReader // reads the input through the dropout
 }
 
 // forwardLazy is Forward for the model's own use: dense features come back
@@ -214,5 +156,6 @@ func (d *Dropout) forwardLazy(g *Block, x Features, mode Mode) Features {
 	d.active = true
 	d.spec, d.g = newDropSpec(d.P, mode, d.Site), g
 	d.lazy.spec, d.lazy.g = d.spec, g
-	return Features{Dense: x.Dense, drop: &d.lazy}
+	d.lazy.rows.spec, d.lazy.rows.g = &d.lazy.spec, g
+	return Features{Dense: x.Dense, BF16: x.BF16, drop: &d.lazy}
 }

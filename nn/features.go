@@ -3,20 +3,23 @@ package nn
 import (
 	"fmt"
 
-	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// Features is a layer input: exactly one of Dense and Sparse is set. Sparse
-// (bag-of-words) features make the first layer a sparse-dense product, which
-// on such data is hundreds of times cheaper than the dense one.
+// Features is a layer input: exactly one of Dense, Sparse and BF16 is set.
+// Sparse (bag-of-words) features make the first layer a sparse-dense
+// product, which on such data is hundreds of times cheaper than the dense
+// one. BF16 holds dense features in bfloat16 (mixed precision, half the
+// bytes): the products read them a block of rows at a time, widened to
+// float32 exactly, so the arithmetic is float32 on the rounded values.
 type Features struct {
 	Dense  *tensor.Matrix
 	Sparse *tensor.CSR
+	BF16   *tensor.MatrixBF16
 
-	// drop, when set, is dropout applied to Dense on the fly: the products
-	// below read Dense through it block by block, so the dropped copy of a
-	// large input never exists in full.
+	// drop, when set, is dropout applied to Dense (or BF16) on the fly: the
+	// products below read the rows through it block by block, so the
+	// dropped copy of a large input never exists in full.
 	drop *lazyDrop
 }
 
@@ -64,11 +67,15 @@ func NewSparseFeatures(x *tensor.CSR, mode Storage) Features {
 	return Features{Dense: x.Dense()}
 }
 
+// BF16Features wraps a bfloat16 dense matrix.
+func BF16Features(x *tensor.MatrixBF16) Features { return Features{BF16: x} }
+
 // headView holds the header of a view of a matrix's or features' first
 // rows, so that taking one allocates nothing.
 type headView struct {
 	m tensor.Matrix
 	a tensor.CSR
+	b tensor.MatrixBF16
 }
 
 // features returns the first n rows of f, sharing its storage (and its
@@ -80,6 +87,10 @@ func (h *headView) features(f Features, n int) Features {
 	if a := f.Sparse; a != nil {
 		h.a = tensor.CSR{Rows: n, Cols: a.Cols, Offsets: a.Offsets[:n+1], Indices: a.Indices, Values: a.Values}
 		return Features{Sparse: &h.a}
+	}
+	if b := f.BF16; b != nil {
+		h.b = tensor.MatrixBF16{Rows: n, Cols: b.Cols, Data: b.Data[:n*b.Cols]}
+		return Features{BF16: &h.b, drop: f.drop}
 	}
 	return Features{Dense: h.matrix(f.Dense, n), drop: f.drop}
 }
@@ -95,16 +106,22 @@ func (h *headView) matrix(m *tensor.Matrix, n int) *tensor.Matrix {
 
 // Rows is the number of rows.
 func (f Features) Rows() int {
-	if f.Sparse != nil {
+	switch {
+	case f.Sparse != nil:
 		return f.Sparse.Rows
+	case f.BF16 != nil:
+		return f.BF16.Rows
 	}
 	return f.Dense.Rows
 }
 
 // Cols is the number of columns (features).
 func (f Features) Cols() int {
-	if f.Sparse != nil {
+	switch {
+	case f.Sparse != nil:
 		return f.Sparse.Cols
+	case f.BF16 != nil:
+		return f.BF16.Cols
 	}
 	return f.Dense.Cols
 }
@@ -117,8 +134,8 @@ func (f Features) mul(dst, w *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMM(dst, f.Sparse, w)
-	case f.drop != nil:
-		f.drop.mul(dst, f.Dense, w, false)
+	case f.drop != nil || f.BF16 != nil:
+		f.blocks(func(r *rowReader) { r.mul(dst, w, false) })
 	default:
 		tensor.MatMul(dst, f.Dense, w)
 	}
@@ -129,8 +146,8 @@ func (f Features) mulTN(dw, dy *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMMT(dw, f.Sparse, dy)
-	case f.drop != nil:
-		f.drop.mulTN(dw, f.Dense, dy)
+	case f.drop != nil || f.BF16 != nil:
+		f.blocks(func(r *rowReader) { r.mulTN(dw, dy) })
 	default:
 		tensor.MatMulTN(dw, f.Dense, dy)
 	}
@@ -210,28 +227,23 @@ func (f Features) mulAdd(dst, w *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMMAdd(dst, f.Sparse, w)
-	case f.drop != nil:
-		f.drop.mul(dst, f.Dense, w, true)
+	case f.drop != nil || f.BF16 != nil:
+		f.blocks(func(r *rowReader) { r.mul(dst, w, true) })
 	default:
 		tensor.MatMulAdd(dst, f.Dense, w)
 	}
 }
 
 // values returns the dense values of f as a layer reads them: Dense, or,
-// when a dropout was deferred to the products that read it, the dropped
-// copy, written into *buf. It is for layers that aggregate their input
-// before multiplying it (see aggregateFirst). f must be dense.
+// when a dropout was deferred to the products that read it or the values
+// are bf16, the dropped or widened copy, written into *buf. It is for
+// layers that aggregate their input before multiplying it (see
+// aggregateFirst). f must be dense.
 func (f Features) values(buf **tensor.Matrix) *tensor.Matrix {
-	if f.drop == nil {
+	if f.drop == nil && f.BF16 == nil {
 		return f.Dense
 	}
-	x := f.Dense
-	out := ensure(buf, x.Rows, x.Cols)
-	l := f.drop
-	parallel.For(x.Rows, rowGrain(x.Cols), rangeTask(func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			l.spec.apply(out.Row(r), x.Row(r), l.g.globalID(r))
-		}
-	}))
+	out := ensure(buf, f.Rows(), f.Cols())
+	f.blocks(func(r *rowReader) { r.fillInto(out.Data, 0, out.Rows) })
 	return out
 }

@@ -31,6 +31,7 @@ type GAT struct {
 
 	g       *Block
 	x       Features
+	round   bool // z is rounded to bf16 (Model.SetBF16)
 	dropped bool // attention dropout was applied in the last Forward
 	key     uint64
 	thr     uint64
@@ -104,6 +105,9 @@ func (l *GAT) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	hs, c := l.cfg.Heads, l.cfg.Out
 	z := ensure(&l.z, x.Rows(), hs*c)
 	x.mul(z, l.Weight.Value)
+	if l.round {
+		roundBF16(z)
+	}
 	zext := g.extend(l.index, z, &l.zext)
 	asrc := ensure(&l.asrc, g.NumSrc, hs)
 	adst := ensure(&l.adst, g.NumDst, hs)

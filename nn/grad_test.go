@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -117,9 +118,14 @@ func addBias64(y, b []float64) {
 	}
 }
 
+// refProjection is what the references apply to the per-node quantity a
+// graph layer aggregates (x·W): the identity, or rounding to bf16 in the
+// forward checks of bf16 layers.
+var refProjection = func(h []float64) []float64 { return h }
+
 func gcnRef(g refGraph, x []float64, in int, w, b []float64) []float64 {
 	out := len(b)
-	h := matmul64(x, g.n, in, w, out)
+	h := refProjection(matmul64(x, g.n, in, w, out))
 	y := make([]float64, g.n*out)
 	deg := func(v int) float64 { return float64(len(g.adj[v]) + 1) }
 	for i := 0; i < g.n; i++ {
@@ -137,12 +143,11 @@ func gcnRef(g refGraph, x []float64, in int, w, b []float64) []float64 {
 func sageRef(g refGraph, x []float64, in int, wl, bl, wr []float64) []float64 {
 	out := len(bl)
 	y := matmul64(x, g.n, in, wr, out)
+	h := refProjection(matmul64(x, g.n, in, wl, out))
 	for i := 0; i < g.n; i++ {
 		for _, j := range g.adj[i] {
-			for k := 0; k < in; k++ {
-				for o := 0; o < out; o++ {
-					y[i*out+o] += x[j*in+k] * wl[k*out+o] / float64(len(g.adj[i]))
-				}
+			for o := 0; o < out; o++ {
+				y[i*out+o] += h[j*out+o] / float64(len(g.adj[i]))
 			}
 		}
 	}
@@ -153,7 +158,7 @@ func sageRef(g refGraph, x []float64, in int, wl, bl, wr []float64) []float64 {
 // gatRef computes GAT with attention dropout given by kept (nil: none).
 func gatRef(g refGraph, x []float64, in, heads, c int, concat bool, w, asrc, adst, b []float64,
 	kept func(h, i, j int) float64) []float64 {
-	z := matmul64(x, g.n, in, w, heads*c)
+	z := refProjection(matmul64(x, g.n, in, w, heads*c))
 	width := len(b)
 	y := make([]float64, g.n*width)
 	dot := func(r, h int, a []float64) float64 {
@@ -489,22 +494,35 @@ func TestMSEGradient(t *testing.T) {
 }
 
 // TestModelGradients checks whole 2-layer models, dropout included, against
-// a reference built from the layer references.
+// a reference built from the layer references. At bf16 (SetBF16, features
+// in bf16) the forward pass is the reference's with the features and the
+// layers' projections rounded to bf16, and the gradients, which take the
+// rounding as the identity, are those of the reference with each rounding
+// frozen into a constant offset (frozenRounding).
 func TestModelGradients(t *testing.T) {
 	const n, in, hidden, classes = 10, 6, 5, 3
 	gg := randomGraph(t, n, 3, 21)
 	rg := newRefGraph(gg)
 	for _, tc := range []struct {
-		model     string
-		normalize bool
-	}{{"gcn", false}, {"sage", false}, {"sage", true}, {"gat", false}} {
+		model           string
+		normalize, bf16 bool
+	}{{"gcn", false, false}, {"sage", false, false}, {"sage", true, false}, {"gat", false, false},
+		{"gcn", false, true}, {"sage", false, true}, {"sage", true, true}, {"gat", false, true}} {
 		model, name := tc.model, tc.model
 		if tc.normalize {
 			name += "-normalize"
 		}
+		if tc.bf16 {
+			name += "/bf16"
+		}
 		t.Run(name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			x32 := randomMatrix(n, in, rng)
+			features := DenseFeatures(x32)
+			if tc.bf16 {
+				x16 := tensor.MatrixToBF16(x32)
+				x32, features = x16.Widen(), BF16Features(x16)
+			}
 			cfg := Config{Model: model, InFeatures: in, Hidden: hidden, Classes: classes, Heads: 2, OutputHeads: 2,
 				Dropout: 0.2, AttentionDropout: 0.2, Seed: 77, Normalize: tc.normalize}
 			m, err := NewModel(cfg)
@@ -517,7 +535,8 @@ func TestModelGradients(t *testing.T) {
 				}
 			}
 			m.SetStep(5)
-			y := m.Forward([]*Block{WholeGraph(gg)}, DenseFeatures(x32), true)
+			m.SetBF16(tc.bf16)
+			y := m.Forward([]*Block{WholeGraph(gg)}, features, true)
 			vars := map[string]fdVar{}
 			var list []fdVar
 			for _, p := range m.Params() {
@@ -579,12 +598,50 @@ func TestModelGradients(t *testing.T) {
 				return gatRef(rg, h, w1, 2, classes, false, p("layers.1.lin.weight"), p("layers.1.att_src"),
 					p("layers.1.att_dst"), p("layers.1.bias"), kept(attentionSite+1))
 			}
+			if tc.bf16 {
+				defer frozenRounding(ref)()
+			}
 			checkForward(t, y.Data, ref())
 			r := randomR(len(y.Data), rng)
 			m.Backward(r32(r, y.Rows, y.Cols))
 			checkGradients(t, r, ref, list...)
 		})
 	}
+}
+
+// frozenRounding makes the references' projections those of a bf16 layer
+// frozen at the current parameters: one evaluation of ref records what
+// rounding each projection to bf16 added to it, and from then on each
+// projection adds the same amount. The reference's value is the bf16
+// model's there, and its derivatives are the straight-through ones: those
+// of the float32 model at the rounded values, which the bf16 layers
+// compute. It returns the function that restores the identity.
+func frozenRounding(ref func() []float64) (restore func()) {
+	var offsets [][]float64
+	refProjection = func(h []float64) []float64 {
+		d := make([]float64, len(h))
+		for i, v := range h {
+			d[i] = float64(bf16.ToFloat32(bf16.FromFloat32(float32(v)))) - v
+		}
+		offsets = append(offsets, d)
+		return addRef(h, d)
+	}
+	ref()
+	calls := 0
+	refProjection = func(h []float64) []float64 {
+		d := offsets[calls%len(offsets)]
+		calls++
+		return addRef(h, d)
+	}
+	return func() { refProjection = func(h []float64) []float64 { return h } }
+}
+
+func addRef(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] + b[i]
+	}
+	return out
 }
 
 // l2NormRef scales every row of the n×cols matrix x to unit L2 norm.

@@ -78,6 +78,7 @@ type GCN struct {
 	work  transient
 	head  tensor.Matrix // the transformed input's own rows when a halo follows them
 	pre   preAggregated
+	s16   stored16 // the projection in bf16 (Model.SetBF16)
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -94,6 +95,13 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
 	l.pre.on = false
+	if l.s16.on {
+		ext := l.s16.forward(l.index, g, x, l.Weight.Value)
+		y := ensure(&l.y, g.NumDst, ext.Cols)
+		tensor.SpMMBF16(y, g.gcnOp(), ext)
+		addRowVector(y, l.Bias.Value.Data)
+		return y
+	}
 	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
 		a := l.pre.forward(g.gcnOp(), x)
 		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
@@ -122,7 +130,7 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNT(da, dy, l.Weight.Value)
 		return p.inputGradient(g.gcnTOp(), da)
 	}
-	dext := ensure(l.work.slot(), g.NumSrc, dy.Cols) // the transformed input is no longer needed
+	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
@@ -142,6 +150,7 @@ type SAGE struct {
 	head         tensor.Matrix // the transformed input's own rows when a halo follows them
 	view, dxView headView
 	pre          preAggregated
+	s16          stored16 // the projection in bf16 (Model.SetBF16)
 }
 
 // NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
@@ -164,6 +173,14 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	checkRows("SAGE", g, x)
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
+	if l.s16.on {
+		ext := l.s16.forward(l.index, g, x, l.WeightL.Value)
+		y := ensure(&l.y, g.NumDst, ext.Cols)
+		tensor.SpMMBF16(y, g.meanOp(), ext)
+		l.xdst.mulAdd(y, l.WeightR.Value)
+		addRowVector(y, l.BiasL.Value.Data)
+		return y
+	}
 	if aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols) {
 		a := l.pre.forward(g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
@@ -198,7 +215,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 		return dx
 	}
-	dext := ensure(l.work.slot(), g.NumSrc, dy.Cols) // the transformed input is no longer needed
+	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.WeightR.Grad, dy)
@@ -227,6 +244,20 @@ func (t *transient) slot() **tensor.Matrix {
 }
 
 func (t *transient) share(buf **tensor.Matrix) { t.shared = buf }
+
+// scratch returns the buffer that holds the gradient of a GCN or SAGE
+// layer's aggregation in Backward: the transient, where the forward pass
+// computed the transformed input, which Backward does not read. At bf16
+// without a halo the layer's output buffer y, of the gradient's shape,
+// serves instead (nothing reads the output once the backward pass reaches
+// the layer), so bf16, whose projection is stored apart, adds no float32
+// buffer.
+func scratch(g *Block, bf16 bool, y **tensor.Matrix, work *transient) **tensor.Matrix {
+	if bf16 && g.Halo == nil {
+		return y
+	}
+	return work.slot()
+}
 
 func biasGrad(b *Param, dy *tensor.Matrix) {
 	sumRows(b.Grad.Data, dy)

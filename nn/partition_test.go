@@ -19,6 +19,7 @@ type exchange struct {
 	cond       *sync.Cond
 	count, gen int
 	pub        []*tensor.Matrix // what each part published in the current round
+	pub16      []*tensor.MatrixBF16
 	parts      []*localPart
 	owner      []int // owner[global id] = part
 	local      []int // local[global id] = row in its owner
@@ -64,6 +65,23 @@ func (h testHalo) Forward(layer int, own, ext *tensor.Matrix) {
 		copy(ext.Row(nt+k), e.pub[e.owner[gid]].Row(e.local[gid]))
 	}
 	e.wait() // nobody may reuse its rows before everyone has read them
+}
+
+func (h testHalo) ForwardBF16(layer int, ext *tensor.MatrixBF16, own int) {
+	e, me := h.e, h.e.parts[h.p]
+	e.mu.Lock()
+	if e.pub16 == nil {
+		e.pub16 = make([]*tensor.MatrixBF16, len(e.parts))
+	}
+	e.pub16[h.p] = ext
+	e.mu.Unlock()
+	e.wait()
+	w := ext.Cols
+	for k, gid := range me.sources[own:] {
+		src := e.pub16[e.owner[gid]]
+		copy(ext.Data[(own+k)*w:(own+k+1)*w], src.Data[e.local[gid]*w:(e.local[gid]+1)*w])
+	}
+	e.wait()
 }
 
 func (h testHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
@@ -208,15 +226,25 @@ func closeTo(a, b float32) bool {
 // whole-graph logits, and its parameter gradients sum to the whole graph's.
 // Dropout is on, so this also checks that dropout does not depend on the
 // partitioning. With three parts the halo is a HaloRows, which GCN and
-// SAGE hand the halo rows' gradient a piece at a time.
+// SAGE hand the halo rows' gradient a piece at a time. At bf16
+// (SetBF16, dense features in bf16) the halo moves bf16 rows, and the
+// parts still give the whole graph's logits and gradients.
 func TestPartitionedEqualsWhole(t *testing.T) {
 	const n, in, classes = 40, 12, 4
 	gg := randomGraph(t, n, 4, 31)
 	for _, parts := range []int{2, 3} {
-		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat"} {
+		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat", "gcn-bf16", "sage-bf16", "gat-bf16"} {
 			for _, storage := range []Storage{ForceDense, ForceSparse} {
 				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
+				model, bf16 := strings.CutSuffix(model, "-bf16")
 				model, normalize := strings.CutSuffix(model, "-normalize")
+				features := func(x *tensor.Matrix) Features {
+					f := NewFeatures(x, storage)
+					if bf16 && f.Dense != nil {
+						f = BF16Features(tensor.MatrixToBF16(f.Dense))
+					}
+					return f
+				}
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(parts), 5))
 					x := randomMatrix(n, in, rng)
@@ -235,8 +263,9 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					whole.Forward([]*Block{WholeGraph(gg)}, NewFeatures(x, storage), true) // advance the step once
-					logits := whole.Forward([]*Block{WholeGraph(gg)}, NewFeatures(x, storage), true).Clone()
+					whole.SetBF16(bf16)
+					whole.Forward([]*Block{WholeGraph(gg)}, features(x), true) // advance the step once
+					logits := whole.Forward([]*Block{WholeGraph(gg)}, features(x), true).Clone()
 					r := randomMatrix(n, classes, rng)
 					whole.Backward(r)
 
@@ -252,7 +281,8 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					for p, lp := range e.parts {
 						models[p], _ = NewModel(cfg)
 						models[p].SetStep(1)
-						feats := NewFeatures(selectRows(x, lp.targets), storage)
+						models[p].SetBF16(bf16)
+						feats := features(selectRows(x, lp.targets))
 						wg.Add(1)
 						go func() {
 							defer wg.Done()

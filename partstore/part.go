@@ -53,6 +53,8 @@ func OwnedFeatures(x nn.Features, owned []int32) nn.Features {
 	switch {
 	case x.Sparse != nil:
 		return nn.Features{Sparse: x.Sparse.SelectRows(owned)}
+	case x.BF16 != nil:
+		return nn.BF16Features(x.BF16.SelectRows(owned))
 	case x.Dense != nil:
 		m := tensor.New(len(owned), x.Dense.Cols)
 		for i, v := range owned {

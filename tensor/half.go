@@ -105,3 +105,17 @@ func MatrixToBF16(m *Matrix) *MatrixBF16 {
 
 // Bytes is the size of m's values.
 func (m *MatrixBF16) Bytes() int64 { return 2 * int64(len(m.Data)) }
+
+// SelectRows returns the rows ids of m, in order, still in bfloat16.
+func (m *MatrixBF16) SelectRows(ids []int32) *MatrixBF16 {
+	h := &MatrixBF16{Rows: len(ids), Cols: m.Cols, Data: make([]uint16, len(ids)*m.Cols)}
+	bf16.GatherBF16(h.Data, m.Cols, m.Data, m.Cols, m.Cols, ids)
+	return h
+}
+
+// Widen returns m widened to float32, exactly.
+func (m *MatrixBF16) Widen() *Matrix {
+	w := New(m.Rows, m.Cols)
+	bf16.Decode(w.Data, m.Data)
+	return w
+}

@@ -28,6 +28,16 @@ func SpMMRows(dst *Matrix, a *CSR, lo, hi int, x *Matrix) {
 	spmm.MulCSR(hi-lo, a.Offsets[lo:hi+1], a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
 }
 
+// SpMMBF16 sets dst = a·x for x in bfloat16: each row of x is widened
+// exactly as it is gathered and the sums are float32, so dst is SpMM's on
+// the widened x, bit for bit, at half the bytes gathered.
+func SpMMBF16(dst *Matrix, a *CSR, x *MatrixBF16) {
+	if x.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != x.Cols {
+		panic(fmt.Sprintf("tensor: spmm shapes: a %d×%d, bf16 x %d×%d, dst %s", a.Rows, a.Cols, x.Rows, x.Cols, dst.Shape()))
+	}
+	spmm.MulCSRBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
+}
+
 func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
 	rows, inner := a.Rows, a.Cols
 	if trans {

@@ -79,17 +79,23 @@ func TestGeneratedDatasetTrainsAsInMemory(t *testing.T) {
 	}
 }
 
-// Mapped bf16 features train as the in-memory features held in bf16.
+// Mapped bf16 features train as the in-memory features held in bf16:
+// mini-batch in one process, and full-graph in one process and over parts.
 func TestGeneratedBF16MappedTrainsAsInMemoryBF16(t *testing.T) {
 	dir := generate(t, "bf16")
-	model := []string{"--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "64", "--precision", "bf16"}
-	want, _ := trainEpochs(t, append([]string{"--dataset", generatedSpec}, model...)...)
-	got, mapped := trainEpochs(t, append([]string{"--dataset", dir, "--features-mmap"}, model...)...)
-	if mapped == nil || mapped["dtype"] != "bf16" {
-		t.Fatalf("features_mapped %v", mapped)
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("mapped bf16:\n%s\nin memory at bf16:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, model := range [][]string{
+		{"--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "64", "--precision", "bf16"},
+		{"--model", "gcn", "--precision", "bf16"},
+		{"--model", "sage", "--parts", "2", "--precision", "bf16"},
+	} {
+		want, _ := trainEpochs(t, append([]string{"--dataset", generatedSpec}, model...)...)
+		got, mapped := trainEpochs(t, append([]string{"--dataset", dir, "--features-mmap"}, model...)...)
+		if mapped == nil || mapped["dtype"] != "bf16" {
+			t.Fatalf("%v: features_mapped %v", model, mapped)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%v: mapped bf16:\n%s\nin memory at bf16:\n%s", model, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
 
@@ -111,7 +117,7 @@ func TestMappedFeaturesErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"train", "--dataset", bf16, "--features-mmap"}, "mini-batch training in one process alone reads"},
+		{[]string{"train", "--dataset", bf16, "--features-mmap"}, "train with --precision bf16"},
 		{append([]string{"train", "--dataset", bf16, "--features-mmap"}, sampled...), "train with --precision bf16"},
 		{append([]string{"train", "--dataset", fp32, "--features-mmap", "--precision", "bf16"}, sampled...), "would copy the mapped float32 features"},
 		{[]string{"train", "--dataset", fp32, "--features-mmap", "--row-normalize", "--features", "sparse"}, "--features sparse would copy"},

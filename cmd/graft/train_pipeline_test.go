@@ -124,7 +124,7 @@ func TestTrainPipelineErrors(t *testing.T) {
 		{"timeout", pipe("--stage-timeout", "0s"), "--stage-timeout 0s: want a positive duration"},
 		{"async flag", pipe("--workers", "2"), "--workers: only with --mode async or ps-sync"},
 		{"not pipeline", append(append([]string{}, pipelineArgs...), "--stages", "2"), "--stages: only with --mode pipeline"},
-		{"bf16", pipe("--precision", "bf16"), "pipeline bf16 are not supported yet"},
+		{"bf16", pipe("--precision", "bf16"), "pipeline bf16 is not supported"},
 		{"mode", append(append([]string{}, pipelineArgs...), "--mode", "pipe"), `want sync, async, ps-sync or pipeline`},
 	}
 	for _, tt := range tests {

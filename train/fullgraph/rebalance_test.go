@@ -185,15 +185,21 @@ func TestRebalancedRunEqualsTheRunThatIsNot(t *testing.T) {
 	s := newSBMTask(t, 240, 5)
 	const k = 4
 	layout := skewedLayout(t, s, k)
-	for _, model := range []string{"gcn", "sage"} {
+	for _, model := range []string{"gcn", "sage", "sage/bf16"} {
 		t.Run(model, func(t *testing.T) {
+			model, bf16 := strings.CutSuffix(model, "/bf16")
+			var opts Options
+			tol := 1e-5
+			if bf16 { // the rebuilt parts and exchanges hold and send bf16 (see TestBF16PartsEqualOneProcess for the tolerance)
+				opts.Precision, tol = train.BF16, 1e-4
+			}
 			cfg := equivalenceConfig(model, s.classes)
 			cfg.Epochs = 10
-			plain, err := runRebalanced(t, context.Background(), cfg, s.problem(), layout, Options{}, false)
+			plain, err := runRebalanced(t, context.Background(), cfg, s.problem(), layout, opts, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := runRebalanced(t, context.Background(), cfg, s.problem(), layout, Options{}, true)
+			got, err := runRebalanced(t, context.Background(), cfg, s.problem(), layout, opts, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +218,7 @@ func TestRebalancedRunEqualsTheRunThatIsNot(t *testing.T) {
 				t.Errorf("%d rebalances, want 1 (the imbalance after it is below the threshold)", len(got.records))
 			}
 			for e := range plain.losses {
-				if !relClose(got.losses[e], plain.losses[e], 1e-5) {
+				if !relClose(got.losses[e], plain.losses[e], tol) {
 					t.Fatalf("epoch %d loss %v rebalanced, %v not", e+1, got.losses[e], plain.losses[e])
 				}
 			}

@@ -49,6 +49,12 @@ type Options struct {
 	// parts or more, every worker holding the whole problem).
 	Rebalance *Rebalance
 
+	// Precision is what the run holds its features and the layers'
+	// per-node projections in, and what the halo exchange's forward rows
+	// travel in (train.BF16: bfloat16; see nn.Model.SetBF16). Parameters,
+	// optimiser state, gradients and reductions are float32 either way.
+	Precision train.Precision
+
 	layouts *sharedLayouts // the workers of RunInProcess build each new layout once
 }
 
@@ -61,8 +67,9 @@ type Options struct {
 // rank's model is the result. A nil or one-part layout is one worker
 // holding the whole graph.
 func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
-	if p.FeaturesBF16 != nil {
-		return train.Result{}, nil, errors.New("fullgraph: features in bf16 are for mini-batch training; full-graph training reads float32 features")
+	p, err := atPrecision(p, opts.Precision)
+	if err != nil {
+		return train.Result{}, nil, err
 	}
 	if opts.Link != nil {
 		c = comm.WithLink(c, *opts.Link)
@@ -82,7 +89,6 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 	}
 	var records []Record
 	if opts.Resume != nil {
-		var err error
 		if layout, records, err = resumedLayout(p.Graph, layout, opts.Resume, opts.layouts); err != nil {
 			return train.Result{}, nil, err
 		}
@@ -105,6 +111,26 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 		rb.last = cfg.Epochs
 	}
 	return run(ctx, c, cfg, d, ex, opts, rb, onEpoch)
+}
+
+// atPrecision returns p with its features as training at precision reads
+// them: at bf16 dense features rounded to bf16 (or already bf16) in
+// Features.BF16, sparse ones as they are; at fp32 bf16 features are an
+// error.
+func atPrecision(p train.Problem, precision train.Precision) (train.Problem, error) {
+	if precision != train.BF16 {
+		if p.FeaturesBF16 != nil || p.Features.BF16 != nil {
+			return p, errors.New("fullgraph: the features are in bf16: train with --precision bf16")
+		}
+		return p, nil
+	}
+	if p.FeaturesBF16 == nil {
+		p = p.WithBF16Features()
+	}
+	if p.FeaturesBF16 != nil {
+		p.Features, p.FeaturesBF16 = nn.BF16Features(p.FeaturesBF16), nil
+	}
+	return p, nil
 }
 
 // RunInProcess trains with one goroutine per part of layout, connected by
@@ -142,7 +168,7 @@ func newExchange(c comm.Communicator, part *partition.Part, cfg train.Config, op
 
 // exchangeConfig makes a worker's codec and schedule.
 func exchangeConfig(cfg train.Config, opts Options) halo.Config {
-	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1), CompressLast: opts.CompressLast}
+	hc := halo.Config{Seed: cfg.Model.Seed, Layers: max(cfg.Model.Layers, 1), CompressLast: opts.CompressLast, BF16: opts.Precision == train.BF16}
 	if opts.Codec != nil {
 		hc.Codec = opts.Codec()
 	}
@@ -170,6 +196,7 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	s.model.SetBF16(opts.Precision == train.BF16)
 	loop, err := train.New(cfg, s)
 	if err != nil {
 		return train.Result{}, nil, err

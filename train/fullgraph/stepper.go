@@ -70,7 +70,7 @@ func (d *Data) check(classes int) error {
 	if d.Block == nil {
 		return errors.New("fullgraph: no graph")
 	}
-	if d.Features.Dense == nil && d.Features.Sparse == nil {
+	if d.Features.Dense == nil && d.Features.Sparse == nil && d.Features.BF16 == nil {
 		return errors.New("fullgraph: no features")
 	}
 	n := d.Block.NumDst

@@ -11,6 +11,7 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -69,6 +70,11 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg train.Config,
 			return train.Result{}, nil, err
 		}
 		hx = ex
+	}
+	if opts.Precision == train.BF16 && sp.Features.Dense != nil {
+		// The part's float32 features go once rounded: sp holds the bf16
+		// ones instead.
+		sp.Features = nn.BF16Features(tensor.MatrixToBF16(sp.Features.Dense))
 	}
 	d, err := StoredData(sp, hx)
 	if err != nil {
