@@ -227,3 +227,48 @@ func TestTrainCompressAuto(t *testing.T) {
 		t.Errorf("--compress auto with one worker: exit %d, %q; want the note naming auto", code, stderr)
 	}
 }
+
+// The first SIGINT lets the epoch under way finish; a second stops the
+// process at once, with the shell's status for SIGINT, rather than after an
+// epoch that can take minutes.
+func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1250 batches of 16 seeds with their whole 2-hop neighbourhoods: an
+	// epoch of many seconds.
+	cmd := exec.Command(exe, "train", "--dataset", "sbm:200000:40:32:8", "--model", "sage", "--sampler", "neighbor:-1,-1",
+		"--batch-size", "16", "--epochs", "3")
+	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string) {
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(stderr.String(), what) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no %q in stderr:\n%s", what, stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("split") // loaded: training starts
+	cmd.Process.Signal(os.Interrupt)
+	waitFor("interrupt again")
+	cmd.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 10 s after the second interrupt:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 1/") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
