@@ -8,25 +8,30 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 )
 
-// chanceWatch notices a model that predicts no better than chance: a
-// training loss at or above the entropy of the training labels (what
-// predicting their class shares for every node scores; ln C for C balanced
-// classes) with a training accuracy no better than the largest class's
-// share. Runs that stay there (dead ReLUs, weights decayed to zero, a step
-// size that overshoots) seldom recover, so the user is told once, with
-// what usually helps, instead of watching epochs of chance.
+// chanceWatch notices a model that predicts no better than chance and has
+// stopped improving: over five evaluated epochs in a row, a training loss
+// at or above the entropy of the training labels (what predicting their
+// class shares for every node scores; ln C for C balanced classes) that
+// did not fall, with a training accuracy no better than the largest
+// class's share. Runs that stay there (dead ReLUs, weights decayed to zero,
+// a step size that overshoots) seldom recover, so the user is told once,
+// with what usually helps, instead of watching epochs of chance. A run
+// whose loss is still falling, however slowly, is left alone.
 type chanceWatch struct {
 	entropy, majority float64 // of the training labels
 	log               io.Writer
-	run               int // consecutive epochs at chance
+	losses            []float64 // of the consecutive evaluated epochs at chance
 	warned            bool
 }
 
-// chanceEpochs is how many consecutive epochs at chance make a warning;
-// chanceTolerance how far (relative) below the entropy the loss may be.
+// chanceEpochs is how many consecutive evaluated epochs at chance make a
+// warning; chanceTolerance how far (relative) below the entropy the loss
+// may be, and how much (relative) it must have fallen over those epochs
+// to count as progress.
 const (
 	chanceEpochs    = 5
 	chanceTolerance = 1e-3
+	chanceProgress  = 0.01
 )
 
 // chanceWatch watches the leader's epochs.
@@ -63,20 +68,22 @@ func newChanceWatch(labels, train []int32, classes int, log io.Writer) *chanceWa
 }
 
 // observe takes one epoch's metrics and warns once when the last
-// chanceEpochs epochs were all at chance.
+// chanceEpochs evaluated epochs were all at chance without progress.
+// Epochs that were not evaluated (--eval-every) carry no training accuracy
+// and are skipped.
 func (w *chanceWatch) observe(e metrics.Epoch) {
-	if w == nil || w.warned {
+	if w == nil || w.warned || e.EvalSeconds <= 0 {
 		return
 	}
-	atChance := e.Loss >= (1-chanceTolerance)*w.entropy && e.TrainAcc <= w.majority+0.01
-	if !atChance {
-		w.run = 0
+	if e.Loss < (1-chanceTolerance)*w.entropy || e.TrainAcc > w.majority+0.01 {
+		w.losses = w.losses[:0]
 		return
 	}
-	if w.run++; w.run < chanceEpochs {
+	w.losses = append(w.losses, e.Loss)
+	if n := len(w.losses); n < chanceEpochs || e.Loss < (1-chanceProgress)*w.losses[n-chanceEpochs] {
 		return
 	}
 	w.warned = true
-	fmt.Fprintf(w.log, "graft train: %d epochs at chance (epoch %d: training loss %.4f, not below the training labels' entropy %.4f; training accuracy %.4f): if it does not improve, try a lower --lr, less --dropout or --weight-decay, or --normalize\n",
-		w.run, e.Epoch, e.Loss, w.entropy, e.TrainAcc)
+	fmt.Fprintf(w.log, "graft train: %d epochs at chance (epoch %d: training loss %.4f, not below the training labels' entropy %.4f and not falling; training accuracy %.4f): try a lower --lr, less --dropout or --weight-decay, or --normalize\n",
+		chanceEpochs, e.Epoch, e.Loss, w.entropy, e.TrainAcc)
 }
