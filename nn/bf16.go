@@ -57,17 +57,28 @@ func (m *Model) BF16() bool {
 
 // stored16 is a GCN or SAGE layer's per-node projection x·W in bf16, with
 // SetBF16: the owned rows rounded as they are computed, then the halo rows
-// the peers send.
+// the peers send. Like the float32 transient, it does not outlive Forward
+// (Backward does not read it), so the layers of a model share one buffer.
 type stored16 struct {
-	on   bool
-	ext  *tensor.MatrixBF16
-	head tensor.MatrixBF16
+	on     bool
+	shared **tensor.MatrixBF16
+	own    *tensor.MatrixBF16
+	head   tensor.MatrixBF16
 }
+
+func (s *stored16) slot() **tensor.MatrixBF16 {
+	if s.shared != nil {
+		return s.shared
+	}
+	return &s.own
+}
+
+func (s *stored16) share(buf **tensor.MatrixBF16) { s.shared = buf }
 
 // forward computes the projection of x by w for the block g and extends
 // it to every source through the halo exchange of layer.
 func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix) *tensor.MatrixBF16 {
-	ext := ensureBF16(&s.ext, g.NumSrc, w.Cols)
+	ext := ensureBF16(s.slot(), g.NumSrc, w.Cols)
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
 	x.projectBF16(&s.head, w)
@@ -87,7 +98,7 @@ func ensureBF16(buf **tensor.MatrixBF16, rows, cols int) *tensor.MatrixBF16 {
 	n := rows * cols
 	if cap(m.Data) < n {
 		was := cap(m.Data)
-		m.Data = make([]uint16, n, n+n/8)
+		m.Data = make([]uint16, n, growTo(was, n))
 		memacct.Grown(memacct.Activations, was, cap(m.Data), 2)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]

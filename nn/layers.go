@@ -229,7 +229,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 // transient is the buffer a GCN or SAGE layer computes its transformed
 // input in (with the halo rows after it) during Forward, and the gradient
 // of its aggregation in during Backward. Neither outlives the call, so the
-// layers of a model share one (Model.shareTransients): a hidden-wide row
+// layers of a model share one (NewModel): a hidden-wide row
 // per source, which on a large graph is gigabytes a layer.
 type transient struct {
 	shared **tensor.Matrix
