@@ -320,7 +320,7 @@ func TestNewErrors(t *testing.T) {
 	for _, tc := range []struct {
 		spec  string
 		batch int
-	}{{"saint-node:50", 10}, {"neighbor:5", 10}, {"neighbor:5,5", 0}} {
+	}{{"saint-node:0", 10}, {"neighbor:5", 10}, {"neighbor:5,5", 0}, {"cluster:4:5", 10}, {"full", 10}} {
 		err := comm.Run(1, func(c comm.Communicator) error {
 			_, err := New(c, cfg, parts[0], tc.spec, tc.batch)
 			return err
