@@ -208,3 +208,33 @@ func (s *share) columnSums(partial []float64) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// allGather returns, per node of the graph, the value its owner gave in
+// own (a value per node it owns).
+func (s *share) allGather(own []float64) ([]float64, error) {
+	if len(own) != len(s.owned) {
+		return nil, fmt.Errorf("dataparallel: %d values for %d nodes", len(own), len(s.owned))
+	}
+	send, recv := make([][]byte, s.size), make([][]byte, s.size)
+	mine := make([]byte, 0, 8*len(own))
+	for _, x := range own {
+		mine = binary.LittleEndian.AppendUint64(mine, math.Float64bits(x))
+	}
+	for q := range send {
+		send[q] = mine
+	}
+	if err := s.c.AllToAll(SetupSite, send, recv); err != nil {
+		return nil, fmt.Errorf("dataparallel: exchanging the nodes' values: %w", err)
+	}
+	out := make([]float64, s.n)
+	next := make([]int, s.size) // per worker, its next value
+	for v, q := range s.owner {
+		b := recv[q]
+		if 8*next[q]+8 > len(b) {
+			return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes of values for more nodes", q, len(b))
+		}
+		out[v] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*next[q]:]))
+		next[q]++
+	}
+	return out, nil
+}

@@ -48,6 +48,10 @@ func newPartSampler(cfg samplerConfig) (partSampler, error) {
 			return nil, err
 		}
 		return newLayered(cfg, neighbourLayers{s}), nil
+	case "fastgcn":
+		return newFastGCN(cfg)
+	case "ladies":
+		return newLADIES(cfg)
 	case "cluster":
 		return newClusterSampler(cfg)
 	case "saint-node", "saint-edge", "saint-rw":
@@ -129,4 +133,76 @@ func (n neighbourLayers) draw(epoch, _, l int, dst []int32, r *sample.Rows) erro
 
 func (n neighbourLayers) set(b *sample.Batch, _, _, l int, dst []int32, r *sample.Rows) error {
 	return n.s.SetLayer(b, l, dst, r)
+}
+
+// newFastGCN is FastGCN over the parts: every worker draws the same nodes
+// for a block, from the whole graph's probabilities (each worker adds its
+// rows' share, and they are shared once), and the owner of a destination
+// keeps the drawn nodes of its row.
+func newFastGCN(cfg samplerConfig) (partSampler, error) {
+	sh := cfg.sh
+	mass, err := sh.columnSums(sample.FastGCNColumnMass(sh.pg, sh.owned, cfg.agg))
+	if err != nil {
+		return nil, err
+	}
+	q, err := sh.allGather(sample.FastGCNColumnWeights(sh.pg, sh.owned, mass, cfg.agg))
+	if err != nil {
+		return nil, err
+	}
+	s, err := sample.NewPartFastGCN(sh.pg, cfg.spec.Sizes, cfg.layers, cfg.agg, cfg.seed, q)
+	if err != nil {
+		return nil, err
+	}
+	return newLayered(cfg, fastGCNLayers{s}), nil
+}
+
+type fastGCNLayers struct{ s *sample.PartFastGCN }
+
+func (f fastGCNLayers) layers() int { return f.s.Layers() }
+
+func (f fastGCNLayers) draw(epoch, index, l int, dst []int32, r *sample.Rows) error {
+	return f.s.Draw(epoch, index, l, dst, r)
+}
+
+func (f fastGCNLayers) set(b *sample.Batch, _, _, l int, dst []int32, r *sample.Rows) error {
+	return f.s.SetLayer(b, l, dst, r)
+}
+
+// newLADIES is LADIES over the parts: a worker draws its blocks for its
+// own destinations, whose rows their owners send, with every node's
+// degree, shared once.
+func newLADIES(cfg samplerConfig) (partSampler, error) {
+	sh := cfg.sh
+	own := make([]float64, len(sh.owned))
+	for i, v := range sh.owned {
+		own[i] = float64(sh.pg.Degree[v])
+	}
+	all, err := sh.allGather(own)
+	if err != nil {
+		return nil, err
+	}
+	deg := make([]int32, len(all))
+	for v, d := range all {
+		deg[v] = int32(d)
+	}
+	s, err := sample.NewPartLADIES(sh.pg, deg, cfg.spec.Sizes, cfg.spec.RowNorm, cfg.layers, cfg.agg, cfg.seed)
+	if err != nil {
+		return nil, err
+	}
+	return newLayered(cfg, ladiesLayers{s: s, rank: sh.rank, size: sh.size}), nil
+}
+
+type ladiesLayers struct {
+	s          *sample.PartLADIES
+	rank, size int
+}
+
+func (d ladiesLayers) layers() int { return d.s.Layers() }
+
+func (d ladiesLayers) draw(_, _, _ int, dst []int32, r *sample.Rows) error {
+	return d.s.Candidates(dst, r)
+}
+
+func (d ladiesLayers) set(b *sample.Batch, epoch, index, l int, dst []int32, r *sample.Rows) error {
+	return d.s.SetLayer(b, epoch, index*d.size+d.rank, l, dst, r)
 }

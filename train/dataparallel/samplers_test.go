@@ -198,9 +198,11 @@ func TestSamplersOverPartsKeepToTheGraph(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		spec   string
-		reach  int // how far from the worker's own nodes a batch reaches; -1: from its training nodes, by walks of 2
+		reach  int // how far from the worker's own nodes a batch reaches; -1: 2 steps from its training nodes
 		weight bool
-	}{{"cluster:8:3", 0, false}, {"saint-node:40", 0, true}, {"saint-edge:20", 1, true}, {"saint-rw:10:2", -1, true}} {
+		seeds  bool // the output rows are seeds, the worker's own training nodes
+	}{{"cluster:8:3", 0, false, false}, {"saint-node:40", 0, true, false}, {"saint-edge:20", 1, true, false}, {"saint-rw:10:2", -1, true, false},
+		{"neighbor:5,3", -1, false, true}, {"fastgcn:30,20", -1, false, true}, {"ladies:30,20", -1, false, true}} {
 		for _, model := range []string{"gcn", "sage"} {
 			cfg := testConfig(model)
 			obs, sent := observe(t, cfg, parts, tc.spec, 16, 2)
@@ -239,6 +241,9 @@ func TestSamplersOverPartsKeepToTheGraph(t *testing.T) {
 					}
 					var wantLoss []int32
 					for j, v := range b.output {
+						if tc.seeds && (owner[v] != r || !isTrain[v]) {
+							t.Fatalf("%s: seed %d is not a training node of the worker's", what, v)
+						}
 						if isTrain[v] {
 							wantLoss = append(wantLoss, int32(j))
 						}
@@ -264,13 +269,13 @@ func TestSamplersOverPartsKeepToTheGraph(t *testing.T) {
 // Over parts as in one process, fixed seeds give the same bits at any
 // GOMAXPROCS, pre-sampling included.
 func TestSamplersOverPartsSameAtAnyGOMAXPROCS(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := sbmProblem(t, 3000) // batches of hundreds of nodes, which the samplers split between threads
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	cfg := testConfig("gcn")
-	for _, spec := range []string{"cluster:8:3", "saint-rw:10:2", "saint-edge:20", "saint-node:40"} {
+	for _, spec := range []string{"cluster:8:3", "saint-rw:100:2", "saint-edge:200", "saint-node:400", "fastgcn:300,200", "ladies:300,200:rownorm"} {
 		at := func(procs int) trace {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			return runParts(t, cfg, parts, spec, 16, 2)
+			return runParts(t, cfg, parts, spec, 128, 2)
 		}
 		want := at(1)
 		for _, procs := range []int{2, 7} {
@@ -287,7 +292,7 @@ func TestSamplersOverPartsSameAtAnyGOMAXPROCS(t *testing.T) {
 func TestSamplersOverUnevenPartsFinish(t *testing.T) {
 	p := sbmProblem(t, 300)
 	parts := unevenParts(t, p)
-	for _, spec := range []string{"cluster:8:3", "saint-rw:10:2", "saint-edge:20", "saint-node:40"} {
+	for _, spec := range []string{"cluster:8:3", "saint-rw:10:2", "saint-edge:20", "saint-node:40", "ladies:30,20"} {
 		for _, model := range []string{"gcn", "gat"} {
 			cfg := testConfig(model)
 			cfg.Accumulate = 2
@@ -297,6 +302,56 @@ func TestSamplersOverUnevenPartsFinish(t *testing.T) {
 					t.Fatalf("%s %s: step %d's loss %v", spec, model, i, l)
 				}
 			}
+		}
+	}
+}
+
+// layerwiseUnion trains in one process on the union batches of the parts'
+// workers, with FastGCN or LADIES sampling them.
+func layerwiseUnion(t *testing.T, cfg train.Config, p train.Problem, parts []*partstore.Part, spec string, batch, epochs int) trace {
+	t.Helper()
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := sample.New(spec, sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: batch, Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch s := sm.(type) {
+	case *sample.FastGCN:
+		return runUnionOf(t, cfg, p, parts, s.SampleSeeds, batch, epochs)
+	case *sample.LADIES:
+		return runUnionOf(t, cfg, p, parts, s.SampleSeeds, batch, epochs)
+	}
+	t.Fatalf("%s is not layer-wise", spec)
+	return trace{}
+}
+
+// FastGCN over parts draws every block's nodes for the workers' batches
+// together: N workers with batch b equal one process on the union of
+// their seeds, as the neighbour sampler does; with uneven parts too.
+func TestFastGCNWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
+	p := sbmProblem(t, 300)
+	parts := Parts(p, classes, randomLayout(t, p, 3))
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		cfg := testConfig(model)
+		checkSame(t, "fastgcn "+model, runParts(t, cfg, parts, "fastgcn:30,20", 16, 3), layerwiseUnion(t, cfg, p, parts, "fastgcn:30,20", 16, 3))
+	}
+	uneven := unevenParts(t, p)
+	cfg := testConfig("gcn")
+	checkSame(t, "fastgcn uneven", runParts(t, cfg, uneven, "fastgcn:30,20", 12, 2), layerwiseUnion(t, cfg, p, uneven, "fastgcn:30,20", 12, 2))
+}
+
+// LADIES over parts draws a worker's blocks for its own seeds: with one
+// worker it is one process's LADIES on the same seeds.
+func TestLADIESOneWorkerEqualsOneProcess(t *testing.T) {
+	p := sbmProblem(t, 300)
+	parts := Parts(p, classes, randomLayout(t, p, 1))
+	for _, spec := range []string{"ladies:30,20", "ladies:30,20:rownorm"} {
+		for _, model := range []string{"gcn", "sage", "gat"} {
+			cfg := testConfig(model)
+			checkSame(t, spec+" "+model, runParts(t, cfg, parts, spec, 16, 3), layerwiseUnion(t, cfg, p, parts, spec, 16, 3))
 		}
 	}
 }
