@@ -242,7 +242,9 @@ func (r graphRows) row(_ int, v int32) ([]int32, int) { return candidates(r.g, v
 // destination i, v itself left out already.
 type pickedRows struct{ r *Rows }
 
-func (p pickedRows) row(i int, _ int32) ([]int32, int) { return p.r.Pick[p.r.Start[i]:p.r.Start[i+1]], -1 }
+func (p pickedRows) row(i int, _ int32) ([]int32, int) {
+	return p.r.Pick[p.r.Start[i]:p.r.Start[i+1]], -1
+}
 
 func newLayerwise(cfg Config, sizes []int) layerwise {
 	return layerwise{cfg: cfg, sizes: slices.Clone(sizes), seeds: newSeedOrder(cfg.Train, cfg.BatchSize, cfg.Seed), deg: newDegrees(cfg.Graph)}
