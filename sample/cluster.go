@@ -88,8 +88,11 @@ func parseCluster(args string) (parts, perBatch int, method string, err error) {
 	if len(fields) == 3 {
 		method = fields[2]
 	}
-	if counts[0] < 1 || counts[1] < 1 || counts[1] > counts[0] {
-		return 0, 0, "", fmt.Errorf("%d clusters per batch of %d; want 1 to the clusters, and at least 1 cluster", counts[1], counts[0])
+	switch {
+	case counts[0] < 1:
+		return 0, 0, "", fmt.Errorf("%d clusters; want at least 1", counts[0])
+	case counts[1] < 1 || counts[1] > counts[0]:
+		return 0, 0, "", fmt.Errorf("%d clusters per batch of %d; want 1 to %d", counts[1], counts[0], counts[0])
 	}
 	if _, err := partition.New(method); err != nil {
 		return 0, 0, "", err
