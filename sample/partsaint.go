@@ -35,7 +35,6 @@ import (
 // With one worker every figure is one process's.
 type PartSaint struct {
 	s      *Saint
-	kind   string
 	owned  []int32
 	budget int
 	walks  *walkDraw // saint-rw
@@ -81,7 +80,7 @@ func NewPartSaint(pg PartGraph, spec PartSpec, owned, train []int32, trainTotal 
 	s.trainN = trainTotal
 	s.nodeCount = make([]uint32, g.N)
 	s.edgeCount = make([]uint32, g.NumEdges())
-	ps := &PartSaint{s: s, kind: spec.Kind, owned: owned, budget: budget, seed: seed, mask: make([]uint64, g.N), local: make([]int32, g.N)}
+	ps := &PartSaint{s: s, owned: owned, budget: budget, seed: seed, mask: make([]uint64, g.N), local: make([]int32, g.N)}
 	switch spec.Kind {
 	case "saint-node":
 		if len(mass) != len(owned) {

@@ -77,7 +77,8 @@ func (s *clusterSampler) local() bool  { return true }
 func (s *clusterSampler) sample(epoch, index int, b *sample.Batch) ([]int32, error) {
 	if s.c == nil || index >= s.c.Batches() {
 		// Nothing left of this worker's clusters: an empty batch.
-		if err := b.SetBlock(1, s.sh.n, s.agg, 0, s.noNodes, &s.noRows); err != nil {
+		// Sized as the sampler's batches are, over the part's nodes.
+		if err := b.SetBlock(1, len(s.sh.owned), s.agg, 0, s.noNodes, &s.noRows); err != nil {
 			return nil, err
 		}
 		b.FinishSeeds(s.noNodes)
