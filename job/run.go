@@ -246,7 +246,7 @@ func (s *Spec) checkDataParallel() error {
 	if s.BatchSize < 1 {
 		return specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
 	}
-	if _, err := sample.ParseFanouts(s.Sampler, s.Train.Model.WithDefaults().Layers); err != nil {
+	if _, err := sample.ParsePartSpec(s.Sampler, s.Train.Model.WithDefaults().Layers); err != nil {
 		return specError(fmt.Errorf("--sampler with --parts %d: %v", s.Parts, err))
 	}
 	switch {

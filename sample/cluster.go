@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/partition"
 )
@@ -62,23 +63,41 @@ type Cluster struct {
 }
 
 func newCluster(args string, cfg Config) (Sampler, error) {
+	parts, perBatch, method, err := parseCluster(args)
+	if err != nil {
+		return nil, err
+	}
+	return NewCluster(cfg, parts, perBatch, method)
+}
+
+// parseCluster reads PARTS:PER_BATCH[:METHOD].
+func parseCluster(args string) (parts, perBatch int, method string, err error) {
 	fields := strings.Split(args, ":")
 	if len(fields) < 2 || len(fields) > 3 {
-		return nil, fmt.Errorf("want PARTS:PER_BATCH[:METHOD]")
+		return 0, 0, "", fmt.Errorf("want PARTS:PER_BATCH[:METHOD]")
 	}
 	var counts [2]int
 	for i, f := range fields[:2] {
 		v, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a count", f)
+			return 0, 0, "", fmt.Errorf("%q is not a count", f)
 		}
 		counts[i] = v
 	}
-	method := "multilevel"
+	method = "multilevel"
 	if len(fields) == 3 {
 		method = fields[2]
 	}
-	return NewCluster(cfg, counts[0], counts[1], method)
+	switch {
+	case counts[0] < 1:
+		return 0, 0, "", fmt.Errorf("%d clusters; want at least 1", counts[0])
+	case counts[1] < 1 || counts[1] > counts[0]:
+		return 0, 0, "", fmt.Errorf("%d clusters per batch of %d; want 1 to %d", counts[1], counts[0], counts[0])
+	}
+	if _, err := partition.New(method); err != nil {
+		return 0, 0, "", err
+	}
+	return counts[0], counts[1], method, nil
 }
 
 // NewCluster returns a Cluster-GCN sampler of batches of perBatch clusters
@@ -139,12 +158,7 @@ func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error
 		k := position[v]
 		s.train[k/64] |= 1 << (k % 64)
 	}
-	ids := make([]int32, parts)
-	for c := range ids {
-		ids[c] = int32(c)
-	}
-	s.order = newSeedOrder(ids, perBatch, cfg.Seed)
-	s.order.purpose = purposeClusters
+	s.order = NewClusterOrder(parts, perBatch, cfg.Seed).o
 	return s, nil
 }
 
@@ -282,4 +296,87 @@ func (t *clusterRowsTask) Run(lo, hi int) {
 			}
 		}
 	}
+}
+
+// NewPartCluster returns the Cluster-GCN sampler of one worker of a
+// data-parallel run, which holds pg and owns owned (ascending global ids),
+// with the training nodes train among them: its clusters are cut from the
+// subgraph its own nodes induce, so the edges between parts are in no
+// batch, as the edges between clusters of different batches are in none.
+// A part of fewer nodes than spec's clusters is cut into one cluster a
+// node, and a batch takes at most all of them. The batches' nodes are
+// global ids. With no owned node there is no sampler (nil).
+func NewPartCluster(pg PartGraph, owned, train []int32, spec PartSpec, agg Aggregation, seed uint64) (*Cluster, error) {
+	if len(owned) == 0 {
+		return nil, nil
+	}
+	g := pg.Graph
+	local := &graph.Graph{N: len(owned), Offsets: make([]int64, len(owned)+1)}
+	for i, v := range owned {
+		for _, u := range g.Adj(int(v)) {
+			if j, ok := slices.BinarySearch(owned, u); ok {
+				local.Neighbors = append(local.Neighbors, int32(j))
+			}
+		}
+		local.Offsets[i+1] = int64(len(local.Neighbors))
+	}
+	localTrain := make([]int32, 0, len(train))
+	for _, v := range train {
+		j, ok := slices.BinarySearch(owned, v)
+		if !ok {
+			return nil, fmt.Errorf("sample: training node %d is not the part's", v)
+		}
+		localTrain = append(localTrain, int32(j))
+	}
+	clusters := min(spec.Clusters, len(owned))
+	cfg := Config{Graph: local, Train: localTrain, BatchSize: 1, Layers: 1, Aggregation: agg, Seed: seed}
+	s, err := NewCluster(cfg, clusters, min(spec.PerBatch, clusters), spec.Method)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range s.nodes {
+		s.nodes[k] = owned[v]
+	}
+	return s, nil
+}
+
+// TrainCounts is each cluster's training nodes.
+func (s *Cluster) TrainCounts() []int {
+	out := make([]int, len(s.start)-1)
+	for c := range out {
+		for p := s.start[c]; p < s.start[c+1]; p++ {
+			if s.train[p/64]&(1<<(p%64)) != 0 {
+				out[c]++
+			}
+		}
+	}
+	return out
+}
+
+// ClusterOrder deals clusters into an epoch's batches as a Cluster sampler
+// of as many clusters, per batch and seed deals its own.
+type ClusterOrder struct{ o *seedOrder }
+
+// NewClusterOrder returns the order of Cluster's batches of perBatch of
+// clusters clusters, for seed.
+func NewClusterOrder(clusters, perBatch int, seed uint64) ClusterOrder {
+	ids := make([]int32, clusters)
+	for c := range ids {
+		ids[c] = int32(c)
+	}
+	o := newSeedOrder(ids, perBatch, seed)
+	o.purpose = purposeClusters
+	return ClusterOrder{o}
+}
+
+// Batches is the number of batches of an epoch.
+func (c ClusterOrder) Batches() int { return c.o.batches() }
+
+// Batch returns the clusters of batch index of epoch, none past the last.
+func (c ClusterOrder) Batch(epoch, index int) []int32 {
+	if index < 0 || index >= c.o.batches() {
+		return nil
+	}
+	b, _ := c.o.seeds(epoch, index)
+	return b
 }

@@ -88,7 +88,14 @@ func (s *FastGCN) Sample(epoch, index int, b *Batch) error {
 	return s.sample(epoch, index, b, s)
 }
 
-func (s *FastGCN) draw(l *layer, _ []int32, n int, k uint64, _ []int32) {
+// SampleSeeds fills b with the blocks of the given seeds in batch index of
+// epoch: the blocks Sample makes for a batch of those seeds, the nodes of
+// every layer drawn for the batch as a whole.
+func (s *FastGCN) SampleSeeds(epoch, index int, seeds []int32, b *Batch) error {
+	return s.sampleSeeds(epoch, index, seeds, b, s)
+}
+
+func (s *FastGCN) draw(l *layer, _ []int32, _ rowSource, n int, k uint64, _ []int32) {
 	if s.table.prob == nil { // no edges: nothing to draw
 		l.drawn, l.factor = l.drawn[:0], l.factor[:0]
 		return

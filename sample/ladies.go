@@ -49,12 +49,23 @@ func NewLADIES(cfg Config, sizes []int, rowNorm bool) *LADIES {
 }
 
 func (s *LADIES) Sample(epoch, index int, b *Batch) error {
-	if err := s.sample(epoch, index, b, s); err != nil {
+	seeds, err := s.seeds.seeds(epoch, index)
+	if err != nil {
+		return err
+	}
+	return s.SampleSeeds(epoch, index, seeds, b)
+}
+
+// SampleSeeds fills b with the blocks of the given seeds in batch index of
+// epoch: the blocks Sample makes for a batch of those seeds.
+func (s *LADIES) SampleSeeds(epoch, index int, seeds []int32, b *Batch) error {
+	if err := s.sampleSeeds(epoch, index, seeds, b, s); err != nil {
 		return err
 	}
 	if s.rowNorm && s.cfg.Aggregation != Attention {
+		rows := graphRows{s.cfg.Graph, s.cfg.Aggregation}
 		for l := range b.layers {
-			s.normalize(&b.layers[l])
+			s.normalize(&b.layers[l], rows)
 		}
 	}
 	return nil
@@ -62,11 +73,11 @@ func (s *LADIES) Sample(epoch, index int, b *Batch) error {
 
 // draw makes the candidates of dst, with their cumulative mass of
 // ‖Â[D,u]‖², and draws n of them by binary search.
-func (s *LADIES) draw(l *layer, dst []int32, n int, k uint64, local []int32) {
-	g, agg := s.cfg.Graph, s.cfg.Aggregation
+func (s *LADIES) draw(l *layer, dst []int32, rows rowSource, n int, k uint64, local []int32) {
+	agg := s.cfg.Aggregation
 	l.cand, l.cum = l.cand[:0], l.cum[:0]
-	for _, v := range dst {
-		adj, skip := candidates(g, v, agg)
+	for i, v := range dst {
+		adj, skip := rows.row(i, v)
 		if len(adj) == 0 {
 			continue
 		}
@@ -122,9 +133,10 @@ func (s *LADIES) draw(l *layer, dst []int32, n int, k uint64, local []int32) {
 	}
 }
 
-// normalize scales each row of l's operator to the full row's sum.
-func (s *LADIES) normalize(l *layer) {
-	g, agg, op := s.cfg.Graph, s.cfg.Aggregation, &l.op
+// normalize scales each row of l's operator to the full row's sum; rows
+// are its destinations' rows.
+func (s *LADIES) normalize(l *layer, rows rowSource) {
+	agg, op := s.cfg.Aggregation, &l.op
 	for i, v := range l.src[:op.Rows] {
 		sum := 0.0
 		for p := op.Offsets[i]; p < op.Offsets[i+1]; p++ {
@@ -135,7 +147,7 @@ func (s *LADIES) normalize(l *layer) {
 		}
 		full := 1.0
 		if agg == GCN {
-			adj, skip := candidates(g, v, agg)
+			adj, skip := rows.row(i, v)
 			cols := s.deg.invSqrt[v] // the self loop's column factor
 			for p, u := range adj {
 				if p != skip {

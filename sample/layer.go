@@ -214,11 +214,36 @@ type layerwise struct {
 }
 
 // drawer draws the nodes of one layer, n draws from the stream of key k
-// for the destinations dst, into l.drawn (each distinct node once) and
-// their importance factors into l.factor (tally). local is all zero, and
-// is left so.
+// for the destinations dst, whose rows are rows, into l.drawn (each
+// distinct node once) and their importance factors into l.factor (tally).
+// local is all zero, and is left so.
 type drawer interface {
-	draw(l *layer, dst []int32, n int, k uint64, local []int32)
+	draw(l *layer, dst []int32, rows rowSource, n int, k uint64, local []int32)
+}
+
+// rowSource gives the rows of a layer's destinations: destination i's
+// (node v's) candidates as candidates returns them, the neighbours it may
+// keep, and where v itself sits among them (-1: nowhere, or not to
+// skip). A worker of a data-parallel run holds some rows and is sent the
+// others (pickedRows).
+type rowSource interface {
+	row(i int, v int32) (adj []int32, skip int)
+}
+
+// graphRows are the rows of the graph, as agg reads them.
+type graphRows struct {
+	g   *graph.Graph
+	agg Aggregation
+}
+
+func (r graphRows) row(_ int, v int32) ([]int32, int) { return candidates(r.g, v, r.agg) }
+
+// pickedRows are rows drawn whole elsewhere: row i is the candidates of
+// destination i, v itself left out already.
+type pickedRows struct{ r *Rows }
+
+func (p pickedRows) row(i int, _ int32) ([]int32, int) {
+	return p.r.Pick[p.r.Start[i]:p.r.Start[i+1]], -1
 }
 
 func newLayerwise(cfg Config, sizes []int) layerwise {
@@ -245,11 +270,32 @@ func (s *layerwise) Batches() int { return s.seeds.batches() }
 
 // sample fills b with batch index of epoch, each layer's nodes drawn by d.
 func (s *layerwise) sample(epoch, index int, b *Batch, d drawer) error {
-	return s.seeds.sample(&s.cfg, purposeNodes, epoch, index, b, func(l int, dst []int32, k uint64) error {
+	seeds, err := s.seeds.seeds(epoch, index)
+	if err != nil {
+		return err
+	}
+	return s.sampleSeeds(epoch, index, seeds, b, d)
+}
+
+// sampleSeeds fills b with the blocks of seeds in batch index of epoch,
+// each layer's nodes drawn by d.
+func (s *layerwise) sampleSeeds(epoch, index int, seeds []int32, b *Batch, d drawer) error {
+	for _, v := range seeds {
+		if v < 0 || int(v) >= s.cfg.Graph.N {
+			return fmt.Errorf("sample: seed %d outside the graph's %d nodes", v, s.cfg.Graph.N)
+		}
+	}
+	rows := graphRows{s.cfg.Graph, s.cfg.Aggregation}
+	return sampleSeeds(&s.cfg, purposeNodes, epoch, index, seeds, b, func(l int, dst []int32, k uint64) error {
 		ly := &b.layers[l]
-		d.draw(ly, dst, s.sizes[s.cfg.Layers-1-l], k, b.local)
-		return s.keep(ly, dst, b.local)
+		d.draw(ly, dst, rows, s.sizes[s.cfg.Layers-1-l], k, b.local)
+		return s.keep(ly, dst, rows, b.local)
 	})
+}
+
+// layerKey is the key of block l's draws of batch index of epoch.
+func layerKey(seed uint64, epoch, index, l int) uint64 {
+	return key(seed, purposeNodes, uint64(epoch), uint64(index), uint64(l))
 }
 
 // tally sorts the n draws in l.drawn and keeps each distinct value once,
@@ -281,18 +327,26 @@ func (l *layer) tally(n int, prob func(x int32) float64) {
 // One parallel pass over the rows finds them, each row writing into room
 // for as many as it could keep (min(its degree, the nodes drawn)); a
 // sequential pass then closes the gaps.
-func (s *layerwise) keep(l *layer, dst []int32, local []int32) error {
+func (s *layerwise) keep(l *layer, dst []int32, rows rowSource, local []int32) error {
+	s.keepRows(l, dst, rows, local)
+	return l.build(dst, s.cfg.Aggregation, s.deg.selfValue(dst), local)
+}
+
+// keepRows is keep but for making the block: the kept entries are left in
+// l.start, l.pick and l.vals.
+func (s *layerwise) keepRows(l *layer, dst []int32, rows rowSource, local []int32) {
 	for j, u := range l.drawn {
 		local[u] = int32(j) + 1
 	}
-	g, agg, n := s.cfg.Graph, s.cfg.Aggregation, len(dst)
+	agg, n := s.cfg.Aggregation, len(dst)
 	l.start, l.count = growTo(l.start, n+1), growTo(l.count, n)
 	l.start[0] = 0
 	for i, v := range dst {
-		l.start[i+1] = l.start[i] + int64(min(g.Degree(int(v)), len(l.drawn)))
+		adj, _ := rows.row(i, v)
+		l.start[i+1] = l.start[i] + int64(min(len(adj), len(l.drawn)))
 	}
 	l.growPicks(agg)
-	l.keep = keepTask{s: s, l: l, dst: dst, local: local}
+	l.keep = keepTask{s: s, l: l, dst: dst, rows: rows, local: local}
 	parallel.For(n, 64, &l.keep)
 	for _, u := range l.drawn {
 		local[u] = 0
@@ -308,7 +362,9 @@ func (s *layerwise) keep(l *layer, dst []int32, local []int32) error {
 		at += int64(k)
 	}
 	l.start[n], l.pick = at, l.pick[:at]
-	return l.build(dst, agg, s.deg.selfValue(dst), local)
+	if agg != Attention {
+		l.vals = l.vals[:at]
+	}
 }
 
 // keepTask finds the drawn neighbours of destinations [lo, hi): row i's
@@ -317,14 +373,15 @@ type keepTask struct {
 	s     *layerwise
 	l     *layer
 	dst   []int32
+	rows  rowSource
 	local []int32 // 1 + a drawn node's position in l.drawn
 }
 
 func (t *keepTask) Run(lo, hi int) {
-	g, l := t.s.cfg.Graph, t.l
+	l := t.l
 	for i := lo; i < hi; i++ {
 		v := t.dst[i]
-		adj, skip := candidates(g, v, t.s.cfg.Aggregation)
+		adj, skip := t.rows.row(i, v)
 		rf := t.s.deg.rowFactor(v, len(adj), t.s.cfg.Aggregation)
 		at := l.start[i]
 		if len(adj) > 8*len(l.drawn) {

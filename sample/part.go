@@ -56,17 +56,63 @@ func NewPartNeighbor(pg PartGraph, fanouts []int, layers int, agg Aggregation, s
 	return &PartNeighbor{n: s}, nil
 }
 
-// ParseFanouts reads the arguments of a neighbor:F1,F2,... form.
-func ParseFanouts(spec string, layers int) ([]int, error) {
+// PartSpec is a sampler's form as a data-parallel run over parts reads
+// it: Kind is the sampler, and the other fields its arguments.
+type PartSpec struct {
+	Kind string
+	// Sizes holds the neighbour sampler's fanouts or the layer-wise
+	// samplers' nodes per layer, the seeds' layer first; RowNorm is
+	// LADIES's rownorm.
+	Sizes   []int
+	RowNorm bool
+	// Counts holds GraphSAINT's NODES, EDGES or ROOTS and LENGTH, and
+	// Coverage its pre-sampling's.
+	Counts   []int
+	Coverage float64
+	// Clusters, PerBatch and Method are Cluster-GCN's.
+	Clusters, PerBatch int
+	Method             string
+}
+
+// ParsePartSpec reads a sampler's form (KIND:ARGS) for a model of layers
+// layers, checking its arguments as far as they can be without the
+// graph.
+func ParsePartSpec(spec string, layers int) (PartSpec, error) {
 	kind, args, _ := strings.Cut(spec, ":")
-	if kind != "neighbor" {
-		return nil, SpecError{fmt.Errorf("sampler %q: a partitioned graph is sampled by the neighbour sampler only (neighbor:F1,F2,...)", spec)}
+	ps := PartSpec{Kind: kind}
+	var err error
+	switch kind {
+	case "neighbor":
+		ps.Sizes, err = parseFanouts(args, layers)
+	case "fastgcn":
+		ps.Sizes, err = parseSizes(args, layers)
+	case "ladies":
+		var opt string
+		args, opt, _ = strings.Cut(args, ":")
+		if opt != "" && opt != "rownorm" {
+			err = fmt.Errorf("option %q: want rownorm or nothing", opt)
+		} else {
+			ps.RowNorm = opt == "rownorm"
+			ps.Sizes, err = parseSizes(args, layers)
+		}
+	case "saint-node":
+		ps.Counts, ps.Coverage, err = parseSaint(args, "NODES")
+	case "saint-edge":
+		ps.Counts, ps.Coverage, err = parseSaint(args, "EDGES")
+	case "saint-rw":
+		ps.Counts, ps.Coverage, err = parseSaint(args, "ROOTS", "LENGTH")
+		if err == nil && ps.Counts[0] > math.MaxInt32/(ps.Counts[1]+1) {
+			err = fmt.Errorf("%d walks of %d steps visit more than 2³¹ nodes", ps.Counts[0], ps.Counts[1])
+		}
+	case "cluster":
+		ps.Clusters, ps.PerBatch, ps.Method, err = parseCluster(args)
+	default:
+		return ps, SpecError{fmt.Errorf("unknown sampler %q (want %s)", spec, strings.Join(Forms(), "; "))}
 	}
-	fanouts, err := parseFanouts(args, layers)
 	if err != nil {
-		return nil, SpecError{fmt.Errorf("sampler %s: %w", spec, err)}
+		return ps, SpecError{fmt.Errorf("sampler %s: %w", spec, err)}
 	}
-	return fanouts, nil
+	return ps, nil
 }
 
 // Rows are the sampled rows of a list of destinations: row i's sources are
@@ -114,17 +160,25 @@ func (s *PartNeighbor) Layers() int { return s.n.cfg.Layers }
 // layers over the whole graph's nodes. Blocks are made from the last down,
 // each one's destinations the sources of the one above (Sources).
 func (s *PartNeighbor) SetLayer(b *Batch, l int, dst []int32, r *Rows) error {
+	return b.SetBlock(s.n.cfg.Layers, s.n.cfg.Graph.N, s.n.cfg.Aggregation, l, dst, r)
+}
+
+// SetBlock makes block l of b, sized for layers blocks over a graph of n
+// nodes, the block of destinations dst (global ids) with their rows r,
+// however they were drawn, for a model aggregating by agg.
+func (b *Batch) SetBlock(layers, nodes int, agg Aggregation, l int, dst []int32, r *Rows) error {
 	n := len(dst)
-	agg := s.n.cfg.Aggregation
+	if l < 0 || l >= layers {
+		return fmt.Errorf("sample: block %d of a batch of %d", l, layers)
+	}
 	if len(r.Start) != n+1 || len(r.Self) != n || r.Start[0] != 0 || r.Start[n] != int64(len(r.Pick)) ||
 		(agg != Attention && len(r.Vals) != len(r.Pick)) {
 		return fmt.Errorf("sample: rows of %d destinations do not match (%d starts, %d picks, %d values, %d self values)",
 			n, len(r.Start), len(r.Pick), len(r.Vals), len(r.Self))
 	}
-	g := s.n.cfg.Graph
 	for _, v := range dst {
-		if v < 0 || int(v) >= g.N {
-			return fmt.Errorf("sample: destination %d outside the graph's %d nodes", v, g.N)
+		if v < 0 || int(v) >= nodes {
+			return fmt.Errorf("sample: destination %d outside the graph's %d nodes", v, nodes)
 		}
 	}
 	for i := range n {
@@ -133,11 +187,11 @@ func (s *PartNeighbor) SetLayer(b *Batch, l int, dst []int32, r *Rows) error {
 		}
 	}
 	for _, u := range r.Pick {
-		if u < 0 || int(u) >= g.N {
-			return fmt.Errorf("sample: picked node %d outside the graph's %d nodes", u, g.N)
+		if u < 0 || int(u) >= nodes {
+			return fmt.Errorf("sample: picked node %d outside the graph's %d nodes", u, nodes)
 		}
 	}
-	b.prepare(s.n.cfg.Layers, g.N)
+	b.prepare(layers, nodes)
 	ly := &b.layers[l]
 	ly.start = append(ly.start[:0], r.Start...)
 	ly.pick = append(ly.pick[:0], r.Pick...)

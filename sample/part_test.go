@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/graft-gnn/graft/graph"
@@ -147,10 +148,31 @@ func TestPartNeighborErrors(t *testing.T) {
 	if err := s.SetLayer(&b, 0, []int32{0, 2}, &Rows{Start: []int64{0, 1}, Pick: []int32{1}, Vals: []float32{1}, Self: []float32{0}}); err == nil {
 		t.Fatal("rows of one destination accepted for two")
 	}
-	if _, err := ParseFanouts("saint-node:100", 2); err == nil {
-		t.Fatal("another sampler accepted")
+}
+
+// Every sampler's form reads over parts, with its arguments checked as
+// New checks them.
+func TestParsePartSpec(t *testing.T) {
+	if f, err := ParsePartSpec("neighbor:5,-1", 2); err != nil || f.Kind != "neighbor" || !equalInt32([]int32{int32(f.Sizes[0]), int32(f.Sizes[1])}, []int32{5, -1}) {
+		t.Fatalf("neighbor:5,-1: %+v %v", f, err)
 	}
-	if f, err := ParseFanouts("neighbor:5,-1", 2); err != nil || !equalInt32([]int32{int32(f[0]), int32(f[1])}, []int32{5, -1}) {
-		t.Fatalf("ParseFanouts: %v %v", f, err)
+	for spec, want := range map[string]PartSpec{
+		"ladies:40,30:rownorm": {Kind: "ladies", Sizes: []int{40, 30}, RowNorm: true},
+		"saint-rw:20:3":        {Kind: "saint-rw", Counts: []int{20, 3}, Coverage: DefaultCoverage},
+		"saint-edge:50:7.5":    {Kind: "saint-edge", Counts: []int{50}, Coverage: 7.5},
+		"cluster:8:2":          {Kind: "cluster", Clusters: 8, PerBatch: 2, Method: "multilevel"},
+	} {
+		got, err := ParsePartSpec(spec, 2)
+		if err != nil || got.Kind != want.Kind || len(got.Sizes) != len(want.Sizes) || got.RowNorm != want.RowNorm ||
+			len(got.Counts) != len(want.Counts) || got.Coverage != want.Coverage || got.Clusters != want.Clusters ||
+			got.PerBatch != want.PerBatch || got.Method != want.Method {
+			t.Errorf("%s: %+v %v, want %+v", spec, got, err, want)
+		}
+	}
+	for _, spec := range []string{"neighbor:5", "fastgcn:0,3", "ladies:4,4:x", "saint-rw:20", "saint-node:0", "cluster:5:6", "cluster:4:2:nope", "full", "neighbour:5,5"} {
+		_, err := ParsePartSpec(spec, 2)
+		if se := (SpecError{}); !errors.As(err, &se) {
+			t.Errorf("%s: %v, want a SpecError", spec, err)
+		}
 	}
 }

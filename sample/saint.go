@@ -245,11 +245,20 @@ func (s *Saint) Sample(epoch, index int, b *Batch) error {
 // induce builds l as the subgraph nodes induce, with the normalised
 // operator values. local is the batch's scratch, all zero, and left so.
 func (s *Saint) induce(l *layer, nodes []int32, local []int32) error {
-	g, n := s.cfg.Graph, len(nodes)
 	in := localBitset(local)
 	for _, v := range nodes {
 		in.add(v)
 	}
+	s.rows(l, nodes, in)
+	in.clear(nodes)
+	return l.build(nodes, s.cfg.Aggregation, s.deg.selfValue(nodes), local)
+}
+
+// rows writes into l.start, l.pick and l.vals the rows of dst within the
+// subgraph in: each node's neighbours in it, with the normalised operator
+// values.
+func (s *Saint) rows(l *layer, dst []int32, in bitset) {
+	g, n, nodes := s.cfg.Graph, len(dst), dst
 	// One pass over the rows, in parallel: node i's picks go to
 	// l.pick[l.start[i]:], where its whole row would fit, ended by -1 when
 	// fewer; then they are packed.
@@ -282,8 +291,6 @@ func (s *Saint) induce(l *layer, nodes []int32, local []int32) error {
 	if values {
 		l.vals = l.vals[:at]
 	}
-	in.clear(nodes)
-	return l.build(nodes, s.cfg.Aggregation, s.deg.selfValue(nodes), local)
 }
 
 // saintRowsTask writes, for the subgraph's nodes [lo, hi), their neighbours
@@ -398,26 +405,32 @@ func (t *presampleTask) Run(lo, hi int) {
 			}
 		}
 	case countRows:
-		g, mask := s.cfg.Graph, t.mask
 		for v := lo; v < hi; v++ {
-			mv := mask[v] & t.keep
-			if mv == 0 {
-				continue
-			}
-			s.nodeCount[v] += uint32(bits.OnesCount64(mv))
-			first := g.Offsets[v]
-			counts := s.edgeCount[first:g.Offsets[v+1]]
-			for j, u := range g.Neighbors[first:g.Offsets[v+1]] {
-				if both := mv & mask[u]; both != 0 {
-					counts[j] += uint32(bits.OnesCount64(both))
-				}
-			}
+			s.countRow(int32(v), t.mask, t.keep)
 		}
 	case unmarkSubgraphs:
 		for _, draws := range t.draws[lo:hi] {
 			for _, v := range draws {
 				atomic.StoreUint64(&t.mask[v], 0)
 			}
+		}
+	}
+}
+
+// countRow adds to the counts of row v the subgraphs of keep that mask
+// marks: C_v grows by those that hold v, C_{u,v} by those that hold u too.
+func (s *Saint) countRow(v int32, mask []uint64, keep uint64) {
+	mv := mask[v] & keep
+	if mv == 0 {
+		return
+	}
+	g := s.cfg.Graph
+	s.nodeCount[v] += uint32(bits.OnesCount64(mv))
+	first := g.Offsets[v]
+	counts := s.edgeCount[first:g.Offsets[v+1]]
+	for j, u := range g.Neighbors[first:g.Offsets[v+1]] {
+		if both := mv & mask[u]; both != 0 {
+			counts[j] += uint32(bits.OnesCount64(both))
 		}
 	}
 }
@@ -457,21 +470,12 @@ func (b bitset) members() (m []int32) {
 type nodeDraw struct {
 	prob  []float64 // column v is kept with probability prob[v]…
 	alias []int32   // …and gives alias[v] otherwise
+	ids   []int32   // the node of each column; nil: column v is node v
 	count int
 }
 
 func newNodeDraw(g *graph.Graph, deg degrees, count int) *nodeDraw {
-	// ‖Â[:,v]‖² = Σ_u Â_{u,v}² = (1/d̂_v)·Σ_{u: row u of A+I holds v} 1/d̂_u.
-	w := make([]float64, g.N)
-	for u := range g.N {
-		a := deg.invSqrt[u] * deg.invSqrt[u]
-		w[u] += a // the self loop of A+I, once
-		for _, v := range g.Adj(u) {
-			if v != int32(u) {
-				w[v] += a
-			}
-		}
-	}
+	w := columnMass(g, deg, nil, make([]float64, g.N))
 	for v := range w {
 		w[v] *= deg.invSqrt[v] * deg.invSqrt[v]
 	}
@@ -480,15 +484,40 @@ func newNodeDraw(g *graph.Graph, deg degrees, count int) *nodeDraw {
 	return d
 }
 
+// columnMass adds to w, per node v, Σ 1/d̂_u over the rows u of A+I that
+// hold v, for the rows of rows (nil: every row of g): d̂_v·‖Â[:,v]‖².
+func columnMass(g *graph.Graph, deg degrees, rows []int32, w []float64) []float64 {
+	add := func(u int32) {
+		a := deg.invSqrt[u] * deg.invSqrt[u]
+		w[u] += a // the self loop of A+I, once
+		for _, v := range g.Adj(int(u)) {
+			if v != u {
+				w[v] += a
+			}
+		}
+	}
+	if rows == nil {
+		for u := range int32(g.N) {
+			add(u)
+		}
+	}
+	for _, u := range rows {
+		add(u)
+	}
+	return w
+}
+
 func (d *nodeDraw) draw(k uint64, out []int32) []int32 {
 	r := stream{k}
 	for range d.count {
-		v := r.intn(len(d.prob))
-		if r.float() < d.prob[v] {
-			out = append(out, int32(v))
-		} else {
-			out = append(out, d.alias[v])
+		v := int32(r.intn(len(d.prob)))
+		if r.float() >= d.prob[v] {
+			v = d.alias[v]
 		}
+		if d.ids != nil {
+			v = d.ids[v]
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -599,18 +628,38 @@ type walkDraw struct {
 
 // draw takes a step of every walk before the next step of any, so that the
 // walks' memory accesses overlap; a walk at a node without a neighbour
-// stays there.
+// stays there. The roots come from the stream of k, and step s of walk w
+// from the stream of walkStepKey(k, w, s) alone: whoever holds the node a
+// walk is at can take its step (a worker of a data-parallel run, for a
+// walk that entered its part).
 func (d *walkDraw) draw(k uint64, out []int32) []int32 {
+	out = d.drawRoots(k, out)
+	for s := 1; s <= d.length; s++ {
+		last := len(out) - d.roots
+		for w := range d.roots {
+			out = append(out, walkStep(d.g, out[last+w], walkStepKey(k, w, s)))
+		}
+	}
+	return out
+}
+
+// drawRoots appends the walks' roots, drawn from the stream of k.
+func (d *walkDraw) drawRoots(k uint64, out []int32) []int32 {
 	r := stream{k}
 	for range d.roots {
 		out = append(out, d.train[r.intn(len(d.train))])
 	}
-	for range d.length {
-		last := len(out) - d.roots
-		for w := range d.roots {
-			u, _ := neighbour(d.g, out[last+w], &r)
-			out = append(out, u)
-		}
-	}
 	return out
+}
+
+// walkStepKey is the key of step s (from 1) of walk w of the subgraph of
+// key k.
+func walkStepKey(k uint64, w, s int) uint64 { return key(k, uint64(w), uint64(s)) }
+
+// walkStep is the step from v drawn from the stream of key k: a uniform
+// neighbour other than v, or v when it has none.
+func walkStep(g *graph.Graph, v int32, k uint64) int32 {
+	r := stream{k}
+	u, _ := neighbour(g, v, &r)
+	return u
 }

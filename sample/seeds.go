@@ -73,6 +73,11 @@ func (o *seedOrder) sample(cfg *Config, purpose uint64, epoch, index int, b *Bat
 	if err != nil {
 		return err
 	}
+	return sampleSeeds(cfg, purpose, epoch, index, seeds, b, makeBlock)
+}
+
+// sampleSeeds is seedOrder.sample for the given seeds.
+func sampleSeeds(cfg *Config, purpose uint64, epoch, index int, seeds []int32, b *Batch, makeBlock func(l int, dst []int32, k uint64) error) error {
 	b.prepare(cfg.Layers, cfg.Graph.N)
 	dst := seeds
 	for l := cfg.Layers - 1; l >= 0; l-- {

@@ -71,7 +71,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.IntVar(&o.hidden, "hidden", 0, "hidden width, per head for GAT (default: the recipe's)")
 	fs.IntVar(&o.heads, "heads", 0, "GAT attention heads of hidden layers (default: the recipe's, 8)")
 	fs.IntVar(&o.epochs, "epochs", 0, "maximum epochs (default: the recipe's)")
-	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, neighbor only): "+strings.Join(sample.Forms(), "; "))
+	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, each worker sampling from its own part; see docs/minibatch.md): "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler (per worker with --parts: N workers train on batches of N·B)")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
 	fs.StringVar(&o.precision, "precision", "fp32", "fp32, or bf16 to hold the dense features in bfloat16 (half their bytes) and, full-graph, the layers' projections and the halo exchange's forward rows (docs/training.md), or, with --sampler, exact evaluation's stored layers (docs/minibatch.md); parameters, optimiser state, gradients and reductions stay float32")

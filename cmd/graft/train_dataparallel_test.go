@@ -19,14 +19,24 @@ func sampledEpochLines(t *testing.T, path string) []string {
 // bit-identical parameters.
 func TestTrainSampledPartsProcessesMatchInProcess(t *testing.T) {
 	for _, codec := range []string{"none", "truncate"} {
-		t.Run(codec, func(t *testing.T) { sampledPartsProcessesMatch(t, codec) })
+		t.Run(codec, func(t *testing.T) { sampledPartsProcessesMatch(t, "neighbor:5,5", codec) })
 	}
 }
 
-func sampledPartsProcessesMatch(t *testing.T, codec string) {
+// The same for Cluster-GCN, whose batches stay within each worker's part,
+// and GraphSAINT's random walks, which cross into the other's: `graft
+// train --sampler SPEC --parts 2` in one process and under `graft launch
+// --nproc 2`.
+func TestTrainSubgraphSamplersOverPartsProcessesMatchInProcess(t *testing.T) {
+	for _, spec := range []string{"saint-rw:40:2", "cluster:8:2"} {
+		t.Run(spec, func(t *testing.T) { sampledPartsProcessesMatch(t, spec, "none") })
+	}
+}
+
+func sampledPartsProcessesMatch(t *testing.T, sampler, codec string) {
 	dir := t.TempDir()
 	const n = 2
-	args := []string{"train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2",
+	args := []string{"train", "--model", "sage", "--sampler", sampler, "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2",
 		"--compress", codec}
 	if codec != "none" {
 		args = append(args, "--schedule", "linear:8:1:2")

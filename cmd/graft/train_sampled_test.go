@@ -70,7 +70,9 @@ func TestTrainSampledErrors(t *testing.T) {
 	}{
 		{[]string{"--sampler", "neighbor:10"}, "one per layer"},
 		{[]string{"--sampler", "walk:3"}, "unknown sampler"},
-		{[]string{"--sampler", "saint-node:100", "--parts", "2"}, "neighbour sampler only"},
+		{[]string{"--sampler", "walk:3", "--parts", "2"}, "unknown sampler"},
+		{[]string{"--sampler", "cluster:4:5", "--parts", "2"}, "5 clusters per batch of 4; want 1 to 4"},
+		{[]string{"--sampler", "saint-rw:40", "--parts", "2"}, "want ROOTS:LENGTH"},
 		{[]string{"--sampler", "neighbor:10", "--parts", "2"}, "one per layer"},
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--batch-size", "0"}, "--batch-size 0"},
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--compress", "truncate", "--schedule", "adaptive"}, "adapts to the validation loss"},

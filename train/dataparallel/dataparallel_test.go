@@ -139,8 +139,8 @@ func withTimeout(t *testing.T, f func() error) error {
 // worker's batch index: the single-process batch N workers' batches make
 // together.
 type unionSampler struct {
-	n      *sample.Neighbor
-	trains [][]int32 // per worker, its training nodes
+	n      func(epoch, index int, seeds []int32, b *sample.Batch) error // samples the given seeds
+	trains [][]int32                                                    // per worker, its training nodes
 	size   int
 	seed   uint64
 }
@@ -158,7 +158,7 @@ func (u unionSampler) Sample(epoch, index int, b *sample.Batch) error {
 	for _, tr := range u.trains {
 		seeds = append(seeds, Seeds(tr, u.size, u.seed, epoch, index)...)
 	}
-	return u.n.SampleSeeds(epoch, seeds, b)
+	return u.n(epoch, index, seeds, b)
 }
 
 // runUnion trains in one process, on the whole graph, with the minibatch
@@ -169,8 +169,14 @@ func runUnion(t *testing.T, cfg train.Config, p train.Problem, parts []*partstor
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := unionSampler{size: batch, seed: cfg.Model.Seed,
-		n: sample.NewNeighbor(sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: batch, Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed}, fanouts)}
+	n := sample.NewNeighbor(sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: batch, Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed}, fanouts)
+	return runUnionOf(t, cfg, p, parts, func(epoch, _ int, seeds []int32, b *sample.Batch) error { return n.SampleSeeds(epoch, seeds, b) }, batch, epochs)
+}
+
+// runUnionOf is runUnion with the union batches' seeds sampled by n.
+func runUnionOf(t *testing.T, cfg train.Config, p train.Problem, parts []*partstore.Part, n func(epoch, index int, seeds []int32, b *sample.Batch) error, batch, epochs int) trace {
+	t.Helper()
+	u := unionSampler{size: batch, seed: cfg.Model.Seed, n: n}
 	for _, sp := range parts {
 		var tr []int32
 		for _, r := range sp.Train {
@@ -320,7 +326,7 @@ func TestNewErrors(t *testing.T) {
 	for _, tc := range []struct {
 		spec  string
 		batch int
-	}{{"saint-node:50", 10}, {"neighbor:5", 10}, {"neighbor:5,5", 0}} {
+	}{{"saint-node:0", 10}, {"neighbor:5", 10}, {"neighbor:5,5", 0}, {"cluster:4:5", 10}, {"full", 10}} {
 		err := comm.Run(1, func(c comm.Communicator) error {
 			_, err := New(c, cfg, parts[0], tc.spec, tc.batch)
 			return err

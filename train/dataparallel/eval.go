@@ -27,7 +27,7 @@ type evaluator struct {
 }
 
 func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partstore.Part) *evaluator {
-	return &evaluator{sh: sh, model: m, batcher: newBatcher(sh, whole), whole: whole,
+	return &evaluator{sh: sh, model: m, batcher: newBatcher(sh), whole: whole,
 		rows: [3][]int32{slices.Clone(sp.Train), slices.Clone(sp.Val), slices.Clone(sp.Test)}}
 }
 

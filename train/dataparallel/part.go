@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/graft-gnn/graft/comm"
@@ -166,4 +167,74 @@ func readInt32s(dst []int32, b []byte) ([]int32, error) {
 		dst = append(dst, int32(binary.LittleEndian.Uint32(b[i:])))
 	}
 	return dst, nil
+}
+
+// columnSums returns, per node this worker owns, the sum over the workers
+// of their partial (a value per node of the graph, each worker's own
+// share), added in rank order: each worker sends the owners its nonzero
+// values of their nodes.
+func (s *share) columnSums(partial []float64) ([]float64, error) {
+	if len(partial) != s.n {
+		return nil, fmt.Errorf("dataparallel: %d partial sums for %d nodes", len(partial), s.n)
+	}
+	send, recv := make([][]byte, s.size), make([][]byte, s.size)
+	for v, x := range partial {
+		if q := s.owner[v]; x != 0 && int(q) != s.rank {
+			send[q] = binary.LittleEndian.AppendUint32(send[q], uint32(v))
+			send[q] = binary.LittleEndian.AppendUint64(send[q], math.Float64bits(x))
+		}
+	}
+	if err := s.c.AllToAll(SetupSite, send, recv); err != nil {
+		return nil, fmt.Errorf("dataparallel: exchanging column sums: %w", err)
+	}
+	out := make([]float64, len(s.owned))
+	for q, b := range recv {
+		if q == s.rank {
+			for i, v := range s.owned {
+				out[i] += partial[v]
+			}
+			continue
+		}
+		if len(b)%12 != 0 {
+			return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes of column sums", q, len(b))
+		}
+		for i := 0; i < len(b); i += 12 {
+			v := int32(binary.LittleEndian.Uint32(b[i:]))
+			if v < 0 || int(v) >= s.n || s.owner[v] != int32(s.rank) {
+				return nil, fmt.Errorf("dataparallel: rank %d sent a column sum of node %d, which rank %d does not own", q, v, s.rank)
+			}
+			out[s.row(v)] += math.Float64frombits(binary.LittleEndian.Uint64(b[i+4:]))
+		}
+	}
+	return out, nil
+}
+
+// allGather returns, per node of the graph, the value its owner gave in
+// own (a value per node it owns).
+func (s *share) allGather(own []float64) ([]float64, error) {
+	if len(own) != len(s.owned) {
+		return nil, fmt.Errorf("dataparallel: %d values for %d nodes", len(own), len(s.owned))
+	}
+	send, recv := make([][]byte, s.size), make([][]byte, s.size)
+	mine := make([]byte, 0, 8*len(own))
+	for _, x := range own {
+		mine = binary.LittleEndian.AppendUint64(mine, math.Float64bits(x))
+	}
+	for q := range send {
+		send[q] = mine
+	}
+	if err := s.c.AllToAll(SetupSite, send, recv); err != nil {
+		return nil, fmt.Errorf("dataparallel: exchanging the nodes' values: %w", err)
+	}
+	out := make([]float64, s.n)
+	next := make([]int, s.size) // per worker, its next value
+	for v, q := range s.owner {
+		b := recv[q]
+		if 8*next[q]+8 > len(b) {
+			return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes of values for more nodes", q, len(b))
+		}
+		out[v] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*next[q]:]))
+		next[q]++
+	}
+	return out, nil
 }

@@ -16,8 +16,9 @@ import (
 
 // Options are the settings of a run beyond its training configuration.
 type Options struct {
-	// Sampler is the neighbour sampler's form, neighbor:F1,F2,...;
-	// BatchSize the seeds per batch of each worker.
+	// Sampler is the sampler's form (KIND:ARGS, any of package sample's,
+	// each worker's batch); BatchSize the seeds per batch of each worker
+	// for the seed-driven samplers.
 	Sampler   string
 	BatchSize int
 	Link      *comm.Link // emulated network link, or nil

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
@@ -12,13 +11,13 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// batcher samples a worker's batches across the parts and gathers their
-// input features. Every worker calls sample for every batch, with or
-// without seeds: each call makes the same collectives on every worker.
+// batcher moves what a worker's batches need between the workers: the
+// rows owners draw for the destinations of a block, and the input rows'
+// features. Every worker makes every exchange of every batch, with or
+// without anything to ask: each exchange is a collective.
 type batcher struct {
-	sh      *share
-	sampler *sample.PartNeighbor
-	rows    comm.RowsExchange
+	sh   *share
+	rows comm.RowsExchange
 
 	send, recv [][]byte
 	ask        [][]int32     // per worker: the nodes asked of it
@@ -37,31 +36,13 @@ type batcher struct {
 	key     compress.Key
 	rowBuf  []float32   // the rows a peer asked for, to encode
 	decoded [][]float32 // per worker: the rows it sent, decoded
-
-	gatherSeconds float64 // fetching the input features, waits included
 }
 
-func newBatcher(sh *share, sampler *sample.PartNeighbor) *batcher {
+func newBatcher(sh *share) *batcher {
 	n := sh.size
-	return &batcher{sh: sh, sampler: sampler, rows: comm.Rows(sh.c),
+	return &batcher{sh: sh, rows: comm.Rows(sh.c),
 		send: make([][]byte, n), recv: make([][]byte, n), ask: make([][]int32, n), at: make([][]int32, n),
 		drawn: make([]sample.Rows, n)}
-}
-
-// sample fills b with the blocks of seeds (nodes this worker owns) in
-// epoch, and returns the features of b's input rows.
-func (t *batcher) sample(epoch int, seeds []int32, b *sample.Batch) (*tensor.Matrix, error) {
-	dst := seeds
-	for l := t.sampler.Layers() - 1; l >= 0; l-- {
-		if err := t.layer(epoch, l, dst, b); err != nil {
-			return nil, err
-		}
-		dst = b.Sources(l)
-	}
-	b.FinishSeeds(seeds)
-	start := time.Now()
-	defer func() { t.gatherSeconds += time.Since(start).Seconds() }()
-	return t.gather(b.Input)
 }
 
 // split lists, per worker, the nodes of ids it owns (this worker's too),
@@ -101,43 +82,76 @@ func (t *batcher) askOwners(site string) error {
 			continue
 		}
 		var err error
-		if t.at[q], err = readInt32s(t.at[q], t.recv[q]); err != nil {
+		if t.at[q], err = t.readOwned(t.at[q], q, t.recv[q]); err != nil {
 			return err
-		}
-		for _, v := range t.at[q] {
-			if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
-				return fmt.Errorf("dataparallel: rank %d asked rank %d for node %d, which it does not own", q, t.sh.rank, v)
-			}
 		}
 	}
 	return nil
 }
 
-// layer makes block l of b for destinations dst: each owner draws its
-// destinations' neighbours.
-func (t *batcher) layer(epoch, l int, dst []int32, b *sample.Batch) error {
-	if err := t.split(dst); err != nil {
-		return err
+// readOwned appends to dst the node ids b holds, which worker q asked of
+// this one: nodes it owns, or an error.
+func (t *batcher) readOwned(dst []int32, q int, b []byte) ([]int32, error) {
+	n := len(dst)
+	dst, err := readInt32s(dst, b)
+	if err != nil {
+		return dst, err
 	}
-	if err := t.askOwners(StructureSite); err != nil {
+	for _, v := range dst[n:] {
+		if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
+			return dst, fmt.Errorf("dataparallel: rank %d asked rank %d for node %d, which it does not own", q, t.sh.rank, v)
+		}
+	}
+	return dst, nil
+}
+
+// roundTrip sends every other worker its request, t.send[q], and answers
+// each request of another worker q with answer(q, request, reply), the
+// reply appended to reply's storage: two all-to-alls, after which
+// t.recv[q] holds q's answer to this worker.
+func (t *batcher) roundTrip(site string, answer func(q int, req, reply []byte) ([]byte, error)) error {
+	t.send[t.sh.rank] = t.send[t.sh.rank][:0]
+	if err := t.sh.c.AllToAll(site, t.send, t.recv); err != nil {
 		return err
 	}
 	for q := range t.send {
 		if q == t.sh.rank {
 			continue
 		}
-		if err := t.sampler.Draw(epoch, l, t.at[q], &t.reply); err != nil {
+		var err error
+		if t.send[q], err = answer(q, t.recv[q], t.send[q][:0]); err != nil {
 			return err
 		}
-		t.send[q] = appendRows(t.send[q][:0], &t.reply)
 	}
-	if err := t.sh.c.AllToAll(StructureSite, t.send, t.recv); err != nil {
+	return t.sh.c.AllToAll(site, t.send, t.recv)
+}
+
+// drawRows fetches the rows of dst into t.merged, in dst's order: each
+// owner draws its destinations' with draw, this worker its own.
+func (t *batcher) drawRows(site string, dst []int32, draw func(dst []int32, r *sample.Rows) error) error {
+	if err := t.split(dst); err != nil {
+		return err
+	}
+	for q := range t.send {
+		t.send[q] = appendInt32s(t.send[q][:0], t.ask[q])
+	}
+	err := t.roundTrip(site, func(q int, req, reply []byte) ([]byte, error) {
+		var err error
+		if t.at[q], err = t.readOwned(t.at[q][:0], q, req); err != nil {
+			return reply, err
+		}
+		if err := draw(t.at[q], &t.reply); err != nil {
+			return reply, err
+		}
+		return appendRows(reply, &t.reply), nil
+	})
+	if err != nil {
 		return err
 	}
 	for q := range t.drawn {
 		var err error
 		if q == t.sh.rank {
-			err = t.sampler.Draw(epoch, l, t.ask[q], &t.drawn[q])
+			err = draw(t.ask[q], &t.drawn[q])
 		} else {
 			err = readRows(&t.drawn[q], t.recv[q], len(t.ask[q]))
 		}
@@ -146,7 +160,7 @@ func (t *batcher) layer(epoch, l int, dst []int32, b *sample.Batch) error {
 		}
 	}
 	t.merge(len(dst))
-	return t.sampler.SetLayer(b, l, dst, &t.merged)
+	return nil
 }
 
 // merge puts the owners' rows together in the destinations' order.
@@ -210,6 +224,23 @@ func readRows(r *sample.Rows, b []byte, n int) error {
 		r.Vals = append(r.Vals, math.Float32frombits(binary.LittleEndian.Uint32(b[4*(m+i):])))
 	}
 	return nil
+}
+
+// gatherOwn returns the features of ids, nodes this worker owns, without
+// an exchange: for samplers whose batches never leave the worker's part.
+func (t *batcher) gatherOwn(ids []int32) (*tensor.Matrix, error) {
+	x, w := t.sh.x, t.sh.x.Cols
+	out := &t.x
+	out.Rows, out.Cols = len(ids), w
+	out.Data = growTo(out.Data, len(ids)*w)
+	for i, v := range ids {
+		if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
+			return nil, fmt.Errorf("dataparallel: input node %d is not this worker's", v)
+		}
+		r := t.sh.row(v)
+		copy(out.Data[i*w:(i+1)*w], x.Data[r*w:(r+1)*w])
+	}
+	return out, nil
 }
 
 // gather returns the features of ids: this worker's rows copied, the

@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -18,13 +19,12 @@ type Stepper struct {
 	train.Stateless
 	sh      *share
 	model   *nn.Model
-	deal    dealer
+	sampler partSampler
 	batcher *batcher
 	eval    *evaluator
 	batch   sample.Batch
 	loss    nn.CrossEntropy
-	labels  []int32
-	norm    float64 // the step's seeds over every worker
+	norm    float64 // the step's loss normaliser (partSampler.norm)
 	stats   Stats
 	sched   compress.Schedule // of the feature rows' compression, or nil
 	epoch   int               // the last epoch stepped
@@ -41,9 +41,9 @@ type Stats struct {
 }
 
 // New returns the stepper of the worker of c holding sp, training cfg's
-// model on batches of batchSize of its seeds drawn by the neighbour
-// sampler spec (neighbor:F1,F2,...). Every worker of c calls New with its
-// own part.
+// model on the batches of the sampler spec (KIND:ARGS, as sample.New
+// reads it; the seed-driven samplers draw batchSize of the worker's
+// seeds). Every worker of c calls New with its own part.
 func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string, batchSize int) (*Stepper, error) {
 	if batchSize < 1 {
 		return nil, fmt.Errorf("dataparallel: batch size %d; want at least 1", batchSize)
@@ -56,7 +56,7 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 	if err != nil {
 		return nil, err
 	}
-	fanouts, err := sample.ParseFanouts(spec, cfg.Model.Layers)
+	form, err := sample.ParsePartSpec(spec, cfg.Model.Layers)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,8 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 			}
 		}
 	}
-	sampler, err := sample.NewPartNeighbor(sh.pg, fanouts, cfg.Model.Layers, agg, cfg.Model.Seed)
+	t := newBatcher(sh)
+	sampler, err := newPartSampler(samplerConfig{sh: sh, t: t, spec: form, batchSize: batchSize, layers: cfg.Model.Layers, agg: agg, seed: cfg.Model.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -83,9 +84,7 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 	if err != nil {
 		return nil, err
 	}
-	return &Stepper{sh: sh, model: model, batcher: newBatcher(sh, sampler),
-		deal: dealer{train: sh.train, size: batchSize, seed: cfg.Model.Seed, counts: sh.trainCounts},
-		eval: newEvaluator(sh, whole, model, sp)}, nil
+	return &Stepper{sh: sh, model: model, sampler: sampler, batcher: t, eval: newEvaluator(sh, whole, model, sp)}, nil
 }
 
 // Compress makes the training batches' feature rows travel encoded by
@@ -117,18 +116,17 @@ func (s *Stepper) Ratio() float64 {
 
 func (s *Stepper) Model() *nn.Model { return s.model }
 
-// Batches is the most batches any worker's seeds make.
-func (s *Stepper) Batches() int { return s.deal.batches() }
+// Batches is the number of batches of an epoch, the same on every
+// worker: for the seed-driven samplers the most any worker's seeds make.
+func (s *Stepper) Batches() int { return s.sampler.batches() }
 
-// Step runs micro-batch b of this worker. A worker without seeds for b
-// still samples (answering the others) and contributes a zero gradient;
-// the loss is normalised by the step's seeds over every worker.
+// Step runs micro-batch b of this worker. A worker without loss rows in
+// b still samples (answering the others) and contributes a zero
+// gradient; an unweighted loss is normalised by the step's loss rows over
+// every worker.
 func (s *Stepper) Step(b train.Batch) (float64, error) {
 	if b.Micro == 0 {
-		s.norm = 0
-		for m := range b.Micros {
-			s.norm += float64(s.deal.total(b.Index + m))
-		}
+		s.norm = s.sampler.norm(b.Epoch, b.Index, b.Micros)
 	}
 	s.epoch = b.Epoch
 	if s.sched != nil {
@@ -136,17 +134,24 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		s.batcher.key = compress.Key{Seed: s.model.Config.Seed, Step: (b.Epoch-1)*s.Batches() + b.Index}
 	}
 	start := time.Now()
-	seeds := s.deal.seeds(b.Epoch, b.Index)
-	x, err := s.batcher.sample(b.Epoch, seeds, &s.batch)
+	labels, err := s.sampler.sample(b.Epoch, b.Index, &s.batch)
 	if err != nil {
 		return 0, err
 	}
-	gathered := s.batcher.gatherSeconds
-	s.batcher.gatherSeconds = 0
-	s.stats.GatherSeconds += gathered
-	s.stats.SampleSeconds += time.Since(start).Seconds() - gathered
+	sampled := time.Now()
+	s.stats.SampleSeconds += sampled.Sub(start).Seconds()
+	var x *tensor.Matrix
+	if s.sampler.local() {
+		x, err = s.batcher.gatherOwn(s.batch.Input)
+	} else {
+		x, err = s.batcher.gather(s.batch.Input)
+	}
+	if err != nil {
+		return 0, err
+	}
+	s.stats.GatherSeconds += time.Since(sampled).Seconds()
 	s.stats.Batches++
-	s.stats.Seeds += int64(len(seeds))
+	s.stats.Seeds += int64(len(s.batch.Loss))
 	s.stats.InputNodes += int64(len(s.batch.Input))
 	start = time.Now()
 	defer func() {
@@ -155,7 +160,7 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 			s.onBatch(b.Epoch, b.Index+1, s.Batches())
 		}
 	}()
-	if len(seeds) == 0 || s.norm == 0 {
+	if len(s.batch.Loss) == 0 {
 		// Nothing to learn from here: a zero gradient, and the dropout
 		// clock moves on as on the workers that ran a pass.
 		for _, p := range s.model.Params() {
@@ -164,12 +169,8 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		s.model.SetStep(s.model.Step() + 1)
 		return 0, nil
 	}
-	s.labels = s.labels[:0]
-	for _, v := range s.batch.Output {
-		s.labels = append(s.labels, s.sh.labels[s.sh.row(v)])
-	}
 	logits := s.model.Forward(s.batch.Blocks, nn.DenseFeatures(x), true)
-	loss, dlogits, err := s.loss.Forward(logits, s.labels, s.batch.Loss, s.norm)
+	loss, dlogits, err := s.loss.ForwardWeighted(logits, labels, s.batch.Loss, s.batch.Weight, s.norm)
 	if err != nil {
 		return 0, err
 	}
