@@ -40,6 +40,10 @@ type ModelInfo struct {
 	LCC, RowNormalize bool
 	Features          string
 	Nodes             int
+	// BF16 is a full-graph run at --precision bf16: its dense features and
+	// its layers' projections were rounded to bfloat16, and evaluating it
+	// rounds them alike.
+	BF16 bool
 	// Epoch is the saved (best) epoch and TrainAcc, ValAcc and TestAcc
 	// its accuracies as the run reported them, when Scored (files of an
 	// older graft do not record them).
@@ -68,6 +72,9 @@ func (info ModelInfo) metadata() map[string]string {
 	}
 	if info.Source != "" {
 		m["source"] = info.Source
+	}
+	if info.BF16 {
+		m["precision"] = "bf16"
 	}
 	if info.Files.Labels != "" {
 		m["labels_file"] = info.Files.Labels
@@ -107,7 +114,7 @@ func ReadModelInfo(h *nn.ParamsHeader) (ModelInfo, error) {
 		Dataset: md["dataset"], Source: md["source"], Split: md["split"],
 		Files: dataset.NodeFiles{Labels: md["labels_file"], Features: md["features_file"]},
 		LCC:   r.bool("lcc", false), RowNormalize: r.bool("row_normalize", true), Features: md["features"],
-		Nodes: r.int("nodes"), Epoch: r.int("epoch"),
+		Nodes: r.int("nodes"), Epoch: r.int("epoch"), BF16: md["precision"] == "bf16",
 		TrainAcc: r.float("train_acc"), ValAcc: r.float("val_acc"), TestAcc: r.float("test_acc"), Scored: true,
 	}
 	info.Assumed = r.missing

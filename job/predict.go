@@ -36,6 +36,7 @@ func LoadSaved(path string) (*Saved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the model its metadata describes: %v", path, err)
 	}
+	model.SetBF16(info.BF16)
 	params, err := nn.Renamed(model.Params(), info.Model.Model, info.Layout)
 	if err != nil {
 		return nil, err
@@ -117,6 +118,9 @@ func (s *Saved) Prepare(source, dataDir string, files dataset.NodeFiles, split s
 	storage := map[string]nn.Storage{"dense": nn.ForceDense, "sparse": nn.ForceSparse}[info.Features]
 	if in.Data, err = fullgraph.FromDataset(labelled, in.Split, storage, info.RowNormalize); err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
+	}
+	if f := in.Data.Features; info.BF16 && f.Dense != nil {
+		in.Data.Features = nn.BF16Features(tensor.MatrixToBF16(f.Dense))
 	}
 	if got, want := in.Data.Features.Cols(), info.Model.InFeatures; got != want {
 		return nil, fmt.Errorf("dataset %s has %d feature columns; the model takes %d (was it trained on %s?)", ds.Name, got, want, info.Dataset)

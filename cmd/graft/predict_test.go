@@ -66,6 +66,8 @@ func TestEvaluateReproducesTraining(t *testing.T) {
 		{"sage, lcc, normalised, random split", []string{"--model", "sage", "--epochs", "12", "--lr", "0.01", "--lcc", "--normalize",
 			"--split", "random:20:30", "--seed", "7", "--row-normalize=false", "--features", "dense"}},
 		{"gcn, 3 layers, sampled", []string{"--epochs", "4", "--layers", "3", "--sampler", "neighbor:5,5,5", "--batch-size", "64"}},
+		{"sage at bf16, dense features", []string{"--model", "sage", "--epochs", "12", "--lr", "0.01", "--precision", "bf16", "--features", "dense"}},
+		{"gcn at bf16 on 2 parts", []string{"--epochs", "15", "--parts", "2", "--precision", "bf16", "--features", "dense"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, sum := trainSaved(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".safetensors", tc.args...)
