@@ -7,15 +7,22 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // interruptible returns a context that the first SIGINT or SIGTERM
 // cancels: training stops after the epoch under way, which it keeps (and
 // checkpoints, with --checkpoint-dir), so that every worker stops after the
 // same epoch. An epoch of a large graph can take minutes, so a second
-// signal stops the process at once, losing that epoch, with the shell's
-// status for the signal (130 for SIGINT, 143 for SIGTERM). The returned
-// function releases the signals.
+// signal, sent at least secondSignalAfter later, stops the process at once,
+// losing that epoch, with the shell's status for the signal (130 for
+// SIGINT, 143 for SIGTERM). Signals that arrive together are one request:
+// a terminal's Ctrl-C reaches a launched worker from the terminal and from
+// graft launch, and a worker whose launcher dies gets the kernel's
+// parent-death signal and its own when the launcher's pipe closes. The
+// returned function releases the signals.
+const secondSignalAfter = time.Second
+
 func interruptible(log io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -29,11 +36,18 @@ func interruptible(log io.Writer) (context.Context, func()) {
 		}
 		fmt.Fprintln(log, "graft train: stopping after the epoch under way, which is kept; interrupt again to stop at once, losing it")
 		cancel()
-		select {
-		case s := <-sigs:
-			fmt.Fprintln(log, "graft train: stopped at once; the epoch under way is lost (--resume continues from the last checkpoint, if any)")
-			os.Exit(128 + int(s.(syscall.Signal)))
-		case <-done:
+		first := time.Now()
+		for {
+			select {
+			case s := <-sigs:
+				if time.Since(first) < secondSignalAfter {
+					continue
+				}
+				fmt.Fprintln(log, "graft train: stopped at once; the epoch under way is lost (--resume continues from the last checkpoint, if any)")
+				os.Exit(128 + int(s.(syscall.Signal)))
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {

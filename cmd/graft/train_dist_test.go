@@ -236,9 +236,9 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1250 batches of 16 seeds with their whole 2-hop neighbourhoods: an
+	// 2500 batches of 16 seeds with their whole 2-hop neighbourhoods: an
 	// epoch of many seconds.
-	cmd := exec.Command(exe, "train", "--dataset", "sbm:200000:40:32:8", "--model", "sage", "--sampler", "neighbor:-1,-1",
+	cmd := exec.Command(exe, "train", "--dataset", "sbm:400000:40:32:8", "--model", "sage", "--sampler", "neighbor:-1,-1",
 		"--batch-size", "16", "--epochs", "3")
 	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
 	var stderr syncBuffer
@@ -259,6 +259,11 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 	waitFor("split") // loaded: training starts
 	cmd.Process.Signal(os.Interrupt)
 	waitFor("interrupt again")
+	cmd.Process.Signal(os.Interrupt) // with the first: the same request
+	time.Sleep(secondSignalAfter + 200*time.Millisecond)
+	if strings.Contains(stderr.String(), "stopped at once") {
+		t.Fatalf("two signals together stopped the process at once:\n%s", stderr.String())
+	}
 	cmd.Process.Signal(os.Interrupt)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
