@@ -19,11 +19,16 @@ import (
 // SIGINT, 143 for SIGTERM). Signals that arrive together are one request:
 // a terminal's Ctrl-C reaches a launched worker from the terminal and from
 // graft launch, and a worker whose launcher dies gets the kernel's
-// parent-death signal and its own when the launcher's pipe closes. The
-// returned function releases the signals.
+// parent-death signal and its own when the launcher's pipe closes. A
+// worker of a job (worker set) leaves the escalation to its launcher, which
+// sends SIGKILL after its grace period: every signal only stops it after
+// the epoch. The returned function releases the signals.
 const secondSignalAfter = time.Second
 
-func interruptible(log io.Writer) (context.Context, func()) {
+func interruptible(log io.Writer, worker bool) (context.Context, func()) {
+	if worker {
+		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

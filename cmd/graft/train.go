@@ -128,7 +128,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
-	ctx, stop := interruptible(stderr)
+	ctx, stop := interruptible(stderr, spec.Place.Size > 1)
 	defer stop()
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
 		return err
