@@ -67,7 +67,8 @@ func TestTrainPatienceWaitsForTheScheduleFloor(t *testing.T) {
 
 // TestTrainDefaultSchedules: --compress without --schedule takes the
 // codec's documented default (one that matched full communication's
-// accuracy in docs/varco.md), and the authors' setting has a name.
+// accuracy in docs/varco.md; subspace's on Amazon Computers, not on the
+// synthetic graph), and the authors' setting has a name.
 func TestTrainDefaultSchedules(t *testing.T) {
 	tests := []struct{ codec, schedule, want string }{
 		{"truncate", "", "exp:128:1:5"},

@@ -92,6 +92,11 @@ var configs = []config{
 	{"topk-exp", "topk", "exp:128:1:5"},
 	{"subspace-exp", "subspace", "exp:128:1:5"},
 	{"subspace-linear4", "subspace", "linear:4:1:5"},
+	// milder subspace schedules, measured against its default
+	// (docs/varco.md, "Subspace's default"; scripts/subspace.sh)
+	{"subspace-linear2", "subspace", "linear:2:1:5"},
+	{"subspace-linear1.25", "subspace", "linear:1.25:1:5"},
+	{"subspace-linear4-10", "subspace", "linear:4:1:10"}, // r = 1 from iteration 10
 	{"bf16", "bf16", "fixed:1"},
 	{"quant8", "quant8", "fixed:1"},
 	{"quant4", "quant4", "fixed:1"},
