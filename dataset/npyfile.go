@@ -77,30 +77,31 @@ func (nf *npyFile) readChunks(align int, each func(a *Array, first int) error) e
 
 // readNPYInt64s reads a 1-D integer .npy array a chunk at a time.
 func readNPYInt64s(path string) ([]int64, error) {
-	nf, err := openNPY(path)
-	if err != nil {
-		return nil, err
-	}
-	defer nf.Close()
-	if len(nf.h.shape) != 1 {
-		return nil, fmt.Errorf("%s: shape %s, want a 1-D array", path, tuple(nf.h.shape))
-	}
-	out := make([]int64, nf.elements())
-	err = nf.readChunks(1, func(a *Array, first int) error {
-		v, err := a.Int64s()
-		if err != nil {
-			return err
-		}
-		copy(out[first:], v)
+	return readNPYInts(path, func(dst []int64, v []int64, _ int) error {
+		copy(dst, v)
 		return nil
 	})
-	return out, err
 }
 
 // readNPYInt32s reads a 1-D integer .npy array whose values fit in int32
 // a chunk at a time, so that the file's bytes and a wider copy are never
 // held beside the result.
 func readNPYInt32s(path string) ([]int32, error) {
+	return readNPYInts(path, func(dst []int32, v []int64, first int) error {
+		for i, x := range v {
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return fmt.Errorf("%s: element %d = %d does not fit in int32", path, first+i, x)
+			}
+			dst[i] = int32(x)
+		}
+		return nil
+	})
+}
+
+// readNPYInts reads a 1-D integer .npy array a chunk at a time, each
+// chunk's values widened to int64 and stored by put into the result's rows
+// from first on.
+func readNPYInts[T int32 | int64](path string, put func(dst []T, v []int64, first int) error) ([]T, error) {
 	nf, err := openNPY(path)
 	if err != nil {
 		return nil, err
@@ -109,19 +110,13 @@ func readNPYInt32s(path string) ([]int32, error) {
 	if len(nf.h.shape) != 1 {
 		return nil, fmt.Errorf("%s: shape %s, want a 1-D array", path, tuple(nf.h.shape))
 	}
-	out := make([]int32, nf.elements())
+	out := make([]T, nf.elements())
 	err = nf.readChunks(1, func(a *Array, first int) error {
 		v, err := a.Int64s()
 		if err != nil {
 			return err
 		}
-		for i, x := range v {
-			if x < math.MinInt32 || x > math.MaxInt32 {
-				return fmt.Errorf("%s: element %d = %d does not fit in int32", path, first+i, x)
-			}
-			out[first+i] = int32(x)
-		}
-		return nil
+		return put(out[first:], v, first)
 	})
 	return out, err
 }
