@@ -132,6 +132,20 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 	return ev, nil
 }
 
+// heldEstimate is about what evaluate holds at its peak: two hidden
+// layers' outputs for every node.
+func (e *evaluator) heldEstimate() int {
+	cfg := e.model.Config
+	width, bytes := cfg.Hidden, 4
+	if cfg.Model == "gat" {
+		width *= cfg.Heads
+	}
+	if e.bf16 {
+		bytes = 2
+	}
+	return 2 * e.p.Graph.N * width * bytes
+}
+
 // outputBytes is the size of the outputs held.
 func (e *evaluator) outputBytes() int {
 	return 4*(cap(e.cur[0].Data)+cap(e.cur[1].Data)+cap(e.proj[0].Data)+cap(e.proj[1].Data)) + 2*(cap(e.cur16[0].Data)+cap(e.cur16[1].Data))

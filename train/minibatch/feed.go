@@ -142,3 +142,17 @@ func (f *feed) close() {
 		}
 	}
 }
+
+// release stops the producer and lets every pooled batch's buffers go:
+// the next take starts it again and allocates them anew. Exact evaluation
+// of a large graph calls it first, so that the batches sampled ahead (a
+// few hundred megabytes each on a graph of ogbn-products' size) are not
+// held beside its layers' outputs.
+func (f *feed) release() {
+	f.close()
+	for range len(f.free) {
+		p := <-f.free
+		*p = prepared{labels: p.labels[:0]}
+		f.free <- p
+	}
+}

@@ -299,3 +299,65 @@ func TestEvaluationFromProjections(t *testing.T) {
 		}
 	}
 }
+
+// Before an exact evaluation too large to keep (releaseFeed), the stepper
+// stops the feed and lets every batch's buffers go, so that batches
+// sampled ahead are not held beside evaluation's outputs; the feed starts
+// again where training left off, and the run is the same bit for bit.
+func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
+	p, classes := sbmProblem(t, 500)
+	cfg := testConfig("sage", classes)
+	cfg.Epochs = 4
+	run := func(release bool) (outcome, int) {
+		sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 16, Layers: 2, Aggregation: sample.Mean, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(cfg, p, sampler, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if s.releaseFeed {
+			t.Fatal("a 500-node graph's evaluation is over keepBytes")
+		}
+		s.releaseFeed = release
+		loop, err := train.New(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o outcome
+		held := 0 // batches holding gathered rows after an evaluation
+		_, err = loop.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error {
+			o.losses, o.valAcc = append(o.losses, m.Loss), append(o.valAcc, m.ValAcc)
+			if s.feed.on {
+				return nil // the producer is running: it may be filling one
+			}
+			for range len(s.feed.free) {
+				b := <-s.feed.free
+				if b.gather.dense.Data != nil || b.batch.Input != nil {
+					held++
+				}
+				s.feed.free <- b
+			}
+			return nil
+		}})
+		return collect(t, train.Result{}, loop, err, &o), held
+	}
+	kept, _ := run(false)
+	released, held := run(true)
+	if held != 0 {
+		t.Errorf("%d batches held their buffers after a large evaluation", held)
+	}
+	if !slices.Equal(kept.losses, released.losses) || !slices.Equal(kept.valAcc, released.valAcc) || !slices.Equal(kept.params, released.params) {
+		t.Errorf("letting the feed go changed the run: losses %v against %v", released.losses, kept.losses)
+	}
+}
+
+// heldEstimate is over keepBytes for a graph of ogbn-products' size.
+func TestEvaluationOfALargeGraphIsLarge(t *testing.T) {
+	e := &evaluator{model: &nn.Model{Config: nn.Config{Model: "sage", Hidden: 256}}, p: train.Problem{Graph: &graph.Graph{N: 2_400_000}}}
+	if e.heldEstimate() < 4<<30 {
+		t.Fatalf("heldEstimate %d bytes for 2.4M nodes at width 256", e.heldEstimate())
+	}
+}

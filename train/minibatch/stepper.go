@@ -58,6 +58,9 @@ type Stepper struct {
 	stats   Stats
 	onBatch func(epoch, done, batches int)
 	noX     bool // Options.NoFeatures
+	// releaseFeed lets the feed's batches go before each evaluation: exact
+	// evaluation's outputs are over keepBytes.
+	releaseFeed bool
 }
 
 // Stats are the figures of the batches run since the last call of
@@ -104,7 +107,8 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	if err != nil {
 		return nil, err
 	}
-	var eval evaluation = newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg), opts.Precision == train.BF16)
+	exact := newEvaluator(model, p, sample.NewNeighborhoods(p.Graph, agg), opts.Precision == train.BF16)
+	var eval evaluation = exact
 	if opts.EvalSampler != "" {
 		if eval, err = newSampledEvaluator(model, p, opts.EvalSampler, opts.EvalBatchSize, cfg.Model.Layers, agg, cfg.Model.Seed); err != nil {
 			return nil, err
@@ -113,7 +117,8 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	opts.Prefetch = max(opts.Prefetch, 2)
 	f := newFeed(sampler, x, p.Labels, opts.Prefetch, cfg.Accumulate)
 	f.noX = opts.NoFeatures
-	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval, feed: f, noX: opts.NoFeatures}, nil
+	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval, feed: f, noX: opts.NoFeatures,
+		releaseFeed: opts.EvalSampler == "" && exact.heldEstimate() > exact.keepBytes}, nil
 }
 
 // Close stops the background sampling.
@@ -274,5 +279,14 @@ func (s *Stepper) Assessed() bool {
 }
 
 // Evaluate is exact: layer-wise inference over every node with its whole
-// neighbourhood.
-func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }
+// neighbourhood. The last step's batches are done with.
+func (s *Stepper) Evaluate(int) (train.Evaluation, error) {
+	if s.releaseFeed {
+		for _, p := range s.pending {
+			s.feed.give(p)
+		}
+		s.pending = s.pending[:0]
+		s.feed.release()
+	}
+	return s.eval.evaluate()
+}
