@@ -178,9 +178,12 @@ type Summary struct {
 	BytesBwd     int64  `json:"bytes_bwd"`
 	BytesGrad    int64  `json:"bytes_grad"`
 	// Data-parallel mini-batch runs: the sampled structure and the input
-	// features fetched from their owners (the gradients are BytesGrad).
+	// features fetched from their owners (the gradients are BytesGrad),
+	// and the one-off exchanges before the first epoch (BytesTotal
+	// includes them).
 	BytesStructure  int64   `json:"bytes_structure,omitempty"`
 	BytesFeatures   int64   `json:"bytes_features,omitempty"`
+	BytesSetup      int64   `json:"bytes_setup,omitempty"`
 	ComputeSeconds  float64 `json:"compute_seconds"`
 	CommSeconds     float64 `json:"comm_seconds"`
 	CodecSeconds    float64 `json:"codec_seconds"`

@@ -33,9 +33,13 @@ type Epoch struct {
 	// Data-parallel mini-batch training: bytes sent by all workers for the
 	// sampled structure (destinations asked of their owners and the
 	// neighbours drawn for them) and for the input features (rows asked
-	// and the rows).
+	// and the rows). BytesSetup is the one-off exchanges before the first
+	// epoch (who owns which node, the samplers' whole-graph figures,
+	// GraphSAINT's pre-sampling): the first epoch a run trains, a resumed
+	// run's included, reports them, the others none.
 	BytesStructure int64 `json:"bytes_structure,omitempty"`
 	BytesFeatures  int64 `json:"bytes_features,omitempty"`
+	BytesSetup     int64 `json:"bytes_setup,omitempty"`
 	// The slowest worker's time outside communication, in communication
 	// (measured, and on an emulated link), and compressing; EmulatedSeconds
 	// is the epoch on the emulated link.
@@ -88,9 +92,9 @@ type Epoch struct {
 	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
 }
 
-// Bytes is everything the epoch sent.
+// Bytes is everything the epoch sent, the setup it reports included.
 func (e Epoch) Bytes() int64 {
-	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures
+	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures + e.BytesSetup
 }
 
 // Sink receives every recorded epoch.
@@ -161,7 +165,7 @@ func (r *Recorder) Close() error {
 type Totals struct {
 	Epochs                                    int
 	BytesFwd, BytesBwd, BytesGrad             int64
-	BytesStructure, BytesFeatures             int64
+	BytesStructure, BytesFeatures, BytesSetup int64
 	ComputeSeconds, CommSeconds, CodecSeconds float64
 	EmulatedSeconds, EmulatedCommSeconds      float64
 	WorkerCompute                             []float64 // each worker's compute seconds over the run
@@ -174,6 +178,7 @@ func (t *Totals) add(e Epoch) {
 	t.BytesGrad += e.BytesGrad
 	t.BytesStructure += e.BytesStructure
 	t.BytesFeatures += e.BytesFeatures
+	t.BytesSetup += e.BytesSetup
 	t.ComputeSeconds += e.ComputeSeconds
 	t.CommSeconds += e.CommSeconds
 	t.CodecSeconds += e.CodecSeconds
@@ -187,9 +192,9 @@ func (t *Totals) add(e Epoch) {
 	}
 }
 
-// BytesTotal is everything the run sent.
+// BytesTotal is everything the run sent, its setup included.
 func (t Totals) BytesTotal() int64 {
-	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures
+	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures + t.BytesSetup
 }
 
 // WorkerImbalance is the slowest worker's compute time over the run

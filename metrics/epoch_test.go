@@ -40,6 +40,10 @@ func TestRecorderTotals(t *testing.T) {
 				EmulatedSeconds: 5, EmulatedCommSeconds: 2, WorkerCompute: []float64{1, 3}},
 		}, Totals{Epochs: 2, BytesFwd: 11, BytesBwd: 22, BytesGrad: 33, ComputeSeconds: 6, CommSeconds: 3, CodecSeconds: 0.75,
 			EmulatedSeconds: 9, EmulatedCommSeconds: 3.5, WorkerCompute: []float64{2, 6}}, 1.5},
+		{"data-parallel, the setup in the first epoch", []Epoch{
+			{Epoch: 1, BytesGrad: 30, BytesStructure: 5, BytesFeatures: 7, BytesSetup: 100},
+			{Epoch: 2, BytesGrad: 30, BytesStructure: 6, BytesFeatures: 8},
+		}, Totals{Epochs: 2, BytesGrad: 60, BytesStructure: 11, BytesFeatures: 15, BytesSetup: 100}, 0},
 		{"worker count grows", []Epoch{{WorkerCompute: []float64{1}}, {WorkerCompute: []float64{1, 2}}},
 			Totals{Epochs: 2, WorkerCompute: []float64{2, 2}}, 1},
 	}
@@ -56,7 +60,8 @@ func TestRecorderTotals(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("totals %+v, want %+v", got, tt.want)
 			}
-			if got.BytesTotal() != tt.want.BytesFwd+tt.want.BytesBwd+tt.want.BytesGrad {
+			w := tt.want
+			if got.BytesTotal() != w.BytesFwd+w.BytesBwd+w.BytesGrad+w.BytesStructure+w.BytesFeatures+w.BytesSetup {
 				t.Errorf("BytesTotal %d", got.BytesTotal())
 			}
 			if imb := got.WorkerImbalance(); imb != tt.imbalance {

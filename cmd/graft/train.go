@@ -256,7 +256,7 @@ func printSummary(w io.Writer, sum job.Summary) {
 		halo := "no halo traffic"
 		switch {
 		case sum.Sampler != "":
-			halo = formatBytes(sum.BytesStructure) + " sampled structure, " + formatBytes(sum.BytesFeatures) + " features"
+			halo = formatBytes(sum.BytesSetup) + " at setup, " + formatBytes(sum.BytesStructure) + " sampled structure, " + formatBytes(sum.BytesFeatures) + " features"
 		case sum.BytesFwd+sum.BytesBwd > 0:
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}

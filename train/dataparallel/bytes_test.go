@@ -33,40 +33,59 @@ func (c countingComm) AllToAll(site string, send, recv [][]byte) error {
 }
 
 // "Report the bytes of structure, features and gradients separately": the
-// reported bytes are the bytes that crossed the communicator at each site.
+// reported bytes are the bytes that crossed the communicator at each site,
+// for every sampler, and the one-off exchanges before the first epoch are
+// the first epoch's setup bytes. With the neighbour sampler those are the
+// parts' node lists alone: each worker sends every other its layout
+// fingerprint (8 bytes), training count (4) and nodes (4 bytes each);
+// every other sampler shares more.
 func TestReportedBytesEqualBytesSent(t *testing.T) {
 	p := sbmProblem(t, 300)
-	parts := Parts(p, classes, randomLayout(t, p, 3))
-	cfg := testConfig("sage")
-	var mu sync.Mutex
-	sent := map[string]int64{}
-	var structure, features, grad int64
-	err := withTimeout(t, func() error {
-		return comm.Run(3, func(c comm.Communicator) error {
-			cc := countingComm{Communicator: c, mu: &mu, sent: sent}
-			_, _, err := RunWorker(context.Background(), cc, cfg, parts[c.Rank()], Options{Sampler: "neighbor:4,4", BatchSize: 10}, func(e metrics.Epoch) error {
-				if c.Rank() == 0 {
-					if e.Batches == 0 || e.SampleSeconds <= 0 || e.GatherSeconds <= 0 || e.InputNodes < 10 || len(e.WorkerCompute) != 3 {
-						t.Errorf("epoch record %+v", e)
-					}
-					structure += e.BytesStructure
-					features += e.BytesFeatures
-					grad += e.BytesGrad
-				}
-				return nil
+	const k = 3
+	parts := Parts(p, classes, randomLayout(t, p, k))
+	ownership := int64((k - 1) * (12*k + 4*p.Graph.N))
+	for _, spec := range []string{"neighbor:4,4", "fastgcn:30,20", "ladies:30,20", "saint-node:40", "saint-edge:20", "saint-rw:10:2", "cluster:8:3"} {
+		t.Run(spec, func(t *testing.T) {
+			var mu sync.Mutex
+			sent := map[string]int64{}
+			var structure, features, grad, setup int64
+			err := withTimeout(t, func() error {
+				return comm.Run(k, func(c comm.Communicator) error {
+					cc := countingComm{Communicator: c, mu: &mu, sent: sent}
+					_, _, err := RunWorker(context.Background(), cc, testConfig("sage"), parts[c.Rank()], Options{Sampler: spec, BatchSize: 10}, func(e metrics.Epoch) error {
+						if c.Rank() != 0 {
+							return nil
+						}
+						if e.Batches == 0 || e.SampleSeconds <= 0 || e.GatherSeconds <= 0 || e.InputNodes <= 0 || len(e.WorkerCompute) != k ||
+							(e.Epoch > 1 && e.BytesSetup != 0) {
+							t.Errorf("epoch record %+v", e)
+						}
+						structure += e.BytesStructure
+						features += e.BytesFeatures
+						grad += e.BytesGrad
+						setup += e.BytesSetup
+						return nil
+					})
+					return err
+				})
 			})
-			return err
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := spec == "saint-node:40" || spec == "cluster:8:3"
+			if grad == 0 || structure != sent[StructureSite] || features != sent[FeatureSite] || setup != sent[SetupSite] ||
+				(structure == 0) != local || (features == 0) != local {
+				t.Fatalf("reported %d structure, %d feature, %d setup and %d gradient bytes; %d, %d and %d crossed the communicator",
+					structure, features, setup, grad, sent[StructureSite], sent[FeatureSite], sent[SetupSite])
+			}
+			if (spec == "neighbor:4,4") != (setup == ownership) || setup < ownership {
+				t.Fatalf("%d setup bytes; the node lists alone are %d", setup, ownership)
+			}
+			if sent[EvalSite] == 0 {
+				t.Fatal("evaluation fetched no rows")
+			}
+			t.Logf("%d setup bytes (node lists %d)", setup, ownership)
 		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if structure == 0 || features == 0 || grad == 0 || structure != sent[StructureSite] || features != sent[FeatureSite] {
-		t.Fatalf("reported %d structure, %d feature and %d gradient bytes; %d and %d crossed the communicator",
-			structure, features, grad, sent[StructureSite], sent[FeatureSite])
-	}
-	if sent[EvalSite] == 0 {
-		t.Fatal("evaluation fetched no rows")
 	}
 }
 

@@ -17,7 +17,10 @@ import (
 // Sites under which the workers' traffic is counted: the sampled structure
 // (requests of destinations and the neighbours drawn for them), the input
 // features (requests of rows and the rows), evaluation's rows, and the
-// exchange at the start (ownership and training counts).
+// one-off exchanges before the first epoch (who owns which node and the
+// training counts, and the samplers' own: FastGCN's column norms, LADIES's
+// degrees, GraphSAINT's drawers and pre-sampling, Cluster-GCN's cluster
+// sizes), which the first epoch's metrics report as the setup's bytes.
 const (
 	StructureSite = "sample.structure"
 	FeatureSite   = "sample.features"

@@ -149,21 +149,29 @@ type accounts struct {
 	elapsed float64
 }
 
-// counters: structure, feature and gradient bytes sent, communication
-// seconds, emulated seconds, wall seconds, sample seconds, batches, input
-// nodes, gather seconds.
-const nCounters = 10
+// counters: structure, feature, gradient and setup bytes sent,
+// communication seconds, emulated seconds, wall seconds (these since the
+// start, differenced per epoch), sample seconds, batches, input nodes,
+// gather seconds (the epoch's).
+const (
+	nCounters   = 11
+	nCumulative = 7
+)
 
 func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.CommReducer, st Stats) (metrics.Epoch, error) {
 	a.elapsed += m.EpochSeconds
 	now := make([]float64, nCounters)
 	stats := c.Stats()
 	for _, site := range stats.Sites() {
-		if site == train.CounterSite {
-			continue
-		}
 		ss := stats.Site(site)
 		switch site {
+		case train.CounterSite:
+			continue
+		case SetupSite:
+			// Before the first epoch: its bytes are the setup's, its
+			// time no epoch's.
+			now[3] += float64(ss.BytesSent)
+			continue
 		case StructureSite:
 			now[0] += float64(ss.BytesSent)
 		case FeatureSite:
@@ -171,19 +179,19 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 		case train.GradientSite:
 			now[2] += float64(ss.BytesSent)
 		}
-		now[3] += ss.Seconds
-		now[4] += ss.EmulatedSeconds
+		now[4] += ss.Seconds
+		now[5] += ss.EmulatedSeconds
 	}
-	now[5] = a.elapsed
+	now[6] = a.elapsed
 	delta := make([]float64, nCounters)
 	for i := range now {
 		delta[i] = now[i]
-		if a.prev != nil && i < 6 {
+		if a.prev != nil && i < nCumulative {
 			delta[i] -= a.prev[i]
 		}
 	}
 	a.prev = now
-	delta[6], delta[7], delta[8], delta[9] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes), st.GatherSeconds
+	delta[7], delta[8], delta[9], delta[10] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes), st.GatherSeconds
 	all := [][]float64{delta}
 	if reducer != nil {
 		var err error
@@ -200,16 +208,17 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 		e.BytesStructure += int64(v[0])
 		e.BytesFeatures += int64(v[1])
 		e.BytesGrad += int64(v[2])
-		compute := max(v[5]-v[3], 0)
+		e.BytesSetup += int64(v[3])
+		compute := max(v[6]-v[4], 0)
 		e.WorkerCompute[r] = compute
 		e.ComputeSeconds = max(e.ComputeSeconds, compute)
-		e.CommSeconds = max(e.CommSeconds, v[3])
-		e.EmulatedCommSeconds = max(e.EmulatedCommSeconds, v[4])
-		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+v[4])
-		e.SampleSeconds = max(e.SampleSeconds, v[6])
-		e.GatherSeconds = max(e.GatherSeconds, v[9])
-		batches += v[7]
-		inputs += v[8]
+		e.CommSeconds = max(e.CommSeconds, v[4])
+		e.EmulatedCommSeconds = max(e.EmulatedCommSeconds, v[5])
+		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+v[5])
+		e.SampleSeconds = max(e.SampleSeconds, v[7])
+		e.GatherSeconds = max(e.GatherSeconds, v[10])
+		batches += v[8]
+		inputs += v[9]
 	}
 	if batches > 0 {
 		e.InputNodes = inputs / batches
