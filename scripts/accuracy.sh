@@ -4,14 +4,17 @@
 # of the selected epoch (best validation accuracy, or lowest validation loss
 # in the Shchur setting) is summarised as mean ± std.
 #
-#   GRAFT_DATA=/path/to/data [SET=full|minibatch|gradients] [JOBS=2] [ONLY=regex] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
+#   GRAFT_DATA=/path/to/data [SET=full|minibatch|gradients|precision] [JOBS=2] [ONLY=regex] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
 #
 # SET=full (the default) is README.md's table of full-graph training;
 # SET=minibatch is docs/minibatch.md's, where each sampled configuration
 # ROW@METHOD is also compared seed by seed with its full-graph ROW@full;
 # SET=gradients is docs/gradients.md's, where each gradient compression
 # ROW@METHOD is compared with exact gradients, ROW@none, in accuracy and in
-# gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions).
+# gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions);
+# SET=precision is docs/training.md's comparison of --precision bf16 with
+# fp32, ROW@bf16 against ROW@fp32, on README's rows and the neighbour-
+# sampled rows of docs/minibatch.md.
 #
 # Cora runs without a data directory (it is embedded); the other datasets are
 # skipped with a note when GRAFT_DATA is unset. JOBS runs that many trainings
@@ -111,8 +114,27 @@ gradients)
 		done
 	done
 	;;
+precision)
+	# README's rows (GraphSAGE as its table selected it per dataset) and
+	# docs/minibatch.md's neighbour-sampled GraphSAGE, each in float32
+	# and in bfloat16.
+	rows=(
+		"gcn-cora|--dataset cora"
+		"gat-cora|--dataset cora --model gat"
+	)
+	for ds in amazon-computers amazon-photo coauthor-cs; do
+		sage="--dataset $ds --model sage $shchur"
+		[[ $ds == coauthor-cs ]] && sage+=" --normalize --lr 0.01"
+		rows+=("gcn-$ds|--dataset $ds --model gcn $shchur --hidden 64 --dropout 0.8 --weight-decay 1e-3")
+		rows+=("sage-$ds|$sage")
+		rows+=("sage-$ds-neighbor|$sage --sampler neighbor:25,10 --batch-size 512")
+	done
+	for r in "${rows[@]}"; do
+		configs+=("${r%%|*}@fp32|${r#*|}" "${r%%|*}@bf16|${r#*|} --precision bf16")
+	done
+	;;
 *)
-	echo "SET=$SET: want full, minibatch or gradients" >&2
+	echo "SET=$SET: want full, minibatch, gradients or precision" >&2
 	exit 2
 	;;
 esac

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/graft-gnn/graft/internal/stats"
@@ -179,23 +180,28 @@ func summarise(r io.Reader, w io.Writer) error {
 	if len(chosen) > 0 {
 		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
-	writePaired(w, order, groups, "full")
-	writePaired(w, order, groups, "none")
+	for _, b := range baselines {
+		writePaired(w, order, groups, b)
+	}
 	return nil
 }
+
+// baselines are the methods others are paired with: "full" is full-graph
+// training (beside sampled methods); "none" exact gradients (beside
+// compressed ones), and the table then also compares the gradient bytes
+// the runs sent; "fp32" float32 training (beside bf16).
+var baselines = []string{"full", "none", "fp32"}
 
 // writePaired writes, for every configuration ROW@METHOD beside a baseline
 // ROW@BASE, the mean and spread of the per-seed differences of test
 // accuracy (same seeds: same split and initialisation), over the seeds
-// both ran. The baseline "full" is full-graph training (beside sampled
-// methods); "none" is exact gradients (beside compressed ones), and the
-// table then also compares the gradient bytes the runs sent.
+// both ran.
 func writePaired(w io.Writer, order []string, groups map[string]*group, baseline string) {
 	header := false
 	for _, name := range order {
 		row, method, ok := strings.Cut(name, "@")
 		base := groups[row+"@"+baseline]
-		if !ok || method == "full" || method == "none" || base == nil {
+		if !ok || slices.Contains(baselines, method) || base == nil {
 			continue
 		}
 		baseAt := map[uint64]float64{}
@@ -218,7 +224,7 @@ func writePaired(w io.Writer, order []string, groups map[string]*group, baseline
 				fmt.Fprintln(w, "\n| configuration | gradient compression | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |")
 				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 			} else {
-				fmt.Fprintln(w, "\n| configuration | method | seeds | test accuracy (%) | full-graph, same seeds (%) | paired Δ (points) |")
+				fmt.Fprintf(w, "\n| configuration | method | seeds | test accuracy (%%) | %s, same seeds (%%) | paired Δ (points) |\n", map[string]string{"full": "full-graph", "fp32": "fp32"}[baseline])
 				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 			}
 			header = true

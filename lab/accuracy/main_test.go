@@ -57,6 +57,13 @@ func TestSummarise(t *testing.T) {
 			want: []string{"| g | topk:0.01 | 1 | 78.0 ± 0.0 | 80.0 ± 0.0 | -2.00 ± 0.00 | 10 B | 20.0 |", "exact gradients, same seeds"},
 		},
 		{
+			name: "bf16 paired seed by seed with float32",
+			in: `{"config":"p@fp32","args":"","result":{"seed":1,"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
+{"config":"p@bf16","args":"","result":{"seed":1,"test_acc":0.81,"best_val_acc":0.5,"epochs":1}}
+`,
+			want: []string{"| p | bf16 | 1 | 81.0 ± 0.0 | 80.0 ± 0.0 | +1.00 ± 0.00 |", "| fp32, same seeds (%) |"},
+		},
+		{
 			name: "three seeds",
 			in: `{"config":"c","args":"","result":{"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
 {"config":"c","args":"","result":{"test_acc":0.82,"best_val_acc":0.5,"epochs":2}}
