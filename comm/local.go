@@ -375,13 +375,12 @@ func (c *local) AllReduce(site string, data []float32) error {
 		return err
 	}
 	copy(data, sum)
-	// Counted as the ring algorithm a network transport runs: 2(N−1)/N of
-	// the buffer to the next rank and from the previous one.
+	// Counted as the ring a network transport runs, chunk by chunk: about
+	// 2(N−1)/N of the buffer to the next rank and from the previous one.
 	sent, recvd := c.scratch()
 	if g.size > 1 {
-		b := int64(2*(g.size-1)) * int64(4*n) / int64(g.size)
-		sent[(r+1)%g.size] = b
-		recvd[(r+g.size-1)%g.size] = b
+		sent[(r+1)%g.size] = ringBytesSent(n, g.size, r)
+		recvd[(r+g.size-1)%g.size] = ringBytesSent(n, g.size, (r+g.size-1)%g.size)
 	}
 	c.stats.record(site, r, sent, recvd, time.Since(start))
 	return nil

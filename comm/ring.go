@@ -25,6 +25,24 @@ const ringChunkValues = 1 << 20
 // ringRound returns the end of the round that starts at lo.
 func ringRound(lo, n, size int) int { return min(n, lo+size*ringChunkValues) }
 
+// ringBytesSent is the bytes rank r sends to the next rank in a ring
+// all-reduce of n values over size ranks: in each round, every chunk but
+// chunk r+1 in the reduce-scatter and every chunk but chunk r+2 in the
+// all-gather. Chunks differ in length when size does not divide a round,
+// so ranks send different counts; two ranks, which swap their buffers,
+// send n values each, as the formula gives.
+func ringBytesSent(n, size, r int) int64 {
+	var values int
+	for lo := 0; lo < n; {
+		hi := ringRound(lo, n, size)
+		a, b := ringChunk(lo, hi, (r+1)%size, size)
+		c, d := ringChunk(lo, hi, (r+2)%size, size)
+		values += 2*(hi-lo) - (b - a) - (d - c)
+		lo = hi
+	}
+	return 4 * int64(values)
+}
+
 // ringChunk returns the bounds of chunk k of round [lo,hi).
 func ringChunk(lo, hi, k, size int) (int, int) {
 	m := hi - lo

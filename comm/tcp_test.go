@@ -190,7 +190,8 @@ func testAllToAll(t *testing.T, link string) {
 }
 
 // The TCP ring and the in-process group sum in the same order, so a run
-// gives the same bits on one process and on many.
+// gives the same bits on one process and on many, and they count the same
+// bytes, rank by rank, whether or not the chunks are of equal length.
 func TestTCPAllReduceIsBitIdenticalToGroup(t *testing.T) { forLinks(t, testAllReduce) }
 
 func testAllReduce(t *testing.T, link string) {
@@ -203,9 +204,12 @@ func testAllReduce(t *testing.T, link string) {
 		inputs := randomInputs(tc.size, tc.n, uint64(tc.n))
 		want := referenceSum(inputs)
 		group := make([][]float32, tc.size)
+		groupStats := make([]SiteStats, tc.size)
 		if err := Run(tc.size, func(c Communicator) error {
 			group[c.Rank()] = append([]float32(nil), inputs[c.Rank()]...)
-			return c.AllReduce("g", group[c.Rank()])
+			err := c.AllReduce("g", group[c.Rank()])
+			groupStats[c.Rank()] = c.Stats().Site("g")
+			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -223,6 +227,9 @@ func testAllReduce(t *testing.T, link string) {
 			st := c.Stats().Site("g")
 			if wantBytes := int64(2*(tc.size-1)) * int64(4*tc.n) / int64(tc.size); tc.n%tc.size == 0 && st.BytesSent != wantBytes {
 				return fmt.Errorf("sent %d bytes, want %d", st.BytesSent, wantBytes)
+			}
+			if g := groupStats[c.Rank()]; st.BytesSent != g.BytesSent || st.BytesReceived != g.BytesReceived {
+				return fmt.Errorf("rank %d sent %d and received %d bytes; in the group, %d and %d", c.Rank(), st.BytesSent, st.BytesReceived, g.BytesSent, g.BytesReceived)
 			}
 			return nil
 		}))

@@ -85,7 +85,9 @@ func TestExchangeBF16DeliversHaloRows(t *testing.T) {
 
 // A codec compresses bf16 rows widened to float32, as it compresses
 // float32 rows, and the rows it decodes are stored rounded to bf16: the
-// halo rows are the float32 exchange's rounded, bit for bit.
+// halo rows are the float32 exchange's rounded, bit for bit, whether the
+// rows are held in bf16 (ForwardBF16, GCN and GraphSAGE) or in float32
+// holding bf16 values (Forward, GAT).
 func TestExchangeBF16CompressesWidenedRows(t *testing.T) {
 	const n, k, w = 150, 3, 8
 	_, l := testLayout(t, n, k, 5)
@@ -120,8 +122,20 @@ func TestExchangeBF16CompressesWidenedRows(t *testing.T) {
 				if err := e16.Err(); err != nil {
 					return err
 				}
-				if want := tensor.MatrixToBF16(ext); !slices.Equal(ext16.Data, want.Data) {
+				want := tensor.MatrixToBF16(ext)
+				if !slices.Equal(ext16.Data, want.Data) {
 					return fmt.Errorf("rank %d: the bf16 halo rows are not the float32 exchange's rounded", c.Rank())
+				}
+				e16f, err := exchange(true)
+				if err != nil {
+					return err
+				}
+				_, ext16f, err := forwardOwned(e16f, p, global)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ext16f.Data, want.Widen().Data) {
+					return fmt.Errorf("rank %d: the float32 rows a codec decodes at bf16 are not the float32 exchange's rounded", c.Rank())
 				}
 				if slices.Equal(ext.Data, ownedBF16Widened(p, global16)) {
 					return fmt.Errorf("rank %d: the codec changed nothing", c.Rank())

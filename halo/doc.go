@@ -27,7 +27,8 @@
 // them in bf16, half the bytes: rows held in bf16 (nn.Halo's ForwardBF16)
 // go as they are and land in place, float32 rows holding bf16 values go
 // through the bf16 codec. A codec compresses the passes it compresses as
-// before, from the rows widened to float32. Backward messages are partial
+// before, from the rows widened to float32, and the rows it decodes are
+// rounded to bf16, whether they are held in bf16 or in float32. Backward messages are partial
 // sums of the gradient's reduction and stay float32.
 //
 // A codec that sends gradients at the columns its forward message kept

@@ -201,14 +201,17 @@ func (e *Exchange) RestoreCodec(states [][]byte) error {
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 
-// CodecSeconds is the time spent in the codec so far: encoding, decoding
-// and, for a codec that sends gradients at columns, keeping them.
+// CodecSeconds is the time spent in the codec (Config.Codec) so far:
+// encoding, decoding and, for a codec that sends gradients at columns,
+// keeping them. Passes without one spend none, however their rows go: as
+// they are, through none on a host whose float32s are not in wire order,
+// or rounded to bf16 (Config.BF16's float32 rows), which is the layers'
+// rounding, not a codec's.
 func (e *Exchange) CodecSeconds() float64 {
-	s := e.codec.seconds + e.none.seconds
-	if e.bf16 != nil {
-		s += e.bf16.seconds
+	if e.cfg.Codec.Name() == "none" {
+		return 0
 	}
-	return s
+	return e.codec.seconds
 }
 
 // Ratio is the compression ratio layer's exchange uses in the current pass.

@@ -17,7 +17,8 @@ const rowChunk = 1 << 14
 
 // Forward writes h followed by the received halo rows into ext. h may be
 // the first rows of ext, as the layers compute it. With Config.BF16 the
-// rows that would go as they are go in bf16 (the layers rounded them).
+// rows that would go as they are go in bf16 (the layers rounded them), and
+// the rows a codec decodes are rounded to bf16, as ForwardBF16 stores them.
 func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 	w, own := h.Cols, h.Rows
 	if own*w > 0 && &ext.Data[0] != &h.Data[0] {
@@ -30,7 +31,7 @@ func (e *Exchange) Forward(layer int, h, ext *tensor.Matrix) {
 		e.forwardRaw(layer, h, ext)
 		return
 	}
-	e.forwardCoded(layer, rowSet{f32: h}, rowSet{f32: ext})
+	e.forwardCoded(layer, rowSet{f32: h}, rowSet{f32: ext, round: e.bf16 != nil})
 }
 
 // ForwardBF16 is Forward for rows held in bfloat16 (nn.Halo): ext's first
@@ -87,10 +88,13 @@ func (e *Exchange) forwardCoded(layer int, h, ext rowSet) {
 }
 
 // rowSet is the rows a forward pass reads or writes: float32 ones, or
-// bf16 ones, which codecs read widened to float32.
+// bf16 ones, which codecs read widened to float32. round marks float32
+// rows that hold bf16 values (Config.BF16 with Forward): the rows a codec
+// decodes into them are rounded to bf16, as ForwardBF16 stores them.
 type rowSet struct {
-	f32 *tensor.Matrix
-	b16 *tensor.MatrixBF16
+	f32   *tensor.Matrix
+	b16   *tensor.MatrixBF16
+	round bool
 }
 
 func (s rowSet) cols() int {
@@ -119,10 +123,16 @@ func (s rowSet) f32Rows(lo, hi int, e *Exchange) []float32 {
 	return s.f32.Data[lo*s.f32.Cols : hi*s.f32.Cols]
 }
 
-// store writes rows decoded by f32Rows from row lo on.
+// store writes rows decoded by f32Rows from row lo on: bf16 rows rounded
+// into s, float32 rows holding bf16 values rounded in place.
 func (s rowSet) store(lo int, rows []float32) {
-	if s.b16 != nil {
+	switch {
+	case s.b16 != nil:
 		bf16.Encode(s.b16.Data[lo*s.b16.Cols:], rows)
+	case s.round:
+		for i, v := range rows {
+			rows[i] = bf16.ToFloat32(bf16.FromFloat32(v))
+		}
 	}
 }
 

@@ -259,3 +259,30 @@ func TestDocsCommandChecksExtraction(t *testing.T) {
 		}
 	}
 }
+
+// A marker the docs test would not apply is refused, naming its file and
+// line, rather than ignored: flags on a line of their own, a skip marker
+// away from its command, a marker on a line that is not a graft command,
+// or one the grammar does not know.
+func TestDocsCommandUnappliedMarkers(t *testing.T) {
+	for _, bad := range [][]string{
+		{"graft train", "# the docs test adds --epochs 3 and checks epochs == 3"},
+		{"graft train", "# the docs test adds --epochs 3"},
+		{"graft train", "# not run by the docs test: needs srun"},
+		{"graft train", "# the docs test: checks epochs == 3"},
+		{"graft train", "go test ./...   # the docs test checks ok == true"},
+		{"graft train", "graft train: lost rank 2   # the docs test checks epochs == 3"},
+		{"graft worker selftest   # not run by the docs test: needs srun; the docs test checks x == 1"},
+		{"graft train   # slow for the docs test"},
+		{"graft train", "    # the docs test adds --epochs 3"},
+	} {
+		var block []codeLine
+		for i, l := range bad {
+			block = append(block, codeLine{i + 1, l})
+		}
+		want := fmt.Sprintf("x.md:%d: ", len(bad))
+		if _, err := commandsOf("x.md", block); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: error %v, want one starting %q", bad, err, want)
+		}
+	}
+}

@@ -380,15 +380,14 @@ func (c docCheck) eval(stdout string, summary any) error {
 }
 
 // docMarker parses the docs-test marker in a command's comment: the flags
-// "the docs test adds" and the checks it states. A comment without
-// "the docs test " has none.
+// "the docs test adds" and the checks it states. A comment that does not
+// say "the docs test" has none; one that says it otherwise is an error.
 func docMarker(comment string) (extra []string, checks []docCheck, err error) {
-	const marker = "the docs test "
-	i := strings.Index(comment, marker)
+	i := strings.Index(comment, docsTest)
 	if i < 0 {
 		return nil, nil, nil
 	}
-	rest := comment[i+len(marker):]
+	rest, _ := strings.CutPrefix(comment[i+len(docsTest):], " ")
 	if r, ok := strings.CutPrefix(rest, "adds "); ok {
 		flags, after, found := strings.Cut(r, " and checks ")
 		extra = strings.Fields(flags)

@@ -30,7 +30,10 @@ import (
 // produce (docs_checks_test.go has the grammar; "adds FLAGS and checks
 // CHECKS" does both, and a comment line of its own right after a command
 // may carry its checks); the third skips a command that needs a cluster, a
-// container runtime or several machines. Commands that name a dataset
+// container runtime or several machines. A line that says "the docs test"
+// where no marker applies (flags on a line of their own, a marker on a
+// line that is not a graft command, wording the grammar does not know)
+// fails the extraction with its file and line. Commands that name a dataset
 // read from the data directory are skipped with a message when GRAFT_DATA
 // is unset. With -short only the extraction, and the checks' syntax, are
 // checked.
@@ -61,6 +64,11 @@ type docBlock struct {
 }
 
 var skipMarker = regexp.MustCompile(`not run by the docs test`)
+
+// docsTest is what every marker says; a line of a code block that says it
+// and carries no marker the test applies fails the extraction, so that no
+// marker is silently ignored.
+const docsTest = "the docs test"
 
 // codeLine is one line of a code block with its 1-based line number.
 type codeLine struct {
@@ -120,12 +128,16 @@ func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 			text = strings.TrimSuffix(text, `\`) + " " + strings.TrimSpace(block[i].text)
 		}
 		text = strings.TrimPrefix(text, "$ ")
-		if comment, ok := strings.CutPrefix(text, "#"); ok && strings.Contains(comment, "the docs test checks") {
+		if comment, ok := strings.CutPrefix(text, "#"); ok && strings.Contains(comment, docsTest) {
 			// Checks on a line of their own, for the command before.
-			_, checks, err := docMarker(comment)
+			extra, checks, err := docMarker(comment)
 			switch {
+			case skipMarker.MatchString(comment):
+				return nil, fmt.Errorf("%s:%d: %q on a line of its own skips nothing: put it after the command it skips", file, start, comment)
 			case err != nil:
 				return nil, fmt.Errorf("%s:%d: %v", file, start, err)
+			case len(extra) > 0:
+				return nil, fmt.Errorf("%s:%d: %q: the flags the docs test adds go in the command's own comment, not on a line of their own", file, start, comment)
 			case i != after || cmds[len(cmds)-1].skip != "":
 				return nil, fmt.Errorf("%s:%d: checks on a line of their own must follow the command they check", file, start)
 			}
@@ -133,15 +145,18 @@ func commandsOf(file string, block []codeLine) ([]docCommand, error) {
 			after = i + 1
 			continue
 		}
-		if text != "graft" && !strings.HasPrefix(text, "graft ") && !strings.HasPrefix(text, "go run ./cmd/graft") {
-			continue
-		}
-		if isOutputLine(text) {
+		if text != "graft" && !strings.HasPrefix(text, "graft ") && !strings.HasPrefix(text, "go run ./cmd/graft") || isOutputLine(text) {
+			if strings.Contains(text, docsTest) {
+				return nil, fmt.Errorf("%s:%d: %q is not a graft command, so the docs test applies no marker on it", file, start, text)
+			}
 			continue
 		}
 		if skipMarker.MatchString(text) {
 			// Not run, so not parsed: it may hold placeholders.
 			cmdText, comment, _ := strings.Cut(text, "#")
+			if strings.Count(comment, docsTest) > 1 {
+				return nil, fmt.Errorf("%s:%d: %q: a command the docs test does not run takes no other marker", file, start, text)
+			}
 			cmds = append(cmds, docCommand{file: file, line: start, args: strings.Fields(cmdText)[1:], skip: strings.TrimSpace(comment)})
 			continue
 		}
