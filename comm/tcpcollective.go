@@ -83,11 +83,16 @@ func (c *call) await(ch chan error, p int, what string, lent chan []byte, take f
 		case piece := <-lent:
 			take(piece)
 		case err := <-ch:
-			if err != nil {
-				c.t.fail(c.t.peers[p].lost(err))
-				return c.t.Err()
+			if err == nil {
+				return nil
 			}
-			return nil
+			select {
+			case <-c.t.peers[p].gone: // the send met the end the peer closed after its goodbye
+				c.t.fail(c.t.peers[p].lost(fmt.Errorf("%w while this rank waited for it to %s in %s", errPeerClosed, what, c.site)))
+			default:
+				c.t.fail(c.t.peers[p].lost(err))
+			}
+			return c.t.Err()
 		case <-c.t.peers[p].gone:
 			// Receives complete before the reader sees the goodbye; a send may
 			// have been read by the peer before our writer returned from the

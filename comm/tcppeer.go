@@ -96,11 +96,13 @@ func (p *peer) writeLoop() {
 			op.hdr.encode(&hdr)
 			bufs := net.Buffers{hdr[:], op.payload}
 			_, err := bufs.WriteTo(p.conn)
+			if err != nil { // first, so that the call sees the goodbye the reader may be reading
+				p.writeFailed(fmt.Errorf("sending: %w", err))
+			}
 			if op.done != nil {
 				op.done <- err
 			}
 			if err != nil {
-				p.writeFailed(fmt.Errorf("sending: %w", err))
 				return
 			}
 			last = time.Now()
