@@ -146,11 +146,9 @@ func (s *Spec) checkRun() error {
 	switch {
 	case precision != train.BF16:
 	case s.Async != nil:
-		return specError(errors.New("--precision bf16 with --mode async: parameter-server bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
-	case s.Pipeline != nil:
-		return specError(errors.New("--precision bf16 with --mode pipeline: pipeline bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
+		return specError(errors.New("--precision bf16 with --mode async: parameter-server bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process and in --mode pipeline"))
 	case s.Sampler != "" && (s.Parts > 1 || s.Place.Size > 1):
-		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts) and mini-batch in one process"))
+		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process and in --mode pipeline"))
 	}
 	if err := s.checkPipeline(); err != nil {
 		return specError(err)

@@ -124,7 +124,6 @@ func TestTrainPipelineErrors(t *testing.T) {
 		{"timeout", pipe("--stage-timeout", "0s"), "--stage-timeout 0s: want a positive duration"},
 		{"async flag", pipe("--workers", "2"), "--workers: only with --mode async or ps-sync"},
 		{"not pipeline", append(append([]string{}, pipelineArgs...), "--stages", "2"), "--stages: only with --mode pipeline"},
-		{"bf16", pipe("--precision", "bf16"), "pipeline bf16 is not supported"},
 		{"mode", append(append([]string{}, pipelineArgs...), "--mode", "pipe"), `want sync, async, ps-sync or pipeline`},
 	}
 	for _, tt := range tests {
@@ -136,6 +135,26 @@ func TestTrainPipelineErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// --precision bf16 in --mode pipeline trains what one process trains at
+// bf16 with --accumulate M: the same saved parameters, bit for bit.
+func TestTrainPipelineBF16(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	args := append(append([]string{}, pipelineArgs...), "--precision", "bf16", "--features", "dense")
+	if code, _, stderr := runGraft(t, append(args, "--accumulate", "2", "--save", filepath.Join(dir, "acc.st"))...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runGraft(t, append(args, "--mode", "pipeline", "--stages", "2", "--micro-batches", "2", "--save", filepath.Join(dir, "pipe.st"), "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum struct{ Precision string }
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Precision != "bf16" {
+		t.Fatalf("summary precision %q (%v)", sum.Precision, err)
+	}
+	sameFile(t, filepath.Join(dir, "acc.st"), filepath.Join(dir, "pipe.st"))
 }
 
 // graft launch runs each stage as a process of its own, over TCP: the

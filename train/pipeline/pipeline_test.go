@@ -147,3 +147,33 @@ func TestSampledEvaluation(t *testing.T) {
 		}
 	}
 }
+
+// At bf16 precision the first stage gathers the batches' features from
+// bfloat16 rows, as one process's mini-batch run does, and evaluates with
+// its hidden layers stored in bfloat16: the pipeline trains as that run
+// does, and not as a float32 one.
+func TestBF16EqualsOneProcess(t *testing.T) {
+	p, classes := sbmProblem(t, 300)
+	bf16 := minibatch.Options{Precision: train.BF16}
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		cfg := testConfig(model, classes)
+		want := reference(t, cfg, p, testSampler, 2, bf16)
+		fp32 := reference(t, cfg, p, testSampler, 2, minibatch.Options{})
+		got, _ := pipelined(t, cfg, p, Options{Stages: 2, Micros: 2, Options: bf16})
+		for e := range want.losses {
+			if !close64(got.losses[e], want.losses[e], 1e-6) || got.valAcc[e] != want.valAcc[e] {
+				t.Fatalf("%s, epoch %d: loss %v, val acc %v; one process at bf16 %v, %v", model, e+1, got.losses[e], got.valAcc[e], want.losses[e], want.valAcc[e])
+			}
+		}
+		same := true
+		for i := range want.params {
+			if got.params[i] != want.params[i] {
+				t.Fatalf("%s: parameter %d is %v, one process at bf16 %v", model, i, got.params[i], want.params[i])
+			}
+			same = same && got.params[i] == fp32.params[i]
+		}
+		if same {
+			t.Fatalf("%s: the bf16 pipeline trained as a float32 run does: its features were not rounded", model)
+		}
+	}
+}

@@ -129,6 +129,11 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 	if mo.EvalSampler != "" && mo.EvalBatchSize == 0 {
 		mo.EvalBatchSize = opts.BatchSize
 	}
+	if s == 0 && mo.Precision == train.BF16 {
+		// The first stage gathers the batches' features: in bf16, as one
+		// process's mini-batch run holds them (minibatch.Run).
+		p = p.WithBF16Features()
+	}
 	mb, err := minibatch.New(cfg, p, sampler, mo)
 	if err != nil {
 		return Result{}, err
