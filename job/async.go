@@ -70,6 +70,12 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 		mu       sync.Mutex // workers build their steppers at once
 		steppers []*minibatch.Stepper
 	)
+	precision := train.Precision(s.Precision)
+	if precision == train.BF16 {
+		// The float32 features go once converted: the workers read
+		// these, and nothing else reads the float32 ones.
+		in.problem = in.problem.WithBF16Features()
+	}
 	defer func() {
 		for _, st := range steppers {
 			st.Close()
@@ -85,7 +91,7 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 			if err != nil {
 				return nil, err
 			}
-			mo := minibatch.Options{EvalSampler: s.EvalSampler, EvalBatchSize: s.BatchSize}
+			mo := minibatch.Options{EvalSampler: s.EvalSampler, EvalBatchSize: s.BatchSize, Precision: precision}
 			if w == 0 {
 				mo.OnBatch = s.BatchProgress
 			}

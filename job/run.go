@@ -145,10 +145,8 @@ func (s *Spec) checkRun() error {
 	}
 	switch {
 	case precision != train.BF16:
-	case s.Async != nil:
-		return specError(errors.New("--precision bf16 with --mode async: parameter-server bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process and in --mode pipeline"))
 	case s.Sampler != "" && (s.Parts > 1 || s.Place.Size > 1):
-		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process and in --mode pipeline"))
+		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process, in --mode pipeline and with a parameter server"))
 	}
 	if err := s.checkPipeline(); err != nil {
 		return specError(err)

@@ -38,3 +38,12 @@ func (p Problem) WithBF16Features() Problem {
 	}
 	return p
 }
+
+// FeatureCols is the width of p's features, in whichever form it holds
+// them.
+func (p Problem) FeatureCols() int {
+	if p.FeaturesBF16 != nil {
+		return p.FeaturesBF16.Cols
+	}
+	return p.Features.Cols()
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,38 @@ func TestTrainAsyncLostServerIsNamed(t *testing.T) {
 				cmds[2].Process.Signal(syscall.SIGCONT)
 			}
 		})
+	}
+}
+
+// --precision bf16 with a parameter server: the workers gather bf16
+// features as a one-process mini-batch run does. One worker of ps-sync
+// trains that run's epochs (the same losses and accuracies) and not the
+// float32 run's.
+func TestTrainAsyncBF16(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	base := []string{"train", "--model", "sage", "--lr", "0.01", "--sampler", "neighbor:10,5", "--batch-size", "32", "--epochs", "3", "--features", "dense"}
+	epochs := func(name string, args ...string) []metrics.Epoch {
+		path := filepath.Join(dir, name+".jsonl")
+		if code, _, stderr := runGraft(t, append(append(append([]string{}, base...), args...), "--metrics", path)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		return readEpochs(t, path)
+	}
+	want := epochs("one", "--precision", "bf16")
+	fp32 := epochs("fp32")
+	got := epochs("ps", "--mode", "ps-sync", "--workers", "1", "--precision", "bf16")
+	if len(got) != len(want) {
+		t.Fatalf("%d epochs, one process %d", len(got), len(want))
+	}
+	differs := false
+	for i := range want {
+		if math.Abs(got[i].Loss-want[i].Loss) > 1e-6*want[i].Loss || got[i].ValAcc != want[i].ValAcc {
+			t.Fatalf("epoch %d: loss %v, val %v; one process at bf16 %v, %v", i+1, got[i].Loss, got[i].ValAcc, want[i].Loss, want[i].ValAcc)
+		}
+		differs = differs || got[i].Loss != fp32[i].Loss
+	}
+	if !differs {
+		t.Fatal("the bf16 parameter-server run trained the float32 run's epochs")
 	}
 }

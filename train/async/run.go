@@ -135,7 +135,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		model = stepper.Model()
 		// Dropout is keyed by the model's step: apart per worker.
 		model.SetStep(uint64(r) << 40)
-	} else if model, err = train.NewModel(cfg, p.Features.Cols()); err != nil {
+	} else if model, err = train.NewModel(cfg, p.FeatureCols()); err != nil {
 		return Result{}, err
 	}
 	params := model.Params()
