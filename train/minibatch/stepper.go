@@ -3,6 +3,7 @@ package minibatch
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/graft-gnn/graft/nn"
@@ -287,6 +288,11 @@ func (s *Stepper) Evaluate(int) (train.Evaluation, error) {
 		}
 		s.pending = s.pending[:0]
 		s.feed.release()
+		// Their pages, scattered, cannot hold evaluation's outputs, each
+		// of them one large allocation: return them to the system now
+		// rather than hold both. One collection, against minutes of
+		// evaluation.
+		debug.FreeOSMemory()
 	}
 	return s.eval.evaluate()
 }
