@@ -218,6 +218,16 @@ func FloatBytes(x []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 }
 
+// HalfBytes is x's memory as bytes, without a copy (len = cap =
+// 2·len(x)): bfloat16 rows as they travel uncompressed, in the host's
+// order, which is the wire's where HostIsWireOrder.
+func HalfBytes(x []uint16) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
+}
+
 // columns keeps k = floor(width/r) columns of every row: the first k
 // (truncate, what the VARCO authors ran; the receiver zero-pads), or a
 // fresh random subset per message scaled by width/k so that the decoded

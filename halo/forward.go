@@ -243,7 +243,7 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 		bf16.GatherBF16(halfs(buf), w, h.Data, w, w, rows)
 		e.out[q] = buf
 		lo, hi := e.plan.haloRows(q)
-		e.in[q] = halfBytes(ext.Data[lo*w : hi*w])[:0]
+		e.in[q] = compress.HalfBytes(ext.Data[lo*w : hi*w])[:0]
 	}
 	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
@@ -254,7 +254,7 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 			continue
 		}
 		lo, hi := e.plan.haloRows(q)
-		view := halfBytes(ext.Data[lo*w : hi*w])
+		view := compress.HalfBytes(ext.Data[lo*w : hi*w])
 		if msg := e.in[q]; len(msg) != len(view) {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: message of %d bytes, want %d", q, layer, len(msg), len(view)))
 			return
@@ -262,15 +262,6 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 			copy(view, msg)
 		}
 	}
-}
-
-// halfBytes is the bytes of x, in the host's order (the wire's, where rows
-// go as they are).
-func halfBytes(x []uint16) []byte {
-	if len(x) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
 }
 
 // halfs is b (of even length) as uint16s.

@@ -143,11 +143,6 @@ func (s *Spec) checkRun() error {
 	if err != nil {
 		return specError(fmt.Errorf("--%v", err))
 	}
-	switch {
-	case precision != train.BF16:
-	case s.Sampler != "" && (s.Parts > 1 || s.Place.Size > 1):
-		return specError(errors.New("--precision bf16 with --sampler and --parts: data-parallel bf16 is not supported; bf16 trains full-graph (with or without --parts), mini-batch in one process, in --mode pipeline and with a parameter server"))
-	}
 	if err := s.checkPipeline(); err != nil {
 		return specError(err)
 	}
@@ -175,11 +170,12 @@ func (s *Spec) explain(err error) error {
 }
 
 // roundFeatures rounds the problem's dense features to bf16 once for a
-// full-graph bf16 run and lets the float32 matrix go: nothing after this
-// reads it (the checkpoints' data identity is already taken). Every
-// worker's copy of its rows is then in bf16 too.
+// bf16 run over parts in this process (full-graph or data-parallel) and
+// lets the float32 matrix go: nothing after this reads it (the
+// checkpoints' data identity is already taken). Every worker's copy of its
+// rows is then in bf16 too.
 func (s *Spec) roundFeatures(in *input) {
-	if s.Precision == string(train.BF16) && s.Sampler == "" {
+	if s.Precision == string(train.BF16) && (s.Sampler == "" || s.Parts > 1) {
 		in.problem = in.problem.WithBF16Features()
 	}
 }
@@ -284,6 +280,9 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 	} else {
 		p := in.problem
 		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
+		if p.FeaturesBF16 != nil { // rounded by roundFeatures
+			src.Features = nn.BF16Features(p.FeaturesBF16)
+		}
 		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
 		if s.Place.Size > 1 {
@@ -291,7 +290,8 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
-		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery, Grad: opts.Grad}
+		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery, Grad: opts.Grad,
+		Precision: train.Precision(s.Precision)}
 	if s.Codec != "" && s.Codec != "none" {
 		do.Codec = opts.Codec
 	}

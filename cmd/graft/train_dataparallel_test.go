@@ -33,11 +33,12 @@ func TestTrainSubgraphSamplersOverPartsProcessesMatchInProcess(t *testing.T) {
 	}
 }
 
-func sampledPartsProcessesMatch(t *testing.T, sampler, codec string) {
+func sampledPartsProcessesMatch(t *testing.T, sampler, codec string, extra ...string) {
 	dir := t.TempDir()
 	const n = 2
 	args := []string{"train", "--model", "sage", "--sampler", sampler, "--batch-size", "16", "--epochs", "3", "--patience", "0", "--accumulate", "2",
 		"--compress", codec}
+	args = append(args, extra...)
 	if codec != "none" {
 		args = append(args, "--schedule", "linear:8:1:2")
 	}
@@ -65,6 +66,32 @@ func sampledPartsProcessesMatch(t *testing.T, sampler, codec string) {
 		t.Errorf("the first epoch's feature rows were not compressed at ratio 8: %s", w[0])
 	}
 	sameFile(t, base+".in.st", base+".mp.st")
+}
+
+// --precision bf16 over parts: processes train what the in-process parts
+// train, and the feature rows travel in half the bytes (the ids asked
+// stay 4 bytes each).
+func TestTrainSampledPartsBF16(t *testing.T) {
+	sampledPartsProcessesMatch(t, "neighbor:5,5", "none", "--precision", "bf16", "--features", "dense")
+	featureBytes := func(precision string) float64 {
+		code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2",
+			"--parts", "2", "--features", "dense", "--precision", precision, "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var sum struct {
+			Precision     string  `json:"precision"`
+			BytesFeatures float64 `json:"bytes_features"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Precision != precision {
+			t.Fatalf("summary %s (%v)", stdout, err)
+		}
+		return sum.BytesFeatures
+	}
+	fp32, bf16 := featureBytes("fp32"), featureBytes("bf16")
+	if r := bf16 / fp32; r < 0.5 || r > 0.51 {
+		t.Fatalf("bf16 sent %.0f feature bytes, fp32 %.0f: ratio %.4f, want just over 0.5", bf16, fp32, r)
+	}
 }
 
 // The summary counts the bytes of the sampled structure, the features, the

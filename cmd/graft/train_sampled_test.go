@@ -80,7 +80,6 @@ func TestTrainSampledErrors(t *testing.T) {
 		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
 		{[]string{"--eval-every", "0"}, "--eval-every 0"},
 		{[]string{"--sampler", "neighbor:10,5", "--precision", "fp16"}, `--precision "fp16": want fp32 or bf16`},
-		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--precision", "bf16"}, "data-parallel bf16 is not supported"},
 	} {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -173,7 +173,8 @@ func runUnion(t *testing.T, cfg train.Config, p train.Problem, parts []*partstor
 	return runUnionOf(t, cfg, p, parts, func(epoch, _ int, seeds []int32, b *sample.Batch) error { return n.SampleSeeds(epoch, seeds, b) }, batch, epochs)
 }
 
-// runUnionOf is runUnion with the union batches' seeds sampled by n.
+// runUnionOf is runUnion with the union batches' seeds sampled by n; with
+// p's features in bf16, at bf16 precision.
 func runUnionOf(t *testing.T, cfg train.Config, p train.Problem, parts []*partstore.Part, n func(epoch, index int, seeds []int32, b *sample.Batch) error, batch, epochs int) trace {
 	t.Helper()
 	u := unionSampler{size: batch, seed: cfg.Model.Seed, n: n}
@@ -184,7 +185,11 @@ func runUnionOf(t *testing.T, cfg train.Config, p train.Problem, parts []*partst
 		}
 		u.trains = append(u.trains, tr)
 	}
-	s, err := minibatch.New(cfg, p, u, minibatch.Options{})
+	var mo minibatch.Options
+	if p.FeaturesBF16 != nil {
+		mo.Precision = train.BF16
+	}
+	s, err := minibatch.New(cfg, p, u, mo)
 	if err != nil {
 		t.Fatal(err)
 	}

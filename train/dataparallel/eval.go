@@ -3,6 +3,7 @@ package dataparallel
 import (
 	"slices"
 
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
@@ -24,6 +25,9 @@ type evaluator struct {
 	cur     tensor.Matrix
 	rows    [3][]int32 // local rows of the training, validation and test nodes
 	loss    nn.CrossEntropy
+	// bf16 rounds the hidden layers' outputs to bfloat16, as one
+	// process's evaluation at bf16 stores them.
+	bf16 bool
 }
 
 func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partstore.Part) *evaluator {
@@ -62,7 +66,12 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		y := e.model.ForwardLayer(l, e.block.Blocks[0], nn.DenseFeatures(in))
 		e.cur.Rows, e.cur.Cols = y.Rows, y.Cols
 		e.cur.Data = append(e.cur.Data[:0], y.Data...)
-		x = &e.cur
+		if e.bf16 && l < len(e.model.Layers)-1 {
+			for i, v := range e.cur.Data {
+				e.cur.Data[i] = bf16.ToFloat32(bf16.FromFloat32(v))
+			}
+		}
+		x = rowStore{f32: &e.cur}
 	}
 	if len(e.sh.owned) == 0 {
 		// No rows, but the classes' sums every worker adds up.

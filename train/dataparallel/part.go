@@ -11,7 +11,6 @@ import (
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
-	"github.com/graft-gnn/graft/tensor"
 )
 
 // Sites under which the workers' traffic is counted: the sampled structure
@@ -37,8 +36,8 @@ type share struct {
 	owned      []int32 // ascending global ids
 	owner      []int32 // per node of the graph, its worker
 	pg         sample.PartGraph
-	x          *tensor.Matrix // the owned nodes' features, dense, a row each
-	labels     []int32        // per owned node
+	x          rowStore // the owned nodes' features, dense, a row each
+	labels     []int32  // per owned node
 	// The split's nodes this worker owns, in global ids.
 	train, val, test []int32
 	trainCounts      []int // per worker: its training nodes
@@ -83,10 +82,12 @@ func newShare(c comm.Communicator, sp *partstore.Part) (*share, error) {
 	s.pg = sample.PartGraph{Graph: g, Degree: deg}
 	switch x := sp.Features; {
 	case x.Dense != nil:
-		s.x = x.Dense
+		s.x = rowStore{f32: x.Dense}
+	case x.BF16 != nil:
+		s.x = rowStore{b16: x.BF16}
 	case x.Sparse != nil:
 		// Rows travel dense: a worker densifies its own part's only.
-		s.x = x.Sparse.Dense()
+		s.x = rowStore{f32: x.Sparse.Dense()}
 	default:
 		return nil, errors.New("dataparallel: the part has no features")
 	}

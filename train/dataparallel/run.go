@@ -9,8 +9,10 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -32,6 +34,11 @@ type Options struct {
 	// Grad makes each worker's gradient compression (each needs its
 	// own: it keeps state); nil all-reduces the gradients exactly.
 	Grad func() (gradcomp.Method, error)
+	// Precision bf16 holds the part's dense features in bfloat16 (sent so,
+	// half the bytes, and widened where a batch gathers them) and rounds
+	// the hidden layers exact evaluation computes to it, as one process's
+	// mini-batch run at bf16 does.
+	Precision train.Precision
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -49,10 +56,16 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	if sp.Classes > 0 && cfg.Model.Classes == 0 {
 		cfg.Model.Classes = sp.Classes
 	}
+	if opts.Precision == train.BF16 && sp.Features.Dense != nil {
+		// The part's float32 features go once rounded: sp holds the bf16
+		// ones instead.
+		sp.Features = nn.BF16Features(tensor.MatrixToBF16(sp.Features.Dense))
+	}
 	s, err := New(c, cfg, sp, opts.Sampler, opts.BatchSize)
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	s.eval.bf16 = opts.Precision == train.BF16
 	if opts.Codec != nil {
 		sched := compress.Schedule(compress.Fixed(1))
 		if opts.Schedule != nil {

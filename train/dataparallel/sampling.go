@@ -229,7 +229,7 @@ func readRows(r *sample.Rows, b []byte, n int) error {
 // gatherOwn returns the features of ids, nodes this worker owns, without
 // an exchange: for samplers whose batches never leave the worker's part.
 func (t *batcher) gatherOwn(ids []int32) (*tensor.Matrix, error) {
-	x, w := t.sh.x, t.sh.x.Cols
+	x, w := t.sh.x, t.sh.x.cols()
 	out := &t.x
 	out.Rows, out.Cols = len(ids), w
 	out.Data = growTo(out.Data, len(ids)*w)
@@ -237,8 +237,7 @@ func (t *batcher) gatherOwn(ids []int32) (*tensor.Matrix, error) {
 		if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
 			return nil, fmt.Errorf("dataparallel: input node %d is not this worker's", v)
 		}
-		r := t.sh.row(v)
-		copy(out.Data[i*w:(i+1)*w], x.Data[r*w:(r+1)*w])
+		x.copyRow(out.Data[i*w:(i+1)*w], t.sh.row(v))
 	}
 	return out, nil
 }
@@ -255,7 +254,7 @@ func (t *batcher) gather(ids []int32) (*tensor.Matrix, error) {
 // fetch returns the rows of x (a row per owned node, on every worker) of
 // the nodes t.split last split, ids: the others' from their owners, in one
 // exchange of the ids asked and one of the rows.
-func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Matrix, error) {
+func (t *batcher) fetch(site string, x rowStore, ids []int32) (*tensor.Matrix, error) {
 	if err := t.askOwners(site); err != nil {
 		return nil, err
 	}
@@ -264,18 +263,19 @@ func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Mat
 			t.at[q][i] = int32(t.sh.row(v))
 		}
 	}
-	w := x.Cols
+	w := x.cols()
+	rowBytes := x.valueBytes() * w
 	coded := t.codec != nil && site == FeatureSite
 	if coded {
 		if err := t.exchangeCoded(site, x); err != nil {
 			return nil, err
 		}
 	} else {
-		if err := t.rows(site, compress.FloatBytes(x.Data), 4*w, t.at, t.recv); err != nil {
+		if err := t.rows(site, x.bytes(), rowBytes, t.at, t.recv); err != nil {
 			return nil, err
 		}
 		for q, b := range t.recv {
-			if q != t.sh.rank && len(b) != 4*w*len(t.ask[q]) {
+			if q != t.sh.rank && len(b) != rowBytes*len(t.ask[q]) {
 				return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes for %d rows of %d", q, len(b), len(t.ask[q]), w)
 			}
 		}
@@ -286,12 +286,11 @@ func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Mat
 	for i, v := range ids {
 		dst := out.Data[i*w : (i+1)*w]
 		if q := t.from[i]; int(q) == t.sh.rank {
-			r := t.sh.row(v)
-			copy(dst, x.Data[r*w:(r+1)*w])
+			x.copyRow(dst, t.sh.row(v))
 		} else if j := int(t.slot[i]); coded {
 			copy(dst, t.decoded[q][j*w:(j+1)*w])
 		} else {
-			copy(compress.FloatBytes(dst), t.recv[q][4*w*j:4*w*(j+1)])
+			x.decodeRow(dst, t.recv[q][rowBytes*j:rowBytes*(j+1)])
 		}
 	}
 	return out, nil
@@ -300,8 +299,8 @@ func (t *batcher) fetch(site string, x *tensor.Matrix, ids []int32) (*tensor.Mat
 // exchangeCoded sends every worker the rows of x it asked for (t.at, as
 // local rows) encoded by the codec, and decodes what each sent into
 // t.decoded.
-func (t *batcher) exchangeCoded(site string, x *tensor.Matrix) error {
-	w, me := x.Cols, t.sh.rank
+func (t *batcher) exchangeCoded(site string, x rowStore) error {
+	w, me := x.cols(), t.sh.rank
 	for q := range t.send {
 		t.send[q] = t.send[q][:0]
 		if q == me || len(t.at[q]) == 0 {
@@ -309,7 +308,7 @@ func (t *batcher) exchangeCoded(site string, x *tensor.Matrix) error {
 		}
 		t.rowBuf = growTo(t.rowBuf, len(t.at[q])*w)
 		for i, r := range t.at[q] {
-			copy(t.rowBuf[i*w:(i+1)*w], x.Data[int(r)*w:(int(r)+1)*w])
+			x.copyRow(t.rowBuf[i*w:(i+1)*w], int(r))
 		}
 		k := t.key
 		k.From, k.To = me, q

@@ -80,7 +80,7 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 	if err != nil {
 		return nil, err
 	}
-	model, err := train.NewModel(cfg, sh.x.Cols)
+	model, err := train.NewModel(cfg, sh.x.cols())
 	if err != nil {
 		return nil, err
 	}
