@@ -367,36 +367,45 @@ func TestEvaluationEqualsOneProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evs := make([]train.Evaluation, len(parts))
-		err = withTimeout(t, func() error {
-			return comm.Run(len(parts), func(c comm.Communicator) error {
-				s, err := New(c, cfg, parts[c.Rank()], "neighbor:2,2", 8)
-				if err != nil {
-					return err
-				}
-				evs[c.Rank()], err = s.Evaluate(0)
-				return err
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got train.Evaluation
-		for _, e := range evs {
-			got.TrainCorrect += e.TrainCorrect
-			got.TrainCount += e.TrainCount
-			got.ValCorrect += e.ValCorrect
-			got.ValCount += e.ValCount
-			got.TestCorrect += e.TestCorrect
-			got.TestCount += e.TestCount
-			got.ValLossSum += e.ValLossSum
-		}
+		got := workersEvaluation(t, cfg, parts, false)
 		if got.TrainCorrect != want.TrainCorrect || got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect ||
 			got.TrainCount != want.TrainCount || got.ValCount != want.ValCount || got.TestCount != want.TestCount ||
 			!close32(got.ValLossSum, want.ValLossSum, 1e-5) || want.ValCount == 0 {
 			t.Fatalf("%s: workers' evaluation %+v, one process's %+v", model, got, want)
 		}
 	}
+}
+
+// workersEvaluation is the sum of the parts' workers' evaluations of cfg's
+// untrained model, their hidden layers rounded to bf16 if bf16.
+func workersEvaluation(t *testing.T, cfg train.Config, parts []*partstore.Part, bf16 bool) train.Evaluation {
+	t.Helper()
+	evs := make([]train.Evaluation, len(parts))
+	err := withTimeout(t, func() error {
+		return comm.Run(len(parts), func(c comm.Communicator) error {
+			s, err := New(c, cfg, parts[c.Rank()], "neighbor:2,2", 8)
+			if err != nil {
+				return err
+			}
+			s.eval.bf16 = bf16
+			evs[c.Rank()], err = s.Evaluate(0)
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum train.Evaluation
+	for _, e := range evs {
+		sum.TrainCorrect += e.TrainCorrect
+		sum.TrainCount += e.TrainCount
+		sum.ValCorrect += e.ValCorrect
+		sum.ValCount += e.ValCount
+		sum.TestCorrect += e.TestCorrect
+		sum.TestCount += e.TestCount
+		sum.ValLossSum += e.ValLossSum
+	}
+	return sum
 }
 
 // Fixed seeds give identical results regardless of GOMAXPROCS.

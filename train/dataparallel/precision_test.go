@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
@@ -63,35 +62,11 @@ func TestBF16EvaluationEqualsOneProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		evaluate := func(bf16 bool) train.Evaluation {
-			evs := make([]train.Evaluation, len(parts))
-			err := withTimeout(t, func() error {
-				return comm.Run(len(parts), func(c comm.Communicator) error {
-					s, err := New(c, cfg, parts[c.Rank()], "neighbor:2,2", 8)
-					if err != nil {
-						return err
-					}
-					s.eval.bf16 = bf16
-					evs[c.Rank()], err = s.Evaluate(0)
-					return err
-				})
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sum train.Evaluation
-			for _, e := range evs {
-				sum.ValCorrect += e.ValCorrect
-				sum.TestCorrect += e.TestCorrect
-				sum.ValLossSum += e.ValLossSum
-			}
-			return sum
-		}
-		got := evaluate(true)
+		got := workersEvaluation(t, cfg, parts, true)
 		if got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect || !close32(got.ValLossSum, want.ValLossSum, 1e-5) {
 			t.Fatalf("%s: workers' bf16 evaluation %+v, one process's %+v", model, got, want)
 		}
-		if unrounded := evaluate(false); close32(unrounded.ValLossSum, want.ValLossSum, 1e-7) {
+		if unrounded := workersEvaluation(t, cfg, parts, false); close32(unrounded.ValLossSum, want.ValLossSum, 1e-7) {
 			t.Fatalf("%s: evaluation without rounding gives the rounded loss %v", model, unrounded.ValLossSum)
 		}
 	}
