@@ -39,11 +39,14 @@ import (
 type Entropy struct {
 	Inner Compressor
 
-	msg  []byte // scratch: the wrapped codec's message
-	huff []byte // scratch: a huff0 coding
-	hs   huff0.Scratch
-	zenc *zstd.Encoder
-	zdec *zstd.Decoder
+	msg   []byte // scratch: the wrapped codec's message
+	split []byte // scratch: a message split into its streams (rowLayout)
+	raw   []byte // scratch: a message joined, or its streams decoded
+	huff  []byte // scratch: a huff0 coding
+	segs  []int
+	hs    huff0.Scratch
+	zenc  *zstd.Encoder
+	zdec  *zstd.Decoder
 }
 
 // EntropyUsage is the form of an entropy-coded codec's spec.
@@ -91,18 +94,22 @@ func (e *Entropy) Caps() Caps { return Caps{Whole: true, Streaming: e.Inner.Caps
 // Encode appends the entropy coding of the wrapped codec's message of x.
 func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
 	e.msg = e.Inner.Encode(e.msg[:0], x, rows, width, ratio, key)
-	return e.pack(dst, e.msg)
+	l := e.layout(len(e.msg), rows, width, ratio, key)
+	e.split = l.split(e.split[:0], e.msg)
+	return e.pack(dst, e.split, l)
 }
 
 // Decode decodes src's entropy coding and the wrapped codec's message in
 // it.
 func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
 	var err error
-	e.msg, err = e.unpack(e.msg[:0], src, maxMessage(rows, width))
+	e.split, err = e.unpack(e.split[:0], src, maxMessage(rows, width), func(n int) rowLayout {
+		return e.layout(n, rows, width, ratio, key)
+	})
 	if err != nil {
 		return err
 	}
-	return e.Inner.Decode(out, rows, width, ratio, key, e.msg)
+	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
 }
 
 // maxMessage bounds the size of a wrapped codec's message of rows×width,
@@ -110,6 +117,88 @@ func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key,
 // every codec sends at most the rows as float32s and a few bytes a row
 // (delta's exact rows and bitmap; a quantiser's header is 8 bytes a row).
 func maxMessage(rows, width int) int { return 4*rows*(width+4) + 64 }
+
+// rowLayouter is a codec whose message of rows×width at ratio (in the
+// direction backward says) is a prefix of bytes and then rows of one size
+// that each start with a header: a quantiser's rows, a scale and an offset
+// before the codes. An entropy stage codes each byte of the headers as a
+// stream of its own (a float's exponent byte is nearly constant, its low
+// mantissa bytes nearly random) and the codes apart from them. rowBytes 0
+// says the message has no such layout.
+type rowLayouter interface {
+	rowLayout(rows, width int, ratio float64, backward bool) (prefix, rowBytes, header int)
+}
+
+// rowLayout is a message's layout (rowLayouter), or none (rowBytes 0).
+type rowLayout struct{ prefix, rowBytes, header int }
+
+// layout is the layout of the wrapped codec's n-byte message: none unless
+// the codec declares one that n bytes fit.
+func (e *Entropy) layout(n, rows, width int, ratio float64, key Key) rowLayout {
+	rl, ok := e.Inner.(rowLayouter)
+	if !ok {
+		return rowLayout{}
+	}
+	p, rb, h := rl.rowLayout(rows, width, ratio, key.Backward)
+	if p < 0 || h <= 0 || rb <= h || n < p || (n-p)%rb != 0 {
+		return rowLayout{}
+	}
+	return rowLayout{p, rb, h}
+}
+
+// segments appends the sizes of the streams an n-byte message splits into:
+// the prefix, each header byte's stream, the codes; or the message whole.
+func (l rowLayout) segments(dst []int, n int) []int {
+	if l.rowBytes == 0 {
+		return append(dst, n)
+	}
+	k := (n - l.prefix) / l.rowBytes
+	dst = append(dst, l.prefix)
+	for range l.header {
+		dst = append(dst, k)
+	}
+	return append(dst, k*(l.rowBytes-l.header))
+}
+
+// split appends msg's streams, one after another, to dst.
+func (l rowLayout) split(dst, msg []byte) []byte {
+	if l.rowBytes == 0 {
+		return append(dst, msg...)
+	}
+	rows := msg[l.prefix:]
+	dst = append(dst, msg[:l.prefix]...)
+	for j := range l.header {
+		for r := j; r < len(rows); r += l.rowBytes {
+			dst = append(dst, rows[r])
+		}
+	}
+	for r := 0; r < len(rows); r += l.rowBytes {
+		dst = append(dst, rows[r+l.header:r+l.rowBytes]...)
+	}
+	return dst
+}
+
+// join undoes split: it writes the message of the streams s to msg, of
+// the same size.
+func (l rowLayout) join(msg, s []byte) {
+	if l.rowBytes == 0 {
+		copy(msg, s)
+		return
+	}
+	copy(msg, s[:l.prefix])
+	rows, s := msg[l.prefix:], s[l.prefix:]
+	k := len(rows) / l.rowBytes
+	for j := range l.header {
+		for i, b := range s[j*k : (j+1)*k] {
+			rows[i*l.rowBytes+j] = b
+		}
+	}
+	codes := s[l.header*k:]
+	w := l.rowBytes - l.header
+	for i := range k {
+		copy(rows[i*l.rowBytes+l.header:(i+1)*l.rowBytes], codes[i*w:(i+1)*w])
+	}
+}
 
 // How a message, and a huff0 block, is coded.
 const (
@@ -124,45 +213,54 @@ const (
 	huffBlock = 1 << 17 // ≤ huff0.BlockSizeMax
 )
 
-// pack appends the entropy coding of msg to dst.
-func (e *Entropy) pack(dst, msg []byte) []byte {
-	if len(msg) == 0 {
+// pack appends the entropy coding of s, a message split by l, to dst.
+func (e *Entropy) pack(dst, s []byte, l rowLayout) []byte {
+	if len(s) == 0 {
 		return dst
 	}
-	e.huff = e.huffman(e.huff[:0], msg)
+	e.huff = e.huffman(e.huff[:0], s, l)
 	best := e.huff
-	if len(e.huff) < len(msg)/2 {
-		if z := e.zstd(msg); len(z) < len(best) {
+	if len(e.huff) < len(s)/2 {
+		if z := e.zstd(s); len(z) < len(best) {
 			best = z
 		}
 	}
-	if len(best) >= len(msg)+1 {
-		return append(append(dst, entropyRaw), msg...)
+	if len(best) >= len(s)+1 {
+		e.raw = slices.Grow(e.raw[:0], len(s))[:len(s)]
+		l.join(e.raw, s)
+		return append(append(dst, entropyRaw), e.raw...)
 	}
 	return append(dst, best...)
 }
 
-// huffman appends msg's huff0 coding (marker, length, blocks) to dst.
-func (e *Entropy) huffman(dst, msg []byte) []byte {
-	dst = binary.AppendUvarint(append(dst, entropyHuff), uint64(len(msg)))
+// huffman appends the huff0 coding (marker, length, blocks) of s, a
+// message split by l, to dst: each of l's streams in blocks of its own.
+func (e *Entropy) huffman(dst, s []byte, l rowLayout) []byte {
+	dst = binary.AppendUvarint(append(dst, entropyHuff), uint64(len(s)))
 	e.hs.Reuse = huff0.ReusePolicyNone // every block carries its table
-	for b := range slices.Chunk(msg, huffBlock) {
-		out, _, err := huff0.Compress4X(b, &e.hs)
-		switch {
-		case err == huff0.ErrUseRLE:
-			dst = append(dst, blockRLE, b[0])
-		case err != nil: // incompressible (or too small to try)
-			dst = append(append(dst, blockRaw), b...)
-		default:
-			dst = binary.AppendUvarint(append(dst, blockHuff), uint64(len(out)))
-			dst = append(dst, out...)
+	e.segs = l.segments(e.segs[:0], len(s))
+	for _, n := range e.segs {
+		seg := s[:n]
+		s = s[n:]
+		for b := range slices.Chunk(seg, huffBlock) {
+			out, _, err := huff0.Compress4X(b, &e.hs)
+			switch {
+			case err == huff0.ErrUseRLE:
+				dst = append(dst, blockRLE, b[0])
+			case err != nil: // incompressible (or too small to try)
+				dst = append(append(dst, blockRaw), b...)
+			default:
+				dst = binary.AppendUvarint(append(dst, blockHuff), uint64(len(out)))
+				dst = append(dst, out...)
+			}
 		}
 	}
 	return dst
 }
 
-// zstd returns msg's zstd coding (marker, length, frame) in scratch space.
-func (e *Entropy) zstd(msg []byte) []byte {
+// zstd returns the zstd coding (marker, length, frame) of s in scratch
+// space.
+func (e *Entropy) zstd(s []byte) []byte {
 	if e.zenc == nil {
 		var err error
 		e.zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
@@ -171,15 +269,15 @@ func (e *Entropy) zstd(msg []byte) []byte {
 			panic("compress: zstd encoder: " + err.Error())
 		}
 	}
-	z := binary.AppendUvarint(append(e.huff[len(e.huff):], entropyZstd), uint64(len(msg)))
-	return e.zenc.EncodeAll(msg, z)
+	z := binary.AppendUvarint(append(e.huff[len(e.huff):], entropyZstd), uint64(len(s)))
+	return e.zenc.EncodeAll(s, z)
 }
 
 var errEntropy = errors.New("compress: malformed entropy-coded message")
 
-// unpack appends the message src codes to dst; a message longer than max
-// is an error.
-func (e *Entropy) unpack(dst, src []byte, max int) ([]byte, error) {
+// unpack appends the message src codes to dst; layout gives the layout of
+// a message of n bytes. A message longer than max is an error.
+func (e *Entropy) unpack(dst, src []byte, max int, layout func(n int) rowLayout) ([]byte, error) {
 	if len(src) == 0 {
 		return dst, nil
 	}
@@ -195,65 +293,87 @@ func (e *Entropy) unpack(dst, src []byte, max int) ([]byte, error) {
 		return dst, errEntropy
 	}
 	src = src[k:]
+	l := layout(int(n))
+	var err error
+	e.raw = e.raw[:0]
 	switch mode {
 	case entropyHuff:
-		return e.unhuff(dst, src, int(n))
+		e.raw, err = e.unhuff(e.raw, src, l.segments(e.segs[:0], int(n)))
 	case entropyZstd:
-		return e.unzstd(dst, src, int(n))
+		e.raw, err = e.unzstd(e.raw, src, int(n))
+	default:
+		err = errEntropy
 	}
-	return dst, errEntropy
+	if err != nil {
+		return dst, err
+	}
+	at := len(dst)
+	dst = slices.Grow(dst, int(n))[:at+int(n)]
+	l.join(dst[at:], e.raw)
+	return dst, nil
 }
 
-// unhuff appends the n bytes of src's huff0 blocks to dst.
-func (e *Entropy) unhuff(dst, src []byte, n int) ([]byte, error) {
-	start := len(dst)
-	dst = slices.Grow(dst, n)
-	for left := n; left > 0; left -= huffBlock {
-		size := min(left, huffBlock)
-		if len(src) == 0 {
-			return dst, errEntropy
-		}
-		kind := src[0]
-		src = src[1:]
-		switch kind {
-		case blockRaw:
-			if len(src) < size {
-				return dst, errEntropy
+// unhuff appends the bytes of src's huff0 blocks, streams of sizes segs,
+// to dst.
+func (e *Entropy) unhuff(dst, src []byte, segs []int) ([]byte, error) {
+	for _, n := range segs {
+		for left := n; left > 0; left -= huffBlock {
+			var err error
+			if dst, src, err = e.unhuffBlock(dst, src, min(left, huffBlock)); err != nil {
+				return dst, err
 			}
-			dst, src = append(dst, src[:size]...), src[size:]
-		case blockRLE:
-			if len(src) < 1 {
-				return dst, errEntropy
-			}
-			for range size {
-				dst = append(dst, src[0])
-			}
-			src = src[1:]
-		case blockHuff:
-			c, k := binary.Uvarint(src)
-			if k <= 0 || c > uint64(len(src)-k) {
-				return dst, errEntropy
-			}
-			block := src[k : k+int(c)]
-			src = src[k+int(c):]
-			s, rest, err := huff0.ReadTable(block, &e.hs)
-			if err != nil {
-				return dst, errEntropy
-			}
-			at := len(dst)
-			out, err := s.Decoder().Decompress4X(dst[at:at:at+size], rest)
-			if err != nil || len(out) != size {
-				return dst, errEntropy
-			}
-			dst = dst[:at+size]
-		default:
-			return dst, errEntropy
 		}
 	}
-	if len(src) != 0 || len(dst)-start != n {
+	if len(src) != 0 {
 		return dst, errEntropy
 	}
 	return dst, nil
+}
+
+// unhuffBlock appends the size bytes of src's first huff0 block to dst and
+// returns the rest of src.
+func (e *Entropy) unhuffBlock(dst, src []byte, size int) ([]byte, []byte, error) {
+	if len(src) == 0 {
+		return dst, src, errEntropy
+	}
+	kind := src[0]
+	src = src[1:]
+	switch kind {
+	case blockRaw:
+		if len(src) < size {
+			return dst, src, errEntropy
+		}
+		return append(dst, src[:size]...), src[size:], nil
+	case blockRLE:
+		if len(src) < 1 {
+			return dst, src, errEntropy
+		}
+		at := len(dst)
+		dst = slices.Grow(dst, size)[:at+size]
+		for i := range dst[at:] {
+			dst[at+i] = src[0]
+		}
+		return dst, src[1:], nil
+	case blockHuff:
+		c, k := binary.Uvarint(src)
+		if k <= 0 || c > uint64(len(src)-k) {
+			return dst, src, errEntropy
+		}
+		block := src[k : k+int(c)]
+		src = src[k+int(c):]
+		s, rest, err := huff0.ReadTable(block, &e.hs)
+		if err != nil {
+			return dst, src, errEntropy
+		}
+		at := len(dst)
+		dst = slices.Grow(dst, size)
+		out, err := s.Decoder().Decompress4X(dst[at:at:at+size], rest)
+		if err != nil || len(out) != size {
+			return dst, src, errEntropy
+		}
+		return dst[:at+size], src, nil
+	}
+	return dst, src, errEntropy
 }
 
 // unzstd appends the n bytes of src's zstd frame to dst.
