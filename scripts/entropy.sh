@@ -9,14 +9,14 @@
 #                           graph (lab/varco, SAGE-64, 4 random parts)
 #
 # ENTROPY_ROUNDS rounds (default 2), ENTROPY_SBM_EPOCHS iterations on the
-# synthetic graph (default 30). GRAFT_DATA must name the data directory;
+# synthetic graph (default 20). GRAFT_DATA must name the data directory;
 # the runs' JSON goes to ENTROPY_OUT (default /tmp/graft-entropy) and the
 # table to standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${ENTROPY_OUT:-/tmp/graft-entropy}
 rounds=${ENTROPY_ROUNDS:-2}
-sbm_epochs=${ENTROPY_SBM_EPOCHS:-30}
+sbm_epochs=${ENTROPY_SBM_EPOCHS:-20}
 mkdir -p "$out"
 go build -o "$out/graft" ./cmd/graft
 go build -o "$out/varco" ./lab/varco
