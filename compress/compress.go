@@ -54,7 +54,8 @@ func (r *stream) next() uint64 { r.s += 0x9e3779b97f4a7c15; return mix(r.s) }
 // row, each row's encoding the same size: rows [a, b) of an n-row message
 // are its bytes [a·len/n, b·len/n), which Decode (with the same key and
 // ratio) turns into those rows, so a receiver may decode a message in
-// pieces. A value is used by one goroutine at a time (it keeps scratch
+// pieces; a codec whose Caps say Streaming or Whole sends whole messages
+// instead, of sizes that depend on their rows. A value is used by one goroutine at a time (it keeps scratch
 // space); make one per worker.
 type Compressor interface {
 	Name() string
@@ -94,6 +95,10 @@ type Caps struct {
 	// and decoded once, whole, in step order; its size depends on the
 	// rows. Streaming gives the state a checkpoint keeps.
 	Streaming Streaming
+	// Whole says that each message is encoded once, whole, and decoded
+	// once, whole, and that its size depends on what it holds, as an
+	// entropy stage's (Entropy) do; Streaming implies it.
+	Whole bool
 }
 
 // RowCoder sizes the rows of a compressor whose Caps set Rows.

@@ -181,6 +181,22 @@ func (d *Delta) FixedRatio(int) float64 { return 0 }
 // Caps: streaming (whole messages of variable size, in step order).
 func (d *Delta) Caps() Caps { return Caps{Streaming: d} }
 
+// rowLayout: the bitmap, then each sent row after its 4-byte minimum and
+// step (none for exact rows); the gradient codec's layout where it codes
+// the gradients.
+func (d *Delta) rowLayout(rows, width int, ratio float64, backward bool) (prefix, rb, header int) {
+	if backward && d.Grad != nil {
+		if g, ok := d.Grad.(rowLayouter); ok {
+			return g.rowLayout(rows, width, ratio, backward)
+		}
+		return 0, 0, 0
+	}
+	if bits := d.BitsAt(ratio); bits != 32 {
+		return (rows + 7) / 8, rowBytes(bits, width), deltaHeader
+	}
+	return 0, 0, 0
+}
+
 // rowBytes is the size of a sent row.
 func rowBytes(bits, width int) int {
 	if bits == 32 {

@@ -20,6 +20,10 @@
 // the error fed back into the next message (Caps.Streaming). quantr, like
 // Delta with bits r, takes its bit width from the ratio schedule.
 //
+// Entropy wraps any codec but top-k in a lossless entropy stage: the
+// receiver decodes the wrapped codec's message bit for bit, from fewer
+// bytes where its codes are far from uniform (delta coding's are).
+//
 // A compressor declares once what its messages allow beyond Encode and
 // Decode (Caps: rows that encode alone, rows of a fixed size, gradients at
 // the forward columns), and the halo exchange picks its strategy from

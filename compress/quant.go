@@ -301,3 +301,9 @@ func (bf16) Decode(out []float32, rows, width int, _ float64, _ Key, src []byte)
 	}
 	return nil
 }
+
+// rowLayout: rows of a fixed size, each after its 8-byte minimum and step
+// (an entropy stage codes those bytes apart from the codes).
+func (q *quantizer) rowLayout(_, width int, _ float64, _ bool) (prefix, rowBytes, header int) {
+	return 0, q.rowBytes(width), 8
+}

@@ -41,3 +41,11 @@ func (c *quantRatio) Encode(dst []byte, x []float32, rows, width int, ratio floa
 func (c *quantRatio) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
 	return c.at(ratio).Decode(out, rows, width, ratio, key, src)
 }
+
+// rowLayout is the layout of the quantiser in force at ratio, if any.
+func (c *quantRatio) rowLayout(rows, width int, ratio float64, backward bool) (prefix, rowBytes, header int) {
+	if q, ok := c.at(ratio).(rowLayouter); ok {
+		return q.rowLayout(rows, width, ratio, backward)
+	}
+	return 0, 0, 0
+}

@@ -101,3 +101,11 @@ func New(name string) (Compressor, error) {
 	}
 	return make(), nil
 }
+
+// KeepsState reports whether spec names a codec that keeps state per
+// stream of messages (Caps.Streaming), as delta coding does, entropy-coded
+// or not: false for a spec that names no codec.
+func KeepsState(spec string) bool {
+	make, err := Factory(spec)
+	return err == nil && make().Caps().Streaming != nil
+}

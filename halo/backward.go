@@ -95,13 +95,14 @@ func (e *Exchange) encodeGradPieces(dst []byte, codec *timed, lo, hi, w int, rat
 // addGradients adds the gradient message msg into rows of dh. Messages go
 // row by row, so it decodes a piece at a time and adds each piece while it
 // is in cache, instead of writing the whole decoded message to memory and
-// reading it back; a streaming codec's messages are decoded whole.
+// reading it back; a streaming codec's messages, and those of a codec
+// whose Caps say Whole, are decoded whole.
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, codec *timed, ratio float64, key compress.Key, msg []byte) error {
 	n, w := len(rows), dh.Cols
 	if n == 0 {
 		return codec.Decode(nil, 0, w, ratio, key, msg) // the message must be empty too
 	}
-	if codec.Caps().Streaming != nil { // a whole message of rows of no fixed size
+	if caps := codec.Caps(); caps.Streaming != nil || caps.Whole { // a whole message of rows of no fixed size
 		buf := e.buffer(n * w)
 		if err := codec.Decode(buf, n, w, ratio, key, msg); err != nil {
 			return err

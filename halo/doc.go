@@ -20,7 +20,9 @@
 //   - streaming: a codec that keeps state per stream of messages (delta
 //     coding, compress.Caps.Streaming) encodes and decodes each message
 //     whole, in both directions; its state goes into checkpoints through
-//     CodecStates and RestoreCodec.
+//     CodecStates and RestoreCodec. A codec whose messages vary in size
+//     with what they hold (an entropy stage, compress.Caps.Whole) is
+//     encoded and decoded whole too.
 //
 // At bf16 precision (Config.BF16) the layers round what they exchange to
 // bfloat16 for every node, and the passes that send rows as they are send

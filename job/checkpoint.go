@@ -13,6 +13,7 @@ import (
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
 )
@@ -157,7 +158,7 @@ func (s *Spec) checkResize(st *checkpoint.State, was, want map[string]string) er
 	if was == nil || was["parts"] == want["parts"] {
 		return nil
 	}
-	if v := was["compress"]; strings.HasPrefix(v, "delta") {
+	if v := was["compress"]; compress.KeepsState(v) {
 		return specError(fmt.Errorf("--resume-allow parts: the checkpointed run (--parts %s) keeps --compress %s state per pair of workers, which does not carry over to --parts %s; resume with --parts %s", was["parts"], v, want["parts"], was["parts"]))
 	}
 	from, err1 := strconv.Atoi(was["parts"])

@@ -35,7 +35,7 @@ func (s *Spec) checkRebalance() error {
 		err = errors.New("--rebalance is for full-graph training: with --sampler the workers train on sampled batches; drop one of the two")
 	case max(s.Parts, s.Place.Size) < 2:
 		err = errors.New("--rebalance re-partitions the graph between workers: add --parts N (2 or more)")
-	case strings.HasPrefix(s.Codec, "delta"):
+	case compress.KeepsState(s.Codec):
 		err = fmt.Errorf("--rebalance with --compress %s: the codec keeps state per pair of workers, which a new partition does not carry", s.Codec)
 	case s.Codec == compress.Auto || s.Codec == "" && (s.Schedule != "" || s.CompressLast):
 		err = errors.New("--rebalance with --compress auto (what --schedule or --compress-last alone select): its delta codec keeps state per pair of workers, which a new partition does not carry; name another codec")

@@ -32,6 +32,8 @@ func TestTrainRebalanceRefusals(t *testing.T) {
 		{[]string{"--rebalance", "--parts", "2", "--sampler", "neighbor:5,5"}, "for full-graph training"},
 		{[]string{"--rebalance", "--parts", "2", "--sampler", "neighbor:5,5", "--mode", "async"}, "not for parameter-server training"},
 		{[]string{"--rebalance", "--parts", "2", "--compress", "delta"}, "keeps state per pair of workers"},
+		{[]string{"--rebalance", "--parts", "2", "--compress", "entropy:delta:2"}, "keeps state per pair of workers"},
+		{[]string{"--rebalance", "--parts", "2", "--compress", "entropy:quant9"}, "unknown compressor"},
 		{[]string{"--rebalance", "--parts", "2", "--partition", assignment}, "assignment file " + assignment + " cannot be recomputed"},
 		{[]string{"--rebalance", "--part-dir", t.TempDir()}, "no worker of --part-dir"},
 	}

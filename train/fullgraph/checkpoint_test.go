@@ -19,7 +19,7 @@ import (
 // format, resume, and compare with a run that was never interrupted — on
 // one worker and on three with compression and an adaptive schedule, and
 // with gradient compression, whose residuals and warm-start factors every
-// worker keeps, and with delta coding, whose every worker's
+// worker keeps, and with delta coding (plain and entropy-coded), whose every worker's
 // reconstructions the checkpoint keeps.
 func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	s := newSBMTask(t, 200, 8)
@@ -27,7 +27,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 		k     int
 		codec string
 		grad  string
-	}{{1, "truncate", ""}, {3, "truncate", ""}, {3, "truncate", "topk:0.05"}, {3, "truncate", "powersgd:2"}, {3, "delta:2:0.05:3", ""}} {
+	}{{1, "truncate", ""}, {3, "truncate", ""}, {3, "truncate", "topk:0.05"}, {3, "truncate", "powersgd:2"}, {3, "delta:2:0.05:3", ""}, {3, "entropy:delta:2:0.05:3", ""}} {
 		k := tc.k
 		t.Run(fmt.Sprintf("%d workers, %s %s", k, tc.codec, tc.grad), func(t *testing.T) {
 			cfg := equivalenceConfig("gcn", s.classes)

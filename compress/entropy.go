@@ -1,0 +1,398 @@
+package compress
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/klauspost/compress/huff0"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Entropy is an entropy-coding stage around another codec: it encodes a
+// message with the codec it wraps, then codes the message's bytes without
+// loss, so that what a receiver decodes is the wrapped codec's message
+// bit for bit, and training with entropy:CODEC is training with CODEC at
+// fewer bytes.
+//
+// A quantiser's codes are far from uniform (rows of zeros, ReLU's zero
+// floor, gradients that vanish away from the training nodes), which the
+// packed codes do not exploit; Huffman coding of the bytes (huff0, in
+// blocks of 128 KiB, each with its own table) does, and zstd's fastest
+// level, which also finds runs and repeats, is tried where the bytes are
+// that redundant (Huffman below half their size). A message takes the
+// smallest of the two and of its raw bytes.
+//
+// The coded message is empty for an empty message, else one byte saying
+// how it is coded, then: the raw message (entropyRaw: so a message never
+// grows by more than a byte), or its length and either its huff0 blocks
+// or one zstd frame. Each huff0 block is a byte saying how it is coded
+// and then its bytes as they are (blockRaw), its one repeated byte
+// (blockRLE), or the length and bytes of its huff0 4-stream coding
+// (blockHuff).
+//
+// Messages of an Entropy codec are encoded and decoded whole and their
+// size depends on what they hold (Caps.Whole). Codecs whose gradients
+// follow their forward messages' columns (top-k) cannot be wrapped.
+type Entropy struct {
+	Inner Compressor
+
+	msg   []byte // scratch: the wrapped codec's message
+	split []byte // scratch: a message split into its streams (rowLayout)
+	raw   []byte // scratch: a message joined, or its streams decoded
+	huff  []byte // scratch: a huff0 coding
+	segs  []int
+	hs    huff0.Scratch
+	zenc  *zstd.Encoder
+	zdec  *zstd.Decoder
+}
+
+// EntropyUsage is the form of an entropy-coded codec's spec.
+const EntropyUsage = "entropy[:CODEC]"
+
+func init() {
+	RegisterFamily("entropy", EntropyUsage, ParseEntropy)
+}
+
+// ParseEntropy reads an entropy-coded codec's spec, entropy[:CODEC], with
+// CODEC any codec spec (quant4, delta:2:0:0) but another entropy stage or
+// a codec whose gradients follow its forward columns (topk); entropy alone
+// is entropy:none, the rows' float32s coded without loss.
+func ParseEntropy(spec string) (func() Compressor, error) {
+	inner, ok := strings.CutPrefix(spec, "entropy:")
+	if spec == "entropy" {
+		inner, ok = "none", true
+	}
+	if !ok || inner == "" {
+		return nil, fmt.Errorf("%q: want %s, a codec spec after entropy:", spec, EntropyUsage)
+	}
+	if inner == "entropy" || strings.HasPrefix(inner, "entropy:") {
+		return nil, fmt.Errorf("%q: one entropy stage is enough", spec)
+	}
+	make, err := Factory(inner)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", spec, err)
+	}
+	if make().Caps().Grad != nil {
+		return nil, fmt.Errorf("%q: %s sends gradients at its forward messages' columns, which an entropy stage would hide from the exchange", spec, inner)
+	}
+	return func() Compressor { return &Entropy{Inner: make()} }, nil
+}
+
+// Name is "entropy:" and the wrapped codec's name.
+func (e *Entropy) Name() string { return "entropy:" + e.Inner.Name() }
+
+// FixedRatio is 0: the size depends on what the message holds.
+func (e *Entropy) FixedRatio(int) float64 { return 0 }
+
+// Caps: whole messages, and the wrapped codec's stream state if it keeps
+// one.
+func (e *Entropy) Caps() Caps { return Caps{Whole: true, Streaming: e.Inner.Caps().Streaming} }
+
+// Encode appends the entropy coding of the wrapped codec's message of x.
+func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
+	e.msg = e.Inner.Encode(e.msg[:0], x, rows, width, ratio, key)
+	l := e.layout(len(e.msg), rows, width, ratio, key)
+	e.split = l.split(e.split[:0], e.msg)
+	return e.pack(dst, e.split, l)
+}
+
+// Decode decodes src's entropy coding and the wrapped codec's message in
+// it.
+func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
+	var err error
+	e.split, err = e.unpack(e.split[:0], src, maxMessage(rows, width), func(n int) rowLayout {
+		return e.layout(n, rows, width, ratio, key)
+	})
+	if err != nil {
+		return err
+	}
+	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
+}
+
+// maxMessage bounds the size of a wrapped codec's message of rows×width,
+// so that a corrupt length cannot make a decoder allocate without limit:
+// every codec sends at most the rows as float32s and a few bytes a row
+// (delta's exact rows and bitmap; a quantiser's header is 8 bytes a row).
+func maxMessage(rows, width int) int { return 4*rows*(width+4) + 64 }
+
+// rowLayouter is a codec whose message of rows×width at ratio (in the
+// direction backward says) is a prefix of bytes and then rows of one size
+// that each start with a header: a quantiser's rows, a scale and an offset
+// before the codes. An entropy stage codes each byte of the headers as a
+// stream of its own (a float's exponent byte is nearly constant, its low
+// mantissa bytes nearly random) and the codes apart from them. rowBytes 0
+// says the message has no such layout.
+type rowLayouter interface {
+	rowLayout(rows, width int, ratio float64, backward bool) (prefix, rowBytes, header int)
+}
+
+// rowLayout is a message's layout (rowLayouter), or none (rowBytes 0).
+type rowLayout struct{ prefix, rowBytes, header int }
+
+// layout is the layout of the wrapped codec's n-byte message: none unless
+// the codec declares one that n bytes fit.
+func (e *Entropy) layout(n, rows, width int, ratio float64, key Key) rowLayout {
+	rl, ok := e.Inner.(rowLayouter)
+	if !ok {
+		return rowLayout{}
+	}
+	p, rb, h := rl.rowLayout(rows, width, ratio, key.Backward)
+	if p < 0 || h <= 0 || rb <= h || n < p || (n-p)%rb != 0 {
+		return rowLayout{}
+	}
+	return rowLayout{p, rb, h}
+}
+
+// segments appends the sizes of the streams an n-byte message splits into:
+// the prefix, each header byte's stream, the codes; or the message whole.
+func (l rowLayout) segments(dst []int, n int) []int {
+	if l.rowBytes == 0 {
+		return append(dst, n)
+	}
+	k := (n - l.prefix) / l.rowBytes
+	dst = append(dst, l.prefix)
+	for range l.header {
+		dst = append(dst, k)
+	}
+	return append(dst, k*(l.rowBytes-l.header))
+}
+
+// split appends msg's streams, one after another, to dst.
+func (l rowLayout) split(dst, msg []byte) []byte {
+	if l.rowBytes == 0 {
+		return append(dst, msg...)
+	}
+	rows := msg[l.prefix:]
+	dst = append(dst, msg[:l.prefix]...)
+	for j := range l.header {
+		for r := j; r < len(rows); r += l.rowBytes {
+			dst = append(dst, rows[r])
+		}
+	}
+	for r := 0; r < len(rows); r += l.rowBytes {
+		dst = append(dst, rows[r+l.header:r+l.rowBytes]...)
+	}
+	return dst
+}
+
+// join undoes split: it writes the message of the streams s to msg, of
+// the same size.
+func (l rowLayout) join(msg, s []byte) {
+	if l.rowBytes == 0 {
+		copy(msg, s)
+		return
+	}
+	copy(msg, s[:l.prefix])
+	rows, s := msg[l.prefix:], s[l.prefix:]
+	k := len(rows) / l.rowBytes
+	for j := range l.header {
+		for i, b := range s[j*k : (j+1)*k] {
+			rows[i*l.rowBytes+j] = b
+		}
+	}
+	codes := s[l.header*k:]
+	w := l.rowBytes - l.header
+	for i := range k {
+		copy(rows[i*l.rowBytes+l.header:(i+1)*l.rowBytes], codes[i*w:(i+1)*w])
+	}
+}
+
+// How a message, and a huff0 block, is coded.
+const (
+	entropyRaw  = 0
+	entropyHuff = 1
+	entropyZstd = 2
+
+	blockRaw  = 0
+	blockRLE  = 1
+	blockHuff = 2
+
+	huffBlock = 1 << 17 // ≤ huff0.BlockSizeMax
+)
+
+// pack appends the entropy coding of s, a message split by l, to dst.
+func (e *Entropy) pack(dst, s []byte, l rowLayout) []byte {
+	if len(s) == 0 {
+		return dst
+	}
+	e.huff = e.huffman(e.huff[:0], s, l)
+	best := e.huff
+	if len(e.huff) < len(s)/2 {
+		if z := e.zstd(s); len(z) < len(best) {
+			best = z
+		}
+	}
+	if len(best) >= len(s)+1 {
+		e.raw = slices.Grow(e.raw[:0], len(s))[:len(s)]
+		l.join(e.raw, s)
+		return append(append(dst, entropyRaw), e.raw...)
+	}
+	return append(dst, best...)
+}
+
+// huffman appends the huff0 coding (marker, length, blocks) of s, a
+// message split by l, to dst: each of l's streams in blocks of its own.
+func (e *Entropy) huffman(dst, s []byte, l rowLayout) []byte {
+	dst = binary.AppendUvarint(append(dst, entropyHuff), uint64(len(s)))
+	e.hs.Reuse = huff0.ReusePolicyNone // every block carries its table
+	e.segs = l.segments(e.segs[:0], len(s))
+	for _, n := range e.segs {
+		seg := s[:n]
+		s = s[n:]
+		for b := range slices.Chunk(seg, huffBlock) {
+			out, _, err := huff0.Compress4X(b, &e.hs)
+			switch {
+			case err == huff0.ErrUseRLE:
+				dst = append(dst, blockRLE, b[0])
+			case err != nil: // incompressible (or too small to try)
+				dst = append(append(dst, blockRaw), b...)
+			default:
+				dst = binary.AppendUvarint(append(dst, blockHuff), uint64(len(out)))
+				dst = append(dst, out...)
+			}
+		}
+	}
+	return dst
+}
+
+// zstd returns the zstd coding (marker, length, frame) of s in scratch
+// space.
+func (e *Entropy) zstd(s []byte) []byte {
+	if e.zenc == nil {
+		var err error
+		e.zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithSingleSegment(true), zstd.WithZeroFrames(true))
+		if err != nil {
+			panic("compress: zstd encoder: " + err.Error())
+		}
+	}
+	z := binary.AppendUvarint(append(e.huff[len(e.huff):], entropyZstd), uint64(len(s)))
+	return e.zenc.EncodeAll(s, z)
+}
+
+var errEntropy = errors.New("compress: malformed entropy-coded message")
+
+// unpack appends the message src codes to dst; layout gives the layout of
+// a message of n bytes. A message longer than max is an error.
+func (e *Entropy) unpack(dst, src []byte, max int, layout func(n int) rowLayout) ([]byte, error) {
+	if len(src) == 0 {
+		return dst, nil
+	}
+	mode, src := src[0], src[1:]
+	if mode == entropyRaw {
+		if len(src) > max {
+			return dst, errEntropy
+		}
+		return append(dst, src...), nil
+	}
+	n, k := binary.Uvarint(src)
+	if k <= 0 || n > uint64(max) {
+		return dst, errEntropy
+	}
+	src = src[k:]
+	l := layout(int(n))
+	var err error
+	e.raw = e.raw[:0]
+	switch mode {
+	case entropyHuff:
+		e.raw, err = e.unhuff(e.raw, src, l.segments(e.segs[:0], int(n)))
+	case entropyZstd:
+		e.raw, err = e.unzstd(e.raw, src, int(n))
+	default:
+		err = errEntropy
+	}
+	if err != nil {
+		return dst, err
+	}
+	at := len(dst)
+	dst = slices.Grow(dst, int(n))[:at+int(n)]
+	l.join(dst[at:], e.raw)
+	return dst, nil
+}
+
+// unhuff appends the bytes of src's huff0 blocks, streams of sizes segs,
+// to dst.
+func (e *Entropy) unhuff(dst, src []byte, segs []int) ([]byte, error) {
+	for _, n := range segs {
+		for left := n; left > 0; left -= huffBlock {
+			var err error
+			if dst, src, err = e.unhuffBlock(dst, src, min(left, huffBlock)); err != nil {
+				return dst, err
+			}
+		}
+	}
+	if len(src) != 0 {
+		return dst, errEntropy
+	}
+	return dst, nil
+}
+
+// unhuffBlock appends the size bytes of src's first huff0 block to dst and
+// returns the rest of src.
+func (e *Entropy) unhuffBlock(dst, src []byte, size int) ([]byte, []byte, error) {
+	if len(src) == 0 {
+		return dst, src, errEntropy
+	}
+	kind := src[0]
+	src = src[1:]
+	switch kind {
+	case blockRaw:
+		if len(src) < size {
+			return dst, src, errEntropy
+		}
+		return append(dst, src[:size]...), src[size:], nil
+	case blockRLE:
+		if len(src) < 1 {
+			return dst, src, errEntropy
+		}
+		at := len(dst)
+		dst = slices.Grow(dst, size)[:at+size]
+		for i := range dst[at:] {
+			dst[at+i] = src[0]
+		}
+		return dst, src[1:], nil
+	case blockHuff:
+		c, k := binary.Uvarint(src)
+		if k <= 0 || c > uint64(len(src)-k) {
+			return dst, src, errEntropy
+		}
+		block := src[k : k+int(c)]
+		src = src[k+int(c):]
+		s, rest, err := huff0.ReadTable(block, &e.hs)
+		if err != nil {
+			return dst, src, errEntropy
+		}
+		at := len(dst)
+		dst = slices.Grow(dst, size)
+		out, err := s.Decoder().Decompress4X(dst[at:at:at+size], rest)
+		if err != nil || len(out) != size {
+			return dst, src, errEntropy
+		}
+		return dst[:at+size], src, nil
+	}
+	return dst, src, errEntropy
+}
+
+// unzstd appends the n bytes of src's zstd frame to dst.
+func (e *Entropy) unzstd(dst, src []byte, n int) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(src); err != nil || !h.HasFCS || h.FrameContentSize != uint64(n) {
+		return dst, errEntropy
+	}
+	if e.zdec == nil {
+		var err error
+		e.zdec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true))
+		if err != nil {
+			panic("compress: zstd decoder: " + err.Error())
+		}
+	}
+	start := len(dst)
+	out, err := e.zdec.DecodeAll(src, slices.Grow(dst, n)[:start:start+n]) // no more than n bytes
+	if err != nil || len(out)-start != n {
+		return dst, errEntropy
+	}
+	return out, nil
+}
