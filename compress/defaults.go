@@ -4,20 +4,23 @@ import "math"
 
 // Auto is the spec `--compress auto` names: graft's recipe for the halo
 // exchange, delta coding at 2 bits with error feedback and no skipping,
-// applied to the last layer's exchange too (halo.Config.CompressLast). In
-// graft's experiments (docs/delta.md: SAGE-64, 100 epochs, 3 seeds) it
-// matched full communication's accuracy in 7 of the 8 cells measured
-// (Amazon Computers and Coauthor CS, 4 and 8 parts, random and
-// multilevel) at 0.085–0.096× of its halo bytes.
+// entropy-coded, applied to the last layer's exchange too
+// (halo.Config.CompressLast). In graft's experiments (docs/delta.md:
+// SAGE-64, 100 epochs, 3 seeds) the delta coding matched full
+// communication's accuracy in 7 of the 8 cells measured (Amazon Computers
+// and Coauthor CS, 4 and 8 parts, random and multilevel) at 0.085–0.096×
+// of its halo bytes; the entropy stage is lossless and sends 0.62–0.73× of
+// the delta coding's bytes (docs/varco.md).
 const Auto = "auto"
 
-// AutoCodec is the codec Auto stands for: delta:2:0:0, or delta:r:0:0 (the
-// width from the ratio) when the run gives a ratio schedule.
+// AutoCodec is the codec Auto stands for: entropy:delta:2:0:0, or
+// entropy:delta:r:0:0 (the width from the ratio) when the run gives a
+// ratio schedule.
 func AutoCodec(scheduled bool) string {
 	if scheduled {
-		return "delta:r:0:0"
+		return "entropy:delta:r:0:0"
 	}
-	return "delta:2:0:0"
+	return "entropy:delta:2:0:0"
 }
 
 // namedSchedules are schedules kept by name: settings from the literature

@@ -192,23 +192,24 @@ func TestTrainCompressLast(t *testing.T) {
 	}
 }
 
-// --compress auto is delta coding at 2 bits with --compress-last, and it
+// --compress auto is entropy-coded delta coding at 2 bits with
+// --compress-last, and it
 // is what a run over parts gets when it asks for compression without
 // naming a codec; a sampled run is refused with the reason.
 func TestTrainCompressAuto(t *testing.T) {
-	explicit := trainJSON(t, "--parts", "2", "--compress", "delta:2:0:0", "--compress-last", "--epochs", "2")
+	explicit := trainJSON(t, "--parts", "2", "--compress", "entropy:delta:2:0:0", "--compress-last", "--epochs", "2")
 	for _, args := range [][]string{
 		{"--compress", "auto"},
 		{"--compress-last"},
 	} {
 		sum := trainJSON(t, append([]string{"--parts", "2", "--epochs", "2"}, args...)...)
-		if sum["compress"] != "delta:2:0:0" || sum["bytes_fwd"] != explicit["bytes_fwd"] || sum["test_acc"] != explicit["test_acc"] {
-			t.Errorf("%v: compress %v, %v forward bytes, test accuracy %v; delta:2:0:0 --compress-last sends %v and reaches %v",
+		if sum["compress"] != "entropy:delta:2:0:0" || sum["bytes_fwd"] != explicit["bytes_fwd"] || sum["test_acc"] != explicit["test_acc"] {
+			t.Errorf("%v: compress %v, %v forward bytes, test accuracy %v; entropy:delta:2:0:0 --compress-last sends %v and reaches %v",
 				args, sum["compress"], sum["bytes_fwd"], sum["test_acc"], explicit["bytes_fwd"], explicit["test_acc"])
 		}
 	}
-	if sum := trainJSON(t, "--parts", "2", "--schedule", "exp:8:1:1", "--epochs", "2"); sum["compress"] != "delta:r:0:0" {
-		t.Errorf("--schedule alone over parts: compress %v, want delta:r:0:0 (auto with the schedule's widths)", sum["compress"])
+	if sum := trainJSON(t, "--parts", "2", "--schedule", "exp:8:1:1", "--epochs", "2"); sum["compress"] != "entropy:delta:r:0:0" {
+		t.Errorf("--schedule alone over parts: compress %v, want entropy:delta:r:0:0 (auto with the schedule's widths)", sum["compress"])
 	}
 	if sum := trainJSON(t, "--parts", "2", "--epochs", "2"); sum["compress"] != "none" {
 		t.Errorf("no compression asked: compress %v, want none", sum["compress"])
