@@ -55,8 +55,8 @@ func (r *stream) next() uint64 { r.s += 0x9e3779b97f4a7c15; return mix(r.s) }
 // are its bytes [a·len/n, b·len/n), which Decode (with the same key and
 // ratio) turns into those rows, so a receiver may decode a message in
 // pieces; a codec whose Caps say Streaming or Whole sends whole messages
-// instead, of sizes that depend on their rows. A value is used by one goroutine at a time (it keeps scratch
-// space); make one per worker.
+// instead, of sizes that depend on their rows. A value is used by one
+// goroutine at a time (it keeps scratch space); make one per worker.
 type Compressor interface {
 	Name() string
 	// Encode appends the encoding of x to dst and returns it.
@@ -231,6 +231,15 @@ func HalfBytes(x []uint16) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 2*len(x))
+}
+
+// Halfs is b (of even length) as the bfloat16s HalfBytes made it, without
+// a copy.
+func Halfs(b []byte) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
 }
 
 // columns keeps k = floor(width/r) columns of every row: the first k

@@ -2,7 +2,6 @@ package halo
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/bf16"
@@ -240,7 +239,7 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 			continue
 		}
 		buf := compress.FloatBytes(e.peerBuffer(q, (len(rows)*w+1)/2))[:2*len(rows)*w]
-		bf16.GatherBF16(halfs(buf), w, h.Data, w, w, rows)
+		bf16.GatherBF16(compress.Halfs(buf), w, h.Data, w, w, rows)
 		e.out[q] = buf
 		lo, hi := e.plan.haloRows(q)
 		e.in[q] = compress.HalfBytes(ext.Data[lo*w : hi*w])[:0]
@@ -262,14 +261,6 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 			copy(view, msg)
 		}
 	}
-}
-
-// halfs is b (of even length) as uint16s.
-func halfs(b []byte) []uint16 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
 }
 
 // peerBuffer is peer q's row buffer, n float32s long.

@@ -75,6 +75,11 @@ func (s *Spec) checkPipeline() error {
 func (s *Spec) runPipeline(ctx context.Context, in *input, onEpoch func(metrics.Epoch) error) (train.Result, *nn.Model, error) {
 	// Ranks are stages, not parts of the graph.
 	s.Parts = 1
+	if s.Precision == string(train.BF16) {
+		// The float32 features go once converted: the first stage reads
+		// these, and nothing reads the float32 ones.
+		in.problem = in.problem.WithBF16Features()
+	}
 	p := s.Pipeline
 	opts := pipeline.Options{Stages: p.Stages, Layers: p.Layers, Micros: p.Micros, Sampler: s.Sampler, BatchSize: s.BatchSize,
 		Options: minibatch.Options{OnBatch: s.BatchProgress, EvalSampler: s.EvalSampler, Precision: train.Precision(s.Precision)},

@@ -70,12 +70,13 @@ func sampledPartsProcessesMatch(t *testing.T, sampler, codec string, extra ...st
 
 // --precision bf16 over parts: processes train what the in-process parts
 // train, and the feature rows travel in half the bytes (the ids asked
-// stay 4 bytes each).
+// stay 4 bytes each), dense features and sparse ones (Cora's under
+// --features auto) alike.
 func TestTrainSampledPartsBF16(t *testing.T) {
 	sampledPartsProcessesMatch(t, "neighbor:5,5", "none", "--precision", "bf16", "--features", "dense")
-	featureBytes := func(precision string) float64 {
+	featureBytes := func(precision, features string) float64 {
 		code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2",
-			"--parts", "2", "--features", "dense", "--precision", precision, "--json")
+			"--parts", "2", "--features", features, "--precision", precision, "--json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -88,9 +89,11 @@ func TestTrainSampledPartsBF16(t *testing.T) {
 		}
 		return sum.BytesFeatures
 	}
-	fp32, bf16 := featureBytes("fp32"), featureBytes("bf16")
-	if r := bf16 / fp32; r < 0.5 || r > 0.51 {
-		t.Fatalf("bf16 sent %.0f feature bytes, fp32 %.0f: ratio %.4f, want just over 0.5", bf16, fp32, r)
+	for _, features := range []string{"dense", "auto"} {
+		fp32, bf16 := featureBytes("fp32", features), featureBytes("bf16", features)
+		if r := bf16 / fp32; r < 0.5 || r > 0.51 {
+			t.Fatalf("--features %s: bf16 sent %.0f feature bytes, fp32 %.0f: ratio %.4f, want just over 0.5", features, bf16, fp32, r)
+		}
 	}
 }
 

@@ -53,7 +53,5 @@ func (x rowStore) decodeRow(dst []float32, b []byte) {
 		copy(compress.FloatBytes(dst), b)
 		return
 	}
-	for i := range dst {
-		dst[i] = bf16.ToFloat32(uint16(b[2*i]) | uint16(b[2*i+1])<<8)
-	}
+	bf16.Decode(dst, compress.Halfs(b))
 }

@@ -34,8 +34,8 @@ type Options struct {
 	// Grad makes each worker's gradient compression (each needs its
 	// own: it keeps state); nil all-reduces the gradients exactly.
 	Grad func() (gradcomp.Method, error)
-	// Precision bf16 holds the part's dense features in bfloat16 (sent so,
-	// half the bytes, and widened where a batch gathers them) and rounds
+	// Precision bf16 holds the part's features in bfloat16, dense (sent
+	// so, half the bytes, and widened where a batch gathers them) and rounds
 	// the hidden layers exact evaluation computes to it, as one process's
 	// mini-batch run at bf16 does.
 	Precision train.Precision
@@ -56,10 +56,16 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	if sp.Classes > 0 && cfg.Model.Classes == 0 {
 		cfg.Model.Classes = sp.Classes
 	}
-	if opts.Precision == train.BF16 && sp.Features.Dense != nil {
+	if opts.Precision == train.BF16 {
 		// The part's float32 features go once rounded: sp holds the bf16
-		// ones instead.
-		sp.Features = nn.BF16Features(tensor.MatrixToBF16(sp.Features.Dense))
+		// ones instead. Rows travel dense, so sparse features are held
+		// dense too, in bf16 (one process keeps sparse ones as they are).
+		switch x := sp.Features; {
+		case x.Dense != nil:
+			sp.Features = nn.BF16Features(tensor.MatrixToBF16(x.Dense))
+		case x.Sparse != nil:
+			sp.Features = nn.BF16Features(tensor.MatrixToBF16(x.Sparse.Dense()))
+		}
 	}
 	s, err := New(c, cfg, sp, opts.Sampler, opts.BatchSize)
 	if err != nil {

@@ -308,6 +308,7 @@ func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
 	p, classes := sbmProblem(t, 500)
 	cfg := testConfig("sage", classes)
 	cfg.Epochs = 4
+	inspected := 0 // evaluations after which the feed was inspected
 	run := func(release bool) (outcome, int) {
 		sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 16, Layers: 2, Aggregation: sample.Mean, Seed: 1})
 		if err != nil {
@@ -330,9 +331,14 @@ func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
 		held := 0 // batches holding gathered rows after an evaluation
 		_, err = loop.Run(context.Background(), train.Hooks{OnEpoch: func(m train.Metrics) error {
 			o.losses, o.valAcc = append(o.losses, m.Loss), append(o.valAcc, m.ValAcc)
-			if s.feed.on {
-				return nil // the producer is running: it may be filling one
+			if !release {
+				return nil // the producer runs on, filling batches
 			}
+			if s.feed.on {
+				t.Error("the feed runs on after a large evaluation")
+				return nil
+			}
+			inspected++
 			for range len(s.feed.free) {
 				b := <-s.feed.free
 				if b.gather.dense.Data != nil || b.batch.Input != nil {
@@ -346,6 +352,9 @@ func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
 	}
 	kept, _ := run(false)
 	released, held := run(true)
+	if inspected != cfg.Epochs {
+		t.Fatalf("the feed was let go after %d of %d evaluations", inspected, cfg.Epochs)
+	}
 	if held != 0 {
 		t.Errorf("%d batches held their buffers after a large evaluation", held)
 	}

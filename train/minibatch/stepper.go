@@ -182,7 +182,7 @@ type Micro struct {
 // does for the step's first (b.Micro must be 0), and returns them for a
 // caller that runs the model itself, a range of layers at a time (a
 // pipeline stage). Loss gives their losses; they stay valid until the
-// next call of Micros or Step, or Close.
+// next call of Micros, Step, Evaluate or Close.
 func (s *Stepper) Micros(b train.Batch) ([]Micro, error) {
 	if b.Micro != 0 {
 		return nil, fmt.Errorf("minibatch: Micros from micro-batch %d of a step", b.Micro)
