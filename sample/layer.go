@@ -108,13 +108,15 @@ func candidates(g *graph.Graph, v int32, agg Aggregation) (adj []int32, skip int
 // build makes l the block whose destinations are dst (global ids) and whose
 // other sources are the nodes picked for them, l.pick[l.start[i]:
 // l.start[i+1]] for destination i, with operator values l.vals (GCN, Mean)
-// and, for GCN, the self loop's value selfVal(i). local is scratch of one
-// int32 per node of the graph, all zero, and left so.
+// and, for GCN, the self loop's value selfVal(i). It leaves in l.pick the
+// picked nodes' local ids. local is scratch of one int32 per node of the
+// graph, all zero, and left so.
 func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32, local []int32) error {
 	l.src = append(l.src[:0], dst...)
 	for i, v := range dst {
 		local[v] = int32(i) + 1
 	}
+	l.src = localIDs(l.pick, l.src, local)
 	self := agg != Mean // GCN and attention rows hold the destination itself
 	n, picked := len(dst), len(l.pick)
 	rows := picked
@@ -122,35 +124,68 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 		rows += n
 	}
 	op := l.shape(n, rows, agg)
-	at := int64(0)
 	op.Offsets[0] = 0
-	for i := range n {
-		if self {
+	if !self {
+		copy(op.Indices, l.pick)
+		if op.Values != nil {
+			copy(op.Values, l.vals)
+		}
+		copy(op.Offsets[1:], l.start[1:n+1])
+	} else {
+		at := int64(0)
+		for i := range n {
+			lo, hi := l.start[i], l.start[i+1]
 			op.Indices[at] = int32(i)
+			copy(op.Indices[at+1:], l.pick[lo:hi])
 			if op.Values != nil {
 				op.Values[at] = selfVal(i)
+				copy(op.Values[at+1:], l.vals[lo:hi])
 			}
-			at++
+			at += 1 + hi - lo
+			op.Offsets[i+1] = at
 		}
-		for p := l.start[i]; p < l.start[i+1]; p++ {
-			u := l.pick[p]
-			if local[u] == 0 {
-				l.src = append(l.src, u)
-				local[u] = int32(len(l.src))
-			}
-			op.Indices[at] = local[u] - 1
-			if op.Values != nil {
-				op.Values[at] = l.vals[p]
-			}
-			at++
-		}
-		op.Offsets[i+1] = at
 	}
 	for _, u := range l.src {
 		local[u] = 0
 	}
 	return l.reset(agg)
 }
+
+// localGroup is how many picks localIDs looks up at a time.
+const localGroup = 64
+
+// localIDs replaces every node of pick by its local id, 0-based: its
+// position in src, where a node not there yet is appended, and returns
+// src. local holds, per node of the graph, 1 + its position in src, or 0
+// when not there. The picks' entries of local are cache misses: a group of
+// them is first loaded side by side, independent loads the CPU keeps in
+// flight together, so that the lookups in order (each depending on the
+// one before when the node is new) find them in the cache.
+func localIDs(pick, src, local []int32) []int32 {
+	for lo := 0; lo < len(pick); lo += localGroup {
+		group := pick[lo:min(lo+localGroup, len(pick))]
+		var touch int32
+		for _, u := range group {
+			touch |= local[u]
+		}
+		for j, u := range group {
+			id := local[u]
+			if id == 0 {
+				src = append(src, u)
+				id = int32(len(src))
+				local[u] = id
+			}
+			group[j] = id - 1
+		}
+		keep(touch)
+	}
+	return src
+}
+
+// keep keeps a value, so that the loads that made it are not left out.
+//
+//go:noinline
+func keep(int32) {}
 
 // shape sizes l.op for rows destinations and nnz entries, with values
 // unless agg reads only the pattern, and returns it.

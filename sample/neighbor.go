@@ -2,6 +2,8 @@ package sample
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,60 +150,104 @@ type pickTask struct {
 	key    uint64
 }
 
-// Run draws in two passes: the first writes each destination's chosen
-// positions in its adjacency (arithmetic only), the second turns them into
-// node ids. The second pass's loads are independent of each other, so the
-// CPU keeps many of their cache misses in flight; interleaved with the
-// drawing, each destination's adjacency would be a miss waited for alone.
+// pickGroup is how many destinations pickTask handles at a time: their
+// rows' bounds fit in a few cache lines of the stack, and their loads are
+// many in flight at once.
+const pickGroup = 128
+
+// Run draws a group of destinations at a time, in three passes: the first
+// reads where each one's candidates are (a cache miss each, independent of
+// each other, so the CPU keeps many in flight), the second writes each
+// one's chosen positions in its candidates (arithmetic only), the third
+// turns them into node ids (again independent loads). Interleaved, each
+// destination's misses would be waited for alone.
 func (t pickTask) Run(lo, hi int) {
-	g, agg, deg := t.s.cfg.Graph, t.s.cfg.Aggregation, t.s.deg
-	var chosen []int
-	for i := lo; i < hi; i++ {
-		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
-		out := t.l.pick[at : at+int64(k)]
-		v := t.dst[i]
-		d := candidateCount(g, v, agg)
-		if k == d {
+	var rows [pickGroup]candidateRow
+	for at := lo; at < hi; at += pickGroup {
+		n := min(pickGroup, hi-at)
+		t.group(at, rows[:n])
+	}
+}
+
+// candidateRow is where a destination's candidates are in the graph's
+// neighbour lists: from the position at, d of them, the position skip
+// (relative to at) left out when it is not noSkip.
+type candidateRow struct {
+	at      int64
+	d, skip int32
+}
+
+// noSkip is candidateRow.skip when no position is left out: past every
+// candidate.
+const noSkip = math.MaxInt32
+
+// group draws the neighbours of the destinations from at on, one per row.
+func (t pickTask) group(at int, rows []candidateRow) {
+	g, agg := t.s.cfg.Graph, t.s.cfg.Aggregation
+	dst := t.dst[at : at+len(rows)]
+	for i, v := range dst {
+		rows[i] = rowOf(g, v, agg)
+	}
+	start, pick := t.l.start[at:at+len(rows)+1], t.l.pick
+	for i, v := range dst {
+		out := pick[start[i]:start[i+1]]
+		if d := int(rows[i].d); len(out) == d {
 			for j := range out {
 				out[j] = int32(j)
 			}
-			continue
-		}
-		r := stream{mix(t.key ^ uint64(v))}
-		chosen = choose(chosen, &r, d, k)
-		for j, c := range chosen {
-			out[j] = int32(c)
+		} else {
+			r := stream{mix(t.key ^ uint64(v))}
+			choose(out, &r, d)
 		}
 	}
-	for i := lo; i < hi; i++ {
-		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
-		out := t.l.pick[at : at+int64(k)]
-		v := t.dst[i]
-		adj, skip := candidates(g, v, agg)
+	nbr := g.Neighbors
+	for i, row := range rows {
+		out := pick[start[i]:start[i+1]]
 		for j, c := range out {
-			if skip >= 0 && int(c) >= skip {
+			if c >= row.skip {
 				c++
 			}
-			out[j] = adj[c]
+			out[j] = nbr[row.at+int64(c)]
 		}
-		switch agg {
-		case Mean:
-			w := float32(1 / float64(k))
-			for j := range out {
-				t.l.vals[at+int64(j)] = w
+	}
+	t.values(at, rows)
+}
+
+// values writes the operator values of the picks of the destinations from
+// at on, one per row.
+func (t pickTask) values(at int, rows []candidateRow) {
+	l, deg := t.l, t.s.deg
+	switch t.s.cfg.Aggregation {
+	case Mean:
+		for i := range rows {
+			lo, hi := l.start[at+i], l.start[at+i+1]
+			w := float32(1 / float64(hi-lo))
+			vals := l.vals[lo:hi]
+			for j := range vals {
+				vals[j] = w
 			}
-		case GCN:
+		}
+	case GCN:
+		for i, row := range rows {
+			lo, hi := l.start[at+i], l.start[at+i+1]
 			// Â's entry, times d/k: an unbiased estimate of the full row.
-			d := len(adj)
-			if skip >= 0 {
-				d--
-			}
-			scale := deg.invSqrt[v] * float64(d) / float64(k)
-			for j, u := range out {
-				t.l.vals[at+int64(j)] = float32(scale * deg.invSqrt[u])
+			scale := deg.invSqrt[t.dst[at+i]] * float64(row.d) / float64(hi-lo)
+			vals := l.vals[lo:hi]
+			for j, u := range l.pick[lo:hi] {
+				vals[j] = float32(scale * deg.invSqrt[u])
 			}
 		}
 	}
+}
+
+// rowOf is where candidates(g, v, agg) are.
+func rowOf(g *graph.Graph, v int32, agg Aggregation) candidateRow {
+	adj, skip := candidates(g, v, agg)
+	row := candidateRow{at: g.Offsets[v], d: int32(len(adj)), skip: noSkip}
+	if skip >= 0 {
+		row.d, row.skip = row.d-1, int32(skip)
+	}
+	return row
 }
 
 // candidateCount is the number of candidates(g, v, agg).
@@ -213,20 +259,51 @@ func candidateCount(g *graph.Graph, v int32, agg Aggregation) int {
 	return len(adj)
 }
 
-// choose returns k distinct numbers of [0, d) (k < d), drawn uniformly, in
-// ascending order: Floyd's algorithm, each number inserted in order as it
-// is drawn, so that the membership test is a binary search. (Fanouts are
-// small: the insertions cost less than sorting afterwards.)
-func choose(buf []int, r *stream, d, k int) []int {
-	buf = buf[:0]
-	for j := d - k; j < d; j++ {
-		t := r.intn(j + 1)
+// choose writes into out k = len(out) distinct numbers of [0, d) (k < d),
+// drawn uniformly, in ascending order: Floyd's algorithm, for j from d−k
+// to d−1, t drawn from [0, j] joins the set, or j does if t is in it
+// already. The set is a bitset on the stack when d is small enough, as it
+// is for most rows; otherwise a sorted list, each number inserted in order
+// as it is drawn so that the membership test is a binary search.
+func choose(out []int32, r *stream, d int) {
+	k := len(out)
+	if d > 64*chooseWords {
+		chooseSorted(out, r, d)
+		return
+	}
+	var set [chooseWords]uint64
+	words := set[:(d+63)/64]
+	for j := uint(d - k); j < uint(d); j++ {
+		t := uint(r.intn(int(j) + 1))
+		if words[t/64]&(1<<(t%64)) != 0 {
+			t = j
+		}
+		words[t/64] |= 1 << (t % 64)
+	}
+	at := 0
+	for w, word := range words {
+		for word != 0 {
+			out[at] = int32(64*w + bits.TrailingZeros64(word))
+			word &= word - 1
+			at++
+		}
+	}
+}
+
+// chooseWords bounds the rows choose draws from by a bitset: 64 numbers a
+// word.
+const chooseWords = 16
+
+// chooseSorted is choose for any d, the set a sorted list.
+func chooseSorted(out []int32, r *stream, d int) {
+	buf := out[:0]
+	for j := d - len(out); j < d; j++ {
+		t := int32(r.intn(j + 1))
 		at, found := slices.BinarySearch(buf, t)
 		if found { // t was drawn before: j, larger than all so far, goes last
-			buf = append(buf, j)
+			buf = append(buf, int32(j))
 			continue
 		}
 		buf = slices.Insert(buf, at, t)
 	}
-	return buf
 }
