@@ -16,11 +16,12 @@ import (
 // layer is one block of a batch and the storage it reuses.
 type layer struct {
 	block nn.Block
-	src   []int32    // global ids of the sources, the destinations first
-	op    tensor.CSR // the operator the aggregation reads
-	start []int64    // per destination: where its picked sources begin
-	pick  []int32    // global ids of the picked sources, by destination
-	vals  []float32  // their operator values (GCN, Mean)
+	src   []int32        // global ids of the sources, the destinations first
+	op    tensor.CSR     // the operator the aggregation reads
+	start []int64        // per destination: where its picked sources begin
+	rowAt []candidateRow // per destination: where its candidates are (neighbour sampler)
+	pick  []int32        // global ids of the picked sources, by destination
+	vals  []float32      // their operator values (GCN, Mean)
 
 	// The layer-wise samplers' draws (FastGCN, LADIES).
 	drawn  []int32   // the distinct nodes drawn

@@ -110,9 +110,9 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 	g, agg := s.cfg.Graph, s.cfg.Aggregation
 	n := len(dst)
-	l.start = growTo(l.start, n+1)
+	l.start, l.rowAt = growTo(l.start, n+1), growTo(l.rowAt, n)
 	l.start[0] = 0
-	parallel.For(n, 1024, countTask{g: g, agg: agg, dst: dst, fanout: fanout, start: l.start})
+	parallel.For(n, 1024, countTask{g: g, agg: agg, dst: dst, fanout: fanout, start: l.start, rows: l.rowAt})
 	for i := range n {
 		l.start[i+1] += l.start[i]
 	}
@@ -120,20 +120,25 @@ func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
 }
 
-// countTask sets start[i+1] to the number of neighbours destination i
-// keeps. Reading the destinations' rows is a cache miss each, which the
-// threads wait for side by side; the prefix sum after it is sequential.
+// countTask finds where the candidates of destination i are, into rows[i],
+// and sets start[i+1] to the number of them it keeps. Reading the
+// destinations' row bounds is a cache miss each, independent of each
+// other, so the CPU keeps many in flight, and the threads wait for them
+// side by side; the prefix sum after it is sequential.
 type countTask struct {
 	g      *graph.Graph
 	agg    Aggregation
 	dst    []int32
 	fanout int
 	start  []int64
+	rows   []candidateRow
 }
 
 func (t countTask) Run(lo, hi int) {
 	for i := lo; i < hi; i++ {
-		d := candidateCount(t.g, t.dst[i], t.agg)
+		row := rowOf(t.g, t.dst[i], t.agg)
+		t.rows[i] = row
+		d := int(row.d)
 		if t.fanout >= 0 {
 			d = min(d, t.fanout)
 		}
@@ -150,22 +155,18 @@ type pickTask struct {
 	key    uint64
 }
 
-// pickGroup is how many destinations pickTask handles at a time: their
-// rows' bounds fit in a few cache lines of the stack, and their loads are
-// many in flight at once.
+// pickGroup is how many destinations pickTask handles at a time.
 const pickGroup = 128
 
-// Run draws a group of destinations at a time, in three passes: the first
-// reads where each one's candidates are (a cache miss each, independent of
-// each other, so the CPU keeps many in flight), the second writes each
-// one's chosen positions in its candidates (arithmetic only), the third
-// turns them into node ids (again independent loads). Interleaved, each
-// destination's misses would be waited for alone.
+// Run draws a group of destinations at a time, in two passes: the first
+// writes each one's chosen positions in its candidates (arithmetic only),
+// the second turns them into node ids. The second pass's loads are
+// independent of each other, so the CPU keeps many of their cache misses
+// in flight; interleaved with the drawing, each destination's row would
+// be a miss waited for alone.
 func (t pickTask) Run(lo, hi int) {
-	var rows [pickGroup]candidateRow
 	for at := lo; at < hi; at += pickGroup {
-		n := min(pickGroup, hi-at)
-		t.group(at, rows[:n])
+		t.group(at, min(at+pickGroup, hi))
 	}
 }
 
@@ -181,14 +182,10 @@ type candidateRow struct {
 // candidate.
 const noSkip = math.MaxInt32
 
-// group draws the neighbours of the destinations from at on, one per row.
-func (t pickTask) group(at int, rows []candidateRow) {
-	g, agg := t.s.cfg.Graph, t.s.cfg.Aggregation
-	dst := t.dst[at : at+len(rows)]
-	for i, v := range dst {
-		rows[i] = rowOf(g, v, agg)
-	}
-	start, pick := t.l.start[at:at+len(rows)+1], t.l.pick
+// group draws the neighbours of destinations [lo, hi).
+func (t pickTask) group(lo, hi int) {
+	dst, rows := t.dst[lo:hi], t.l.rowAt[lo:hi]
+	start, pick := t.l.start[lo:hi+1], t.l.pick
 	for i, v := range dst {
 		out := pick[start[i]:start[i+1]]
 		if d := int(rows[i].d); len(out) == d {
@@ -200,7 +197,7 @@ func (t pickTask) group(at int, rows []candidateRow) {
 			choose(out, &r, d)
 		}
 	}
-	nbr := g.Neighbors
+	nbr := t.s.cfg.Graph.Neighbors
 	for i, row := range rows {
 		out := pick[start[i]:start[i+1]]
 		for j, c := range out {
@@ -210,7 +207,7 @@ func (t pickTask) group(at int, rows []candidateRow) {
 			out[j] = nbr[row.at+int64(c)]
 		}
 	}
-	t.values(at, rows)
+	t.values(lo, rows)
 }
 
 // values writes the operator values of the picks of the destinations from
@@ -248,15 +245,6 @@ func rowOf(g *graph.Graph, v int32, agg Aggregation) candidateRow {
 		row.d, row.skip = row.d-1, int32(skip)
 	}
 	return row
-}
-
-// candidateCount is the number of candidates(g, v, agg).
-func candidateCount(g *graph.Graph, v int32, agg Aggregation) int {
-	adj, skip := candidates(g, v, agg)
-	if skip >= 0 {
-		return len(adj) - 1
-	}
-	return len(adj)
 }
 
 // choose writes into out k = len(out) distinct numbers of [0, d) (k < d),
