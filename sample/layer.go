@@ -9,6 +9,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/prefetch"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -152,23 +153,26 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 	return l.reset(agg)
 }
 
-// localGroup is how many picks localIDs looks up at a time.
-const localGroup = 64
+// localGroup is how many picks localIDs looks up at a time, and localAhead
+// how many groups ahead it prefetches.
+const localGroup, localAhead = 64, 2
 
 // localIDs replaces every node of pick by its local id, 0-based: its
 // position in src, where a node not there yet is appended, and returns
 // src. local holds, per node of the graph, 1 + its position in src, or 0
-// when not there. The picks' entries of local are cache misses: a group of
-// them is first loaded side by side, independent loads the CPU keeps in
-// flight together, so that the lookups in order (each depending on the
-// one before when the node is new) find them in the cache.
+// when not there. The picks' entries of local are cache misses, and the
+// lookups in order depend on each other (a new node's id is the count of
+// those before): the entries of a group of picks are prefetched a few
+// groups ahead, so that their misses overlap each other and the lookups.
 func localIDs(pick, src, local []int32) []int32 {
+	for lo := 0; lo < min(len(pick), localAhead*localGroup); lo += localGroup {
+		prefetch.Int32s(local, pick[lo:min(lo+localGroup, len(pick))])
+	}
 	for lo := 0; lo < len(pick); lo += localGroup {
-		group := pick[lo:min(lo+localGroup, len(pick))]
-		var touch int32
-		for _, u := range group {
-			touch |= local[u]
+		if ahead := lo + localAhead*localGroup; ahead < len(pick) {
+			prefetch.Int32s(local, pick[ahead:min(ahead+localGroup, len(pick))])
 		}
+		group := pick[lo:min(lo+localGroup, len(pick))]
 		for j, u := range group {
 			id := local[u]
 			if id == 0 {
@@ -178,15 +182,9 @@ func localIDs(pick, src, local []int32) []int32 {
 			}
 			group[j] = id - 1
 		}
-		keep(touch)
 	}
 	return src
 }
-
-// keep keeps a value, so that the loads that made it are not left out.
-//
-//go:noinline
-func keep(int32) {}
 
 // shape sizes l.op for rows destinations and nnz entries, with values
 // unless agg reads only the pattern, and returns it.
