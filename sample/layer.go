@@ -115,9 +115,7 @@ func candidates(g *graph.Graph, v int32, agg Aggregation) (adj []int32, skip int
 // graph, all zero, and left so.
 func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32, local []int32) error {
 	l.src = append(l.src[:0], dst...)
-	for i, v := range dst {
-		local[v] = int32(i) + 1
-	}
+	setLocal(local, dst, 1)
 	l.src = localIDs(l.pick, l.src, local)
 	self := agg != Mean // GCN and attention rows hold the destination itself
 	n, picked := len(dst), len(l.pick)
@@ -147,9 +145,7 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 			op.Offsets[i+1] = at
 		}
 	}
-	for _, u := range l.src {
-		local[u] = 0
-	}
+	setLocal(local, l.src, 0)
 	return l.reset(agg)
 }
 
@@ -184,6 +180,22 @@ func localIDs(pick, src, local []int32) []int32 {
 		}
 	}
 	return src
+}
+
+// setLocal sets local[nodes[i]] to 1+i when one is 1, to 0 when it is 0,
+// the entries prefetched a few groups ahead.
+func setLocal(local, nodes []int32, one int32) {
+	for lo := 0; lo < min(len(nodes), localAhead*localGroup); lo += localGroup {
+		prefetch.Int32s(local, nodes[lo:min(lo+localGroup, len(nodes))])
+	}
+	for lo := 0; lo < len(nodes); lo += localGroup {
+		if ahead := lo + localAhead*localGroup; ahead < len(nodes) {
+			prefetch.Int32s(local, nodes[ahead:min(ahead+localGroup, len(nodes))])
+		}
+		for i, v := range nodes[lo:min(lo+localGroup, len(nodes))] {
+			local[v] = one * int32(lo+i+1)
+		}
+	}
 }
 
 // shape sizes l.op for rows destinations and nnz entries, with values

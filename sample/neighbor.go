@@ -10,6 +10,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/prefetch"
 )
 
 func init() {
@@ -135,8 +136,14 @@ type countTask struct {
 }
 
 func (t countTask) Run(lo, hi int) {
+	dst := t.dst[:hi]
 	for i := lo; i < hi; i++ {
-		row := rowOf(t.g, t.dst[i], t.agg)
+		if (i-lo)%localGroup == 0 {
+			if a := i + localAhead*localGroup; a < hi {
+				prefetch.Int64s(t.g.Offsets, dst[a:min(a+localGroup, hi)])
+			}
+		}
+		row := rowOf(t.g, dst[i], t.agg)
 		t.rows[i] = row
 		d := int(row.d)
 		if t.fanout >= 0 {
