@@ -23,6 +23,7 @@ type layer struct {
 	rowAt []candidateRow // per destination: where its candidates are (neighbour sampler)
 	pick  []int32        // global ids of the picked sources, by destination
 	vals  []float32      // their operator values (GCN, Mean)
+	set   setLocalTask   // the parallel pass of setLocal, here so as not to allocate
 
 	// The layer-wise samplers' draws (FastGCN, LADIES).
 	drawn  []int32   // the distinct nodes drawn
@@ -115,7 +116,7 @@ func candidates(g *graph.Graph, v int32, agg Aggregation) (adj []int32, skip int
 // graph, all zero, and left so.
 func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32, local []int32) error {
 	l.src = append(l.src[:0], dst...)
-	setLocal(local, dst, 1)
+	l.setLocal(local, dst, 1)
 	l.src = localIDs(l.pick, l.src, local)
 	self := agg != Mean // GCN and attention rows hold the destination itself
 	n, picked := len(dst), len(l.pick)
@@ -145,7 +146,7 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 			op.Offsets[i+1] = at
 		}
 	}
-	setLocal(local, l.src, 0)
+	l.setLocal(local, l.src, 0)
 	return l.reset(agg)
 }
 
@@ -182,18 +183,31 @@ func localIDs(pick, src, local []int32) []int32 {
 	return src
 }
 
-// setLocal sets local[nodes[i]] to 1+i when one is 1, to 0 when it is 0,
-// the entries prefetched a few groups ahead.
-func setLocal(local, nodes []int32, one int32) {
-	for lo := 0; lo < min(len(nodes), localAhead*localGroup); lo += localGroup {
-		prefetch.Int32s(local, nodes[lo:min(lo+localGroup, len(nodes))])
+// setLocal sets local[nodes[i]] to 1+i when one is 1, to 0 when it is 0.
+// The nodes are distinct, so threads set them side by side.
+func (l *layer) setLocal(local, nodes []int32, one int32) {
+	l.set = setLocalTask{local, nodes, one}
+	parallel.For(len(nodes), 1<<14, &l.set)
+	l.set = setLocalTask{}
+}
+
+type setLocalTask struct {
+	local, nodes []int32
+	one          int32
+}
+
+// Run sets the entries of nodes [lo, hi), prefetched a few groups ahead.
+func (t *setLocalTask) Run(lo, hi int) {
+	local, nodes := t.local, t.nodes[:hi]
+	for a := lo; a < min(hi, lo+localAhead*localGroup); a += localGroup {
+		prefetch.Int32s(local, nodes[a:min(a+localGroup, hi)])
 	}
-	for lo := 0; lo < len(nodes); lo += localGroup {
-		if ahead := lo + localAhead*localGroup; ahead < len(nodes) {
-			prefetch.Int32s(local, nodes[ahead:min(ahead+localGroup, len(nodes))])
+	for at := lo; at < hi; at += localGroup {
+		if a := at + localAhead*localGroup; a < hi {
+			prefetch.Int32s(local, nodes[a:min(a+localGroup, hi)])
 		}
-		for i, v := range nodes[lo:min(lo+localGroup, len(nodes))] {
-			local[v] = one * int32(lo+i+1)
+		for i, v := range nodes[at:min(at+localGroup, hi)] {
+			local[v] = t.one * int32(at+i+1)
 		}
 	}
 }
