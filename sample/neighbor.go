@@ -118,14 +118,14 @@ func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 		l.start[i+1] += l.start[i]
 	}
 	l.growPicks(agg)
-	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
+	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, key: k})
 }
 
 // countTask finds where the candidates of destination i are, into rows[i],
 // and sets start[i+1] to the number of them it keeps. Reading the
-// destinations' row bounds is a cache miss each, independent of each
-// other, so the CPU keeps many in flight, and the threads wait for them
-// side by side; the prefix sum after it is sequential.
+// destinations' row bounds is a cache miss each: they are prefetched two
+// groups of 64 ahead, so that many are in flight, and the threads wait for
+// them side by side; the prefix sum after it is sequential.
 type countTask struct {
 	g      *graph.Graph
 	agg    Aggregation
@@ -155,11 +155,10 @@ func (t countTask) Run(lo, hi int) {
 
 // pickTask draws the neighbours of destinations [lo, hi).
 type pickTask struct {
-	s      *Neighbor
-	l      *layer
-	dst    []int32
-	fanout int
-	key    uint64
+	s   *Neighbor
+	l   *layer
+	dst []int32
+	key uint64
 }
 
 // pickGroup is how many destinations pickTask handles at a time.
