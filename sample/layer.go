@@ -9,6 +9,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/prefetch"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -16,11 +17,13 @@ import (
 // layer is one block of a batch and the storage it reuses.
 type layer struct {
 	block nn.Block
-	src   []int32    // global ids of the sources, the destinations first
-	op    tensor.CSR // the operator the aggregation reads
-	start []int64    // per destination: where its picked sources begin
-	pick  []int32    // global ids of the picked sources, by destination
-	vals  []float32  // their operator values (GCN, Mean)
+	src   []int32        // global ids of the sources, the destinations first
+	op    tensor.CSR     // the operator the aggregation reads
+	start []int64        // per destination: where its picked sources begin
+	rowAt []candidateRow // per destination: where its candidates are (neighbour sampler)
+	pick  []int32        // global ids of the picked sources, by destination
+	vals  []float32      // their operator values (GCN, Mean)
+	set   setLocalTask   // the parallel pass of setLocal, here so as not to allocate
 
 	// The layer-wise samplers' draws (FastGCN, LADIES).
 	drawn  []int32   // the distinct nodes drawn
@@ -108,13 +111,13 @@ func candidates(g *graph.Graph, v int32, agg Aggregation) (adj []int32, skip int
 // build makes l the block whose destinations are dst (global ids) and whose
 // other sources are the nodes picked for them, l.pick[l.start[i]:
 // l.start[i+1]] for destination i, with operator values l.vals (GCN, Mean)
-// and, for GCN, the self loop's value selfVal(i). local is scratch of one
-// int32 per node of the graph, all zero, and left so.
+// and, for GCN, the self loop's value selfVal(i). It leaves in l.pick the
+// picked nodes' local ids. local is scratch of one int32 per node of the
+// graph, all zero, and left so.
 func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32, local []int32) error {
 	l.src = append(l.src[:0], dst...)
-	for i, v := range dst {
-		local[v] = int32(i) + 1
-	}
+	l.setLocal(local, dst, 1)
+	l.src = localIDs(l.pick, l.src, local)
 	self := agg != Mean // GCN and attention rows hold the destination itself
 	n, picked := len(dst), len(l.pick)
 	rows := picked
@@ -122,34 +125,91 @@ func (l *layer) build(dst []int32, agg Aggregation, selfVal func(i int) float32,
 		rows += n
 	}
 	op := l.shape(n, rows, agg)
-	at := int64(0)
 	op.Offsets[0] = 0
-	for i := range n {
-		if self {
+	if !self {
+		copy(op.Indices, l.pick)
+		if op.Values != nil {
+			copy(op.Values, l.vals)
+		}
+		copy(op.Offsets[1:], l.start[1:n+1])
+	} else {
+		at := int64(0)
+		for i := range n {
+			lo, hi := l.start[i], l.start[i+1]
 			op.Indices[at] = int32(i)
+			copy(op.Indices[at+1:], l.pick[lo:hi])
 			if op.Values != nil {
 				op.Values[at] = selfVal(i)
+				copy(op.Values[at+1:], l.vals[lo:hi])
 			}
-			at++
+			at += 1 + hi - lo
+			op.Offsets[i+1] = at
 		}
-		for p := l.start[i]; p < l.start[i+1]; p++ {
-			u := l.pick[p]
-			if local[u] == 0 {
-				l.src = append(l.src, u)
-				local[u] = int32(len(l.src))
-			}
-			op.Indices[at] = local[u] - 1
-			if op.Values != nil {
-				op.Values[at] = l.vals[p]
-			}
-			at++
-		}
-		op.Offsets[i+1] = at
 	}
-	for _, u := range l.src {
-		local[u] = 0
-	}
+	l.setLocal(local, l.src, 0)
 	return l.reset(agg)
+}
+
+// localGroup is how many picks localIDs looks up at a time, and localAhead
+// how many groups ahead it prefetches.
+const localGroup, localAhead = 64, 2
+
+// localIDs replaces every node of pick by its local id, 0-based: its
+// position in src, where a node not there yet is appended, and returns
+// src. local holds, per node of the graph, 1 + its position in src, or 0
+// when not there. The picks' entries of local are cache misses, and the
+// lookups in order depend on each other (a new node's id is the count of
+// those before): the entries of a group of picks are prefetched a few
+// groups ahead, so that their misses overlap each other and the lookups.
+func localIDs(pick, src, local []int32) []int32 {
+	for lo := 0; lo < min(len(pick), localAhead*localGroup); lo += localGroup {
+		prefetch.Int32s(local, pick[lo:min(lo+localGroup, len(pick))])
+	}
+	for lo := 0; lo < len(pick); lo += localGroup {
+		if ahead := lo + localAhead*localGroup; ahead < len(pick) {
+			prefetch.Int32s(local, pick[ahead:min(ahead+localGroup, len(pick))])
+		}
+		group := pick[lo:min(lo+localGroup, len(pick))]
+		for j, u := range group {
+			id := local[u]
+			if id == 0 {
+				src = append(src, u)
+				id = int32(len(src))
+				local[u] = id
+			}
+			group[j] = id - 1
+		}
+	}
+	return src
+}
+
+// setLocal sets local[nodes[i]] to 1+i when one is 1, to 0 when it is 0.
+// The nodes are distinct, so threads set them side by side.
+func (l *layer) setLocal(local, nodes []int32, one int32) {
+	l.set = setLocalTask{local, nodes, one}
+	parallel.For(len(nodes), 1<<14, &l.set)
+	l.set = setLocalTask{}
+}
+
+type setLocalTask struct {
+	local, nodes []int32
+	one          int32
+}
+
+// Run sets the entries of nodes [lo, hi), prefetched a few groups ahead.
+func (t *setLocalTask) Run(lo, hi int) {
+	local, nodes := t.local, t.nodes[:hi]
+	for a := lo; a < min(hi, lo+localAhead*localGroup); a += localGroup {
+		prefetch.Int32s(local, nodes[a:min(a+localGroup, hi)])
+	}
+	for at := lo; at < hi; at += localGroup {
+		if a := at + localAhead*localGroup; a < hi {
+			prefetch.Int32s(local, nodes[a:min(a+localGroup, hi)])
+		}
+		for i, v := range nodes[at:min(at+localGroup, hi)] {
+			local[v] = t.one * int32(at+i+1)
+		}
+	}
 }
 
 // shape sizes l.op for rows destinations and nnz entries, with values

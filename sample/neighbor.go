@@ -2,12 +2,15 @@ package sample
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/prefetch"
 )
 
 func init() {
@@ -108,30 +111,41 @@ func (s *Neighbor) layer(l *layer, dst []int32, fanout int, k uint64, local []in
 func (s *Neighbor) rows(l *layer, dst []int32, fanout int, k uint64) {
 	g, agg := s.cfg.Graph, s.cfg.Aggregation
 	n := len(dst)
-	l.start = growTo(l.start, n+1)
+	l.start, l.rowAt = growTo(l.start, n+1), growTo(l.rowAt, n)
 	l.start[0] = 0
-	parallel.For(n, 1024, countTask{g: g, agg: agg, dst: dst, fanout: fanout, start: l.start})
+	parallel.For(n, 1024, countTask{g: g, agg: agg, dst: dst, fanout: fanout, start: l.start, rows: l.rowAt})
 	for i := range n {
 		l.start[i+1] += l.start[i]
 	}
 	l.growPicks(agg)
-	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, fanout: fanout, key: k})
+	parallel.For(n, 256, pickTask{s: s, l: l, dst: dst, key: k})
 }
 
-// countTask sets start[i+1] to the number of neighbours destination i
-// keeps. Reading the destinations' rows is a cache miss each, which the
-// threads wait for side by side; the prefix sum after it is sequential.
+// countTask finds where the candidates of destination i are, into rows[i],
+// and sets start[i+1] to the number of them it keeps. Reading the
+// destinations' row bounds is a cache miss each: they are prefetched two
+// groups of 64 ahead, so that many are in flight, and the threads wait for
+// them side by side; the prefix sum after it is sequential.
 type countTask struct {
 	g      *graph.Graph
 	agg    Aggregation
 	dst    []int32
 	fanout int
 	start  []int64
+	rows   []candidateRow
 }
 
 func (t countTask) Run(lo, hi int) {
+	dst := t.dst[:hi]
 	for i := lo; i < hi; i++ {
-		d := candidateCount(t.g, t.dst[i], t.agg)
+		if (i-lo)%localGroup == 0 {
+			if a := i + localAhead*localGroup; a < hi {
+				prefetch.Int64s(t.g.Offsets, dst[a:min(a+localGroup, hi)])
+			}
+		}
+		row := rowOf(t.g, dst[i], t.agg)
+		t.rows[i] = row
+		d := int(row.d)
 		if t.fanout >= 0 {
 			d = min(d, t.fanout)
 		}
@@ -141,92 +155,149 @@ func (t countTask) Run(lo, hi int) {
 
 // pickTask draws the neighbours of destinations [lo, hi).
 type pickTask struct {
-	s      *Neighbor
-	l      *layer
-	dst    []int32
-	fanout int
-	key    uint64
+	s   *Neighbor
+	l   *layer
+	dst []int32
+	key uint64
 }
 
-// Run draws in two passes: the first writes each destination's chosen
-// positions in its adjacency (arithmetic only), the second turns them into
-// node ids. The second pass's loads are independent of each other, so the
-// CPU keeps many of their cache misses in flight; interleaved with the
-// drawing, each destination's adjacency would be a miss waited for alone.
+// pickGroup is how many destinations pickTask handles at a time.
+const pickGroup = 128
+
+// Run draws a group of destinations at a time, in two passes: the first
+// writes each one's chosen positions in its candidates (arithmetic only),
+// the second turns them into node ids. The second pass's loads are
+// independent of each other, so the CPU keeps many of their cache misses
+// in flight; interleaved with the drawing, each destination's row would
+// be a miss waited for alone.
 func (t pickTask) Run(lo, hi int) {
-	g, agg, deg := t.s.cfg.Graph, t.s.cfg.Aggregation, t.s.deg
-	var chosen []int
-	for i := lo; i < hi; i++ {
-		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
-		out := t.l.pick[at : at+int64(k)]
-		v := t.dst[i]
-		d := candidateCount(g, v, agg)
-		if k == d {
+	for at := lo; at < hi; at += pickGroup {
+		t.group(at, min(at+pickGroup, hi))
+	}
+}
+
+// candidateRow is where a destination's candidates are in the graph's
+// neighbour lists: from the position at, d of them, the position skip
+// (relative to at) left out when it is not noSkip.
+type candidateRow struct {
+	at      int64
+	d, skip int32
+}
+
+// noSkip is candidateRow.skip when no position is left out: past every
+// candidate.
+const noSkip = math.MaxInt32
+
+// group draws the neighbours of destinations [lo, hi).
+func (t pickTask) group(lo, hi int) {
+	dst, rows := t.dst[lo:hi], t.l.rowAt[lo:hi]
+	start, pick := t.l.start[lo:hi+1], t.l.pick
+	for i, v := range dst {
+		out := pick[start[i]:start[i+1]]
+		if d := int(rows[i].d); len(out) == d {
 			for j := range out {
 				out[j] = int32(j)
 			}
-			continue
-		}
-		r := stream{mix(t.key ^ uint64(v))}
-		chosen = choose(chosen, &r, d, k)
-		for j, c := range chosen {
-			out[j] = int32(c)
+		} else {
+			r := stream{mix(t.key ^ uint64(v))}
+			choose(out, &r, d)
 		}
 	}
-	for i := lo; i < hi; i++ {
-		at, k := t.l.start[i], int(t.l.start[i+1]-t.l.start[i])
-		out := t.l.pick[at : at+int64(k)]
-		v := t.dst[i]
-		adj, skip := candidates(g, v, agg)
+	nbr := t.s.cfg.Graph.Neighbors
+	for i, row := range rows {
+		out := pick[start[i]:start[i+1]]
 		for j, c := range out {
-			if skip >= 0 && int(c) >= skip {
+			if c >= row.skip {
 				c++
 			}
-			out[j] = adj[c]
+			out[j] = nbr[row.at+int64(c)]
 		}
-		switch agg {
-		case Mean:
-			w := float32(1 / float64(k))
-			for j := range out {
-				t.l.vals[at+int64(j)] = w
+	}
+	t.values(lo, rows)
+}
+
+// values writes the operator values of the picks of the destinations from
+// at on, one per row.
+func (t pickTask) values(at int, rows []candidateRow) {
+	l, deg := t.l, t.s.deg
+	switch t.s.cfg.Aggregation {
+	case Mean:
+		for i := range rows {
+			lo, hi := l.start[at+i], l.start[at+i+1]
+			w := float32(1 / float64(hi-lo))
+			vals := l.vals[lo:hi]
+			for j := range vals {
+				vals[j] = w
 			}
-		case GCN:
+		}
+	case GCN:
+		for i, row := range rows {
+			lo, hi := l.start[at+i], l.start[at+i+1]
 			// Â's entry, times d/k: an unbiased estimate of the full row.
-			d := len(adj)
-			if skip >= 0 {
-				d--
-			}
-			scale := deg.invSqrt[v] * float64(d) / float64(k)
-			for j, u := range out {
-				t.l.vals[at+int64(j)] = float32(scale * deg.invSqrt[u])
+			scale := deg.invSqrt[t.dst[at+i]] * float64(row.d) / float64(hi-lo)
+			vals := l.vals[lo:hi]
+			for j, u := range l.pick[lo:hi] {
+				vals[j] = float32(scale * deg.invSqrt[u])
 			}
 		}
 	}
 }
 
-// candidateCount is the number of candidates(g, v, agg).
-func candidateCount(g *graph.Graph, v int32, agg Aggregation) int {
+// rowOf is where candidates(g, v, agg) are.
+func rowOf(g *graph.Graph, v int32, agg Aggregation) candidateRow {
 	adj, skip := candidates(g, v, agg)
+	row := candidateRow{at: g.Offsets[v], d: int32(len(adj)), skip: noSkip}
 	if skip >= 0 {
-		return len(adj) - 1
+		row.d, row.skip = row.d-1, int32(skip)
 	}
-	return len(adj)
+	return row
 }
 
-// choose returns k distinct numbers of [0, d) (k < d), drawn uniformly, in
-// ascending order: Floyd's algorithm, each number inserted in order as it
-// is drawn, so that the membership test is a binary search. (Fanouts are
-// small: the insertions cost less than sorting afterwards.)
-func choose(buf []int, r *stream, d, k int) []int {
-	buf = buf[:0]
-	for j := d - k; j < d; j++ {
-		t := r.intn(j + 1)
+// choose writes into out k = len(out) distinct numbers of [0, d) (k < d),
+// drawn uniformly, in ascending order: Floyd's algorithm, for j from d−k
+// to d−1, t drawn from [0, j] joins the set, or j does if t is in it
+// already. The set is a bitset on the stack when d is small enough, as it
+// is for most rows; otherwise a sorted list, each number inserted in order
+// as it is drawn so that the membership test is a binary search.
+func choose(out []int32, r *stream, d int) {
+	k := len(out)
+	if d > 64*chooseWords {
+		chooseSorted(out, r, d)
+		return
+	}
+	var set [chooseWords]uint64
+	words := set[:(d+63)/64]
+	for j := uint(d - k); j < uint(d); j++ {
+		t := uint(r.intn(int(j) + 1))
+		if words[t/64]&(1<<(t%64)) != 0 {
+			t = j
+		}
+		words[t/64] |= 1 << (t % 64)
+	}
+	at := 0
+	for w, word := range words {
+		for word != 0 {
+			out[at] = int32(64*w + bits.TrailingZeros64(word))
+			word &= word - 1
+			at++
+		}
+	}
+}
+
+// chooseWords bounds the rows choose draws from by a bitset: 64 numbers a
+// word.
+const chooseWords = 16
+
+// chooseSorted is choose for any d, the set a sorted list.
+func chooseSorted(out []int32, r *stream, d int) {
+	buf := out[:0]
+	for j := d - len(out); j < d; j++ {
+		t := int32(r.intn(j + 1))
 		at, found := slices.BinarySearch(buf, t)
 		if found { // t was drawn before: j, larger than all so far, goes last
-			buf = append(buf, j)
+			buf = append(buf, int32(j))
 			continue
 		}
 		buf = slices.Insert(buf, at, t)
 	}
-	return buf
 }

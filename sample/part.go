@@ -124,6 +124,8 @@ type Rows struct {
 	Pick  []int32
 	Vals  []float32
 	Self  []float32
+
+	rowAt []candidateRow // scratch of the neighbour sampler's draws
 }
 
 // Draw fills r with the rows of dst, nodes this worker owns, in block l
@@ -138,9 +140,9 @@ func (s *PartNeighbor) Draw(epoch, l int, dst []int32, r *Rows) error {
 	if l < 0 || l >= s.n.cfg.Layers {
 		return fmt.Errorf("sample: block %d of a model of %d layers", l, s.n.cfg.Layers)
 	}
-	ly := layer{start: r.Start, pick: r.Pick, vals: r.Vals}
+	ly := layer{start: r.Start, pick: r.Pick, vals: r.Vals, rowAt: r.rowAt}
 	s.n.rows(&ly, dst, s.n.fanouts[s.n.cfg.Layers-1-l], neighborKey(s.n.cfg.Seed, epoch, l))
-	r.Start, r.Pick, r.Vals = ly.start, ly.pick, ly.vals
+	r.Start, r.Pick, r.Vals, r.rowAt = ly.start, ly.pick, ly.vals, ly.rowAt
 	if s.n.cfg.Aggregation == Attention {
 		r.Vals = r.Vals[:0]
 	}

@@ -27,6 +27,7 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch-size", 0, "seeds per batch"+quickDefault(full.BatchSize, small.BatchSize))
 	batches := fs.Int("batches", 0, "batches timed per run"+quickDefault(full.Batches, small.Batches))
 	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the runs to `FILE` (go tool pprof)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -54,9 +55,14 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	if !*asJSON {
 		fmt.Fprintf(stdout, "%-24s %-20s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")
 	}
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	enc := json.NewEncoder(stdout)
 	var encErr error
-	err := bench.Sample(cfg, func(r bench.SampleResult) {
+	err = bench.Sample(cfg, func(r bench.SampleResult) {
 		if *asJSON {
 			if err := enc.Encode(r); err != nil && encErr == nil {
 				encErr = err

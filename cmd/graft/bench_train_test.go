@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,6 +60,24 @@ func TestBenchSampleQuick(t *testing.T) {
 	}
 	if code, _, stderr := runGraft(t, "bench", "sample", "--quick", "--sampler", "neighbor:0"); code != 1 || !strings.Contains(stderr, "fanout") {
 		t.Errorf("a fanout of 0: exit %d, %s", code, stderr)
+	}
+}
+
+// bench sample --cpuprofile writes a CPU profile of its runs, and says
+// when it cannot.
+func TestBenchSampleProfile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cpu.pprof")
+	if code, _, stderr := runGraft(t, "bench", "sample", "--quick", "--batches", "2", "--cpuprofile", path); code != 0 {
+		t.Fatalf("exit code %d, stderr:\n%s", code, stderr)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("profile %s: %v", path, err)
+	}
+	missing := filepath.Join(dir, "missing", "cpu.pprof")
+	code, _, stderr := runGraft(t, "bench", "sample", "--quick", "--batches", "2", "--cpuprofile", missing)
+	if want := "--cpuprofile open " + missing; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("a profile under a missing directory: exit %d, %q, want %q", code, stderr, want)
 	}
 }
 

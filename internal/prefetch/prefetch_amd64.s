@@ -1,0 +1,39 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// func int32s(base []int32, idx []int32)
+TEXT ·int32s(SB), NOSPLIT, $0-48
+	MOVQ base_base+0(FP), AX
+	MOVQ idx_base+24(FP), SI
+	MOVQ idx_len+32(FP), CX
+	TESTQ CX, CX
+	JZ   done32
+
+loop32:
+	MOVLQSX (SI), DX
+	PREFETCHT0 (AX)(DX*4)
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  loop32
+
+done32:
+	RET
+
+// func int64s(base []int64, idx []int32)
+TEXT ·int64s(SB), NOSPLIT, $0-48
+	MOVQ base_base+0(FP), AX
+	MOVQ idx_base+24(FP), SI
+	MOVQ idx_len+32(FP), CX
+	TESTQ CX, CX
+	JZ   done64
+
+loop64:
+	MOVLQSX (SI), DX
+	PREFETCHT0 (AX)(DX*8)
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  loop64
+
+done64:
+	RET
