@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/train"
 )
 
 // Delta coding at 32 bits with threshold 0 sends every row exactly, so
@@ -17,30 +18,9 @@ func TestDeltaExactEqualsFullCommunication(t *testing.T) {
 	s := newSBMTask(t, 200, 5)
 	cfg := equivalenceConfig("sage", s.classes)
 	cfg.Epochs = 8
-	parts, err := partition.Random{}.Partition(s.g, 3, partition.Options{Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := partition.BuildLayout(s.g, parts, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	layout := threeRandomParts(t, s)
 	run := func(codec string) ([]float64, []float32, int64) {
-		var losses []float64
-		var bytes int64
-		_, tr, err := RunInProcess(context.Background(), cfg, s.problem(), layout, compressed(t, codec, "fixed:1", cfg.Epochs), func(m metrics.Epoch) error {
-			losses = append(losses, m.Loss)
-			bytes += m.BytesFwd + m.BytesBwd
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var params []float32
-		for _, p := range tr.Model().Params() {
-			params = append(params, p.Value.Data...)
-		}
-		return losses, params, bytes
+		return trainCompressed(t, cfg, s, layout, compressed(t, codec, "fixed:1", cfg.Epochs))
 	}
 	wantLoss, wantParams, fullBytes := run("none")
 	gotLoss, gotParams, exactBytes := run("delta:32:0")
@@ -61,4 +41,39 @@ func TestDeltaExactEqualsFullCommunication(t *testing.T) {
 	if lossy[len(lossy)-1] == wantLoss[len(wantLoss)-1] || lossyBytes >= fullBytes/2 {
 		t.Fatalf("delta:2:0.1:4: last loss %v (full %v), %d bytes (full %d)", lossy[len(lossy)-1], wantLoss[len(wantLoss)-1], lossyBytes, fullBytes)
 	}
+}
+
+// threeRandomParts is s's graph cut into 3 random parts.
+func threeRandomParts(t *testing.T, s sbmTask) *partition.Layout {
+	t.Helper()
+	parts, err := partition.Random{}.Partition(s.g, 3, partition.Options{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := partition.BuildLayout(s.g, parts, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return layout
+}
+
+// trainCompressed trains cfg on s over layout with opts and returns every
+// epoch's loss, the parameters after the last and the halo bytes sent.
+func trainCompressed(t *testing.T, cfg train.Config, s sbmTask, layout *partition.Layout, opts Options) ([]float64, []float32, int64) {
+	t.Helper()
+	var losses []float64
+	var bytes int64
+	_, tr, err := RunInProcess(context.Background(), cfg, s.problem(), layout, opts, func(m metrics.Epoch) error {
+		losses = append(losses, m.Loss)
+		bytes += m.BytesFwd + m.BytesBwd
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []float32
+	for _, p := range tr.Model().Params() {
+		params = append(params, p.Value.Data...)
+	}
+	return losses, params, bytes
 }

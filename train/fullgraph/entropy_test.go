@@ -1,12 +1,8 @@
 package fullgraph
 
 import (
-	"context"
 	"math"
 	"testing"
-
-	"github.com/graft-gnn/graft/metrics"
-	"github.com/graft-gnn/graft/partition"
 )
 
 // An entropy stage is lossless: training over parts with entropy:CODEC is
@@ -17,32 +13,11 @@ func TestEntropyStageTrainsAsItsCodec(t *testing.T) {
 	s := newSBMTask(t, 200, 5)
 	cfg := equivalenceConfig("sage", s.classes)
 	cfg.Epochs = 6
-	parts, err := partition.Random{}.Partition(s.g, 3, partition.Options{Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := partition.BuildLayout(s.g, parts, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	layout := threeRandomParts(t, s)
 	run := func(codec string) ([]float64, []float32, int64) {
-		var losses []float64
-		var bytes int64
 		opts := compressed(t, codec, "fixed:1", cfg.Epochs)
 		opts.CompressLast = true
-		_, tr, err := RunInProcess(context.Background(), cfg, s.problem(), layout, opts, func(m metrics.Epoch) error {
-			losses = append(losses, m.Loss)
-			bytes += m.BytesFwd + m.BytesBwd
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var params []float32
-		for _, p := range tr.Model().Params() {
-			params = append(params, p.Value.Data...)
-		}
-		return losses, params, bytes
+		return trainCompressed(t, cfg, s, layout, opts)
 	}
 	for _, codec := range []string{"delta:2:0:0", "quant4", "quant8"} {
 		wantLoss, wantParams, plainBytes := run(codec)
