@@ -358,15 +358,7 @@ func TestEvaluationEqualsOneProcess(t *testing.T) {
 	parts := Parts(p, classes, layout)
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		cfg := testConfig(model)
-		ref, err := minibatch.New(cfg, p, unionSampler{}, minibatch.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.Evaluate(0)
-		ref.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := oneProcessEvaluation(t, cfg, p, minibatch.Options{})
 		got := workersEvaluation(t, cfg, parts, false)
 		if got.TrainCorrect != want.TrainCorrect || got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect ||
 			got.TrainCount != want.TrainCount || got.ValCount != want.ValCount || got.TestCount != want.TestCount ||
@@ -374,6 +366,22 @@ func TestEvaluationEqualsOneProcess(t *testing.T) {
 			t.Fatalf("%s: workers' evaluation %+v, one process's %+v", model, got, want)
 		}
 	}
+}
+
+// oneProcessEvaluation is one process's exact evaluation of cfg's
+// untrained model on p.
+func oneProcessEvaluation(t *testing.T, cfg train.Config, p train.Problem, opts minibatch.Options) train.Evaluation {
+	t.Helper()
+	ref, err := minibatch.New(cfg, p, unionSampler{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	ev, err := ref.Evaluate(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }
 
 // workersEvaluation is the sum of the parts' workers' evaluations of cfg's

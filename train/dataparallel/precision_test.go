@@ -53,15 +53,7 @@ func TestBF16EvaluationEqualsOneProcess(t *testing.T) {
 	p16, parts := bf16Parts(t, p, 3)
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		cfg := testConfig(model)
-		ref, err := minibatch.New(cfg, p16, unionSampler{}, minibatch.Options{Precision: train.BF16})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.Evaluate(0)
-		ref.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := oneProcessEvaluation(t, cfg, p16, minibatch.Options{Precision: train.BF16})
 		got := workersEvaluation(t, cfg, parts, true)
 		if got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect || !close32(got.ValLossSum, want.ValLossSum, 1e-5) {
 			t.Fatalf("%s: workers' bf16 evaluation %+v, one process's %+v", model, got, want)
