@@ -214,20 +214,28 @@ func TestAccumulatingManyBatches(t *testing.T) {
 	}
 }
 
+// neighborStepper is a stepper of cfg's 2-layer GraphSAGE on p, batches
+// of batch seeds drawn by neighbor:5,5; the caller closes it.
+func neighborStepper(t *testing.T, cfg train.Config, p train.Problem, batch int, opts Options) *Stepper {
+	t.Helper()
+	sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: batch, Layers: 2, Aggregation: sample.Mean, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, p, sampler, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // Exact evaluation lets go of outputs larger than keepBytes (and the
 // memory account stops counting them), and evaluating again after letting
 // go gives the same sums.
 func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
 	p, classes := sbmProblem(t, 500)
 	cfg := testConfig("sage", classes)
-	sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 64, Layers: 2, Aggregation: sample.Mean, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, p, sampler, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := neighborStepper(t, cfg, p, 64, Options{})
 	defer s.Close()
 	e := s.eval.(*evaluator)
 	kept, err := e.evaluate()
@@ -310,14 +318,7 @@ func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
 	cfg.Epochs = 4
 	inspected := 0 // evaluations after which the feed was inspected
 	run := func(release bool) (outcome, int) {
-		sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 16, Layers: 2, Aggregation: sample.Mean, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(cfg, p, sampler, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := neighborStepper(t, cfg, p, 16, Options{})
 		defer s.Close()
 		if s.releaseFeed {
 			t.Fatal("a 500-node graph's evaluation is over keepBytes")

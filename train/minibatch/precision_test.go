@@ -68,14 +68,7 @@ func TestBF16FeaturesTakeHalfTheBytes(t *testing.T) {
 	if q.FeaturesBF16 == nil || q.FeaturesBF16.Bytes() != fp32Bytes/2 || q.Features.Dense != nil || q.Features.Sparse != nil {
 		t.Fatalf("bf16 features: %d bytes for %d in float32, float32 kept: %v", q.FeaturesBF16.Bytes(), fp32Bytes, q.Features.Dense != nil)
 	}
-	sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 64, Layers: 2, Aggregation: sample.Mean, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(testConfig("sage", classes), q, sampler, Options{Precision: train.BF16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := neighborStepper(t, testConfig("sage", classes), q, 64, Options{Precision: train.BF16})
 	defer s.Close()
 	if s.feed.x.x16 != q.FeaturesBF16 || s.feed.x.x.Dense != nil {
 		t.Fatal("the feed does not gather from the bf16 features alone")
