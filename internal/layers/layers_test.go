@@ -23,8 +23,9 @@ var layer = map[string]int{
 	"launch": 7, "halo": 7, "partstore": 7, "sample": 7, "gradcomp": 7,
 	"train":           8,
 	"train/fullgraph": 9, "train/decentral": 9, "train/minibatch": 9, "train/async": 9, "train/dataparallel": 9,
-	"train/pipeline": 10, // its stages run the mini-batch trainer's batches
-	"job":            11, "internal/bench": 11,
+	"train/traintest": 9,  // what the trainers' tests share
+	"train/pipeline":  10, // its stages run the mini-batch trainer's batches
+	"job":             11, "internal/bench": 11,
 	"cmd/graft": 12, "lab/varco": 12, "lab/accuracy": 12, "lab/wire": 12, "lab/ogblayout": 12,
 }
 

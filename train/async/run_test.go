@@ -9,40 +9,15 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/metrics"
-	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
-// sbmProblem is a small learnable graph with a split.
-func sbmProblem(t testing.TB, n int) (train.Problem, int) {
-	t.Helper()
-	const classes = 4
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
-	for v := range int32(n) {
-		switch v % 5 {
-		case 0, 1:
-			p.Train = append(p.Train, v)
-		case 2:
-			p.Val = append(p.Val, v)
-		default:
-			p.Test = append(p.Test, v)
-		}
-	}
-	return p, classes
-}
-
-func testConfig(classes int) train.Config {
-	mc := nn.Config{Model: "sage", Hidden: 8, Classes: classes, Layers: 2, Dropout: 0.3, Seed: 42}
-	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 3}
-}
+// testConfig is the small model the package's tests train.
+func testConfig(model string) train.Config { return traintest.Config(model, 2, 3) }
 
 const testSampler, testBatch = "neighbor:5,5", 16
 
@@ -72,8 +47,8 @@ func stepperFactory(t testing.TB, cfg train.Config, p train.Problem) func(w int,
 // single-process loop: same batches, same updates, the same bits, whether
 // the parameters sit on one server or are spread over two.
 func TestOneWorkerEqualsSingleProcessTraining(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig(classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	st, err := stepperFactory(t, cfg, p)(0, p.Train)
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +102,8 @@ func TestOneWorkerEqualsSingleProcessTraining(t *testing.T) {
 // Four workers push concurrently: every gradient is counted once per
 // shard, applied or dropped, and the epochs report staleness.
 func TestFourWorkersCountEveryGradient(t *testing.T) {
-	p, classes := sbmProblem(t, 400)
-	cfg := testConfig(classes)
+	p := traintest.SBMProblem(t, 400)
+	cfg := testConfig("sage")
 	cfg.Epochs, cfg.Optimizer.LR = 6, 0.03
 	rule, _ := ParseRule("inverse")
 	for _, tc := range []struct {
@@ -190,8 +165,8 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 // A server that stalls, dies or finishes early is an error on the worker
 // naming it, within the timeout; a worker that stalls is one on the server.
 func TestDeadOrStalledPeerIsNamed(t *testing.T) {
-	p, classes := sbmProblem(t, 100)
-	cfg := testConfig(classes)
+	p := traintest.SBMProblem(t, 100)
+	cfg := testConfig("sage")
 	const timeout = 300 * time.Millisecond
 	cases := []struct {
 		name   string
@@ -260,8 +235,8 @@ func paramSizes(s train.Stepper) []int {
 // worker has asked, or has said it is done without starting (it failed), so
 // the others do not wait for it.
 func TestWorkersStartTogether(t *testing.T) {
-	p, classes := sbmProblem(t, 100)
-	cfg := testConfig(classes)
+	p := traintest.SBMProblem(t, 100)
+	cfg := testConfig("sage")
 	err := comm.Run(3, func(c comm.Communicator) error {
 		switch c.Rank() {
 		case 1:

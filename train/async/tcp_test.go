@@ -9,6 +9,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // The parameter server over TCP: one worker and two servers, each rank
@@ -19,8 +20,8 @@ func TestOverTCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("forms TCP meshes")
 	}
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig(classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	for _, workers := range []int{1, 4} {
 		opts := Options{Workers: workers, Servers: 2, MaxStaleness: -1, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}
 		want, err := Run(context.Background(), cfg, p, opts, nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // countingComm counts, independently of comm.Stats, the bytes handed to
@@ -40,7 +41,7 @@ func (c countingComm) AllToAll(site string, send, recv [][]byte) error {
 // fingerprint (8 bytes), training count (4) and nodes (4 bytes each);
 // every other sampler shares more.
 func TestReportedBytesEqualBytesSent(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	const k = 3
 	parts := Parts(p, classes, randomLayout(t, p, k))
 	ownership := int64((k - 1) * (12*k + 4*p.Graph.N))
@@ -134,7 +135,7 @@ func runCoded(t *testing.T, parts []*partstore.Part, codec, sched string) (trace
 // rows bit for bit; bf16 halves the rows' bytes; truncation at ratio 4
 // sends fewer still.
 func TestFeatureRowsCompressed(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	raw, rawBytes := runCoded(t, parts, "", "")
 	none, noneBytes := runCoded(t, parts, "none", "fixed:1")

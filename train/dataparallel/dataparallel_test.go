@@ -8,45 +8,19 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
-	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
-const classes = 4
+const classes = traintest.Classes
 
-// sbmProblem is a small learnable graph with a split.
-func sbmProblem(t testing.TB, n int) train.Problem {
-	t.Helper()
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
-	for v := range int32(n) {
-		switch v % 5 {
-		case 0, 1:
-			p.Train = append(p.Train, v)
-		case 2:
-			p.Val = append(p.Val, v)
-		default:
-			p.Test = append(p.Test, v)
-		}
-	}
-	return p
-}
-
-func testConfig(model string) train.Config {
-	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 2, Heads: 2, Dropout: 0.3, Seed: 42}
-	if model == "gat" {
-		mc.AttentionDropout = 0.2
-	}
-	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 3}
-}
+// testConfig is the small model the package's tests train.
+func testConfig(model string) train.Config { return traintest.Config(model, 2, 3) }
 
 // randomLayout splits p's graph into k random parts.
 func randomLayout(t testing.TB, p train.Problem, k int) *partition.Layout {
@@ -231,7 +205,7 @@ func checkSame(t *testing.T, what string, got, want trace) {
 // "N workers with batch b per worker give the same loss and parameters as
 // 1 worker with batch N·b over the same seeds."
 func TestWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	const k, batch, epochs = 3, 16, 3
 	parts := Parts(p, classes, randomLayout(t, p, k))
 	for _, model := range []string{"gcn", "sage", "gat"} {
@@ -255,7 +229,7 @@ func TestWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 // One worker holding the whole graph as its one part is the single-process
 // run on the same seeds.
 func TestOnePartIsOneProcess(t *testing.T) {
-	p := sbmProblem(t, 200)
+	p := traintest.SBMProblem(t, 200)
 	parts := Parts(p, classes, randomLayout(t, p, 1))
 	cfg := testConfig("sage")
 	checkSame(t, "one part", runParts(t, cfg, parts, "neighbor:4,4", 20, 2), runUnion(t, cfg, p, parts, []int{4, 4}, 20, 2))
@@ -298,7 +272,7 @@ func unevenParts(t *testing.T, p train.Problem) []*partstore.Part {
 // seed, one with none) join the others' collectives, and the run still
 // equals the union batches'.
 func TestUnevenPartsFinishAndEqualTheUnion(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := unevenParts(t, p)
 	for _, model := range []string{"gcn", "gat"} {
 		cfg := testConfig(model)
@@ -312,7 +286,7 @@ func TestUnevenPartsFinishAndEqualTheUnion(t *testing.T) {
 // per worker equal one step on K·b seeds, here on the union batches, where
 // each union batch of K·b per worker holds the same seeds as K of b.
 func TestAccumulationEqualsALargerBatch(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 2))
 	cfg := testConfig("sage")
 	cfg.Model.Dropout = 0 // the dropout clock counts passes: K passes against 1
@@ -325,7 +299,7 @@ func TestAccumulationEqualsALargerBatch(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	p := sbmProblem(t, 100)
+	p := traintest.SBMProblem(t, 100)
 	parts := Parts(p, classes, randomLayout(t, p, 1))
 	cfg := testConfig("sage")
 	for _, tc := range []struct {
@@ -346,7 +320,7 @@ func TestNewErrors(t *testing.T) {
 // parameters": the workers' sums over their own nodes add up to the
 // whole graph's layer-wise inference, with an empty part among them.
 func TestEvaluationEqualsOneProcess(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	assign := make([]int32, p.Graph.N)
 	for v := range assign {
 		assign[v] = int32(v % 3) // part 3 holds nothing
@@ -418,7 +392,7 @@ func workersEvaluation(t *testing.T, cfg train.Config, parts []*partstore.Part, 
 
 // Fixed seeds give identical results regardless of GOMAXPROCS.
 func TestSameAtAnyGOMAXPROCS(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	cfg := testConfig("gat")
 	at := func(procs int) trace {
@@ -436,7 +410,7 @@ func TestSameAtAnyGOMAXPROCS(t *testing.T) {
 
 // A worker whose part holds no node at all trains along with the others.
 func TestEmptyPartTrains(t *testing.T) {
-	p := sbmProblem(t, 200)
+	p := traintest.SBMProblem(t, 200)
 	assign := make([]int32, p.Graph.N)
 	for v := range assign {
 		assign[v] = int32(v % 2) // part 2 holds nothing

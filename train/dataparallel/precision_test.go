@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // bf16Parts is p's parts with their features in bfloat16, as RunWorker
@@ -24,7 +25,7 @@ func bf16Parts(t *testing.T, p train.Problem, k int) (train.Problem, []*partstor
 // one process's bf16 run trains on the union batches, and not what a
 // float32 run trains; a row is half the bytes.
 func TestBF16WorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	const k, batch, epochs = 3, 16, 2
 	p16, parts16 := bf16Parts(t, p, k)
 	for _, model := range []string{"gcn", "sage", "gat"} {
@@ -49,7 +50,7 @@ func TestBF16WorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 // Distributed evaluation at bf16 rounds the hidden layers as one
 // process's does: the same sums.
 func TestBF16EvaluationEqualsOneProcess(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	p16, parts := bf16Parts(t, p, 3)
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		cfg := testConfig(model)

@@ -15,6 +15,7 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // runOneProcess trains in one process on the whole graph with the
@@ -49,7 +50,7 @@ func runOneProcess(t *testing.T, cfg train.Config, p train.Problem, spec string,
 // sampler's run": the worker's one part is the whole graph, its clusters
 // the whole graph's, its subgraphs and their normalisation one process's.
 func TestOneWorkerEqualsOneProcessForEverySampler(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 1))
 	for _, spec := range []string{"cluster:6:2", "saint-rw:15:2", "saint-edge:30", "saint-node:60"} {
 		for _, model := range []string{"gcn", "sage", "gat"} {
@@ -177,7 +178,7 @@ func within(g *graph.Graph, from []int32, hops int) map[int32]bool {
 // other features are the graph's, and the bytes that crossed the
 // Communicator are there exactly when a batch reaches another part.
 func TestSamplersOverPartsKeepToTheGraph(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	owner := ownerOf(parts, p.Graph.N)
 	isTrain := map[int32]bool{}
@@ -269,7 +270,7 @@ func TestSamplersOverPartsKeepToTheGraph(t *testing.T) {
 // Over parts as in one process, fixed seeds give the same bits at any
 // GOMAXPROCS, pre-sampling included.
 func TestSamplersOverPartsSameAtAnyGOMAXPROCS(t *testing.T) {
-	p := sbmProblem(t, 3000) // batches of hundreds of nodes, which the samplers split between threads
+	p := traintest.SBMProblem(t, 3000) // batches of hundreds of nodes, which the samplers split between threads
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	cfg := testConfig("gcn")
 	for _, spec := range []string{"cluster:8:3", "saint-rw:100:2", "saint-edge:200", "saint-node:400", "fastgcn:300,200", "ladies:300,200:rownorm"} {
@@ -290,7 +291,7 @@ func TestSamplersOverPartsSameAtAnyGOMAXPROCS(t *testing.T) {
 // training node and one of none the run finishes, every step's loss
 // finite.
 func TestSamplersOverUnevenPartsFinish(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := unevenParts(t, p)
 	for _, spec := range []string{"cluster:8:3", "saint-rw:10:2", "saint-edge:20", "saint-node:40", "ladies:30,20"} {
 		for _, model := range []string{"gcn", "gat"} {
@@ -332,7 +333,7 @@ func layerwiseUnion(t *testing.T, cfg train.Config, p train.Problem, parts []*pa
 // together: N workers with batch b equal one process on the union of
 // their seeds, as the neighbour sampler does; with uneven parts too.
 func TestFastGCNWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 3))
 	for _, model := range []string{"gcn", "sage", "gat"} {
 		cfg := testConfig(model)
@@ -346,7 +347,7 @@ func TestFastGCNWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 // LADIES over parts draws a worker's blocks for its own seeds: with one
 // worker it is one process's LADIES on the same seeds.
 func TestLADIESOneWorkerEqualsOneProcess(t *testing.T) {
-	p := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	parts := Parts(p, classes, randomLayout(t, p, 1))
 	for _, spec := range []string{"ladies:30,20", "ladies:30,20:rownorm"} {
 		for _, model := range []string{"gcn", "sage", "gat"} {

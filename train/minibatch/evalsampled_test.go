@@ -7,15 +7,16 @@ import (
 
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // Evaluation on sampled batches that keep every neighbour is exact
 // evaluation: the same accuracies, and the same validation loss to float
 // rounding, whatever the batch size.
 func TestSampledEvaluationWithWholeNeighbourhoodsIsExact(t *testing.T) {
-	p, classes := sbmProblem(t, 600)
+	p := traintest.SBMProblem(t, 600)
 	for _, model := range []string{"gcn", "sage", "gat"} {
-		cfg := testConfig(model, classes)
+		cfg := testConfig(model)
 		cfg.Epochs = 3
 		exact := evaluations(t, cfg, p, RunOptions{Sampler: "neighbor:5,5", BatchSize: 50})
 		sampled := evaluations(t, cfg, p, RunOptions{Sampler: "neighbor:5,5", BatchSize: 50, Options: Options{EvalSampler: "neighbor:-1,-1", EvalBatchSize: 77}})
@@ -30,8 +31,8 @@ func TestSampledEvaluationWithWholeNeighbourhoodsIsExact(t *testing.T) {
 
 // A sampler that does not draw each labelled node once cannot evaluate.
 func TestSampledEvaluationNeedsEveryNodeOnce(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	cfg.Epochs = 1
 	_, _, err := Run(context.Background(), cfg, p, RunOptions{Sampler: "neighbor:5,5", BatchSize: 50, Options: Options{EvalSampler: "saint-rw:20:2"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "seed-driven") {

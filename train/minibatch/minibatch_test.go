@@ -17,37 +17,13 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
-// sbmProblem is a small learnable graph with a split.
-func sbmProblem(t testing.TB, n int) (train.Problem, int) {
-	t.Helper()
-	const classes = 4
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
-	for v := range int32(n) {
-		switch v % 5 {
-		case 0, 1:
-			p.Train = append(p.Train, v)
-		case 2:
-			p.Val = append(p.Val, v)
-		default:
-			p.Test = append(p.Test, v)
-		}
-	}
-	return p, classes
-}
+const classes = traintest.Classes
 
-func testConfig(model string, classes int) train.Config {
-	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 2, Heads: 2, Dropout: 0.3, Seed: 42}
-	if model == "gat" {
-		mc.AttentionDropout = 0.2
-	}
-	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 5}
-}
+// testConfig is the small model the package's tests train.
+func testConfig(model string) train.Config { return traintest.Config(model, 2, 5) }
 
 type outcome struct {
 	losses, valAcc []float64
@@ -91,7 +67,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) 
 // layer-wise inference) and parameters are the full-graph trainer's to
 // float rounding, with dropout on.
 func TestWholeNeighbourhoodBatchIsFullGraphTraining(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	for _, tc := range []struct {
 		model   string
 		layers  int
@@ -99,7 +75,7 @@ func TestWholeNeighbourhoodBatchIsFullGraphTraining(t *testing.T) {
 	}{{"gcn", 2, "neighbor:-1,-1"}, {"sage", 2, "neighbor:-1,-1"}, {"gat", 2, "neighbor:-1,-1"},
 		{"gcn", 3, "neighbor:-1,-1,-1"}, {"sage", 3, "neighbor:-1,-1,-1"}, {"gat", 3, "neighbor:-1,-1,-1"}} {
 		t.Run(fmt.Sprintf("%s-%d", tc.model, tc.layers), func(t *testing.T) {
-			cfg := testConfig(tc.model, classes)
+			cfg := testConfig(tc.model)
 			cfg.Model.Layers = tc.layers
 			want := runFull(t, cfg, p)
 			got := runSampled(t, cfg, p, tc.sampler, len(p.Train))
@@ -120,8 +96,8 @@ func TestWholeNeighbourhoodBatchIsFullGraphTraining(t *testing.T) {
 // "Every sampler is deterministic": a run gives the same bits at
 // GOMAXPROCS 1, 2 and 7.
 func TestRunsDoNotDependOnGOMAXPROCS(t *testing.T) {
-	p, classes := sbmProblem(t, 600)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 600)
+	cfg := testConfig("sage")
 	run := func(procs int) outcome {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		return runSampled(t, cfg, p, "neighbor:5,3", 40)
@@ -172,8 +148,8 @@ func TestCoraNeighbourSampledSAGEAccuracy(t *testing.T) {
 // not grow over 50 epochs" (PyG's NeighborLoader users report the
 // opposite): batches, blocks and the model's buffers are recycled.
 func TestEpochsAllocateLittleAndMemoryStaysFlat(t *testing.T) {
-	p, classes := sbmProblem(t, 2000)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 2000)
+	cfg := testConfig("sage")
 	cfg.Epochs = 50
 	var allocs []uint64
 	var rss []int64
@@ -201,8 +177,8 @@ func TestEpochsAllocateLittleAndMemoryStaysFlat(t *testing.T) {
 // blocks nor changes what a step computes: eight accumulated batches of 5
 // step as batches of 40 (to float rounding), with dropout off.
 func TestAccumulatingManyBatches(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	cfg.Model.Dropout = 0
 	one := runSampled(t, cfg, p, "neighbor:-1,-1", 40)
 	cfg.Accumulate = 8
@@ -233,8 +209,8 @@ func neighborStepper(t *testing.T, cfg train.Config, p train.Problem, batch int,
 // memory account stops counting them), and evaluating again after letting
 // go gives the same sums.
 func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
-	p, classes := sbmProblem(t, 500)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 500)
+	cfg := testConfig("sage")
 	s := neighborStepper(t, cfg, p, 64, Options{})
 	defer s.Close()
 	e := s.eval.(*evaluator)
@@ -273,9 +249,9 @@ func TestEvaluatorLetsLargeOutputsGo(t *testing.T) {
 // output, and evaluates as it did from that output: the same correct
 // counts, the validation loss to float rounding.
 func TestEvaluationFromProjections(t *testing.T) {
-	p, classes := sbmProblem(t, 500)
+	p := traintest.SBMProblem(t, 500)
 	for _, model := range []string{"gcn", "sage"} {
-		cfg := testConfig(model, classes)
+		cfg := testConfig(model)
 		cfg.Model.Hidden, cfg.Model.Layers = 32, 3
 		sampler, err := sample.New("neighbor:5,5,5", sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: 64, Layers: 3, Aggregation: sample.Mean, Seed: 1})
 		if err != nil {
@@ -313,8 +289,8 @@ func TestEvaluationFromProjections(t *testing.T) {
 // sampled ahead are not held beside evaluation's outputs; the feed starts
 // again where training left off, and the run is the same bit for bit.
 func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
-	p, classes := sbmProblem(t, 500)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 500)
+	cfg := testConfig("sage")
 	cfg.Epochs = 4
 	inspected := 0 // evaluations after which the feed was inspected
 	run := func(release bool) (outcome, int) {

@@ -15,6 +15,7 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/fullgraph"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // roundedBF16 is x with every value rounded to bf16 and widened again.
@@ -62,13 +63,13 @@ func TestBF16GatherIsRoundedRows(t *testing.T) {
 // At bf16 the stepper holds the features in half the bytes and no float32
 // copy of them.
 func TestBF16FeaturesTakeHalfTheBytes(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	fp32Bytes := int64(4 * len(p.Features.Dense.Data))
 	q := p.WithBF16Features()
 	if q.FeaturesBF16 == nil || q.FeaturesBF16.Bytes() != fp32Bytes/2 || q.Features.Dense != nil || q.Features.Sparse != nil {
 		t.Fatalf("bf16 features: %d bytes for %d in float32, float32 kept: %v", q.FeaturesBF16.Bytes(), fp32Bytes, q.Features.Dense != nil)
 	}
-	s := neighborStepper(t, testConfig("sage", classes), q, 64, Options{Precision: train.BF16})
+	s := neighborStepper(t, testConfig("sage"), q, 64, Options{Precision: train.BF16})
 	defer s.Close()
 	if s.feed.x.x16 != q.FeaturesBF16 || s.feed.x.x.Dense != nil {
 		t.Fatal("the feed does not gather from the bf16 features alone")
@@ -84,8 +85,8 @@ func TestBF16FeaturesTakeHalfTheBytes(t *testing.T) {
 // hidden layers' outputs are rounded to bf16 as they are stored: the same
 // logits, bit for bit. Its hidden layers take half the bytes.
 func TestBF16EvaluationIsRoundedFP32Evaluation(t *testing.T) {
-	p, classes := sbmProblem(t, 700)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 700)
+	cfg := testConfig("sage")
 	cfg.Model.Layers = 3
 	model, err := train.NewModel(cfg, p.Features.Cols())
 	if err != nil {
@@ -143,10 +144,10 @@ func TestBF16EvaluationIsRoundedFP32Evaluation(t *testing.T) {
 // float32 on an easy graph: mean test accuracy over three seeds within 1.5
 // points (a test node is 0.16 points of one seed's accuracy).
 func TestBF16RunsAreDeterministicAndTrain(t *testing.T) {
-	p, classes := sbmProblem(t, 2000)
+	p := traintest.SBMProblem(t, 2000)
 	run := func(procs int, prec train.Precision, seed uint64) (outcome, float64) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		cfg := testConfig("sage", classes)
+		cfg := testConfig("sage")
 		cfg.Epochs, cfg.Model.Seed = 8, seed
 		var o outcome
 		res, loop, err := Run(t.Context(), cfg, p, RunOptions{Sampler: "neighbor:5,3", BatchSize: 40, Options: Options{Precision: prec}},
@@ -180,8 +181,8 @@ func TestBF16RunsAreDeterministicAndTrain(t *testing.T) {
 
 // Full-graph training refuses bf16 features rather than finding none.
 func TestFullGraphRefusesBF16Features(t *testing.T) {
-	p, classes := sbmProblem(t, 100)
-	_, _, err := fullgraph.RunInProcess(t.Context(), testConfig("gcn", classes), p.WithBF16Features(), nil, fullgraph.Options{}, nil)
+	p := traintest.SBMProblem(t, 100)
+	_, _, err := fullgraph.RunInProcess(t.Context(), testConfig("gcn"), p.WithBF16Features(), nil, fullgraph.Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "bf16") {
 		t.Fatalf("full-graph training on bf16 features: %v", err)
 	}

@@ -6,39 +6,15 @@ import (
 	"math"
 	"testing"
 
-	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
-// sbmProblem is a small learnable graph with a split.
-func sbmProblem(t testing.TB, n int) (train.Problem, int) {
-	t.Helper()
-	const classes = 4
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := train.Problem{Graph: g, Features: nn.DenseFeatures(x), Labels: labels}
-	for v := range int32(n) {
-		switch v % 5 {
-		case 0, 1:
-			p.Train = append(p.Train, v)
-		case 2:
-			p.Val = append(p.Val, v)
-		default:
-			p.Test = append(p.Test, v)
-		}
-	}
-	return p, classes
-}
-
-func testConfig(model string, classes int) train.Config {
-	mc := nn.Config{Model: model, Hidden: 8, Classes: classes, Layers: 3, Heads: 2, Dropout: 0.3, Seed: 42}
-	return train.Config{Model: mc, Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, WeightDecay: 5e-4, Epochs: 4}
-}
+// testConfig is the small model the package's tests train.
+func testConfig(model string) train.Config { return traintest.Config(model, 3, 4) }
 
 const testSampler, testBatch = "neighbor:4,4,4", 16
 
@@ -97,9 +73,9 @@ func close64(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b
 // bit (the dropout at a stage boundary could sum some products in another
 // order; on these sizes it does not).
 func TestEqualsOneProcessWithAccumulation(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	for _, run := range []struct{ model, sampler string }{{"gcn", testSampler}, {"sage", testSampler}, {"gat", testSampler}, {"gcn", "saint-rw:8:2"}} {
-		cfg := testConfig(run.model, classes)
+		cfg := testConfig(run.model)
 		for _, micros := range []int{1, 3} {
 			want := reference(t, cfg, p, run.sampler, micros, minibatch.Options{})
 			for _, stages := range []int{2, 3} {
@@ -131,8 +107,8 @@ func TestEqualsOneProcessWithAccumulation(t *testing.T) {
 // With sampled evaluation (whose sums lack the per-class ones) the stages
 // train and select as one process does.
 func TestSampledEvaluation(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	mo := minibatch.Options{EvalSampler: "neighbor:3,3,3", EvalBatchSize: 32}
 	want := reference(t, cfg, p, testSampler, 2, mo)
 	got, _ := pipelined(t, cfg, p, Options{Stages: 3, Micros: 2, Options: mo})
@@ -153,10 +129,10 @@ func TestSampledEvaluation(t *testing.T) {
 // its hidden layers stored in bfloat16: the pipeline trains as that run
 // does, and not as a float32 one.
 func TestBF16EqualsOneProcess(t *testing.T) {
-	p, classes := sbmProblem(t, 300)
+	p := traintest.SBMProblem(t, 300)
 	bf16 := minibatch.Options{Precision: train.BF16}
 	for _, model := range []string{"gcn", "sage", "gat"} {
-		cfg := testConfig(model, classes)
+		cfg := testConfig(model)
 		want := reference(t, cfg, p, testSampler, 2, bf16)
 		fp32 := reference(t, cfg, p, testSampler, 2, minibatch.Options{})
 		got, _ := pipelined(t, cfg, p, Options{Stages: 2, Micros: 2, Options: bf16})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // Three stages over TCP, each with its own communicator over loopback
@@ -19,8 +20,8 @@ func TestOverTCPEqualsInProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("forms a TCP mesh")
 	}
-	p, classes := sbmProblem(t, 300)
-	cfg := testConfig("sage", classes)
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
 	opts := Options{Stages: 3, Micros: 2, Sampler: testSampler, BatchSize: testBatch, Timeout: 30 * time.Second}
 	want, _ := pipelined(t, cfg, p, opts)
 
@@ -86,8 +87,8 @@ func TestOverTCPEqualsInProcess(t *testing.T) {
 // neighbour naming it, within the timeout; so is a first stage that
 // stalls, on the stage after it.
 func TestDeadOrStalledStageIsNamed(t *testing.T) {
-	p, classes := sbmProblem(t, 100)
-	cfg := testConfig("gcn", classes)
+	p := traintest.SBMProblem(t, 100)
+	cfg := testConfig("gcn")
 	cfg.Epochs = 1
 	const timeout = 300 * time.Millisecond
 	opts := Options{Stages: 2, Micros: 2, Sampler: testSampler, BatchSize: testBatch, Timeout: timeout}
