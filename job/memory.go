@@ -20,8 +20,10 @@ type MemoryAccount struct {
 	// Graph is the graph's adjacency (int64 offsets, int32 neighbours) and,
 	// partitioned in one process, the parts' local adjacencies and halos.
 	Graph int64 `json:"graph_bytes"`
-	// Features is the input feature matrix (dense, sparse or bf16) and,
-	// partitioned in one process, the parts' copies of their rows.
+	// Features is the input feature matrix (dense, sparse or bf16),
+	// partitioned in one process the parts' copies of their rows, and the
+	// copies trainers make in another form (data-parallel workers hold
+	// sparse features dense, and bf16 ones rounded).
 	Features int64 `json:"features_bytes"`
 	// Parameters are the values, gradients and best epoch's copy of every
 	// parameter and the optimiser's state, for every model replica of the
@@ -63,6 +65,7 @@ func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAc
 			m.Features *= 2
 		}
 	}
+	m.Features += in.memory.Peak(memacct.Features)
 	replicas := int64(1)
 	switch {
 	case s.Async != nil && inProcess:

@@ -16,10 +16,13 @@ import (
 // activations; and the parts never add up to more than the peak RSS they
 // are carved from.
 func TestMemoryAccount(t *testing.T) {
-	run := func(parts, hidden int, sampler string) Summary {
+	run := func(parts, hidden int, sampler string, layout ...nn.Storage) Summary {
 		t.Helper()
 		s := coraSpec(t)
 		s.Dataset, s.Split, s.Features, s.Log = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard
+		if len(layout) > 0 {
+			s.Features = layout[0]
+		}
 		s.Parts, s.Train.Model.Hidden, s.Train.Epochs, s.Sampler, s.BatchSize = parts, hidden, 2, sampler, 64
 		sum, err := Run(context.Background(), s)
 		if err != nil {
@@ -51,6 +54,12 @@ func TestMemoryAccount(t *testing.T) {
 	if parted.Memory.Graph <= narrow.Memory.Graph || parted.Memory.Communication <= 0 {
 		t.Errorf("two parts: graph %d (one worker %d), communication %d; want the parts' adjacencies and halo buffers counted",
 			parted.Memory.Graph, narrow.Memory.Graph, parted.Memory.Communication)
+	}
+	// Data-parallel workers hold sparse features dense: the parts' sparse
+	// copies and their dense rows, on top of the input's sparse matrix.
+	sparse := run(1, 16, "", nn.ForceSparse).Memory.Features
+	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != 2*sparse+features {
+		t.Errorf("two data-parallel parts of sparse features: %d bytes, want %d (the input's and parts' sparse copies, %d each, and the dense rows, %d)", dp, 2*sparse+features, sparse, features)
 	}
 	if sampled := run(1, 64, "neighbor:5,5"); sampled.Memory.Activations <= 0 {
 		t.Errorf("mini-batch run: activations %d bytes", sampled.Memory.Activations)

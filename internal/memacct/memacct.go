@@ -12,6 +12,10 @@ const (
 	// Communication are the buffers of the halo exchange and of the
 	// feature fetches of data-parallel training.
 	Communication
+	// Features are feature rows a trainer holds beyond its input's: the
+	// dense copies data-parallel workers make of sparse features, and the
+	// bf16 copies of float32 ones.
+	Features
 	kinds
 )
 

@@ -8,6 +8,7 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/gradcomp"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -60,11 +61,16 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		// The part's float32 features go once rounded: sp holds the bf16
 		// ones instead. Rows travel dense, so sparse features are held
 		// dense too, in bf16 (one process keeps sparse ones as they are).
+		var rounded *tensor.MatrixBF16
 		switch x := sp.Features; {
 		case x.Dense != nil:
-			sp.Features = nn.BF16Features(tensor.MatrixToBF16(x.Dense))
+			rounded = tensor.MatrixToBF16(x.Dense)
 		case x.Sparse != nil:
-			sp.Features = nn.BF16Features(tensor.MatrixToBF16(x.Sparse.Dense()))
+			rounded = tensor.MatrixToBF16(x.Sparse.Dense())
+		}
+		if rounded != nil {
+			sp.Features = nn.BF16Features(rounded)
+			memacct.Add(memacct.Features, rounded.Bytes())
 		}
 	}
 	s, err := New(c, cfg, sp, opts.Sampler, opts.BatchSize)
