@@ -35,7 +35,7 @@ if [[ ${DELTA_GRID:-0} == 1 ]]; then
 			done
 		done
 	done
-	/tmp/varco-delta.$$ report -targets -in "$out" -dir "$(dirname "$out")"
+	/tmp/varco-delta.$$ report -targets -fixed docs/varco/results.jsonl -in "$out" -dir "$(dirname "$out")"
 	exit 0
 fi
 # full and quant4 are the references; delta:2:0:0+last codes both
@@ -58,4 +58,4 @@ if [[ -z ${DELTA_CONFIGS:-} ]]; then
 	/tmp/varco-delta.$$ run -out "$out" "${stop[@]}" -datasets amazon-computers -parts 4 -partitions multilevel -seeds 2 \
 		-configs delta:2:0:0:quant4+last -epochs 100 -hidden 64
 fi
-/tmp/varco-delta.$$ report -targets -in "$out" -dir "$(dirname "$out")"
+/tmp/varco-delta.$$ report -targets -fixed docs/varco/results.jsonl -in "$out" -dir "$(dirname "$out")"

@@ -88,10 +88,17 @@ func reportCmd(args []string) error {
 	in := fs.String("in", "docs/varco/results.jsonl", "results file")
 	dir := fs.String("dir", "docs/varco", "output directory (results.md, plots)")
 	targets := fs.Bool("targets", false, "add the tables of the targets at a tenth of full communication's bytes (Δ ≥ −0.3, bytes ≤ 0.10× median, ≤ 0.2× every cell)")
+	fixed := fs.String("fixed", "", "with -targets: a results file whose fixed-ratio runs of the same cells the equal-budget target compares against (docs/varco/results.jsonl)")
 	fs.Parse(args)
 	recs, err := readRecords(*in)
 	if err != nil {
 		return err
+	}
+	var fixedRecs []record
+	if *fixed != "" {
+		if fixedRecs, err = readRecords(*fixed); err != nil {
+			return err
+		}
 	}
 	cells := cellsOf(recs)
 	var md strings.Builder
@@ -103,6 +110,9 @@ func reportCmd(args []string) error {
 	fmt.Fprintf(&md, "Accuracy is the test accuracy at the best validation epoch (mean ± std over seeds, in %%). Halo bytes are the halo exchange's forward + backward bytes over all workers and epochs; gradient bytes (the all-reduce) are separate and the same for every configuration of a cell. Emulated time is the training time on 1 Gbit/s, 1 ms links (measured compute + modelled communication). Δ vs full is the mean ± std over seeds of the paired difference (the same seed's full-communication run; seeds change the model initialisation, the split and partition are fixed). Codec is the share of an epoch the slowest worker spent compressing and decompressing halo rows: the median over all epochs of all seeds, and in brackets the largest (wall time of 4–16 workers sharing 2 cores with other work, so indicative only; the runs of the earliest cells also count gathering rows and adding returned gradients; where per-epoch figures are missing, the run's total share). varco.md's Speed section has codec shares measured alone.\n\n")
 	if *targets {
 		writeTargets(&md, cells)
+		if fixedRecs != nil {
+			writeTargetBudgets(&md, withFixed(cells, fixedRecs))
+		}
 	}
 	writeClaims(&md, cells)
 	for _, c := range cells {

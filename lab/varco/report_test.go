@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -299,5 +300,35 @@ func TestWriteTargets(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "| toy N=2 random | 90.00 | -0.20 (1), 0.080× |") {
 		t.Fatalf("the per-cell table is wrong:\n%s", md.String())
+	}
+}
+
+// The equal-budget target counts, per configuration, the (cell, budget)
+// pairs at or above its own bytes where it beats the best fixed ratio
+// within the budget, the fixed ratios taken from another results file.
+func TestWriteTargetBudgets(t *testing.T) {
+	recs := []record{
+		synthRun("full", 2, 1, []float64{100}, []float64{0.900}, nil),
+		synthRun("delta:2:0:0+last", 2, 1, []float64{8}, []float64{0.899}, nil), // 0.08× full's bytes
+	}
+	var fixed []record
+	for _, f := range []struct {
+		ratio float64
+		test  float64
+	}{{2, 0.900}, {4, 0.895}, {8, 0.890}, {16, 0.880}, {32, 0.870}, {64, 0.860}, {128, 0.850}} {
+		fixed = append(fixed, synthRun(fmt.Sprintf("fixed-%g", f.ratio), 2, 1, []float64{100 / f.ratio}, []float64{f.test}, nil))
+	}
+	var md strings.Builder
+	writeTargetBudgets(&md, withFixed(cellsOf(recs), fixed))
+	// Budgets 0.1, 0.2, 0.3, 0.5, 0.7 and 1 are at or above 0.08×; fixed-2
+	// (0.5×, 90.0%) beats 89.9% from budget 0.5 on.
+	want := "| delta:2:0:0+last | 1 | 6 | 3 | -0.10 (toy N=2 random, 0.5) |"
+	if !strings.Contains(md.String(), want) {
+		t.Fatalf("no row %q in\n%s", want, md.String())
+	}
+	md.Reset()
+	writeTargetBudgets(&md, withFixed(cellsOf(recs), fixed[:6]))
+	if strings.Contains(md.String(), "| delta") {
+		t.Fatalf("a cell without every fixed ratio was counted:\n%s", md.String())
 	}
 }

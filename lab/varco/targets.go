@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -87,6 +88,77 @@ func writeTargets(md *strings.Builder, cells []*cell) {
 			fmt.Fprintf(md, " %+.2f (%d), %.3f× |", d, seeds, c.meanHalo(name)/c.meanHalo("full"))
 		}
 		md.WriteString("\n")
+	}
+	md.WriteString("\n")
+}
+
+// withFixed is cells with the fixed-ratio runs of the same cells in
+// fixed added, for the equal-budget comparison: the fixed ratios were run
+// by the VARCO grid (scripts/varco.sh), not again beside each new
+// configuration. Cells are copied; their own runs are kept as they are.
+func withFixed(cells []*cell, fixed []record) []*cell {
+	byName := map[string]*cell{}
+	for _, c := range cellsOf(fixed) {
+		byName[c.name()] = c
+	}
+	out := make([]*cell, len(cells))
+	for i, c := range cells {
+		cc := *c
+		cc.runs = maps.Clone(c.runs)
+		if f := byName[c.name()]; f != nil {
+			for name, rs := range f.runs {
+				if strings.HasPrefix(name, "fixed-") && len(cc.runs[name]) == 0 {
+					cc.runs[name] = rs
+				}
+			}
+		}
+		out[i] = &cc
+	}
+	return out
+}
+
+// writeTargetBudgets is the equal-budget target: at every byte budget at or
+// above a configuration's own bytes (the budgets of the per-cell tables, as
+// fractions of full communication's), its model accuracy within the budget
+// beats the best fixed ratio's. Cells count where every fixed ratio ran.
+func writeTargetBudgets(md *strings.Builder, cells []*cell) {
+	fmt.Fprintf(md, "**At equal byte budgets.** Per configuration, every (cell, budget) pair with a budget at or above the configuration's own halo bytes in that cell (budgets %v of full communication's), in the cells where all %d fixed ratios ran: the configuration's mean model accuracy within the budget against the best fixed ratio's (strict wins; the fixed ratios' runs come from the VARCO grid, docs/varco/results.jsonl). Worst is the configuration's accuracy minus the best fixed ratio's at the pair where it falls furthest behind (or leads least).\n\n", budgets, fixedConfigs())
+	md.WriteString("| config | cells | (cell, budget) pairs | wins | worst (cell, budget) |\n|---|---|---|---|---|\n")
+	var names []string
+	for _, c := range cells {
+		for _, n := range c.configNames() {
+			if n != "full" && !strings.HasPrefix(n, "fixed-") && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, name := range names {
+		var ncells, pairs, wins int
+		worst, where := math.Inf(1), ""
+		for _, c := range cells {
+			best, all := c.bestFixedAcc()
+			if len(c.runs[name]) == 0 || len(c.runs["full"]) == 0 || !all {
+				continue
+			}
+			ncells++
+			own := c.meanHalo(name) / c.meanHalo("full")
+			acc := c.budgetAcc(name)
+			for j, b := range budgets {
+				if b < own*(1-1e-9) {
+					continue
+				}
+				pairs++
+				if acc[j] > best[j] {
+					wins++
+				}
+				if d := acc[j] - best[j]; d < worst || math.IsNaN(d) {
+					worst, where = d, fmt.Sprintf("%s, %g", c.shortName(), b)
+				}
+			}
+		}
+		if pairs > 0 {
+			fmt.Fprintf(md, "| %s | %d | %d | %d | %+.2f (%s) |\n", name, ncells, pairs, wins, worst, where)
+		}
 	}
 	md.WriteString("\n")
 }
