@@ -39,6 +39,13 @@ const flagRemote byte = 2
 // and the length of the data in the writer's memory.
 const remoteDescriptorLen = 16
 
+// maxRemotePayload bounds the data one remote frame describes. A frame
+// in the ring is bounded so that a reader never buffers much of it; a
+// remote frame is copied straight into the receive's own buffer, so a
+// collective sends each peer's whole buffer as one (up to this bound),
+// and each side wakes once per message rather than once per 4 MiB.
+const maxRemotePayload = 1 << 30
+
 // remoteMin is the smallest payload sent by descriptor: below it the
 // ring's copy costs less than the two wake-ups of a remote read.
 const remoteMin = 64 << 10

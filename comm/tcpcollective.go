@@ -53,8 +53,12 @@ func (c *call) send(p int, data []byte) chan error { return c.sendFrom(p, data, 
 // receives that do not lend the ring.
 func (c *call) sendFrom(p int, data []byte, remote bool) chan error {
 	done := make(chan error, 1)
+	frame := maxDataPayload
+	if sc, ok := c.t.peers[p].conn.(*shmConn); ok && remote && sc.sendsRemote(len(data)) {
+		frame = maxRemotePayload // one descriptor, one wake-up of each side
+	}
 	for first := true; first || len(data) > 0; first = false {
-		n := min(len(data), maxDataPayload)
+		n := min(len(data), frame)
 		op := &sendOp{payload: data[:n], hdr: frameHeader{typ: frameData, site: c.tag, length: uint32(n), seq: c.seq}, remote: remote}
 		if n < len(data) {
 			op.hdr.flags = flagMore

@@ -318,8 +318,8 @@ func (p *peer) readRemoteData(op *recvOp) bool {
 		return false
 	}
 	addr, n := binary.NativeEndian.Uint64(d[:]), binary.NativeEndian.Uint64(d[8:])
-	if n > maxDataPayload {
-		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxDataPayload)))
+	if n > maxRemotePayload {
+		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxRemotePayload)))
 		return false
 	}
 	buf, err := op.next(int(n))
