@@ -17,7 +17,9 @@
 //     hang. Two ranks that can map the same memory (one host) move the
 //     same frames through a shared-memory segment instead (shmconn.go),
 //     keeping their TCP connection as the control channel, unless either
-//     asks for TCP (Options.Transport). The launch package fills its
+//     asks for TCP (Options.Transport); where the system lets them read
+//     each other's memory, the buffers of an all-to-all or a broadcast are
+//     copied straight from the sender's memory (shmremote.go). The launch package fills its
 //     Options from launcher conventions and GRAFT_TRANSPORT.
 //   - MPI (build tag mpi): Open MPI through cgo.
 //

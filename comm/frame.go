@@ -12,7 +12,9 @@ import (
 //
 //	offset size field
 //	0      1    type (frameData, frameHeartbeat, …)
-//	1      1    flags (flagMore: the message continues in the next frame)
+//	1      1    flags (flagMore: the message continues in the next frame;
+//	            flagRemote: the payload says where the data lies in the
+//	            sender's memory, on shared-memory links; see shmremote.go)
 //	2      2    site tag: low 16 bits of CRC-32(site name), to catch ranks
 //	            that call different collectives
 //	4      4    payload length in bytes (≤ the receiver's limit)
@@ -87,8 +89,11 @@ func decodeHeader(b *[frameHeaderLen]byte, maxPayload int) (frameHeader, error) 
 	default:
 		return frameHeader{}, fmt.Errorf("%w: unknown type %d", ErrCorruptFrame, h.typ)
 	}
-	if h.flags&^flagMore != 0 {
+	if h.flags&^(flagMore|flagRemote) != 0 {
 		return frameHeader{}, fmt.Errorf("%w: unknown flags %#x", ErrCorruptFrame, h.flags)
+	}
+	if h.flags&flagRemote != 0 && (h.typ != frameData || h.length != remoteDescriptorLen) {
+		return frameHeader{}, fmt.Errorf("%w: remote flag on a type %d frame of %d bytes", ErrCorruptFrame, h.typ, h.length)
 	}
 	if int64(h.length) > int64(maxPayload) {
 		return frameHeader{}, fmt.Errorf("%w: %d-byte payload exceeds the %d-byte limit", ErrCorruptFrame, h.length, maxPayload)

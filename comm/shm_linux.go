@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // shmDir is where segments are created: /dev/shm, or the temporary
@@ -115,4 +117,22 @@ func removeSegment(path string) { os.Remove(path) }
 
 func unmapSegment(mem []byte) func() error {
 	return func() error { return syscall.Munmap(mem) }
+}
+
+// readRemote copies len(dst) bytes at addr in process pid into dst.
+func readRemote(pid int, dst []byte, addr uint64) error {
+	for len(dst) > 0 {
+		local := []unix.Iovec{{Base: &dst[0]}}
+		local[0].SetLen(len(dst))
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(dst)}}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return fmt.Errorf("read %d of %d bytes", n, len(dst))
+		}
+		dst, addr = dst[n:], addr+uint64(n)
+	}
+	return nil
 }

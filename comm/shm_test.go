@@ -140,8 +140,8 @@ func shmPair(t *testing.T, ring int) (*shmConn, *shmConn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newShmConn(ca, mem, ring, true, unmapSegment(mem))
-	b := newShmConn(cb, peer, ring, false, unmapSegment(peer))
+	a := newShmConn(ca, mem, ring, true, unmapSegment(mem), nil, false)
+	b := newShmConn(cb, peer, ring, false, unmapSegment(peer), nil, false)
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }

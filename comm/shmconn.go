@@ -21,6 +21,8 @@ import (
 // doorbell, into the connection; the connection's end is the peer's end
 // (a process that dies closes it), exactly as on TCP.
 //
+// Large data frames may skip the ring: see shmremote.go.
+//
 // Segment layout (native byte order; positions count bytes ever written or
 // read, so head − tail is the bytes waiting):
 //
@@ -32,6 +34,7 @@ import (
 //	shmCtl(d)+128       8     ring d's tail: bytes read by its consumer
 //	shmCtl(d)+256       4     1 while ring d's consumer sleeps (wake it)
 //	shmCtl(d)+384       4     1 while ring d's producer sleeps (wake it)
+//	2048+d·128          8     remote frames of ring d its consumer copied
 //	shmHeader+d·size    size  ring d's bytes
 //
 // Ring 0 carries the creator's bytes to the opener, ring 1 the reverse.
@@ -84,6 +87,7 @@ type ring struct {
 	head, tail    *atomic.Uint64
 	readerWaiting *atomic.Uint32
 	writerWaiting *atomic.Uint32
+	remoteDone    *atomic.Uint64 // remote frames its consumer has copied (shmremote.go)
 	data          []byte
 	mask          uint64
 }
@@ -96,6 +100,7 @@ func newRing(mem []byte, d, size int) ring {
 		tail:          (*atomic.Uint64)(at(shmFieldTail)),
 		readerWaiting: (*atomic.Uint32)(at(shmFieldRW)),
 		writerWaiting: (*atomic.Uint32)(at(shmFieldWW)),
+		remoteDone:    remoteCounter(mem, d),
 		data:          mem[shmHeader+d*size : shmHeader+(d+1)*size : shmHeader+(d+1)*size],
 		mask:          uint64(size - 1),
 	}
@@ -123,18 +128,22 @@ type shmConn struct {
 	readDeadline, writeDeadline atomic.Int64 // unix nanoseconds, 0 for none
 	readTail, writeHead         uint64       // this side's own positions
 	readSpin, writeSpin         time.Duration
+
+	remote     *remotePeer // the peer's memory, if this side may read it (shmremote.go)
+	peerReads  bool        // the peer reads large payloads from this side's memory
+	remoteSent uint64      // remote frames written
 }
 
 // newShmConn serves a mapped segment: creator says which ring is whose.
 // unmap releases the mapping once the link is closed.
-func newShmConn(ctl net.Conn, mem []byte, ringSize int, creator bool, unmap func() error) *shmConn {
+func newShmConn(ctl net.Conn, mem []byte, ringSize int, creator bool, unmap func() error, remote *remotePeer, peerReads bool) *shmConn {
 	in, out := 1, 0
 	if !creator {
 		in, out = 0, 1
 	}
 	c := &shmConn{Conn: ctl, in: newRing(mem, in, ringSize), out: newRing(mem, out, ringSize),
 		dataBell: make(chan struct{}, 1), spaceBell: make(chan struct{}, 1),
-		peerGone: make(chan struct{}), closed: make(chan struct{}), unmap: unmap}
+		peerGone: make(chan struct{}), closed: make(chan struct{}), unmap: unmap, remote: remote, peerReads: peerReads}
 	c.readTail, c.writeHead = c.in.tail.Load(), c.out.head.Load()
 	c.readSpin, c.writeSpin = shmSpin, shmSpin
 	ctl.SetDeadline(time.Time{})
@@ -333,6 +342,9 @@ func (c *shmConn) Close() error {
 		}
 		c.unmap = nil
 		c.mu.Unlock()
+		if c.remote != nil {
+			c.remote.proc.Release()
+		}
 	})
 	return err
 }

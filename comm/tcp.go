@@ -50,7 +50,8 @@ type Options struct {
 	// only if neither of its ranks asks for TCP.
 	Transport string
 
-	shmRing int // each direction's shared-memory ring in bytes (tests; 0: shmRingFor)
+	shmRing  int  // each direction's shared-memory ring in bytes (tests; 0: shmRingFor)
+	noRemote bool // shared-memory links copy every payload through the ring (tests)
 }
 
 func (o *Options) setDefaults() {
@@ -266,7 +267,7 @@ func (t *TCP) shutdown() {
 // control is a rendezvous or shutdown message, sent as JSON in a control
 // frame (only after authentication).
 type control struct {
-	Kind  string   `json:"kind"` // join, mesh, table, ready, start, link, shm, shm-ok, shm-failed, error, abort, bye
+	Kind  string   `json:"kind"` // join, mesh, table, ready, start, link, shm, shm-ok, shm-failed, remote, error, abort, bye
 	Rank  int      `json:"rank"`
 	Size  int      `json:"size,omitempty"`
 	Addr  string   `json:"addr,omitempty"`
@@ -281,4 +282,7 @@ type control struct {
 	Host    string `json:"host,omitempty"`  // link: where this rank's memory is (hostIdentity)
 	Path    string `json:"path,omitempty"`  // shm: the segment to map
 	Token   []byte `json:"token,omitempty"` // shm: what the segment must hold
+	// shm, shm-ok: where the peer may read this rank's memory (shmremote.go)
+	Probe *remoteProbe `json:"probe,omitempty"`
+	Reads bool         `json:"reads,omitempty"` // shm-ok, remote: this rank can read the receiver's
 }

@@ -66,9 +66,11 @@ func mesh(t testing.TB, size int) []*TCP {
 }
 
 // testLinks are the links the communicator's tests run over: TCP, shared
-// memory, and shared memory through one-page rings, where writers wait for
-// room within every frame and readers see frames wrap around.
-var testLinks = []string{"tcp", "shm", "shm-page"}
+// memory (large frames copied from the sender's memory: shmremote.go),
+// shared memory that copies every byte through the ring, and shared memory
+// through one-page rings, where writers wait for room within every frame
+// and readers see frames wrap around.
+var testLinks = []string{"tcp", "shm", "shm-copy", "shm-page"}
 
 // forLinks runs fn as a subtest over each of testLinks.
 func forLinks(t *testing.T, fn func(t *testing.T, link string)) {
@@ -89,6 +91,8 @@ func meshOver(t testing.TB, size int, link string) []*TCP {
 		switch link {
 		case TransportTCP:
 			o.Transport = TransportTCP
+		case "shm-copy":
+			o.noRemote = true
 		case "shm-page":
 			o.shmRing = 4096
 		}
@@ -103,6 +107,13 @@ func meshOver(t testing.TB, size int, link string) []*TCP {
 			for p := range size {
 				if p != c.Rank() && c.Transport(p) != linkShm {
 					t.Fatalf("rank %d reaches rank %d over %q, want shared memory", c.Rank(), p, c.Transport(p))
+				}
+				if p == c.Rank() {
+					continue
+				}
+				// In one process, every rank may read every other's memory.
+				if sc, ok := c.peers[p].conn.(*shmConn); ok && (sc.remote != nil) != (link != "shm-copy") {
+					t.Fatalf("rank %d reads rank %d's memory: %v, on a %s link", c.Rank(), p, sc.remote != nil, link)
 				}
 			}
 		}

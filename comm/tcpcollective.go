@@ -46,11 +46,20 @@ func (c *call) post(p int, op *recvOp) {
 
 // send queues data for peer p in frames of at most maxDataPayload bytes and
 // returns a channel that reports when the last one has been written.
-func (c *call) send(p int, data []byte) chan error {
+func (c *call) send(p int, data []byte) chan error { return c.sendFrom(p, data, false) }
+
+// sendFrom is send that lets a shared-memory link's receiver copy large
+// frames from this rank's memory (remote, see shmremote.go): only for
+// receives that do not lend the ring.
+func (c *call) sendFrom(p int, data []byte, remote bool) chan error {
 	done := make(chan error, 1)
+	frame := maxDataPayload
+	if sc, ok := c.t.peers[p].conn.(*shmConn); ok && remote && sc.sendsRemote(len(data)) {
+		frame = maxRemotePayload // one descriptor, one wake-up of each side
+	}
 	for first := true; first || len(data) > 0; first = false {
-		n := min(len(data), maxDataPayload)
-		op := &sendOp{payload: data[:n], hdr: frameHeader{typ: frameData, site: c.tag, length: uint32(n), seq: c.seq}}
+		n := min(len(data), frame)
+		op := &sendOp{payload: data[:n], hdr: frameHeader{typ: frameData, site: c.tag, length: uint32(n), seq: c.seq}, remote: remote}
 		if n < len(data) {
 			op.hdr.flags = flagMore
 		} else {
@@ -146,7 +155,7 @@ func (t *TCP) exchange(c *call, send, recv [][]byte) error {
 	sends := make([]chan error, t.size)
 	for p := range t.size {
 		if p != t.rank {
-			sends[p] = c.send(p, send[p])
+			sends[p] = c.sendFrom(p, send[p], true)
 		}
 	}
 	recv[t.rank] = append(recv[t.rank][:0], send[t.rank]...)
@@ -185,7 +194,7 @@ func (t *TCP) Broadcast(site string, root int, data []byte) error {
 		sends := make([]chan error, t.size)
 		for p := range t.size {
 			if p != root {
-				sends[p] = c.send(p, data)
+				sends[p] = c.sendFrom(p, data, true)
 			}
 		}
 		for p := range t.size {

@@ -1,6 +1,7 @@
 package comm
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,9 @@ type sendOp struct {
 	hdr     frameHeader
 	payload []byte
 	done    chan error // nil when nobody waits for this frame
+	// remote: the receiver may copy the payload from this rank's memory
+	// (shmremote.go); not for a receive that lends the ring (shmlend.go).
+	remote bool
 }
 
 // recvOp says where the next data message from a peer goes: into dst
@@ -90,12 +94,7 @@ func (p *peer) writeLoop() {
 			// A receiver that is still computing reads late; the call's own
 			// deadline, not the heartbeat timeout, bounds the wait.
 			p.conn.SetWriteDeadline(time.Now().Add(o.CallTimeout))
-			if p.sums {
-				op.hdr.crc = payloadChecksum(op.payload)
-			}
-			op.hdr.encode(&hdr)
-			bufs := net.Buffers{hdr[:], op.payload}
-			_, err := bufs.WriteTo(p.conn)
+			err := p.writeData(op, &hdr)
 			if err != nil { // first, so that the call sees the goodbye the reader may be reading
 				p.writeFailed(fmt.Errorf("sending: %w", err))
 			}
@@ -131,6 +130,42 @@ func (p *peer) writeLoop() {
 			default:
 			}
 			return
+		}
+	}
+}
+
+// wireFrame is the largest data frame a link that carries checksums
+// writes: the writer checksums a frame's payload just before the kernel
+// copies it, and the reader just after, so that the second pass over the
+// bytes finds them in the core's cache rather than in memory. A queued
+// frame larger than this travels as several (flagMore), which the reader
+// joins as it joins the frames of any message.
+const wireFrame = 256 << 10
+
+// writeData writes op's frame, in frames of at most wireFrame bytes where
+// the link carries checksums.
+func (p *peer) writeData(op *sendOp, hdr *[frameHeaderLen]byte) error {
+	h, payload := op.hdr, op.payload
+	if sc, ok := p.conn.(*shmConn); ok && op.remote && sc.sendsRemote(len(payload)) {
+		return sc.writeRemote(h, payload, hdr)
+	}
+	for {
+		piece := payload
+		if p.sums {
+			piece = payload[:min(len(payload), wireFrame)]
+			h.length, h.flags = uint32(len(piece)), op.hdr.flags
+			if len(piece) < len(payload) {
+				h.flags |= flagMore
+			}
+			h.crc = payloadChecksum(piece)
+		}
+		h.encode(hdr)
+		bufs := net.Buffers{hdr[:], piece}
+		if _, err := bufs.WriteTo(p.conn); err != nil {
+			return err
+		}
+		if payload = payload[len(piece):]; len(payload) == 0 {
+			return nil
 		}
 	}
 }
@@ -235,22 +270,27 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 		p.t.fail(p.lost(fmt.Errorf("sent data for its collective call #%d (site tag %04x) while this rank is in call #%d (site tag %04x): ranks must call the same collectives in the same order", h.seq, h.site, op.seq, op.site)))
 		return nil, false
 	}
-	if op.lend != nil {
+	if h.flags&flagRemote != 0 {
+		if !p.readRemoteData(op) {
+			return nil, false
+		}
+	} else if op.lend != nil {
 		return p.lendData(h, op)
-	}
-	buf, err := op.next(int(h.length))
-	if err != nil {
-		p.t.fail(p.lost(err))
-		return nil, false
-	}
-	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
-	if _, err := io.ReadFull(p.conn, buf); err != nil {
-		p.readFailed(err)
-		return nil, false
-	}
-	if err := p.checkData(h, buf); err != nil {
-		p.t.fail(p.lost(err))
-		return nil, false
+	} else {
+		buf, err := op.next(int(h.length))
+		if err != nil {
+			p.t.fail(p.lost(err))
+			return nil, false
+		}
+		p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+		if _, err := io.ReadFull(p.conn, buf); err != nil {
+			p.readFailed(err)
+			return nil, false
+		}
+		if err := p.checkData(h, buf); err != nil {
+			p.t.fail(p.lost(err))
+			return nil, false
+		}
 	}
 	if h.flags&flagMore != 0 {
 		return op, true
@@ -261,6 +301,36 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 	}
 	op.done <- nil
 	return nil, true
+}
+
+// readRemoteData reads the descriptor of a flagRemote frame and copies
+// the data it describes from the peer's memory into op.
+func (p *peer) readRemoteData(op *recvOp) bool {
+	sc, ok := p.conn.(*shmConn)
+	if !ok || sc.remote == nil || op.lend != nil {
+		p.t.fail(p.lost(fmt.Errorf("%w: a remote frame where this rank does not read the peer's memory", ErrCorruptFrame)))
+		return false
+	}
+	var d [remoteDescriptorLen]byte
+	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
+	if _, err := io.ReadFull(p.conn, d[:]); err != nil {
+		p.readFailed(err)
+		return false
+	}
+	addr, n := binary.NativeEndian.Uint64(d[:]), binary.NativeEndian.Uint64(d[8:])
+	if n > maxRemotePayload {
+		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxRemotePayload)))
+		return false
+	}
+	buf, err := op.next(int(n))
+	if err == nil {
+		err = sc.readRemoteFrame(buf, addr)
+	}
+	if err != nil {
+		p.t.fail(p.lost(err))
+		return false
+	}
+	return true
 }
 
 // checkData checks a data or message payload where the link carries sums.

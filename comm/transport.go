@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 )
 
@@ -126,7 +127,9 @@ func createLink(opt *Options, conn net.Conn, peer int) (net.Conn, error) {
 	}
 	unmap := unmapSegment(mem)
 	defer removeSegment(path)
-	err = writeControl(conn, control{Kind: "shm", Path: path, Token: token})
+	probe, cookie := offerRemote(opt)
+	defer runtime.KeepAlive(cookie) // until the peer has read it
+	err = writeControl(conn, control{Kind: "shm", Path: path, Token: token, Probe: probe})
 	var reply control
 	if err == nil {
 		reply, err = readControl(conn)
@@ -140,7 +143,38 @@ func createLink(opt *Options, conn net.Conn, peer int) (net.Conn, error) {
 		opt.Logf("comm: rank %d: TCP to rank %d on this host: it could not map shared memory: %s", opt.Rank, peer, reply.Reason)
 		return conn, nil
 	}
-	return newShmConn(conn, mem, ring, true, unmap), nil
+	remote := acceptRemote(opt, peer, reply.Probe)
+	if err := writeControl(conn, control{Kind: "remote", Reads: remote != nil}); err != nil {
+		unmap()
+		if remote != nil {
+			remote.proc.Release()
+		}
+		return nil, err
+	}
+	return newShmConn(conn, mem, ring, true, unmap, remote, reply.Reads), nil
+}
+
+// offerRemote is this rank's offer to let the peer read its memory (nil
+// when the options keep every payload in the ring), and the cookie to
+// keep reachable until the peer has answered.
+func offerRemote(opt *Options) (*remoteProbe, []byte) {
+	if opt.noRemote {
+		return nil, nil
+	}
+	return newRemoteProbe()
+}
+
+// acceptRemote opens the peer's memory for remote reads, if it offered
+// and the system allows; nil (logged when it offered) otherwise.
+func acceptRemote(opt *Options, peer int, pr *remoteProbe) *remotePeer {
+	if pr == nil || opt.noRemote {
+		return nil
+	}
+	rp, err := openRemotePeer(pr)
+	if err != nil {
+		opt.Logf("comm: rank %d: data from rank %d passes through the shared ring: %v", opt.Rank, peer, err)
+	}
+	return rp
 }
 
 // openLink is the higher rank's side of a shared-memory link.
@@ -158,11 +192,25 @@ func openLink(opt *Options, conn net.Conn, peer int) (net.Conn, error) {
 		return conn, writeControl(conn, control{Kind: "shm-failed", Reason: err.Error()})
 	}
 	unmap := unmapSegment(mem)
-	if err := writeControl(conn, control{Kind: "shm-ok"}); err != nil {
+	remote := acceptRemote(opt, peer, m.Probe)
+	probe, cookie := offerRemote(opt)
+	defer runtime.KeepAlive(cookie) // until the peer has read it
+	err = writeControl(conn, control{Kind: "shm-ok", Probe: probe, Reads: remote != nil})
+	var them control
+	if err == nil {
+		them, err = readControl(conn)
+	}
+	if err == nil && them.Kind != "remote" {
+		err = fmt.Errorf("%w: %q instead of the remote reads", ErrCorruptFrame, them.Kind)
+	}
+	if err != nil {
 		unmap()
+		if remote != nil {
+			remote.proc.Release()
+		}
 		return nil, err
 	}
-	return newShmConn(conn, mem, ring, false, unmap), nil
+	return newShmConn(conn, mem, ring, false, unmap, remote, them.Reads), nil
 }
 
 // Transport returns how this rank reaches rank r: "shm" (shared memory) or

@@ -227,3 +227,25 @@ func TestLaunchReadsTheWorkersCommand(t *testing.T) {
 		}
 	}
 }
+
+// worker bench --op times only that collective (after memcpy), and
+// --cpuprofile leaves one profile per rank.
+func TestWorkerBenchOpAndProfile(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu")
+	stdout, stderr, code := graftProcessEnv(t, nil, "launch", "--nproc", "2", "--", "worker", "bench", "--mib", "1", "--reps", "2",
+		"--op", "alltoall", "--cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, `"op":"memcpy"`) || !strings.Contains(stdout, `"op":"alltoall"`) || strings.Contains(stdout, `"op":"allreduce"`) {
+		t.Errorf("want memcpy and alltoall only:\n%s", stdout)
+	}
+	for _, r := range []string{"0", "1"} {
+		if st, err := os.Stat(prof + "." + r); err != nil || st.Size() == 0 {
+			t.Errorf("profile of rank %s: %v", r, err)
+		}
+	}
+	if _, stderr, code := graftProcessEnv(t, nil, "worker", "bench", "--op", "broadcast"); code != 2 || !strings.Contains(stderr, "want allreduce or alltoall") {
+		t.Errorf("--op broadcast: exit %d\n%s", code, stderr)
+	}
+}

@@ -162,11 +162,21 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	wf := launch.AddFlags(fs)
 	mib := fs.Int("mib", 64, "all-reduce buffer and all-to-all bytes per rank, in MiB")
 	reps := fs.Int("reps", 10, "timed repetitions (best and median are reported)")
+	only := fs.String("op", "", "time only this collective, `allreduce` or alltoall (memcpy always runs, for scale)")
+	profile := fs.String("cpuprofile", "", "each rank writes a CPU profile of the timed collectives (not of memcpy or the warm-up) to `FILE`.RANK (go tool pprof)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if err := wantAtLeast(1, intValue{"mib", *mib}, intValue{"reps", *reps}); err != nil {
 		return err
+	}
+	benchOps := []string{"memcpy", "allreduce", "alltoall"}
+	switch *only {
+	case "":
+	case "allreduce", "alltoall":
+		benchOps = []string{"memcpy", *only}
+	default:
+		return usageError{fmt.Errorf("--op %q: want allreduce or alltoall", *only)}
 	}
 	c, err := connectWorker(wf, stderr)
 	if err != nil {
@@ -190,10 +200,20 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	var memcpy float64
-	for _, op := range []string{"memcpy", "allreduce", "alltoall"} {
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
+	for _, op := range benchOps {
 		times := make([]float64, 0, *reps)
 		cpus := make([]float64, 0, *reps)
 		for rep := -1; rep < *reps; rep++ { // rep -1 warms up
+			if rep == 0 && op != "memcpy" && *profile != "" {
+				stop, err := startCPUProfile(fmt.Sprintf("%s.%d", *profile, c.Rank()))
+				if err != nil {
+					return err
+				}
+				stopProfile = stop
+				*profile = ""
+			}
 			if err := c.Barrier("bench.sync"); err != nil {
 				return err
 			}

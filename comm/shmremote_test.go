@@ -1,0 +1,74 @@
+//go:build linux
+
+package comm
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// A remote peer is the process that holds the cookie it announced: a
+// wrong cookie, address or process is refused, and a read from a process
+// that has ended fails rather than returning whatever the id now names.
+func TestRemotePeerIsTheProcessThatHoldsTheCookie(t *testing.T) {
+	probe, cookie := newRemoteProbe()
+	defer runtime.KeepAlive(cookie)
+	rp, err := openRemotePeer(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("graft"), 1<<16)
+	got := make([]byte, len(data))
+	if err := rp.read(got, uint64(uintptr(unsafe.Pointer(&data[0])))); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("reading this process: %v", err)
+	}
+	rp.proc.Release()
+
+	wrong := *probe
+	wrong.Cookie = bytes.Repeat([]byte{7}, 16)
+	if _, err := openRemotePeer(&wrong); err == nil || !strings.Contains(err.Error(), "cookie") {
+		t.Errorf("wrong cookie: %v", err)
+	}
+	wrong = *probe
+	wrong.Addr = 8
+	if _, err := openRemotePeer(&wrong); err == nil {
+		t.Error("a cookie at address 8 was read")
+	}
+
+	// A process that has ended, reaped or not.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dead := &remotePeer{proc: cmd.Process, pid: cmd.Process.Pid}
+	cmd.Wait()
+	if err := dead.read(make([]byte, 16), probe.Addr); err == nil {
+		t.Error("read from an ended process")
+	}
+	if err := processAlive(cmd.Process); err == nil {
+		t.Error("an ended process counts as alive")
+	}
+}
+
+// A remote frame on a link whose reader does not read the peer's memory
+// (TCP here) is corrupt: it ends the job naming the sender.
+func TestRemoteFrameWhereNotOfferedIsCorrupt(t *testing.T) {
+	comms := meshOver(t, 2, TransportTCP)
+	p := comms[0].peers[1]
+	h := frameHeader{typ: frameData, flags: flagRemote, length: remoteDescriptorLen, seq: comms[0].seq + 1, site: siteTag("x")}
+	var hdr [frameHeaderLen]byte
+	h.crc = payloadChecksum(make([]byte, remoteDescriptorLen))
+	h.encode(&hdr)
+	if _, err := p.conn.Write(append(hdr[:], make([]byte, remoteDescriptorLen)...)); err != nil {
+		t.Fatal(err)
+	}
+	errs := onEach(comms, func(c *TCP) error { return c.AllReduce("x", make([]float32, 4)) })
+	if err := errs[1]; err == nil || !strings.Contains(err.Error(), "remote frame") {
+		t.Fatalf("rank 1: %v; want the remote frame refused", err)
+	}
+}
