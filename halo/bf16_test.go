@@ -151,3 +151,49 @@ func ownedBF16Widened(p *partition.Part, global16 *tensor.MatrixBF16) []float32 
 	ids := append(slices.Clone(p.Owned), p.Halo...)
 	return global16.SelectRows(ids).Widen().Data
 }
+
+// With Config.BF16, entropy:none codes the forward rows' bf16 values (two
+// bytes each) rather than their float32 widening: the halo rows are the
+// exact ones, as without a codec, and a training pass sends no more bytes
+// than the uncompressed bf16 exchange (plus each message's few bytes of
+// framing), where coding the widened float32s sent more.
+func TestExchangeBF16EntropyCodesHalves(t *testing.T) {
+	const n, k, w = 150, 3, 16
+	_, l := testLayout(t, n, k, 5)
+	global16 := tensor.MatrixToBF16(randomRows(rand.New(rand.NewPCG(5, 6)), n, w))
+	sent := make([][2]int64, k) // per rank: forward bytes uncompressed and with entropy:none
+	transports(t, k, func(c comm.Communicator) error {
+		p := &l.Parts[c.Rank()]
+		site := ForwardSites + "0"
+		for i, name := range []string{"none", "entropy"} {
+			codec, err := compress.New(name)
+			if err != nil {
+				return err
+			}
+			e, err := New(c, p, Config{Seed: 1, Layers: 2, Codec: codec, BF16: true})
+			if err != nil {
+				return err
+			}
+			before := c.Stats().Site(site).BytesSent
+			e.Begin(0, true)
+			ext16 := ownedBF16(p, global16)
+			e.ForwardBF16(0, ext16, len(p.Owned))
+			if err := e.Err(); err != nil {
+				return err
+			}
+			sent[c.Rank()][i] = c.Stats().Site(site).BytesSent - before
+			ids := append(slices.Clone(p.Owned), p.Halo...)
+			if want := global16.SelectRows(ids).Data; !slices.Equal(ext16.Data, want) {
+				return fmt.Errorf("rank %d, %s: the halo rows are not the exact bf16 rows", c.Rank(), name)
+			}
+		}
+		return nil
+	}, func() error {
+		for r, s := range sent {
+			if peers := int64(k - 1); s[0] == 0 || s[1] > s[0]+16*peers {
+				return fmt.Errorf("rank %d sent %d bytes with entropy:none, %d uncompressed", r, s[1], s[0])
+			}
+		}
+		return nil
+	})
+}

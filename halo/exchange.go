@@ -55,10 +55,15 @@ type Exchange struct {
 	codec  *timed  // the codec of compressed passes, timed
 	keeper *keeper // codec's column keeper, if it sends gradients at columns (else nil)
 	caps   compress.Caps
-	none   *timed            // the codec of uncompressed passes where rows cannot go as they are
-	bf16   *timed            // with Config.BF16, the codec of float32 rows that would go as they are
-	raw    bool              // uncompressed passes send float32s as they are (wire-order host)
-	rows   comm.RowsExchange // with shared rows: sends each peer its rows of the one encoding
+	none   *timed // the codec of uncompressed passes where rows cannot go as they are
+	bf16   *timed // with Config.BF16, the codec of float32 rows that would go as they are
+	// bf16Coded, with Config.BF16 and the lossless codec entropy:none,
+	// stands in for it in forward passes: entropy:bf16 codes the rows'
+	// two bytes a value (exact, the layers rounded them) rather than
+	// their float32 widening.
+	bf16Coded *timed
+	raw       bool              // uncompressed passes send float32s as they are (wire-order host)
+	rows      comm.RowsExchange // with shared rows: sends each peer its rows of the one encoding
 
 	observer compress.Observer // the schedule, if it watches the loss
 	stateful compress.Stateful // the schedule, if it has state to checkpoint
@@ -110,6 +115,13 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 		codec = e.keeper
 	}
 	e.codec = &timed{Compressor: codec}
+	if cfg.BF16 && codec.Name() == "entropy:none" {
+		c, err := compress.New("entropy:bf16")
+		if err != nil {
+			return nil, err
+		}
+		e.bf16Coded = &timed{Compressor: c}
+	}
 	if e.caps.Rows != nil {
 		e.plan.shareRows()
 		e.rows = comm.Rows(c)
@@ -211,6 +223,9 @@ func (e *Exchange) CodecSeconds() float64 {
 	if e.cfg.Codec.Name() == "none" {
 		return 0
 	}
+	if e.bf16Coded != nil {
+		return e.codec.seconds + e.bf16Coded.seconds
+	}
 	return e.codec.seconds
 }
 
@@ -261,11 +276,14 @@ func (e *Exchange) codecFor(layer int) *timed {
 }
 
 // forwardCodec is codecFor in a forward pass: with Config.BF16 the bf16
-// codec stands in for none.
+// codec stands in for none, and entropy:bf16 for entropy:none.
 func (e *Exchange) forwardCodec(layer int) *timed {
 	c := e.codecFor(layer)
-	if e.bf16 != nil && (c == e.none || c.Name() == "none") {
+	switch {
+	case e.bf16 != nil && (c == e.none || c.Name() == "none"):
 		return e.bf16
+	case e.bf16Coded != nil && c == e.codec:
+		return e.bf16Coded
 	}
 	return c
 }
