@@ -61,6 +61,15 @@ func TestMemoryAccount(t *testing.T) {
 	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != 2*sparse+features {
 		t.Errorf("two data-parallel parts of sparse features: %d bytes, want %d (the input's and parts' sparse copies, %d each, and the dense rows, %d)", dp, 2*sparse+features, sparse, features)
 	}
+	// A mini-batch run at bf16 holds its features in bf16 only.
+	s := coraSpec(t)
+	s.Dataset, s.Split, s.Features, s.Log, s.Precision = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard, "bf16"
+	s.Train.Epochs, s.Sampler, s.BatchSize = 1, "neighbor:5,5", 64
+	if sum, err := Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	} else if sum.Memory.Features != features/2 {
+		t.Errorf("a bf16 mini-batch run: features %d bytes, want %d", sum.Memory.Features, features/2)
+	}
 	if sampled := run(1, 64, "neighbor:5,5"); sampled.Memory.Activations <= 0 {
 		t.Errorf("mini-batch run: activations %d bytes", sampled.Memory.Activations)
 	}

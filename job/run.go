@@ -224,7 +224,7 @@ func (s *Spec) runMiniBatch(ctx context.Context, in *input, opts fullgraph.Optio
 		// The float32 features go once converted: nothing after this
 		// reads them (the checkpoints' data identity is already taken).
 		p = p.WithBF16Features()
-		in.problem.Features = p.Features
+		in.problem.Features, in.problem.FeaturesBF16 = p.Features, p.FeaturesBF16
 	}
 	res, loop, err := minibatch.Run(ctx, s.Train, p, mo, onEpoch)
 	if se := (sample.SpecError{}); errors.As(err, &se) {
