@@ -79,6 +79,16 @@ func diffMinMax(diff, row, rec []float32) (lo, hi float32) {
 // and codes, rowBytes(bits, len(row)) bytes) to b and adds what it decodes
 // to to rec; diff is scratch of len(row).
 func encodeDeltaRow(b []byte, row, rec, diff []float32, bits int) {
+	if deltaAsm && len(row) > 0 {
+		n := len(row)
+		_, _, _ = diff[n-1], rec[n-1], b[deltaHeader+(n*bits+7)/8-1]
+		lo, hi := deltaDiffMinMaxAVX512(&diff[0], &row[0], &rec[0], n)
+		lo16, step16, qlo, inv := deltaRowHeader(lo+0, hi+0, bits)
+		binary.LittleEndian.PutUint16(b, lo16)
+		binary.LittleEndian.PutUint16(b[2:], step16)
+		deltaCodesAVX512(&b[deltaHeader], &diff[0], &rec[0], n, bits, qlo, inv, fromBF16(lo16), fromBF16(step16))
+		return
+	}
 	lo, hi := diffMinMax(diff, row, rec)
 	lo16, step16, qlo, inv := deltaRowHeader(lo, hi, bits)
 	binary.LittleEndian.PutUint16(b, lo16)
@@ -167,6 +177,10 @@ func applyDeltaRow(rec []float32, b []byte, bits int) {
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
 	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
 	codes := b[deltaHeader : deltaHeader+(len(rec)*bits+7)/8]
+	if deltaAsm && len(rec) > 0 {
+		deltaApplyAVX512(&rec[0], &codes[0], len(rec), bits, lo, step)
+		return
+	}
 	if bits == 8 {
 		codes = codes[:len(rec)]
 		for j, c := range codes {

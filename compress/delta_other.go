@@ -1,0 +1,18 @@
+//go:build noasm || !amd64 || amd64.v3
+
+package compress
+
+// This build runs the delta codec's Go loops (see delta_amd64.go).
+const deltaAsm = false
+
+func deltaDiffMinMaxAVX512(*float32, *float32, *float32, int) (float32, float32) {
+	panic("compress: no delta kernels in this build")
+}
+
+func deltaCodesAVX512(*byte, *float32, *float32, int, int, float32, float32, float32, float32) {
+	panic("compress: no delta kernels in this build")
+}
+
+func deltaApplyAVX512(*float32, *byte, int, int, float32, float32) {
+	panic("compress: no delta kernels in this build")
+}
