@@ -240,6 +240,19 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	}
 	diff := d.diff[:width]
 	at := start + nb
+	if deltaAsm && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0 {
+		// Every row is sent: the kernel codes them one after another.
+		for i := range nb {
+			dst[start+i] = 0xff
+		}
+		if rows%8 != 0 {
+			dst[start+nb-1] = 1<<(rows%8) - 1
+		}
+		_, _ = x[rows*width-1], s.recon[rows*width-1]
+		deltaEncodeRowsAVX512(&dst[at], &x[0], &s.recon[0], &diff[0], rows, width, bits)
+		clear(s.skipped)
+		return dst
+	}
 	for i := range rows {
 		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
 		stale := s.skipped[i] < 0 || d.MaxStale > 0 && int(s.skipped[i])+1 >= d.MaxStale

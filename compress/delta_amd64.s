@@ -7,12 +7,11 @@
 // same operations in the same order per value (no fused multiply-add), 16
 // values at a time, the last partial block under a mask.
 
-// func deltaDiffMinMaxAVX512(diff, row, rec *float32, n int) (lo, hi float32)
-TEXT ·deltaDiffMinMaxAVX512(SB), NOSPLIT, $0-40
-	MOVQ         diff+0(FP), DI
-	MOVQ         row+8(FP), SI
-	MOVQ         rec+16(FP), DX
-	MOVQ         n+24(FP), CX
+// deltaDiffMinMax writes the CX values of the row at SI less those of
+// the reconstruction at DX to DI, and leaves their minimum and maximum,
+// NaNs left out (±Inf if none), in X0 and X1. It advances SI, DX and DI
+// and clobbers AX, BX, CX, K1, Z0–Z5.
+TEXT deltaDiffMinMax<>(SB), NOSPLIT|NOFRAME, $0-0
 	MOVL         $0x7f800000, AX
 	VPBROADCASTD AX, Z0            // lo: +Inf
 	MOVL         $0xff800000, AX
@@ -44,6 +43,9 @@ dmm_tail:
 	VMOVUPS   Z4, K1, 0(DI)
 	VMINPS    Z0, Z4, K1, Z0
 	VMAXPS    Z1, Z4, K1, Z1
+	LEAQ      0(SI)(CX*4), SI
+	LEAQ      0(DX)(CX*4), DX
+	LEAQ      0(DI)(CX*4), DI
 
 dmm_reduce:
 	VEXTRACTF32X8 $1, Z0, Y2
@@ -62,9 +64,108 @@ dmm_reduce:
 	VPERMILPS     $0xb1, X1, X3
 	VMINPS        X2, X0, X0
 	VMAXPS        X3, X1, X1
-	VMOVSS        X0, lo+32(FP)
-	VMOVSS        X1, hi+36(FP)
-	VZEROUPPER
+	RET
+
+// deltaRowHead is deltaRowHeader: from the minimum and maximum in X0 and
+// X1 and nbits in R8 it writes the row's header at DI (advancing DI past
+// it) and broadcasts the minimum and reciprocal step the codes are rounded
+// with to Z10 and Z11 and the minimum and step they decode to to Z12 and
+// Z13. It clobbers AX, BX, CX, DX, X0–X7.
+TEXT deltaRowHead<>(SB), NOSPLIT|NOFRAME, $0-0
+	VXORPS X7, X7, X7
+	VADDSS X7, X0, X0              // lo + 0, hi + 0: −0 becomes +0
+	VADDSS X7, X1, X1
+
+	// lo16 (BX) = bf16Down(lo): the top half, one further from 0 if lo is
+	// negative, not NaN, and has low bits.
+	VMOVD X0, AX
+	MOVL  AX, BX
+	SHRL  $16, BX
+	TESTL $0xffff, AX
+	JEQ   drh_lo_done
+	TESTL AX, AX
+	JNS   drh_lo_done
+	MOVL  AX, CX
+	ANDL  $0x7fffffff, CX
+	CMPL  CX, $0x7f800000
+	JHI   drh_lo_done
+	INCL  BX
+
+drh_lo_done:
+	MOVL   BX, AX
+	SHLL   $16, AX
+	VMOVD  AX, X2                  // qlo
+	MOVL   $1, CX
+	SHLXL  R8, CX, CX
+	DECL   CX
+	VCVTSI2SSL CX, X4, X4          // levels
+	VSUBSS X2, X1, X3              // hi − qlo
+	VDIVSS X4, X3, X3              // ÷ levels
+
+	// step16 (DX) = bf16Up(X3) = bf16Down(−X3) ^ 0x8000.
+	VMOVD X3, AX
+	XORL  $0x80000000, AX
+	MOVL  AX, DX
+	SHRL  $16, DX
+	TESTL $0xffff, AX
+	JEQ   drh_step_done
+	TESTL AX, AX
+	JNS   drh_step_done
+	MOVL  AX, CX
+	ANDL  $0x7fffffff, CX
+	CMPL  CX, $0x7f800000
+	JHI   drh_step_done
+	INCL  DX
+
+drh_step_done:
+	XORL   $0x8000, DX
+	MOVL   DX, AX
+	SHLL   $16, AX
+	VMOVD  AX, X5                  // step
+	MOVL   $0x3f800000, CX
+	VMOVD  CX, X6
+	VDIVSS X5, X6, X6              // inv = 1/step
+
+	// Not finite (qlo, step; inv where step > 0) or step < 0: zeros.
+	MOVL  BX, CX
+	SHLL  $16, CX
+	ANDL  $0x7f800000, CX
+	CMPL  CX, $0x7f800000
+	JEQ   drh_bad
+	MOVL  AX, CX
+	ANDL  $0x7f800000, CX
+	CMPL  CX, $0x7f800000
+	JEQ   drh_bad
+	TESTL $0x7fff, DX
+	JEQ   drh_ok                   // ±0: neither < 0 nor > 0
+	TESTL $0x8000, DX
+	JNE   drh_bad                  // < 0
+	VMOVD X6, CX
+	ANDL  $0x7f800000, CX
+	CMPL  CX, $0x7f800000
+	JNE   drh_ok
+
+drh_bad:
+	XORL BX, BX
+	XORL DX, DX
+
+drh_ok:
+	TESTL  DX, DX
+	JNE    drh_store
+	VXORPS X6, X6, X6              // step16 0: every code 0
+
+drh_store:
+	MOVW         BX, 0(DI)
+	MOVW         DX, 2(DI)
+	ADDQ         $4, DI
+	VBROADCASTSS X2, Z10
+	VBROADCASTSS X6, Z11
+	SHLL         $16, BX
+	VMOVD        BX, X3
+	VBROADCASTSS X3, Z12
+	SHLL         $16, DX
+	VMOVD        DX, X3
+	VBROADCASTSS X3, Z13
 	RET
 
 // deltaMasks sets R9 to the PEXT/PDEP mask of nbits (R8) codes one to a
@@ -79,17 +180,17 @@ dmm_reduce:
 	LEAQ  (R8)(R8*1), R10             \
 	LEAQ  0(R8*8), R11
 
-// func deltaCodesAVX512(codes *byte, diff, rec *float32, n, nbits int, qlo, inv, dlo, dstep float32)
-TEXT ·deltaCodesAVX512(SB), NOSPLIT, $0-56
-	MOVQ         codes+0(FP), DI
-	MOVQ         diff+8(FP), SI
-	MOVQ         rec+16(FP), DX
-	MOVQ         n+24(FP), CX
-	MOVQ         nbits+32(FP), R8
-	VBROADCASTSS qlo+40(FP), Z10
-	VBROADCASTSS inv+44(FP), Z11
-	VBROADCASTSS dlo+48(FP), Z12
-	VBROADCASTSS dstep+52(FP), Z13
+// func deltaEncodeRowsAVX512(dst *byte, x, rec, diff *float32, rows, width, nbits int)
+//
+// Every row of x in turn: its difference against rec (to diff), header
+// and codes (rowBytes(nbits, width) bytes at dst, one row after another),
+// and rec updated to what the codes decode to.
+TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), R13
+	MOVQ         rec+16(FP), R14
+	MOVQ         rows+32(FP), R12
+	MOVQ         nbits+48(FP), R8
 	deltaMasks
 	VPBROADCASTD AX, Z14
 	VCVTDQ2PS    Z14, Z14             // top
@@ -101,6 +202,22 @@ TEXT ·deltaCodesAVX512(SB), NOSPLIT, $0-56
 	BZHIQ        R10, AX, BX
 	KMOVQ        BX, K4               // a whole block's bytes
 	KXNORW       K5, K5, K5           // a whole block's values
+
+der_row:
+	TESTQ R12, R12
+	JEQ   der_done
+	MOVQ  R13, SI
+	MOVQ  R14, DX
+	MOVQ  diff+24(FP), DI
+	MOVQ  width+40(FP), CX
+	CALL  deltaDiffMinMax<>(SB)
+	MOVQ  SI, R13                     // the next row
+	MOVQ  dst+0(FP), DI
+	CALL  deltaRowHead<>(SB)
+	MOVQ  width+40(FP), CX
+	MOVQ  diff+24(FP), SI
+	MOVQ  R14, DX
+	LEAQ  0(R14)(CX*4), R14           // the next row's reconstruction
 
 dc_loop:
 	CMPQ   CX, $16
@@ -116,7 +233,7 @@ dc_loop:
 
 dc_tail:
 	TESTQ  CX, CX
-	JEQ    dc_done
+	JEQ    dc_row_done
 	MOVQ   $-1, AX
 	BZHIQ  CX, AX, BX
 	KMOVW  BX, K1
@@ -126,8 +243,14 @@ dc_tail:
 	BZHIQ  CX, AX, BX
 	KMOVQ  BX, K3
 	CALL   deltaCodesBlock<>(SB)
+	ADDQ   CX, DI
 
-dc_done:
+dc_row_done:
+	MOVQ DI, dst+0(FP)
+	DECQ R12
+	JMP  der_row
+
+der_done:
 	VZEROUPPER
 	RET
 

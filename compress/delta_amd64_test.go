@@ -24,7 +24,7 @@ func TestDeltaKernelsMatchGo(t *testing.T) {
 	special := []float32{float32(math.NaN()), 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-38, 3e38, -3e38, 1e-45}
 	for _, bits := range []int{1, 2, 4, 8} {
 		for width := 0; width <= 67; width++ {
-			for trial := range 4 {
+			for trial := range 6 {
 				const rows = 6
 				spec := fmt.Sprintf("delta:%d:0:0", bits)
 				asm, plain := newDelta(t, spec), newDelta(t, spec)
@@ -43,6 +43,24 @@ func TestDeltaKernelsMatchGo(t *testing.T) {
 					case 2: // a wide range
 						for i := range x {
 							x[i] *= float32(math.Pow(10, float64(r.IntN(70)-35)))
+						}
+					case 3: // rows of one value a bfloat16 holds exactly: differences of one value, steps of 0
+						for i := range rows {
+							v := float32(r.IntN(9)-4) / 2
+							for j := range width {
+								x[i*width+j] = v
+							}
+						}
+					case 4: // subnormal differences: steps whose reciprocal overflows
+						for i := range x {
+							x[i] = float32(r.NormFloat64() * 1e-40)
+						}
+					case 5: // rows of one special value
+						for i := range rows {
+							v := special[r.IntN(len(special))]
+							for j := range width {
+								x[i*width+j] = v
+							}
 						}
 					}
 					key := Key{Step: step}

@@ -5,11 +5,7 @@ package compress
 // This build runs the delta codec's Go loops (see delta_amd64.go).
 const deltaAsm = false
 
-func deltaDiffMinMaxAVX512(*float32, *float32, *float32, int) (float32, float32) {
-	panic("compress: no delta kernels in this build")
-}
-
-func deltaCodesAVX512(*byte, *float32, *float32, int, int, float32, float32, float32, float32) {
+func deltaEncodeRowsAVX512(*byte, *float32, *float32, *float32, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }
 

@@ -81,12 +81,8 @@ func diffMinMax(diff, row, rec []float32) (lo, hi float32) {
 func encodeDeltaRow(b []byte, row, rec, diff []float32, bits int) {
 	if deltaAsm && len(row) > 0 {
 		n := len(row)
-		_, _, _ = diff[n-1], rec[n-1], b[deltaHeader+(n*bits+7)/8-1]
-		lo, hi := deltaDiffMinMaxAVX512(&diff[0], &row[0], &rec[0], n)
-		lo16, step16, qlo, inv := deltaRowHeader(lo+0, hi+0, bits)
-		binary.LittleEndian.PutUint16(b, lo16)
-		binary.LittleEndian.PutUint16(b[2:], step16)
-		deltaCodesAVX512(&b[deltaHeader], &diff[0], &rec[0], n, bits, qlo, inv, fromBF16(lo16), fromBF16(step16))
+		_, _, _ = diff[n-1], rec[n-1], b[rowBytes(bits, n)-1]
+		deltaEncodeRowsAVX512(&b[0], &row[0], &rec[0], &diff[0], 1, n, bits)
 		return
 	}
 	lo, hi := diffMinMax(diff, row, rec)
