@@ -249,7 +249,7 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 			dst[start+nb-1] = 1<<(rows%8) - 1
 		}
 		_, _ = x[rows*width-1], s.recon[rows*width-1]
-		deltaEncodeRowsAVX512(&dst[at], &x[0], &s.recon[0], &diff[0], rows, width, bits)
+		deltaEncodeRowsAVX512(&dst[at], &x[0], &s.recon[0], rows, width, bits)
 		clear(s.skipped)
 		return dst
 	}
@@ -328,6 +328,13 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	}
 	s := d.stream(key, true, rows, width)
 	at := nb
+	if deltaAsm && bits != 32 && sent == rows && rows > 0 && width > 0 {
+		// Every row is sent: the kernel decodes them one after another.
+		deltaApplyRowsAVX512(&s.recon[0], &src[nb], rows, width, bits)
+		clear(s.skipped)
+		copy(out[:rows*width], s.recon)
+		return nil
+	}
 	for i := range rows {
 		if src[i/8]>>(i%8)&1 == 0 {
 			s.skipped[i]++

@@ -11,14 +11,15 @@ package compress
 var deltaAsm = quantAsm
 
 // deltaEncodeRowsAVX512 is encodeDeltaRow of each of rows ≥ 1 rows of
-// width ≥ 1 in turn (x's and rec's rows, diff of width), writing
-// rows·rowBytes(nbits, width) bytes at dst.
+// width ≥ 1 in turn (x's and rec's rows), writing rows·rowBytes(nbits,
+// width) bytes at dst.
 //
 //go:noescape
-func deltaEncodeRowsAVX512(dst *byte, x, rec, diff *float32, rows, width, nbits int)
+func deltaEncodeRowsAVX512(dst *byte, x, rec *float32, rows, width, nbits int)
 
-// deltaApplyAVX512 adds the levels dlo + code·dstep of the n nbits-wide
-// codes at codes to rec.
+// deltaApplyRowsAVX512 is applyDeltaRow of each of rows ≥ 1 rows of
+// width ≥ 1 in turn: rows·rowBytes(nbits, width) bytes at src, added to
+// rec's rows.
 //
 //go:noescape
-func deltaApplyAVX512(rec *float32, codes *byte, n, nbits int, dlo, dstep float32)
+func deltaApplyRowsAVX512(rec *float32, src *byte, rows, width, nbits int)

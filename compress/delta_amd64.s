@@ -7,10 +7,10 @@
 // same operations in the same order per value (no fused multiply-add), 16
 // values at a time, the last partial block under a mask.
 
-// deltaDiffMinMax writes the CX values of the row at SI less those of
-// the reconstruction at DX to DI, and leaves their minimum and maximum,
-// NaNs left out (±Inf if none), in X0 and X1. It advances SI, DX and DI
-// and clobbers AX, BX, CX, K1, Z0–Z5.
+// deltaDiffMinMax leaves the minimum and maximum of the CX values of the
+// row at SI less those of the reconstruction at DX, NaNs left out (±Inf
+// if none), in X0 and X1. It advances SI and DX and clobbers AX, CX, K1,
+// Z0–Z5.
 TEXT deltaDiffMinMax<>(SB), NOSPLIT|NOFRAME, $0-0
 	MOVL         $0x7f800000, AX
 	VPBROADCASTD AX, Z0            // lo: +Inf
@@ -22,12 +22,10 @@ dmm_loop:
 	JLT     dmm_tail
 	VMOVUPS 0(SI), Z4
 	VSUBPS  0(DX), Z4, Z4          // row − rec
-	VMOVUPS Z4, 0(DI)
 	VMINPS  Z0, Z4, Z0             // a NaN in Z4 keeps Z0, as v < lo is false
 	VMAXPS  Z1, Z4, Z1
 	ADDQ    $64, SI
 	ADDQ    $64, DX
-	ADDQ    $64, DI
 	SUBQ    $16, CX
 	JMP     dmm_loop
 
@@ -40,12 +38,10 @@ dmm_tail:
 	VMOVUPS.Z 0(SI), K1, Z4
 	VMOVUPS.Z 0(DX), K1, Z5
 	VSUBPS    Z5, Z4, Z4
-	VMOVUPS   Z4, K1, 0(DI)
 	VMINPS    Z0, Z4, K1, Z0
 	VMAXPS    Z1, Z4, K1, Z1
 	LEAQ      0(SI)(CX*4), SI
 	LEAQ      0(DX)(CX*4), DX
-	LEAQ      0(DI)(CX*4), DI
 
 dmm_reduce:
 	VEXTRACTF32X8 $1, Z0, Y2
@@ -180,17 +176,17 @@ drh_store:
 	LEAQ  (R8)(R8*1), R10             \
 	LEAQ  0(R8*8), R11
 
-// func deltaEncodeRowsAVX512(dst *byte, x, rec, diff *float32, rows, width, nbits int)
+// func deltaEncodeRowsAVX512(dst *byte, x, rec *float32, rows, width, nbits int)
 //
-// Every row of x in turn: its difference against rec (to diff), header
-// and codes (rowBytes(nbits, width) bytes at dst, one row after another),
+// Every row of x in turn: its difference against rec (taken twice rather
+// than stored, which would stall the loads that follow), header and codes (rowBytes(nbits, width) bytes at dst, one row after another),
 // and rec updated to what the codes decode to.
-TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-56
+TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst+0(FP), DI
 	MOVQ         x+8(FP), R13
 	MOVQ         rec+16(FP), R14
-	MOVQ         rows+32(FP), R12
-	MOVQ         nbits+48(FP), R8
+	MOVQ         rows+24(FP), R12
+	MOVQ         nbits+40(FP), R8
 	deltaMasks
 	VPBROADCASTD AX, Z14
 	VCVTDQ2PS    Z14, Z14             // top
@@ -203,20 +199,40 @@ TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-56
 	KMOVQ        BX, K4               // a whole block's bytes
 	KXNORW       K5, K5, K5           // a whole block's values
 
+	MOVQ         R13, SI
+	MOVQ         R14, DX
+	MOVQ         width+32(FP), CX
+	CALL         deltaDiffMinMax<>(SB)
+	VMOVAPS      X0, X8
+	VMOVAPS      X1, X9
+
 der_row:
-	TESTQ R12, R12
-	JEQ   der_done
+	TESTQ   R12, R12
+	JEQ     der_done
+	VMOVAPS X8, X0
+	VMOVAPS X9, X1
+	MOVQ    dst+0(FP), DI
+	CALL    deltaRowHead<>(SB)
+	MOVQ    DI, dst+0(FP)
+
+	// The next row's minimum and maximum, before this row's reconstruction
+	// is stored: a load of the next row that met those masked stores would
+	// wait for them to reach the cache.
+	CMPQ    R12, $1
+	JEQ     der_codes
+	MOVQ    width+32(FP), CX
+	LEAQ    0(R13)(CX*4), SI
+	LEAQ    0(R14)(CX*4), DX
+	CALL    deltaDiffMinMax<>(SB)
+	VMOVAPS X0, X8
+	VMOVAPS X1, X9
+
+der_codes:
+	MOVQ  dst+0(FP), DI
 	MOVQ  R13, SI
 	MOVQ  R14, DX
-	MOVQ  diff+24(FP), DI
-	MOVQ  width+40(FP), CX
-	CALL  deltaDiffMinMax<>(SB)
-	MOVQ  SI, R13                     // the next row
-	MOVQ  dst+0(FP), DI
-	CALL  deltaRowHead<>(SB)
-	MOVQ  width+40(FP), CX
-	MOVQ  diff+24(FP), SI
-	MOVQ  R14, DX
+	MOVQ  width+32(FP), CX
+	LEAQ  0(R13)(CX*4), R13           // the next row
 	LEAQ  0(R14)(CX*4), R14           // the next row's reconstruction
 
 dc_loop:
@@ -254,11 +270,14 @@ der_done:
 	VZEROUPPER
 	RET
 
-// deltaCodesBlock codes the values of the block at SI in the lanes of K1
+// deltaCodesBlock codes the differences of the row's block at SI and the
+// reconstruction's at DX in the lanes of K1
 // (the others are 0) into the bytes of K3 at DI and adds their levels to
 // the block at DX. It clobbers AX, BX, K2, Z0–Z5.
 TEXT deltaCodesBlock<>(SB), NOSPLIT|NOFRAME, $0-0
 	VMOVUPS.Z   0(SI), K1, Z0
+	VMOVUPS.Z   0(DX), K1, Z4
+	VSUBPS      Z4, Z0, Z0            // d = row − rec
 	VSUBPS      Z10, Z0, Z1           // d − qlo
 	VMULPS      Z11, Z1, Z1           // ·inv
 	VADDPS      Z16, Z1, Z1           // + ½
@@ -269,7 +288,6 @@ TEXT deltaCodesBlock<>(SB), NOSPLIT|NOFRAME, $0-0
 	VCVTDQ2PS   Z2, Z3
 	VMULPS      Z13, Z3, Z3           // code·dstep
 	VADDPS      Z3, Z12, Z3           // dlo + code·dstep
-	VMOVUPS.Z   0(DX), K1, Z4
 	VADDPS      Z3, Z4, Z4            // rec + level
 	VMOVUPS     Z4, K1, 0(DX)
 	VPMOVDB     Z2, X5
@@ -287,19 +305,35 @@ dcb_store:
 	VMOVDQU8 X5, K3, 0(DI)
 	RET
 
-// func deltaApplyAVX512(rec *float32, codes *byte, n, nbits int, dlo, dstep float32)
-TEXT ·deltaApplyAVX512(SB), NOSPLIT, $0-40
+// func deltaApplyRowsAVX512(rec *float32, src *byte, rows, width, nbits int)
+//
+// Adds each of rows rows' decoded difference (header and codes,
+// rowBytes(nbits, width) bytes each, one after another at src) to rec's
+// rows.
+TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-40
 	MOVQ         rec+0(FP), DX
-	MOVQ         codes+8(FP), SI
-	MOVQ         n+16(FP), CX
-	MOVQ         nbits+24(FP), R8
-	VBROADCASTSS dlo+32(FP), Z12
-	VBROADCASTSS dstep+36(FP), Z13
+	MOVQ         src+8(FP), SI
+	MOVQ         rows+16(FP), R12
+	MOVQ         nbits+32(FP), R8
 	deltaMasks
 	MOVQ         $-1, AX
 	BZHIQ        R10, AX, BX
 	KMOVQ        BX, K4
 	KXNORW       K5, K5, K5
+
+da_row:
+	TESTQ        R12, R12
+	JEQ          da_done
+	MOVWLZX      0(SI), AX
+	SHLL         $16, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Z12             // dlo
+	MOVWLZX      2(SI), AX
+	SHLL         $16, AX
+	VMOVD        AX, X13
+	VBROADCASTSS X13, Z13             // dstep
+	ADDQ         $4, SI
+	MOVQ         width+24(FP), CX
 
 da_loop:
 	CMPQ  CX, $16
@@ -314,16 +348,23 @@ da_loop:
 
 da_tail:
 	TESTQ CX, CX
-	JEQ   da_done
+	JEQ   da_row_done
 	MOVQ  $-1, AX
 	BZHIQ CX, AX, BX
 	KMOVW BX, K1
+	MOVQ  CX, R13
 	IMULQ R8, CX
 	ADDQ  $7, CX
 	SHRQ  $3, CX
 	BZHIQ CX, AX, BX
 	KMOVQ BX, K3
 	CALL  deltaApplyBlock<>(SB)
+	LEAQ  0(DX)(R13*4), DX
+	ADDQ  CX, SI
+
+da_row_done:
+	DECQ R12
+	JMP  da_row
 
 da_done:
 	VZEROUPPER

@@ -5,10 +5,10 @@ package compress
 // This build runs the delta codec's Go loops (see delta_amd64.go).
 const deltaAsm = false
 
-func deltaEncodeRowsAVX512(*byte, *float32, *float32, *float32, int, int, int) {
+func deltaEncodeRowsAVX512(*byte, *float32, *float32, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }
 
-func deltaApplyAVX512(*float32, *byte, int, int, float32, float32) {
+func deltaApplyRowsAVX512(*float32, *byte, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }

@@ -81,8 +81,8 @@ func diffMinMax(diff, row, rec []float32) (lo, hi float32) {
 func encodeDeltaRow(b []byte, row, rec, diff []float32, bits int) {
 	if deltaAsm && len(row) > 0 {
 		n := len(row)
-		_, _, _ = diff[n-1], rec[n-1], b[rowBytes(bits, n)-1]
-		deltaEncodeRowsAVX512(&b[0], &row[0], &rec[0], &diff[0], 1, n, bits)
+		_, _ = rec[n-1], b[rowBytes(bits, n)-1]
+		deltaEncodeRowsAVX512(&b[0], &row[0], &rec[0], 1, n, bits)
 		return
 	}
 	lo, hi := diffMinMax(diff, row, rec)
@@ -170,13 +170,14 @@ func encodeCodes4(codes []byte, diff, rec []float32, tab *[16]float32, lo, inv f
 
 // applyDeltaRow adds the decoded row payload b (header and codes) to rec.
 func applyDeltaRow(rec []float32, b []byte, bits int) {
+	if deltaAsm && len(rec) > 0 {
+		_ = b[rowBytes(bits, len(rec))-1]
+		deltaApplyRowsAVX512(&rec[0], &b[0], 1, len(rec), bits)
+		return
+	}
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
 	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
 	codes := b[deltaHeader : deltaHeader+(len(rec)*bits+7)/8]
-	if deltaAsm && len(rec) > 0 {
-		deltaApplyAVX512(&rec[0], &codes[0], len(rec), bits, lo, step)
-		return
-	}
 	if bits == 8 {
 		codes = codes[:len(rec)]
 		for j, c := range codes {
