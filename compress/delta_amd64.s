@@ -62,107 +62,18 @@ dmm_reduce:
 	VMAXPS        X3, X1, X1
 	RET
 
-// deltaRowHead is deltaRowHeader: from the minimum and maximum in X0 and
-// X1 and nbits in R8 it writes the row's header at DI (advancing DI past
-// it) and broadcasts the minimum and reciprocal step the codes are rounded
-// with to Z10 and Z11 and the minimum and step they decode to to Z12 and
-// Z13. It clobbers AX, BX, CX, DX, X0–X7.
-TEXT deltaRowHead<>(SB), NOSPLIT|NOFRAME, $0-0
-	VXORPS X7, X7, X7
-	VADDSS X7, X0, X0              // lo + 0, hi + 0: −0 becomes +0
-	VADDSS X7, X1, X1
-
-	// lo16 (BX) = bf16Down(lo): the top half, one further from 0 if lo is
-	// negative, not NaN, and has low bits.
-	VMOVD X0, AX
-	MOVL  AX, BX
-	SHRL  $16, BX
-	TESTL $0xffff, AX
-	JEQ   drh_lo_done
-	TESTL AX, AX
-	JNS   drh_lo_done
-	MOVL  AX, CX
-	ANDL  $0x7fffffff, CX
-	CMPL  CX, $0x7f800000
-	JHI   drh_lo_done
-	INCL  BX
-
-drh_lo_done:
-	MOVL   BX, AX
-	SHLL   $16, AX
-	VMOVD  AX, X2                  // qlo
-	MOVL   $1, CX
-	SHLXL  R8, CX, CX
-	DECL   CX
-	VCVTSI2SSL CX, X4, X4          // levels
-	VSUBSS X2, X1, X3              // hi − qlo
-	VDIVSS X4, X3, X3              // ÷ levels
-
-	// step16 (DX) = bf16Up(X3) = bf16Down(−X3) ^ 0x8000.
-	VMOVD X3, AX
-	XORL  $0x80000000, AX
-	MOVL  AX, DX
-	SHRL  $16, DX
-	TESTL $0xffff, AX
-	JEQ   drh_step_done
-	TESTL AX, AX
-	JNS   drh_step_done
-	MOVL  AX, CX
-	ANDL  $0x7fffffff, CX
-	CMPL  CX, $0x7f800000
-	JHI   drh_step_done
-	INCL  DX
-
-drh_step_done:
-	XORL   $0x8000, DX
-	MOVL   DX, AX
-	SHLL   $16, AX
-	VMOVD  AX, X5                  // step
-	MOVL   $0x3f800000, CX
-	VMOVD  CX, X6
-	VDIVSS X5, X6, X6              // inv = 1/step
-
-	// Not finite (qlo, step; inv where step > 0) or step < 0: zeros.
-	MOVL  BX, CX
-	SHLL  $16, CX
-	ANDL  $0x7f800000, CX
-	CMPL  CX, $0x7f800000
-	JEQ   drh_bad
-	MOVL  AX, CX
-	ANDL  $0x7f800000, CX
-	CMPL  CX, $0x7f800000
-	JEQ   drh_bad
-	TESTL $0x7fff, DX
-	JEQ   drh_ok                   // ±0: neither < 0 nor > 0
-	TESTL $0x8000, DX
-	JNE   drh_bad                  // < 0
-	VMOVD X6, CX
-	ANDL  $0x7f800000, CX
-	CMPL  CX, $0x7f800000
-	JNE   drh_ok
-
-drh_bad:
-	XORL BX, BX
-	XORL DX, DX
-
-drh_ok:
-	TESTL  DX, DX
-	JNE    drh_store
-	VXORPS X6, X6, X6              // step16 0: every code 0
-
-drh_store:
-	MOVW         BX, 0(DI)
-	MOVW         DX, 2(DI)
-	ADDQ         $4, DI
-	VBROADCASTSS X2, Z10
-	VBROADCASTSS X6, Z11
-	SHLL         $16, BX
-	VMOVD        BX, X3
-	VBROADCASTSS X3, Z12
-	SHLL         $16, DX
-	VMOVD        DX, X3
-	VBROADCASTSS X3, Z13
-	RET
+// bf16DownZ sets out to bf16Down of each lane of in (their top halves,
+// one further from 0 where a lane is negative, not NaN, and has low
+// bits), with Z26 = 0xffff, Z27 = 0x7fffffff, Z28 = 0x7f800000 and Z29 =
+// 1 in each lane. It clobbers Z6, K6 and K7.
+#define bf16DownZ(in, out) \
+	VPSRLD   $16, in, out          \
+	VPTESTMD Z26, in, K6           \
+	VPMOVD2M in, K7                \
+	KANDW    K6, K7, K6            \
+	VPANDD   Z27, in, Z6           \
+	VPCMPUD  $2, Z28, Z6, K6, K6   \
+	VPADDD   Z29, out, K6, out
 
 // deltaMasks sets R9 to the PEXT/PDEP mask of nbits (R8) codes one to a
 // byte, R10 to a block's bytes (2·nbits) and R11 to 8·nbits; AX is
@@ -178,18 +89,19 @@ drh_store:
 
 // func deltaEncodeRowsAVX512(dst *byte, x, rec *float32, rows, width, nbits int)
 //
-// Every row of x in turn: its difference against rec (taken twice rather
-// than stored, which would stall the loads that follow), header and codes (rowBytes(nbits, width) bytes at dst, one row after another),
-// and rec updated to what the codes decode to.
-TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-48
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), R13
-	MOVQ         rec+16(FP), R14
-	MOVQ         rows+24(FP), R12
+// Every row of x: its difference against rec, header and codes
+// (rowBytes(nbits, width) bytes at dst, one row after another), and rec
+// updated to what the codes decode to. Rows go 16 at a time: each row's
+// minimum and maximum, then the 16 headers at once (deltaRowHeader in
+// vector form: the same operations on each lane), then each row's codes,
+// the even rows before the odd ones, so that no row's loads meet the
+// masked stores of the row just before it (they would wait for them to
+// reach the cache).
+TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $24-48
 	MOVQ         nbits+40(FP), R8
 	deltaMasks
 	VPBROADCASTD AX, Z14
-	VCVTDQ2PS    Z14, Z14             // top
+	VCVTDQ2PS    Z14, Z14             // top (levels)
 	MOVL         $0x3f800000, AX
 	VPBROADCASTD AX, Z15              // 1
 	MOVL         $0x3f000000, AX
@@ -198,42 +110,127 @@ TEXT ·deltaEncodeRowsAVX512(SB), NOSPLIT, $0-48
 	BZHIQ        R10, AX, BX
 	KMOVQ        BX, K4               // a whole block's bytes
 	KXNORW       K5, K5, K5           // a whole block's values
-
-	MOVQ         R13, SI
-	MOVQ         R14, DX
+	MOVL         $0xffff, AX
+	VPBROADCASTD AX, Z26
+	MOVL         $0x7fffffff, AX
+	VPBROADCASTD AX, Z27
+	MOVL         $0x7f800000, AX
+	VPBROADCASTD AX, Z28
+	MOVL         $1, AX
+	VPBROADCASTD AX, Z29
+	MOVL         $0x80000000, AX
+	VPBROADCASTD AX, Z30
+	MOVL         $0x8000, AX
+	VPBROADCASTD AX, Z31
+	MOVL         $0x7fff, AX
+	VPBROADCASTD AX, Z17
+	VPXORD       Z7, Z7, Z7           // 0
 	MOVQ         width+32(FP), CX
-	CALL         deltaDiffMinMax<>(SB)
-	VMOVAPS      X0, X8
-	VMOVAPS      X1, X9
+	IMULQ        R8, CX
+	ADDQ         $7, CX
+	SHRQ         $3, CX
+	ADDQ         $4, CX
+	MOVQ         CX, rb-24(SP)        // a row's bytes
+	MOVQ         x+8(FP), R13
+	MOVQ         rec+16(FP), R14
+	MOVQ         rows+24(FP), R12
 
-der_row:
+der_group:
 	TESTQ   R12, R12
 	JEQ     der_done
-	VMOVAPS X8, X0
-	VMOVAPS X9, X1
-	MOVQ    dst+0(FP), DI
-	CALL    deltaRowHead<>(SB)
-	MOVQ    DI, dst+0(FP)
+	MOVQ    $16, AX
+	CMPQ    R12, AX
+	CMOVQLT R12, AX
+	MOVQ    AX, grp-8(SP)             // the group's rows
+	VMOVAPS Z7, Z20
+	VMOVAPS Z7, Z21
+	MOVQ    $0, r-16(SP)
 
-	// The next row's minimum and maximum, before this row's reconstruction
-	// is stored: a load of the next row that met those masked stores would
-	// wait for them to reach the cache.
-	CMPQ    R12, $1
-	JEQ     der_codes
-	MOVQ    width+32(FP), CX
-	LEAQ    0(R13)(CX*4), SI
-	LEAQ    0(R14)(CX*4), DX
-	CALL    deltaDiffMinMax<>(SB)
-	VMOVAPS X0, X8
-	VMOVAPS X1, X9
+	// Each row's minimum and maximum to its lane of Z20 and Z21.
+der_minmax:
+	MOVQ         r-16(SP), AX
+	CMPQ         AX, grp-8(SP)
+	JGE          der_heads
+	MOVQ         width+32(FP), CX
+	IMULQ        CX, AX
+	LEAQ         0(R13)(AX*4), SI
+	LEAQ         0(R14)(AX*4), DX
+	CALL         deltaDiffMinMax<>(SB)
+	MOVQ         r-16(SP), CX
+	MOVL         $1, AX
+	SHLXQ        CX, AX, AX
+	KMOVW        AX, K1
+	VBROADCASTSS X0, K1, Z20
+	VBROADCASTSS X1, K1, Z21
+	INCQ         r-16(SP)
+	JMP          der_minmax
+
+	// The headers: Z22 lo16, Z23 qlo, Z25 step16, Z19 inv, Z24 dlo, Z18
+	// dstep, Z9 the header (lo16, step16 above it).
+der_heads:
+	VADDPS    Z7, Z20, Z20            // lo + 0, hi + 0: −0 becomes +0
+	VADDPS    Z7, Z21, Z21
+	bf16DownZ(Z20, Z22)
+	VPSLLD    $16, Z22, Z23           // qlo
+	VSUBPS    Z23, Z21, Z8            // hi − qlo
+	VDIVPS    Z14, Z8, Z8             // ÷ levels
+	VPXORD    Z30, Z8, Z8             // −
+	bf16DownZ(Z8, Z25)
+	VPXORD    Z31, Z25, Z25           // step16 = bf16Up
+	VPSLLD    $16, Z25, Z8            // step
+	VDIVPS    Z8, Z15, Z19            // inv = 1/step
+	VPANDD    Z28, Z23, Z6
+	VPCMPEQD  Z28, Z6, K1             // qlo not finite
+	VPANDD    Z28, Z8, Z6
+	VPCMPEQD  Z28, Z6, K2             // step not finite
+	KORW      K2, K1, K1
+	VPTESTMD  Z17, Z25, K2            // step ≠ ±0
+	VPTESTMD  Z31, Z25, K2, K3        // step < 0
+	KORW      K3, K1, K1
+	KANDNW    K2, K3, K3              // step > 0
+	VPANDD    Z28, Z19, Z6
+	VPCMPEQD  Z28, Z6, K3, K2         // step > 0 and inv not finite
+	KORW      K2, K1, K1
+	VMOVDQA32 Z7, K1, Z22             // those send zeros
+	VMOVDQA32 Z7, K1, Z25
+	VPTESTNMD Z25, Z25, K2
+	VMOVAPS   Z7, K2, Z19             // step16 0: every code 0
+	VPSLLD    $16, Z22, Z24           // dlo
+	VPSLLD    $16, Z25, Z18           // dstep
+	VPORD     Z22, Z18, Z9            // the header
+
+	// Each row's header and codes, even rows then odd.
+	MOVQ $0, r-16(SP)
+
+der_row:
+	MOVQ r-16(SP), AX
+	CMPQ AX, grp-8(SP)
+	JLT  der_codes
+	TESTQ $1, AX
+	JNE  der_group_done
+	MOVQ $1, r-16(SP)                 // the odd rows
+	MOVQ $1, AX
+	CMPQ AX, grp-8(SP)
+	JGE  der_group_done
 
 der_codes:
-	MOVQ  dst+0(FP), DI
-	MOVQ  R13, SI
-	MOVQ  R14, DX
-	MOVQ  width+32(FP), CX
-	LEAQ  0(R13)(CX*4), R13           // the next row
-	LEAQ  0(R14)(CX*4), R14           // the next row's reconstruction
+	VPBROADCASTD AX, Z6
+	VPERMPS      Z23, Z6, Z10
+	VPERMPS      Z19, Z6, Z11
+	VPERMPS      Z24, Z6, Z12
+	VPERMPS      Z18, Z6, Z13
+	VPERMD       Z9, Z6, Z8
+	MOVQ         AX, BX
+	IMULQ        rb-24(SP), BX
+	MOVQ         dst+0(FP), DI
+	ADDQ         BX, DI
+	VMOVD        X8, BX
+	MOVL         BX, 0(DI)
+	ADDQ         $4, DI
+	MOVQ         width+32(FP), CX
+	IMULQ        CX, AX
+	LEAQ         0(R13)(AX*4), SI
+	LEAQ         0(R14)(AX*4), DX
 
 dc_loop:
 	CMPQ   CX, $16
@@ -259,12 +256,21 @@ dc_tail:
 	BZHIQ  CX, AX, BX
 	KMOVQ  BX, K3
 	CALL   deltaCodesBlock<>(SB)
-	ADDQ   CX, DI
 
 dc_row_done:
-	MOVQ DI, dst+0(FP)
-	DECQ R12
+	ADDQ $2, r-16(SP)
 	JMP  der_row
+
+der_group_done:
+	MOVQ  grp-8(SP), AX
+	SUBQ  AX, R12
+	MOVQ  width+32(FP), CX
+	IMULQ AX, CX
+	LEAQ  0(R13)(CX*4), R13
+	LEAQ  0(R14)(CX*4), R14
+	IMULQ rb-24(SP), AX
+	ADDQ  AX, dst+0(FP)
+	JMP   der_group
 
 der_done:
 	VZEROUPPER
