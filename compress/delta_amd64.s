@@ -315,10 +315,8 @@ dcb_store:
 //
 // Adds each of rows rows' decoded difference (header and codes,
 // rowBytes(nbits, width) bytes each, one after another at src) to rec's
-// rows.
+// rows, the even rows before the odd ones (see deltaEncodeRowsAVX512).
 TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-40
-	MOVQ         rec+0(FP), DX
-	MOVQ         src+8(FP), SI
 	MOVQ         rows+16(FP), R12
 	MOVQ         nbits+32(FP), R8
 	deltaMasks
@@ -326,10 +324,32 @@ TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-40
 	BZHIQ        R10, AX, BX
 	KMOVQ        BX, K4
 	KXNORW       K5, K5, K5
+	MOVQ         width+24(FP), CX
+	IMULQ        R8, CX
+	ADDQ         $7, CX
+	SHRQ         $3, CX
+	ADDQ         $4, CX
+	MOVQ         CX, R14              // a row's bytes
+	XORQ         R13, R13             // the row
 
 da_row:
-	TESTQ        R12, R12
-	JEQ          da_done
+	CMPQ  R13, R12
+	JLT   da_go
+	TESTQ $1, R13
+	JNE   da_done
+	MOVQ  $1, R13                     // the odd rows
+	CMPQ  R13, R12
+	JGE   da_done
+
+da_go:
+	MOVQ         R13, SI
+	IMULQ        R14, SI
+	ADDQ         src+8(FP), SI
+	MOVQ         width+24(FP), CX
+	MOVQ         R13, DX
+	IMULQ        CX, DX
+	SHLQ         $2, DX
+	ADDQ         rec+0(FP), DX
 	MOVWLZX      0(SI), AX
 	SHLL         $16, AX
 	VMOVD        AX, X12
@@ -339,7 +359,6 @@ da_row:
 	VMOVD        AX, X13
 	VBROADCASTSS X13, Z13             // dstep
 	ADDQ         $4, SI
-	MOVQ         width+24(FP), CX
 
 da_loop:
 	CMPQ  CX, $16
@@ -358,18 +377,15 @@ da_tail:
 	MOVQ  $-1, AX
 	BZHIQ CX, AX, BX
 	KMOVW BX, K1
-	MOVQ  CX, R13
 	IMULQ R8, CX
 	ADDQ  $7, CX
 	SHRQ  $3, CX
 	BZHIQ CX, AX, BX
 	KMOVQ BX, K3
 	CALL  deltaApplyBlock<>(SB)
-	LEAQ  0(DX)(R13*4), DX
-	ADDQ  CX, SI
 
 da_row_done:
-	DECQ R12
+	ADDQ $2, R13
 	JMP  da_row
 
 da_done:
