@@ -7,10 +7,11 @@ import (
 
 // The delta codec's row coding, fused: one pass takes a row's difference
 // against the reconstruction and its minimum and maximum, a second writes
-// the codes and adds the decoded difference to the reconstruction, with no
-// branch per value. Bit for bit the plain coding of commit b1b2f45 (quantise the
-// difference, then decode it into the reconstruction), which
-// delta_ref_test.go keeps to compare against.
+// the codes (no branch per code) and adds the decoded difference to the
+// reconstruction. Bit for bit the plain coding of commit b1b2f45
+// (quantise the difference, then decode it into the reconstruction),
+// which delta_ref_test.go keeps to compare against. These Go loops are
+// the twins of the AVX-512 kernels (delta_amd64.s).
 
 // deltaRowHeader is a quantised row's minimum and step as bfloat16s for a
 // difference in [lo, hi] (lo and hi +0 for a zero), the minimum and
