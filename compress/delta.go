@@ -329,10 +329,11 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	s := d.stream(key, true, rows, width)
 	at := nb
 	if deltaAsm && bits != 32 && sent == rows && rows > 0 && width > 0 {
-		// Every row is sent: the kernel decodes them one after another.
-		deltaApplyRowsAVX512(&s.recon[0], &src[nb], rows, width, bits)
+		// Every row is sent: the kernel decodes them one after another,
+		// into the reconstruction and out at once.
+		_ = out[rows*width-1]
+		deltaApplyRowsAVX512(&s.recon[0], &out[0], &src[nb], rows, width, bits)
 		clear(s.skipped)
-		copy(out[:rows*width], s.recon)
 		return nil
 	}
 	for i := range rows {

@@ -19,7 +19,7 @@ func deltaEncodeRowsAVX512(dst *byte, x, rec *float32, rows, width, nbits int)
 
 // deltaApplyRowsAVX512 is applyDeltaRow of each of rows ≥ 1 rows of
 // width ≥ 1 in turn: rows·rowBytes(nbits, width) bytes at src, added to
-// rec's rows.
+// rec's rows, the sums written to out's rows too (out may be rec).
 //
 //go:noescape
-func deltaApplyRowsAVX512(rec *float32, src *byte, rows, width, nbits int)
+func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits int)

@@ -311,20 +311,23 @@ dcb_store:
 	VMOVDQU8 X5, K3, 0(DI)
 	RET
 
-// func deltaApplyRowsAVX512(rec *float32, src *byte, rows, width, nbits int)
+// func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits int)
 //
 // Adds each of rows rows' decoded difference (header and codes,
 // rowBytes(nbits, width) bytes each, one after another at src) to rec's
-// rows, the even rows before the odd ones (see deltaEncodeRowsAVX512).
-TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-40
-	MOVQ         rows+16(FP), R12
-	MOVQ         nbits+32(FP), R8
+// rows and writes the sums to out's too, the even rows before the odd
+// ones (see deltaEncodeRowsAVX512).
+TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ         out+8(FP), DI
+	SUBQ         rec+0(FP), DI        // out − rec, in bytes
+	MOVQ         rows+24(FP), R12
+	MOVQ         nbits+40(FP), R8
 	deltaMasks
 	MOVQ         $-1, AX
 	BZHIQ        R10, AX, BX
 	KMOVQ        BX, K4
 	KXNORW       K5, K5, K5
-	MOVQ         width+24(FP), CX
+	MOVQ         width+32(FP), CX
 	IMULQ        R8, CX
 	ADDQ         $7, CX
 	SHRQ         $3, CX
@@ -344,8 +347,8 @@ da_row:
 da_go:
 	MOVQ         R13, SI
 	IMULQ        R14, SI
-	ADDQ         src+8(FP), SI
-	MOVQ         width+24(FP), CX
+	ADDQ         src+16(FP), SI
+	MOVQ         width+32(FP), CX
 	MOVQ         R13, DX
 	IMULQ        CX, DX
 	SHLQ         $2, DX
@@ -393,7 +396,8 @@ da_done:
 	RET
 
 // deltaApplyBlock adds the levels of the codes in the bytes of K3 at SI to
-// the lanes of K1 of the block at DX. It clobbers AX, BX, Z2–Z5.
+// the lanes of K1 of the block at DX and writes them to the block DI bytes
+// on too. It clobbers AX, BX, Z2–Z5.
 TEXT deltaApplyBlock<>(SB), NOSPLIT|NOFRAME, $0-0
 	VMOVDQU8.Z 0(SI), K3, X5
 	CMPQ       R8, $8
@@ -413,4 +417,5 @@ dab_widen:
 	VMOVUPS.Z 0(DX), K1, Z4
 	VADDPS    Z3, Z4, Z4              // rec + level
 	VMOVUPS   Z4, K1, 0(DX)
+	VMOVUPS   Z4, K1, 0(DX)(DI*1)
 	RET

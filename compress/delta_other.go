@@ -9,6 +9,6 @@ func deltaEncodeRowsAVX512(*byte, *float32, *float32, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }
 
-func deltaApplyRowsAVX512(*float32, *byte, int, int, int) {
+func deltaApplyRowsAVX512(*float32, *float32, *byte, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }

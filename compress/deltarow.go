@@ -173,7 +173,7 @@ func encodeCodes4(codes []byte, diff, rec []float32, tab *[16]float32, lo, inv f
 func applyDeltaRow(rec []float32, b []byte, bits int) {
 	if deltaAsm && len(rec) > 0 {
 		_ = b[rowBytes(bits, len(rec))-1]
-		deltaApplyRowsAVX512(&rec[0], &b[0], 1, len(rec), bits)
+		deltaApplyRowsAVX512(&rec[0], &rec[0], &b[0], 1, len(rec), bits)
 		return
 	}
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
