@@ -41,7 +41,6 @@ type Delta struct {
 
 	streams map[streamEnd]*deltaStream
 	diff    []float32 // scratch: a row's difference
-	codes   []uint32
 }
 
 // StreamID names a stream of messages whose state a stateful codec
@@ -231,86 +230,60 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		return d.Grad.Encode(dst, x, rows, width, ratio, key)
 	}
 	s := d.stream(key, false, rows, width)
-	start := len(dst)
-	dst = slices.Grow(dst, (rows+7)/8)[:start+(rows+7)/8]
-	clear(dst[start:])
-	if cap(d.diff) < width {
-		d.diff, d.codes = make([]float32, width), make([]uint32, width)
-	}
-	diff := d.diff[:width]
 	bits := d.BitsAt(ratio)
 	rb := rowBytes(bits, width)
+	start, nb := len(dst), (rows+7)/8
+	dst = slices.Grow(dst, nb+rows*rb)[:start+nb+rows*rb]
+	clear(dst[start : start+nb])
+	if cap(d.diff) < width {
+		d.diff = make([]float32, width)
+	}
+	diff := d.diff[:width]
+	at := start + nb
+	if deltaAsm && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0 {
+		// Every row is sent: the kernel codes them one after another.
+		for i := range nb {
+			dst[start+i] = 0xff
+		}
+		if rows%8 != 0 {
+			dst[start+nb-1] = 1<<(rows%8) - 1
+		}
+		_, _ = x[rows*width-1], s.recon[rows*width-1]
+		deltaEncodeRowsAVX512(&dst[at], &x[0], &s.recon[0], rows, width, bits)
+		clear(s.skipped)
+		return dst
+	}
 	for i := range rows {
 		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
-		for j, v := range row {
-			diff[j] = v - rec[j]
-		}
 		stale := s.skipped[i] < 0 || d.MaxStale > 0 && int(s.skipped[i])+1 >= d.MaxStale
-		if !stale && d.Threshold > 0 && small(diff, row, d.Threshold) {
+		if !stale && d.Threshold > 0 && small(row, rec, d.Threshold) {
 			s.skipped[i]++
 			continue
 		}
 		dst[start+i/8] |= 1 << (i % 8)
-		at := len(dst)
-		dst = slices.Grow(dst, rb)[:at+rb]
 		if bits == 32 {
 			AppendFloats(dst[at:at], row)
+			copy(rec, row)
 		} else {
-			quantiseRow(dst[at:], diff, bits)
+			encodeDeltaRow(dst[at:at+rb], row, rec, diff, bits)
 		}
-		applyRow(rec, dst[at:], bits)
+		at += rb
 		s.skipped[i] = 0
 	}
-	return dst
+	return dst[:at]
 }
 
-// small reports whether ‖diff‖ < threshold·‖row‖.
-func small(diff, row []float32, threshold float64) bool {
+// small reports whether ‖row − rec‖ < threshold·‖row‖, the difference
+// rounded to float32 and the norms summed in float64 in order.
+func small(row, rec []float32, threshold float64) bool {
 	var dd, xx float64
+	rec = rec[:len(row)]
 	for j, v := range row {
-		dd += float64(diff[j]) * float64(diff[j])
+		d := float64(v - rec[j])
+		dd += d * d
 		xx += float64(v) * float64(v)
 	}
 	return dd < threshold*threshold*xx
-}
-
-// quantiseRow writes the difference's minimum and step as bfloat16s (the
-// minimum rounded down, the step up, so the levels still span the row) and
-// the codes, rounded to nearest, to b.
-func quantiseRow(b []byte, diff []float32, bits int) {
-	lo, hi := rowMinMax(diff)
-	levels := float32(uint32(1)<<bits - 1)
-	lo16 := bf16Down(lo)
-	lo = fromBF16(lo16)
-	step16 := bf16Up((hi - lo) / levels)
-	step := fromBF16(step16)
-	inv := 1 / step
-	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
-	if !finite(lo) || !finite(step) || step < 0 || step > 0 && !finite(inv) {
-		lo16, step16 = 0, 0 // NaNs or infinities: send nothing but zeros
-	}
-	if step16 == 0 {
-		inv = 0 // a constant row, or nothing to send: every code is 0
-	}
-	binary.LittleEndian.PutUint16(b, lo16)
-	binary.LittleEndian.PutUint16(b[2:], step16)
-	codes := b[deltaHeader:]
-	top := float32(levels)
-	per := 8 / bits // codes per byte
-	for at := 0; at < len(diff); at += per {
-		var c byte
-		for k, v := range diff[at:min(at+per, len(diff))] {
-			// Rounded to nearest in [0, top]: the comparisons also send NaN to 0.
-			q := float32(v-lo)*inv + 0.5
-			if !(q >= 1) {
-				q = 0
-			} else if q > top {
-				q = top
-			}
-			c |= byte(uint32(q)) << (k * bits)
-		}
-		codes[at/per] = c
-	}
 }
 
 // deltaHeader is the size of a quantised row's header: its minimum and
@@ -330,38 +303,6 @@ func bf16Down(f float32) uint16 {
 }
 
 func bf16Up(f float32) uint16 { return bf16Down(-f) ^ 0x8000 }
-
-// applyRow adds the decoded row payload b to rec (or, at 32 bits, makes
-// rec the row). Sender and receiver both update through it, so their
-// reconstructions stay the same bits.
-func applyRow(rec []float32, b []byte, bits int) {
-	if bits == 32 {
-		readFloats(rec, b)
-		return
-	}
-	lo := fromBF16(binary.LittleEndian.Uint16(b))
-	step := fromBF16(binary.LittleEndian.Uint16(b[2:]))
-	codes := b[deltaHeader:]
-	if bits == 8 {
-		for j := range rec {
-			rec[j] = rec[j] + (lo + float32(float32(codes[j])*step))
-		}
-		return
-	}
-	// The row's 2^bits levels, then one look-up per code.
-	var tab [16]float32
-	for k := range 1 << bits {
-		tab[k] = lo + float32(float32(k)*step)
-	}
-	per, mask := 8/bits, byte(1)<<bits-1
-	for at := 0; at < len(rec); at += per {
-		c := codes[at/per]
-		r := rec[at:min(at+per, len(rec))]
-		for k := range r {
-			r[k] = r[k] + tab[c>>(k*bits)&mask&15]
-		}
-	}
-}
 
 // Decode applies the message to the stream's reconstruction and writes
 // the reconstruction to out. A malformed message changes nothing.
@@ -387,12 +328,24 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	}
 	s := d.stream(key, true, rows, width)
 	at := nb
+	if deltaAsm && bits != 32 && sent == rows && rows > 0 && width > 0 {
+		// Every row is sent: the kernel decodes them one after another,
+		// into the reconstruction and out at once.
+		_ = out[rows*width-1]
+		deltaApplyRowsAVX512(&s.recon[0], &out[0], &src[nb], rows, width, bits)
+		clear(s.skipped)
+		return nil
+	}
 	for i := range rows {
 		if src[i/8]>>(i%8)&1 == 0 {
 			s.skipped[i]++
 			continue
 		}
-		applyRow(s.recon[i*width:(i+1)*width], src[at:at+rb], bits)
+		if rec := s.recon[i*width : (i+1)*width]; bits == 32 {
+			readFloats(rec, src[at:at+rb])
+		} else {
+			applyDeltaRow(rec, src[at:at+rb], bits)
+		}
 		s.skipped[i] = 0
 		at += rb
 	}

@@ -160,20 +160,34 @@ func (l rowLayout) segments(dst []int, n int) []int {
 	return append(dst, k*(l.rowBytes-l.header))
 }
 
-// split appends msg's streams, one after another, to dst.
+// split appends msg's streams, one after another, to dst: the prefix,
+// header byte 0 of every row, header byte 1, …, then every row's codes.
+// One pass over the rows writes all the streams.
 func (l rowLayout) split(dst, msg []byte) []byte {
 	if l.rowBytes == 0 {
 		return append(dst, msg...)
 	}
-	rows := msg[l.prefix:]
-	dst = append(dst, msg[:l.prefix]...)
-	for j := range l.header {
-		for r := j; r < len(rows); r += l.rowBytes {
-			dst = append(dst, rows[r])
+	at := len(dst)
+	dst = slices.Grow(dst, len(msg))[:at+len(msg)]
+	out, rows := dst[at+l.prefix:], msg[l.prefix:]
+	copy(dst[at:], msg[:l.prefix])
+	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
+	codes := out[h*k:]
+	if h == deltaHeader {
+		s0, s1, s2, s3 := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k]
+		for i := range k {
+			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
+			s0[i], s1[i], s2[i], s3[i] = row[0], row[1], row[2], row[3]
+			copy(codes[i*w:(i+1)*w], row[h:])
 		}
+		return dst
 	}
-	for r := 0; r < len(rows); r += l.rowBytes {
-		dst = append(dst, rows[r+l.header:r+l.rowBytes]...)
+	for i := range k {
+		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
+		for j, b := range row[:h] {
+			out[j*k+i] = b
+		}
+		copy(codes[i*w:(i+1)*w], row[h:])
 	}
 	return dst
 }
@@ -187,16 +201,23 @@ func (l rowLayout) join(msg, s []byte) {
 	}
 	copy(msg, s[:l.prefix])
 	rows, s := msg[l.prefix:], s[l.prefix:]
-	k := len(rows) / l.rowBytes
-	for j := range l.header {
-		for i, b := range s[j*k : (j+1)*k] {
-			rows[i*l.rowBytes+j] = b
+	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
+	codes := s[h*k:]
+	if h == deltaHeader {
+		s0, s1, s2, s3 := s[:k], s[k:2*k], s[2*k:3*k], s[3*k:4*k]
+		for i := range k {
+			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
+			row[0], row[1], row[2], row[3] = s0[i], s1[i], s2[i], s3[i]
+			copy(row[h:], codes[i*w:(i+1)*w])
 		}
+		return
 	}
-	codes := s[l.header*k:]
-	w := l.rowBytes - l.header
 	for i := range k {
-		copy(rows[i*l.rowBytes+l.header:(i+1)*l.rowBytes], codes[i*w:(i+1)*w])
+		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
+		for j := range row[:h] {
+			row[j] = s[j*k+i]
+		}
+		copy(row[h:], codes[i*w:(i+1)*w])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -339,6 +340,45 @@ func BenchmarkEntropy(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// split and join lay out the streams as the plain loops of commit b1b2f45
+// did (header bytes of every row in turn, then the codes), so that coded
+// messages stay the same bytes.
+func TestEntropySplitMatchesPlainLoops(t *testing.T) {
+	plainSplit := func(l rowLayout, dst, msg []byte) []byte {
+		rows := msg[l.prefix:]
+		dst = append(dst, msg[:l.prefix]...)
+		for j := range l.header {
+			for r := j; r < len(rows); r += l.rowBytes {
+				dst = append(dst, rows[r])
+			}
+		}
+		for r := 0; r < len(rows); r += l.rowBytes {
+			dst = append(dst, rows[r+l.header:r+l.rowBytes]...)
+		}
+		return dst
+	}
+	r := rand.New(rand.NewPCG(21, 4))
+	for range 300 {
+		l := rowLayout{prefix: r.IntN(20), header: []int{4, 8, 1, 3}[r.IntN(4)]}
+		l.rowBytes = l.header + 1 + r.IntN(40)
+		msg := make([]byte, l.prefix+r.IntN(50)*l.rowBytes)
+		for i := range msg {
+			msg[i] = byte(r.Uint32())
+		}
+		lead := []byte{7, 7}
+		want := plainSplit(l, slices.Clone(lead), msg)
+		got := l.split(slices.Clone(lead), msg)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("layout %+v: split\n%x\nplain\n%x", l, got, want)
+		}
+		back := make([]byte, len(msg))
+		l.join(back, got[len(lead):])
+		if !bytes.Equal(back, msg) {
+			t.Fatalf("layout %+v: split and joined, the message changed", l)
 		}
 	}
 }

@@ -1,0 +1,14 @@
+//go:build noasm || !amd64 || amd64.v3
+
+package compress
+
+// This build runs the delta codec's Go loops (see delta_amd64.go).
+const deltaAsm = false
+
+func deltaEncodeRowsAVX512(*byte, *float32, *float32, int, int, int) {
+	panic("compress: no delta kernels in this build")
+}
+
+func deltaApplyRowsAVX512(*float32, *float32, *byte, int, int, int) {
+	panic("compress: no delta kernels in this build")
+}
