@@ -73,11 +73,16 @@ func TestBF16KernelsAgree(t *testing.T) {
 			x, _ := toBF16(randomDense(rng, m.cols, width))
 			got := randomDense(rng, m.rows, width)
 			want := append([]float32(nil), got...)
+			far := append([]float32(nil), got...)
 			k.rowsBF16(m.offsets, m.indices, m.values, x, width, width, got, width, true)
+			k.rowsBF16Far(m.offsets, m.indices, m.values, x, width, width, far, width, true)
 			generic.rowsBF16(m.offsets, m.indices, m.values, x, width, width, want, width, true)
 			for i := range got {
 				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
 					t.Fatalf("%v width %d: bf16 rows kernel [%d] = %v, generic %v", l, width, i, got[i], want[i])
+				}
+				if far[i] != got[i] {
+					t.Fatalf("%v width %d: far bf16 rows kernel [%d] = %v, rows kernel %v", l, width, i, far[i], got[i])
 				}
 			}
 		}

@@ -9,6 +9,11 @@ import "github.com/graft-gnn/graft/internal/cpuid"
 //go:noescape
 func mulRowsAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsFarAVX512 is mulRowsAVX512 prefetching into L2, further ahead.
+//
+//go:noescape
+func mulRowsFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
 //go:noescape
 func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 
@@ -21,6 +26,11 @@ func scatterAVX2(offsets []int64, indices []int32, values []float32, x []float32
 //go:noescape
 func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsBF16FarAVX512 is mulRowsBF16AVX512 prefetching into L2, further ahead.
+//
+//go:noescape
+func mulRowsBF16FarAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
 //go:noescape
 func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
@@ -28,9 +38,11 @@ func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uin
 func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
-		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, scatter: scatterAVX512, rowsBF16: mulRowsBF16AVX512}
+		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, rowsFar: mulRowsFarAVX512, scatter: scatterAVX512,
+			rowsBF16: mulRowsBF16AVX512, rowsBF16Far: mulRowsBF16FarAVX512}
 	case level >= cpuid.AVX2:
-		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, scatter: scatterAVX2, rowsBF16: mulRowsBF16AVX2}
+		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, rowsFar: mulRowsAVX2, scatter: scatterAVX2,
+			rowsBF16: mulRowsBF16AVX2, rowsBF16Far: mulRowsBF16AVX2}
 	}
 	return generic
 }

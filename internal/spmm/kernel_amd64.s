@@ -11,6 +11,18 @@
 // gathered rows in flight (12 KiB for the read-modify-write scatter), the
 // best of 3-12 KiB measured on Zen 5; narrow blocks look further ahead.
 //
+// mulRowsFarAVX512 is mulRowsAVX512 for a gathered matrix too large for the
+// caches (see farGatherBytes): its blocks of a vector or more prefetch
+// into L2 (PREFETCHT2) and keep about 24 KiB in flight. A prefetch into L1
+// holds one of the core's few L1 miss buffers until its line arrives, which
+// caps the lines in flight from memory whatever the distance; one into L2
+// is tracked by L2's larger queue. When the rows come from L3 instead, the
+// near prefetch into L1 is the faster (see farGatherBytes for figures).
+// Profiled on the 1M × 128 benchmark, both kernels spend most of their
+// samples waiting to issue a prefetch (the core's queue of misses is full),
+// next to none on the multiply-adds' loads: the gather is bound by how many
+// lines a core can have in flight, and the far kernel keeps more.
+//
 // Registers shared by all kernels:
 //	R8  &offsets[r]          R9  &offsets[rows]      R14 last nonzero position
 //	SI  indices              DX  values (0 if nil)   BX  nonzero position p
@@ -58,251 +70,252 @@ DATA tailmask<>+56(SB)/8, $0
 GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 
 
+// MULROWS512 is the AVX-512 row kernel; its blocks of 8, 4, 2 and 1
+// vectors prefetch with hint Hn, Dn nonzeros ahead (the masked block, under
+// a line a row, into L1 96 ahead: it was no faster with PREFETCHT2).
+#define MULROWS512(H8, D8, H4, D4, H2, D2, H1, D1) \
+	MOVQ offsets_base+0(FP), R8 \
+	MOVQ offsets_len+8(FP), R9 \
+	DECQ R9 \
+	JLE  mulavx512_done \
+	LEAQ (R8)(R9*8), R9 \
+	MOVQ (R9), R14 \
+	DECQ R14 \
+	MOVQ indices_base+24(FP), SI \
+	MOVQ values_base+48(FP), DX \
+	MOVQ x_base+72(FP), DI \
+	MOVQ ldx+96(FP), R10 \
+	MOVQ y_base+112(FP), R12 \
+	SHLQ $2, R10 \
+	MOVL $0x3f800000, AX \
+	VPBROADCASTD AX, Z31 \
+mulavx512_row: \
+	MOVQ (R8), R13 \
+	MOVQ 8(R8), CX \
+	XORQ R11, R11 \
+mulavx512_col: \
+	MOVQ width+104(FP), AX \
+	SHLQ $2, AX \
+	SUBQ R11, AX \
+	JLE  mulavx512_next \
+	LEAQ (DI)(R11*1), R15 \
+	CMPQ AX, $512 \
+	JGE  mulavx512_b8 \
+	CMPQ AX, $256 \
+	JGE  mulavx512_b4 \
+	CMPQ AX, $128 \
+	JGE  mulavx512_b2 \
+	CMPQ AX, $64 \
+	JGE  mulavx512_b1 \
+	JMP  mulavx512_bm \
+mulavx512_b8: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulavx512_b8zero \
+	VMOVUPS 0(AX), Z0 \
+	VMOVUPS 64(AX), Z1 \
+	VMOVUPS 128(AX), Z2 \
+	VMOVUPS 192(AX), Z3 \
+	VMOVUPS 256(AX), Z4 \
+	VMOVUPS 320(AX), Z5 \
+	VMOVUPS 384(AX), Z6 \
+	VMOVUPS 448(AX), Z7 \
+	JMP  mulavx512_b8start \
+mulavx512_b8zero: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+mulavx512_b8start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulavx512_b8store \
+mulavx512_b8loop: \
+	PF_ROW(D8) \
+	H8 0(AX) \
+	H8 64(AX) \
+	H8 128(AX) \
+	H8 192(AX) \
+	H8 256(AX) \
+	H8 320(AX) \
+	H8 384(AX) \
+	H8 448(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VFMADD231PS 0(AX), Z31, Z0 \
+	VFMADD231PS 64(AX), Z31, Z1 \
+	VFMADD231PS 128(AX), Z31, Z2 \
+	VFMADD231PS 192(AX), Z31, Z3 \
+	VFMADD231PS 256(AX), Z31, Z4 \
+	VFMADD231PS 320(AX), Z31, Z5 \
+	VFMADD231PS 384(AX), Z31, Z6 \
+	VFMADD231PS 448(AX), Z31, Z7 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulavx512_b8loop \
+mulavx512_b8store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	VMOVUPS Z1, 64(AX) \
+	VMOVUPS Z2, 128(AX) \
+	VMOVUPS Z3, 192(AX) \
+	VMOVUPS Z4, 256(AX) \
+	VMOVUPS Z5, 320(AX) \
+	VMOVUPS Z6, 384(AX) \
+	VMOVUPS Z7, 448(AX) \
+	ADDQ $512, R11 \
+	JMP  mulavx512_col \
+mulavx512_b4: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulavx512_b4zero \
+	VMOVUPS 0(AX), Z0 \
+	VMOVUPS 64(AX), Z1 \
+	VMOVUPS 128(AX), Z2 \
+	VMOVUPS 192(AX), Z3 \
+	JMP  mulavx512_b4start \
+mulavx512_b4zero: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+mulavx512_b4start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulavx512_b4store \
+mulavx512_b4loop: \
+	PF_ROW(D4) \
+	H4 0(AX) \
+	H4 64(AX) \
+	H4 128(AX) \
+	H4 192(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VFMADD231PS 0(AX), Z31, Z0 \
+	VFMADD231PS 64(AX), Z31, Z1 \
+	VFMADD231PS 128(AX), Z31, Z2 \
+	VFMADD231PS 192(AX), Z31, Z3 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulavx512_b4loop \
+mulavx512_b4store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	VMOVUPS Z1, 64(AX) \
+	VMOVUPS Z2, 128(AX) \
+	VMOVUPS Z3, 192(AX) \
+	ADDQ $256, R11 \
+	JMP  mulavx512_col \
+mulavx512_b2: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulavx512_b2zero \
+	VMOVUPS 0(AX), Z0 \
+	VMOVUPS 64(AX), Z1 \
+	JMP  mulavx512_b2start \
+mulavx512_b2zero: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+mulavx512_b2start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulavx512_b2store \
+mulavx512_b2loop: \
+	PF_ROW(D2) \
+	H2 0(AX) \
+	H2 64(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VFMADD231PS 0(AX), Z31, Z0 \
+	VFMADD231PS 64(AX), Z31, Z1 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulavx512_b2loop \
+mulavx512_b2store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	VMOVUPS Z1, 64(AX) \
+	ADDQ $128, R11 \
+	JMP  mulavx512_col \
+mulavx512_b1: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulavx512_b1zero \
+	VMOVUPS 0(AX), Z0 \
+	JMP  mulavx512_b1start \
+mulavx512_b1zero: \
+	VPXORD Z0, Z0, Z0 \
+mulavx512_b1start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulavx512_b1store \
+mulavx512_b1loop: \
+	PF_ROW(D1) \
+	H1 0(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VFMADD231PS 0(AX), Z31, Z0 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulavx512_b1loop \
+mulavx512_b1store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	ADDQ $64, R11 \
+	JMP  mulavx512_col \
+mulavx512_bm: \
+	SHRQ $2, AX \
+	MOVQ CX, BX \
+	MOVQ AX, CX \
+	MOVL $1, AX \
+	SHLL CX, AX \
+	DECL AX \
+	KMOVW AX, K1 \
+	MOVQ BX, CX \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulavx512_bmzero \
+	VMOVUPS.Z (AX), K1, Z0 \
+	JMP  mulavx512_bmstart \
+mulavx512_bmzero: \
+	VPXORD Z0, Z0, Z0 \
+mulavx512_bmstart: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulavx512_bmstore \
+mulavx512_bmloop: \
+	PF_ROW(96) \
+	PREFETCHT0 (AX) \
+	CUR_ROW \
+	VALUE512 \
+	VFMADD231PS (AX), Z31, K1, Z0 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulavx512_bmloop \
+mulavx512_bmstore: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, K1, (AX) \
+mulavx512_next: \
+	MOVQ ldy+136(FP), AX \
+	LEAQ (R12)(AX*4), R12 \
+	ADDQ $8, R8 \
+	CMPQ R8, R9 \
+	JLT  mulavx512_row \
+mulavx512_done: \
+	VZEROUPPER \
+	RET
+
 // func mulRowsAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 TEXT ·mulRowsAVX512(SB), NOSPLIT, $0-145
-	MOVQ offsets_base+0(FP), R8
-	MOVQ offsets_len+8(FP), R9
-	DECQ R9
-	JLE  mulavx512_done
-	LEAQ (R8)(R9*8), R9
-	MOVQ (R9), R14
-	DECQ R14
-	MOVQ indices_base+24(FP), SI
-	MOVQ values_base+48(FP), DX
-	MOVQ x_base+72(FP), DI
-	MOVQ ldx+96(FP), R10
-	MOVQ y_base+112(FP), R12
-	SHLQ $2, R10
-	MOVL $0x3f800000, AX
-	VPBROADCASTD AX, Z31
+	MULROWS512(PREFETCHT0, 12, PREFETCHT0, 24, PREFETCHT0, 48, PREFETCHT0, 96)
 
-mulavx512_row:
-	MOVQ (R8), R13
-	MOVQ 8(R8), CX
-	XORQ R11, R11
-
-mulavx512_col:
-	MOVQ width+104(FP), AX
-	SHLQ $2, AX
-	SUBQ R11, AX
-	JLE  mulavx512_next
-	LEAQ (DI)(R11*1), R15
-	CMPQ AX, $512
-	JGE  mulavx512_b8
-	CMPQ AX, $256
-	JGE  mulavx512_b4
-	CMPQ AX, $128
-	JGE  mulavx512_b2
-	CMPQ AX, $64
-	JGE  mulavx512_b1
-	JMP  mulavx512_bm
-
-mulavx512_b8:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulavx512_b8zero
-	VMOVUPS 0(AX), Z0
-	VMOVUPS 64(AX), Z1
-	VMOVUPS 128(AX), Z2
-	VMOVUPS 192(AX), Z3
-	VMOVUPS 256(AX), Z4
-	VMOVUPS 320(AX), Z5
-	VMOVUPS 384(AX), Z6
-	VMOVUPS 448(AX), Z7
-	JMP  mulavx512_b8start
-mulavx512_b8zero:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-mulavx512_b8start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulavx512_b8store
-mulavx512_b8loop:
-	PF_ROW(12)
-	PREFETCHT0 0(AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT0 320(AX)
-	PREFETCHT0 384(AX)
-	PREFETCHT0 448(AX)
-	CUR_ROW
-	VALUE512
-	VFMADD231PS 0(AX), Z31, Z0
-	VFMADD231PS 64(AX), Z31, Z1
-	VFMADD231PS 128(AX), Z31, Z2
-	VFMADD231PS 192(AX), Z31, Z3
-	VFMADD231PS 256(AX), Z31, Z4
-	VFMADD231PS 320(AX), Z31, Z5
-	VFMADD231PS 384(AX), Z31, Z6
-	VFMADD231PS 448(AX), Z31, Z7
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulavx512_b8loop
-mulavx512_b8store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	VMOVUPS Z4, 256(AX)
-	VMOVUPS Z5, 320(AX)
-	VMOVUPS Z6, 384(AX)
-	VMOVUPS Z7, 448(AX)
-	ADDQ $512, R11
-	JMP  mulavx512_col
-
-mulavx512_b4:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulavx512_b4zero
-	VMOVUPS 0(AX), Z0
-	VMOVUPS 64(AX), Z1
-	VMOVUPS 128(AX), Z2
-	VMOVUPS 192(AX), Z3
-	JMP  mulavx512_b4start
-mulavx512_b4zero:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-mulavx512_b4start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulavx512_b4store
-mulavx512_b4loop:
-	PF_ROW(24)
-	PREFETCHT0 0(AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	CUR_ROW
-	VALUE512
-	VFMADD231PS 0(AX), Z31, Z0
-	VFMADD231PS 64(AX), Z31, Z1
-	VFMADD231PS 128(AX), Z31, Z2
-	VFMADD231PS 192(AX), Z31, Z3
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulavx512_b4loop
-mulavx512_b4store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	ADDQ $256, R11
-	JMP  mulavx512_col
-
-mulavx512_b2:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulavx512_b2zero
-	VMOVUPS 0(AX), Z0
-	VMOVUPS 64(AX), Z1
-	JMP  mulavx512_b2start
-mulavx512_b2zero:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-mulavx512_b2start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulavx512_b2store
-mulavx512_b2loop:
-	PF_ROW(48)
-	PREFETCHT0 0(AX)
-	PREFETCHT0 64(AX)
-	CUR_ROW
-	VALUE512
-	VFMADD231PS 0(AX), Z31, Z0
-	VFMADD231PS 64(AX), Z31, Z1
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulavx512_b2loop
-mulavx512_b2store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	VMOVUPS Z1, 64(AX)
-	ADDQ $128, R11
-	JMP  mulavx512_col
-
-mulavx512_b1:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulavx512_b1zero
-	VMOVUPS 0(AX), Z0
-	JMP  mulavx512_b1start
-mulavx512_b1zero:
-	VPXORD Z0, Z0, Z0
-mulavx512_b1start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulavx512_b1store
-mulavx512_b1loop:
-	PF_ROW(96)
-	PREFETCHT0 0(AX)
-	CUR_ROW
-	VALUE512
-	VFMADD231PS 0(AX), Z31, Z0
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulavx512_b1loop
-mulavx512_b1store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	ADDQ $64, R11
-	JMP  mulavx512_col
-
-mulavx512_bm:
-	SHRQ $2, AX
-	MOVQ CX, BX
-	MOVQ AX, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1
-	MOVQ BX, CX
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulavx512_bmzero
-	VMOVUPS.Z (AX), K1, Z0
-	JMP  mulavx512_bmstart
-mulavx512_bmzero:
-	VPXORD Z0, Z0, Z0
-mulavx512_bmstart:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulavx512_bmstore
-mulavx512_bmloop:
-	PF_ROW(96)
-	PREFETCHT0 (AX)
-	CUR_ROW
-	VALUE512
-	VFMADD231PS (AX), Z31, K1, Z0
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulavx512_bmloop
-mulavx512_bmstore:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, K1, (AX)
-
-mulavx512_next:
-	MOVQ ldy+136(FP), AX
-	LEAQ (R12)(AX*4), R12
-	ADDQ $8, R8
-	CMPQ R8, R9
-	JLT  mulavx512_row
-
-mulavx512_done:
-	VZEROUPPER
-	RET
+// func mulRowsFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsFarAVX512(SB), NOSPLIT, $0-145
+	MULROWS512(PREFETCHT2, 48, PREFETCHT2, 96, PREFETCHT2, 192, PREFETCHT2, 384)
 
 // func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 TEXT ·scatterAVX512(SB), NOSPLIT, $0-144

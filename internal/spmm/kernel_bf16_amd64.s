@@ -28,235 +28,236 @@
 	JZ 2(PC) \
 	VBROADCASTSS (DX)(BX*4), Y15
 
-// func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
-//
-// mulRowsAVX512 with x in bfloat16: each gathered 16 columns are 32 bytes,
+// MULROWSBF16512 is mulRowsAVX512 with x in bfloat16: each gathered 16 columns are 32 bytes,
 // widened exactly (zero-extend, shift left 16) before the float32
 // multiply-add. R11 is the column offset in y's bytes, R15 the gathered
 // matrix plus half of it. The prefetch distances are the float32 kernel's
-// in bytes: twice the nonzeros, for rows half as long.
-TEXT ·mulRowsBF16AVX512(SB), NOSPLIT, $0-145
-	MOVQ offsets_base+0(FP), R8
-	MOVQ offsets_len+8(FP), R9
-	DECQ R9
-	JLE  mulbf16_done
-	LEAQ (R8)(R9*8), R9
-	MOVQ (R9), R14
-	DECQ R14
-	MOVQ indices_base+24(FP), SI
-	MOVQ values_base+48(FP), DX
-	MOVQ x_base+72(FP), DI
-	MOVQ ldx+96(FP), R10
-	MOVQ y_base+112(FP), R12
-	SHLQ $1, R10
-	MOVL $0x3f800000, AX
-	VPBROADCASTD AX, Z31
-
-mulbf16_row:
-	MOVQ (R8), R13
-	MOVQ 8(R8), CX
-	XORQ R11, R11
-
-mulbf16_col:
-	MOVQ width+104(FP), AX
-	SHLQ $2, AX
-	SUBQ R11, AX
-	JLE  mulbf16_next
-	MOVQ R11, R15
-	SHRQ $1, R15
-	ADDQ DI, R15
-	CMPQ AX, $512
-	JGE  mulbf16_b8
-	CMPQ AX, $128
-	JGE  mulbf16_b2
-	CMPQ AX, $64
-	JGE  mulbf16_b1
-	JMP  mulbf16_bm
-
-mulbf16_b8:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulbf16_b8zero
-	VMOVUPS 0(AX), Z0
-	VMOVUPS 64(AX), Z1
-	VMOVUPS 128(AX), Z2
-	VMOVUPS 192(AX), Z3
-	VMOVUPS 256(AX), Z4
-	VMOVUPS 320(AX), Z5
-	VMOVUPS 384(AX), Z6
-	VMOVUPS 448(AX), Z7
-	JMP  mulbf16_b8start
-mulbf16_b8zero:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-mulbf16_b8start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulbf16_b8store
-mulbf16_b8loop:
-	PF_ROW(24)
-	PREFETCHT0 0(AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	CUR_ROW
-	VALUE512
-	VPMOVZXWD 0(AX), Z8
-	VPSLLD $16, Z8, Z8
-	VFMADD231PS Z8, Z31, Z0
-	VPMOVZXWD 32(AX), Z9
-	VPSLLD $16, Z9, Z9
-	VFMADD231PS Z9, Z31, Z1
-	VPMOVZXWD 64(AX), Z10
-	VPSLLD $16, Z10, Z10
-	VFMADD231PS Z10, Z31, Z2
-	VPMOVZXWD 96(AX), Z11
-	VPSLLD $16, Z11, Z11
-	VFMADD231PS Z11, Z31, Z3
-	VPMOVZXWD 128(AX), Z12
-	VPSLLD $16, Z12, Z12
-	VFMADD231PS Z12, Z31, Z4
-	VPMOVZXWD 160(AX), Z13
-	VPSLLD $16, Z13, Z13
-	VFMADD231PS Z13, Z31, Z5
-	VPMOVZXWD 192(AX), Z14
-	VPSLLD $16, Z14, Z14
-	VFMADD231PS Z14, Z31, Z6
-	VPMOVZXWD 224(AX), Z15
-	VPSLLD $16, Z15, Z15
-	VFMADD231PS Z15, Z31, Z7
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulbf16_b8loop
-mulbf16_b8store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	VMOVUPS Z4, 256(AX)
-	VMOVUPS Z5, 320(AX)
-	VMOVUPS Z6, 384(AX)
-	VMOVUPS Z7, 448(AX)
-	ADDQ $512, R11
-	JMP  mulbf16_col
-
-mulbf16_b2:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulbf16_b2zero
-	VMOVUPS 0(AX), Z0
-	VMOVUPS 64(AX), Z1
-	JMP  mulbf16_b2start
-mulbf16_b2zero:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-mulbf16_b2start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulbf16_b2store
-mulbf16_b2loop:
-	PF_ROW(96)
-	PREFETCHT0 0(AX)
-	CUR_ROW
-	VALUE512
-	VPMOVZXWD 0(AX), Z8
-	VPSLLD $16, Z8, Z8
-	VFMADD231PS Z8, Z31, Z0
-	VPMOVZXWD 32(AX), Z9
-	VPSLLD $16, Z9, Z9
-	VFMADD231PS Z9, Z31, Z1
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulbf16_b2loop
-mulbf16_b2store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	VMOVUPS Z1, 64(AX)
-	ADDQ $128, R11
-	JMP  mulbf16_col
-
-mulbf16_b1:
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulbf16_b1zero
-	VMOVUPS 0(AX), Z0
-	JMP  mulbf16_b1start
-mulbf16_b1zero:
-	VPXORD Z0, Z0, Z0
-mulbf16_b1start:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulbf16_b1store
-mulbf16_b1loop:
-	PF_ROW(192)
-	PREFETCHT0 0(AX)
-	CUR_ROW
-	VALUE512
-	VPMOVZXWD 0(AX), Z8
-	VPSLLD $16, Z8, Z8
-	VFMADD231PS Z8, Z31, Z0
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulbf16_b1loop
-mulbf16_b1store:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, 0(AX)
-	ADDQ $64, R11
-	JMP  mulbf16_col
-
-mulbf16_bm:
-	SHRQ $2, AX
-	MOVQ CX, BX
-	MOVQ AX, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1
-	MOVQ BX, CX
-	LEAQ (R12)(R11*1), AX
-	CMPB accumulate+144(FP), $0
-	JEQ  mulbf16_bmzero
-	VMOVUPS.Z (AX), K1, Z0
-	JMP  mulbf16_bmstart
-mulbf16_bmzero:
-	VPXORD Z0, Z0, Z0
-mulbf16_bmstart:
-	MOVQ R13, BX
-	CMPQ BX, CX
-	JGE  mulbf16_bmstore
-mulbf16_bmloop:
-	PF_ROW(192)
-	PREFETCHT0 (AX)
-	CUR_ROW
-	VALUE512
-	VMOVDQU16.Z (AX), K1, Y8
-	VPMOVZXWD Y8, Z8
-	VPSLLD $16, Z8, Z8
-	VFMADD231PS Z8, Z31, K1, Z0
-	INCQ BX
-	CMPQ BX, CX
-	JLT  mulbf16_bmloop
-mulbf16_bmstore:
-	LEAQ (R12)(R11*1), AX
-	VMOVUPS Z0, K1, (AX)
-
-mulbf16_next:
-	MOVQ ldy+136(FP), AX
-	LEAQ (R12)(AX*4), R12
-	ADDQ $8, R8
-	CMPQ R8, R9
-	JLT  mulbf16_row
-
-mulbf16_done:
-	VZEROUPPER
+// in bytes: twice the nonzeros, for rows half as long. The blocks of 8 and
+// 2 vectors prefetch with hint Hn, Dn nonzeros ahead (narrower ones: into
+// L1, 192 ahead); mulRowsBF16FarAVX512 prefetches into L2 four times as
+// far, as mulRowsFarAVX512 does.
+#define MULROWSBF16512(H8, D8, H2, D2) \
+	MOVQ offsets_base+0(FP), R8 \
+	MOVQ offsets_len+8(FP), R9 \
+	DECQ R9 \
+	JLE  mulbf16_done \
+	LEAQ (R8)(R9*8), R9 \
+	MOVQ (R9), R14 \
+	DECQ R14 \
+	MOVQ indices_base+24(FP), SI \
+	MOVQ values_base+48(FP), DX \
+	MOVQ x_base+72(FP), DI \
+	MOVQ ldx+96(FP), R10 \
+	MOVQ y_base+112(FP), R12 \
+	SHLQ $1, R10 \
+	MOVL $0x3f800000, AX \
+	VPBROADCASTD AX, Z31 \
+mulbf16_row: \
+	MOVQ (R8), R13 \
+	MOVQ 8(R8), CX \
+	XORQ R11, R11 \
+mulbf16_col: \
+	MOVQ width+104(FP), AX \
+	SHLQ $2, AX \
+	SUBQ R11, AX \
+	JLE  mulbf16_next \
+	MOVQ R11, R15 \
+	SHRQ $1, R15 \
+	ADDQ DI, R15 \
+	CMPQ AX, $512 \
+	JGE  mulbf16_b8 \
+	CMPQ AX, $128 \
+	JGE  mulbf16_b2 \
+	CMPQ AX, $64 \
+	JGE  mulbf16_b1 \
+	JMP  mulbf16_bm \
+mulbf16_b8: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulbf16_b8zero \
+	VMOVUPS 0(AX), Z0 \
+	VMOVUPS 64(AX), Z1 \
+	VMOVUPS 128(AX), Z2 \
+	VMOVUPS 192(AX), Z3 \
+	VMOVUPS 256(AX), Z4 \
+	VMOVUPS 320(AX), Z5 \
+	VMOVUPS 384(AX), Z6 \
+	VMOVUPS 448(AX), Z7 \
+	JMP  mulbf16_b8start \
+mulbf16_b8zero: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+mulbf16_b8start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulbf16_b8store \
+mulbf16_b8loop: \
+	PF_ROW(D8) \
+	H8 0(AX) \
+	H8 64(AX) \
+	H8 128(AX) \
+	H8 192(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VPMOVZXWD 0(AX), Z8 \
+	VPSLLD $16, Z8, Z8 \
+	VFMADD231PS Z8, Z31, Z0 \
+	VPMOVZXWD 32(AX), Z9 \
+	VPSLLD $16, Z9, Z9 \
+	VFMADD231PS Z9, Z31, Z1 \
+	VPMOVZXWD 64(AX), Z10 \
+	VPSLLD $16, Z10, Z10 \
+	VFMADD231PS Z10, Z31, Z2 \
+	VPMOVZXWD 96(AX), Z11 \
+	VPSLLD $16, Z11, Z11 \
+	VFMADD231PS Z11, Z31, Z3 \
+	VPMOVZXWD 128(AX), Z12 \
+	VPSLLD $16, Z12, Z12 \
+	VFMADD231PS Z12, Z31, Z4 \
+	VPMOVZXWD 160(AX), Z13 \
+	VPSLLD $16, Z13, Z13 \
+	VFMADD231PS Z13, Z31, Z5 \
+	VPMOVZXWD 192(AX), Z14 \
+	VPSLLD $16, Z14, Z14 \
+	VFMADD231PS Z14, Z31, Z6 \
+	VPMOVZXWD 224(AX), Z15 \
+	VPSLLD $16, Z15, Z15 \
+	VFMADD231PS Z15, Z31, Z7 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulbf16_b8loop \
+mulbf16_b8store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	VMOVUPS Z1, 64(AX) \
+	VMOVUPS Z2, 128(AX) \
+	VMOVUPS Z3, 192(AX) \
+	VMOVUPS Z4, 256(AX) \
+	VMOVUPS Z5, 320(AX) \
+	VMOVUPS Z6, 384(AX) \
+	VMOVUPS Z7, 448(AX) \
+	ADDQ $512, R11 \
+	JMP  mulbf16_col \
+mulbf16_b2: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulbf16_b2zero \
+	VMOVUPS 0(AX), Z0 \
+	VMOVUPS 64(AX), Z1 \
+	JMP  mulbf16_b2start \
+mulbf16_b2zero: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+mulbf16_b2start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulbf16_b2store \
+mulbf16_b2loop: \
+	PF_ROW(D2) \
+	H2 0(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VPMOVZXWD 0(AX), Z8 \
+	VPSLLD $16, Z8, Z8 \
+	VFMADD231PS Z8, Z31, Z0 \
+	VPMOVZXWD 32(AX), Z9 \
+	VPSLLD $16, Z9, Z9 \
+	VFMADD231PS Z9, Z31, Z1 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulbf16_b2loop \
+mulbf16_b2store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	VMOVUPS Z1, 64(AX) \
+	ADDQ $128, R11 \
+	JMP  mulbf16_col \
+mulbf16_b1: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulbf16_b1zero \
+	VMOVUPS 0(AX), Z0 \
+	JMP  mulbf16_b1start \
+mulbf16_b1zero: \
+	VPXORD Z0, Z0, Z0 \
+mulbf16_b1start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulbf16_b1store \
+mulbf16_b1loop: \
+	PF_ROW(192) \
+	PREFETCHT0 0(AX) \
+	CUR_ROW \
+	VALUE512 \
+	VPMOVZXWD 0(AX), Z8 \
+	VPSLLD $16, Z8, Z8 \
+	VFMADD231PS Z8, Z31, Z0 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulbf16_b1loop \
+mulbf16_b1store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, 0(AX) \
+	ADDQ $64, R11 \
+	JMP  mulbf16_col \
+mulbf16_bm: \
+	SHRQ $2, AX \
+	MOVQ CX, BX \
+	MOVQ AX, CX \
+	MOVL $1, AX \
+	SHLL CX, AX \
+	DECL AX \
+	KMOVW AX, K1 \
+	MOVQ BX, CX \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  mulbf16_bmzero \
+	VMOVUPS.Z (AX), K1, Z0 \
+	JMP  mulbf16_bmstart \
+mulbf16_bmzero: \
+	VPXORD Z0, Z0, Z0 \
+mulbf16_bmstart: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  mulbf16_bmstore \
+mulbf16_bmloop: \
+	PF_ROW(192) \
+	PREFETCHT0 (AX) \
+	CUR_ROW \
+	VALUE512 \
+	VMOVDQU16.Z (AX), K1, Y8 \
+	VPMOVZXWD Y8, Z8 \
+	VPSLLD $16, Z8, Z8 \
+	VFMADD231PS Z8, Z31, K1, Z0 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  mulbf16_bmloop \
+mulbf16_bmstore: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Z0, K1, (AX) \
+mulbf16_next: \
+	MOVQ ldy+136(FP), AX \
+	LEAQ (R12)(AX*4), R12 \
+	ADDQ $8, R8 \
+	CMPQ R8, R9 \
+	JLT  mulbf16_row \
+mulbf16_done: \
+	VZEROUPPER \
 	RET
+
+// func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsBF16AVX512(SB), NOSPLIT, $0-145
+	MULROWSBF16512(PREFETCHT0, 24, PREFETCHT0, 96)
+
+// func mulRowsBF16FarAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsBF16FarAVX512(SB), NOSPLIT, $0-145
+	MULROWSBF16512(PREFETCHT2, 96, PREFETCHT2, 384)
 
 // func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 //

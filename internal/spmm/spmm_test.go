@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
@@ -243,11 +244,16 @@ func TestKernelsAgree(t *testing.T) {
 			x := randomDense(rng, m.cols, width)
 			got := randomDense(rng, m.rows, width)
 			want := append([]float32(nil), got...)
+			far := append([]float32(nil), got...)
 			k.rows(m.offsets, m.indices, m.values, x, width, width, got, width, true)
+			k.rowsFar(m.offsets, m.indices, m.values, x, width, width, far, width, true)
 			generic.rows(m.offsets, m.indices, m.values, x, width, width, want, width, true)
 			for i := range got {
 				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
 					t.Fatalf("%v width %d: rows kernel [%d] = %v, generic %v", l, width, i, got[i], want[i])
+				}
+				if far[i] != got[i] {
+					t.Fatalf("%v width %d: far rows kernel [%d] = %v, rows kernel %v", l, width, i, far[i], got[i])
 				}
 			}
 			xt := randomDense(rng, m.rows, width)
@@ -261,6 +267,48 @@ func TestKernelsAgree(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestRowKernelsBySize(t *testing.T) {
+	k := kernelsFor(cpuid.Detected)
+	same := func(a, b rowKernel) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	for _, tc := range []struct {
+		xRows, width, elem int
+		far                bool
+	}{
+		{farGatherBytes / 512, 128, 4, false},
+		{farGatherBytes/512 + 1, 128, 4, true},
+		{farGatherBytes / 256, 128, 2, false},
+		{farGatherBytes/256 + 1, 128, 2, true},
+		{1 << 30, 0, 4, false},
+	} {
+		rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem)
+		want := k.rows
+		if tc.far {
+			want = k.rowsFar
+		}
+		if !same(rows, want) {
+			t.Errorf("rowKernels(%d, %d, %d): far = %v, want %v", tc.xRows, tc.width, tc.elem, !tc.far, tc.far)
+		}
+	}
+}
+
+// TestMulCSRFarGather multiplies with an x just past farGatherBytes, which
+// takes the far kernels (the bf16 ones are checked against the near ones in
+// TestBF16KernelsAgree).
+func TestMulCSRFarGather(t *testing.T) {
+	const width = 128
+	rng := rand.New(rand.NewPCG(7, 8))
+	cols := farGatherBytes/(4*width) + 1
+	m := randomCSR(rng, 50, cols, 30, 10, 300, true)
+	x := randomDense(rng, cols, width)
+	for _, l := range levels() {
+		useLevel(t, l)
+		y := randomDense(rng, m.rows, width)
+		want, scale := reference(m, x, width, width, y, width, true)
+		MulCSR(m.rows, m.offsets, m.indices, m.values, x, width, width, y, width, true)
+		check(t, l.String(), y, want, scale, m.rows, width, width, 0)
 	}
 }
 
