@@ -35,6 +35,8 @@ import (
 //	shmCtl(d)+256       4     1 while ring d's consumer sleeps (wake it)
 //	shmCtl(d)+384       4     1 while ring d's producer sleeps (wake it)
 //	2048+d·128          8     remote frames of ring d its consumer copied
+//	2304+d·128          8     the last remote frame of ring d its producer
+//	                          stopped waiting for (its data may be reused)
 //	shmHeader+d·size    size  ring d's bytes
 //
 // Ring 0 carries the creator's bytes to the opener, ring 1 the reverse.
@@ -88,6 +90,7 @@ type ring struct {
 	readerWaiting *atomic.Uint32
 	writerWaiting *atomic.Uint32
 	remoteDone    *atomic.Uint64 // remote frames its consumer has copied (shmremote.go)
+	remoteGaveUp  *atomic.Uint64 // the last remote frame its producer stopped waiting for
 	data          []byte
 	mask          uint64
 }
@@ -101,6 +104,7 @@ func newRing(mem []byte, d, size int) ring {
 		readerWaiting: (*atomic.Uint32)(at(shmFieldRW)),
 		writerWaiting: (*atomic.Uint32)(at(shmFieldWW)),
 		remoteDone:    remoteCounter(mem, d),
+		remoteGaveUp:  remoteCounter(mem, d+2),
 		data:          mem[shmHeader+d*size : shmHeader+(d+1)*size : shmHeader+(d+1)*size],
 		mask:          uint64(size - 1),
 	}
@@ -132,6 +136,7 @@ type shmConn struct {
 	remote     *remotePeer // the peer's memory, if this side may read it (shmremote.go)
 	peerReads  bool        // the peer reads large payloads from this side's memory
 	remoteSent uint64      // remote frames written
+	remoteRead uint64      // remote frames read
 }
 
 // newShmConn serves a mapped segment: creator says which ring is whose.
@@ -250,6 +255,11 @@ func (c *shmConn) Write(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.mu.RUnlock()
+	return c.write(p)
+}
+
+// write is Write with the mapping held (enter).
+func (c *shmConn) write(p []byte) (int, error) {
 	r := &c.out
 	size := uint64(len(r.data))
 	written := 0

@@ -122,7 +122,10 @@ func processAlive(proc *os.Process) error {
 
 // writeRemote writes data frame h whose payload is sent by descriptor, and
 // waits until the peer has copied it (or the deadline, the peer's end or
-// Close).
+// Close). It holds the mapping throughout: a send it stops waiting for is
+// marked given up in the segment before the payload returns to its owner,
+// who may reuse it at once, and a reader that copies the frame later
+// fails instead of delivering what the buffer then holds.
 func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLen]byte) error {
 	var frame [frameHeaderLen + remoteDescriptorLen]byte
 	h.flags |= flagRemote
@@ -131,24 +134,30 @@ func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLe
 	copy(frame[:], hdr[:])
 	binary.NativeEndian.PutUint64(frame[frameHeaderLen:], uint64(uintptr(unsafe.Pointer(unsafe.SliceData(payload)))))
 	binary.NativeEndian.PutUint64(frame[frameHeaderLen+8:], uint64(len(payload)))
-	if _, err := c.Write(frame[:]); err != nil {
-		return err
-	}
-	c.remoteSent++
 	if !c.enter() {
 		return errShmClosedRemote
 	}
 	defer c.mu.RUnlock()
-	done, want := c.out.remoteDone, c.remoteSent
-	err := c.wait(c.out.writerWaiting, func() bool { return done.Load() >= want }, c.spaceBell, &c.writeDeadline, &c.writeSpin)
+	c.remoteSent++
+	want := c.remoteSent
+	n, err := c.write(frame[:])
+	if err == nil {
+		done := c.out.remoteDone
+		err = c.wait(c.out.writerWaiting, func() bool { return done.Load() >= want }, c.spaceBell, &c.writeDeadline, &c.writeSpin)
+	}
+	if err != nil && n > 0 {
+		c.out.remoteGaveUp.Store(want) // before the payload is let go
+	}
 	runtime.KeepAlive(payload) // the peer reads it until done says so
 	return err
 }
 
 // readRemoteFrame reads the descriptor of flagRemote frame h from the ring
 // and copies the payload it describes into dst, which the caller chose for
-// its length (see remoteLength); then it tells the writer.
+// its length (see remoteLength); then it tells the writer. It fails if the
+// writer gave the frame up before the copy was complete.
 func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
+	c.remoteRead++
 	if err := c.remote.read(dst, addr); err != nil {
 		return err
 	}
@@ -156,6 +165,9 @@ func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
 		return errShmClosedRemote
 	}
 	defer c.mu.RUnlock()
+	if c.in.remoteGaveUp.Load() >= c.remoteRead {
+		return fmt.Errorf("shared memory: the peer stopped sending a frame while it was being copied")
+	}
 	c.in.remoteDone.Add(1)
 	if c.in.writerWaiting.CompareAndSwap(1, 0) {
 		c.bell(bellSpace)

@@ -4,11 +4,14 @@ package comm
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -70,5 +73,59 @@ func TestRemoteFrameWhereNotOfferedIsCorrupt(t *testing.T) {
 	errs := onEach(comms, func(c *TCP) error { return c.AllReduce("x", make([]float32, 4)) })
 	if err := errs[1]; err == nil || !strings.Contains(err.Error(), "remote frame") {
 		t.Fatalf("rank 1: %v; want the remote frame refused", err)
+	}
+}
+
+// A remote send that the writer gives up on (its deadline passes, or the
+// link is closed, while the peer has not yet copied the data) leaves the
+// data to its owner, who may reuse the buffer at once: a reader that
+// copies the frame afterwards must fail rather than deliver whatever the
+// buffer then holds.
+func TestRemoteSendAbandonedIsNotDelivered(t *testing.T) {
+	for _, how := range []string{"deadline", "close"} {
+		t.Run(how, func(t *testing.T) {
+			a, b := shmPair(t, 1<<16)
+			probe, cookie := newRemoteProbe()
+			defer runtime.KeepAlive(cookie)
+			rp, err := openRemotePeer(probe)
+			if err != nil {
+				t.Skipf("no remote reads here: %v", err)
+			}
+			b.remote, a.peerReads = rp, true
+			payload := bytes.Repeat([]byte{1}, remoteMin)
+			var hdr [frameHeaderLen]byte
+			wrote := make(chan error, 1)
+			if how == "deadline" {
+				a.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			}
+			go func() {
+				wrote <- a.writeRemote(frameHeader{typ: frameData, length: uint32(len(payload))}, payload, &hdr)
+			}()
+			if how == "close" {
+				time.Sleep(50 * time.Millisecond)
+				a.Close()
+			}
+			if err := <-wrote; err == nil {
+				t.Fatal("the send completed with nobody reading")
+			}
+			for i := range payload {
+				payload[i] = 2 // the sender's buffer, reused
+			}
+			var hb [frameHeaderLen]byte
+			if _, err := io.ReadFull(b, hb[:]); err != nil {
+				t.Fatal(err)
+			}
+			if h, err := decodeHeader(&hb, maxDataPayload); err != nil || h.flags&flagRemote == 0 {
+				t.Fatalf("header %+v, %v", h, err)
+			}
+			var d [remoteDescriptorLen]byte
+			if _, err := io.ReadFull(b, d[:]); err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]byte, binary.NativeEndian.Uint64(d[8:]))
+			if err := b.readRemoteFrame(dst, binary.NativeEndian.Uint64(d[:])); err == nil {
+				t.Fatalf("delivered an abandoned frame (first byte %d, sent as 1)", dst[0])
+			}
+		})
 	}
 }
