@@ -227,7 +227,7 @@ func (c *shmConn) peek(max int) ([]byte, error) {
 			return r.data[off : off+min(uint64(max), avail, uint64(len(r.data))-off)], nil
 		}
 		tail := c.readTail
-		err := c.wait(r.readerWaiting, func() bool { return r.head.Load() != tail }, c.dataBell, &c.readDeadline, &c.readSpin)
+		err := c.wait(r.readerWaiting, func() bool { return r.head.Load() != tail }, c.dataBell, &c.readDeadline, &c.readSpin, nil)
 		if err == errShmPeerGone {
 			if r.head.Load() != tail { // what the peer wrote before it left
 				continue
@@ -267,7 +267,7 @@ func (c *shmConn) write(p []byte) (int, error) {
 		room := size - (c.writeHead - r.tail.Load())
 		if room == 0 {
 			head := c.writeHead
-			if err := c.wait(r.writerWaiting, func() bool { return r.tail.Load()+size != head }, c.spaceBell, &c.writeDeadline, &c.writeSpin); err != nil {
+			if err := c.wait(r.writerWaiting, func() bool { return r.tail.Load()+size != head }, c.spaceBell, &c.writeDeadline, &c.writeSpin, nil); err != nil {
 				return written, err
 			}
 			continue
@@ -287,12 +287,13 @@ func (c *shmConn) write(p []byte) (int, error) {
 
 // wait returns once ready() holds: it polls for up to *spin, then sets
 // flag so that the other side rings, and sleeps until the doorbell, the
-// deadline, the peer's end (errShmPeerGone) or Close. The flag is set
+// deadline, the peer's end (errShmPeerGone), Close or stop's closing
+// (errSendStopped; nil: never). The flag is set
 // before ready is checked again, and the other side publishes before it
 // reads the flag, so one of the two sees the other: a doorbell is never
 // missed. *spin adapts (see shmSpin): halved after a wait that had to
 // sleep, grown back after one that polling ended.
-func (c *shmConn) wait(flag *atomic.Uint32, ready func() bool, bell chan struct{}, deadline *atomic.Int64, spin *time.Duration) error {
+func (c *shmConn) wait(flag *atomic.Uint32, ready func() bool, bell chan struct{}, deadline *atomic.Int64, spin *time.Duration, stop <-chan struct{}) error {
 	var start time.Time
 	for i := 0; ; i++ {
 		if ready() {
@@ -335,6 +336,9 @@ func (c *shmConn) wait(flag *atomic.Uint32, ready func() bool, bell chan struct{
 		case <-timeout:
 			flag.Store(0)
 			return os.ErrDeadlineExceeded
+		case <-stop:
+			flag.Store(0)
+			return errSendStopped
 		}
 	}
 }

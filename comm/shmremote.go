@@ -3,6 +3,7 @@ package comm
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -121,12 +122,13 @@ func processAlive(proc *os.Process) error {
 }
 
 // writeRemote writes data frame h whose payload is sent by descriptor, and
-// waits until the peer has copied it (or the deadline, the peer's end or
-// Close). It holds the mapping throughout: a send it stops waiting for is
+// waits until the peer has copied it (or the deadline, the peer's end,
+// Close or stop: the communicator's failure, whose last control frame then
+// follows at once, instead of after the peer's copy). It holds the mapping throughout: a send it stops waiting for is
 // marked given up in the segment before the payload returns to its owner,
 // who may reuse it at once, and a reader that copies the frame later
 // fails instead of delivering what the buffer then holds.
-func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLen]byte) error {
+func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLen]byte, stop <-chan struct{}) error {
 	var frame [frameHeaderLen + remoteDescriptorLen]byte
 	h.flags |= flagRemote
 	h.length = remoteDescriptorLen
@@ -143,7 +145,7 @@ func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLe
 	n, err := c.write(frame[:])
 	if err == nil {
 		done := c.out.remoteDone
-		err = c.wait(c.out.writerWaiting, func() bool { return done.Load() >= want }, c.spaceBell, &c.writeDeadline, &c.writeSpin)
+		err = c.wait(c.out.writerWaiting, func() bool { return done.Load() >= want }, c.spaceBell, &c.writeDeadline, &c.writeSpin, stop)
 	}
 	if err != nil && n > 0 {
 		c.out.remoteGaveUp.Store(want) // before the payload is let go
@@ -154,8 +156,9 @@ func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLe
 
 // readRemoteFrame reads the descriptor of flagRemote frame h from the ring
 // and copies the payload it describes into dst, which the caller chose for
-// its length (see remoteLength); then it tells the writer. It fails if the
-// writer gave the frame up before the copy was complete.
+// its length (see remoteLength); then it tells the writer. It fails with
+// errRemoteGaveUp if the writer gave the frame up before the copy was
+// complete.
 func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
 	c.remoteRead++
 	if err := c.remote.read(dst, addr); err != nil {
@@ -166,7 +169,7 @@ func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
 	}
 	defer c.mu.RUnlock()
 	if c.in.remoteGaveUp.Load() >= c.remoteRead {
-		return fmt.Errorf("shared memory: the peer stopped sending a frame while it was being copied")
+		return errRemoteGaveUp
 	}
 	c.in.remoteDone.Add(1)
 	if c.in.writerWaiting.CompareAndSwap(1, 0) {
@@ -176,6 +179,15 @@ func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
 }
 
 var errShmClosedRemote = fmt.Errorf("shared memory: %w", os.ErrClosed)
+
+// errRemoteGaveUp: the writer stopped waiting for a remote frame before
+// the reader's copy was complete, so the copy may hold anything. What
+// follows on the link is the writer's last control frame (an abort) or
+// its end.
+var errRemoteGaveUp = errors.New("shared memory: the peer stopped sending a frame while it was being copied")
+
+// errSendStopped: a remote send given up because the communicator failed.
+var errSendStopped = errors.New("the communicator failed")
 
 // sendsRemote reports whether a payload of n bytes goes to the peer by
 // descriptor.

@@ -5,6 +5,7 @@ package comm
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -99,7 +100,7 @@ func TestRemoteSendAbandonedIsNotDelivered(t *testing.T) {
 				a.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 			}
 			go func() {
-				wrote <- a.writeRemote(frameHeader{typ: frameData, length: uint32(len(payload))}, payload, &hdr)
+				wrote <- a.writeRemote(frameHeader{typ: frameData, length: uint32(len(payload))}, payload, &hdr, nil)
 			}()
 			if how == "close" {
 				time.Sleep(50 * time.Millisecond)
@@ -127,5 +128,26 @@ func TestRemoteSendAbandonedIsNotDelivered(t *testing.T) {
 				t.Fatalf("delivered an abandoned frame (first byte %d, sent as 1)", dst[0])
 			}
 		})
+	}
+}
+
+// A rank that aborts while a remote send waits for a peer that has not
+// yet come to the call still tells the peer why: the send is given up at
+// once and the abort follows it, and the peer, finding the frame given up,
+// reads on to the reason, not "lost". (Over the ring the call may even
+// succeed: the frame was already copied into it.)
+func TestAbortBehindRemoteSendReachesThePeer(t *testing.T) {
+	comms := meshOver(t, 2, linkShm)
+	done := make(chan error, 1)
+	go func() {
+		done <- comms[0].AllToAll("a", [][]byte{nil, make([]byte, 1<<20)}, make([][]byte, 2))
+	}()
+	time.Sleep(100 * time.Millisecond)
+	comms[0].Abort(errors.New("boom"))
+	<-done
+	time.Sleep(1500 * time.Millisecond) // past the grace in which a failed rank sends its last frame
+	err := comms[1].AllToAll("a", [][]byte{make([]byte, 1<<20), nil}, make([][]byte, 2))
+	if !errors.Is(err, ErrPeerAborted) || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("rank 1: %v; want rank 0's abort, boom", err)
 	}
 }

@@ -95,6 +95,13 @@ func (p *peer) writeLoop() {
 			// deadline, not the heartbeat timeout, bounds the wait.
 			p.conn.SetWriteDeadline(time.Now().Add(o.CallTimeout))
 			err := p.writeData(op, &hdr)
+			if errors.Is(err, errSendStopped) { // the communicator failed: its last frame goes now
+				if op.done != nil {
+					op.done <- err
+				}
+				p.writeLast()
+				return
+			}
 			if err != nil { // first, so that the call sees the goodbye the reader may be reading
 				p.writeFailed(fmt.Errorf("sending: %w", err))
 			}
@@ -122,15 +129,20 @@ func (p *peer) writeLoop() {
 		case <-p.gone:
 			return
 		case <-p.t.failed:
-			// fail queues the control frame before closing failed.
-			select {
-			case frame := <-p.ctrl:
-				p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-				p.conn.Write(frame)
-			default:
-			}
+			p.writeLast()
 			return
 		}
+	}
+}
+
+// writeLast writes the control frame fail queued, if any, once the
+// communicator has failed (fail queues it before closing failed).
+func (p *peer) writeLast() {
+	select {
+	case frame := <-p.ctrl:
+		p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		p.conn.Write(frame)
+	default:
 	}
 }
 
@@ -147,7 +159,7 @@ const wireFrame = 256 << 10
 func (p *peer) writeData(op *sendOp, hdr *[frameHeaderLen]byte) error {
 	h, payload := op.hdr, op.payload
 	if sc, ok := p.conn.(*shmConn); ok && op.remote && sc.sendsRemote(len(payload)) {
-		return sc.writeRemote(h, payload, hdr)
+		return sc.writeRemote(h, payload, hdr, p.t.failed)
 	}
 	for {
 		piece := payload
@@ -271,8 +283,11 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 		return nil, false
 	}
 	if h.flags&flagRemote != 0 {
-		if !p.readRemoteData(op) {
+		switch p.readRemoteData(op) {
+		case remoteFailed:
 			return nil, false
+		case remoteGaveUp: // not delivered: the writer's last frame or its end follows
+			return op, true
 		}
 	} else if op.lend != nil {
 		return p.lendData(h, op)
@@ -305,33 +320,45 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 
 // readRemoteData reads the descriptor of a flagRemote frame and copies
 // the data it describes from the peer's memory into op.
-func (p *peer) readRemoteData(op *recvOp) bool {
+func (p *peer) readRemoteData(op *recvOp) remoteRead {
 	sc, ok := p.conn.(*shmConn)
 	if !ok || sc.remote == nil || op.lend != nil {
 		p.t.fail(p.lost(fmt.Errorf("%w: a remote frame where this rank does not read the peer's memory", ErrCorruptFrame)))
-		return false
+		return remoteFailed
 	}
 	var d [remoteDescriptorLen]byte
 	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
 	if _, err := io.ReadFull(p.conn, d[:]); err != nil {
 		p.readFailed(err)
-		return false
+		return remoteFailed
 	}
 	addr, n := binary.NativeEndian.Uint64(d[:]), binary.NativeEndian.Uint64(d[8:])
 	if n > maxRemotePayload {
 		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxRemotePayload)))
-		return false
+		return remoteFailed
 	}
 	buf, err := op.next(int(n))
 	if err == nil {
 		err = sc.readRemoteFrame(buf, addr)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errRemoteGaveUp):
+		return remoteGaveUp
+	case err != nil:
 		p.t.fail(p.lost(err))
-		return false
+		return remoteFailed
 	}
-	return true
+	return remoteCopied
 }
+
+// remoteRead is how readRemoteData ended.
+type remoteRead int
+
+const (
+	remoteCopied remoteRead = iota
+	remoteFailed            // the communicator failed
+	remoteGaveUp            // the writer gave the frame up (errRemoteGaveUp)
+)
 
 // checkData checks a data or message payload where the link carries sums.
 func (p *peer) checkData(h *frameHeader, buf []byte) error {
