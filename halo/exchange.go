@@ -34,8 +34,9 @@ type Config struct {
 	// as they are (mixed precision: the layers round them to bf16 for
 	// every node, nn.Model.SetBF16, so nothing is lost): half the bytes.
 	// A codec compresses the rows of the passes it compresses as before,
-	// widened to float32; the backward passes' gradients, partial sums of
-	// a reduction, stay float32.
+	// widened to float32, except the lossless entropy:none, which codes
+	// their bf16 values (entropy:bf16); the backward passes' gradients,
+	// partial sums of a reduction, stay float32.
 	BF16 bool
 }
 
