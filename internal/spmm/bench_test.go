@@ -30,17 +30,7 @@ var bench struct {
 func benchData(b testing.TB) {
 	bench.once.Do(func() {
 		rng := rand.New(rand.NewPCG(11, 12))
-		m := csr{rows: benchRows, cols: benchRows, offsets: make([]int64, benchRows+1)}
-		m.indices = make([]int32, benchRows*benchDeg)
-		m.values = make([]float32, benchRows*benchDeg)
-		for p := range m.indices {
-			m.indices[p] = int32(rng.IntN(benchRows))
-			m.values[p] = rng.Float32()
-		}
-		for i := range m.offsets {
-			m.offsets[i] = int64(i * benchDeg)
-		}
-		bench.m = m
+		bench.m = randomFixedDegree(rng, benchRows, benchRows)
 		bench.x = randomDense(rng, benchRows, benchWidth)
 		bench.y = randomDense(rng, benchRows, benchWidth) // touched, so no page faults are timed
 	})
@@ -91,16 +81,7 @@ func BenchmarkMulCSR(b *testing.B) {
 func BenchmarkMulCSRCached(b *testing.B) {
 	const rows, cols = 100_000, 16_384
 	rng := rand.New(rand.NewPCG(13, 14))
-	m := csr{rows: rows, cols: cols, offsets: make([]int64, rows+1)}
-	m.indices = make([]int32, rows*benchDeg)
-	m.values = make([]float32, rows*benchDeg)
-	for p := range m.indices {
-		m.indices[p] = int32(rng.IntN(cols))
-		m.values[p] = rng.Float32()
-	}
-	for i := range m.offsets {
-		m.offsets[i] = int64(i * benchDeg)
-	}
+	m := randomFixedDegree(rng, rows, cols)
 	x := randomDense(rng, cols, benchWidth)
 	y := randomDense(rng, rows, benchWidth)
 	for _, l := range levels() {
@@ -190,4 +171,20 @@ func BenchmarkMulCSRBF16(b *testing.B) {
 			}
 		})
 	}
+}
+
+// randomFixedDegree is a rows×cols matrix of benchDeg random nonzeros a
+// row, at uniformly random columns.
+func randomFixedDegree(rng *rand.Rand, rows, cols int) csr {
+	m := csr{rows: rows, cols: cols, offsets: make([]int64, rows+1)}
+	m.indices = make([]int32, rows*benchDeg)
+	m.values = make([]float32, rows*benchDeg)
+	for p := range m.indices {
+		m.indices[p] = int32(rng.IntN(cols))
+		m.values[p] = rng.Float32()
+	}
+	for i := range m.offsets {
+		m.offsets[i] = int64(i * benchDeg)
+	}
+	return m
 }

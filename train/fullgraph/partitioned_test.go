@@ -13,6 +13,7 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // sbmTask is a small learnable graph with a split in global ids.
@@ -26,24 +27,8 @@ type sbmTask struct {
 
 func newSBMTask(t testing.TB, n int, seed uint64) sbmTask {
 	t.Helper()
-	const classes = 4
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: classes, AvgDegree: 6, Homophily: 0.8,
-		Features: 12, FeatureNoise: 1}, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sbmTask{g: g, x: nn.DenseFeatures(x), labels: labels, classes: classes}
-	for v := range int32(n) {
-		switch v % 5 {
-		case 0, 1:
-			s.train = append(s.train, v)
-		case 2:
-			s.val = append(s.val, v)
-		default:
-			s.test = append(s.test, v)
-		}
-	}
-	return s
+	p := traintest.SBM(t, n, 12, seed)
+	return sbmTask{g: p.Graph, x: p.Features, labels: p.Labels, train: p.Train, val: p.Val, test: p.Test, classes: traintest.Classes}
 }
 
 func equivalenceConfig(model string, classes int) train.Config {

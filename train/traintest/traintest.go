@@ -14,9 +14,13 @@ const Classes = 4
 // SBMProblem is a learnable stochastic-block-model graph of n nodes with
 // ten noisy class-correlated features and a fixed split: two fifths of the
 // nodes train, one fifth validates, the rest test.
-func SBMProblem(t testing.TB, n int) train.Problem {
+func SBMProblem(t testing.TB, n int) train.Problem { return SBM(t, n, 10, 4) }
+
+// SBM is SBMProblem's graph with the given number of features, drawn from
+// seed.
+func SBM(t testing.TB, n, features int, seed uint64) train.Problem {
 	t.Helper()
-	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: Classes, AvgDegree: 6, Homophily: 0.8, Features: 10, FeatureNoise: 1}, 4)
+	g, x, labels, err := graph.SBM(graph.SBMConfig{Nodes: n, Classes: Classes, AvgDegree: 6, Homophily: 0.8, Features: features, FeatureNoise: 1}, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
