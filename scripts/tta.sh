@@ -19,6 +19,7 @@
 # default "1gbit 100mbit"), TTA_CONFIGS (default "full auto varco"; the
 # first is the reference), TTA_EPOCHS (default 300, the authors' iteration
 # count: at 100 full communication's validation accuracy still rises),
+# TTA_FLAGS (more graft train flags for every run, e.g. "--eval-every 5"),
 # TTA_EMULATE (default 1; 0 skips the one-process --link runs), OUT
 # (results directory, default a temporary one), GRAFT_BIN (a graft binary
 # to use instead of building one).
@@ -35,6 +36,8 @@ source scripts/netns-lib.sh
 
 model=(--dataset amazon-computers --recipe none --model sage --layers 3 --hidden 64 --lr 0.01
 	--weight-decay 0 --dropout 0 --partition random --epochs "$epochs" --patience 0)
+# shellcheck disable=SC2206 # TTA_FLAGS are words
+model+=(${TTA_FLAGS:-})
 flags() {
 	case $1 in
 	full) echo --compress none ;;
