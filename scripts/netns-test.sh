@@ -25,219 +25,18 @@
 # Needs root, iproute2 (ip, tc), /dev/net/tun where the kernel lacks netem
 # (else nftables, and the links get no delay), and Go to build graft and the
 # userspace switch.
+# The set-up (namespaces, shaping, jobs) is scripts/netns-lib.sh's, shared
+# with scripts/tta.sh, the time-to-accuracy runs at several link rates.
 # Env: GRAFT_DATA (Amazon Computers; without it tta uses Cora), OUT (results
 # directory, default a temporary one), ONLY (space-separated runs to do),
 # GRAFT_BIN (a graft binary to use instead of building one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[[ $(id -u) == 0 ]] || { echo "netns-test: needs root (network namespaces)" >&2; exit 2; }
-for tool in ip tc; do
-	command -v "$tool" >/dev/null || { echo "netns-test: needs $tool (apt-get install iproute2)" >&2; exit 2; }
-done
-
+me=netns-test
 FULL=${FULL:-0}
 ONLY=${ONLY:-tta kill loss dp dpkill}
-tag=g$$ # namespace and interface prefix, unique per run
-ns() { echo "$tag-$1"; }
-hosts=4
-addr() { echo "10.231.0.$((10 + $1))"; }
-port=29500
-work=$(mktemp -d /tmp/graft-netns.XXXXXX)
-OUT=${OUT:-$work/results}
-mkdir -p "$OUT"
-pids=()
-
-cleanup() {
-	set +e
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	for n in $(ip netns list | awk '{print $1}' | grep "^$tag-"); do
-		ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$n"
-	done
-	rm -rf "$work/bin" "$work/ckpt"* "$work/wire."*
-	rmdir "$work" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'echo "netns-test: interrupted" >&2; exit 1' INT TERM
-
-if [[ -n ${GRAFT_BIN:-} ]]; then
-	graft=$GRAFT_BIN
-else
-	echo "== build (static, CGO_ENABLED=0)"
-	CGO_ENABLED=0 go build -o "$work/bin/graft" ./cmd/graft
-	graft=$work/bin/graft
-fi
-
-echo "== 4 hosts: namespaces $(ns 0)..$(ns 3) on a bridge in $(ns sw)"
-ip netns add "$(ns sw)"
-ip -n "$(ns sw)" link add br0 type bridge
-ip -n "$(ns sw)" link set br0 up
-ip -n "$(ns sw)" link set lo up
-for h in $(seq 0 $((hosts - 1))); do
-	ip netns add "$(ns "$h")"
-	ip link add "$tag-v$h" type veth peer name "$tag-p$h"
-	ip link set "$tag-v$h" netns "$(ns "$h")"
-	ip link set "$tag-p$h" netns "$(ns sw)"
-	ip -n "$(ns "$h")" link set "$tag-v$h" name eth0
-	ip -n "$(ns "$h")" addr add "$(addr "$h")/24" dev eth0
-	ip -n "$(ns "$h")" link set eth0 up
-	ip -n "$(ns "$h")" link set lo up
-	ip -n "$(ns sw)" link set "$tag-p$h" master br0
-	ip -n "$(ns sw)" link set "$tag-p$h" up
-done
-if command -v ping >/dev/null; then
-	ip netns exec "$(ns 0)" ping -c 1 -W 2 "$(addr 3)" >/dev/null || { echo "netns-test: hosts cannot reach each other" >&2; exit 1; }
-fi
-
-# shape [loss%]: 1 Gbit/s each way on every host's link (host egress and the
-# switch port's egress), 1 ms delay and the loss with netem where the kernel
-# has it. Kernels without sch_netem (Firecracker's, for one) cannot delay
-# packets at all, so there the shaped runs go over a second network: TUN
-# devices joined by lab/wire, a userspace switch that applies the
-# same rate, delay and loss (addresses 10.232.0.0/24, MTU 65000 like the
-# 64 KiB GSO packets netem sees on a veth).
-netem=0
-if ip netns exec "$(ns 0)" tc qdisc add dev eth0 root netem delay 1ms 2>/dev/null; then
-	netem=1
-	ip netns exec "$(ns 0)" tc qdisc del dev eth0 root
-elif [[ -c /dev/net/tun ]]; then
-	mkdir -p "$work/bin"
-	go build -o "$work/bin/wire" ./lab/wire
-fi
-waddr() { echo "10.232.0.$((10 + $1))"; }
-wirepid=""
-wire_down() {
-	if [[ -n $wirepid ]]; then
-		exec 7>&-
-		kill "$wirepid" 2>/dev/null
-		wait "$wirepid" 2>/dev/null || true
-		wirepid=""
-	fi
-}
-# wire_loss LOSS: sets the switch's loss (percent), starting the switch and
-# giving every host one of its devices, as wire0, the first time. Later
-# calls change the loss of the running switch: a new switch would have to
-# wait for the kernel to remove the old one's devices, which can take
-# minutes after heavy traffic.
-wirecmds=0
-wire_loss() {
-	if [[ -z $wirepid ]]; then
-		mkfifo "$work/wire.ctl"
-		ip netns exec "$(ns sw)" "$work/bin/wire" -hosts "$hosts" -name "$tag-w" -first "$(waddr 0)" \
-			-rate 1e9 -delay 1ms <"$work/wire.ctl" >"$work/wire.out" 2>>"$OUT/wire.log" &
-		wirepid=$!
-		pids+=($!)
-		exec 7>"$work/wire.ctl"
-		for _ in $(seq 600); do
-			grep -q ready "$work/wire.out" 2>/dev/null && break
-			kill -0 "$wirepid" 2>/dev/null || break
-			sleep 0.1
-		done
-		grep -q ready "$work/wire.out" || { echo "netns-test: the userspace switch did not start within 60 s: $(tail -n 3 "$OUT/wire.log")" >&2; exit 1; }
-		for h in $(seq 0 $((hosts - 1))); do
-			ip -n "$(ns sw)" link set "$tag-w$h" netns "$(ns "$h")"
-			ip -n "$(ns "$h")" link set "$tag-w$h" name wire0
-			ip -n "$(ns "$h")" addr add "$(waddr "$h")/24" dev wire0
-			ip -n "$(ns "$h")" link set wire0 mtu 65000 up
-		done
-	fi
-	wirecmds=$((wirecmds + 1))
-	echo "loss $(awk -v l="$1" 'BEGIN { print l / 100 }')" >&7
-	for _ in $(seq 100); do
-		grep -q "^ok $wirecmds\$" "$work/wire.out" && return
-		sleep 0.1
-	done
-	echo "netns-test: the userspace switch did not take loss $1%: $(tail -n 1 "$work/wire.out")" >&2
-	exit 1
-}
-shaping="none"
-rdv=$(addr 0) # where the jobs meet: the bridge, or the wire where it shapes
-shape() {
-	local loss=${1:-0}
-	if [[ $loss == none ]]; then # the plain bridge; the switch, if any, idles
-		rdv=$(addr 0)
-		for h in $(seq 0 $((hosts - 1))); do
-			ip netns exec "$(ns "$h")" tc qdisc del dev eth0 root 2>/dev/null || true
-			ip netns exec "$(ns sw)" tc qdisc del dev "$tag-p$h" root 2>/dev/null || true
-			ip netns exec "$(ns "$h")" nft delete table inet graftloss 2>/dev/null || true
-		done
-		shaping="none"
-		echo "   shaping: none (the bridge)"
-		return
-	fi
-	if [[ $netem == 0 && -c /dev/net/tun ]]; then
-		wire_loss "$loss"
-		rdv=$(waddr 0)
-		shaping="userspace switch lab/wire (no netem in this kernel): rate 1gbit, delay 1ms"
-	elif [[ $netem == 0 ]]; then
-		# Neither netem nor TUN: tbf limits the rate, nftables drops, and
-		# nothing can delay.
-		for h in $(seq 0 $((hosts - 1))); do
-			ip netns exec "$(ns "$h")" tc qdisc replace dev eth0 root tbf rate 1gbit burst 256kb latency 20ms
-			ip netns exec "$(ns sw)" tc qdisc replace dev "$tag-p$h" root tbf rate 1gbit burst 256kb latency 20ms
-			ip netns exec "$(ns "$h")" nft delete table inet graftloss 2>/dev/null || true
-			if [[ $loss != 0 ]]; then
-				command -v nft >/dev/null || { echo "netns-test: needs nft for loss without netem or TUN (apt-get install nftables)" >&2; exit 2; }
-				ip netns exec "$(ns "$h")" nft -f - <<-EOF
-					table inet graftloss {
-						chain in { type filter hook input priority 0; numgen random mod 100 < $loss drop; }
-						chain out { type filter hook output priority 0; numgen random mod 100 < $loss drop; }
-					}
-				EOF
-			fi
-		done
-		shaping="tbf rate 1gbit on every link (no netem and no TUN here: no delay)"
-	else
-		local extra=""
-		[[ $loss != 0 ]] && extra="loss $loss%"
-		for h in $(seq 0 $((hosts - 1))); do
-			ip netns exec "$(ns "$h")" tc qdisc replace dev eth0 root netem rate 1gbit delay 1ms limit 10000 $extra
-			ip netns exec "$(ns sw)" tc qdisc replace dev "$tag-p$h" root netem rate 1gbit delay 1ms limit 10000 $extra
-		done
-		shaping="netem rate 1gbit delay 1ms on every link"
-	fi
-	[[ $loss != 0 ]] && shaping="$shaping, loss $loss%"
-	echo "   shaping: $shaping"
-}
-
-export GRAFT_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-# The namespaces share this machine's kernel and /dev/shm, so graft would
-# move the workers' data through shared memory, past the shaped links; the
-# runs are about TCP between hosts, so they ask for TCP.
-export GRAFT_TRANSPORT=tcp
-
-# job NAME TIMEOUT ARGS...: one worker per host in the background; sets
-# jobpids; output in $OUT/NAME.rankK.log, rank 0's metrics in NAME.jsonl.
-job() {
-	local name=$1 limit=$2
-	shift 2
-	jobpids=()
-	for h in $(seq 0 $((hosts - 1))); do
-		ip netns exec "$(ns "$h")" timeout -s KILL "$limit" "$graft" train "$@" \
-			--rank "$h" --world "$hosts" --rendezvous "$rdv:$port" \
-			--start-timeout 30s --peer-timeout 5s \
-			--metrics "$OUT/$name.jsonl" >"$OUT/$name.rank$h.log" 2>&1 &
-		jobpids+=($!)
-		pids+=($!)
-	done
-}
-
-# wait_job: wait for every worker; status of the first that failed.
-wait_job() {
-	local st=0
-	for p in "${jobpids[@]}"; do
-		wait "$p" || { [[ $st == 0 ]] && st=$?; } || true
-	done
-	return "$st"
-}
-
-# since T: seconds elapsed since date +%s.%N said T.
-since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
-
-failed=0
-fail() { echo "FAIL: $*" >&2; failed=1; }
+source scripts/netns-lib.sh
 
 if [[ -n ${GRAFT_DATA:-} && -e ${GRAFT_DATA}/gnn-benchmark/amazon_electronics_computers.npz ]]; then
 	data=(--dataset amazon-computers --split random:20:30 --lcc --row-normalize=false --features sparse
@@ -263,30 +62,7 @@ if [[ " $ONLY " == *" tta "* ]]; then
 		wait_job || fail "tta $cfg: exit $?; $(tail -n 2 "$OUT/tta-$cfg.rank0.log")"
 		echo "$cfg $(since "$start")" >>"$OUT/tta-wall.txt"
 	done
-	# Time to accuracy: the first epoch whose validation accuracy reaches
-	# 95% and 99% of the best full-communication value, in measured seconds
-	# since training began (sum of rank 0's epoch times).
-	python3 - "$OUT" "$shaping" <<'EOF' | tee "$OUT/tta.md"
-import json, sys
-out, shaping = sys.argv[1], sys.argv[2]
-runs = {c: [json.loads(l) for l in open(f"{out}/tta-{c}.jsonl")] for c in ("full", "varco")}
-wall = dict(l.split() for l in open(f"{out}/tta-wall.txt"))
-best = max(m["val_acc"] for m in runs["full"])
-print(f"links: {shaping}; 4 workers; target = fraction of full communication's best val acc {best:.4f}\n")
-print("| run | epochs | wall s (all) | s/epoch | MB sent | best val | test at best | time to 95% | time to 99% |")
-print("|---|---|---|---|---|---|---|---|---|")
-for c, ms in runs.items():
-    t, tt = 0.0, {}
-    for m in ms:
-        t += m["epoch_seconds"]
-        for f in (0.95, 0.99):
-            if f not in tt and m["val_acc"] >= f * best:
-                tt[f] = (t, m["epoch"])
-    b = max(ms, key=lambda m: (m["val_acc"], -m["val_loss"]))
-    sent = sum(m["bytes_fwd"] + m["bytes_bwd"] + m["bytes_grad"] for m in ms) / 1e6
-    fmt = lambda f: f"{tt[f][0]:.2f} s (epoch {tt[f][1]})" if f in tt else "not reached"
-    print(f"| {c} | {len(ms)} | {float(wall[c]):.1f} | {t/len(ms):.3f} | {sent:.0f} | {b['val_acc']:.4f} | {b['test_acc']:.4f} | {fmt(0.95)} | {fmt(0.99)} |")
-EOF
+	tta_table tta "$shaping" epoch_seconds full varco | tee "$OUT/tta.md"
 fi
 
 # kill_resume NAME EPOCHS ARGS...: runs ARGS with checkpoints in one

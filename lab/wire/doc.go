@@ -8,9 +8,10 @@
 //
 // It is a userspace network for graft's multi-host tests: one TUN device
 // per host, joined by a switch that shapes every link the way
-// `tc qdisc … netem rate R delay D loss L` would. scripts/netns-test.sh uses
-// it on kernels built without sch_netem (Firecracker's, for one), where tc
-// can limit the rate but cannot delay packets.
+// `tc qdisc … netem rate R delay D loss L` would. scripts/netns-test.sh and
+// scripts/tta.sh use it on kernels built without sch_netem (Firecracker's,
+// for one), where tc can limit the rate but cannot delay packets; they
+// change its loss, rate and queue through its standard input.
 //
 // Each host h has an uplink and a downlink of the given rate; a packet from
 // h to g is serialised on h's uplink, travels for the delay, waits for and

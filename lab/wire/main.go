@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,33 +71,52 @@ func run(args []string) error {
 	return nil
 }
 
-// control changes the loss while the switch runs: each line "loss F" on in
-// sets it to F, logs the counts so far to log, and answers "ok N" on out
-// (N counts the commands). Tests change the loss this way instead of
-// restarting the switch, because the kernel can take minutes to remove TUN
-// devices that carried heavy traffic, and new ones wait for that.
+// control changes the loss, rate or queue while the switch runs: each line
+// "loss F" on in sets the loss to F, "rate R" the rate of every link to R
+// bits per second, "queue D" the most backlog a link queues to the
+// duration D (as -queue); each logs the counts so far to log and answers
+// "ok N" on out (N counts the commands). Tests change the links this way instead
+// of restarting the switch, because the kernel can take minutes to remove
+// TUN devices that carried heavy traffic, and new ones wait for that.
 func (s *switcher) control(in io.Reader, out, log io.Writer) {
 	sc := bufio.NewScanner(in)
 	for n := 1; sc.Scan(); n++ {
-		var loss float64
-		if _, err := fmt.Sscanf(sc.Text(), "loss %g", &loss); err != nil || loss < 0 || loss >= 1 {
-			fmt.Fprintf(out, "error %d: want \"loss F\" with F in [0, 1), got %q\n", n, sc.Text())
+		var v float64
+		if _, err := fmt.Sscanf(sc.Text(), "loss %g", &v); err == nil && v >= 0 && v < 1 {
+			s.report(log)
+			s.mu.Lock()
+			s.loss = v
+			s.mu.Unlock()
+		} else if _, err := fmt.Sscanf(sc.Text(), "rate %g", &v); err == nil && v > 0 {
+			s.report(log)
+			s.mu.Lock()
+			s.bytesPerSecond = v / 8
+			s.mu.Unlock()
+		} else if q, ok := strings.CutPrefix(sc.Text(), "queue "); ok && positiveDuration(q) {
+			s.report(log)
+			d, _ := time.ParseDuration(q)
+			s.mu.Lock()
+			s.queue = d
+			s.mu.Unlock()
+		} else {
+			fmt.Fprintf(out, "error %d: want \"loss F\" with F in [0, 1), \"rate R\" with R > 0 or \"queue D\" with D > 0, got %q\n", n, sc.Text())
 			continue
 		}
-		s.report(log)
-		s.mu.Lock()
-		s.loss = loss
-		s.mu.Unlock()
 		fmt.Fprintf(out, "ok %d\n", n)
 	}
+}
+
+func positiveDuration(s string) bool {
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
 }
 
 // report logs what the switch has done so far.
 func (s *switcher) report(log io.Writer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fmt.Fprintf(log, "wire: loss %g: forwarded %d packets so far, dropped %d to loss and %d to full queues\n",
-		s.loss, s.forwarded, s.lost, s.overflow)
+	fmt.Fprintf(log, "wire: rate %g, queue %v, loss %g: forwarded %d packets so far, dropped %d to loss and %d to full queues\n",
+		s.bytesPerSecond*8, s.queue, s.loss, s.forwarded, s.lost, s.overflow)
 }
 
 // openTUN creates the TUN device name (IP packets, no extra header).

@@ -88,22 +88,37 @@ func TestForwardRoutesAndLoses(t *testing.T) {
 	}
 }
 
-func TestControlChangesTheLoss(t *testing.T) {
+func TestControlChangesTheLossRateAndQueue(t *testing.T) {
 	s := testSwitch(0)
 	var out, log strings.Builder
-	s.control(strings.NewReader("loss 0.01\nloss 2\nbogus\nloss 0\nloss 0.5\n"), &out, &log)
+	s.control(strings.NewReader("loss 0.01\nloss 2\nbogus\nloss 0\nloss 0.5\nrate 1e8\nrate 0\nqueue 0s\nqueue 200ms\n"), &out, &log)
 	want := "ok 1\n" +
-		"error 2: want \"loss F\" with F in [0, 1), got \"loss 2\"\n" +
-		"error 3: want \"loss F\" with F in [0, 1), got \"bogus\"\n" +
-		"ok 4\nok 5\n"
+		"error 2: want \"loss F\" with F in [0, 1), \"rate R\" with R > 0 or \"queue D\" with D > 0, got \"loss 2\"\n" +
+		"error 3: want \"loss F\" with F in [0, 1), \"rate R\" with R > 0 or \"queue D\" with D > 0, got \"bogus\"\n" +
+		"ok 4\nok 5\nok 6\n" +
+		"error 7: want \"loss F\" with F in [0, 1), \"rate R\" with R > 0 or \"queue D\" with D > 0, got \"rate 0\"\n" +
+		"error 8: want \"loss F\" with F in [0, 1), \"rate R\" with R > 0 or \"queue D\" with D > 0, got \"queue 0s\"\n" +
+		"ok 9\n"
 	if out.String() != want {
 		t.Errorf("answers:\n%s\nwant:\n%s", out.String(), want)
 	}
 	if s.loss != 0.5 {
 		t.Errorf("loss %g after the last command, want 0.5", s.loss)
 	}
-	if n := strings.Count(log.String(), "\n"); n != 3 {
-		t.Errorf("%d log lines for 3 changes:\n%s", n, log.String())
+	if s.bytesPerSecond != 1e8/8 {
+		t.Errorf("rate %g bytes/s after the last command, want 1.25e7", s.bytesPerSecond)
+	}
+	if s.queue != 200*time.Millisecond {
+		t.Errorf("queue %v after the last command, want 200ms", s.queue)
+	}
+	if n := strings.Count(log.String(), "\n"); n != 5 {
+		t.Errorf("%d log lines for 5 changes:\n%s", n, log.String())
+	}
+	// At the new rate a 1,250-byte packet takes 100 µs on each link.
+	now := time.Now()
+	at, ok := s.schedule(0, 1, 1250, now)
+	if want := now.Add(100*time.Microsecond + time.Millisecond + 100*time.Microsecond); !ok || !at.Equal(want) {
+		t.Errorf("packet leaves after %v (ok %v), want 1.2ms", at.Sub(now), ok)
 	}
 }
 
