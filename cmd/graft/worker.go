@@ -163,7 +163,7 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	mib := fs.Int("mib", 64, "all-reduce buffer and all-to-all bytes per rank, in MiB")
 	reps := fs.Int("reps", 10, "timed repetitions (best and median are reported)")
 	only := fs.String("op", "", "time only this collective, `allreduce` or alltoall (memcpy always runs, for scale)")
-	profile := fs.String("cpuprofile", "", "each rank writes a CPU profile of the timed collectives (not of memcpy or the warm-up) to `FILE`.RANK (go tool pprof)")
+	profile := fs.String("cpuprofile", "", "each rank writes a CPU profile of the collectives from the first one's timed repetitions on (not memcpy or the first warm-up; with both, the second's warm-up too: --op picks one) to `FILE`.RANK (go tool pprof)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
