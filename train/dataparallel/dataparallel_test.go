@@ -216,7 +216,7 @@ func TestWorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 			checkSame(t, model, got, want)
 		})
 	}
-	// Sparse features travel dense; the one process reads them sparse.
+	// Sparse features travel and train sparse, as the one process reads them.
 	t.Run("sparse", func(t *testing.T) {
 		sp := p
 		sp.Features = nn.NewFeatures(p.Features.Dense, nn.ForceSparse)

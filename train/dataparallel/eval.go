@@ -63,7 +63,7 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		if len(e.sh.owned) == 0 {
 			continue
 		}
-		y := e.model.ForwardLayer(l, e.block.Blocks[0], nn.DenseFeatures(in))
+		y := e.model.ForwardLayer(l, e.block.Blocks[0], in)
 		e.cur.Rows, e.cur.Cols = y.Rows, y.Cols
 		e.cur.Data = append(e.cur.Data[:0], y.Data...)
 		if e.bf16 && l < len(e.model.Layers)-1 {

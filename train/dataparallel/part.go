@@ -9,7 +9,6 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/graph"
-	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
 )
@@ -87,9 +86,7 @@ func newShare(c comm.Communicator, sp *partstore.Part) (*share, error) {
 	case x.BF16 != nil:
 		s.x = rowStore{b16: x.BF16}
 	case x.Sparse != nil:
-		// Rows travel dense: a worker densifies its own part's only.
-		s.x = rowStore{f32: x.Sparse.Dense()}
-		memacct.Add(memacct.Features, 4*int64(len(s.x.f32.Data)))
+		s.x = rowStore{csr: x.Sparse}
 	default:
 		return nil, errors.New("dataparallel: the part has no features")
 	}

@@ -35,7 +35,7 @@ type Options struct {
 	// Grad makes each worker's gradient compression (each needs its
 	// own: it keeps state); nil all-reduces the gradients exactly.
 	Grad func() (gradcomp.Method, error)
-	// Precision bf16 holds the part's features in bfloat16, dense (sent
+	// Precision bf16 holds the part's dense features in bfloat16 (sent
 	// so, half the bytes, and widened where a batch gathers them) and rounds
 	// the hidden layers exact evaluation computes to it, as one process's
 	// mini-batch run at bf16 does.
@@ -57,21 +57,13 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	if sp.Classes > 0 && cfg.Model.Classes == 0 {
 		cfg.Model.Classes = sp.Classes
 	}
-	if opts.Precision == train.BF16 {
+	if x := sp.Features; opts.Precision == train.BF16 && x.Dense != nil {
 		// The part's float32 features go once rounded: sp holds the bf16
-		// ones instead. Rows travel dense, so sparse features are held
-		// dense too, in bf16 (one process keeps sparse ones as they are).
-		var rounded *tensor.MatrixBF16
-		switch x := sp.Features; {
-		case x.Dense != nil:
-			rounded = tensor.MatrixToBF16(x.Dense)
-		case x.Sparse != nil:
-			rounded = tensor.MatrixToBF16(x.Sparse.Dense())
-		}
-		if rounded != nil {
-			sp.Features = nn.BF16Features(rounded)
-			memacct.Add(memacct.Features, rounded.Bytes())
-		}
+		// ones instead. Sparse features stay as they are, as in one
+		// process.
+		rounded := tensor.MatrixToBF16(x.Dense)
+		sp.Features = nn.BF16Features(rounded)
+		memacct.Add(memacct.Features, rounded.Bytes())
 	}
 	s, err := New(c, cfg, sp, opts.Sampler, opts.BatchSize)
 	if err != nil {

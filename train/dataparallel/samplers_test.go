@@ -10,9 +10,9 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
-	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
 	"github.com/graft-gnn/graft/train/traintest"
@@ -94,7 +94,7 @@ func observe(t *testing.T, cfg train.Config, parts []*partstore.Part, spec strin
 					if err != nil {
 						return err
 					}
-					var x *tensor.Matrix
+					var x nn.Features
 					if s.sampler.local() {
 						x, err = s.batcher.gatherOwn(s.batch.Input)
 					} else {
@@ -105,7 +105,7 @@ func observe(t *testing.T, cfg train.Config, parts []*partstore.Part, spec strin
 					}
 					b := &s.batch
 					o := seen{input: slices.Clone(b.Input), output: slices.Clone(b.Output), loss: slices.Clone(b.Loss),
-						weight: slices.Clone(b.Weight), labels: slices.Clone(labels), x: slices.Clone(x.Data)}
+						weight: slices.Clone(b.Weight), labels: slices.Clone(labels), x: denseData(x)}
 					for _, blk := range b.Blocks {
 						ops := blk.Operators()
 						op := ops.Loops
@@ -355,4 +355,12 @@ func TestLADIESOneWorkerEqualsOneProcess(t *testing.T) {
 			checkSame(t, spec+" "+model, runParts(t, cfg, parts, spec, 16, 3), layerwiseUnion(t, cfg, p, parts, spec, 16, 3))
 		}
 	}
+}
+
+// denseData is the values of x's rows, dense.
+func denseData(x nn.Features) []float32 {
+	if x.Sparse != nil {
+		return x.Sparse.Dense().Data
+	}
+	return slices.Clone(x.Dense.Data)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -27,7 +28,8 @@ type batcher struct {
 	drawn      []sample.Rows // per worker: the rows it drew for this one
 	reply      sample.Rows   // the rows this worker draws for another
 	merged     sample.Rows
-	x          tensor.Matrix // the batch's input features
+	x          tensor.Matrix // the batch's input features, dense
+	sparse     sparseGather  // the batch's input features, sparse
 
 	// codec, when set, compresses the training batches' feature rows at
 	// ratio, each message keyed by key with its sender and receiver.
@@ -228,25 +230,35 @@ func readRows(r *sample.Rows, b []byte, n int) error {
 
 // gatherOwn returns the features of ids, nodes this worker owns, without
 // an exchange: for samplers whose batches never leave the worker's part.
-func (t *batcher) gatherOwn(ids []int32) (*tensor.Matrix, error) {
+func (t *batcher) gatherOwn(ids []int32) (nn.Features, error) {
 	x, w := t.sh.x, t.sh.x.cols()
+	for _, v := range ids {
+		if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
+			return nn.Features{}, fmt.Errorf("dataparallel: input node %d is not this worker's", v)
+		}
+	}
+	if x.csr != nil {
+		g := &t.sparse
+		g.srcs = g.srcs[:0]
+		for _, v := range ids {
+			g.srcs = append(g.srcs, rowSource{r: t.sh.row(v)})
+		}
+		return g.gather(x, g.srcs), nil
+	}
 	out := &t.x
 	out.Rows, out.Cols = len(ids), w
 	out.Data = growTo(out.Data, len(ids)*w)
 	for i, v := range ids {
-		if v < 0 || int(v) >= t.sh.n || t.sh.owner[v] != int32(t.sh.rank) {
-			return nil, fmt.Errorf("dataparallel: input node %d is not this worker's", v)
-		}
 		x.copyRow(out.Data[i*w:(i+1)*w], t.sh.row(v))
 	}
-	return out, nil
+	return nn.Features{Dense: out}, nil
 }
 
 // gather returns the features of ids: this worker's rows copied, the
 // others' fetched from their owners.
-func (t *batcher) gather(ids []int32) (*tensor.Matrix, error) {
+func (t *batcher) gather(ids []int32) (nn.Features, error) {
 	if err := t.split(ids); err != nil {
-		return nil, err
+		return nn.Features{}, err
 	}
 	return t.fetch(FeatureSite, t.sh.x, ids)
 }
@@ -254,9 +266,9 @@ func (t *batcher) gather(ids []int32) (*tensor.Matrix, error) {
 // fetch returns the rows of x (a row per owned node, on every worker) of
 // the nodes t.split last split, ids: the others' from their owners, in one
 // exchange of the ids asked and one of the rows.
-func (t *batcher) fetch(site string, x rowStore, ids []int32) (*tensor.Matrix, error) {
+func (t *batcher) fetch(site string, x rowStore, ids []int32) (nn.Features, error) {
 	if err := t.askOwners(site); err != nil {
-		return nil, err
+		return nn.Features{}, err
 	}
 	for q := range t.at {
 		for i, v := range t.at[q] {
@@ -266,17 +278,20 @@ func (t *batcher) fetch(site string, x rowStore, ids []int32) (*tensor.Matrix, e
 	w := x.cols()
 	rowBytes := x.valueBytes() * w
 	coded := t.codec != nil && site == FeatureSite
-	if coded {
+	switch {
+	case coded:
 		if err := t.exchangeCoded(site, x); err != nil {
-			return nil, err
+			return nn.Features{}, err
 		}
-	} else {
+	case x.csr != nil:
+		return t.exchangeSparse(site, x, ids)
+	default:
 		if err := t.rows(site, x.bytes(), rowBytes, t.at, t.recv); err != nil {
-			return nil, err
+			return nn.Features{}, err
 		}
 		for q, b := range t.recv {
 			if q != t.sh.rank && len(b) != rowBytes*len(t.ask[q]) {
-				return nil, fmt.Errorf("dataparallel: rank %d sent %d bytes for %d rows of %d", q, len(b), len(t.ask[q]), w)
+				return nn.Features{}, fmt.Errorf("dataparallel: rank %d sent %d bytes for %d rows of %d", q, len(b), len(t.ask[q]), w)
 			}
 		}
 	}
@@ -293,7 +308,43 @@ func (t *batcher) fetch(site string, x rowStore, ids []int32) (*tensor.Matrix, e
 			x.decodeRow(dst, t.recv[q][rowBytes*j:rowBytes*(j+1)])
 		}
 	}
-	return out, nil
+	return nn.Features{Dense: out}, nil
+}
+
+// exchangeSparse sends every worker the sparse rows of x it asked for (t.at,
+// as local rows) and returns the rows of ids, the others' as they came.
+func (t *batcher) exchangeSparse(site string, x rowStore, ids []int32) (nn.Features, error) {
+	me := t.sh.rank
+	for q := range t.send {
+		t.send[q] = t.send[q][:0]
+		if q != me {
+			t.send[q] = x.appendSparseRows(t.send[q], t.at[q])
+		}
+	}
+	if err := t.sh.c.AllToAll(site, t.send, t.recv); err != nil {
+		return nn.Features{}, err
+	}
+	g := &t.sparse
+	if len(g.msgs) != t.sh.size {
+		g.msgs = make([]sparseRows, t.sh.size)
+	}
+	for q := range g.msgs {
+		if q == me {
+			continue
+		}
+		if err := readSparseRows(&g.msgs[q], t.recv[q], len(t.ask[q]), x.cols()); err != nil {
+			return nn.Features{}, fmt.Errorf("dataparallel: rows from rank %d: %w", q, err)
+		}
+	}
+	g.srcs = g.srcs[:0]
+	for i, v := range ids {
+		if q := int(t.from[i]); q == me {
+			g.srcs = append(g.srcs, rowSource{r: t.sh.row(v)})
+		} else {
+			g.srcs = append(g.srcs, rowSource{msg: &g.msgs[q], r: int(t.slot[i])})
+		}
+	}
+	return g.gather(x, g.srcs), nil
 }
 
 // exchangeCoded sends every worker the rows of x it asked for (t.at, as

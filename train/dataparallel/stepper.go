@@ -9,7 +9,6 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
-	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -140,7 +139,7 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	}
 	sampled := time.Now()
 	s.stats.SampleSeconds += sampled.Sub(start).Seconds()
-	var x *tensor.Matrix
+	var x nn.Features
 	if s.sampler.local() {
 		x, err = s.batcher.gatherOwn(s.batch.Input)
 	} else {
@@ -169,7 +168,7 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		s.model.SetStep(s.model.Step() + 1)
 		return 0, nil
 	}
-	logits := s.model.Forward(s.batch.Blocks, nn.DenseFeatures(x), true)
+	logits := s.model.Forward(s.batch.Blocks, x, true)
 	loss, dlogits, err := s.loss.ForwardWeighted(logits, labels, s.batch.Loss, s.batch.Weight, s.norm)
 	if err != nil {
 		return 0, err
