@@ -178,3 +178,32 @@ func TestTrainSampledPartDir(t *testing.T) {
 	}
 	sameFile(t, in+".st", mp+".st")
 }
+
+// A codec over parts codes feature rows dense; with sparse features the
+// run says what a row costs either way, and sends fewer feature bytes
+// without the codec.
+func TestTrainSampledPartsCompressSparseSays(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	featureBytes := func(codec string) (float64, string) {
+		code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "1",
+			"--parts", "2", "--compress", codec, "--json")
+		if code != 0 {
+			t.Fatalf("--compress %s: exit %d: %s", codec, code, stderr)
+		}
+		var sum struct {
+			BytesFeatures float64 `json:"bytes_features"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum.BytesFeatures, stderr
+	}
+	coded, stderr := featureBytes("quant8")
+	if !strings.Contains(stderr, "--compress quant8 codes feature rows dense, 5732 bytes a row before coding") {
+		t.Errorf("stderr does not say the rows are coded dense:\n%s", stderr)
+	}
+	plain, stderr := featureBytes("none")
+	if strings.Contains(stderr, "codes feature rows dense") || plain >= coded {
+		t.Errorf("uncompressed sparse rows: %.0f bytes, quant8's dense ones %.0f; stderr:\n%s", plain, coded, stderr)
+	}
+}
