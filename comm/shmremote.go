@@ -154,15 +154,27 @@ func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLe
 	return err
 }
 
-// readRemoteFrame reads the descriptor of flagRemote frame h from the ring
-// and copies the payload it describes into dst, which the caller chose for
-// its length (see remoteLength); then it tells the writer. It fails with
-// errRemoteGaveUp if the writer gave the frame up before the copy was
-// complete.
-func (c *shmConn) readRemoteFrame(dst []byte, addr uint64) error {
+// remoteChunk is the most of a remote frame copied at once. The receive
+// buffer grows a chunk at a time as the copies succeed, so a descriptor
+// that claims more than the peer's memory holds costs the receiver at most
+// about a chunk before the copy fails, not its claimed length.
+const remoteChunk = 64 << 20
+
+// readRemoteFrame copies the n bytes at addr in the peer's memory that a
+// flagRemote frame describes into the buffers next returns, a chunk at a
+// time; then it tells the writer. It fails with errRemoteGaveUp if the
+// writer gave the frame up before the copy was complete.
+func (c *shmConn) readRemoteFrame(n int, addr uint64, next func(int) ([]byte, error)) error {
 	c.remoteRead++
-	if err := c.remote.read(dst, addr); err != nil {
-		return err
+	for off := 0; off < n; {
+		dst, err := next(min(n-off, remoteChunk))
+		if err != nil {
+			return err
+		}
+		if err := c.remote.read(dst, addr+uint64(off)); err != nil {
+			return err
+		}
+		off += len(dst)
 	}
 	if !c.enter() {
 		return errShmClosedRemote

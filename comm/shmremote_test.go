@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestRemoteSendAbandonedIsNotDelivered(t *testing.T) {
 				t.Fatal(err)
 			}
 			dst := make([]byte, binary.NativeEndian.Uint64(d[8:]))
-			if err := b.readRemoteFrame(dst, binary.NativeEndian.Uint64(d[:])); err == nil {
+			if err := b.readRemoteFrame(len(dst), binary.NativeEndian.Uint64(d[:]), func(int) ([]byte, error) { return dst, nil }); err == nil {
 				t.Fatalf("delivered an abandoned frame (first byte %d, sent as 1)", dst[0])
 			}
 		})
@@ -149,5 +150,44 @@ func TestAbortBehindRemoteSendReachesThePeer(t *testing.T) {
 	err := comms[1].AllToAll("a", [][]byte{make([]byte, 1<<20), nil}, make([][]byte, 2))
 	if !errors.Is(err, ErrPeerAborted) || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("rank 1: %v; want rank 0's abort, boom", err)
+	}
+}
+
+// A remote frame is copied a chunk at a time into a buffer that grows
+// with the copies: one that describes more than the peer's memory holds
+// fails having asked for about a chunk of buffer, not its claimed length,
+// and one longer than a chunk arrives whole.
+func TestRemoteFrameGrowsItsBufferWithTheCopy(t *testing.T) {
+	_, b := shmPair(t, 1<<16)
+	probe, cookie := newRemoteProbe()
+	defer runtime.KeepAlive(cookie)
+	rp, err := openRemotePeer(probe)
+	if err != nil {
+		t.Skipf("no remote reads here: %v", err)
+	}
+	b.remote = rp
+	var got []byte
+	next := func(n int) ([]byte, error) {
+		got = slices.Grow(got, n)
+		got = got[:len(got)+n]
+		return got[len(got)-n:], nil
+	}
+	// Page 1 of the address space is never mapped.
+	if err := b.readRemoteFrame(maxRemotePayload, 4096, next); err == nil {
+		t.Fatal("copied a gigabyte from an unmapped page")
+	}
+	if len(got) > remoteChunk {
+		t.Fatalf("a failed copy asked for %d bytes of buffer; want at most a chunk, %d", len(got), remoteChunk)
+	}
+	src := make([]byte, remoteChunk+4096+7)
+	for i := range src {
+		src[i] = byte(i*31 + 7)
+	}
+	got = got[:0]
+	if err := b.readRemoteFrame(len(src), uint64(uintptr(unsafe.Pointer(&src[0]))), next); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, src) {
+		t.Fatal("a frame of more than a chunk arrived changed")
 	}
 }

@@ -337,10 +337,7 @@ func (p *peer) readRemoteData(op *recvOp) remoteRead {
 		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxRemotePayload)))
 		return remoteFailed
 	}
-	buf, err := op.next(int(n))
-	if err == nil {
-		err = sc.readRemoteFrame(buf, addr)
-	}
+	err := sc.readRemoteFrame(int(n), addr, op.next)
 	switch {
 	case errors.Is(err, errRemoteGaveUp):
 		return remoteGaveUp
