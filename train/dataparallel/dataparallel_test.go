@@ -329,15 +329,22 @@ func TestEvaluationEqualsOneProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := Parts(p, classes, layout)
-	for _, model := range []string{"gcn", "sage", "gat"} {
-		cfg := testConfig(model)
-		want := oneProcessEvaluation(t, cfg, p, minibatch.Options{})
-		got := workersEvaluation(t, cfg, parts, false)
-		if got.TrainCorrect != want.TrainCorrect || got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect ||
-			got.TrainCount != want.TrainCount || got.ValCount != want.ValCount || got.TestCount != want.TestCount ||
-			!close32(got.ValLossSum, want.ValLossSum, 1e-5) || want.ValCount == 0 {
-			t.Fatalf("%s: workers' evaluation %+v, one process's %+v", model, got, want)
+	sp := p
+	sp.Features = nn.NewFeatures(p.Features.Dense, nn.ForceSparse)
+	for _, in := range []struct {
+		name string
+		p    train.Problem
+	}{{"dense", p}, {"sparse", sp}} {
+		parts := Parts(in.p, classes, layout)
+		for _, model := range []string{"gcn", "sage", "gat"} {
+			cfg := testConfig(model)
+			want := oneProcessEvaluation(t, cfg, in.p, minibatch.Options{})
+			got := workersEvaluation(t, cfg, parts, false)
+			if got.TrainCorrect != want.TrainCorrect || got.ValCorrect != want.ValCorrect || got.TestCorrect != want.TestCorrect ||
+				got.TrainCount != want.TrainCount || got.ValCount != want.ValCount || got.TestCount != want.TestCount ||
+				!close32(got.ValLossSum, want.ValLossSum, 1e-5) || want.ValCount == 0 {
+				t.Fatalf("%s, %s features: workers' evaluation %+v, one process's %+v", model, in.name, got, want)
+			}
 		}
 	}
 }

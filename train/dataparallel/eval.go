@@ -61,6 +61,9 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 			return train.Evaluation{}, err
 		}
 		if len(e.sh.owned) == 0 {
+			// No rows to compute, but the layers above exchange dense
+			// rows on every worker, whatever the input's storage.
+			x = rowStore{f32: &e.cur}
 			continue
 		}
 		y := e.model.ForwardLayer(l, e.block.Blocks[0], in)
