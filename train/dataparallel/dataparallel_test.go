@@ -432,4 +432,8 @@ func TestEmptyPartTrains(t *testing.T) {
 	}
 	cfg := testConfig("gcn")
 	checkSame(t, "empty part", runParts(t, cfg, parts, "neighbor:3,3", 16, 2), runUnion(t, cfg, p, parts, []int{3, 3}, 16, 2))
+	sp := p
+	sp.Features = nn.NewFeatures(p.Features.Dense, nn.ForceSparse)
+	sparts := Parts(sp, classes, layout)
+	checkSame(t, "empty part, sparse features", runParts(t, cfg, sparts, "neighbor:3,3", 16, 2), runUnion(t, cfg, sp, sparts, []int{3, 3}, 16, 2))
 }
