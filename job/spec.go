@@ -181,9 +181,12 @@ type Summary struct {
 	// features fetched from their owners (the gradients are BytesGrad),
 	// and the one-off exchanges before the first epoch (BytesTotal
 	// includes them).
-	BytesStructure  int64   `json:"bytes_structure,omitempty"`
-	BytesFeatures   int64   `json:"bytes_features,omitempty"`
-	BytesSetup      int64   `json:"bytes_setup,omitempty"`
+	BytesStructure int64 `json:"bytes_structure,omitempty"`
+	BytesFeatures  int64 `json:"bytes_features,omitempty"`
+	BytesSetup     int64 `json:"bytes_setup,omitempty"`
+	// Parameter-server runs: the parameters the servers sent back to the
+	// workers (the gradients pushed to them are BytesGrad).
+	BytesParams     int64   `json:"bytes_params,omitempty"`
 	ComputeSeconds  float64 `json:"compute_seconds"`
 	CommSeconds     float64 `json:"comm_seconds"`
 	CodecSeconds    float64 `json:"codec_seconds"`

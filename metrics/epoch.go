@@ -40,6 +40,10 @@ type Epoch struct {
 	BytesStructure int64 `json:"bytes_structure,omitempty"`
 	BytesFeatures  int64 `json:"bytes_features,omitempty"`
 	BytesSetup     int64 `json:"bytes_setup,omitempty"`
+	// Parameter-server training (train/async): the parameters the servers
+	// sent back to the workers, as counted by the servers (the gradients
+	// pushed to them are BytesGrad).
+	BytesParams int64 `json:"bytes_params,omitempty"`
 	// The slowest worker's time outside communication, in communication
 	// (measured, and on an emulated link), and compressing; EmulatedSeconds
 	// is the epoch on the emulated link.
@@ -94,7 +98,7 @@ type Epoch struct {
 
 // Bytes is everything the epoch sent, the setup it reports included.
 func (e Epoch) Bytes() int64 {
-	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures + e.BytesSetup
+	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures + e.BytesSetup + e.BytesParams
 }
 
 // Sink receives every recorded epoch.
@@ -166,6 +170,7 @@ type Totals struct {
 	Epochs                                    int
 	BytesFwd, BytesBwd, BytesGrad             int64
 	BytesStructure, BytesFeatures, BytesSetup int64
+	BytesParams                               int64
 	ComputeSeconds, CommSeconds, CodecSeconds float64
 	EmulatedSeconds, EmulatedCommSeconds      float64
 	WorkerCompute                             []float64 // each worker's compute seconds over the run
@@ -179,6 +184,7 @@ func (t *Totals) add(e Epoch) {
 	t.BytesStructure += e.BytesStructure
 	t.BytesFeatures += e.BytesFeatures
 	t.BytesSetup += e.BytesSetup
+	t.BytesParams += e.BytesParams
 	t.ComputeSeconds += e.ComputeSeconds
 	t.CommSeconds += e.CommSeconds
 	t.CodecSeconds += e.CodecSeconds
@@ -194,7 +200,7 @@ func (t *Totals) add(e Epoch) {
 
 // BytesTotal is everything the run sent, its setup included.
 func (t Totals) BytesTotal() int64 {
-	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures + t.BytesSetup
+	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures + t.BytesSetup + t.BytesParams
 }
 
 // WorkerImbalance is the slowest worker's compute time over the run

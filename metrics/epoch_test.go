@@ -44,6 +44,10 @@ func TestRecorderTotals(t *testing.T) {
 			{Epoch: 1, BytesGrad: 30, BytesStructure: 5, BytesFeatures: 7, BytesSetup: 100},
 			{Epoch: 2, BytesGrad: 30, BytesStructure: 6, BytesFeatures: 8},
 		}, Totals{Epochs: 2, BytesGrad: 60, BytesStructure: 11, BytesFeatures: 15, BytesSetup: 100}, 0},
+		{"parameter server, the parameters sent back counted apart", []Epoch{
+			{Epoch: 1, BytesGrad: 40, BytesParams: 50},
+			{Epoch: 2, BytesGrad: 36, BytesParams: 36},
+		}, Totals{Epochs: 2, BytesGrad: 76, BytesParams: 86}, 0},
 		{"worker count grows", []Epoch{{WorkerCompute: []float64{1}}, {WorkerCompute: []float64{1, 2}}},
 			Totals{Epochs: 2, WorkerCompute: []float64{2, 2}}, 1},
 	}
@@ -61,8 +65,15 @@ func TestRecorderTotals(t *testing.T) {
 				t.Errorf("totals %+v, want %+v", got, tt.want)
 			}
 			w := tt.want
-			if got.BytesTotal() != w.BytesFwd+w.BytesBwd+w.BytesGrad+w.BytesStructure+w.BytesFeatures+w.BytesSetup {
+			if got.BytesTotal() != w.BytesFwd+w.BytesBwd+w.BytesGrad+w.BytesStructure+w.BytesFeatures+w.BytesSetup+w.BytesParams {
 				t.Errorf("BytesTotal %d", got.BytesTotal())
+			}
+			var sum int64
+			for _, e := range tt.epochs {
+				sum += e.Bytes()
+			}
+			if sum != got.BytesTotal() {
+				t.Errorf("the epochs' Bytes add up to %d, BytesTotal %d", sum, got.BytesTotal())
 			}
 			if imb := got.WorkerImbalance(); imb != tt.imbalance {
 				t.Errorf("WorkerImbalance %g, want %g", imb, tt.imbalance)

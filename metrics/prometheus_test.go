@@ -65,7 +65,7 @@ func TestPrometheusServesEpochs(t *testing.T) {
 			BytesFwd: 1000, BytesBwd: 2000, BytesGrad: 300, BytesSetup: 4096, ComputeSeconds: 0.25, CommSeconds: 0.125, CodecSeconds: 0.0625,
 			WorkerCompute: []float64{0.25, 0.125}, RSSBytes: 1 << 20},
 		{Epoch: 2, Loss: 0.5, TrainAcc: 0.9, ValAcc: 0.8, TestAcc: 0.75, ValLoss: 0.7, Ratio: 4, EpochSeconds: 0.75,
-			BytesFwd: 500, BytesBwd: 1000, BytesGrad: 300, ComputeSeconds: 0.5, CommSeconds: 0.25, CodecSeconds: 0.0625,
+			BytesFwd: 500, BytesBwd: 1000, BytesGrad: 300, BytesParams: 700, ComputeSeconds: 0.5, CommSeconds: 0.25, CodecSeconds: 0.0625,
 			WorkerCompute: []float64{0.5, 0.25}, RSSBytes: 2 << 20},
 	}
 	for _, e := range epochs {
@@ -89,6 +89,7 @@ func TestPrometheusServesEpochs(t *testing.T) {
 		`graft_bytes_total{direction="bwd",` + l + "}":             3000,
 		`graft_bytes_total{direction="grad",` + l + "}":            600,
 		`graft_bytes_total{direction="setup",` + l + "}":           4096,
+		`graft_bytes_total{direction="params",` + l + "}":          700,
 		"graft_compute_seconds_total{" + l + "}":                   0.75,
 		"graft_comm_seconds_total{" + l + "}":                      0.375,
 		"graft_codec_seconds_total{" + l + "}":                     0.125,
@@ -192,6 +193,7 @@ func TestPrometheusRefusesUncountableEpoch(t *testing.T) {
 	bad := []Epoch{
 		{Epoch: 1, BytesFwd: -1},
 		{Epoch: 1, BytesSetup: -1},
+		{Epoch: 1, BytesParams: -1},
 		{Epoch: 1, CommSeconds: -0.5},
 		{Epoch: 1, WorkerCompute: []float64{1, -1}},
 	}

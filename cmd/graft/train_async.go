@@ -95,4 +95,5 @@ func printAsync(w io.Writer, sum job.Summary) {
 			sum.StalenessMean, sum.StalenessP50, sum.StalenessP99, sum.StalenessMax, sum.StalenessRule, bound, sum.DroppedUpdates)
 	}
 	fmt.Fprintf(w, "updates         %.1f per second\n", sum.UpdatesPerSecond)
+	fmt.Fprintf(w, "sent            %s gradients to the servers, %s parameters back\n", formatBytes(sum.BytesGrad), formatBytes(sum.BytesParams))
 }

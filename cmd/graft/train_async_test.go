@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,10 +41,12 @@ func TestTrainAsync(t *testing.T) {
 		TrainSeconds     float64 `json:"train_seconds"`
 		Epochs           int     `json:"epochs"`
 		BestValAcc       float64 `json:"best_val_acc"`
+		psBytes
 	}
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 		t.Fatal(err)
 	}
+	sum.check(t, "async")
 	if sum.Mode != "async" || sum.Workers != 3 || sum.Servers != 2 || sum.Rule != "linear:0.5" || sum.MaxStaleness == nil || *sum.MaxStaleness != 6 ||
 		sum.UpdatesPerSecond <= 0 || sum.TrainSeconds <= 0 || sum.Epochs != 4 || sum.BestValAcc <= 0 || float64(sum.StalenessMax) < sum.StalenessMean {
 		t.Fatalf("summary %+v", sum)
@@ -59,14 +62,40 @@ func TestTrainAsync(t *testing.T) {
 	if err != nil || len(epochs) == 0 || len(epochs) > 4 || epochs[len(epochs)-1].Epoch != 4 {
 		t.Fatalf("%d records, %v", len(epochs), err)
 	}
+	var grad, params int64
 	for _, e := range epochs {
-		if (e.UpdatesPerSecond <= 0 && e.DroppedUpdates == 0) || e.StalenessP99 > e.StalenessMax || e.Batches < 1 {
+		if (e.UpdatesPerSecond <= 0 && e.DroppedUpdates == 0) || e.StalenessP99 > e.StalenessMax || e.Batches < 1 || e.BytesGrad <= 0 || e.BytesParams <= 0 {
 			t.Fatalf("epoch record %+v", e)
 		}
+		grad, params = grad+e.BytesGrad, params+e.BytesParams
+	}
+	if grad != sum.BytesGrad || params != sum.BytesParams {
+		t.Fatalf("the epoch records add up to %d bytes of gradients and %d of parameters, the summary %d and %d", grad, params, sum.BytesGrad, sum.BytesParams)
 	}
 	code, stdout, stderr = runGraft(t, append(base, "--mode", "ps-sync", "--workers", "2")...)
-	if code != 0 || !strings.Contains(stdout, "parameter server ps-sync: 2 workers, 1 servers") || !strings.Contains(stdout, "updates ") {
+	if code != 0 || !strings.Contains(stdout, "parameter server ps-sync: 2 workers, 1 servers") || !strings.Contains(stdout, "updates ") ||
+		!strings.Contains(stdout, " gradients to the servers, ") || !strings.Contains(stdout, " parameters back") {
 		t.Fatalf("exit %d, text summary:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// psBytes are a parameter-server run's bytes in graft train's summary.
+type psBytes struct {
+	Parameters  int64 `json:"parameters"`
+	BytesTotal  int64 `json:"bytes_total"`
+	BytesFwd    int64 `json:"bytes_fwd"`
+	BytesBwd    int64 `json:"bytes_bwd"`
+	BytesGrad   int64 `json:"bytes_grad"`
+	BytesParams int64 `json:"bytes_params"`
+	BytesOther  int64 `json:"bytes_structure"`
+}
+
+// check asserts that the run sent gradients and parameters, and nothing
+// else.
+func (b psBytes) check(t *testing.T, name string) {
+	t.Helper()
+	if b.BytesGrad <= 0 || b.BytesParams <= 0 || b.BytesFwd+b.BytesBwd+b.BytesOther != 0 || b.BytesTotal != b.BytesGrad+b.BytesParams {
+		t.Fatalf("%s: bytes %+v", name, b)
 	}
 }
 
@@ -103,7 +132,11 @@ func TestTrainAsyncErrors(t *testing.T) {
 }
 
 // graft launch runs each worker and server of --mode async as a process of
-// its own; rank 0, worker 0, reports. A job of the wrong size is refused.
+// its own; rank 0, worker 0, reports, with the bytes the server counted:
+// pushes of 9 bytes and 4 a parameter value, replies of 25 and 4 a value,
+// one reply to each worker's first pull and one to every push. With
+// --mode ps-sync, whose steps do not depend on timing, the processes
+// report the bytes one process does. A job of the wrong size is refused.
 func TestTrainAsyncProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -114,6 +147,36 @@ func TestTrainAsyncProcesses(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"mode":"async"`) || !strings.Contains(stdout, `"workers":2`) || !strings.Contains(stdout, `"epochs":3`) ||
 		!strings.Contains(stdout, `"parts":1`) || !strings.Contains(stdout, `"staleness_max"`) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	summary := func(name, stdout string) psBytes {
+		t.Helper()
+		var b psBytes
+		line := lastLine(stdout)
+		if _, after, ok := strings.Cut(stdout, "[rank 0] "); ok { // the launcher's prefix of rank 0's output
+			line, _, _ = strings.Cut(after, "\n")
+		}
+		if err := json.Unmarshal([]byte(line), &b); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, stdout)
+		}
+		b.check(t, name)
+		if m := b.BytesGrad / (9 + 4*b.Parameters); b.BytesGrad != m*(9+4*b.Parameters) || b.BytesParams != (2+m)*(25+4*b.Parameters) {
+			t.Fatalf("%s: %d bytes of gradients and %d of parameters for a model of %d values", name, b.BytesGrad, b.BytesParams, b.Parameters)
+		}
+		return b
+	}
+	summary("async processes", stdout)
+	psSync := append(slices.Clone(args[:len(args)-9]), "--mode", "ps-sync", "--workers", "2", "--servers", "1", "--json")
+	stdout, stderr, code, _ = graftProcess(t, append(append([]string{"launch", "--nproc", "3", "--"}, psSync...), "--start-timeout", "30s")...)
+	if code != 0 {
+		t.Fatalf("ps-sync: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	got := summary("ps-sync processes", stdout)
+	code, stdout, stderr = runGraft(t, psSync...)
+	if code != 0 {
+		t.Fatalf("ps-sync in one process: exit %d\n%s", code, stderr)
+	}
+	if want := summary("ps-sync in one process", stdout); got != want {
+		t.Fatalf("ps-sync: processes report bytes %+v, one process %+v", got, want)
 	}
 	stdout, stderr, code, _ = graftProcess(t, append([]string{"launch", "--nproc", "2", "--"}, args...)...)
 	if code == 0 || !strings.Contains(stdout+stderr, "needs 3 processes, one per rank; the job has 2") {

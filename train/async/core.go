@@ -245,6 +245,24 @@ type Counters struct {
 	Updates   int64     // gradients applied (mean of several, in Sync)
 	Pushes    int64     // gradients received and used, applied or dropped (Serve's count)
 	EpochSize int64     // gradients in an epoch, 0 until every worker has said (Serve's)
+	// BytesGrad is the payload bytes of every push request received (the
+	// gradient and its 9-byte header, also for a push answered with stop
+	// and ignored), BytesParams of every reply carrying the parameters
+	// (the 25-byte header and the values, the answers to the first pulls
+	// included): the messages as they went through the communicator
+	// (Serve's).
+	BytesGrad, BytesParams int64
+}
+
+// add adds o's figures, the largest EpochSize kept (a sum over servers).
+func (c *Counters) add(o Counters) {
+	c.Staleness.Merge(&o.Staleness)
+	c.Dropped += o.Dropped
+	c.Updates += o.Updates
+	c.Pushes += o.Pushes
+	c.EpochSize = max(c.EpochSize, o.EpochSize)
+	c.BytesGrad += o.BytesGrad
+	c.BytesParams += o.BytesParams
 }
 
 // Counters returns a copy of the shard's figures.

@@ -180,8 +180,9 @@ func TestWire(t *testing.T) {
 	var h Histogram
 	h.Add(0)
 	h.Add(4)
-	c, err := decodeCounters(encodeCounters(Counters{Staleness: h, Dropped: 2, Updates: 5, Pushes: 7, EpochSize: 3}))
-	if err != nil || c.Dropped != 2 || c.Updates != 5 || c.Pushes != 7 || c.EpochSize != 3 || c.Staleness.Count() != 2 || c.Staleness.Max() != 4 {
+	c, err := decodeCounters(encodeCounters(Counters{Staleness: h, Dropped: 2, Updates: 5, Pushes: 7, EpochSize: 3, BytesGrad: 1 << 40, BytesParams: 11}))
+	if err != nil || c.Dropped != 2 || c.Updates != 5 || c.Pushes != 7 || c.EpochSize != 3 || c.BytesGrad != 1<<40 || c.BytesParams != 11 ||
+		c.Staleness.Count() != 2 || c.Staleness.Max() != 4 || c.Staleness.Counts()[4] != 1 {
 		t.Fatalf("counters: %+v, %v", c, err)
 	}
 	for _, b := range [][]byte{nil, {9, 0, 0, 0, 0, 0, 0, 0, 0}, {kindPush, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
@@ -194,8 +195,15 @@ func TestWire(t *testing.T) {
 			t.Errorf("reply %v decoded", b)
 		}
 	}
-	if _, err := decodeCounters(make([]byte, 24)); err == nil {
-		t.Error("short counters decoded")
+	for _, n := range []int{24, 40, 52} {
+		if _, err := decodeCounters(make([]byte, n)); err == nil {
+			t.Errorf("%d bytes of counters decoded", n)
+		}
+	}
+	negative := encodeCounters(Counters{})
+	negative[47] = 0x80 // BytesParams < 0
+	if _, err := decodeCounters(negative); err == nil {
+		t.Error("counters with negative bytes decoded")
 	}
 }
 

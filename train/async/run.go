@@ -83,10 +83,7 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 	res.Seconds = time.Since(start).Seconds()
 	res.Counters = Counters{}
 	for _, r := range results[opts.Workers:] {
-		res.Counters.Staleness.Merge(&r.Counters.Staleness)
-		res.Counters.Dropped += r.Counters.Dropped
-		res.Counters.Updates += r.Counters.Updates
-		res.Counters.Pushes += r.Counters.Pushes
+		res.Counters.add(r.Counters)
 	}
 	return res, err
 }
@@ -102,7 +99,8 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // cfg.Epochs epochs of gradients are in, so fast workers do the share of a
 // slow one. Worker 0 evaluates the parameters it last received when an
 // epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
-// epoch with the servers' staleness figures since the last report.
+// epoch with the servers' staleness and byte figures since the last
+// report.
 // Patience does not stop the run; model selection keeps the evaluated
 // epoch of best validation accuracy, whose parameters Result.Model holds.
 // Worker 0's Counters are the servers' at its last report, summed; the
@@ -154,8 +152,8 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		if err != nil {
 			return Result{}, err
 		}
-		err = Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs})
-		return Result{Counters: sh.Counters()}, err
+		cn, err := Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs})
+		return Result{Counters: cn}, err
 	}
 	wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
 	if r == opts.SlowWorker {
@@ -305,6 +303,8 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	interval.Staleness.Sub(&r.prev.Staleness)
 	interval.Dropped -= r.prev.Dropped
 	interval.Updates -= r.prev.Updates
+	interval.BytesGrad -= r.prev.BytesGrad
+	interval.BytesParams -= r.prev.BytesParams
 	r.prev = cn
 	m := r.metrics
 	m.Evaluated = r.cfg.EvalEvery <= 1 || epoch%r.cfg.EvalEvery == 0 || epoch == r.cfg.Epochs
@@ -340,7 +340,7 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches(),
 		StalenessMean: interval.Staleness.Mean(), StalenessP50: interval.Staleness.Quantile(0.5),
 		StalenessP99: interval.Staleness.Quantile(0.99), StalenessMax: interval.Staleness.Max(),
-		DroppedUpdates: interval.Dropped}
+		DroppedUpdates: interval.Dropped, BytesGrad: interval.BytesGrad, BytesParams: interval.BytesParams}
 	if wall > 0 {
 		e.UpdatesPerSecond = float64(interval.Updates) / float64(len(r.servers)) / wall
 	}

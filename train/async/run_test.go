@@ -214,7 +214,7 @@ func TestDeadOrStalledPeerIsNamed(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			got = Serve(c, sh, ServerConfig{Workers: []int{0}, Timeout: timeout})
+			_, got = Serve(c, sh, ServerConfig{Workers: []int{0}, Timeout: timeout})
 			return got
 		})
 		if got == nil || !strings.Contains(got.Error(), "server rank 1: workers [0] did not start within 300ms") {
@@ -246,7 +246,8 @@ func TestWorkersStartTogether(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return Serve(c, sh, ServerConfig{Workers: []int{0, 1}, Timeout: 5 * time.Second})
+			_, err = Serve(c, sh, ServerConfig{Workers: []int{0, 1}, Timeout: 5 * time.Second})
+			return err
 		}
 		st, err := stepperFactory(t, cfg, p)(0, p.Train)
 		if err != nil {

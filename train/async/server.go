@@ -31,36 +31,46 @@ type ServerConfig struct {
 }
 
 // Serve answers the workers' requests for shard sh until every worker is
-// done. Requests are served in the order they arrive, from any worker.
-func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) error {
+// done. Requests are served in the order they arrive, from any worker. It
+// returns the server's counters (the shard's and Serve's own), also after
+// an error.
+func Serve(c comm.Communicator, sh *Shard, cfg ServerConfig) (Counters, error) {
+	s, err := serve(c, sh, cfg)
+	return s.counters(), err
+}
+
+func serve(c comm.Communicator, sh *Shard, cfg ServerConfig) (*server, error) {
 	s := &server{c: c, sh: sh, cfg: cfg, active: slices.Clone(cfg.Workers), pending: map[int][]float32{}, batches: map[int]int{}}
 	for len(s.active) > 0 {
 		from, msg, err := c.Recv(RequestSite, comm.AnyRank, time.Now().Add(cfg.Timeout))
 		if errors.Is(err, comm.ErrDeadline) {
-			return s.silent()
+			return s, s.silent()
 		}
 		if err != nil {
-			return fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
+			return s, fmt.Errorf("async: server rank %d: %w", c.Rank(), err)
 		}
 		if !slices.Contains(s.active, from) {
-			return fmt.Errorf("async: server rank %d: a request from rank %d, which is not a working worker", c.Rank(), from)
+			return s, fmt.Errorf("async: server rank %d: a request from rank %d, which is not a working worker", c.Rank(), from)
 		}
 		req, err := decodeRequest(msg, s.grad)
 		if err != nil {
-			return fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, err)
+			return s, fmt.Errorf("async: server rank %d: from rank %d: %w", c.Rank(), from, err)
+		}
+		if req.kind == kindPush {
+			s.bytesGrad += int64(len(msg))
 		}
 		s.grad = req.grad
 		if err := s.handle(from, req); err != nil {
-			return err
+			return s, err
 		}
 		if cfg.Sync && len(s.pending) > 0 && len(s.pending) == len(s.active) {
 			s.pushes += int64(len(s.pending))
 			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
-				return err
+				return s, err
 			}
 		}
 	}
-	return nil
+	return s, nil
 }
 
 // server is Serve's state.
@@ -76,6 +86,16 @@ type server struct {
 	pushes  int64             // gradients received and used
 	batches map[int]int       // each worker's batches per epoch, from its first pull
 	epoch   int64             // gradients in an epoch, once every worker has said
+	// Payload bytes of the pushes received and of the parameters sent.
+	bytesGrad, bytesParams int64
+}
+
+// counters are the shard's counters with the server's own.
+func (s *server) counters() Counters {
+	cn := s.sh.Counters()
+	cn.Pushes, cn.EpochSize = s.pushes, s.epoch
+	cn.BytesGrad, cn.BytesParams = s.bytesGrad, s.bytesParams
+	return cn
 }
 
 // full reports whether the run has all the gradients it needs.
@@ -87,7 +107,9 @@ func (s *server) full() bool {
 func (s *server) answer(to int) error {
 	s.values = s.sh.AppendValues(s.values[:0])
 	r := reply{version: s.sh.Version(), pushes: s.pushes, epochSize: s.epoch, stop: s.full(), values: s.values}
-	return s.c.Send(ReplySite, to, r.encode())
+	msg := r.encode()
+	s.bytesParams += int64(len(msg))
+	return s.c.Send(ReplySite, to, msg)
 }
 
 // start answers every working worker's first pull once every worker has
@@ -131,9 +153,7 @@ func (s *server) handle(from int, req request) error {
 		s.batches[from] = max(req.version, 0)
 		err = s.start()
 	case kindStats:
-		cn := s.sh.Counters()
-		cn.Pushes, cn.EpochSize = s.pushes, s.epoch
-		err = s.c.Send(ReplySite, from, encodeCounters(cn))
+		err = s.c.Send(ReplySite, from, encodeCounters(s.counters()))
 	case kindDone:
 		s.active = slices.DeleteFunc(s.active, func(r int) bool { return r == from })
 		delete(s.pending, from)

@@ -88,6 +88,8 @@ func encodeCounters(c Counters) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.Updates))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.Pushes))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.EpochSize))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.BytesGrad))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.BytesParams))
 	for _, n := range c.Staleness.counts {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
@@ -95,12 +97,16 @@ func encodeCounters(c Counters) []byte {
 }
 
 func decodeCounters(b []byte) (Counters, error) {
-	const head = 32
+	const head = 48
 	if len(b) < head || len(b)%8 != 0 {
 		return Counters{}, fmt.Errorf("async: malformed %d-byte counters", len(b))
 	}
 	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:])),
-		Pushes: int64(binary.LittleEndian.Uint64(b[16:])), EpochSize: int64(binary.LittleEndian.Uint64(b[24:]))}
+		Pushes: int64(binary.LittleEndian.Uint64(b[16:])), EpochSize: int64(binary.LittleEndian.Uint64(b[24:])),
+		BytesGrad: int64(binary.LittleEndian.Uint64(b[32:])), BytesParams: int64(binary.LittleEndian.Uint64(b[40:]))}
+	if c.BytesGrad < 0 || c.BytesParams < 0 {
+		return Counters{}, fmt.Errorf("async: malformed counters")
+	}
 	for tau := 0; head+8*tau < len(b); tau++ {
 		n := int64(binary.LittleEndian.Uint64(b[head+8*tau:]))
 		if n < 0 {

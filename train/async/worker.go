@@ -168,7 +168,8 @@ func (w *worker) await(srv int) ([]byte, error) {
 }
 
 // Stats asks every server for its counters and returns their sum (each
-// push goes to every server: Updates and Pushes count it once per server),
+// push goes to every server: Updates and Pushes count it once per server,
+// BytesGrad and BytesParams each server's share of its bytes),
 // with EpochSize the largest (0 only while no server knows it).
 func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
 	var total Counters
@@ -187,11 +188,7 @@ func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters,
 		if err != nil {
 			return Counters{}, fmt.Errorf("async: from server rank %d: %w", srv, err)
 		}
-		total.Staleness.Merge(&cn.Staleness)
-		total.Dropped += cn.Dropped
-		total.Updates += cn.Updates
-		total.Pushes += cn.Pushes
-		total.EpochSize = max(total.EpochSize, cn.EpochSize)
+		total.add(cn)
 	}
 	return total, nil
 }

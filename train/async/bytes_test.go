@@ -1,0 +1,161 @@
+package async
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/traintest"
+)
+
+// tally counts, per server rank, the requests sent to it by kind and the
+// replies it sends, as they go through the communicator.
+type tally struct {
+	mu       sync.Mutex
+	requests map[int]map[byte]int64 // server → kind → messages
+	replies  map[int]int64          // server → messages
+}
+
+// tallied is a communicator that tallies every Send.
+type tallied struct {
+	comm.Communicator
+	t *tally
+}
+
+func (c tallied) Send(site string, to int, msg []byte) error {
+	c.t.mu.Lock()
+	switch site {
+	case RequestSite:
+		if c.t.requests[to] == nil {
+			c.t.requests[to] = map[byte]int64{}
+		}
+		c.t.requests[to][msg[0]]++
+	case ReplySite:
+		c.t.replies[c.Rank()]++
+	}
+	c.t.mu.Unlock()
+	return c.Communicator.Send(site, to, msg)
+}
+
+// tallyRun runs every rank in one group through RunRank, as Run does,
+// with every Send tallied. It returns every rank's result and worker 0's
+// epochs.
+func tallyRun(t *testing.T, cfg train.Config, p train.Problem, opts Options) ([]Result, []metrics.Epoch, *tally) {
+	t.Helper()
+	tl := &tally{requests: map[int]map[byte]int64{}, replies: map[int]int64{}}
+	results := make([]Result, opts.Workers+opts.Servers)
+	var epochs []metrics.Epoch
+	err := comm.Run(len(results), func(c comm.Communicator) error {
+		var err error
+		results[c.Rank()], err = RunRank(context.Background(), tallied{c, tl}, cfg, p, opts, func(e metrics.Epoch) error {
+			epochs = append(epochs, e)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results, epochs, tl
+}
+
+// The servers count the bytes of every gradient pushed to them and of
+// every reply carrying parameters, as the messages went through the
+// communicator: a push is 9 bytes of header and 4 a value of the shard,
+// a reply 25 and 4 a value, so with the same messages to every server a
+// round of N pushes to S servers is N·(9·S + 4·P) bytes for a model of P
+// values. Worker 0's epochs report the servers' figures since the last
+// report, which add up to the servers' at its last report.
+func TestServersCountTheirBytes(t *testing.T) {
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
+	cfg.Epochs = 4
+	for _, tc := range []struct {
+		name             string
+		workers, servers int
+		sync             bool
+	}{{"async", 3, 1, false}, {"async", 3, 2, false}, {"ps-sync", 3, 2, true}, {"ps-sync", 2, 1, true}} {
+		opts := Options{Workers: tc.workers, Servers: tc.servers, MaxStaleness: -1, Sync: tc.sync, Timeout: 30 * time.Second,
+			NewStepper: stepperFactory(t, cfg, p)}
+		results, epochs, tl := tallyRun(t, cfg, p, opts)
+		n, s := int64(tc.workers), int64(tc.servers)
+		var values int64 // P, the model's values
+		for _, q := range results[0].Model.Params() {
+			values += int64(len(q.Value.Data))
+		}
+		pushSize, replySize := 9*s+4*values, 25*s+4*values // to, or from, every server once
+		var epochSize int64                                // every worker's batches
+		for w := range tc.workers {
+			epochSize += int64((len(Seeds(p.Train, w, tc.workers)) + testBatch - 1) / testBatch)
+		}
+
+		// What the tally saw: the same pushes and parameter replies for
+		// every server (each counters reply answers a stats request).
+		first := int64(tc.workers)
+		pushes := tl.requests[int(first)][kindPush]
+		params := tl.replies[int(first)] - tl.requests[int(first)][kindStats]
+		for k := first + 1; k < n+s; k++ {
+			if tl.requests[int(k)][kindPush] != pushes || tl.replies[int(k)]-tl.requests[int(k)][kindStats] != params {
+				t.Fatalf("%s, %d servers: server %d had %d pushes and %d parameter replies, server %d %d and %d", tc.name, tc.servers,
+					k, tl.requests[int(k)][kindPush], tl.replies[int(k)]-tl.requests[int(k)][kindStats], first, pushes, params)
+			}
+		}
+		if params != n+pushes || pushes < int64(cfg.Epochs)*epochSize || pushes > int64(cfg.Epochs)*epochSize+n {
+			t.Fatalf("%s: %d pushes to each server (an epoch is %d) and %d parameter replies", tc.name, pushes, epochSize, params)
+		}
+
+		// The servers' own counters at the end.
+		var end Counters
+		for _, r := range results[tc.workers:] {
+			end.add(r.Counters)
+		}
+		if end.BytesGrad != pushes*pushSize || end.BytesParams != params*replySize {
+			t.Fatalf("%s, %d servers: the servers counted %d bytes of gradients and %d of parameters; %d pushes of %d bytes and %d replies of %d sent",
+				tc.name, tc.servers, end.BytesGrad, end.BytesParams, pushes, pushSize, params, replySize)
+		}
+
+		// Worker 0's epochs.
+		var grad, sent int64
+		for _, e := range epochs {
+			if e.BytesGrad <= 0 || e.BytesParams <= 0 {
+				t.Fatalf("%s: epoch %d reports %d bytes of gradients and %d of parameters", tc.name, e.Epoch, e.BytesGrad, e.BytesParams)
+			}
+			grad += e.BytesGrad
+			sent += e.BytesParams
+		}
+		if grad != results[0].Counters.BytesGrad || sent != results[0].Counters.BytesParams {
+			t.Fatalf("%s: the epochs add up to %d and %d bytes, worker 0's last report %+v", tc.name, grad, sent, results[0].Counters)
+		}
+		switch {
+		case tc.sync:
+			// Every worker pushes every step, and the step that completes
+			// the epochs answers all with stop: nothing comes later.
+			steps := (int64(cfg.Epochs)*epochSize + n - 1) / n
+			if pushes != n*steps || grad != end.BytesGrad || sent != end.BytesParams {
+				t.Fatalf("ps-sync: %d pushes to each server in %d steps of %d workers; the epochs report %d and %d bytes, the servers counted %d and %d",
+					pushes, steps, n, grad, sent, end.BytesGrad, end.BytesParams)
+			}
+		case tc.servers == 1:
+			// One server answers each push before it reads the next
+			// request: at worker 0's last report it had received some m
+			// pushes, all the run's gradients among them, and had sent
+			// the first pulls' replies and m more.
+			m := grad / pushSize
+			if grad != m*pushSize || sent != (n+m)*replySize || m < int64(cfg.Epochs)*epochSize || m > pushes {
+				t.Fatalf("async: the epochs report %d bytes of gradients (%d pushes of %d bytes?) and %d of parameters", grad, m, pushSize, sent)
+			}
+		default:
+			// Each server answers worker 0's last request for counters
+			// when it comes: they may be a push or two apart.
+			if grad > end.BytesGrad || sent > end.BytesParams {
+				t.Fatalf("async: the epochs report %d and %d bytes, the servers counted %d and %d", grad, sent, end.BytesGrad, end.BytesParams)
+			}
+		}
+		t.Logf("%s, %d workers, %d servers, %d values: %d pushes to each server, %d bytes of gradients, %d of parameters reported",
+			tc.name, tc.workers, tc.servers, values, pushes, grad, sent)
+	}
+}
