@@ -3,6 +3,9 @@ package spmm
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +74,57 @@ func BenchmarkMulCSR(b *testing.B) {
 				best = min(best, time.Since(start))
 			}
 			reportBandwidth(b, effectiveBytes(m, benchWidth), best)
+		})
+	}
+}
+
+// BenchmarkRowKernelsOneCore runs a level's row kernel on one thread over
+// chunks of 50,000 rows of the benchmark matrix and reports effective GB/s
+// per core by the process's CPU time, which a shared machine's other work
+// inflates far less than the wall time. Where the level has far kernels
+// (rowsFar, for gathers past farGatherBytes), the two alternate call by
+// call and far-speedup is the median over pairs of the near kernel's time
+// over the far one's.
+func BenchmarkRowKernelsOneCore(b *testing.B) {
+	const chunk = 50_000
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			benchData(b)
+			k := kernelsFor(l)
+			ks := []rowKernel{k.rows}
+			if reflect.ValueOf(k.rowsFar).Pointer() != reflect.ValueOf(k.rows).Pointer() {
+				ks = append(ks, k.rowsFar)
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			m := bench.m
+			var total [2]float64
+			var ratios []float64
+			lo, it := 0, 0
+			for b.Loop() {
+				var c [2]float64
+				for j := range ks {
+					i := (j + it) % len(ks) // alternate which goes first
+					c0 := sysstat.CPUTime()
+					ks[i](m.offsets[lo:lo+chunk+1], m.indices, m.values, bench.x, benchWidth, benchWidth, bench.y[lo*benchWidth:], benchWidth, false)
+					c[i] = (sysstat.CPUTime() - c0).Seconds()
+					total[i] += c[i]
+					lo = (lo + 3*chunk) % (m.rows - chunk)
+				}
+				if len(ks) == 2 && c[1] > 0 {
+					ratios = append(ratios, c[0]/c[1])
+				}
+				it++
+			}
+			bytes := effectiveBytes(m, benchWidth) * chunk / float64(m.rows) * float64(it)
+			if total[0] > 0 {
+				b.ReportMetric(bytes/total[0]/1e9, "GB/s")
+			}
+			if len(ratios) > 0 {
+				slices.Sort(ratios)
+				b.ReportMetric(bytes/total[1]/1e9, "far-GB/s")
+				b.ReportMetric(ratios[len(ratios)/2], "far-speedup")
+			}
 		})
 	}
 }
