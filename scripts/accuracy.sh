@@ -94,24 +94,31 @@ gradients)
 	# CiteSeer with Kipf and Welling's recipe, GraphSAGE on Amazon
 	# Computers and Coauthor CS as README's table selected it, full-graph
 	# and on neighbour-sampled mini-batches (data-parallel). METHODS
-	# replaces the list of compressions (keep none: the baseline).
+	# replaces the list of compressions (keep none: the baseline); the
+	# word async in it adds the parameter server's data-parallel rows.
 	methods=${METHODS:-none topk:0.01 powersgd:2 quant8}
+	grads=${methods//async/}
 	for ds in cora citeseer; do
-		for m in $methods; do
+		for m in $grads; do
 			configs+=("gcn-$ds@$m|--dataset $ds --parts 4 --grad-compress $m")
 		done
 	done
 	for ds in amazon-computers coauthor-cs; do
 		sage="--dataset $ds --model sage $shchur"
 		[[ $ds == coauthor-cs ]] && sage+=" --normalize --lr 0.01"
-		for m in $methods; do
+		for m in $grads; do
 			configs+=("sage-$ds@$m|$sage --parts 4 --grad-compress $m")
 		done
 		# Data-parallel: each worker samples batches of 128 seeds from its
 		# own part (512 over the four, as docs/minibatch.md's table runs).
-		for m in $methods; do
+		for m in $grads; do
 			configs+=("sage-sampled-$ds@$m|$sage --sampler neighbor:25,10 --batch-size 128 --parts 4 --grad-compress $m")
 		done
+		# The asynchronous parameter server: 4 workers of 128 seeds a
+		# batch and one server, against the same synchronous rows.
+		if [[ " $methods " == *" async "* ]]; then
+			configs+=("sage-sampled-$ds@async|$sage --sampler neighbor:25,10 --batch-size 128 --mode async --workers 4")
+		fi
 	done
 	;;
 precision)
