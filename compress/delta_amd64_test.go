@@ -48,7 +48,8 @@ func TestDeltaKernelSelection(t *testing.T) {
 // same messages, reconstructions and decoded rows, bit for bit, at every
 // width (whole blocks and tails) and bit width, for ordinary rows and rows
 // with NaNs, infinities, ±0, huge ranges and constant differences, in
-// messages of 1 to 19 rows (whole groups of rows and partial ones).
+// messages of 1 to 19 rows (whole groups of rows and partial ones), every
+// row sent or, under a threshold, some.
 func TestDeltaKernelsMatchGo(t *testing.T) {
 	for name, k := range deltaKernelsHere(t) {
 		t.Run(name, func(t *testing.T) { testDeltaKernelMatchesGo(t, k) })
@@ -63,7 +64,10 @@ func testDeltaKernelMatchesGo(t *testing.T, kernel int) {
 		for width := 0; width <= 67; width++ {
 			for trial := range 6 {
 				rows := []int{6, 1, 8, 9, 16, 19}[(width+trial)%6]
-				spec := fmt.Sprintf("delta:%d:0:0", bits)
+				// A threshold sends some rows and not others, one row at a
+				// time (encodeDeltaRow, applyDeltaRow).
+				threshold := []float64{0, 0, 0.3}[(width+trial)%3]
+				spec := fmt.Sprintf("delta:%d:%g:0", bits, threshold)
 				asm, plain := newDelta(t, spec), newDelta(t, spec)
 				asmRecv, plainRecv := newDelta(t, spec), newDelta(t, spec)
 				src := newDeltaSource(r, rows, width)
@@ -108,7 +112,7 @@ func testDeltaKernelMatchesGo(t *testing.T, kernel int) {
 					if !bytes.Equal(got, want) {
 						t.Fatalf("%s width %d trial %d step %d: kernel encodes\n%x\nGo encodes\n%x", spec, width, trial, step, got, want)
 					}
-					if !slices.Equal(float32Bits(asm.streams[streamEnd{}].recon), float32Bits(plain.streams[streamEnd{}].recon)) {
+					if got, want := asm.streams[streamEnd{}].recon, plain.streams[streamEnd{}].recon; len(want) != rows*width || !slices.Equal(float32Bits(got), float32Bits(want)) {
 						t.Fatalf("%s width %d trial %d step %d: the senders' reconstructions differ", spec, width, trial, step)
 					}
 					deltaKernel = kernel
