@@ -240,7 +240,7 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	}
 	diff := d.diff[:width]
 	at := start + nb
-	if deltaAsm && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0 {
+	if deltaKernel != deltaGo && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0 {
 		// Every row is sent: the kernel codes them one after another.
 		for i := range nb {
 			dst[start+i] = 0xff
@@ -249,7 +249,7 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 			dst[start+nb-1] = 1<<(rows%8) - 1
 		}
 		_, _ = x[rows*width-1], s.recon[rows*width-1]
-		deltaEncodeRowsAVX512(&dst[at], &x[0], &s.recon[0], rows, width, bits)
+		deltaEncodeRows(&dst[at], &x[0], &s.recon[0], rows, width, bits)
 		clear(s.skipped)
 		return dst
 	}
@@ -328,11 +328,11 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	}
 	s := d.stream(key, true, rows, width)
 	at := nb
-	if deltaAsm && bits != 32 && sent == rows && rows > 0 && width > 0 {
+	if deltaKernel != deltaGo && bits != 32 && sent == rows && rows > 0 && width > 0 {
 		// Every row is sent: the kernel decodes them one after another,
 		// into the reconstruction and out at once.
 		_ = out[rows*width-1]
-		deltaApplyRowsAVX512(&s.recon[0], &out[0], &src[nb], rows, width, bits)
+		deltaApplyRows(&s.recon[0], &out[0], &src[nb], rows, width, bits)
 		clear(s.skipped)
 		return nil
 	}

@@ -9,24 +9,65 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/cpuid"
 )
 
-// The AVX-512 kernels are twins of deltarow.go's Go loops: the same
-// messages, reconstructions and decoded rows, bit for bit, at every width
-// (whole blocks and tails) and bit width, for ordinary rows and rows with
-// NaNs, infinities, ±0, huge ranges and constant differences.
-func TestDeltaKernelsMatchGo(t *testing.T) {
-	if !deltaAsm {
-		t.Skip("no AVX-512 + BMI2 on this CPU")
+// deltaKernelsHere is the kernels this CPU runs, by name: on a CPU with
+// AVX-512 both the AVX-512 and the AVX2 ones.
+func deltaKernelsHere(t *testing.T) map[string]int {
+	ks := map[string]int{}
+	if quantAsm {
+		ks["avx512"] = deltaAVX512
 	}
-	defer func(v bool) { deltaAsm = v }(deltaAsm)
+	if cpuid.Detected >= cpuid.AVX2 {
+		ks["avx2"] = deltaAVX2
+	}
+	if len(ks) == 0 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	return ks
+}
+
+// The selection: AVX-512 where the quantiser's kernels run, else AVX2.
+func TestDeltaKernelSelection(t *testing.T) {
+	for _, c := range []struct {
+		avx512, avx2 bool
+		want         int
+	}{{true, true, deltaAVX512}, {false, true, deltaAVX2}, {false, false, deltaGo}} {
+		if got := deltaKernelFor(c.avx512, c.avx2); got != c.want {
+			t.Errorf("deltaKernelFor(%v, %v) = %d, want %d", c.avx512, c.avx2, got, c.want)
+		}
+	}
+	if want := deltaKernelFor(quantAsm, cpuid.Detected >= cpuid.AVX2); deltaKernel != want {
+		t.Errorf("deltaKernel %d on this CPU, want %d", deltaKernel, want)
+	}
+}
+
+// The AVX-512 and AVX2 kernels are twins of deltarow.go's Go loops: the
+// same messages, reconstructions and decoded rows, bit for bit, at every
+// width (whole blocks and tails) and bit width, for ordinary rows and rows
+// with NaNs, infinities, ±0, huge ranges and constant differences, in
+// messages of 1 to 19 rows (whole groups of rows and partial ones), every
+// row sent or, under a threshold, some.
+func TestDeltaKernelsMatchGo(t *testing.T) {
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) { testDeltaKernelMatchesGo(t, k) })
+	}
+}
+
+func testDeltaKernelMatchesGo(t *testing.T, kernel int) {
+	defer func(v int) { deltaKernel = v }(deltaKernel)
 	r := rand.New(rand.NewPCG(21, 2))
 	special := []float32{float32(math.NaN()), 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-38, 3e38, -3e38, 1e-45}
 	for _, bits := range []int{1, 2, 4, 8} {
 		for width := 0; width <= 67; width++ {
 			for trial := range 6 {
-				const rows = 6
-				spec := fmt.Sprintf("delta:%d:0:0", bits)
+				rows := []int{6, 1, 8, 9, 16, 19}[(width+trial)%6]
+				// A threshold sends some rows and not others, one row at a
+				// time (encodeDeltaRow, applyDeltaRow).
+				threshold := []float64{0, 0, 0.3}[(width+trial)%3]
+				spec := fmt.Sprintf("delta:%d:%g:0", bits, threshold)
 				asm, plain := newDelta(t, spec), newDelta(t, spec)
 				asmRecv, plainRecv := newDelta(t, spec), newDelta(t, spec)
 				src := newDeltaSource(r, rows, width)
@@ -64,21 +105,21 @@ func TestDeltaKernelsMatchGo(t *testing.T) {
 						}
 					}
 					key := Key{Step: step}
-					deltaAsm = true
+					deltaKernel = kernel
 					got := asm.Encode(nil, x, rows, width, 1, key)
-					deltaAsm = false
+					deltaKernel = deltaGo
 					want := plain.Encode(nil, x, rows, width, 1, key)
 					if !bytes.Equal(got, want) {
 						t.Fatalf("%s width %d trial %d step %d: kernel encodes\n%x\nGo encodes\n%x", spec, width, trial, step, got, want)
 					}
-					if !slices.Equal(float32Bits(asm.streams[streamEnd{}].recon), float32Bits(plain.streams[streamEnd{}].recon)) {
+					if got, want := asm.streams[streamEnd{}].recon, plain.streams[streamEnd{}].recon; len(want) != rows*width || !slices.Equal(float32Bits(got), float32Bits(want)) {
 						t.Fatalf("%s width %d trial %d step %d: the senders' reconstructions differ", spec, width, trial, step)
 					}
-					deltaAsm = true
+					deltaKernel = kernel
 					if err := asmRecv.Decode(out, rows, width, 1, key, want); err != nil {
 						t.Fatal(err)
 					}
-					deltaAsm = false
+					deltaKernel = deltaGo
 					if err := plainRecv.Decode(pout, rows, width, 1, key, want); err != nil {
 						t.Fatal(err)
 					}
@@ -94,10 +135,13 @@ func TestDeltaKernelsMatchGo(t *testing.T) {
 // Random messages (as a fuzzer would send) decode to the same bits,
 // whatever stands in a row's unused last bits.
 func TestDeltaDecodeKernelMatchesGoOnRandomBytes(t *testing.T) {
-	if !deltaAsm {
-		t.Skip("no AVX-512 + BMI2 on this CPU")
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) { testDeltaDecodeKernelOnRandomBytes(t, k) })
 	}
-	defer func(v bool) { deltaAsm = v }(deltaAsm)
+}
+
+func testDeltaDecodeKernelOnRandomBytes(t *testing.T, kernel int) {
+	defer func(v int) { deltaKernel = v }(deltaKernel)
 	r := rand.New(rand.NewPCG(21, 3))
 	for _, bits := range []int{1, 2, 4, 8} {
 		for width := 1; width <= 67; width++ {
@@ -109,14 +153,51 @@ func TestDeltaDecodeKernelMatchesGoOnRandomBytes(t *testing.T) {
 				b[1] = byte(r.IntN(3)) << 6 // a moderate exponent now and then
 				rec := randRows(r, 1, width)
 				want := slices.Clone(rec)
-				deltaAsm = true
+				deltaKernel = kernel
 				applyDeltaRow(rec, b, bits)
-				deltaAsm = false
+				deltaKernel = deltaGo
 				applyDeltaRow(want, b, bits)
 				if !slices.Equal(float32Bits(rec), float32Bits(want)) {
 					t.Fatalf("bits %d width %d: kernel %v, Go %v", bits, width, rec, want)
 				}
 			}
 		}
+	}
+}
+
+// The kernels write a message's bytes and the rows' values and nothing
+// past them: guards after the message, the reconstruction and the
+// decoded rows keep their values.
+func TestDeltaKernelsStayInBounds(t *testing.T) {
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) {
+			defer func(v int) { deltaKernel = v }(deltaKernel)
+			deltaKernel = k
+			r := rand.New(rand.NewPCG(21, 4))
+			const guard = 16
+			for _, bits := range []int{1, 2, 4, 8} {
+				for width := 1; width <= 35; width++ {
+					for _, rows := range []int{1, 3, 8, 11} {
+						rb := rowBytes(bits, width)
+						msg := make([]byte, rows*rb+guard)
+						x := randRows(r, rows, width)
+						rec := make([]float32, rows*width+guard)
+						out := make([]float32, rows*width+guard)
+						for i := range guard {
+							msg[rows*rb+i] = 0xa5
+							rec[rows*width+i] = 7
+							out[rows*width+i] = 9
+						}
+						deltaEncodeRows(&msg[0], &x[0], &rec[0], rows, width, bits)
+						deltaApplyRows(&rec[0], &out[0], &msg[0], rows, width, bits)
+						for i := range guard {
+							if msg[rows*rb+i] != 0xa5 || rec[rows*width+i] != 7 || out[rows*width+i] != 9 {
+								t.Fatalf("bits %d width %d rows %d: a guard changed", bits, width, rows)
+							}
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -3,12 +3,12 @@
 package compress
 
 // This build runs the delta codec's Go loops (see delta_amd64.go).
-const deltaAsm = false
+const deltaKernel = deltaGo
 
-func deltaEncodeRowsAVX512(*byte, *float32, *float32, int, int, int) {
+func deltaEncodeRows(*byte, *float32, *float32, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }
 
-func deltaApplyRowsAVX512(*float32, *float32, *byte, int, int, int) {
+func deltaApplyRows(*float32, *float32, *byte, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }

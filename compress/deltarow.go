@@ -11,7 +11,16 @@ import (
 // reconstruction. Bit for bit the plain coding of commit b1b2f45
 // (quantise the difference, then decode it into the reconstruction),
 // which delta_ref_test.go keeps to compare against. These Go loops are
-// the twins of the AVX-512 kernels (delta_amd64.s).
+// the twins of the AVX-512 kernels (delta_amd64.s) and the AVX2 ones
+// (delta_avx2_amd64.s).
+
+// The kernels that code the rows (deltaKernel): the Go loops below, or
+// their AVX2 or AVX-512 twins.
+const (
+	deltaGo = iota
+	deltaAVX2
+	deltaAVX512
+)
 
 // deltaRowHeader is a quantised row's minimum and step as bfloat16s for a
 // difference in [lo, hi] (lo and hi +0 for a zero), the minimum and
@@ -80,10 +89,10 @@ func diffMinMax(diff, row, rec []float32) (lo, hi float32) {
 // and codes, rowBytes(bits, len(row)) bytes) to b and adds what it decodes
 // to to rec; diff is scratch of len(row).
 func encodeDeltaRow(b []byte, row, rec, diff []float32, bits int) {
-	if deltaAsm && len(row) > 0 {
+	if deltaKernel != deltaGo && len(row) > 0 {
 		n := len(row)
 		_, _ = rec[n-1], b[rowBytes(bits, n)-1]
-		deltaEncodeRowsAVX512(&b[0], &row[0], &rec[0], 1, n, bits)
+		deltaEncodeRows(&b[0], &row[0], &rec[0], 1, n, bits)
 		return
 	}
 	lo, hi := diffMinMax(diff, row, rec)
@@ -171,9 +180,9 @@ func encodeCodes4(codes []byte, diff, rec []float32, tab *[16]float32, lo, inv f
 
 // applyDeltaRow adds the decoded row payload b (header and codes) to rec.
 func applyDeltaRow(rec []float32, b []byte, bits int) {
-	if deltaAsm && len(rec) > 0 {
+	if deltaKernel != deltaGo && len(rec) > 0 {
 		_ = b[rowBytes(bits, len(rec))-1]
-		deltaApplyRowsAVX512(&rec[0], &rec[0], &b[0], 1, len(rec), bits)
+		deltaApplyRows(&rec[0], &rec[0], &b[0], 1, len(rec), bits)
 		return
 	}
 	lo := fromBF16(binary.LittleEndian.Uint16(b))
