@@ -8,7 +8,7 @@
 //
 // Advise is a hint: it covers only the 2 MiB-aligned interior of a slice
 // of at least Threshold bytes, does nothing on other systems or where huge
-// pages are off, and ignores errors. Bytes, Float32s and Grow allocate a
+// pages are off, and ignores errors. Bytes, Float32s, Uint16s and Grow allocate a
 // large slice and advise it before anything writes to it, so that its
 // first page faults can take huge pages. Go hands out a large allocation
 // that comes fresh from the operating system without touching it, so the

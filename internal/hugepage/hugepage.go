@@ -42,10 +42,16 @@ func Bytes(n int) []byte {
 
 // Float32s returns n zeroed float32s, advised before their first write
 // when they take at least Threshold bytes.
-func Float32s(n int) []float32 {
-	s := make([]float32, n)
-	if n*4 >= Threshold {
-		Advise(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n*4))
+func Float32s(n int) []float32 { return alloc[float32](n) }
+
+// Uint16s returns n zeroed uint16s (bfloat16 matrices), advised like
+// Float32s.
+func Uint16s(n int) []uint16 { return alloc[uint16](n) }
+
+func alloc[T float32 | uint16](n int) []T {
+	s := make([]T, n)
+	if size := n * int(unsafe.Sizeof(s[0])); size >= Threshold {
+		Advise(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size))
 	}
 	return s
 }

@@ -138,6 +138,13 @@ func TestLargeAllocationGetsHugePages(t *testing.T) {
 			}
 			return unsafe.Pointer(&b[n/2])
 		},
+		"Uint16s": func(n int) unsafe.Pointer {
+			s := Uint16s(n / 2)
+			for i := range s {
+				s[i] = 1
+			}
+			return unsafe.Pointer(&s[n/4])
+		},
 		"Float32s": func(n int) unsafe.Pointer {
 			s := Float32s(n / 4)
 			for i := range s {
