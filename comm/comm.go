@@ -3,11 +3,12 @@ package comm
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // Communicator connects one worker to its group. Collective calls must be
@@ -79,7 +80,7 @@ func Rows(c Communicator) RowsExchange {
 			if p == c.Rank() {
 				continue
 			}
-			send[p] = slices.Grow(send[p], len(at[p])*size)
+			send[p] = hugepage.Grow(send[p], len(at[p])*size)
 			for _, i := range at[p] {
 				send[p] = append(send[p], src[int(i)*size:(int(i)+1)*size]...)
 			}

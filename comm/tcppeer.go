@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"time"
+
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // sendOp is one data frame to write. The writer fills in the payload's
@@ -43,7 +44,7 @@ type recvOp struct {
 func (op *recvOp) next(n int) ([]byte, error) {
 	var buf []byte
 	if op.grow != nil {
-		b := slices.Grow(*op.grow, n)
+		b := hugepage.Grow(*op.grow, n)
 		*op.grow = b[:len(b)+n]
 		buf = b[len(b) : len(b)+n]
 	} else {

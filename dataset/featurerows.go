@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -231,7 +232,7 @@ func roomForRows(rows int, held int64) string {
 
 // densify switches to dense storage.
 func (f *featureRows) densify() {
-	f.dense = make([]float32, f.rows*f.cols, max(f.rows, f.expect)*f.cols)
+	f.dense = hugepage.Float32s(max(f.rows, f.expect) * f.cols)[:f.rows*f.cols]
 	for r := range f.rows {
 		for p := f.ptr[r]; p < f.ptr[r+1]; p++ {
 			f.dense[r*f.cols+int(f.idx[p])] = f.val[p]

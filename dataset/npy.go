@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
@@ -99,7 +100,7 @@ func (a *Array) Float32s() ([]float32, error) {
 	}
 	dt := a.dtype()
 	n := a.Len()
-	out := make([]float32, n)
+	out := hugepage.Float32s(n)
 	switch dt.kind {
 	case 'f':
 		if dt.itemsize == 4 {

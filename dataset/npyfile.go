@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // npyFile is an open .npy file whose header has been read and checked
@@ -153,7 +155,7 @@ func readNPYFeatures(path string, n int) ([]float32, int, error) {
 	if avail, ok := availableMemory(); ok && need > avail {
 		return nil, 0, fmt.Errorf("%s: its features take %s as float32, more than the %s of memory available; map the file instead (--features-mmap)", path, byteSize(need), byteSize(avail))
 	}
-	out := make([]float32, n*cols)
+	out := hugepage.Float32s(n * cols)
 	err = nf.readChunks(max(cols, 1), func(a *Array, first int) error {
 		v, err := a.Float32s()
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -267,7 +268,7 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 func (e *Exchange) peerBuffer(q, n int) []float32 {
 	if cap(e.peerRows[q]) < n {
 		was := cap(e.peerRows[q])
-		e.peerRows[q] = make([]float32, n)
+		e.peerRows[q] = hugepage.Float32s(n)
 		memacct.Grown(memacct.Communication, was, n, 4)
 	}
 	return e.peerRows[q][:n]

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
@@ -98,7 +99,7 @@ func ensureBF16(buf **tensor.MatrixBF16, rows, cols int) *tensor.MatrixBF16 {
 	n := rows * cols
 	if cap(m.Data) < n {
 		was := cap(m.Data)
-		m.Data = make([]uint16, n, growTo(was, n))
+		m.Data = hugepage.Uint16s(growTo(was, n))[:n]
 		memacct.Grown(memacct.Activations, was, cap(m.Data), 2)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -95,7 +96,7 @@ func ensure(buf **tensor.Matrix, rows, cols int) *tensor.Matrix {
 	n := rows * cols
 	if cap(m.Data) < n {
 		was := cap(m.Data)
-		m.Data = make([]float32, n, growTo(was, n))
+		m.Data = hugepage.Float32s(growTo(was, n))[:n]
 		memacct.Grown(memacct.Activations, was, cap(m.Data), 4)
 	}
 	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]

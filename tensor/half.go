@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // Reduced-precision conversions for messages and checkpoints. Both round to
@@ -98,7 +99,7 @@ type MatrixBF16 struct {
 
 // MatrixToBF16 returns m rounded to bfloat16 (nearest, ties to even).
 func MatrixToBF16(m *Matrix) *MatrixBF16 {
-	h := &MatrixBF16{Rows: m.Rows, Cols: m.Cols, Data: make([]uint16, len(m.Data))}
+	h := &MatrixBF16{Rows: m.Rows, Cols: m.Cols, Data: hugepage.Uint16s(len(m.Data))}
 	bf16.Encode(h.Data, m.Data)
 	return h
 }
@@ -108,7 +109,7 @@ func (m *MatrixBF16) Bytes() int64 { return 2 * int64(len(m.Data)) }
 
 // SelectRows returns the rows ids of m, in order, still in bfloat16.
 func (m *MatrixBF16) SelectRows(ids []int32) *MatrixBF16 {
-	h := &MatrixBF16{Rows: len(ids), Cols: m.Cols, Data: make([]uint16, len(ids)*m.Cols)}
+	h := &MatrixBF16{Rows: len(ids), Cols: m.Cols, Data: hugepage.Uint16s(len(ids) * m.Cols)}
 	bf16.GatherBF16(h.Data, m.Cols, m.Data, m.Cols, m.Cols, ids)
 	return h
 }

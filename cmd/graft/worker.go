@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/launch"
 )
@@ -185,8 +186,9 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	defer c.Close()
 	size := c.Size()
 	bytesTotal := int64(*mib) << 20
-	data := make([]float32, bytesTotal/4)
-	src, dst := filled(int(bytesTotal)), make([]byte, bytesTotal)
+	// The buffers come from the allocator training's large buffers use.
+	data := hugepage.Float32s(int(bytesTotal / 4))
+	src, dst := filled(int(bytesTotal)), hugepage.Bytes(int(bytesTotal))
 	send, recv := make([][]byte, size), make([][]byte, size)
 	for p := range size {
 		if p != c.Rank() {
@@ -255,7 +257,7 @@ func cpuSeconds() float64 {
 // filled returns n bytes that are not all zero, so that reading them
 // touches real memory rather than the kernel's shared zero page.
 func filled(n int) []byte {
-	b := make([]byte, n)
+	b := hugepage.Bytes(n)
 	for i := range b {
 		b[i] = byte(i*7 + 1)
 	}

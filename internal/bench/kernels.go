@@ -8,6 +8,7 @@ import (
 
 	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/gemm"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/spmm"
 	"github.com/graft-gnn/graft/internal/vec"
 )
@@ -121,7 +122,7 @@ func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 	}
 	x := randSlice(r, rows*width)
 	xb := toBF16(x)
-	y := make([]float32, rows*width)
+	y := hugepage.Float32s(rows * width) // as training allocates its matrices
 	// The triad runs again in alternation with the SpMMs, which are
 	// measured against the best of all its passes: on a shared machine a
 	// lull in the load would otherwise favour one side.
@@ -144,13 +145,13 @@ func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 }
 
 func toBF16(x []float32) []uint16 {
-	h := make([]uint16, len(x))
+	h := hugepage.Uint16s(len(x))
 	bf16.Encode(h, x)
 	return h
 }
 
 func randSlice(r *rand.Rand, n int) []float32 {
-	s := make([]float32, n)
+	s := hugepage.Float32s(n)
 	for i := range s {
 		s[i] = float32(r.NormFloat64())
 	}

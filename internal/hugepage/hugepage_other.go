@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugepage
+
+func enabled() bool { return false }
+
+func advise([]byte) {}
