@@ -207,3 +207,28 @@ func TestTrainSampledPartsCompressSparseSays(t *testing.T) {
 		t.Errorf("uncompressed sparse rows: %.0f bytes, quant8's dense ones %.0f; stderr:\n%s", plain, coded, stderr)
 	}
 }
+
+// Sparse features dense enough over the whole graph (10% and up, as
+// --features auto would hold dense) travel and train as dense rows over
+// parts: the same feature bytes as --features dense.
+func TestTrainSampledPartsDenseEnoughSparseFeatures(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	featureBytes := func(features string) float64 {
+		code, stdout, stderr := runGraft(t, "train", "--dataset", "sbm:2000:10:16:4:7", "--features", features, "--model", "sage",
+			"--sampler", "neighbor:5,5", "--batch-size", "32", "--epochs", "1", "--parts", "2", "--json")
+		if code != 0 {
+			t.Fatalf("--features %s: exit %d: %s", features, code, stderr)
+		}
+		var sum struct {
+			Features      string  `json:"features"`
+			BytesFeatures float64 `json:"bytes_features"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Features != features {
+			t.Fatalf("summary %s (%v)", stdout, err)
+		}
+		return sum.BytesFeatures
+	}
+	if sparse, dense := featureBytes("sparse"), featureBytes("dense"); sparse != dense || dense <= 0 {
+		t.Fatalf("dense-enough sparse features sent %.0f feature bytes, dense ones %.0f", sparse, dense)
+	}
+}

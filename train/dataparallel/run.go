@@ -40,6 +40,11 @@ type Options struct {
 	// the hidden layers exact evaluation computes to it, as one process's
 	// mini-batch run at bf16 does.
 	Precision train.Precision
+	// DenseRows holds sparse features as dense rows, sent and multiplied
+	// dense: for sparse features dense enough over the whole graph
+	// (nn.SparseDensity and up) that the dense product is the faster one.
+	// Every worker must be given the same value.
+	DenseRows bool
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -56,6 +61,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	}
 	if sp.Classes > 0 && cfg.Model.Classes == 0 {
 		cfg.Model.Classes = sp.Classes
+	}
+	if x := sp.Features.Sparse; opts.DenseRows && x != nil {
+		d := x.Dense()
+		sp.Features = nn.DenseFeatures(d)
+		memacct.Add(memacct.Features, 4*int64(len(d.Data)))
 	}
 	if x := sp.Features; opts.Precision == train.BF16 && x.Dense != nil {
 		// The part's float32 features go once rounded: sp holds the bf16
