@@ -55,11 +55,12 @@ func TestMemoryAccount(t *testing.T) {
 		t.Errorf("two parts: graph %d (one worker %d), communication %d; want the parts' adjacencies and halo buffers counted",
 			parted.Memory.Graph, narrow.Memory.Graph, parted.Memory.Communication)
 	}
-	// Data-parallel workers keep sparse features sparse: the parts' sparse
-	// copies on top of the input's sparse matrix, no dense rows.
+	// Data-parallel workers hold sparse features this dense (every value
+	// stored) as dense rows: the parts' sparse copies and their dense
+	// rows, on top of the input's sparse matrix.
 	sparse := run(1, 16, "", nn.ForceSparse).Memory.Features
-	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != 2*sparse {
-		t.Errorf("two data-parallel parts of sparse features: %d bytes, want %d (the input's and parts' sparse copies, %d each)", dp, 2*sparse, sparse)
+	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != 2*sparse+features {
+		t.Errorf("two data-parallel parts of dense-enough sparse features: %d bytes, want %d (the input's and parts' sparse copies, %d each, and the dense rows, %d)", dp, 2*sparse+features, sparse, features)
 	}
 	// A mini-batch run at bf16 holds its features in bf16 only.
 	s := coraSpec(t)
