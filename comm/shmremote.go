@@ -154,10 +154,12 @@ func (c *shmConn) writeRemote(h frameHeader, payload []byte, hdr *[frameHeaderLe
 	return err
 }
 
-// remoteChunk is the most of a remote frame copied at once. The receive
-// buffer grows a chunk at a time as the copies succeed, so a descriptor
-// that claims more than the peer's memory holds costs the receiver at most
-// about a chunk before the copy fails, not its claimed length.
+// remoteChunk is the first part of a remote frame copied at once. The
+// receive buffer grows as the copies succeed, each copy as long as all
+// before it (at least a chunk), so a descriptor that claims more than the
+// peer's memory holds costs the receiver at most about twice what it
+// could read before the copy fails, not its claimed length, while a frame
+// that is there takes a few copies and a growing buffer a few doublings.
 const remoteChunk = 64 << 20
 
 // readRemoteFrame copies the n bytes at addr in the peer's memory that a
@@ -167,7 +169,7 @@ const remoteChunk = 64 << 20
 func (c *shmConn) readRemoteFrame(n int, addr uint64, next func(int) ([]byte, error)) error {
 	c.remoteRead++
 	for off := 0; off < n; {
-		dst, err := next(min(n-off, remoteChunk))
+		dst, err := next(min(n-off, max(remoteChunk, off)))
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
@@ -100,7 +99,7 @@ func (a *Array) Float32s() ([]float32, error) {
 	}
 	dt := a.dtype()
 	n := a.Len()
-	out := hugepage.Float32s(n)
+	out := make([]float32, n)
 	switch dt.kind {
 	case 'f':
 		if dt.itemsize == 4 {

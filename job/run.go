@@ -298,7 +298,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		Precision: train.Precision(s.Precision), DenseRows: denseRows}
 	if s.Codec != "" && s.Codec != "none" {
 		do.Codec = opts.Codec
-		if x := sp.Features.Sparse; x != nil && !denseRows && c.Rank() == 0 {
+		if x := sp.Features.Sparse; x != nil && !denseRows && c.Rank() == 0 && dataparallel.SendsFeatures(s.Sampler) {
 			fmt.Fprintf(s.Log, "graft train: --compress %s codes feature rows dense, %d bytes a row before coding; without it these sparse rows travel as their entries, %.0f bytes a row on average\n",
 				s.Codec, 4*x.Cols, sparseRowBytes(x))
 		}

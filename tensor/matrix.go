@@ -1,10 +1,6 @@
 package tensor
 
-import (
-	"fmt"
-
-	"github.com/graft-gnn/graft/internal/hugepage"
-)
+import "fmt"
 
 // Matrix is a dense row-major float32 matrix. Element (i, j) is
 // Data[i*Cols+j]; rows are contiguous, so a range of rows is a Matrix too.
@@ -13,13 +9,12 @@ type Matrix struct {
 	Data       []float32
 }
 
-// New returns a zeroed rows×cols matrix. A large one is advised to take
-// huge pages (internal/hugepage).
+// New returns a zeroed rows×cols matrix.
 func New(rows, cols int) *Matrix {
 	if rows < 0 || cols < 0 {
 		panic(fmt.Sprintf("tensor: negative shape %d×%d", rows, cols))
 	}
-	return &Matrix{Rows: rows, Cols: cols, Data: hugepage.Float32s(rows * cols)}
+	return &Matrix{Rows: rows, Cols: cols, Data: make([]float32, rows*cols)}
 }
 
 // FromSlice wraps data (not copied) as a rows×cols matrix.
@@ -46,7 +41,7 @@ func (m *Matrix) RowRange(lo, hi int) *Matrix {
 
 // Clone returns a deep copy.
 func (m *Matrix) Clone() *Matrix {
-	c := &Matrix{Rows: m.Rows, Cols: m.Cols, Data: hugepage.Float32s(len(m.Data))}
+	c := &Matrix{Rows: m.Rows, Cols: m.Cols, Data: make([]float32, len(m.Data))}
 	copy(c.Data, m.Data)
 	return c
 }

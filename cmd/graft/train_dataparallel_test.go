@@ -232,3 +232,17 @@ func TestTrainSampledPartsDenseEnoughSparseFeatures(t *testing.T) {
 		t.Fatalf("dense-enough sparse features sent %.0f feature bytes, dense ones %.0f", sparse, dense)
 	}
 }
+
+// Samplers whose batches stay within a worker's part send no feature
+// rows: the run does not talk of coding them.
+func TestTrainSampledPartsCompressLocalSamplerSaysNothing(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	code, _, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "cluster:8:2", "--epochs", "1",
+		"--parts", "2", "--compress", "quant8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "codes feature rows dense") {
+		t.Errorf("a cluster run, which sends no feature rows, talks of coding them:\n%s", stderr)
+	}
+}

@@ -122,7 +122,7 @@ func Kernels(cfg KernelConfig, emit func(KernelResult)) {
 	}
 	x := randSlice(r, rows*width)
 	xb := toBF16(x)
-	y := hugepage.Float32s(rows * width) // as training allocates its matrices
+	y := hugepage.Float32s(rows * width) // as training allocates its kept buffers
 	// The triad runs again in alternation with the SpMMs, which are
 	// measured against the best of all its passes: on a shared machine a
 	// lull in the load would otherwise favour one side.

@@ -2,6 +2,7 @@ package dataparallel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/graft-gnn/graft/sample"
 )
@@ -205,4 +206,12 @@ func (d ladiesLayers) draw(_, _, _ int, dst []int32, r *sample.Rows) error {
 
 func (d ladiesLayers) set(b *sample.Batch, epoch, index, l int, dst []int32, r *sample.Rows) error {
 	return d.s.SetLayer(b, epoch, index*d.size+d.rank, l, dst, r)
+}
+
+// SendsFeatures reports whether batches of the sampler spec (KIND:ARGS)
+// fetch input feature rows from other workers: Cluster-GCN's and
+// saint-node's batches stay within a worker's part.
+func SendsFeatures(spec string) bool {
+	kind, _, _ := strings.Cut(spec, ":")
+	return kind != "cluster" && kind != "saint-node"
 }

@@ -364,3 +364,25 @@ func denseData(x nn.Features) []float32 {
 	}
 	return slices.Clone(x.Dense.Data)
 }
+
+// SendsFeatures says of every sampler what its batches do: whether they
+// fetch feature rows from other workers.
+func TestSendsFeaturesAgreesWithTheSamplers(t *testing.T) {
+	p := traintest.SBMProblem(t, 200)
+	parts := Parts(p, classes, randomLayout(t, p, 2))
+	for _, spec := range []string{"neighbor:3,3", "fastgcn:20,20", "ladies:20,20", "cluster:6:2", "saint-rw:15:2", "saint-edge:30", "saint-node:60"} {
+		err := comm.Run(len(parts), func(c comm.Communicator) error {
+			s, err := New(c, testConfig("gcn"), parts[c.Rank()], spec, 16)
+			if err != nil {
+				return err
+			}
+			if s.sampler.local() == SendsFeatures(spec) {
+				return fmt.Errorf("%s: local %v, SendsFeatures %v", spec, s.sampler.local(), SendsFeatures(spec))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
