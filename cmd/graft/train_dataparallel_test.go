@@ -74,17 +74,10 @@ func sampledPartsProcessesMatch(t *testing.T, sampler, codec string, extra ...st
 func TestTrainSampledPartsBF16(t *testing.T) {
 	sampledPartsProcessesMatch(t, "neighbor:5,5", "none", "--precision", "bf16", "--features", "dense")
 	featureBytes := func(precision, features string) float64 {
-		code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2",
-			"--parts", "2", "--features", features, "--precision", precision, "--json")
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		var sum struct {
-			Precision     string  `json:"precision"`
-			BytesFeatures float64 `json:"bytes_features"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Precision != precision {
-			t.Fatalf("summary %s (%v)", stdout, err)
+		sum, _ := sampledPartsRun(t, "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "2",
+			"--parts", "2", "--features", features, "--precision", precision)
+		if sum.Precision != precision {
+			t.Fatalf("precision %q in the summary, want %q", sum.Precision, precision)
 		}
 		return sum.BytesFeatures
 	}
@@ -185,17 +178,8 @@ func TestTrainSampledPartDir(t *testing.T) {
 func TestTrainSampledPartsCompressSparseSays(t *testing.T) {
 	t.Setenv("GRAFT_DATA", "")
 	featureBytes := func(codec string) (float64, string) {
-		code, stdout, stderr := runGraft(t, "train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "1",
-			"--parts", "2", "--compress", codec, "--json")
-		if code != 0 {
-			t.Fatalf("--compress %s: exit %d: %s", codec, code, stderr)
-		}
-		var sum struct {
-			BytesFeatures float64 `json:"bytes_features"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
-			t.Fatal(err)
-		}
+		sum, stderr := sampledPartsRun(t, "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "16", "--epochs", "1",
+			"--parts", "2", "--compress", codec)
 		return sum.BytesFeatures, stderr
 	}
 	coded, stderr := featureBytes("quant8")
@@ -214,17 +198,10 @@ func TestTrainSampledPartsCompressSparseSays(t *testing.T) {
 func TestTrainSampledPartsDenseEnoughSparseFeatures(t *testing.T) {
 	t.Setenv("GRAFT_DATA", "")
 	featureBytes := func(features string) float64 {
-		code, stdout, stderr := runGraft(t, "train", "--dataset", "sbm:2000:10:16:4:7", "--features", features, "--model", "sage",
-			"--sampler", "neighbor:5,5", "--batch-size", "32", "--epochs", "1", "--parts", "2", "--json")
-		if code != 0 {
-			t.Fatalf("--features %s: exit %d: %s", features, code, stderr)
-		}
-		var sum struct {
-			Features      string  `json:"features"`
-			BytesFeatures float64 `json:"bytes_features"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Features != features {
-			t.Fatalf("summary %s (%v)", stdout, err)
+		sum, _ := sampledPartsRun(t, "--dataset", "sbm:2000:10:16:4:7", "--features", features, "--model", "sage",
+			"--sampler", "neighbor:5,5", "--batch-size", "32", "--epochs", "1", "--parts", "2")
+		if sum.Features != features {
+			t.Fatalf("features %q in the summary, want %q", sum.Features, features)
 		}
 		return sum.BytesFeatures
 	}
@@ -245,4 +222,26 @@ func TestTrainSampledPartsCompressLocalSamplerSaysNothing(t *testing.T) {
 	if strings.Contains(stderr, "codes feature rows dense") {
 		t.Errorf("a cluster run, which sends no feature rows, talks of coding them:\n%s", stderr)
 	}
+}
+
+// featureSummary is what the feature-bytes tests read of a run's summary.
+type featureSummary struct {
+	Features      string  `json:"features"`
+	Precision     string  `json:"precision"`
+	BytesFeatures float64 `json:"bytes_features"`
+}
+
+// sampledPartsRun runs graft train with args and --json, and returns its
+// summary and stderr.
+func sampledPartsRun(t *testing.T, args ...string) (featureSummary, string) {
+	t.Helper()
+	code, stdout, stderr := runGraft(t, append(append([]string{"train"}, args...), "--json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	var sum featureSummary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("%v: summary %s (%v)", args, stdout, err)
+	}
+	return sum, stderr
 }
