@@ -18,7 +18,6 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
-	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/dataparallel"
 	"github.com/graft-gnn/graft/train/fullgraph"
@@ -300,7 +299,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		do.Codec = opts.Codec
 		if x := sp.Features.Sparse; x != nil && !denseRows && c.Rank() == 0 && dataparallel.SendsFeatures(s.Sampler) {
 			fmt.Fprintf(s.Log, "graft train: --compress %s codes feature rows dense, %d bytes a row before coding; without it these sparse rows travel as their entries, %.0f bytes a row on average\n",
-				s.Codec, 4*x.Cols, sparseRowBytes(x))
+				s.Codec, 4*x.Cols, dataparallel.SparseRowBytes(x))
 		}
 	}
 	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)
@@ -446,15 +445,4 @@ func countParams(ps []*nn.Param) int {
 		n += len(p.Value.Data)
 	}
 	return n
-}
-
-// sparseRowBytes is the mean bytes of a row of x as data-parallel workers
-// send sparse rows: a count, and a column and (unless all are 1) a value
-// per entry.
-func sparseRowBytes(x *tensor.CSR) float64 {
-	perEntry := 8.0
-	if x.Values == nil {
-		perEntry = 4
-	}
-	return 4 + perEntry*float64(x.NNZ())/float64(max(x.Rows, 1))
 }

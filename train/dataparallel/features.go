@@ -100,6 +100,17 @@ func (x rowStore) appendSparseRows(b []byte, rows []int32) []byte {
 	return b
 }
 
+// SparseRowBytes is the mean bytes a row of x takes as appendSparseRows
+// sends it: a count, and a column and (unless every entry is 1) a value
+// per entry.
+func SparseRowBytes(x *tensor.CSR) float64 {
+	perEntry := 8.0
+	if x.Values == nil {
+		perEntry = 4
+	}
+	return 4 + perEntry*float64(x.NNZ())/float64(max(x.Rows, 1))
+}
+
 // sparseRows is n sparse rows as appendSparseRows sent them, checked:
 // where row i's entries start in the message's columns and values.
 type sparseRows struct {
