@@ -27,8 +27,8 @@ func (l Level) String() string {
 }
 
 // Env names the variable that caps the level below what the CPU offers
-// (generic, avx2 or avx512), so that a run can be repeated bit for bit on
-// the kernels of a smaller CPU.
+// (generic, avx2, avx512 or amx), so that a run can be repeated bit for bit
+// on the kernels of a smaller CPU: avx512 keeps AVX-512 and turns AMX off.
 const Env = "GRAFT_SIMD"
 
 // Detected is what this CPU supports, ignoring build tags, capped by Env.
@@ -37,6 +37,11 @@ var Detected, EnvErr = capped(detect(), os.Getenv(Env))
 // BF16 reports AVX512_BF16 (VDPBF16PS) on a CPU whose level, after Env's
 // cap, is AVX512; capping below avx512 turns it off with the rest.
 var BF16 = Detected == AVX512 && cpu.X86.HasAVX512BF16
+
+// AMX reports AMX-BF16 tiles (TDPBF16PS) that the OS lets this process use,
+// on a CPU with BF16 after Env's cap; GRAFT_SIMD=avx512 turns them off.
+var AMX = BF16 && os.Getenv(Env) != AVX512.String() &&
+	cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX()
 
 func detect() Level {
 	x := cpu.X86
@@ -52,7 +57,7 @@ func detect() Level {
 // capped lowers l to the level named by cap, if lower; EnvErr reports a
 // name that is not a level.
 func capped(l Level, cap string) (Level, error) {
-	if cap == "" {
+	if cap == "" || cap == "amx" {
 		return l, nil
 	}
 	for _, c := range []Level{Generic, AVX2, AVX512} {
@@ -60,5 +65,5 @@ func capped(l Level, cap string) (Level, error) {
 			return min(l, c), nil
 		}
 	}
-	return l, fmt.Errorf("%s=%q: want generic, avx2 or avx512", Env, cap)
+	return l, fmt.Errorf("%s=%q: want generic, avx2, avx512 or amx", Env, cap)
 }

@@ -22,12 +22,24 @@ import (
 // Unless pf is 0, it also prefetches the prefetchBytes(steps) bytes from
 // pf on, as microKernel does.
 // A kernel with a nil run is the conversion fallback: GemmBF16 widens the
-// operands to float32 and calls Gemm.
+// operands to float32 and calls Gemm. A kernel with rowsA (AMX tiles)
+// takes a's panel row by row instead: mr rows of steps pairs each. Panels
+// hold a multiple of stepAlign steps, the padding zero.
 type bfKernel struct {
-	name   string
-	mr, nr int
-	run    func(steps int, a, b *uint32, c *float32, ldc int, load bool, pf uintptr)
+	name      string
+	mr, nr    int
+	rowsA     bool
+	stepAlign int
+	run       func(steps int, a, b *uint32, c *float32, ldc int, load bool, pf uintptr)
 }
+
+// mc is the row block of A packed at a time: mcBlock rounded down to
+// whole panels of the kernel.
+func (k *bfKernel) mc() int { return max(k.mr, mcBlock/k.mr*k.mr) }
+
+// steps is the number of pairs a panel of the kernel holds for kb elements
+// of k.
+func (k *bfKernel) steps(kb int) int { return roundUp(steps(kb), max(1, k.stepAlign)) }
 
 // convertBF16 widens to float32 and multiplies with Gemm's kernel: the
 // path for CPUs with AVX-512 or AVX2 but without AVX512_BF16.
@@ -121,6 +133,7 @@ type bfProblem struct {
 
 type bfWorkspace struct {
 	a, b    []uint32
+	zip     []uint32 // rows of Aᵀ zipped, before the transposition to rows
 	tile    []float32
 	scratch []uint16 // rows copied to an even stride for pairTranspose
 }
@@ -140,6 +153,10 @@ func steps(kb int) int { return (kb + 1) / 2 }
 // packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels of steps(kb)
 // pairs, zero-padding the rows past mb.
 func (p *bfProblem) packA(ws *bfWorkspace, dst []uint32, i0, mb, p0, kb int) {
+	if p.kern.rowsA {
+		p.packRowsA(ws, dst, i0, mb, p0, kb)
+		return
+	}
 	mr, st := p.kern.mr, steps(kb)
 	for r := 0; r < mb; r += mr {
 		w := min(mr, mb-r)
@@ -152,9 +169,44 @@ func (p *bfProblem) packA(ws *bfWorkspace, dst []uint32, i0, mb, p0, kb int) {
 	}
 }
 
+// packRowsA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels laid out
+// row by row, the layout of an AMX tile of A: row r of a panel holds the
+// panel's steps pairs of its row, zero past kb and in rows past mb. A
+// row-major A is copied; Aᵀ is zipped into pairs across rows, then its
+// 32-bit pairs are transposed 16 steps at a time.
+func (p *bfProblem) packRowsA(ws *bfWorkspace, dst []uint32, i0, mb, p0, kb int) {
+	mr, st, n := p.kern.mr, p.kern.steps(kb), steps(kb)
+	for r := 0; r < mb; r += mr {
+		w := min(mr, mb-r)
+		panel := dst[r*st : r*st+mr*st]
+		if p.transA {
+			ws.zip = grow32(ws.zip, n*mr)
+			zipPairs(ws.zip, p.a, p.lda, p0, i0+r, w, kb, mr)
+			src, to := float32s(ws.zip), float32s(panel)
+			for g := 0; g < st; g += 16 {
+				activeT.run(to[g:], st, 16, src[g*mr:], mr, min(16, n-g), mr)
+			}
+			continue
+		}
+		halves := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(panel))), 2*len(panel))
+		for i := 0; i < w; i++ {
+			row := halves[2*i*st : 2*(i+1)*st]
+			copy(row, p.a[(i0+r+i)*p.lda+p0:][:kb])
+			clear(row[kb:])
+		}
+		clear(panel[w*st:])
+	}
+}
+
+// float32s views packed pairs as float32s for the transposers, which move
+// bits and never do arithmetic.
+func float32s(s []uint32) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels.
 func (p *bfProblem) packB(ws *bfWorkspace, dst []uint32, p0, kb, j0, nb int) {
-	nr, st := p.kern.nr, steps(kb)
+	nr, st := p.kern.nr, p.kern.steps(kb)
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
 		panel := dst[j*st : j*st+nr*st]
@@ -163,6 +215,7 @@ func (p *bfProblem) packB(ws *bfWorkspace, dst []uint32, p0, kb, j0, nb int) {
 		} else {
 			zipPairs(panel, p.b, p.ldb, p0, j0+j, w, kb, nr)
 		}
+		clear(panel[steps(kb)*nr:])
 	}
 }
 
@@ -243,7 +296,7 @@ func zipPairs(dst []uint32, src []uint16, ld, row0, col0, w, kb, width int) {
 // of op(B) into c (row stride ldc), adding to c when load is true.
 func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []float32, ldc int, load bool, pf *prefetcher) {
 	kern := p.kern
-	mr, nr, st := kern.mr, kern.nr, steps(kb)
+	mr, nr, st := kern.mr, kern.nr, kern.steps(kb)
 	pfStep := prefetchBytes(st)
 	for j := 0; j < nb; j += nr {
 		bpanel := &bp[j*st]
@@ -302,17 +355,18 @@ func (t *bfRowTask) Run(lo, hi int) {
 	ws.tile = grow(ws.tile, mr*p.kern.nr)
 	nbPad := roundUp(t.nb, p.kern.nr)
 	i1 := min(hi*mr, p.m)
-	for ic := lo * mr; ic < i1; ic += mcBlock {
-		mb := min(mcBlock, i1-ic)
+	mc := p.kern.mc()
+	for ic := lo * mr; ic < i1; ic += mc {
+		mb := min(mc, i1-ic)
 		for pc := 0; pc < p.k; pc += kcBF16 {
 			kb := min(kcBF16, p.k-pc)
-			ws.a = grow32(ws.a, roundUp(mb, mr)*steps(kb))
+			ws.a = grow32(ws.a, roundUp(mb, mr)*p.kern.steps(kb))
 			p.packA(ws, ws.a, ic, mb, pc, kb)
 			var pf prefetcher
 			if pc+kb < p.k {
 				pf.next, pf.end = p.spanA(ic, mb, pc+kb, min(kcBF16, p.k-pc-kb))
 			} else if ic+mb < i1 {
-				pf.next, pf.end = p.spanA(ic+mb, min(mcBlock, i1-ic-mb), 0, min(kcBF16, p.k))
+				pf.next, pf.end = p.spanA(ic+mb, min(mc, i1-ic-mb), 0, min(kcBF16, p.k))
 			}
 			p.macro(ws, ws.a, t.bp[pc/2*nbPad:], mb, t.nb, kb, p.c[ic*p.ldc+t.j0:], p.ldc, p.accumulate || pc > 0, &pf)
 		}
@@ -325,7 +379,7 @@ var bfRowTasks freelist.List[bfRowTask]
 // splitRows packs op(B) in column blocks shared by all workers and splits
 // the rows of C among them.
 func (p *bfProblem) splitRows() {
-	nr, st := p.kern.nr, steps(p.k)
+	nr, st := p.kern.nr, p.kern.steps(p.k) // blocks before the last hold kcBF16/2 steps, aligned
 	nc := max(nr, bBlockBytes/4/st/nr*nr)
 	t := bfRowTasks.Get()
 	ws := bfWorkspaces.Get()
@@ -338,7 +392,7 @@ func (p *bfProblem) splitRows() {
 			p.packB(ws, ws.b[pc/2*nbPad:], pc, min(kcBF16, p.k-pc), jc, nb)
 		}
 		*t = bfRowTask{p: *p, bp: ws.b, j0: jc, nb: nb}
-		parallel.For(panels, max(1, mcBlock/p.kern.mr/2), t)
+		parallel.For(panels, max(1, p.kern.mc()/p.kern.mr/2), t)
 	}
 	*t = bfRowTask{}
 	bfRowTasks.Put(t)
@@ -375,9 +429,9 @@ func (t *bfReduceTask) Run(lo, hi int) {
 		}
 		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBF16 {
 			kb := min(kcBF16, t.bounds[ch+1]-pc)
-			ws.a = grow32(ws.a, mPad*steps(kb))
+			ws.a = grow32(ws.a, mPad*p.kern.steps(kb))
 			p.packA(ws, ws.a, 0, p.m, pc, kb)
-			ws.b = grow32(ws.b, nPad*steps(kb))
+			ws.b = grow32(ws.b, nPad*p.kern.steps(kb))
 			p.packB(ws, ws.b, pc, kb, 0, p.n)
 			var pf prefetcher
 			if next := pc + kb; next < t.bounds[ch+1] {

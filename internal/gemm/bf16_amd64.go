@@ -30,10 +30,13 @@ var avx512Zipper = &zipper{name: "avx512", run: func(dst []uint32, ldd, lanes in
 	zipRowsAVX512(unsafe.SliceData(dst), ldd, unsafe.SliceData(src), lds, h, lanes, steps)
 }}
 
-// bestBF16Kernel is VDPBF16PS where the CPU has it, else widening to
-// float32 for the AVX-512 or AVX2 float32 kernels, else the pure-Go twin.
+// bestBF16Kernel is AMX tiles where the CPU and OS allow them, else
+// VDPBF16PS where the CPU has it, else widening to float32 for the AVX-512
+// or AVX2 float32 kernels, else the pure-Go twin.
 func bestBF16Kernel() *bfKernel {
 	switch {
+	case cpuid.AMX:
+		return amxKernel
 	case cpuid.BF16:
 		return bf16Kernel
 	case cpuid.Detected >= cpuid.AVX2:
@@ -45,12 +48,14 @@ func bestBF16Kernel() *bfKernel {
 // bfKernels lists every bf16 kernel this build can run on this CPU.
 func bfKernels() []*bfKernel {
 	switch {
+	case cpuid.AMX:
+		return []*bfKernel{amxKernel, bf16Kernel, convertBF16, genericBF16, genericTiles}
 	case cpuid.BF16:
-		return []*bfKernel{bf16Kernel, convertBF16, genericBF16}
+		return []*bfKernel{bf16Kernel, convertBF16, genericBF16, genericTiles}
 	case cpuid.Detected >= cpuid.AVX2:
-		return []*bfKernel{convertBF16, genericBF16}
+		return []*bfKernel{convertBF16, genericBF16, genericTiles}
 	}
-	return []*bfKernel{genericBF16}
+	return []*bfKernel{genericBF16, genericTiles}
 }
 
 func bestZipper() *zipper {

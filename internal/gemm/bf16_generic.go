@@ -85,3 +85,30 @@ func zipGo(dst []uint32, ldd, lanes int, src []uint16, lds, h, steps int) {
 }
 
 var goZipper = &zipper{name: "generic", run: zipGo}
+
+// microTilesGo is the pure-Go twin of the AMX kernel: c = a·b (or c += a·b
+// when load) for an mr×nr tile, where a holds mr rows of steps pairs (row i
+// from a[i*steps]) and b, as for microBF16Go, steps × nr pairs. It follows
+// TDPBF16PS's arithmetic as Intel documents it: the accumulator starts from
+// c when load is true and, per step, adds the low halves' product, then the
+// high halves', with subnormal inputs and results flushed to zero.
+func microTilesGo(mr, nr, steps int, a, b []uint32, c []float32, ldc int, load bool) {
+	for i := 0; i < mr; i++ {
+		row := c[i*ldc : i*ldc+nr]
+		if !load {
+			clear(row)
+		}
+		for s, p := range a[i*steps : (i+1)*steps] {
+			alo, ahi := widenDAZ(uint16(p)), widenDAZ(uint16(p>>16))
+			for j, q := range b[s*nr : s*nr+nr] {
+				row[j] = ftz(ftz(row[j]+alo*widenDAZ(uint16(q))) + ahi*widenDAZ(uint16(q>>16)))
+			}
+		}
+	}
+}
+
+// genericTiles runs the AMX kernel's packing and arithmetic in pure Go, so
+// that both are tested on any CPU.
+var genericTiles = &bfKernel{name: "generic-tiles", mr: 16, nr: 16, rowsA: true, stepAlign: 16, run: func(steps int, a, b *uint32, c *float32, ldc int, load bool, _ uintptr) {
+	microTilesGo(16, 16, steps, unsafe.Slice(a, 16*steps), unsafe.Slice(b, 16*steps), unsafe.Slice(c, 15*ldc+16), ldc, load)
+}}

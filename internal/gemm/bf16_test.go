@@ -51,7 +51,11 @@ func TestBF16MicroKernels(t *testing.T) {
 		if kern.run == nil {
 			continue
 		}
-		for _, st := range []int{1, 2, 3, 4, 5, 7, 8, 13, 64, 257} {
+		stepCounts := []int{1, 2, 3, 4, 5, 7, 8, 13, 64, 257}
+		if kern.stepAlign > 1 {
+			stepCounts = []int{16, 32, 48, 64, 272}
+		}
+		for _, st := range stepCounts {
 			for _, load := range []bool{false, true} {
 				mr, nr := kern.mr, kern.nr
 				ldc := nr + 3
@@ -60,7 +64,11 @@ func TestBF16MicroKernels(t *testing.T) {
 				c := randSlice(rng, mr*ldc)
 				want := append([]float32(nil), c...)
 				kern.run(st, &a[0], &b[0], &c[0], ldc, load, 0)
-				microBF16Go(mr, nr, st, a, b, want, ldc, load)
+				twinOf(kern)(mr, nr, st, a, b, want, ldc, load)
+				if kern.name == "amx" {
+					checkTilesBound(t, kern.name, mr, nr, st, a, b, c, want, ldc)
+					continue
+				}
 				for i := range c {
 					if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s steps=%d load=%v: c[%d] = %v, want %v", kern.name, st, load, i, c[i], want[i])
@@ -71,6 +79,51 @@ func TestBF16MicroKernels(t *testing.T) {
 	}
 }
 
+// checkTilesBound compares the AMX kernel's c with the twin's: Intel
+// documents TDPBF16PS as a chain of float32 additions, but the hardware
+// sums in an undocumented order, so results agree to accumulation error,
+// not bit for bit. Both must lie within (2·steps+2)·2⁻²⁴·(|c₀|+Σ|a·b|) of
+// the exact sum, c₀ being what c held before (recovered from the twin).
+func checkTilesBound(t *testing.T, name string, mr, nr, st int, a, b []uint32, c, want []float32, ldc int) {
+	t.Helper()
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nr; j++ {
+			var dot, abs float64
+			for s := 0; s < st; s++ {
+				p, q := a[i*st+s], b[s*nr+j]
+				for _, x := range [2]float64{
+					float64(widenDAZ(uint16(p))) * float64(widenDAZ(uint16(q))),
+					float64(widenDAZ(uint16(p>>16))) * float64(widenDAZ(uint16(q>>16))),
+				} {
+					dot += x
+					abs += math.Abs(x)
+				}
+			}
+			// The twin's result minus the dot product is c₀ to within its own rounding.
+			c0 := float64(want[i*ldc+j]) - dot
+			tol := float64(2*st+2) * 0x1p-24 * (math.Abs(c0) + abs)
+			if d := math.Abs(float64(c[i*ldc+j]) - float64(want[i*ldc+j])); d > 2*tol {
+				t.Fatalf("%s steps=%d: c[%d,%d] = %v, twin %v: off by %.3g > %.3g", name, st, i, j, c[i*ldc+j], want[i*ldc+j], d, 2*tol)
+			}
+		}
+	}
+}
+
+// twinOf is the pure-Go twin of kern's arithmetic and a-panel layout.
+func twinOf(kern *bfKernel) func(mr, nr, steps int, a, b []uint32, c []float32, ldc int, load bool) {
+	if kern.rowsA {
+		return microTilesGo
+	}
+	return microBF16Go
+}
+
+func bool2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // TestBF16MicroKernelSubnormals: subnormal operands read as zero and
 // subnormal sums flush to zero, in the assembly as in the twin.
 func TestBF16MicroKernelSubnormals(t *testing.T) {
@@ -78,21 +131,21 @@ func TestBF16MicroKernelSubnormals(t *testing.T) {
 		if kern.run == nil {
 			continue
 		}
-		mr, nr := kern.mr, kern.nr
-		a := make([]uint32, mr)
-		b := make([]uint32, nr)
-		for i := range a {
-			a[i] = 0x0040<<16 | 0x3f80 // hi: a subnormal; lo: 1
+		mr, nr, st := kern.mr, kern.nr, kern.steps(1)
+		a := make([]uint32, mr*st) // one step of pairs, the rest zero
+		b := make([]uint32, nr*st)
+		for i := 0; i < mr; i++ {
+			a[i*max(1, st*bool2int(kern.rowsA))] = 0x0040<<16 | 0x3f80 // hi: a subnormal; lo: 1
 		}
-		for j := range b {
+		for j := 0; j < nr; j++ {
 			b[j] = 0x3f80<<16 | 0x0080 // hi: 1; lo: 2^-126, the smallest normal
 		}
 		b[1] = 0x3f80<<16 | 0x8040 // lo: a negative subnormal
 		b[2] = 0x3f00<<16 | 0x3f80 // hi: 0.5; lo: 1
 		c := make([]float32, mr*nr)
 		want := make([]float32, mr*nr)
-		kern.run(1, &a[0], &b[0], &c[0], nr, false, 0)
-		microBF16Go(mr, nr, 1, a, b, want, nr, false)
+		kern.run(st, &a[0], &b[0], &c[0], nr, false, 0)
+		twinOf(kern)(mr, nr, st, a, b, want, nr, false)
 		for i := range c {
 			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s: c[%d] = %#x, want %#x", kern.name, i, math.Float32bits(c[i]), math.Float32bits(want[i]))
