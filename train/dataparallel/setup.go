@@ -3,6 +3,7 @@ package dataparallel
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,8 @@ type Setup struct {
 	Cols      int    // feature columns
 	Classes   int
 	Precision train.Precision
+	// Settings fingerprints the training settings (settingsFingerprint).
+	Settings uint64
 	// NonZeros and Rows are the features' entries (sparse features) and
 	// rows summed over the parts: the whole graph's.
 	NonZeros, Rows int64
@@ -40,28 +43,47 @@ type Setup struct {
 //	columns   feature columns
 //	classes
 //	precision 0 fp32, 1 bf16
+//	settings  the training settings' fingerprint
 //	nonzeros  the part's feature entries (sparse features; else 0)
 //	rows      the part's feature rows
 //
-// The fields from nodes to precision must be equal on every worker; the
+// The fields from nodes to settings must be equal on every worker; the
 // last two are summed.
 const (
 	setupVersion = 1
-	setupFields  = 8
-	nAgreed      = 6 // version to precision
+	setupFields  = 9
+	nAgreed      = 7 // version to settings
+	fieldNNZ     = 7
+	fieldRows    = 8
 )
 
 var (
 	storageNames   = []string{"none", "dense", "bf16", "sparse"}
 	precisionNames = []train.Precision{train.FP32, train.BF16}
-	agreedNames    = [nAgreed]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision"}
+	agreedNames    = [nAgreed]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision",
+		"training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size)"}
 )
 
-// partSetup is sp's figures, with classes and precision those the worker
-// runs with.
-func partSetup(sp *partstore.Part, classes int, precision train.Precision) Setup {
-	s := Setup{Nodes: sp.Nodes, Features: "none", Classes: classes, Precision: train.FP32}
-	if precision == train.BF16 {
+// settingsFingerprint is FNV-64a of the settings every worker must train
+// with alike: the model, the optimiser's rule and rates, the weight decay,
+// when to stop and what model to keep, the accumulation, the sampler and
+// the batch size. (The learning-rate schedule counts by its type.)
+func settingsFingerprint(cfg train.Config, sampler string, batchSize int) uint64 {
+	o := cfg.Optimizer
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%+v|%s %v %v %v %v %v %v %T %v|%v %v|%d %d %d %v %s %d %d|%s %d",
+		cfg.Model.WithDefaults(), o.Algorithm, o.LR, o.Momentum, o.Nesterov, o.Beta1, o.Beta2, o.Eps, o.Schedule, o.CatchUp,
+		cfg.WeightDecay, cfg.DecayFirstLayerOnly, cfg.Epochs, cfg.Steps, cfg.Patience, cfg.SelectByLoss, cfg.Metric, cfg.EvalEvery, max(cfg.Accumulate, 1),
+		sampler, batchSize)
+	return h.Sum64()
+}
+
+// partSetup is sp's figures, with the settings those the worker runs
+// with.
+func partSetup(sp *partstore.Part, cfg train.Config, opts Options) Setup {
+	s := Setup{Nodes: sp.Nodes, Features: "none", Classes: cfg.Model.Classes, Precision: train.FP32,
+		Settings: settingsFingerprint(cfg, opts.Sampler, opts.BatchSize)}
+	if opts.Precision == train.BF16 {
 		s.Precision = train.BF16
 	}
 	switch x := sp.Features; {
@@ -80,7 +102,7 @@ func partSetup(sp *partstore.Part, classes int, precision train.Precision) Setup
 
 func (s Setup) record() []byte {
 	v := [setupFields]int64{setupVersion, int64(s.Nodes), int64(indexOf(storageNames, s.Features)), int64(s.Cols), int64(s.Classes),
-		int64(indexOf(precisionNames, s.Precision)), s.NonZeros, s.Rows}
+		int64(indexOf(precisionNames, s.Precision)), int64(s.Settings), s.NonZeros, s.Rows}
 	b := make([]byte, 0, 8*setupFields)
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x))
@@ -133,11 +155,11 @@ func agreeSetup(c comm.Communicator, mine Setup) (Setup, error) {
 	s := mine
 	s.NonZeros, s.Rows = 0, 0
 	for _, r := range recs {
-		if r[6] < 0 || r[7] < 0 {
-			return Setup{}, fmt.Errorf("dataparallel: a setup record counts %d feature entries in %d rows", r[6], r[7])
+		if r[fieldNNZ] < 0 || r[fieldRows] < 0 {
+			return Setup{}, fmt.Errorf("dataparallel: a setup record counts %d feature entries in %d rows", r[fieldNNZ], r[fieldRows])
 		}
-		s.NonZeros += r[6]
-		s.Rows += r[7]
+		s.NonZeros += r[fieldNNZ]
+		s.Rows += r[fieldRows]
 	}
 	s.DenseRows = s.Features == "sparse" && s.Rows > 0 && s.Cols > 0 &&
 		float64(s.NonZeros)/(float64(s.Rows)*float64(s.Cols)) >= nn.SparseDensity
@@ -160,6 +182,8 @@ func setupMismatch(f int, recs [][setupFields]int64) error {
 			return storageNames[v]
 		case f == 5 && v >= 0 && v < int64(len(precisionNames)):
 			return string(precisionNames[v])
+		case f == 6:
+			return fmt.Sprintf("%016x", uint64(v))
 		}
 		return strconv.FormatInt(v, 10)
 	}

@@ -126,7 +126,10 @@ func TestDenseRowsDecidedFromAllParts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, NonZeros: int64(x.NNZ()), Rows: n, DenseRows: tc.want}
+			one := cfg
+			one.Epochs = 1 // as runSetups trains
+			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, Settings: settingsFingerprint(one, "neighbor:4,4", 10),
+				NonZeros: int64(x.NNZ()), Rows: n, DenseRows: tc.want}
 			for name, parts := range map[string][]*partstore.Part{"in memory": inMemory, "part directory": stored} {
 				setups, _, bytes := runSetups(t, cfg, parts, neighbor)
 				for r, s := range setups {
@@ -145,7 +148,8 @@ func TestDenseRowsDecidedFromAllParts(t *testing.T) {
 // Workers whose parts or settings differ are refused, every one of them
 // with an error naming the field and each rank's value, before
 // anything is trained: parts of different feature widths or storage, of
-// different graphs, and workers run with different classes or precision.
+// different graphs, and workers run with different classes, precision,
+// model or batch size.
 func TestSetupMismatchRefused(t *testing.T) {
 	const n, k = 300, 3
 	p := traintest.SBMProblem(t, n)
@@ -178,6 +182,14 @@ func TestSetupMismatchRefused(t *testing.T) {
 		{"precision", func() (*partstore.Part, train.Config, Options) {
 			return Parts(p, classes, layout)[1], cfg, Options{Precision: train.BF16}
 		}, "precision (rank 0 fp32, rank 1 bf16, rank 2 fp32)"},
+		{"model", func() (*partstore.Part, train.Config, Options) {
+			c := cfg
+			c.Model.Hidden++
+			return Parts(p, classes, layout)[1], c, Options{}
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size) (rank 0 "},
+		{"batch size", func() (*partstore.Part, train.Config, Options) {
+			return Parts(p, classes, layout)[1], cfg, Options{BatchSize: 11}
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size) (rank 0 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := Parts(p, classes, layout)
@@ -190,7 +202,10 @@ func TestSetupMismatchRefused(t *testing.T) {
 					if c.Rank() == 1 {
 						wc, o = otherCfg, otherOpts
 					}
-					o.Sampler, o.BatchSize = "neighbor:4,4", 10
+					o.Sampler = "neighbor:4,4"
+					if o.BatchSize == 0 {
+						o.BatchSize = 10
+					}
 					_, _, errs[c.Rank()] = RunWorker(context.Background(), c, wc, parts[c.Rank()], o, nil)
 					return errs[c.Rank()]
 				})
@@ -239,7 +254,7 @@ func TestSetupRecordOfAnotherVersionRefused(t *testing.T) {
 			return errs[c.Rank()]
 		})
 	})
-	checkRefused(t, errs, "rank 1 sent a setup record this build does not read (64 bytes, version 2; this build's version is 1, 64 bytes)")
+	checkRefused(t, errs, "rank 1 sent a setup record this build does not read (72 bytes, version 2; this build's version is 1, 72 bytes)")
 }
 
 // Over TCP, where each rank is its own communicator, a mismatch ends every
