@@ -64,7 +64,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	// Every worker tells the others its part's figures, and all check that
 	// they agree and decide alike from them whether sparse features
 	// travel as dense rows.
-	su, err := agreeSetup(c, partSetup(sp, cfg, opts))
+	mine, err := partSetup(sp, cfg, opts)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	su, err := agreeSetup(c, mine)
 	if err != nil {
 		return train.Result{}, nil, err
 	}

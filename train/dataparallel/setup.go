@@ -61,28 +61,46 @@ var (
 	storageNames   = []string{"none", "dense", "bf16", "sparse"}
 	precisionNames = []train.Precision{train.FP32, train.BF16}
 	agreedNames    = [nAgreed]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision",
-		"training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size)"}
+		"training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression)"}
 )
 
 // settingsFingerprint is FNV-64a of the settings every worker must train
 // with alike: the model, the optimiser's rule and rates, the weight decay,
-// when to stop and what model to keep, the accumulation, the sampler and
-// the batch size. (The learning-rate schedule counts by its type.)
-func settingsFingerprint(cfg train.Config, sampler string, batchSize int) uint64 {
+// when to stop and what model to keep, the accumulation, the sampler, the
+// batch size, and the feature rows' and gradients' compression. (The
+// learning-rate schedule counts by its type.)
+func settingsFingerprint(cfg train.Config, opts Options) (uint64, error) {
 	o := cfg.Optimizer
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%+v|%s %v %v %v %v %v %v %T %v|%v %v|%d %d %d %v %s %d %d|%s %d",
 		cfg.Model.WithDefaults(), o.Algorithm, o.LR, o.Momentum, o.Nesterov, o.Beta1, o.Beta2, o.Eps, o.Schedule, o.CatchUp,
 		cfg.WeightDecay, cfg.DecayFirstLayerOnly, cfg.Epochs, cfg.Steps, cfg.Patience, cfg.SelectByLoss, cfg.Metric, cfg.EvalEvery, max(cfg.Accumulate, 1),
-		sampler, batchSize)
-	return h.Sum64()
+		opts.Sampler, opts.BatchSize)
+	// The compressors' names: made here for them alone.
+	if opts.Codec != nil {
+		fmt.Fprintf(h, "|codec %s", opts.Codec().Name())
+		if opts.Schedule != nil {
+			fmt.Fprintf(h, " %s", opts.Schedule().String())
+		}
+	}
+	if opts.Grad != nil {
+		m, err := opts.Grad()
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(h, "|grad %s", m.String())
+	}
+	return h.Sum64(), nil
 }
 
 // partSetup is sp's figures, with the settings those the worker runs
 // with.
-func partSetup(sp *partstore.Part, cfg train.Config, opts Options) Setup {
-	s := Setup{Nodes: sp.Nodes, Features: "none", Classes: cfg.Model.Classes, Precision: train.FP32,
-		Settings: settingsFingerprint(cfg, opts.Sampler, opts.BatchSize)}
+func partSetup(sp *partstore.Part, cfg train.Config, opts Options) (Setup, error) {
+	settings, err := settingsFingerprint(cfg, opts)
+	if err != nil {
+		return Setup{}, err
+	}
+	s := Setup{Nodes: sp.Nodes, Features: "none", Classes: cfg.Model.Classes, Precision: train.FP32, Settings: settings}
 	if opts.Precision == train.BF16 {
 		s.Precision = train.BF16
 	}
@@ -94,10 +112,10 @@ func partSetup(sp *partstore.Part, cfg train.Config, opts Options) Setup {
 	case x.Dense != nil:
 		s.Features = "dense"
 	default:
-		return s
+		return s, nil
 	}
 	s.Cols, s.Rows = sp.Features.Cols(), int64(sp.Features.Rows())
-	return s
+	return s, nil
 }
 
 func (s Setup) record() []byte {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -50,6 +51,16 @@ func skewedSparse(n, cols, dense, sparse int) nn.Features {
 		}
 	}
 	return nn.NewFeatures(m, nn.ForceSparse)
+}
+
+// fingerprint is settingsFingerprint(cfg, opts), checked.
+func fingerprint(t *testing.T, cfg train.Config, opts Options) uint64 {
+	t.Helper()
+	f, err := settingsFingerprint(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // runSetups trains one epoch of parts, each rank with the options opts
@@ -128,7 +139,7 @@ func TestDenseRowsDecidedFromAllParts(t *testing.T) {
 			}
 			one := cfg
 			one.Epochs = 1 // as runSetups trains
-			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, Settings: settingsFingerprint(one, "neighbor:4,4", 10),
+			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, Settings: fingerprint(t, one, neighbor(0)),
 				NonZeros: int64(x.NNZ()), Rows: n, DenseRows: tc.want}
 			for name, parts := range map[string][]*partstore.Part{"in memory": inMemory, "part directory": stored} {
 				setups, _, bytes := runSetups(t, cfg, parts, neighbor)
@@ -149,7 +160,7 @@ func TestDenseRowsDecidedFromAllParts(t *testing.T) {
 // with an error naming the field and each rank's value, before
 // anything is trained: parts of different feature widths or storage, of
 // different graphs, and workers run with different classes, precision,
-// model or batch size.
+// model, batch size or feature compression.
 func TestSetupMismatchRefused(t *testing.T) {
 	const n, k = 300, 3
 	p := traintest.SBMProblem(t, n)
@@ -186,10 +197,17 @@ func TestSetupMismatchRefused(t *testing.T) {
 			c := cfg
 			c.Model.Hidden++
 			return Parts(p, classes, layout)[1], c, Options{}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size) (rank 0 "},
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
 		{"batch size", func() (*partstore.Part, train.Config, Options) {
 			return Parts(p, classes, layout)[1], cfg, Options{BatchSize: 11}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler and batch size) (rank 0 "},
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
+		{"feature compression", func() (*partstore.Part, train.Config, Options) {
+			codec, err := compress.Factory("bf16")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return Parts(p, classes, layout)[1], cfg, Options{Codec: codec}
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := Parts(p, classes, layout)
