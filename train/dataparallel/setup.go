@@ -53,8 +53,12 @@ const (
 	setupVersion = 1
 	setupFields  = 9
 	nAgreed      = 7 // version to settings
-	fieldNNZ     = 7
-	fieldRows    = 8
+	// Fields shown or summed otherwise than as numbers.
+	fieldStorage   = 2
+	fieldPrecision = 5
+	fieldSettings  = 6
+	fieldNNZ       = 7
+	fieldRows      = 8
 )
 
 var (
@@ -196,11 +200,11 @@ func versionOf(b []byte) string {
 func setupMismatch(f int, recs [][setupFields]int64) error {
 	show := func(v int64) string {
 		switch {
-		case f == 2 && v >= 0 && v < int64(len(storageNames)):
+		case f == fieldStorage && v >= 0 && v < int64(len(storageNames)):
 			return storageNames[v]
-		case f == 5 && v >= 0 && v < int64(len(precisionNames)):
+		case f == fieldPrecision && v >= 0 && v < int64(len(precisionNames)):
 			return string(precisionNames[v])
-		case f == 6:
+		case f == fieldSettings:
 			return fmt.Sprintf("%016x", uint64(v))
 		}
 		return strconv.FormatInt(v, 10)
