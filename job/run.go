@@ -272,7 +272,6 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 // holding that part only.
 func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	var sp *partstore.Part
-	denseRows := false
 	if in.manifest != nil {
 		var err error
 		if sp, err = in.manifest.ReadPart(s.PartDir, c.Rank()); err != nil {
@@ -280,8 +279,6 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		}
 	} else {
 		p := in.problem
-		// Every worker decides alike, from the whole graph's features.
-		denseRows = p.Features.Sparse != nil && p.Features.Sparse.Density() >= nn.SparseDensity
 		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
 		if p.FeaturesBF16 != nil { // rounded by roundFeatures
 			src.Features = nn.BF16Features(p.FeaturesBF16)
@@ -294,12 +291,16 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
 		Resume: opts.Resume, SaveCheckpoint: opts.SaveCheckpoint, CheckpointEvery: opts.CheckpointEvery, Grad: opts.Grad,
-		Precision: train.Precision(s.Precision), DenseRows: denseRows}
+		Precision: train.Precision(s.Precision)}
 	if s.Codec != "" && s.Codec != "none" {
 		do.Codec = opts.Codec
-		if x := sp.Features.Sparse; x != nil && !denseRows && c.Rank() == 0 && dataparallel.SendsFeatures(s.Sampler) {
-			fmt.Fprintf(s.Log, "graft train: --compress %s codes feature rows dense, %d bytes a row before coding; without it these sparse rows travel as their entries, %.0f bytes a row on average\n",
-				s.Codec, 4*x.Cols, dataparallel.SparseRowBytes(x))
+		if x := sp.Features.Sparse; x != nil && c.Rank() == 0 && dataparallel.SendsFeatures(s.Sampler) {
+			do.OnSetup = func(su dataparallel.Setup) {
+				if !su.DenseRows { // the workers hold the sparse rows as they are
+					fmt.Fprintf(s.Log, "graft train: --compress %s codes feature rows dense, %d bytes a row before coding; without it these sparse rows travel as their entries, %.0f bytes a row on average\n",
+						s.Codec, 4*x.Cols, dataparallel.SparseRowBytes(x))
+				}
+			}
 		}
 	}
 	return dataparallel.RunWorker(ctx, c, s.Train, sp, do, onEpoch)

@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/partstore"
 )
 
 // sampledEpochLines is epochLines with a sampled run's byte counters (the
@@ -95,10 +100,10 @@ func TestTrainSampledPartsBF16(t *testing.T) {
 
 // The summary counts the bytes of the sampled structure, the features, the
 // gradients and the one-off exchanges at the start apart, and they add up
-// to the total. Every data-parallel run shares the parts' node lists at the
-// start, and FastGCN, LADIES and GraphSAINT their samplers' whole-graph
-// figures besides; one process, or full-graph training over parts, shares
-// nothing of the kind.
+// to the total. Every data-parallel run shares its setup records and the
+// parts' node lists at the start, and FastGCN, LADIES and GraphSAINT their
+// samplers' whole-graph figures besides; one process, or full-graph
+// training over parts, shares nothing of the kind.
 func TestTrainSampledPartsSummary(t *testing.T) {
 	t.Setenv("GRAFT_DATA", "")
 	summary := func(args ...string) sampledSummary {
@@ -125,7 +130,7 @@ func TestTrainSampledPartsSummary(t *testing.T) {
 	for _, sampler := range []string{"fastgcn:64,64", "ladies:64,64", "saint-rw:40:2"} {
 		sum := summary("--sampler", sampler, "--parts", "3")
 		if sum.BytesSetup <= neighbor.BytesSetup || sum.BytesGrad <= 0 {
-			t.Errorf("%s over 3 parts: %d bytes at setup, the node lists alone %d", sampler, sum.BytesSetup, neighbor.BytesSetup)
+			t.Errorf("%s over 3 parts: %d bytes at setup, the setup records and node lists alone %d", sampler, sum.BytesSetup, neighbor.BytesSetup)
 		}
 	}
 	if one := summary("--sampler", "neighbor:5,5"); one.BytesSetup != 0 || one.BytesTotal != 0 {
@@ -244,4 +249,85 @@ func sampledPartsRun(t *testing.T, args ...string) (featureSummary, string) {
 		t.Fatalf("%v: summary %s (%v)", args, stdout, err)
 	}
 	return sum, stderr
+}
+
+// storedAs copies the part directory dir with its features stored dense
+// (nn.ForceDense) or sparse (nn.ForceSparse), and returns the copy.
+func storedAs(t *testing.T, dir string, storage nn.Storage) string {
+	t.Helper()
+	m, err := partstore.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "parts") + "/"
+	files := map[string]string{}
+	for i := range m.Parts {
+		sp, err := m.ReadPart(dir, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := sp.Features; storage == nn.ForceSparse && x.Dense != nil {
+			sp.Features = nn.NewFeatures(x.Dense, nn.ForceSparse)
+		} else if storage == nn.ForceDense && x.Sparse != nil {
+			sp.Features = nn.DenseFeatures(x.Sparse.Dense())
+		}
+		sums, err := partstore.WritePart(partstore.Dir(out, i), sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, sum := range sums {
+			files[fmt.Sprintf("part-%d/%s", i, name)] = sum
+		}
+	}
+	m.Files, m.Sparse = files, storage == nn.ForceSparse
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "manifest.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// From --part-dir, where each worker reads its own part only, the workers
+// decide together whether sparse features travel as dense rows, as over
+// the whole graph: the SBM graph's dense-enough features stored sparse
+// send the feature bytes they send stored dense, in one process and under
+// graft launch; Cora's (1.3% dense) stored sparse send fewer.
+func TestTrainSampledPartDirDenseRowsAsOverTheWholeGraph(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	t.Setenv("GRAFT_TOKEN", "")
+	args := []string{"--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "32", "--epochs", "1"}
+	for _, tc := range []struct {
+		dataset   string
+		denseRows bool
+	}{{"sbm:2000:10:16:4:7", true}, {"cora", false}} {
+		t.Run(tc.dataset, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "parts") + "/"
+			if code, _, stderr := runGraft(t, "partition", "--dataset", tc.dataset, "--parts", "2", "--out", dir); code != 0 {
+				t.Fatalf("partition: exit %d: %s", code, stderr)
+			}
+			sparse, dense := storedAs(t, dir, nn.ForceSparse), storedAs(t, dir, nn.ForceDense)
+			in, mp := filepath.Join(t.TempDir(), "in.jsonl"), filepath.Join(t.TempDir(), "mp.jsonl")
+			featureBytes := func(parts string, extra ...string) float64 {
+				sum, _ := sampledPartsRun(t, append(append([]string{"--part-dir", parts}, args...), extra...)...)
+				return sum.BytesFeatures
+			}
+			s, d := featureBytes(sparse, "--metrics", in), featureBytes(dense)
+			if (s == d) != tc.denseRows || s > d || s <= 0 {
+				t.Fatalf("features stored sparse sent %.0f feature bytes, stored dense %.0f", s, d)
+			}
+			if !tc.denseRows {
+				return
+			}
+			launch := append(append([]string{"launch", "--nproc", "2", "--", "train", "--part-dir", sparse}, args...), "--start-timeout", "30s", "--metrics", mp)
+			if stdout, stderr, code, _ := graftProcess(t, launch...); code != 0 {
+				t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			if w, g := sampledEpochLines(t, in), sampledEpochLines(t, mp); len(w) != 1 || len(g) != 1 || w[0] != g[0] {
+				t.Fatalf("from sparse parts, in one process %v\nas processes %v", w, g)
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package async
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -195,15 +197,30 @@ func TestWire(t *testing.T) {
 			t.Errorf("reply %v decoded", b)
 		}
 	}
-	for _, n := range []int{24, 40, 52} {
-		if _, err := decodeCounters(make([]byte, n)); err == nil {
-			t.Errorf("%d bytes of counters decoded", n)
+	for _, n := range []int{4, 24, 48, 60} {
+		b := encodeCounters(Counters{})
+		if n < len(b) {
+			b = b[:n]
+		} else {
+			b = append(b, make([]byte, n-len(b))...)
+		}
+		if _, err := decodeCounters(b); err == nil || !strings.Contains(err.Error(), "malformed") {
+			t.Errorf("%d bytes of counters: %v", n, err)
 		}
 	}
 	negative := encodeCounters(Counters{})
-	negative[47] = 0x80 // BytesParams < 0
+	negative[55] = 0x80 // BytesParams < 0
 	if _, err := decodeCounters(negative); err == nil {
 		t.Error("counters with negative bytes decoded")
+	}
+	// The counters' format has a version: another is refused, saying so.
+	for _, v := range []uint64{0, 2} {
+		b := encodeCounters(Counters{Updates: 1})
+		binary.LittleEndian.PutUint64(b, v)
+		want := fmt.Sprintf("counters of format version %d; this build reads version 1", v)
+		if _, err := decodeCounters(b); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("counters of version %d: %v; want %q", v, err, want)
+		}
 	}
 }
 

@@ -265,3 +265,27 @@ func TestWorkersStartTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A server whose counters come in another version of their format (a
+// different graft) is an error naming the server and both versions, not
+// garbage in the epoch's report.
+func TestStatsRefusesCountersOfAnotherVersion(t *testing.T) {
+	err := comm.Run(2, func(c comm.Communicator) error {
+		if c.Rank() == 1 { // the server, a build whose counters are version 2
+			if _, _, err := c.Recv(RequestSite, 0, time.Now().Add(10*time.Second)); err != nil {
+				return err
+			}
+			b := encodeCounters(Counters{Updates: 3})
+			b[0] = 2
+			return c.Send(ReplySite, 0, b)
+		}
+		_, err := Stats(c, []int{1}, 10*time.Second)
+		if want := "from server rank 1: async: counters of format version 2; this build reads version 1"; err == nil || !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("Stats: %v; want %q", err, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

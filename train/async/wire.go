@@ -83,13 +83,20 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 	return r, nil
 }
 
+// A server's counters, its answer to kindStats, are little-endian uint64s:
+// the format's version (countersVersion), then Dropped, Updates, Pushes,
+// EpochSize, BytesGrad and BytesParams, then the staleness histogram's
+// counts, τ = 0 first. A decoder refuses a version it does not know.
+const (
+	countersVersion = 1
+	countersHead    = 56 // the version and the six counts
+)
+
 func encodeCounters(c Counters) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, uint64(c.Dropped))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.Updates))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.Pushes))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.EpochSize))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.BytesGrad))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.BytesParams))
+	b := binary.LittleEndian.AppendUint64(nil, countersVersion)
+	for _, n := range []int64{c.Dropped, c.Updates, c.Pushes, c.EpochSize, c.BytesGrad, c.BytesParams} {
+		b = binary.LittleEndian.AppendUint64(b, uint64(n))
+	}
 	for _, n := range c.Staleness.counts {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
@@ -97,22 +104,25 @@ func encodeCounters(c Counters) []byte {
 }
 
 func decodeCounters(b []byte) (Counters, error) {
-	const head = 48
-	if len(b) < head || len(b)%8 != 0 {
+	if len(b) >= 8 {
+		if v := binary.LittleEndian.Uint64(b); v != countersVersion {
+			return Counters{}, fmt.Errorf("async: counters of format version %d; this build reads version %d (are all ranks the same graft?)", v, countersVersion)
+		}
+	}
+	if len(b) < countersHead || len(b)%8 != 0 {
 		return Counters{}, fmt.Errorf("async: malformed %d-byte counters", len(b))
 	}
-	c := Counters{Dropped: int64(binary.LittleEndian.Uint64(b)), Updates: int64(binary.LittleEndian.Uint64(b[8:])),
-		Pushes: int64(binary.LittleEndian.Uint64(b[16:])), EpochSize: int64(binary.LittleEndian.Uint64(b[24:])),
-		BytesGrad: int64(binary.LittleEndian.Uint64(b[32:])), BytesParams: int64(binary.LittleEndian.Uint64(b[40:]))}
+	word := func(i int) int64 { return int64(binary.LittleEndian.Uint64(b[8*i:])) }
+	c := Counters{Dropped: word(1), Updates: word(2), Pushes: word(3), EpochSize: word(4), BytesGrad: word(5), BytesParams: word(6)}
 	if c.BytesGrad < 0 || c.BytesParams < 0 {
 		return Counters{}, fmt.Errorf("async: malformed counters")
 	}
-	for tau := 0; head+8*tau < len(b); tau++ {
-		n := int64(binary.LittleEndian.Uint64(b[head+8*tau:]))
+	for i := countersHead / 8; 8*i < len(b); i++ {
+		n := word(i)
 		if n < 0 {
 			return Counters{}, fmt.Errorf("async: malformed counters")
 		}
-		c.Staleness.addN(tau, n)
+		c.Staleness.addN(i-countersHead/8, n)
 	}
 	return c, nil
 }

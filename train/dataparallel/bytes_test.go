@@ -37,14 +37,14 @@ func (c countingComm) AllToAll(site string, send, recv [][]byte) error {
 // reported bytes are the bytes that crossed the communicator at each site,
 // for every sampler, and the one-off exchanges before the first epoch are
 // the first epoch's setup bytes. With the neighbour sampler those are the
-// parts' node lists alone: each worker sends every other its layout
-// fingerprint (8 bytes), training count (4) and nodes (4 bytes each);
-// every other sampler shares more.
+// setup records and the parts' node lists alone: each worker sends every
+// other its setup record (72 bytes), layout fingerprint (8), training
+// count (4) and nodes (4 bytes each); every other sampler shares more.
 func TestReportedBytesEqualBytesSent(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	const k = 3
 	parts := Parts(p, classes, randomLayout(t, p, k))
-	ownership := int64((k - 1) * (12*k + 4*p.Graph.N))
+	ownership := int64((k - 1) * (8*setupFields*k + 12*k + 4*p.Graph.N))
 	for _, spec := range []string{"neighbor:4,4", "fastgcn:30,20", "ladies:30,20", "saint-node:40", "saint-edge:20", "saint-rw:10:2", "cluster:8:3"} {
 		t.Run(spec, func(t *testing.T) {
 			var mu sync.Mutex
@@ -80,12 +80,12 @@ func TestReportedBytesEqualBytesSent(t *testing.T) {
 					structure, features, setup, grad, sent[StructureSite], sent[FeatureSite], sent[SetupSite])
 			}
 			if (spec == "neighbor:4,4") != (setup == ownership) || setup < ownership {
-				t.Fatalf("%d setup bytes; the node lists alone are %d", setup, ownership)
+				t.Fatalf("%d setup bytes; the setup records and node lists alone are %d", setup, ownership)
 			}
 			if sent[EvalSite] == 0 {
 				t.Fatal("evaluation fetched no rows")
 			}
-			t.Logf("%d setup bytes (node lists %d)", setup, ownership)
+			t.Logf("%d setup bytes (setup records and node lists %d)", setup, ownership)
 		})
 	}
 }

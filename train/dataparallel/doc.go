@@ -33,9 +33,11 @@
 // are exchanged once, at the start): a worker whose batches have run out
 // samples an empty batch, answers the others' requests and joins the
 // gradient all-reduce with a zero gradient. What the workers exchange
-// once, before the first epoch (who owns which node, the samplers' figures
-// of the whole graph, GraphSAINT's pre-sampling), goes under SetupSite, and
-// the first epoch's metrics report it as BytesSetup. Evaluation is exact layer-wise
+// once, before the first epoch (their setup records, which must agree, and
+// from which all decide whether sparse features travel as dense rows: see
+// Setup; who owns which node; the samplers' figures of the whole graph;
+// GraphSAINT's pre-sampling), goes under SetupSite, and the first epoch's
+// metrics report it as BytesSetup. Evaluation is exact layer-wise
 // inference: each worker computes its own nodes' outputs of a layer from
 // its neighbours' outputs of the layer below, fetched from their owners.
 package dataparallel

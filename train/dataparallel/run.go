@@ -40,11 +40,10 @@ type Options struct {
 	// the hidden layers exact evaluation computes to it, as one process's
 	// mini-batch run at bf16 does.
 	Precision train.Precision
-	// DenseRows holds sparse features as dense rows, sent and multiplied
-	// dense: for sparse features dense enough over the whole graph
-	// (nn.SparseDensity and up) that the dense product is the faster one.
-	// Every worker must be given the same value.
-	DenseRows bool
+	// OnSetup, if set, is called with the setup the workers agreed on
+	// before the first epoch (Setup), before the part's features are
+	// converted as it says.
+	OnSetup func(Setup)
 
 	Resume          *checkpoint.State
 	SaveCheckpoint  func(*checkpoint.State) error // called on rank 0
@@ -62,7 +61,21 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 	if sp.Classes > 0 && cfg.Model.Classes == 0 {
 		cfg.Model.Classes = sp.Classes
 	}
-	if x := sp.Features.Sparse; opts.DenseRows && x != nil {
+	// Every worker tells the others its part's figures, and all check that
+	// they agree and decide alike from them whether sparse features
+	// travel as dense rows.
+	mine, err := partSetup(sp, cfg, opts)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	su, err := agreeSetup(c, mine)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	if opts.OnSetup != nil {
+		opts.OnSetup(su)
+	}
+	if x := sp.Features.Sparse; su.DenseRows && x != nil {
 		d := x.Dense()
 		sp.Features = nn.DenseFeatures(d)
 		memacct.Add(memacct.Features, 4*int64(len(d.Data)))
