@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // deltaKernelsHere is the kernels this CPU runs, by name: on a CPU with
@@ -193,6 +194,39 @@ func TestDeltaKernelsStayInBounds(t *testing.T) {
 						for i := range guard {
 							if msg[rows*rb+i] != 0xa5 || rec[rows*width+i] != 7 || out[rows*width+i] != 9 {
 								t.Fatalf("bits %d width %d rows %d: a guard changed", bits, width, rows)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// The kernels read nothing past their operands either: each one ends at a
+// page that faults when touched (internal/guardtest), the message, x, the
+// reconstruction and the decoded rows alike.
+func TestDeltaKernelsReadNothingPastTheEnd(t *testing.T) {
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) {
+			defer func(v int) { deltaKernel = v }(deltaKernel)
+			deltaKernel = k
+			r := rand.New(rand.NewPCG(22, 5))
+			for _, bits := range []int{1, 2, 4, 8} {
+				for width := 1; width <= 41; width++ {
+					for _, rows := range []int{1, 2, 5, 17} {
+						n := rows * width
+						msg := guardtest.Bytes(t, rows*rowBytes(bits, width))
+						x := guardtest.Float32s(t, n)
+						copy(x, randRows(r, rows, width))
+						rec := guardtest.Float32s(t, n)
+						out := guardtest.Float32s(t, n)
+						deltaEncodeRows(&msg[0], &x[0], &rec[0], rows, width, bits)
+						rec2 := guardtest.Float32s(t, n)
+						deltaApplyRows(&rec2[0], &out[0], &msg[0], rows, width, bits)
+						for i := range rec {
+							if rec2[i] != rec[i] {
+								t.Fatalf("bits %d width %d rows %d: decoded reconstruction [%d] = %v, sender's %v", bits, width, rows, i, rec2[i], rec[i])
 							}
 						}
 					}
