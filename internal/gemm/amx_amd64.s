@@ -53,20 +53,24 @@ prefetchamx:
 	SHLQ $4, R11
 	ADDQ DX, R11                 // C[16][0]
 	LEAQ 64(R11), R12            // C[16][16]
-	SHRQ $4, CX                  // blocks of 16 steps
+	SHRQ $4, CX                  // blocks of 16 steps (steps is a multiple of 16)
 	CMPB load+40(FP), $0
 	JEQ  zeroamx
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x04; BYTE $0x1A // TILELOADD (DX)(BX*1), TMM0
 	BYTE $0xC4; BYTE $0xC2; BYTE $0x7B; BYTE $0x4B; BYTE $0x0C; BYTE $0x1A // TILELOADD (R10)(BX*1), TMM1
 	BYTE $0xC4; BYTE $0xC2; BYTE $0x7B; BYTE $0x4B; BYTE $0x14; BYTE $0x1B // TILELOADD (R11)(BX*1), TMM2
 	BYTE $0xC4; BYTE $0xC2; BYTE $0x7B; BYTE $0x4B; BYTE $0x1C; BYTE $0x1C // TILELOADD (R12)(BX*1), TMM3
-	JMP  loopamx
+	JMP  stepsamx
 
 zeroamx:
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0 // TILEZERO TMM0
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC8 // TILEZERO TMM1
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0 // TILEZERO TMM2
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8 // TILEZERO TMM3
+
+stepsamx:
+	TESTQ CX, CX
+	JZ   storeamx // no steps: C as loaded, or zero
 
 loopamx:
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x06 // TILELOADD (SI)(AX*1), TMM4
@@ -84,6 +88,7 @@ loopamx:
 	DECQ CX
 	JNZ  loopamx
 
+storeamx:
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x1A // TILESTORED TMM0, (DX)(BX*1)
 	BYTE $0xC4; BYTE $0xC2; BYTE $0x7A; BYTE $0x4B; BYTE $0x0C; BYTE $0x1A // TILESTORED TMM1, (R10)(BX*1)
 	BYTE $0xC4; BYTE $0xC2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x1B // TILESTORED TMM2, (R11)(BX*1)

@@ -19,8 +19,9 @@ import (
 
 // bfKernel computes an mr×nr tile from steps pairs: c = a·b, or c += a·b
 // when load is true, where a is steps × mr packed pairs and b steps × nr.
-// Unless pf is 0, it also prefetches the prefetchBytes(steps) bytes from
-// pf on, as microKernel does.
+// Unless pf is 0, it may also prefetch the prefetchBytes(steps) bytes from
+// pf on, as microKernel does (the AMX kernel does not: its tile loads of
+// the packed panels keep few misses in flight).
 // A kernel with a nil run is the conversion fallback: GemmBF16 widens the
 // operands to float32 and calls Gemm. A kernel with rowsA (AMX tiles)
 // takes a's panel row by row instead: mr rows of steps pairs each. Panels
@@ -52,8 +53,9 @@ const kcBF16 = 512
 // activeBF16 is the kernel GemmBF16 uses; tests swap it.
 var activeBF16 = bestBF16Kernel()
 
-// KernelBF16 names the bf16 kernel in use: "avx512bf16" (VDPBF16PS),
-// "convert" (widening to float32 for Gemm) or "generic".
+// KernelBF16 names the bf16 kernel in use: "amx" (TDPBF16PS on AMX
+// tiles), "avx512bf16" (VDPBF16PS), "convert" (widening to float32 for
+// Gemm) or "generic".
 func KernelBF16() string { return activeBF16.name }
 
 // GemmBF16 is Gemm for bfloat16 operands (uint16 bit patterns) and a

@@ -216,11 +216,20 @@ func TestWire(t *testing.T) {
 	// The counters' format has a version: another is refused, saying so.
 	for _, v := range []uint64{0, 2} {
 		b := encodeCounters(Counters{Updates: 1})
-		binary.LittleEndian.PutUint64(b, v)
+		binary.LittleEndian.PutUint64(b, countersTag|v)
 		want := fmt.Sprintf("counters of format version %d; this build reads version 1", v)
 		if _, err := decodeCounters(b); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("counters of version %d: %v; want %q", v, err, want)
 		}
+	}
+	// Counters of the format before the tag began with Dropped: one that
+	// had dropped 1 update, 1 being the version, is refused all the same.
+	var untagged []byte
+	for _, n := range []uint64{1, 40, 42, 6, 100, 64, 64, 3, 2} {
+		untagged = binary.LittleEndian.AppendUint64(untagged, n)
+	}
+	if _, err := decodeCounters(untagged); err == nil || !strings.Contains(err.Error(), "without this build's format tag") {
+		t.Errorf("counters of the untagged format: %v", err)
 	}
 }
 

@@ -84,16 +84,20 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 }
 
 // A server's counters, its answer to kindStats, are little-endian uint64s:
-// the format's version (countersVersion), then Dropped, Updates, Pushes,
-// EpochSize, BytesGrad and BytesParams, then the staleness histogram's
-// counts, τ = 0 first. A decoder refuses a version it does not know.
+// a tag, countersTag with the format's version in its low 16 bits, then
+// Dropped, Updates, Pushes, EpochSize, BytesGrad and BytesParams, then the
+// staleness histogram's counts, τ = 0 first. A decoder refuses a version
+// it does not know; the tag's high bits ("GRAFTC") are no count a server
+// could reach, so counters of the format before the tag, which began with
+// Dropped, are refused too rather than read one word off.
 const (
+	countersTag     = 0x4752414654430000
 	countersVersion = 1
-	countersHead    = 56 // the version and the six counts
+	countersHead    = 56 // the tag and the six counts
 )
 
 func encodeCounters(c Counters) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, countersVersion)
+	b := binary.LittleEndian.AppendUint64(nil, countersTag|countersVersion)
 	for _, n := range []int64{c.Dropped, c.Updates, c.Pushes, c.EpochSize, c.BytesGrad, c.BytesParams} {
 		b = binary.LittleEndian.AppendUint64(b, uint64(n))
 	}
@@ -105,7 +109,11 @@ func encodeCounters(c Counters) []byte {
 
 func decodeCounters(b []byte) (Counters, error) {
 	if len(b) >= 8 {
-		if v := binary.LittleEndian.Uint64(b); v != countersVersion {
+		tag := binary.LittleEndian.Uint64(b)
+		if tag&^0xffff != countersTag {
+			return Counters{}, fmt.Errorf("async: counters without this build's format tag; this build reads version %d (are all ranks the same graft?)", countersVersion)
+		}
+		if v := tag & 0xffff; v != countersVersion {
 			return Counters{}, fmt.Errorf("async: counters of format version %d; this build reads version %d (are all ranks the same graft?)", v, countersVersion)
 		}
 	}

@@ -65,7 +65,7 @@ var (
 	storageNames   = []string{"none", "dense", "bf16", "sparse"}
 	precisionNames = []train.Precision{train.FP32, train.BF16}
 	agreedNames    = [nAgreed]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision",
-		"training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression)"}
+		"training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ)"}
 )
 
 // settingsFingerprint is FNV-64a of the settings every worker must train
@@ -167,7 +167,9 @@ func agreeSetup(c comm.Communicator, mine Setup) (Setup, error) {
 			recs[q][i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	}
-	for f := 1; f < nAgreed; f++ {
+	// Precision first: at bf16 dense features are held in bf16, so a
+	// precision that differs shows in the storage too.
+	for _, f := range []int{1, fieldPrecision, 2, 3, 4, fieldSettings} {
 		for q := range recs {
 			if recs[q][f] != recs[0][f] {
 				return Setup{}, setupMismatch(f, recs)
@@ -176,9 +178,9 @@ func agreeSetup(c comm.Communicator, mine Setup) (Setup, error) {
 	}
 	s := mine
 	s.NonZeros, s.Rows = 0, 0
-	for _, r := range recs {
+	for q, r := range recs {
 		if r[fieldNNZ] < 0 || r[fieldRows] < 0 {
-			return Setup{}, fmt.Errorf("dataparallel: a setup record counts %d feature entries in %d rows", r[fieldNNZ], r[fieldRows])
+			return Setup{}, fmt.Errorf("dataparallel: rank %d's setup record counts %d feature entries in %d rows", q, r[fieldNNZ], r[fieldRows])
 		}
 		s.NonZeros += r[fieldNNZ]
 		s.Rows += r[fieldRows]

@@ -197,17 +197,17 @@ func TestSetupMismatchRefused(t *testing.T) {
 			c := cfg
 			c.Model.Hidden++
 			return Parts(p, classes, layout)[1], c, Options{}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
 		{"batch size", func() (*partstore.Part, train.Config, Options) {
 			return Parts(p, classes, layout)[1], cfg, Options{BatchSize: 11}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
 		{"feature compression", func() (*partstore.Part, train.Config, Options) {
 			codec, err := compress.Factory("bf16")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return Parts(p, classes, layout)[1], cfg, Options{Codec: codec}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression) (rank 0 "},
+		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := Parts(p, classes, layout)
