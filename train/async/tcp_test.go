@@ -2,12 +2,11 @@ package async
 
 import (
 	"context"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/comm/commtest"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/train/traintest"
 )
@@ -29,39 +28,15 @@ func TestOverTCP(t *testing.T) {
 			t.Fatal(err)
 		}
 		size := workers + 2
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
 		results := make([]Result, size)
-		errs := make([]error, size)
 		var epochs []metrics.Epoch
-		var wg sync.WaitGroup
-		for r := range size {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				o := comm.Options{Rank: r, Size: size, Rendezvous: ln.Addr().String(), Secret: []byte("async test"),
-					StartTimeout: 10 * time.Second, PeerTimeout: 5 * time.Second, Logf: t.Logf}
-				if r == 0 {
-					o.Listener = ln
-				}
-				c, err := comm.Connect(context.Background(), o)
-				if err != nil {
-					errs[r] = err
-					return
-				}
-				defer c.Close()
-				results[r], errs[r] = RunRank(context.Background(), c, cfg, p, opts, func(e metrics.Epoch) error {
-					epochs = append(epochs, e)
-					return nil
-				})
-				if errs[r] != nil {
-					c.Abort(errs[r])
-				}
-			}()
-		}
-		wg.Wait()
+		errs := commtest.TCP(t, size, "async test", func(c comm.Communicator) (err error) {
+			results[c.Rank()], err = RunRank(context.Background(), c, cfg, p, opts, func(e metrics.Epoch) error {
+				epochs = append(epochs, e)
+				return nil
+			})
+			return err
+		})
 		for r, err := range errs {
 			if err != nil {
 				t.Fatalf("%d workers: rank %d: %v", workers, r, err)

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/comm/commtest"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
@@ -286,33 +284,13 @@ func TestSetupMismatchOverTCP(t *testing.T) {
 	wide := traintest.SBM(t, 200, 20, 4)
 	layout := randomLayout(t, p, k)
 	parts := []*partstore.Part{Parts(p, classes, layout)[0], Parts(wide, classes, layout)[1]}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make([]error, k)
-	var wg sync.WaitGroup
-	for r := range k {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := comm.Options{Rank: r, Size: k, Rendezvous: ln.Addr().String(), Secret: []byte("setup test"),
-				StartTimeout: 10 * time.Second, PeerTimeout: 5 * time.Second, Logf: t.Logf}
-			if r == 0 {
-				o.Listener = ln
-			}
-			c, err := comm.Connect(context.Background(), o)
-			if err != nil {
-				errs[r] = err
-				return
-			}
-			defer c.Close()
-			_, _, errs[r] = RunWorker(context.Background(), c, testConfig("sage"), parts[r], Options{Sampler: "neighbor:4,4", BatchSize: 10}, nil)
-			if errs[r] != nil {
-				c.Abort(errs[r])
-			}
-		}()
-	}
-	withTimeout(t, func() error { wg.Wait(); return nil })
+	var errs []error
+	withTimeout(t, func() error {
+		errs = commtest.TCP(t, k, "setup test", func(c comm.Communicator) error {
+			_, _, err := RunWorker(context.Background(), c, testConfig("sage"), parts[c.Rank()], Options{Sampler: "neighbor:4,4", BatchSize: 10}, nil)
+			return err
+		})
+		return nil
+	})
 	checkRefused(t, errs, "feature columns (rank 0 10, rank 1 20)")
 }

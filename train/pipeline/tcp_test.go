@@ -3,13 +3,12 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/comm/commtest"
 	"github.com/graft-gnn/graft/train/traintest"
 )
 
@@ -25,43 +24,18 @@ func TestOverTCPEqualsInProcess(t *testing.T) {
 	opts := Options{Stages: 3, Micros: 2, Sampler: testSampler, BatchSize: testBatch, Timeout: 30 * time.Second}
 	want, _ := pipelined(t, cfg, p, opts)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got outcome
 	results := make([]Result, opts.Stages)
-	errs := make([]error, opts.Stages)
-	var wg sync.WaitGroup
-	for r := range opts.Stages {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := comm.Options{Rank: r, Size: opts.Stages, Rendezvous: ln.Addr().String(), Secret: []byte("pipeline test"),
-				StartTimeout: 10 * time.Second, PeerTimeout: 5 * time.Second, Logf: t.Logf}
-			if r == 0 {
-				o.Listener = ln
-			}
-			c, err := comm.Connect(context.Background(), o)
-			if err != nil {
-				errs[r] = err
-				return
-			}
-			defer c.Close()
-			report := got.record
-			if r != 0 {
-				report = nil
-			}
-			results[r], errs[r] = RunRank(context.Background(), c, cfg, p, opts, report)
-			if errs[r] == nil {
-				errs[r] = c.Barrier("done")
-			}
-			if errs[r] != nil {
-				c.Abort(errs[r])
-			}
-		}()
-	}
-	wg.Wait()
+	errs := commtest.TCP(t, opts.Stages, "pipeline test", func(c comm.Communicator) (err error) {
+		report := got.record
+		if c.Rank() != 0 {
+			report = nil
+		}
+		if results[c.Rank()], err = RunRank(context.Background(), c, cfg, p, opts, report); err != nil {
+			return err
+		}
+		return c.Barrier("done")
+	})
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
