@@ -117,7 +117,7 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 		return train.Result{}, nil, err
 	}
 	s.async = &r
-	return train.Result{Epochs: r.Epochs, Best: r.Best, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
+	return train.Result{Epochs: r.Epochs, Best: r.Best, StoppedEarly: r.StoppedEarly, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
 }
 
 // runAsyncRank runs this process's rank of a multi-process job: workers

@@ -467,6 +467,27 @@ func (l *Loop) better(m, best Metrics) bool {
 	return m.ValLoss < best.ValLoss
 }
 
+// Observe is model selection and patience for epochs trained outside Run
+// (the asynchronous trainer's worker 0 evaluates the parameters the
+// servers sent it): epoch m, with the model's current parameters, is kept
+// if better, as Run would keep it, and stop reports that patience has run
+// out. Epochs come in order; one left out counts as an epoch without an
+// evaluation.
+func (l *Loop) Observe(m Metrics) (stop bool) {
+	pr := &l.progress
+	if pr.Epoch == 0 {
+		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
+	}
+	for e := pr.Epoch + 1; e < m.Epoch; e++ {
+		l.keepBest(Metrics{Epoch: e}, true)
+	}
+	l.keepBest(m, true)
+	return l.cfg.Patience > 0 && pr.SinceBest >= l.cfg.Patience
+}
+
+// Best is the selected epoch so far (Epoch 0 before any evaluation).
+func (l *Loop) Best() Metrics { return l.progress.Best }
+
 // RestoreBest sets the model's parameters to those of the best epoch so far.
 func (l *Loop) RestoreBest() {
 	for i, p := range l.params {

@@ -42,6 +42,8 @@ const DefaultTimeout = 2 * time.Minute
 type Result struct {
 	Epochs int
 	Best   train.Metrics
+	// StoppedEarly: patience ran out before the last epoch.
+	StoppedEarly bool
 	// EpochSeconds, StepSeconds and EvalSeconds are worker 0's: each
 	// epoch's wall time, its training part, and each evaluation.
 	EpochSeconds, StepSeconds, EvalSeconds []float64
@@ -101,8 +103,10 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
 // epoch with the servers' staleness and byte figures since the last
 // report.
-// Patience does not stop the run; model selection keeps the evaluated
-// epoch of best validation accuracy, whose parameters Result.Model holds.
+// Model selection and patience are those of every other mode (train.Loop):
+// when patience runs out, worker 0 tells the servers, which answer every
+// later push with stop; Result.Model holds the selected epoch's
+// parameters.
 // Worker 0's Counters are the servers' at its last report, summed; the
 // other workers' Result has the epochs complete as the servers last told
 // them; a server's Result holds only its own Counters.
@@ -186,12 +190,10 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		res.Final = append(res.Final, q.Value.Data...)
 	}
 	if rep != nil {
-		res.Epochs, res.Best, res.EpochSeconds, res.StepSeconds, res.EvalSeconds = rep.epochs, rep.best, rep.seconds, rep.steps, rep.evals
-		res.Counters = rep.prev
-		if rep.bestParams != nil {
-			for i, q := range params {
-				copy(q.Value.Data, rep.bestParams[i])
-			}
+		res.Epochs, res.Best, res.EpochSeconds, res.StepSeconds, res.EvalSeconds = rep.epochs, rep.eval.Best(), rep.seconds, rep.steps, rep.evals
+		res.Counters, res.StoppedEarly = rep.prev, rep.stopped
+		if res.Best.Epoch > 0 {
+			rep.eval.RestoreBest()
 		}
 	}
 	return res, err
@@ -236,9 +238,8 @@ type reporter struct {
 	seconds    []float64
 	steps      []float64
 	evals      []float64
-	best       train.Metrics
-	bestParams [][]float32
 	metrics    train.Metrics // the last evaluation
+	stopped    bool          // patience ran out: the servers were told to stop
 }
 
 // step notes worker 0's step, and reports an epoch once the servers have
@@ -246,6 +247,9 @@ type reporter struct {
 // last). When worker 0 lags so much that several epochs' gradients came in
 // since its last step, only the latest epoch is reported.
 func (r *reporter) step(d StepDone) error {
+	if r.stopped {
+		return nil
+	}
 	if d.EpochSize > 0 {
 		r.epochSize = d.EpochSize
 	}
@@ -256,7 +260,7 @@ func (r *reporter) step(d StepDone) error {
 	if r.epochSize > 0 {
 		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs)
 	}
-	if d.Stop {
+	if d.Stop { // the servers have the run's gradients
 		epoch = r.cfg.Epochs
 	}
 	if epoch <= r.epochs {
@@ -315,14 +319,15 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		m.Evaluated = true
 		m.EvalSeconds = time.Since(now).Seconds()
 		r.metrics = m
-		if r.bestParams == nil || m.ValAcc > r.best.ValAcc {
-			r.keep(epoch, m)
-		}
 	}
 	m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
 	m.EpochSeconds = time.Since(r.last).Seconds()
-	if m.Epoch == r.best.Epoch {
-		r.best = m
+	// Model selection and patience as in every other mode: worker 0's
+	// model holds the parameters it evaluated.
+	if r.eval.Observe(m) && epoch < r.cfg.Epochs {
+		if err := r.stop(); err != nil {
+			return false, err
+		}
 	}
 	r.last = time.Now()
 	r.epochs = epoch
@@ -347,15 +352,16 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	return true, r.onEpoch(e)
 }
 
-// keep makes epoch the best so far, with the model's current parameters.
-func (r *reporter) keep(epoch int, m train.Metrics) {
-	m.Epoch = epoch
-	r.best = m
-	params := r.stepper.Model().Params()
-	if r.bestParams == nil {
-		r.bestParams = make([][]float32, len(params))
+// stop tells every server that the run ends now: patience ran out. Each
+// answers every later push with stop, so the workers finish their steps in
+// flight and end.
+func (r *reporter) stop() error {
+	r.stopped = true
+	msg := request{kind: kindStop}.encode()
+	for _, sv := range r.servers {
+		if err := r.c.Send(RequestSite, sv, msg); err != nil {
+			return fmt.Errorf("async: telling server rank %d to stop: %w", sv, err)
+		}
 	}
-	for i, q := range params {
-		r.bestParams[i] = append(r.bestParams[i][:0], q.Value.Data...)
-	}
+	return nil
 }

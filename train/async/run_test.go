@@ -289,3 +289,69 @@ func TestStatsRefusesCountersOfAnotherVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Patience and model selection are the single-process loop's: one worker
+// stops at the epoch the loop stops at, having selected the same epoch by
+// the validation loss, and ends with that epoch's parameters.
+func TestPatienceStopsAsTheLoopDoes(t *testing.T) {
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
+	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 80, 3, true
+	st, err := stepperFactory(t, cfg, p)(0, p.Train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := train.New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := loop.Run(context.Background(), train.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !want.StoppedEarly {
+		t.Fatalf("the loop ran all %d epochs: the test needs a run that patience stops", want.Epochs)
+	}
+	var wantParams []float32
+	for _, q := range loop.Model().Params() {
+		wantParams = append(wantParams, q.Value.Data...)
+	}
+	var reported int
+	res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: 2, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p)},
+		func(e metrics.Epoch) error { reported = e.Epoch; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.StoppedEarly || res.Epochs != want.Epochs || reported != want.Epochs || res.Best.Epoch != want.Best.Epoch || res.Best.ValLoss != want.Best.ValLoss {
+		t.Fatalf("async: stopped early %v after epoch %d (last reported %d), best epoch %d (val loss %v); the loop: after epoch %d, best %d (%v)",
+			res.StoppedEarly, res.Epochs, reported, res.Best.Epoch, res.Best.ValLoss, want.Epochs, want.Best.Epoch, want.Best.ValLoss)
+	}
+	var got []float32
+	for _, q := range res.Model.Params() {
+		got = append(got, q.Value.Data...)
+	}
+	for i := range wantParams {
+		if got[i] != wantParams[i] {
+			t.Fatalf("parameter value %d = %v, the loop's selected %v", i, got[i], wantParams[i])
+		}
+	}
+}
+
+// With four workers, asynchronous and synchronous, patience ends the run
+// early without a hang: the servers answer every push after worker 0's
+// stop with stop, including pushes a synchronous server holds.
+func TestPatienceStopsFourWorkers(t *testing.T) {
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
+	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 200, 2, true
+	for _, sync := range []bool{false, true} {
+		res, err := Run(context.Background(), cfg, p, Options{Workers: 4, Servers: 2, MaxStaleness: -1, Sync: sync,
+			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}, nil)
+		if err != nil {
+			t.Fatalf("sync %v: %v", sync, err)
+		}
+		if !res.StoppedEarly || res.Epochs >= cfg.Epochs || res.Epochs-res.Best.Epoch < cfg.Patience {
+			t.Fatalf("sync %v: stopped early %v after epoch %d of %d, best epoch %d, patience %d", sync, res.StoppedEarly, res.Epochs, cfg.Epochs, res.Best.Epoch, cfg.Patience)
+		}
+	}
+}

@@ -86,6 +86,7 @@ type server struct {
 	pushes  int64             // gradients received and used
 	batches map[int]int       // each worker's batches per epoch, from its first pull
 	epoch   int64             // gradients in an epoch, once every worker has said
+	stopped bool              // worker 0 stopped the run early (kindStop)
 	// Payload bytes of the pushes received and of the parameters sent.
 	bytesGrad, bytesParams int64
 }
@@ -98,9 +99,10 @@ func (s *server) counters() Counters {
 	return cn
 }
 
-// full reports whether the run has all the gradients it needs.
+// full reports whether the run has all the gradients it needs: its
+// epochs', or any once worker 0 stopped it early.
 func (s *server) full() bool {
-	return s.cfg.Epochs > 0 && s.epoch > 0 && s.pushes >= int64(s.cfg.Epochs)*s.epoch
+	return s.stopped || s.cfg.Epochs > 0 && s.epoch > 0 && s.pushes >= int64(s.cfg.Epochs)*s.epoch
 }
 
 // answer sends worker `to` the shard's parameters.
@@ -163,6 +165,8 @@ func (s *server) handle(from int, req request) error {
 			s.batches[from] = 0
 			err = s.start()
 		}
+	case kindStop:
+		s.stopped = true
 	case kindPush:
 		if s.full() { // the run has its gradients: the worker is told to stop
 			err = s.answer(from)

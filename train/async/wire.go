@@ -20,6 +20,7 @@ const (
 	kindPull  byte = 2 // send the parameters
 	kindStats byte = 3 // send the shard's counters
 	kindDone  byte = 4 // the worker has finished: no reply
+	kindStop  byte = 5 // worker 0's patience ran out: every answer says stop from now; no reply
 )
 
 // request is a worker's message to a server: kind, the version the
@@ -39,7 +40,7 @@ func (r request) encode() []byte {
 }
 
 func decodeRequest(b []byte, dst []float32) (request, error) {
-	if len(b) < 9 || (len(b)-9)%4 != 0 || b[0] < kindPush || b[0] > kindDone {
+	if len(b) < 9 || (len(b)-9)%4 != 0 || b[0] < kindPush || b[0] > kindStop {
 		return request{}, fmt.Errorf("async: malformed %d-byte request", len(b))
 	}
 	r := request{kind: b[0], version: int(binary.LittleEndian.Uint64(b[1:]))}
