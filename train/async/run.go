@@ -220,26 +220,26 @@ func (o *Options) check(cfg train.Config) error {
 
 // reporter is worker 0's record of the run's epochs.
 type reporter struct {
-	ctx        context.Context
-	cfg        train.Config
-	opts       Options
-	c          comm.Communicator
-	stepper    train.Stepper
-	eval       *train.Loop
-	servers    []int
-	onEpoch    func(metrics.Epoch) error
-	last       time.Time // the end of the last report
-	prev       Counters
-	epochSize  int64   // gradients of all workers in an epoch, as the servers last said
-	lossSum    float64 // worker 0's steps since the last report
-	lossSteps  int
-	stepSecs   float64
-	epochs     int
-	seconds    []float64
-	steps      []float64
-	evals      []float64
-	metrics    train.Metrics // the last evaluation
-	stopped    bool          // patience ran out: the servers were told to stop
+	ctx       context.Context
+	cfg       train.Config
+	opts      Options
+	c         comm.Communicator
+	stepper   train.Stepper
+	eval      *train.Loop
+	servers   []int
+	onEpoch   func(metrics.Epoch) error
+	last      time.Time // the end of the last report
+	prev      Counters
+	epochSize int64   // gradients of all workers in an epoch, as the servers last said
+	lossSum   float64 // worker 0's steps since the last report
+	lossSteps int
+	stepSecs  float64
+	epochs    int
+	seconds   []float64
+	steps     []float64
+	evals     []float64
+	metrics   train.Metrics // the last evaluation
+	stopped   bool          // patience ran out: the servers were told to stop
 }
 
 // step notes worker 0's step, and reports an epoch once the servers have
