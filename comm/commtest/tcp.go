@@ -15,14 +15,18 @@ import (
 // whose function fails aborts its communicator, so that the others end
 // with an error rather than wait on it. TCP returns when every rank has
 // ended, with each rank's error (nil where it succeeded, the connection's
-// error where it never connected).
+// error where it never connected, the listener's for all when there was
+// none).
 func TCP(t testing.TB, size int, secret string, rank func(c comm.Communicator) error) []error {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	errs := make([]error, size)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil { // every rank's error: callers may run TCP off the test's goroutine
+		for r := range errs {
+			errs[r] = err
+		}
+		return errs
+	}
 	var wg sync.WaitGroup
 	for r := range size {
 		wg.Add(1)

@@ -36,8 +36,8 @@ type Options struct {
 // DefaultTimeout is Options.Timeout's default.
 const DefaultTimeout = 2 * time.Minute
 
-// Result summarises a run: Best is the evaluated epoch (of worker 0) with
-// the highest validation accuracy, and Model, worker 0's model, holds its
+// Result summarises a run: Best is the epoch (of worker 0's evaluations)
+// that model selection kept, and Model, worker 0's model, holds its
 // parameters.
 type Result struct {
 	Epochs int
@@ -311,7 +311,11 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	interval.BytesParams -= r.prev.BytesParams
 	r.prev = cn
 	m := r.metrics
-	m.Evaluated = r.cfg.EvalEvery <= 1 || epoch%r.cfg.EvalEvery == 0 || epoch == r.cfg.Epochs
+	m.EvalSeconds = 0
+	// Due when a multiple of EvalEvery was reached since the last report:
+	// a lagging worker 0 may report several epochs at once.
+	every := max(r.cfg.EvalEvery, 1)
+	m.Evaluated = epoch/every > r.epochs/every || epoch == r.cfg.Epochs
 	if m.Evaluated {
 		if m, err = r.eval.Evaluate(); err != nil {
 			return false, err
@@ -322,9 +326,10 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	}
 	m.Epoch, m.Loss, m.StepSeconds = epoch, loss, stepSeconds
 	m.EpochSeconds = time.Since(r.last).Seconds()
-	// Model selection and patience as in every other mode: worker 0's
-	// model holds the parameters it evaluated.
-	if r.eval.Observe(m) && epoch < r.cfg.Epochs {
+	// Model selection and patience as in every other mode (worker 0's
+	// model holds the parameters it evaluated), but never stopping a run
+	// before it has an evaluated epoch to keep.
+	if r.eval.Observe(m) && r.eval.Best().Epoch > 0 && epoch < r.cfg.Epochs {
 		if err := r.stop(); err != nil {
 			return false, err
 		}

@@ -271,16 +271,16 @@ func TestWorkersStartTogether(t *testing.T) {
 // garbage in the epoch's report.
 func TestStatsRefusesCountersOfAnotherVersion(t *testing.T) {
 	err := comm.Run(2, func(c comm.Communicator) error {
-		if c.Rank() == 1 { // the server, a build whose counters are version 2
+		if c.Rank() == 1 { // the server, a build whose counters are version 3
 			if _, _, err := c.Recv(RequestSite, 0, time.Now().Add(10*time.Second)); err != nil {
 				return err
 			}
 			b := encodeCounters(Counters{Updates: 3})
-			b[0] = 2
+			b[0] = 3
 			return c.Send(ReplySite, 0, b)
 		}
 		_, err := Stats(c, []int{1}, 10*time.Second)
-		if want := "from server rank 1: async: counters of format version 2; this build reads version 1"; err == nil || !strings.Contains(err.Error(), want) {
+		if want := "from server rank 1: async: counters of format version 3; this build reads version 2"; err == nil || !strings.Contains(err.Error(), want) {
 			return fmt.Errorf("Stats: %v; want %q", err, want)
 		}
 		return nil
@@ -350,8 +350,33 @@ func TestPatienceStopsFourWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sync %v: %v", sync, err)
 		}
-		if !res.StoppedEarly || res.Epochs >= cfg.Epochs || res.Epochs-res.Best.Epoch < cfg.Patience {
+		if !res.StoppedEarly || res.Epochs >= cfg.Epochs || res.Best.Epoch == 0 || res.Epochs-res.Best.Epoch < cfg.Patience {
 			t.Fatalf("sync %v: stopped early %v after epoch %d of %d, best epoch %d, patience %d", sync, res.StoppedEarly, res.Epochs, cfg.Epochs, res.Best.Epoch, cfg.Patience)
+		}
+	}
+}
+
+// A worker 0 that lags reports several epochs at once; evaluations every
+// few epochs still happen whenever a multiple was passed, and patience
+// never ends a run before it has an evaluated epoch to keep.
+func TestPatienceWithALaggingWorkerZero(t *testing.T) {
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
+	cfg.Epochs, cfg.Patience, cfg.EvalEvery, cfg.SelectByLoss = 200, 4, 3, true
+	for _, factor := range []float64{3, 12} {
+		evaluated := 0
+		res, err := Run(context.Background(), cfg, p, Options{Workers: 6, Servers: 1, MaxStaleness: -1, SlowWorker: 0, SlowFactor: factor,
+			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}, func(e metrics.Epoch) error {
+			if e.EvalSeconds > 0 {
+				evaluated++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("worker 0 slowed %v×: %v", factor, err)
+		}
+		if res.Best.Epoch == 0 || evaluated == 0 || len(res.EvalSeconds) != evaluated {
+			t.Fatalf("worker 0 slowed %v×: best epoch %d after %d epochs, %d evaluations reported, %d timed", factor, res.Best.Epoch, res.Epochs, evaluated, len(res.EvalSeconds))
 		}
 	}
 }

@@ -93,7 +93,7 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 // Dropped, are refused too rather than read one word off.
 const (
 	countersTag     = 0x4752414654430000
-	countersVersion = 1
+	countersVersion = 2  // 2: servers take kindStop
 	countersHead    = 56 // the tag and the six counts
 )
 
