@@ -307,10 +307,7 @@ type progress struct {
 // saves its checkpoint and returns an error wrapping ErrInterrupted.
 func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 	var res Result
-	pr := &l.progress
-	if pr.Epoch == 0 {
-		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
-	}
+	pr := l.startProgress()
 	res.Best, res.Epochs = pr.Best, pr.Epoch
 	defer func() {
 		if pr.Epoch > 0 {
@@ -467,6 +464,16 @@ func (l *Loop) better(m, best Metrics) bool {
 	return m.ValLoss < best.ValLoss
 }
 
+// startProgress returns the run's progress, with nothing yet to beat
+// before its first epoch.
+func (l *Loop) startProgress() *progress {
+	pr := &l.progress
+	if pr.Epoch == 0 {
+		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
+	}
+	return pr
+}
+
 // Observe is model selection and patience for epochs trained outside Run
 // (the asynchronous trainer's worker 0 evaluates the parameters the
 // servers sent it): epoch m, with the model's current parameters, is kept
@@ -474,10 +481,7 @@ func (l *Loop) better(m, best Metrics) bool {
 // out. Epochs come in order; one left out counts as an epoch without an
 // evaluation.
 func (l *Loop) Observe(m Metrics) (stop bool) {
-	pr := &l.progress
-	if pr.Epoch == 0 {
-		pr.BestAcc, pr.BestLoss = math.Inf(-1), math.Inf(1)
-	}
+	pr := l.startProgress()
 	for e := pr.Epoch + 1; e < m.Epoch; e++ {
 		l.keepBest(Metrics{Epoch: e}, true)
 	}

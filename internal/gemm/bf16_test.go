@@ -128,13 +128,6 @@ func twinOf(kern *bfKernel) func(mr, nr, steps int, a, b []uint32, c []float32, 
 	return microBF16Go
 }
 
-func bool2int(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // TestBF16MicroKernelSubnormals: subnormal operands read as zero and
 // subnormal sums flush to zero, in the assembly as in the twin.
 func TestBF16MicroKernelSubnormals(t *testing.T) {
@@ -145,8 +138,12 @@ func TestBF16MicroKernelSubnormals(t *testing.T) {
 		mr, nr, st := kern.mr, kern.nr, kern.steps(1)
 		a := make([]uint32, mr*st) // one step of pairs, the rest zero
 		b := make([]uint32, nr*st)
+		rowStride := 1 // a's rows are lanes of one step, or (rowsA) rows of st steps
+		if kern.rowsA {
+			rowStride = st
+		}
 		for i := 0; i < mr; i++ {
-			a[i*max(1, st*bool2int(kern.rowsA))] = 0x0040<<16 | 0x3f80 // hi: a subnormal; lo: 1
+			a[i*rowStride] = 0x0040<<16 | 0x3f80 // hi: a subnormal; lo: 1
 		}
 		for j := 0; j < nr; j++ {
 			b[j] = 0x3f80<<16 | 0x0080 // hi: 1; lo: 2^-126, the smallest normal
