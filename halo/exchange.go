@@ -38,13 +38,21 @@ type Config struct {
 	// their bf16 values (entropy:bf16); the backward passes' gradients,
 	// partial sums of a reduction, stay float32.
 	BF16 bool
+	// EvalCodec, if set, compresses the evaluation passes of every layer,
+	// the last included: a codec without state per stream or columns kept
+	// for a backward pass (a quantiser, say), at ratio 1. nil sends them
+	// whole. On slow links an evaluation after every epoch can cost more
+	// than the compressed training step; a trainer that selects its model
+	// by such evaluations re-evaluates the kept model exactly
+	// (Exchange.EvaluateExactly).
+	EvalCodec compress.Compressor
 }
 
 // Exchange is one worker's halo exchange, the nn.Halo of partition-parallel
-// training. Evaluation passes are never compressed, and the last layer's
-// exchange only with Config.CompressLast: the VARCO authors leave the last
-// layer's input whole, and accuracy is measured on the model, not on a
-// compressed view of it.
+// training. Evaluation passes are compressed only with Config.EvalCodec,
+// and the last layer's training exchange only with Config.CompressLast:
+// the VARCO authors leave the last layer's input whole, and accuracy is
+// measured on the model, not on a compressed view of it.
 //
 // nn.Halo methods cannot return errors, so a failed exchange is sticky: Err
 // reports it, and the trainer checks it after each pass.
@@ -57,6 +65,8 @@ type Exchange struct {
 	keeper *keeper // codec's column keeper, if it sends gradients at columns (else nil)
 	caps   compress.Caps
 	none   *timed // the codec of uncompressed passes where rows cannot go as they are
+	eval   *timed // Config.EvalCodec, or nil
+	exact  bool   // evaluation passes go whole whatever Config.EvalCodec says
 	bf16   *timed // with Config.BF16, the codec of float32 rows that would go as they are
 	// bf16Coded, with Config.BF16 and the lossless codec entropy:none,
 	// stands in for it in forward passes: entropy:bf16 codes the rows'
@@ -101,6 +111,12 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	e := &Exchange{comm: c, plan: newPlan(part, cfg.Layers), cfg: cfg, caps: cfg.Codec.Caps(),
 		none: &timed{Compressor: none}, raw: compress.HostIsWireOrder,
 		send: make([][]byte, n), recv: make([][]byte, n), peerRows: make([][]float32, n), out: make([][]byte, n), in: make([][]byte, n)}
+	if c := cfg.EvalCodec; c != nil {
+		if caps := c.Caps(); caps.Streaming != nil || caps.Grad != nil {
+			return nil, fmt.Errorf("halo: %s keeps state between messages and cannot compress evaluation passes; a quantiser can (quant8, entropy:quant8)", c.Name())
+		}
+		e.eval = &timed{Compressor: c}
+	}
 	if cfg.BF16 {
 		c, err := compress.New("bf16")
 		if err != nil {
@@ -167,6 +183,14 @@ func (e *Exchange) RestoreSchedule(state json.RawMessage) error {
 	return nil
 }
 
+// EvaluateExactly sends the evaluation passes that follow whole (on) or
+// through Config.EvalCodec again (off).
+func (e *Exchange) EvaluateExactly(on bool) { e.exact = on }
+
+// EvalCompressed reports whether evaluation passes go through a codec
+// (Config.EvalCodec, unless EvaluateExactly is on).
+func (e *Exchange) EvalCompressed() bool { return e.eval != nil && !e.exact }
+
 // Streaming reports whether the codec keeps state per stream of messages
 // (compress.Caps.Streaming), which a checkpoint must keep.
 func (e *Exchange) Streaming() bool { return e.caps.Streaming != nil }
@@ -214,20 +238,24 @@ func (e *Exchange) RestoreCodec(states [][]byte) error {
 // Err returns the first error of any exchange so far.
 func (e *Exchange) Err() error { return e.err }
 
-// CodecSeconds is the time spent in the codec (Config.Codec) so far:
-// encoding, decoding and, for a codec that sends gradients at columns,
-// keeping them. Passes without one spend none, however their rows go: as
+// CodecSeconds is the time spent in the codecs (Config.Codec and
+// Config.EvalCodec) so far: encoding, decoding and, for a codec that sends
+// gradients at columns, keeping them. Passes without one spend none, however their rows go: as
 // they are, through none on a host whose float32s are not in wire order,
 // or rounded to bf16 (Config.BF16's float32 rows), which is the layers'
 // rounding, not a codec's.
 func (e *Exchange) CodecSeconds() float64 {
+	var s float64
+	if e.eval != nil {
+		s = e.eval.seconds
+	}
 	if e.cfg.Codec.Name() == "none" {
-		return 0
+		return s
 	}
 	if e.bf16Coded != nil {
-		return e.codec.seconds + e.bf16Coded.seconds
+		s += e.bf16Coded.seconds
 	}
-	return e.codec.seconds
+	return s + e.codec.seconds
 }
 
 // Ratio is the compression ratio layer's exchange uses in the current pass.
@@ -263,15 +291,22 @@ func (e *Exchange) compressedLayers() int {
 // uncompressed reports whether layer's exchange in the current pass sends
 // rows as they are, without a codec. The codec none at ratio 1 does too.
 func (e *Exchange) uncompressed(layer int) bool {
-	return e.raw && (!e.compressing(layer) || e.cfg.Codec.Name() == "none")
+	return e.raw && !e.evalCoded() && (!e.compressing(layer) || e.cfg.Codec.Name() == "none")
 }
+
+// evalCoded reports whether the current pass is an evaluation that goes
+// through Config.EvalCodec.
+func (e *Exchange) evalCoded() bool { return !e.training && e.EvalCompressed() }
 
 // codecFor is the codec of layer's exchange in the current pass, when it
 // is not uncompressed. Passes that are not compressed use none rather than
 // the codec at ratio 1, because quantisers and bf16 ignore the ratio.
 func (e *Exchange) codecFor(layer int) *timed {
-	if e.compressing(layer) {
+	switch {
+	case e.compressing(layer):
 		return e.codec
+	case e.evalCoded():
+		return e.eval
 	}
 	return e.none
 }

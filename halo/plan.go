@@ -27,17 +27,19 @@ type plan struct {
 // which their traffic is counted.
 type siteNames struct{ fwd, bwd, eval string }
 
-// Site name prefixes of the training exchanges' traffic.
+// Site name prefixes of the training exchanges' traffic, and of the
+// evaluation passes'.
 const (
 	ForwardSites  = "halo.fwd."
 	BackwardSites = "halo.bwd."
+	EvalSites     = "halo.eval."
 )
 
 func newPlan(part *partition.Part, layers int) *plan {
 	p := &plan{me: part.ID, peers: len(part.Send), own: len(part.Owned), send: part.Send, haloStart: part.HaloStart}
 	for l := range layers {
 		p.sites = append(p.sites, siteNames{
-			fwd: fmt.Sprintf("%s%d", ForwardSites, l), bwd: fmt.Sprintf("%s%d", BackwardSites, l), eval: fmt.Sprintf("halo.eval.%d", l)})
+			fwd: fmt.Sprintf("%s%d", ForwardSites, l), bwd: fmt.Sprintf("%s%d", BackwardSites, l), eval: fmt.Sprintf("%s%d", EvalSites, l)})
 	}
 	return p
 }

@@ -174,7 +174,7 @@ func (s *Spec) checkResize(st *checkpoint.State, was, want map[string]string) er
 // when a resize brings them into use.
 func unusedAsDefault(record map[string]string) map[string]string {
 	r := maps.Clone(record)
-	for name, def := range map[string]string{"compress": "none", "compress-last": "false", "grad-compress": "none", "schedule": "fixed:1"} {
+	for name, def := range map[string]string{"compress": "none", "compress-last": "false", "grad-compress": "none", "eval-compress": "none", "schedule": "fixed:1"} {
 		if r[name] == "unused" {
 			r[name] = def
 		}

@@ -202,6 +202,9 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 		return opts, "", err
 	}
 	opts.CompressLast = s.CompressLast
+	if opts.EvalCodec, err = s.evalCompression(); err != nil {
+		return opts, "", err
+	}
 	opts.Precision = train.Precision(s.Precision)
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
@@ -230,6 +233,28 @@ func (s *Spec) resolveAuto() error {
 		fmt.Fprintf(s.Log, "graft train: --compress auto: %s with --compress-last (docs/delta.md)\n", s.Codec)
 	}
 	return nil
+}
+
+// evalCompression checks --eval-compress and returns the maker of each
+// worker's codec of the evaluation passes, nil for none.
+func (s *Spec) evalCompression() (func() compress.Compressor, error) {
+	if s.EvalCodec == "" || s.EvalCodec == "none" {
+		return nil, nil
+	}
+	if s.Sampler != "" || s.Async != nil || s.Pipeline != nil {
+		return nil, specError(errors.New("--eval-compress compresses the halo exchange of full-graph evaluation over parts; sampled, asynchronous and pipelined runs exchange no halo rows to evaluate: drop it"))
+	}
+	make, err := compress.Factory(s.EvalCodec)
+	if err != nil {
+		return nil, specError(fmt.Errorf("--eval-compress: %v", err))
+	}
+	if caps := make().Caps(); caps.Streaming != nil || caps.Grad != nil {
+		return nil, specError(fmt.Errorf("--eval-compress %s: a codec that keeps state between messages cannot compress evaluation; give a quantiser (quant8, entropy:quant8)", s.EvalCodec))
+	}
+	if s.Parts <= 1 { // nothing to exchange (said by unusedWithOneWorker)
+		return nil, nil
+	}
+	return make, nil
 }
 
 // gradCompression checks the gradient compression and returns the maker of
@@ -280,6 +305,9 @@ func (s *Spec) unusedWithOneWorker() string {
 	}
 	if s.CompressLast {
 		set = append(set, "--compress-last")
+	}
+	if s.EvalCodec != "" && s.EvalCodec != "none" {
+		set = append(set, "--eval-compress "+s.EvalCodec)
 	}
 	return strings.Join(set, " and ")
 }

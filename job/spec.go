@@ -76,6 +76,10 @@ type Spec struct {
 	// workers, a gradcomp spec ("" or "none": the exact all-reduce).
 	GradCompress string
 	CompressLast bool
+	// EvalCodec compresses the evaluation passes' halo exchange of
+	// full-graph training over parts ("" or "none": whole); the kept
+	// model is then evaluated once more, exactly.
+	EvalCodec string
 	// Rebalance, when above 1, re-partitions the graph during full-graph
 	// training whenever max/mean of the workers' measured compute time
 	// exceeds it (fullgraph.Rebalance); 0 never does.
@@ -177,6 +181,10 @@ type Summary struct {
 	BytesFwd     int64  `json:"bytes_fwd"`
 	BytesBwd     int64  `json:"bytes_bwd"`
 	BytesGrad    int64  `json:"bytes_grad"`
+	// EvalCompress is the evaluation passes' halo codec ("": whole), and
+	// BytesEval what those passes sent (not in BytesTotal).
+	EvalCompress string `json:"eval_compress,omitempty"`
+	BytesEval    int64  `json:"bytes_eval,omitempty"`
 	// Data-parallel mini-batch runs: the sampled structure and the input
 	// features fetched from their owners (the gradients are BytesGrad),
 	// and the one-off exchanges before the first epoch (BytesTotal

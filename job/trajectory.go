@@ -84,7 +84,7 @@ var settingNames = map[string]string{
 	"Train.Accumulate": "accumulate",
 	"Sampler":          "sampler", "BatchSize": "batch-size", "EvalSampler": "eval-sampler", "Precision": "precision",
 	"Parts": "parts", "Partition": "partition", "PartitionSeed": "partition-seed",
-	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress", "CompressLast": "compress-last",
+	"Codec": "compress", "Schedule": "schedule", "GradCompress": "grad-compress", "CompressLast": "compress-last", "EvalCodec": "eval-compress",
 	"Rebalance": "rebalance",
 }
 
@@ -301,8 +301,9 @@ func (s *Spec) derivedSettings(in *input, schedule string) map[string]string {
 		}
 		d["Schedule"] = schedule
 		d["GradCompress"] = cmpOr(s.GradCompress, "none")
+		d["EvalCodec"] = cmpOr(s.EvalCodec, "none")
 	} else {
-		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule", "GradCompress", "CompressLast"} {
+		for _, p := range []string{"Partition", "PartitionSeed", "Codec", "Schedule", "GradCompress", "CompressLast", "EvalCodec"} {
 			d[p] = "unused"
 		}
 	}

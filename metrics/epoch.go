@@ -30,6 +30,9 @@ type Epoch struct {
 	BytesFwd  int64 `json:"bytes_fwd"`
 	BytesBwd  int64 `json:"bytes_bwd"`
 	BytesGrad int64 `json:"bytes_grad"`
+	// BytesEval is what the evaluation passes' halo exchanges sent, apart
+	// from the training's bytes above and from Bytes.
+	BytesEval int64 `json:"bytes_eval,omitempty"`
 	// Data-parallel mini-batch training: bytes sent by all workers for the
 	// sampled structure (destinations asked of their owners and the
 	// neighbours drawn for them) and for the input features (rows asked
@@ -96,7 +99,8 @@ type Epoch struct {
 	UpdatesPerSecond float64 `json:"updates_per_second,omitempty"`
 }
 
-// Bytes is everything the epoch sent, the setup it reports included.
+// Bytes is everything the epoch's training sent, the setup it reports
+// included (evaluation's halo rows are BytesEval).
 func (e Epoch) Bytes() int64 {
 	return e.BytesFwd + e.BytesBwd + e.BytesGrad + e.BytesStructure + e.BytesFeatures + e.BytesSetup + e.BytesParams
 }
@@ -170,7 +174,7 @@ type Totals struct {
 	Epochs                                    int
 	BytesFwd, BytesBwd, BytesGrad             int64
 	BytesStructure, BytesFeatures, BytesSetup int64
-	BytesParams                               int64
+	BytesParams, BytesEval                    int64
 	ComputeSeconds, CommSeconds, CodecSeconds float64
 	EmulatedSeconds, EmulatedCommSeconds      float64
 	WorkerCompute                             []float64 // each worker's compute seconds over the run
@@ -185,6 +189,7 @@ func (t *Totals) add(e Epoch) {
 	t.BytesFeatures += e.BytesFeatures
 	t.BytesSetup += e.BytesSetup
 	t.BytesParams += e.BytesParams
+	t.BytesEval += e.BytesEval
 	t.ComputeSeconds += e.ComputeSeconds
 	t.CommSeconds += e.CommSeconds
 	t.CodecSeconds += e.CodecSeconds
@@ -198,7 +203,8 @@ func (t *Totals) add(e Epoch) {
 	}
 }
 
-// BytesTotal is everything the run sent, its setup included.
+// BytesTotal is everything the run's training sent, its setup included
+// (evaluation's halo rows are BytesEval).
 func (t Totals) BytesTotal() int64 {
 	return t.BytesFwd + t.BytesBwd + t.BytesGrad + t.BytesStructure + t.BytesFeatures + t.BytesSetup + t.BytesParams
 }

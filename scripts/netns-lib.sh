@@ -239,9 +239,12 @@ fail() { echo "FAIL: $*" >&2; failed=1; }
 # the epochs' CLOCK field: epoch_seconds, measured, or emulated_seconds
 # under --link); the speed-up is the reference's time to 99% over the run's.
 # "eval s/epoch" is the measured time of the evaluation passes (the epoch's
-# time minus its training step's), whose halo exchanges are neither
-# compressed nor counted in the bytes sent. Peak RSS is rank 0's (or the one process's), from the --json summary that
-# ends $OUT/NAME-CONFIG.rank0.log or $OUT/NAME-CONFIG.log, if there is one.
+# time minus its training step's), and "eval MB" what their halo exchanges
+# sent (compressed only with --eval-compress), which "MB sent", the
+# training's, leaves out. Peak RSS is rank 0's (or the one process's), from
+# the --json summary that ends $OUT/NAME-CONFIG.rank0.log or
+# $OUT/NAME-CONFIG.log, if there is one; with --eval-compress, "test at
+# best" is that summary's, the kept model evaluated with whole rows.
 tta_table() {
 	python3 - "$OUT" "$@" <<'EOF'
 import json, os, sys
@@ -252,15 +255,18 @@ wall = dict(l.split() for l in open(wf)) if os.path.exists(wf) else {}
 ref = cfgs[0]
 best = max(m["val_acc"] for m in runs[ref])
 print(f"links: {links}; 4 workers; clock: {clock}; targets: fractions of {ref}'s best val acc {best:.4f}\n")
-print(f"| run | epochs | wall s | s/epoch | eval s/epoch | MB sent | best val | test at best | time to 95% | time to 99% | speed-up at 99% vs {ref} | peak RSS MB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-def rss(c):
+print(f"| run | epochs | wall s | s/epoch | eval s/epoch | MB sent | eval MB | best val | test at best | time to 95% | time to 99% | speed-up at 99% vs {ref} | peak RSS MB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+def summary(c):
     for log in (f"{out}/{name}-{c}.rank0.log", f"{out}/{name}-{c}.log"):
         try:
-            return f"{json.loads(open(log).read().splitlines()[-1])['peak_rss_bytes'] / 1e6:.0f}"
-        except (OSError, IndexError, ValueError, KeyError):
+            return json.loads(open(log).read().splitlines()[-1])
+        except (OSError, IndexError, ValueError):
             pass
-    return "–"
+    return {}
+def rss(c):
+    s = summary(c)
+    return f"{s['peak_rss_bytes'] / 1e6:.0f}" if "peak_rss_bytes" in s else "–"
 tt = {}
 for c, ms in runs.items():
     t, tt[c] = 0.0, {}
@@ -273,10 +279,13 @@ for c, ms in runs.items():
 for c, ms in runs.items():
     b = max(ms, key=lambda m: (m["val_acc"], -m["val_loss"]))
     sent = sum(m["bytes_fwd"] + m["bytes_bwd"] + m["bytes_grad"] for m in ms) / 1e6
+    evsent = sum(m.get("bytes_eval", 0) for m in ms) / 1e6
+    s = summary(c)
+    test = s["test_acc"] if s.get("eval_compress", "none") != "none" and "test_acc" in s else b["test_acc"]
     ev = sum(m["epoch_seconds"] - m["step_seconds"] for m in ms) / len(ms)
     fmt = lambda f: f"{tt[c][f][0]:.2f} s (epoch {tt[c][f][1]})" if f in tt[c] else "not reached"
     w = f"{float(wall[c]):.1f}" if c in wall else "–"
     up = f"{tt[ref][0.99][0] / tt[c][0.99][0]:.2f}×" if 0.99 in tt[c] and 0.99 in tt[ref] else "–"
-    print(f"| {c} | {len(ms)} | {w} | {tt[c]['total'] / len(ms):.3f} | {ev:.3f} | {sent:.0f} | {b['val_acc']:.4f} | {b['test_acc']:.4f} | {fmt(0.95)} | {fmt(0.99)} | {up} | {rss(c)} |")
+    print(f"| {c} | {len(ms)} | {w} | {tt[c]['total'] / len(ms):.3f} | {ev:.3f} | {sent:.0f} | {evsent:.0f} | {b['val_acc']:.4f} | {test:.4f} | {fmt(0.95)} | {fmt(0.99)} | {up} | {rss(c)} |")
 EOF
 }

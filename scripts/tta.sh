@@ -42,8 +42,9 @@ flags() {
 	case $1 in
 	full) echo --compress none ;;
 	auto) echo --compress auto ;;                           # entropy:delta:2:0:0 with --compress-last
+	auto-eval) echo --compress auto --eval-compress entropy:quant8 ;; # and the evaluations' rows in 8 bits, entropy-coded
 	varco) echo --compress truncate --schedule varco-paper ;; # the authors' linear:128:1.5:5
-	*) echo "tta: unknown configuration $1 (want full, auto or varco)" >&2; exit 2 ;;
+	*) echo "tta: unknown configuration $1 (want full, auto, auto-eval or varco)" >&2; exit 2 ;;
 	esac
 }
 for cfg in $configs; do flags "$cfg" >/dev/null; done

@@ -187,7 +187,7 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 	s := job.Spec{Async: asyncSpec, Pipeline: pipelineSpec,
 		Dataset: o.dataset, DataDir: o.dataDir, Files: o.files, Recipe: o.recipe.Name, RecipeNote: o.recipeNote(fs), Split: o.split, LCC: o.lcc, RowNormalize: o.rowNormalize, Features: storage,
 		PartDir: o.worker.partDir, Train: cfg,
-		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, CompressLast: d.compressLast, Link: d.link, GradCompress: d.gradCompress,
+		Partition: d.partition, PartitionSeed: d.partitionSeed, Codec: d.codec, Schedule: d.schedule, CompressLast: d.compressLast, EvalCodec: d.evalCompress, Link: d.link, GradCompress: d.gradCompress,
 		Rebalance:     float64(d.rebalance),
 		CheckpointDir: d.checkpointDir, CheckpointEvery: d.checkpointEvery, Resume: d.resume, ResumeAllow: strings.FieldsFunc(d.resumeAllow, func(r rune) bool { return r == ',' || r == ' ' }),
 		Save: o.save, SaveFormat: o.saveFormat, MetricsFile: o.metricsFile, MetricsAddr: o.metricsAddr,

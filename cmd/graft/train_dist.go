@@ -19,6 +19,7 @@ type distOptions struct {
 	partition       string
 	codec, schedule string
 	compressLast    bool
+	evalCompress    string
 	scheduleName    string // the schedule in force, resolved from --schedule and its default
 	link            string
 	gradCompress    string
@@ -38,6 +39,7 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.schedule, "schedule", "", "compression ratio per step: fixed:R, linear:RMAX:RMIN:SLOPE, exp:RMAX:RMIN[:SLOPE], step:RMAX:RMIN:EVERY[:FACTOR], adaptive[:RMAX:RMIN:PATIENCE:FACTOR], or varco-paper (the VARCO authors' linear:128:1.5:5); patience and model selection start once it reaches its final ratio (default per codec: truncate "+compress.DefaultSchedule("truncate")+", topk "+compress.DefaultSchedule("topk")+", subspace "+compress.DefaultSchedule("subspace")+", fixed:1 otherwise)")
 	fs.StringVar(&d.gradCompress, "grad-compress", "none", "compression of the gradients the workers sum: "+gradcomp.Usage+" (see docs/gradients.md)")
 	fs.BoolVar(&d.compressLast, "compress-last", false, "compress the last layer's exchange too (by default it goes whole, as in the VARCO paper)")
+	fs.StringVar(&d.evalCompress, "eval-compress", "none", "compression of the evaluation passes' boundary exchange in full-graph training over parts, a codec without state (quant8, entropy:quant8); the kept model is evaluated once more with whole rows for the reported accuracies (for slow links: see docs/varco.md)")
 	fs.StringVar(&d.link, "link", "", "emulate a network link per worker, e.g. 1gbit:1ms, to report emulated time")
 	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
 	fs.StringVar(&d.checkpointDir, "checkpoint-dir", "", "write checkpoints to `DIR` (every --checkpoint-every epochs, and when interrupted by SIGINT or SIGTERM)")

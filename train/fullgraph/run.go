@@ -28,7 +28,12 @@ type Options struct {
 	// CompressLast compresses the last layer's exchange too
 	// (halo.Config.CompressLast).
 	CompressLast bool
-	Link         *comm.Link // emulated network link, or nil
+	// EvalCodec makes each worker's compressor of the evaluation passes
+	// (halo.Config.EvalCodec); nil sends them whole. The model selected
+	// by those evaluations is evaluated once more, exactly, for the
+	// result.
+	EvalCodec func() compress.Compressor
+	Link      *comm.Link // emulated network link, or nil
 	// Grad makes each worker's gradient compression (each needs its
 	// own: a method keeps residuals); nil sums gradients exactly.
 	Grad func() (gradcomp.Method, error)
@@ -62,8 +67,8 @@ type Options struct {
 // ranks of c doing the same, and calls onEpoch (on every rank) with the
 // epoch's metrics over all workers. Bytes count what the workers sent
 // during the training step's halo exchanges (forward activations, backward
-// gradients) and gradient all-reduce; evaluation passes are not compressed
-// and are not counted. Parameters stay identical on every rank, so any
+// gradients) and gradient all-reduce; the evaluation passes' exchanges
+// (compressed only with Options.EvalCodec) are counted apart, as BytesEval. Parameters stay identical on every rank, so any
 // rank's model is the result. A nil or one-part layout is one worker
 // holding the whole graph.
 func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
@@ -175,6 +180,9 @@ func exchangeConfig(cfg train.Config, opts Options) halo.Config {
 	if opts.Schedule != nil {
 		hc.Schedule = opts.Schedule()
 	}
+	if opts.EvalCodec != nil {
+		hc.EvalCodec = opts.EvalCodec()
+	}
 	return hc
 }
 
@@ -232,23 +240,42 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		return rb.afterEpoch(m.Epoch, e.WorkerCompute, s, &acc, resave)
 	}
 	res, err := train.RunInGroup(ctx, loop, hooks, c)
+	if err == nil && s.ex != nil && s.ex.EvalCompressed() && res.Best.Epoch > 0 {
+		res.Best, err = evaluateExactly(loop, s.ex, res.Best)
+	}
 	return res, loop, err
+}
+
+// evaluateExactly is best with its evaluation redone with whole halo rows:
+// the loop holds best's parameters, selected by evaluations through
+// halo.Config.EvalCodec, and the run reports them as they are.
+func evaluateExactly(loop *train.Loop, ex *halo.Exchange, best train.Metrics) (train.Metrics, error) {
+	ex.EvaluateExactly(true)
+	defer ex.EvaluateExactly(false)
+	m, err := loop.Evaluate()
+	if err != nil {
+		return best, fmt.Errorf("fullgraph: evaluating the kept model exactly: %w", err)
+	}
+	best.TrainAcc, best.ValAcc, best.TestAcc, best.ValLoss = m.TrainAcc, m.ValAcc, m.TestAcc, m.ValLoss
+	best.ValF1, best.TestF1, best.ValAUC, best.TestAUC = m.ValF1, m.TestF1, m.ValAUC, m.TestAUC
+	return best, nil
 }
 
 // counters are one worker's cumulative figures, exchanged after every
 // epoch.
 type counters struct {
 	BytesFwd, BytesBwd, BytesGrad float64
+	BytesEval                     float64
 	CommSeconds, EmulatedSeconds  float64
 	CodecSeconds, WallSeconds     float64
 }
 
 func (w counters) values() []float64 {
-	return []float64{w.BytesFwd, w.BytesBwd, w.BytesGrad, w.CommSeconds, w.EmulatedSeconds, w.CodecSeconds, w.WallSeconds}
+	return []float64{w.BytesFwd, w.BytesBwd, w.BytesGrad, w.BytesEval, w.CommSeconds, w.EmulatedSeconds, w.CodecSeconds, w.WallSeconds}
 }
 
 func countersOf(v []float64) counters {
-	return counters{v[0], v[1], v[2], v[3], v[4], v[5], v[6]}
+	return counters{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}
 }
 
 // read takes this worker's counters from its communicator's statistics and
@@ -264,6 +291,8 @@ func read(stats *comm.Stats, ex *halo.Exchange, wall, codecBefore float64) count
 			w.BytesFwd += float64(st.BytesSent)
 		case strings.HasPrefix(site, halo.BackwardSites):
 			w.BytesBwd += float64(st.BytesSent)
+		case strings.HasPrefix(site, halo.EvalSites):
+			w.BytesEval += float64(st.BytesSent)
 		case site == train.GradientSite:
 			w.BytesGrad += float64(st.BytesSent)
 		}
@@ -323,6 +352,7 @@ func (a *epochAccounts) epoch(m train.Metrics, c comm.Communicator, ex *halo.Exc
 		e.BytesFwd += int64(w.BytesFwd)
 		e.BytesBwd += int64(w.BytesBwd)
 		e.BytesGrad += int64(w.BytesGrad)
+		e.BytesEval += int64(w.BytesEval)
 		compute := max(w.WallSeconds-w.CommSeconds, 0)
 		e.WorkerCompute[r] = compute
 		e.ComputeSeconds = max(e.ComputeSeconds, compute)
