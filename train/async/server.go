@@ -3,6 +3,7 @@ package async
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,7 +21,9 @@ type ServerConfig struct {
 	Timeout time.Duration
 	// Sync makes the server synchronous, the baseline: it waits for a
 	// gradient from every worker that is not done, applies their mean as
-	// one update, and only then answers them.
+	// one update, and only then answers them. Gradients it holds when
+	// worker 0 stops the run (kindStop) are discarded: no step comes after
+	// a stop.
 	Sync bool
 	// Epochs, when positive, is how many epochs of gradients the run
 	// needs from all workers together, an epoch being every worker's
@@ -63,7 +66,16 @@ func serve(c comm.Communicator, sh *Shard, cfg ServerConfig) (*server, error) {
 		if err := s.handle(from, req); err != nil {
 			return s, err
 		}
-		if cfg.Sync && len(s.pending) > 0 && len(s.pending) == len(s.active) {
+		switch {
+		case !cfg.Sync || len(s.pending) == 0:
+		case s.full():
+			// Stopped (kindStop) with gradients held: no step comes after
+			// a stop, so they are discarded, uncounted, and their workers
+			// told to stop now rather than once the others are done.
+			if err := s.discard(); err != nil {
+				return s, err
+			}
+		case len(s.pending) == len(s.active):
 			s.pushes += int64(len(s.pending))
 			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
 				return s, err
@@ -83,7 +95,7 @@ type server struct {
 	values  []float32
 	pending map[int][]float32 // Sync: gradients waiting for the others'
 	version int               // Sync: the version the pending gradients are of
-	pushes  int64             // gradients received and used
+	pushes  int64             // gradients received and used (not those discarded at a stop)
 	batches map[int]int       // each worker's batches per epoch, from its first pull
 	epoch   int64             // gradients in an epoch, once every worker has said
 	stopped bool              // worker 0 stopped the run early (kindStop)
@@ -190,6 +202,20 @@ func (s *server) handle(from int, req request) error {
 	}
 	if err != nil {
 		return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), from, err)
+	}
+	return nil
+}
+
+// discard drops the pending gradients without applying or counting them
+// and answers their workers, in rank order, with the parameters as they
+// are (and stop).
+func (s *server) discard() error {
+	ranks := slices.Sorted(maps.Keys(s.pending))
+	for _, r := range ranks {
+		delete(s.pending, r)
+		if err := s.answer(r); err != nil {
+			return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), r, err)
+		}
 	}
 	return nil
 }
