@@ -31,6 +31,10 @@ type ServerConfig struct {
 	// in, every answer says stop, and later gradients are ignored. Fast
 	// workers thus do the share of the batches a slow one cannot.
 	Epochs int
+	// SendFinal makes the server send Workers[0], once every worker is
+	// done, its counters at FinalSite (encodeCounters): the figures of
+	// the pushes that came after worker 0's last request for them (Final).
+	SendFinal bool
 }
 
 // Serve answers the workers' requests for shard sh until every worker is
@@ -80,6 +84,11 @@ func serve(c comm.Communicator, sh *Shard, cfg ServerConfig) (*server, error) {
 			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
 				return s, err
 			}
+		}
+	}
+	if cfg.SendFinal && len(cfg.Workers) > 0 {
+		if err := c.Send(FinalSite, cfg.Workers[0], encodeCounters(s.counters())); err != nil {
+			return s, fmt.Errorf("async: server rank %d: sending rank %d the final counters: %w", c.Rank(), cfg.Workers[0], err)
 		}
 	}
 	return s, nil
