@@ -2,6 +2,7 @@ package async
 
 import (
 	"context"
+	"encoding/binary"
 	"sync"
 	"testing"
 	"time"
@@ -13,11 +14,17 @@ import (
 )
 
 // tally counts, per server rank, the requests sent to it by kind and the
-// replies it sends, as they go through the communicator.
+// replies it sends, as they go through the communicator, and the bytes of
+// every push and of every reply carrying parameters.
 type tally struct {
 	mu       sync.Mutex
 	requests map[int]map[byte]int64 // server → kind → messages
 	replies  map[int]int64          // server → messages
+	// Bytes of the pushes and of the replies with parameters (not those
+	// with counters, which begin with their tag), and of the pushes sent
+	// after worker 0's first stop.
+	pushBytes, paramBytes, lateBytes int64
+	stopped                          bool
 }
 
 // tallied is a communicator that tallies every Send.
@@ -34,8 +41,20 @@ func (c tallied) Send(site string, to int, msg []byte) error {
 			c.t.requests[to] = map[byte]int64{}
 		}
 		c.t.requests[to][msg[0]]++
+		switch msg[0] {
+		case kindPush:
+			c.t.pushBytes += int64(len(msg))
+			if c.t.stopped {
+				c.t.lateBytes += int64(len(msg))
+			}
+		case kindStop:
+			c.t.stopped = true
+		}
 	case ReplySite:
 		c.t.replies[c.Rank()]++
+		if len(msg) < 8 || binary.LittleEndian.Uint64(msg)&^0xffff != countersTag {
+			c.t.paramBytes += int64(len(msg))
+		}
 	}
 	c.t.mu.Unlock()
 	return c.Communicator.Send(site, to, msg)
@@ -69,7 +88,8 @@ func tallyRun(t *testing.T, cfg train.Config, p train.Problem, opts Options) ([]
 // a reply 25 and 4 a value, so with the same messages to every server a
 // round of N pushes to S servers is N·(9·S + 4·P) bytes for a model of P
 // values. Worker 0's epochs report the servers' figures since the last
-// report, which add up to the servers' at its last report.
+// report, the last epoch up to the servers' final counters, so that they
+// add up to every byte of the run.
 func TestServersCountTheirBytes(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
@@ -130,32 +150,45 @@ func TestServersCountTheirBytes(t *testing.T) {
 		if grad != results[0].Counters.BytesGrad || sent != results[0].Counters.BytesParams {
 			t.Fatalf("%s: the epochs add up to %d and %d bytes, worker 0's last report %+v", tc.name, grad, sent, results[0].Counters)
 		}
-		switch {
-		case tc.sync:
+		if grad != end.BytesGrad || sent != end.BytesParams || grad != tl.pushBytes || sent != tl.paramBytes {
+			t.Fatalf("%s, %d servers: the epochs report %d and %d bytes, the servers counted %d and %d, the ranks sent %d and %d",
+				tc.name, tc.servers, grad, sent, end.BytesGrad, end.BytesParams, tl.pushBytes, tl.paramBytes)
+		}
+		if steps := (int64(cfg.Epochs)*epochSize + n - 1) / n; tc.sync && pushes != n*steps {
 			// Every worker pushes every step, and the step that completes
 			// the epochs answers all with stop: nothing comes later.
-			steps := (int64(cfg.Epochs)*epochSize + n - 1) / n
-			if pushes != n*steps || grad != end.BytesGrad || sent != end.BytesParams {
-				t.Fatalf("ps-sync: %d pushes to each server in %d steps of %d workers; the epochs report %d and %d bytes, the servers counted %d and %d",
-					pushes, steps, n, grad, sent, end.BytesGrad, end.BytesParams)
-			}
-		case tc.servers == 1:
-			// One server answers each push before it reads the next
-			// request: at worker 0's last report it had received some m
-			// pushes, all the run's gradients among them, and had sent
-			// the first pulls' replies and m more.
-			m := grad / pushSize
-			if grad != m*pushSize || sent != (n+m)*replySize || m < int64(cfg.Epochs)*epochSize || m > pushes {
-				t.Fatalf("async: the epochs report %d bytes of gradients (%d pushes of %d bytes?) and %d of parameters", grad, m, pushSize, sent)
-			}
-		default:
-			// Each server answers worker 0's last request for counters
-			// when it comes: they may be a push or two apart.
-			if grad > end.BytesGrad || sent > end.BytesParams {
-				t.Fatalf("async: the epochs report %d and %d bytes, the servers counted %d and %d", grad, sent, end.BytesGrad, end.BytesParams)
-			}
+			t.Fatalf("ps-sync: %d pushes to each server in %d steps of %d workers", pushes, steps, n)
 		}
 		t.Logf("%s, %d workers, %d servers, %d values: %d pushes to each server, %d bytes of gradients, %d of parameters reported",
 			tc.name, tc.workers, tc.servers, values, pushes, grad, sent)
+	}
+}
+
+// A run that patience stops early reports every byte too: the pushes of
+// the steps in flight when worker 0 stopped the run (its own next one
+// among them), answered with stop, count in the last epoch, so the
+// epochs' bytes are the bytes the ranks sent, asynchronous and
+// synchronous.
+func TestEpochsCountThePushesAfterAStop(t *testing.T) {
+	p := traintest.SBMProblem(t, 300)
+	cfg := testConfig("sage")
+	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 200, 2, true
+	for _, sync := range []bool{false, true} {
+		opts := Options{Workers: 4, Servers: 2, MaxStaleness: -1, Sync: sync, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}
+		results, epochs, tl := tallyRun(t, cfg, p, opts)
+		var grad, sent int64
+		for _, e := range epochs {
+			grad += e.BytesGrad
+			sent += e.BytesParams
+		}
+		last := epochs[len(epochs)-1].Epoch
+		if last >= cfg.Epochs || tl.lateBytes == 0 {
+			t.Fatalf("sync %v: the last epoch reported is %d of %d, with %d bytes pushed after the stop: the test needs a run patience stops", sync, last, cfg.Epochs, tl.lateBytes)
+		}
+		if grad != tl.pushBytes || sent != tl.paramBytes || results[0].Counters.BytesGrad != grad || results[0].Counters.BytesParams != sent {
+			t.Fatalf("sync %v: the epochs report %d bytes of gradients and %d of parameters, worker 0's counters %d and %d; the ranks sent %d (%d after the stop) and %d",
+				sync, grad, sent, results[0].Counters.BytesGrad, results[0].Counters.BytesParams, tl.pushBytes, tl.lateBytes, tl.paramBytes)
+		}
+		t.Logf("sync %v: stopped after epoch %d; %d bytes of gradients (%d after the stop), %d of parameters", sync, last, grad, tl.lateBytes, sent)
 	}
 }

@@ -265,6 +265,20 @@ func (c *Counters) add(o Counters) {
 	c.BytesParams += o.BytesParams
 }
 
+// since is c's figures since prev, earlier counters of the same servers
+// (EpochSize and Pushes as in c).
+func (c Counters) since(prev Counters) Counters {
+	d := c
+	d.Staleness = Histogram{}
+	d.Staleness.Merge(&c.Staleness)
+	d.Staleness.Sub(&prev.Staleness)
+	d.Dropped -= prev.Dropped
+	d.Updates -= prev.Updates
+	d.BytesGrad -= prev.BytesGrad
+	d.BytesParams -= prev.BytesParams
+	return d
+}
+
 // Counters returns a copy of the shard's figures.
 func (s *Shard) Counters() Counters {
 	c := Counters{Dropped: s.dropped, Updates: int64(s.version)}

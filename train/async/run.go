@@ -107,9 +107,11 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // when patience runs out, worker 0 tells the servers, which answer every
 // later push with stop; Result.Model holds the selected epoch's
 // parameters.
-// Worker 0's Counters are the servers' at its last report, summed; the
-// other workers' Result has the epochs complete as the servers last told
-// them; a server's Result holds only its own Counters.
+// Worker 0 reports the last epoch once every worker is done, with the
+// servers' final counters, so that the epochs count every push; its
+// Counters are those, summed (after an error, those at its last report);
+// the other workers' Result has the epochs complete as the servers last
+// told them; a server's Result holds only its own Counters.
 func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train.Problem, opts Options, onEpoch func(metrics.Epoch) error) (Result, error) {
 	if err := opts.check(cfg); err != nil {
 		return Result{}, err
@@ -156,7 +158,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		if err != nil {
 			return Result{}, err
 		}
-		cn, err := Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs})
+		cn, err := Serve(c, sh, ServerConfig{Workers: workers, Timeout: opts.Timeout, Sync: opts.Sync, Epochs: cfg.Epochs, SendFinal: true})
 		return Result{Counters: cn}, err
 	}
 	wc := WorkerConfig{Servers: servers, Plan: plan, Timeout: opts.Timeout}
@@ -185,6 +187,9 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 	}
 	start := time.Now()
 	err = Work(c, stepper, wc)
+	if rep != nil {
+		err = rep.finish(err)
+	}
 	res := Result{Model: model, Seconds: time.Since(start).Seconds(), Epochs: seen}
 	for _, q := range params {
 		res.Final = append(res.Final, q.Value.Data...)
@@ -240,6 +245,7 @@ type reporter struct {
 	evals     []float64
 	metrics   train.Metrics // the last evaluation
 	stopped   bool          // patience ran out: the servers were told to stop
+	held      *heldEpoch    // the last epoch's record, until finish
 }
 
 // step notes worker 0's step, and reports an epoch once the servers have
@@ -301,14 +307,7 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		return false, fmt.Errorf("%w after epoch %d: %v", train.ErrInterrupted, epoch, err)
 	}
 	wall := now.Sub(r.last).Seconds()
-	interval := cn
-	interval.Staleness = Histogram{}
-	interval.Staleness.Merge(&cn.Staleness)
-	interval.Staleness.Sub(&r.prev.Staleness)
-	interval.Dropped -= r.prev.Dropped
-	interval.Updates -= r.prev.Updates
-	interval.BytesGrad -= r.prev.BytesGrad
-	interval.BytesParams -= r.prev.BytesParams
+	before := r.prev
 	r.prev = cn
 	m := r.metrics
 	m.EvalSeconds = 0
@@ -341,20 +340,67 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	if m.Evaluated {
 		r.evals = append(r.evals, m.EvalSeconds)
 	}
-	if r.onEpoch == nil {
-		return true, nil
-	}
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc, ValLoss: m.ValLoss,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
 		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
-		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches(),
-		StalenessMean: interval.Staleness.Mean(), StalenessP50: interval.Staleness.Quantile(0.5),
-		StalenessP99: interval.Staleness.Quantile(0.99), StalenessMax: interval.Staleness.Max(),
-		DroppedUpdates: interval.Dropped, BytesGrad: interval.BytesGrad, BytesParams: interval.BytesParams}
+		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches()}
+	if r.stopped || epoch == r.cfg.Epochs {
+		// The run's last report waits for the servers' final counters
+		// (finish).
+		r.held = &heldEpoch{e: e, before: before, wall: wall}
+		return true, nil
+	}
+	return true, r.emit(e, cn.since(before), wall)
+}
+
+// heldEpoch is the run's last epoch record, waiting for the servers'
+// final counters: before are the counters at the report before it, wall
+// the seconds since that report.
+type heldEpoch struct {
+	e      metrics.Epoch
+	before Counters
+	wall   float64
+}
+
+// emit reports e with the servers' figures over its interval.
+func (r *reporter) emit(e metrics.Epoch, interval Counters, wall float64) error {
+	if r.onEpoch == nil {
+		return nil
+	}
+	h := &interval.Staleness
+	e.StalenessMean, e.StalenessP50, e.StalenessP99, e.StalenessMax = h.Mean(), h.Quantile(0.5), h.Quantile(0.99), h.Max()
+	e.DroppedUpdates, e.BytesGrad, e.BytesParams = interval.Dropped, interval.BytesGrad, interval.BytesParams
 	if wall > 0 {
 		e.UpdatesPerSecond = float64(interval.Updates) / float64(len(r.servers)) / wall
 	}
-	return true, r.onEpoch(e)
+	return r.onEpoch(e)
+}
+
+// finish reports the run's last epoch, held since its report, with the
+// servers' figures up to their final counters, which they send once every
+// worker is done: the pushes that came after the report (the steps in
+// flight when the run stopped, answered with stop, and a lagging server's
+// last gradients) count in the last epoch, and the epochs' bytes add up to
+// every byte pushed and sent back. After workErr, Work's error, it reports
+// the figures as they were at the report, and returns workErr.
+func (r *reporter) finish(workErr error) error {
+	h := r.held
+	if h == nil {
+		return workErr
+	}
+	r.held = nil
+	if workErr == nil {
+		final, err := Final(r.c, r.servers, r.opts.Timeout)
+		if err != nil {
+			return err
+		}
+		r.prev = final
+	}
+	err := r.emit(h.e, r.prev.since(h.before), h.wall)
+	if workErr != nil {
+		return workErr
+	}
+	return err
 }
 
 // stop tells every server that the run ends now: patience ran out. Each

@@ -3,6 +3,7 @@ package async
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -20,7 +21,9 @@ type ServerConfig struct {
 	Timeout time.Duration
 	// Sync makes the server synchronous, the baseline: it waits for a
 	// gradient from every worker that is not done, applies their mean as
-	// one update, and only then answers them.
+	// one update, and only then answers them. Gradients it holds when
+	// worker 0 stops the run (kindStop) are discarded: no step comes after
+	// a stop.
 	Sync bool
 	// Epochs, when positive, is how many epochs of gradients the run
 	// needs from all workers together, an epoch being every worker's
@@ -28,6 +31,10 @@ type ServerConfig struct {
 	// in, every answer says stop, and later gradients are ignored. Fast
 	// workers thus do the share of the batches a slow one cannot.
 	Epochs int
+	// SendFinal makes the server send Workers[0], once every worker is
+	// done, its counters at FinalSite (encodeCounters): the figures of
+	// the pushes that came after worker 0's last request for them (Final).
+	SendFinal bool
 }
 
 // Serve answers the workers' requests for shard sh until every worker is
@@ -63,11 +70,25 @@ func serve(c comm.Communicator, sh *Shard, cfg ServerConfig) (*server, error) {
 		if err := s.handle(from, req); err != nil {
 			return s, err
 		}
-		if cfg.Sync && len(s.pending) > 0 && len(s.pending) == len(s.active) {
+		switch {
+		case !cfg.Sync || len(s.pending) == 0:
+		case s.full():
+			// Stopped (kindStop) with gradients held: no step comes after
+			// a stop, so they are discarded, uncounted, and their workers
+			// told to stop now rather than once the others are done.
+			if err := s.discard(); err != nil {
+				return s, err
+			}
+		case len(s.pending) == len(s.active):
 			s.pushes += int64(len(s.pending))
 			if err := syncStep(c, sh, s.pending, s.version, s.answer); err != nil {
 				return s, err
 			}
+		}
+	}
+	if cfg.SendFinal && len(cfg.Workers) > 0 {
+		if err := c.Send(FinalSite, cfg.Workers[0], encodeCounters(s.counters())); err != nil {
+			return s, fmt.Errorf("async: server rank %d: sending rank %d the final counters: %w", c.Rank(), cfg.Workers[0], err)
 		}
 	}
 	return s, nil
@@ -83,7 +104,7 @@ type server struct {
 	values  []float32
 	pending map[int][]float32 // Sync: gradients waiting for the others'
 	version int               // Sync: the version the pending gradients are of
-	pushes  int64             // gradients received and used
+	pushes  int64             // gradients received and used (not those discarded at a stop)
 	batches map[int]int       // each worker's batches per epoch, from its first pull
 	epoch   int64             // gradients in an epoch, once every worker has said
 	stopped bool              // worker 0 stopped the run early (kindStop)
@@ -190,6 +211,20 @@ func (s *server) handle(from int, req request) error {
 	}
 	if err != nil {
 		return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), from, err)
+	}
+	return nil
+}
+
+// discard drops the pending gradients without applying or counting them
+// and answers their workers, in rank order, with the parameters as they
+// are (and stop).
+func (s *server) discard() error {
+	ranks := slices.Sorted(maps.Keys(s.pending))
+	for _, r := range ranks {
+		delete(s.pending, r)
+		if err := s.answer(r); err != nil {
+			return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), r, err)
+		}
 	}
 	return nil
 }

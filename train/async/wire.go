@@ -8,10 +8,12 @@ import (
 )
 
 // Sites of the parameter server's messages: requests go to the servers,
-// replies come back to the workers.
+// replies come back to the workers, and the servers' final counters to
+// worker 0 once every worker is done.
 const (
 	RequestSite = "ps.request"
 	ReplySite   = "ps.reply"
+	FinalSite   = "ps.final"
 )
 
 // Kinds of request.
@@ -84,7 +86,8 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 	return r, nil
 }
 
-// A server's counters, its answer to kindStats, are little-endian uint64s:
+// A server's counters, its answer to kindStats and its message at
+// FinalSite, are little-endian uint64s:
 // a tag, countersTag with the format's version in its low 16 bits, then
 // Dropped, Updates, Pushes, EpochSize, BytesGrad and BytesParams, then the
 // staleness histogram's counts, τ = 0 first. A decoder refuses a version
@@ -93,7 +96,7 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 // Dropped, are refused too rather than read one word off.
 const (
 	countersTag     = 0x4752414654430000
-	countersVersion = 2  // 2: servers take kindStop
+	countersVersion = 3  // 2: servers take kindStop; 3: servers send their final counters (FinalSite)
 	countersHead    = 56 // the tag and the six counts
 )
 

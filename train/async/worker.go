@@ -156,13 +156,16 @@ func (w *worker) round(kind byte) error {
 }
 
 // await receives server srv's next answer within the timeout.
-func (w *worker) await(srv int) ([]byte, error) {
-	_, msg, err := w.c.Recv(ReplySite, srv, time.Now().Add(w.cfg.Timeout))
+func (w *worker) await(srv int) ([]byte, error) { return recvFrom(w.c, ReplySite, srv, w.cfg.Timeout) }
+
+// recvFrom receives server srv's next message at site within timeout.
+func recvFrom(c comm.Communicator, site string, srv int, timeout time.Duration) ([]byte, error) {
+	_, msg, err := c.Recv(site, srv, time.Now().Add(timeout))
 	if errors.Is(err, comm.ErrDeadline) {
-		return nil, fmt.Errorf("async: worker rank %d: server rank %d did not answer within %v (dead or stalled)", w.c.Rank(), srv, w.cfg.Timeout)
+		return nil, fmt.Errorf("async: worker rank %d: server rank %d did not answer within %v (dead or stalled)", c.Rank(), srv, timeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("async: worker rank %d: waiting for server rank %d: %w", w.c.Rank(), srv, err)
+		return nil, fmt.Errorf("async: worker rank %d: waiting for server rank %d: %w", c.Rank(), srv, err)
 	}
 	return msg, nil
 }
@@ -172,15 +175,26 @@ func (w *worker) await(srv int) ([]byte, error) {
 // BytesGrad and BytesParams each server's share of its bytes),
 // with EpochSize the largest (0 only while no server knows it).
 func Stats(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
-	var total Counters
 	for _, srv := range servers {
 		if err := c.Send(RequestSite, srv, request{kind: kindStats}.encode()); err != nil {
 			return Counters{}, fmt.Errorf("async: rank %d: asking server rank %d for its counters: %w", c.Rank(), srv, err)
 		}
 	}
-	w := &worker{c: c, cfg: WorkerConfig{Timeout: timeout}}
+	return gather(c, servers, ReplySite, timeout)
+}
+
+// Final receives every server's counters as it sends them once every
+// worker is done (ServerConfig.SendFinal), summed as Stats sums them: the
+// run's figures, every push included.
+func Final(c comm.Communicator, servers []int, timeout time.Duration) (Counters, error) {
+	return gather(c, servers, FinalSite, timeout)
+}
+
+// gather receives every server's counters at site and sums them.
+func gather(c comm.Communicator, servers []int, site string, timeout time.Duration) (Counters, error) {
+	var total Counters
 	for _, srv := range servers {
-		msg, err := w.await(srv)
+		msg, err := recvFrom(c, site, srv, timeout)
 		if err != nil {
 			return Counters{}, err
 		}

@@ -38,7 +38,7 @@ func (c countingComm) AllToAll(site string, send, recv [][]byte) error {
 // for every sampler, and the one-off exchanges before the first epoch are
 // the first epoch's setup bytes. With the neighbour sampler those are the
 // setup records and the parts' node lists alone: each worker sends every
-// other its setup record (72 bytes), layout fingerprint (8), training
+// other its setup record (8·setupFields bytes), layout fingerprint (8), training
 // count (4) and nodes (4 bytes each); every other sampler shares more.
 func TestReportedBytesEqualBytesSent(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)

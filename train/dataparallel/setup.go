@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"strings"
 
@@ -23,8 +24,10 @@ type Setup struct {
 	Cols      int    // feature columns
 	Classes   int
 	Precision train.Precision
-	// Settings fingerprints the training settings (settingsFingerprint).
-	Settings uint64
+	// Settings are the training settings, a value for each of
+	// settingGroups: the numbers as they are, the others fingerprinted
+	// (settingsOf).
+	Settings [nSettings]int64
 	// NonZeros and Rows are the features' entries (sparse features) and
 	// rows summed over the parts: the whole graph's.
 	NonZeros, Rows int64
@@ -43,64 +46,152 @@ type Setup struct {
 //	columns   feature columns
 //	classes
 //	precision 0 fp32, 1 bf16
-//	settings  the training settings' fingerprint
+//	settings  nSettings of them, settingGroups' values in their order
 //	nonzeros  the part's feature entries (sparse features; else 0)
 //	rows      the part's feature rows
 //
-// The fields from nodes to settings must be equal on every worker; the
-// last two are summed.
+// The fields from nodes to the last setting must be equal on every worker
+// (checked in checkOrder, so that every worker names the same one when
+// several differ); the last two are summed.
 const (
-	setupVersion = 1
-	setupFields  = 9
-	nAgreed      = 7 // version to settings
+	setupVersion = 2
+	setupFields  = fieldSettings + nSettings + 2
 	// Fields shown or summed otherwise than as numbers.
 	fieldStorage   = 2
 	fieldPrecision = 5
-	fieldSettings  = 6
-	fieldNNZ       = 7
-	fieldRows      = 8
+	fieldSettings  = 6 // the first setting
+	fieldNNZ       = setupFields - 2
+	fieldRows      = setupFields - 1
 )
 
-var (
-	storageNames   = []string{"none", "dense", "bf16", "sparse"}
-	precisionNames = []train.Precision{train.FP32, train.BF16}
-	agreedNames    = [nAgreed]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision",
-		"training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ)"}
-)
+// A settingGroup is settings every worker must train with alike, one field
+// of the setup record: its name in the error of workers differing in it,
+// its value (a number as it is, else a fingerprint) and how a value shows.
+type settingGroup struct {
+	name  string
+	value func(cfg train.Config, opts Options) (int64, error)
+	show  func(int64) string // nil: an integer, in decimal
+}
 
-// settingsFingerprint is FNV-64a of the settings every worker must train
-// with alike: the model, the optimiser's rule and rates, the weight decay,
-// when to stop and what model to keep, the accumulation, the sampler, the
-// batch size, and the feature rows' and gradients' compression. (The
-// learning-rate schedule counts by its type.)
-func settingsFingerprint(cfg train.Config, opts Options) (uint64, error) {
-	o := cfg.Optimizer
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%+v|%s %v %v %v %v %v %v %T %v|%v %v|%d %d %d %v %s %d %d|%s %d",
-		cfg.Model.WithDefaults(), o.Algorithm, o.LR, o.Momentum, o.Nesterov, o.Beta1, o.Beta2, o.Eps, o.Schedule, o.CatchUp,
-		cfg.WeightDecay, cfg.DecayFirstLayerOnly, cfg.Epochs, cfg.Steps, cfg.Patience, cfg.SelectByLoss, cfg.Metric, cfg.EvalEvery, max(cfg.Accumulate, 1),
-		opts.Sampler, opts.BatchSize)
-	// The compressors' names: made here for them alone.
-	if opts.Codec != nil {
-		fmt.Fprintf(h, "|codec %s", opts.Codec().Name())
-		if opts.Schedule != nil {
-			fmt.Fprintf(h, " %s", opts.Schedule().String())
+// settingGroups are the training settings the workers agree on, by group,
+// so that workers that differ are told which group differs.
+var settingGroups = [...]settingGroup{
+	{"model", func(cfg train.Config, _ Options) (int64, error) {
+		return fingerprint("%+v", cfg.Model.WithDefaults()), nil
+	}, showFingerprint},
+	{"optimiser (update rule, rates and learning-rate schedule)", func(cfg train.Config, _ Options) (int64, error) {
+		o := cfg.Optimizer
+		return fingerprint("%s %v %v %v %v %v %v %T %+v %v", o.Algorithm, o.LR, o.Momentum, o.Nesterov, o.Beta1, o.Beta2, o.Eps,
+			o.Schedule, o.Schedule, o.CatchUp), nil
+	}, showFingerprint},
+	{"weight decay", func(cfg train.Config, _ Options) (int64, error) {
+		return int64(math.Float64bits(cfg.WeightDecay)), nil
+	}, showFloat},
+	{"weight decay of the first layer only", func(cfg train.Config, _ Options) (int64, error) {
+		return boolValue(cfg.DecayFirstLayerOnly), nil
+	}, showBool},
+	{"epochs", func(cfg train.Config, _ Options) (int64, error) { return int64(cfg.Epochs), nil }, nil},
+	{"optimiser steps", func(cfg train.Config, _ Options) (int64, error) { return int64(cfg.Steps), nil }, nil},
+	{"patience", func(cfg train.Config, _ Options) (int64, error) { return int64(cfg.Patience), nil }, nil},
+	{"model selection (by validation loss, or by which metric)", func(cfg train.Config, _ Options) (int64, error) {
+		m := cfg.Metric
+		if m == "" {
+			m = train.Accuracy
 		}
-	}
-	if opts.Grad != nil {
+		return fingerprint("%v %s", cfg.SelectByLoss, m), nil
+	}, showFingerprint},
+	{"evaluation interval (epochs)", func(cfg train.Config, _ Options) (int64, error) { return int64(max(cfg.EvalEvery, 1)), nil }, nil},
+	{"gradient accumulation (micro-batches a step)", func(cfg train.Config, _ Options) (int64, error) {
+		return int64(max(cfg.Accumulate, 1)), nil
+	}, nil},
+	{"sampler", func(_ train.Config, opts Options) (int64, error) { return fingerprint("%s", opts.Sampler), nil }, showFingerprint},
+	{"batch size", func(_ train.Config, opts Options) (int64, error) { return int64(opts.BatchSize), nil }, nil},
+	// The compressors' names: made here for them alone.
+	{"feature-row compression", func(_ train.Config, opts Options) (int64, error) {
+		if opts.Codec == nil {
+			return fingerprint("none"), nil
+		}
+		s := opts.Codec().Name()
+		if opts.Schedule != nil {
+			s += " " + opts.Schedule().String()
+		}
+		return fingerprint("codec %s", s), nil
+	}, showFingerprint},
+	{"gradient compression", func(_ train.Config, opts Options) (int64, error) {
+		if opts.Grad == nil {
+			return fingerprint("none"), nil
+		}
 		m, err := opts.Grad()
 		if err != nil {
 			return 0, err
 		}
-		fmt.Fprintf(h, "|grad %s", m.String())
+		return fingerprint("grad %s", m.String()), nil
+	}, showFingerprint},
+}
+
+// nSettings is len(settingGroups), which Setup cannot name (Setup is in
+// Options, which settingGroups read); the two arrays below are valid only
+// where they are equal.
+const nSettings = 14
+
+var (
+	_ [nSettings - len(settingGroups)]struct{}
+	_ [len(settingGroups) - nSettings]struct{}
+)
+
+// checkOrder is the order in which the agreed fields are compared: the
+// precision before the storage, since at bf16 dense features are held in
+// bf16, so a precision that differs shows in the storage too.
+var checkOrder = func() []int {
+	order := []int{1, fieldPrecision, fieldStorage, 3, 4}
+	for i := range nSettings {
+		order = append(order, fieldSettings+i)
 	}
-	return h.Sum64(), nil
+	return order
+}()
+
+var (
+	storageNames   = []string{"none", "dense", "bf16", "sparse"}
+	precisionNames = []train.Precision{train.FP32, train.BF16}
+	partNames      = [fieldSettings]string{"setup record version", "graph nodes", "feature storage", "feature columns", "classes", "precision"}
+)
+
+// fingerprint is FNV-64a of the settings format and args print.
+func fingerprint(format string, args ...any) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, format, args...)
+	return int64(h.Sum64())
+}
+
+func boolValue(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func showFingerprint(v int64) string { return fmt.Sprintf("fingerprint %016x", uint64(v)) }
+func showFloat(v int64) string {
+	return strconv.FormatFloat(math.Float64frombits(uint64(v)), 'g', -1, 64)
+}
+func showBool(v int64) string { return strconv.FormatBool(v != 0) }
+
+// settingsOf is the values of settingGroups the worker trains with.
+func settingsOf(cfg train.Config, opts Options) ([nSettings]int64, error) {
+	var v [nSettings]int64
+	for i, g := range settingGroups {
+		var err error
+		if v[i], err = g.value(cfg, opts); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
 }
 
 // partSetup is sp's figures, with the settings those the worker runs
 // with.
 func partSetup(sp *partstore.Part, cfg train.Config, opts Options) (Setup, error) {
-	settings, err := settingsFingerprint(cfg, opts)
+	settings, err := settingsOf(cfg, opts)
 	if err != nil {
 		return Setup{}, err
 	}
@@ -123,8 +214,10 @@ func partSetup(sp *partstore.Part, cfg train.Config, opts Options) (Setup, error
 }
 
 func (s Setup) record() []byte {
-	v := [setupFields]int64{setupVersion, int64(s.Nodes), int64(indexOf(storageNames, s.Features)), int64(s.Cols), int64(s.Classes),
-		int64(indexOf(precisionNames, s.Precision)), int64(s.Settings), s.NonZeros, s.Rows}
+	v := []int64{setupVersion, int64(s.Nodes), int64(indexOf(storageNames, s.Features)), int64(s.Cols), int64(s.Classes),
+		int64(indexOf(precisionNames, s.Precision))}
+	v = append(v, s.Settings[:]...)
+	v = append(v, s.NonZeros, s.Rows)
 	b := make([]byte, 0, 8*setupFields)
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint64(b, uint64(x))
@@ -144,8 +237,8 @@ func indexOf[T comparable](names []T, x T) int {
 // agreeSetup tells every other worker mine and returns the run's setup:
 // mine with the parts' entries and rows summed and the dense-rows decision
 // made from them. Every worker reads every record, so all reach the same
-// setup, or the same error naming the first field that differs and each
-// worker's value of it.
+// setup, or the same error naming the first field that differs (in
+// checkOrder) and each worker's value of it.
 func agreeSetup(c comm.Communicator, mine Setup) (Setup, error) {
 	send, recv := make([][]byte, c.Size()), make([][]byte, c.Size())
 	for q := range send {
@@ -167,9 +260,7 @@ func agreeSetup(c comm.Communicator, mine Setup) (Setup, error) {
 			recs[q][i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	}
-	// Precision first: at bf16 dense features are held in bf16, so a
-	// precision that differs shows in the storage too.
-	for _, f := range []int{1, fieldPrecision, 2, 3, 4, fieldSettings} {
+	for _, f := range checkOrder {
 		for q := range recs {
 			if recs[q][f] != recs[0][f] {
 				return Setup{}, setupMismatch(f, recs)
@@ -198,23 +289,39 @@ func versionOf(b []byte) string {
 }
 
 // setupMismatch is the error of the workers' records differing in field
-// f: each rank's value.
+// f: its name and each rank's value.
 func setupMismatch(f int, recs [][setupFields]int64) error {
-	show := func(v int64) string {
-		switch {
-		case f == fieldStorage && v >= 0 && v < int64(len(storageNames)):
-			return storageNames[v]
-		case f == fieldPrecision && v >= 0 && v < int64(len(precisionNames)):
-			return string(precisionNames[v])
-		case f == fieldSettings:
-			return fmt.Sprintf("%016x", uint64(v))
+	name, show := fieldName(f), func(v int64) string { return strconv.FormatInt(v, 10) }
+	switch {
+	case f >= fieldSettings:
+		if g := settingGroups[f-fieldSettings]; g.show != nil {
+			show = g.show
 		}
-		return strconv.FormatInt(v, 10)
+	case f == fieldStorage:
+		show = func(v int64) string { return nameOf(storageNames, v) }
+	case f == fieldPrecision:
+		show = func(v int64) string { return nameOf(precisionNames, v) }
 	}
 	var vals []string
 	for q, r := range recs {
 		vals = append(vals, fmt.Sprintf("rank %d %s", q, show(r[f])))
 	}
 	return fmt.Errorf("dataparallel: the workers' parts or settings differ in %s (%s): every worker must hold parts of one partitioned data set and run with the same settings",
-		agreedNames[f], strings.Join(vals, ", "))
+		name, strings.Join(vals, ", "))
+}
+
+// fieldName is the name of the setup record's field f in errors.
+func fieldName(f int) string {
+	if f >= fieldSettings {
+		return settingGroups[f-fieldSettings].name
+	}
+	return partNames[f]
+}
+
+// nameOf is names[v] as a string, or v where names has none.
+func nameOf[T ~string](names []T, v int64) string {
+	if v >= 0 && v < int64(len(names)) {
+		return string(names[v])
+	}
+	return strconv.FormatInt(v, 10)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/comm/commtest"
 	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
@@ -51,14 +53,14 @@ func skewedSparse(n, cols, dense, sparse int) nn.Features {
 	return nn.NewFeatures(m, nn.ForceSparse)
 }
 
-// fingerprint is settingsFingerprint(cfg, opts), checked.
-func fingerprint(t *testing.T, cfg train.Config, opts Options) uint64 {
+// setupOf is partSetup(sp, cfg, opts), checked.
+func setupOf(t *testing.T, sp *partstore.Part, cfg train.Config, opts Options) Setup {
 	t.Helper()
-	f, err := settingsFingerprint(cfg, opts)
+	s, err := partSetup(sp, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f
+	return s
 }
 
 // runSetups trains one epoch of parts, each rank with the options opts
@@ -137,7 +139,7 @@ func TestDenseRowsDecidedFromAllParts(t *testing.T) {
 			}
 			one := cfg
 			one.Epochs = 1 // as runSetups trains
-			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, Settings: fingerprint(t, one, neighbor(0)),
+			want := Setup{Nodes: n, Features: "sparse", Cols: cols, Classes: classes, Precision: train.FP32, Settings: setupOf(t, inMemory[0], one, neighbor(0)).Settings,
 				NonZeros: int64(x.NNZ()), Rows: n, DenseRows: tc.want}
 			for name, parts := range map[string][]*partstore.Part{"in memory": inMemory, "part directory": stored} {
 				setups, _, bytes := runSetups(t, cfg, parts, neighbor)
@@ -195,17 +197,17 @@ func TestSetupMismatchRefused(t *testing.T) {
 			c := cfg
 			c.Model.Hidden++
 			return Parts(p, classes, layout)[1], c, Options{}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
+		}, "model (rank 0 fingerprint "},
 		{"batch size", func() (*partstore.Part, train.Config, Options) {
 			return Parts(p, classes, layout)[1], cfg, Options{BatchSize: 11}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
+		}, "batch size (rank 0 10, rank 1 11, rank 2 10)"},
 		{"feature compression", func() (*partstore.Part, train.Config, Options) {
 			codec, err := compress.Factory("bf16")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return Parts(p, classes, layout)[1], cfg, Options{Codec: codec}
-		}, "training settings (the model, optimiser, stopping rules, accumulation, sampler, batch size and compression, or graft builds that differ) (rank 0 "},
+		}, "feature-row compression (rank 0 fingerprint "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := Parts(p, classes, layout)
@@ -243,34 +245,137 @@ func checkRefused(t *testing.T, errs []error, want string) {
 	}
 }
 
-// versionComm sends its setup records as another version of the format.
+// versionComm sends its setup records as another version of the format,
+// of size bytes.
 type versionComm struct {
 	comm.Communicator
 	version int64
+	size    int
 }
 
 func (c versionComm) AllToAll(site string, send, recv [][]byte) error {
 	for q := range send {
 		send[q] = binary.LittleEndian.AppendUint64(nil, uint64(c.version))
-		send[q] = append(send[q], make([]byte, 8*setupFields-8)...)
+		send[q] = append(send[q], make([]byte, c.size-8)...)
 	}
 	return c.Communicator.AllToAll(site, send, recv)
 }
 
 // A setup record of a version this build does not read is refused on
-// every rank, naming the rank that sent it.
+// every rank, naming the rank that sent it: the previous version's (one
+// fingerprint of all the settings, 72 bytes) and a later one.
 func TestSetupRecordOfAnotherVersionRefused(t *testing.T) {
-	errs := make([]error, 3)
-	withTimeout(t, func() error {
-		return comm.Run(3, func(c comm.Communicator) error {
-			if c.Rank() == 1 {
-				c = versionComm{c, 2}
-			}
-			_, errs[c.Rank()] = agreeSetup(c, Setup{Features: "dense", Cols: 4, Rows: 1})
-			return errs[c.Rank()]
+	for _, other := range []struct {
+		version int64
+		size    int
+	}{{1, 72}, {setupVersion + 1, 8 * setupFields}} {
+		errs := make([]error, 3)
+		withTimeout(t, func() error {
+			return comm.Run(3, func(c comm.Communicator) error {
+				if c.Rank() == 1 {
+					c = versionComm{c, other.version, other.size}
+				}
+				_, errs[c.Rank()] = agreeSetup(c, Setup{Features: "dense", Cols: 4, Rows: 1})
+				return errs[c.Rank()]
+			})
 		})
-	})
-	checkRefused(t, errs, "rank 1 sent a setup record this build does not read (72 bytes, version 2; this build's version is 1, 72 bytes)")
+		checkRefused(t, errs, fmt.Sprintf("rank 1 sent a setup record this build does not read (%d bytes, version %d; this build's version is %d, %d bytes): are all workers the same graft?",
+			other.size, other.version, setupVersion, 8*setupFields))
+	}
+}
+
+// Workers whose training settings differ in one group alone are refused,
+// every one with the error naming the group, and each rank's value where
+// it is a number (a fingerprint otherwise); settings that differ only in
+// how they say the same (no accumulation or accumulation 1, evaluation
+// every epoch as 0 or 1, the default metric as "" or acc) agree.
+func TestSetupNamesTheSettingsThatDiffer(t *testing.T) {
+	p := traintest.SBMProblem(t, 60)
+	sp := Parts(p, classes, randomLayout(t, p, 1))[0]
+	base := testConfig("sage")
+	base.Epochs, base.Patience, base.EvalEvery, base.Accumulate = 10, 0, 0, 0
+	baseOpts := Options{Sampler: "neighbor:4,4", BatchSize: 10}
+	codecs := map[string]func() compress.Compressor{}
+	for _, name := range []string{"bf16", "quant8"} {
+		f, err := compress.Factory(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codecs[name] = f
+	}
+	grad := func(spec string) func() (gradcomp.Method, error) {
+		return func() (gradcomp.Method, error) { return gradcomp.New(spec, gradcomp.Options{}) }
+	}
+	fp := "(rank 0 fingerprint "
+	var wants []string
+	for _, tc := range []struct {
+		name string
+		both func(*train.Config, *Options) // the two ranks' settings from base, if set
+		edit func(*train.Config, *Options) // rank 1's from them
+		want string                        // "" when they agree
+	}{
+		{"model width", nil, func(c *train.Config, _ *Options) { c.Model.Hidden++ }, "model " + fp},
+		{"model kind", nil, func(c *train.Config, _ *Options) { c.Model.Model = "gcn" }, "model " + fp},
+		{"optimiser rule", nil, func(c *train.Config, _ *Options) { c.Optimizer.Algorithm = nn.SGD }, "optimiser (update rule, rates and learning-rate schedule) " + fp},
+		{"learning rate", nil, func(c *train.Config, _ *Options) { c.Optimizer.LR = 0.02 }, "optimiser (update rule, rates and learning-rate schedule) " + fp},
+		{"learning-rate schedule", nil, func(c *train.Config, _ *Options) { c.Optimizer.Schedule = nn.StepDecay{StepSize: 5, Gamma: 0.5} },
+			"optimiser (update rule, rates and learning-rate schedule) " + fp},
+		{"schedule's parameters", func(c *train.Config, _ *Options) { c.Optimizer.Schedule = nn.StepDecay{StepSize: 5, Gamma: 0.5} },
+			func(c *train.Config, _ *Options) { c.Optimizer.Schedule = nn.StepDecay{StepSize: 6, Gamma: 0.5} }, "optimiser (update rule, rates and learning-rate schedule) " + fp},
+		{"weight decay", nil, func(c *train.Config, _ *Options) { c.WeightDecay = 1e-3 }, "weight decay (rank 0 0.0005, rank 1 0.001)"},
+		{"decay of the first layer only", nil, func(c *train.Config, _ *Options) { c.DecayFirstLayerOnly = true },
+			"weight decay of the first layer only (rank 0 false, rank 1 true)"},
+		{"epochs", nil, func(c *train.Config, _ *Options) { c.Epochs = 20 }, "epochs (rank 0 10, rank 1 20)"},
+		{"steps", nil, func(c *train.Config, _ *Options) { c.Steps = 50 }, "optimiser steps (rank 0 0, rank 1 50)"},
+		{"patience", nil, func(c *train.Config, _ *Options) { c.Patience = 5 }, "patience (rank 0 0, rank 1 5)"},
+		{"selection by loss", nil, func(c *train.Config, _ *Options) { c.SelectByLoss = true }, "model selection (by validation loss, or by which metric) " + fp},
+		{"selection metric", nil, func(c *train.Config, _ *Options) { c.Metric = train.MacroF1 }, "model selection (by validation loss, or by which metric) " + fp},
+		{"evaluation interval", nil, func(c *train.Config, _ *Options) { c.EvalEvery = 5 }, "evaluation interval (epochs) (rank 0 1, rank 1 5)"},
+		{"accumulation", nil, func(c *train.Config, _ *Options) { c.Accumulate = 4 }, "gradient accumulation (micro-batches a step) (rank 0 1, rank 1 4)"},
+		{"sampler", nil, func(_ *train.Config, o *Options) { o.Sampler = "neighbor:5,5" }, "sampler " + fp},
+		{"batch size", nil, func(_ *train.Config, o *Options) { o.BatchSize = 12 }, "batch size (rank 0 10, rank 1 12)"},
+		{"feature-row compression", nil, func(_ *train.Config, o *Options) { o.Codec = codecs["bf16"] }, "feature-row compression " + fp},
+		{"feature-row codecs", func(_ *train.Config, o *Options) { o.Codec = codecs["bf16"] },
+			func(_ *train.Config, o *Options) { o.Codec = codecs["quant8"] }, "feature-row compression " + fp},
+		{"gradient compression", nil, func(_ *train.Config, o *Options) { o.Grad = grad("topk:0.1") }, "gradient compression " + fp},
+		{"gradient compressions", func(_ *train.Config, o *Options) { o.Grad = grad("topk:0.1") },
+			func(_ *train.Config, o *Options) { o.Grad = grad("topk:0.2") }, "gradient compression " + fp},
+		{"accumulation 0 and 1", nil, func(c *train.Config, _ *Options) { c.Accumulate = 1 }, ""},
+		{"evaluation every 0 and 1 epochs", nil, func(c *train.Config, _ *Options) { c.EvalEvery = 1 }, ""},
+		{"metric unset and accuracy", nil, func(c *train.Config, _ *Options) { c.Metric = train.Accuracy }, ""},
+	} {
+		wants = append(wants, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			errs := make([]error, 2)
+			withTimeout(t, func() error {
+				return comm.Run(2, func(c comm.Communicator) error {
+					cfg, opts := base, baseOpts
+					if tc.both != nil {
+						tc.both(&cfg, &opts)
+					}
+					if c.Rank() == 1 {
+						tc.edit(&cfg, &opts)
+					}
+					_, errs[c.Rank()] = agreeSetup(c, setupOf(t, sp, cfg, opts))
+					return errs[c.Rank()]
+				})
+			})
+			if tc.want == "" {
+				for r, err := range errs {
+					if err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				}
+				return
+			}
+			checkRefused(t, errs, "the workers' parts or settings differ in "+tc.want)
+		})
+	}
+	for _, g := range settingGroups {
+		if !slices.ContainsFunc(wants, func(w string) bool { return strings.HasPrefix(w, g.name+" (") }) {
+			t.Errorf("no case differs in %s alone", g.name)
+		}
+	}
 }
 
 // Over TCP, where each rank is its own communicator, a mismatch ends every
