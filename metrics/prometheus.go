@@ -139,7 +139,7 @@ func newPrometheus(reg *prometheus.Registry, labels map[string]string) (*Prometh
 		epochSeconds:  r.gauge("graft_epoch_seconds", "Wall time of the last epoch."),
 		stepSeconds:   r.gauge("graft_step_seconds", "Wall time of the last epoch's training step."),
 		rss:           r.gauge("graft_rss_bytes", "Resident memory after the last epoch."),
-		bytes:         r.counterVec("graft_bytes_total", "Bytes sent by all workers: halo activations (fwd), halo gradients (bwd), gradient all-reduce (grad), sampled structure (structure) and input features (features) of data-parallel mini-batches, data-parallel training's one-off exchanges before the first epoch (setup), and the parameters a parameter server sends back to its workers (params; the gradients pushed to it are grad).", "direction"),
+		bytes:         r.counterVec("graft_bytes_total", "Bytes sent by all workers: halo activations (fwd), halo gradients (bwd), gradient all-reduce (grad), the evaluation passes' halo rows (eval), sampled structure (structure) and input features (features) of data-parallel mini-batches, data-parallel training's one-off exchanges before the first epoch (setup), and the parameters a parameter server sends back to its workers (params; the gradients pushed to it are grad).", "direction"),
 		compute:       r.counter("graft_compute_seconds_total", "Slowest worker's compute time, summed over epochs."),
 		comm:          r.counter("graft_comm_seconds_total", "Slowest worker's communication time, summed over epochs."),
 		codec:         r.counter("graft_codec_seconds_total", "Slowest worker's compression time, summed over epochs."),
@@ -191,6 +191,9 @@ func (p *Prometheus) Record(e Epoch) error {
 	if e.BytesSetup > 0 {
 		p.bytes.WithLabelValues("setup").Add(float64(e.BytesSetup))
 	}
+	if e.BytesEval > 0 {
+		p.bytes.WithLabelValues("eval").Add(float64(e.BytesEval))
+	}
 	if e.BytesParams > 0 {
 		p.bytes.WithLabelValues("params").Add(float64(e.BytesParams))
 	}
@@ -215,7 +218,7 @@ func checkCounted(e Epoch) error {
 	values := []counted{
 		{"bytes_fwd", float64(e.BytesFwd)}, {"bytes_bwd", float64(e.BytesBwd)}, {"bytes_grad", float64(e.BytesGrad)},
 		{"bytes_structure", float64(e.BytesStructure)}, {"bytes_features", float64(e.BytesFeatures)},
-		{"bytes_setup", float64(e.BytesSetup)}, {"bytes_params", float64(e.BytesParams)},
+		{"bytes_setup", float64(e.BytesSetup)}, {"bytes_params", float64(e.BytesParams)}, {"bytes_eval", float64(e.BytesEval)},
 		{"compute_seconds", e.ComputeSeconds}, {"comm_seconds", e.CommSeconds},
 		{"codec_seconds", e.CodecSeconds}, {"emulated_seconds", e.EmulatedSeconds},
 	}
