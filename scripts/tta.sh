@@ -4,19 +4,21 @@
 # TCP, on Amazon Computers with docs/varco.md's model (SAGE-mean, 3 layers,
 # hidden 64, Adam lr 0.01, no dropout or weight decay, seeded stratified
 # 60/20/20 split, random partition), for each link rate: full
-# communication, graft's recipe (--compress auto) and VARCO's authors'
-# schedule (truncate, --schedule varco-paper), then the same configurations
+# communication, graft's recipe (--compress auto), the recipe with the
+# evaluations' halo rows compressed too (auto-eval: --eval-compress
+# entropy:quant8) and VARCO's authors' schedule (truncate, --schedule
+# varco-paper), then the same configurations
 # in one process under --link RATE:1ms (emulated time) for comparison.
 #
 #   sudo GRAFT_DATA=/path/to/data scripts/tta.sh    # about 40 minutes on 2 cores
 #
 # Per rate it writes $OUT/tta-RATE.md (measured, the shaped links) and
 # $OUT/emu-RATE.md (emulated), each a table of wall time, seconds per
-# epoch, MB sent, best validation accuracy, test accuracy at it, time to
+# epoch, MB sent (training, and evaluation apart), best validation accuracy, test accuracy at it, time to
 # 95% and 99% of full communication's best validation accuracy, and the
 # speed-up at 99% against full communication.
 # Env: GRAFT_DATA (required), TTA_RATES (link rates in tc's notation,
-# default "1gbit 100mbit"), TTA_CONFIGS (default "full auto varco"; the
+# default "1gbit 100mbit"), TTA_CONFIGS (default "full auto auto-eval varco"; the
 # first is the reference), TTA_EPOCHS (default 300, the authors' iteration
 # count: at 100 full communication's validation accuracy still rises),
 # TTA_FLAGS (more graft train flags for every run, e.g. "--eval-every 5"),
@@ -28,7 +30,7 @@ cd "$(dirname "$0")/.."
 
 me=tta
 rates=${TTA_RATES:-1gbit 100mbit}
-configs=${TTA_CONFIGS:-full auto varco}
+configs=${TTA_CONFIGS:-full auto auto-eval varco}
 epochs=${TTA_EPOCHS:-300}
 [[ -e ${GRAFT_DATA:-}/gnn-benchmark/amazon_electronics_computers.npz ]] ||
 	{ echo "tta: needs GRAFT_DATA with Amazon Computers (gnn-benchmark/amazon_electronics_computers.npz)" >&2; exit 2; }
