@@ -131,9 +131,18 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 }
 
 // added are the settings recorded since the record of every setting
-// (recordVersion) began, with the value every run had before: a
-// checkpoint that lacks one was trained with that value.
-var added = map[string]string{"rebalance": "off"}
+// (recordVersion) began, with the value every run had before, given the
+// rest of its record: a checkpoint that lacks one was trained with that
+// value.
+var added = map[string]func(record map[string]string) string{
+	"rebalance": func(map[string]string) string { return "off" },
+	"eval-compress": func(r map[string]string) string {
+		if r["compress"] == "unused" { // one worker: no exchange to compress
+			return "unused"
+		}
+		return "none"
+	},
+}
 
 // withAdded returns record with the settings of added it lacks.
 func withAdded(record map[string]string) map[string]string {
@@ -141,10 +150,10 @@ func withAdded(record map[string]string) map[string]string {
 		return nil
 	}
 	r := record
-	for k, v := range added {
+	for k, was := range added {
 		if _, ok := r[k]; !ok {
 			r = maps.Clone(r)
-			r[k] = v
+			r[k] = was(record)
 		}
 	}
 	return r

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/metrics"
 )
 
@@ -250,5 +251,35 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 	s.Parts, s.Codec, s.Resume, s.ResumeAllow = 3, "delta:2", dir4, []string{"epochs", "parts"}
 	if _, err := Run(context.Background(), s); err == nil || !strings.Contains(err.Error(), "per pair of workers") {
 		t.Fatalf("resizing a run with a delta codec's state: %v", err)
+	}
+}
+
+// Checkpoints made before --eval-compress was recorded resume: with one
+// worker it was unused, over parts its evaluations went whole.
+func TestResumeACheckpointWithoutTheEvalCompressSetting(t *testing.T) {
+	for _, parts := range []int{1, 2} {
+		dir := t.TempDir()
+		s := checkpointSpec(t, dir, 2)
+		s.Parts = parts
+		if _, err := Run(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		st, _, err := checkpoint.LoadLatest(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{1: "unused", 2: "none"}[parts]
+		if st.Config["eval-compress"] != want {
+			t.Fatalf("%d parts: the checkpoint records eval-compress %q, want %q", parts, st.Config["eval-compress"], want)
+		}
+		delete(st.Config, "eval-compress")
+		if _, err := checkpoint.Save(dir, st, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := checkpointSpec(t, dir, 3)
+		r.Parts, r.Resume, r.ResumeAllow = parts, dir, []string{"epochs"}
+		if sum, err := Run(context.Background(), r); err != nil || sum.Epochs != 3 {
+			t.Fatalf("%d parts, resuming: %+v, %v", parts, sum, err)
+		}
 	}
 }

@@ -205,6 +205,9 @@ func (s *Spec) compression() (fullgraph.Options, string, error) {
 	if opts.EvalCodec, err = s.evalCompression(); err != nil {
 		return opts, "", err
 	}
+	if _, watches := sched.(compress.Observer); watches && opts.EvalCodec != nil {
+		return opts, "", specError(fmt.Errorf("--eval-compress with --schedule %s: the schedule follows the validation loss, which compressed evaluations would change, and the training with it; give a schedule of the epoch, or drop --eval-compress", spec))
+	}
 	opts.Precision = train.Precision(s.Precision)
 	if s.Link != "" {
 		l, err := comm.ParseLink(s.Link)
@@ -255,6 +258,15 @@ func (s *Spec) evalCompression() (func() compress.Compressor, error) {
 		return nil, nil
 	}
 	return make, nil
+}
+
+// evalCodecInUse is --eval-compress where it compresses the evaluations,
+// "" elsewhere (the summary's eval_compress).
+func (s *Spec) evalCodecInUse() string {
+	if s.EvalCodec == "none" || s.Parts <= 1 || s.Sampler != "" || s.Async != nil || s.Pipeline != nil {
+		return ""
+	}
+	return s.EvalCodec
 }
 
 // gradCompression checks the gradient compression and returns the maker of

@@ -372,7 +372,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		EpochMsMedian: 1000 * medianOrZero(res.EpochSeconds), StepMsMedian: 1000 * medianOrZero(res.StepSeconds),
 		PeakRSSBytes: sysstat.PeakRSS(), Parameters: countParams(params), Leader: true,
 		Precision: s.Precision, Parts: s.Parts, Compress: s.Codec, Schedule: schedule, Link: s.Link,
-		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(), BytesEval: t.BytesEval, EvalCompress: s.EvalCodec,
+		BytesFwd: t.BytesFwd, BytesBwd: t.BytesBwd, BytesGrad: t.BytesGrad, BytesTotal: t.BytesTotal(), BytesEval: t.BytesEval, EvalCompress: s.evalCodecInUse(),
 		BytesStructure: t.BytesStructure, BytesFeatures: t.BytesFeatures, BytesSetup: t.BytesSetup, BytesParams: t.BytesParams,
 		ComputeSeconds: t.ComputeSeconds, CommSeconds: t.CommSeconds, CodecSeconds: t.CodecSeconds, EmulatedSeconds: t.EmulatedSeconds,
 		WorkerImbalance: t.WorkerImbalance(),

@@ -243,8 +243,9 @@ fail() { echo "FAIL: $*" >&2; failed=1; }
 # sent (compressed only with --eval-compress), which "MB sent", the
 # training's, leaves out. Peak RSS is rank 0's (or the one process's), from
 # the --json summary that ends $OUT/NAME-CONFIG.rank0.log or
-# $OUT/NAME-CONFIG.log, if there is one; with --eval-compress, "test at
-# best" is that summary's, the kept model evaluated with whole rows.
+# $OUT/NAME-CONFIG.log, if there is one; with --eval-compress, "best val"
+# and "test at best" are that summary's, the kept model evaluated with
+# whole rows.
 tta_table() {
 	python3 - "$OUT" "$@" <<'EOF'
 import json, os, sys
@@ -281,11 +282,12 @@ for c, ms in runs.items():
     sent = sum(m["bytes_fwd"] + m["bytes_bwd"] + m["bytes_grad"] for m in ms) / 1e6
     evsent = sum(m.get("bytes_eval", 0) for m in ms) / 1e6
     s = summary(c)
-    test = s["test_acc"] if s.get("eval_compress", "none") != "none" and "test_acc" in s else b["test_acc"]
+    exact = s.get("eval_compress", "none") != "none" and "test_acc" in s
+    val, test = (s["best_val_acc"], s["test_acc"]) if exact else (b["val_acc"], b["test_acc"])
     ev = sum(m["epoch_seconds"] - m["step_seconds"] for m in ms) / len(ms)
     fmt = lambda f: f"{tt[c][f][0]:.2f} s (epoch {tt[c][f][1]})" if f in tt[c] else "not reached"
     w = f"{float(wall[c]):.1f}" if c in wall else "–"
     up = f"{tt[ref][0.99][0] / tt[c][0.99][0]:.2f}×" if 0.99 in tt[c] and 0.99 in tt[ref] else "–"
-    print(f"| {c} | {len(ms)} | {w} | {tt[c]['total'] / len(ms):.3f} | {ev:.3f} | {sent:.0f} | {evsent:.0f} | {b['val_acc']:.4f} | {test:.4f} | {fmt(0.95)} | {fmt(0.99)} | {up} | {rss(c)} |")
+    print(f"| {c} | {len(ms)} | {w} | {tt[c]['total'] / len(ms):.3f} | {ev:.3f} | {sent:.0f} | {evsent:.0f} | {val:.4f} | {test:.4f} | {fmt(0.95)} | {fmt(0.99)} | {up} | {rss(c)} |")
 EOF
 }

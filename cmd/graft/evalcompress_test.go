@@ -15,6 +15,7 @@ func TestTrainEvalCompressRefusals(t *testing.T) {
 		{[]string{"--parts", "2", "--eval-compress", "entropy:delta:2:0:0"}, "cannot compress evaluation"},
 		{[]string{"--parts", "2", "--eval-compress", "topk"}, "cannot compress evaluation"},
 		{[]string{"--parts", "2", "--eval-compress", "quant8", "--sampler", "neighbor:5,5"}, "sampled, asynchronous and pipelined runs"},
+		{[]string{"--parts", "2", "--compress", "truncate", "--schedule", "adaptive", "--eval-compress", "quant8"}, "the schedule follows the validation loss"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tt.args...)...)
@@ -44,8 +45,11 @@ func TestTrainEvalCompress(t *testing.T) {
 	if strings.Contains(stderr, "panic") {
 		t.Error(stderr)
 	}
-	_, one := trainSummary(t, "--epochs", "1", "--eval-compress", "quant8")
-	if !strings.Contains(one, "--eval-compress quant8") {
-		t.Errorf("one worker with --eval-compress: stderr %q does not say it goes unused", one)
+	if whole.EvalCompress != "" {
+		t.Errorf("eval_compress %q without --eval-compress", whole.EvalCompress)
+	}
+	sum, one := trainSummary(t, "--epochs", "1", "--eval-compress", "quant8")
+	if !strings.Contains(one, "--eval-compress quant8") || sum.EvalCompress != "" {
+		t.Errorf("one worker with --eval-compress: eval_compress %q, stderr %q does not say it goes unused", sum.EvalCompress, one)
 	}
 }

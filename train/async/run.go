@@ -381,8 +381,9 @@ func (r *reporter) emit(e metrics.Epoch, interval Counters, wall float64) error 
 // worker is done: the pushes that came after the report (the steps in
 // flight when the run stopped, answered with stop, and a lagging server's
 // last gradients) count in the last epoch, and the epochs' bytes add up to
-// every byte pushed and sent back. After workErr, Work's error, it reports
-// the figures as they were at the report, and returns workErr.
+// every byte pushed and sent back. After workErr, Work's error, or when
+// the final counters do not come, it reports the figures as they were at
+// the report, and returns that error.
 func (r *reporter) finish(workErr error) error {
 	h := r.held
 	if h == nil {
@@ -391,10 +392,10 @@ func (r *reporter) finish(workErr error) error {
 	r.held = nil
 	if workErr == nil {
 		final, err := Final(r.c, r.servers, r.opts.Timeout)
-		if err != nil {
-			return err
+		if err == nil {
+			r.prev = final
 		}
-		r.prev = final
+		workErr = err
 	}
 	err := r.emit(h.e, r.prev.since(h.before), h.wall)
 	if workErr != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/metrics"
 )
 
 // fakeWorker sends a server requests by hand and reads its replies.
@@ -98,5 +99,24 @@ func TestSyncServerStepsNoMoreAfterStop(t *testing.T) {
 	}
 	if got := sh.AppendValues(nil); !slices.Equal(got, start) {
 		t.Fatalf("the shard holds %v after the stop; it started at %v", got, start)
+	}
+}
+
+// When the servers' final counters do not come, worker 0 still reports
+// the run's last epoch, held for them, with the figures of its last
+// report, and says why the counters are missing.
+func TestHeldEpochReportedWithoutFinalCounters(t *testing.T) {
+	c := comm.NewGroup(2).Comm(0) // rank 1, the server, never answers
+	var got []metrics.Epoch
+	r := &reporter{c: c, servers: []int{1}, opts: Options{Timeout: 50 * time.Millisecond},
+		prev:    Counters{BytesGrad: 300, BytesParams: 500},
+		held:    &heldEpoch{e: metrics.Epoch{Epoch: 7}, before: Counters{BytesGrad: 100, BytesParams: 200}},
+		onEpoch: func(e metrics.Epoch) error { got = append(got, e); return nil }}
+	err := r.finish(nil)
+	if err == nil {
+		t.Error("finish without the final counters: no error")
+	}
+	if len(got) != 1 || got[0].Epoch != 7 || got[0].BytesGrad != 200 || got[0].BytesParams != 300 {
+		t.Errorf("reported %+v; want epoch 7 with 200 bytes of gradients and 300 of parameters", got)
 	}
 }
