@@ -83,11 +83,10 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	}()
 	opts := async.Options{Workers: a.Workers, Servers: a.Servers, Rule: rule, MaxStaleness: a.MaxStaleness, Sync: a.Sync,
 		Timeout: a.Timeout, SlowWorker: a.SlowWorker, SlowFactor: a.SlowFactor,
-		NewStepper: func(w int, seeds []int32) (train.Stepper, error) {
+		NewStepper: func(w int) (train.Stepper, error) {
 			p := in.problem
-			p.Train = seeds
-			sm, err := sample.New(s.Sampler, sample.Config{Graph: p.Graph, Train: seeds, BatchSize: s.BatchSize,
-				Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed + uint64(w)})
+			sm, err := sample.New(s.Sampler, sample.Config{Graph: p.Graph, Train: p.Train, BatchSize: s.BatchSize,
+				Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed, Share: w, Shares: a.Workers})
 			if err != nil {
 				return nil, err
 			}

@@ -107,6 +107,7 @@ func parseCluster(args string) (parts, perBatch int, method string, err error) {
 // graph undirected), and keeps a copy of the adjacency in the clusters'
 // order: 4 bytes per stored edge and 12 per node.
 func NewCluster(cfg Config, parts, perBatch int, method string) (*Cluster, error) {
+	cfg = cfg.fixedShare()
 	g := cfg.Graph
 	switch {
 	case parts < 1:

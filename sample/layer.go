@@ -307,7 +307,7 @@ func (p pickedRows) row(i int, _ int32) ([]int32, int) {
 }
 
 func newLayerwise(cfg Config, sizes []int) layerwise {
-	return layerwise{cfg: cfg, sizes: slices.Clone(sizes), seeds: newSeedOrder(cfg.Train, cfg.BatchSize, cfg.Seed), deg: newDegrees(cfg.Graph)}
+	return layerwise{cfg: cfg, sizes: slices.Clone(sizes), seeds: dealt(cfg), deg: newDegrees(cfg.Graph)}
 }
 
 // parseSizes reads a layer-wise sampler's node counts, one per layer.
@@ -334,7 +334,7 @@ func (s *layerwise) sample(epoch, index int, b *Batch, d drawer) error {
 	if err != nil {
 		return err
 	}
-	return s.sampleSeeds(epoch, index, seeds, b, d)
+	return s.sampleSeeds(epoch, s.seeds.keyIndex(index), seeds, b, d)
 }
 
 // sampleSeeds fills b with the blocks of seeds in batch index of epoch,

@@ -58,7 +58,7 @@ func parseFanouts(args string, layers int) ([]int, error) {
 // NewNeighbor returns a neighbour sampler with one fanout per layer, the
 // seeds' layer first (-1: every neighbour).
 func NewNeighbor(cfg Config, fanouts []int) *Neighbor {
-	return &Neighbor{cfg: cfg, fanouts: slices.Clone(fanouts), seeds: newSeedOrder(cfg.Train, cfg.BatchSize, cfg.Seed), deg: newDegrees(cfg.Graph)}
+	return &Neighbor{cfg: cfg, fanouts: slices.Clone(fanouts), seeds: dealt(cfg), deg: newDegrees(cfg.Graph)}
 }
 
 func (s *Neighbor) Batches() int { return s.seeds.batches() }

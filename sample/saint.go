@@ -202,6 +202,7 @@ func NewSaintWalk(cfg Config, roots, length int, coverage float64) *Saint {
 }
 
 func newSaint(cfg Config, purpose uint64, budget int) *Saint {
+	cfg = cfg.fixedShare()
 	s := &Saint{cfg: cfg, purpose: purpose, deg: newDegrees(cfg.Graph), train: newBitset(cfg.Graph.N)}
 	for _, v := range cfg.Train {
 		if !s.train.has(v) {

@@ -50,6 +50,32 @@ type Config struct {
 	Layers      int
 	Aggregation Aggregation
 	Seed        uint64
+	// Share and Shares deal every epoch's order of the training nodes
+	// among Shares workers that each sample on their own (asynchronous
+	// training): this sampler's batches are cut from every Shares-th
+	// node of the order from the Share-th on, a new share each epoch, so
+	// that every batch is a uniform draw from the whole of Train rather
+	// than from a fixed part of it. Samplers that do not cut their
+	// batches from an order of the seeds (GraphSAINT's, Cluster-GCN's)
+	// take a fixed share instead, every Shares-th training node from the
+	// Share-th on, and draw with Seed+Share, apart from the other shares.
+	// Shares 0 or 1: the whole order.
+	Share, Shares int
+}
+
+// fixedShare is c with Train cut to its share, the same every epoch, and
+// its own seed, for the samplers whose batches are not cut from an order
+// of the seeds.
+func (c Config) fixedShare() Config {
+	if c.Shares <= 1 {
+		return c
+	}
+	var share []int32
+	for i := c.Share; i < len(c.Train); i += c.Shares {
+		share = append(share, c.Train[i])
+	}
+	c.Train, c.Seed, c.Share, c.Shares = share, c.Seed+uint64(c.Share), 0, 0
+	return c
 }
 
 func (c *Config) check() error {
@@ -62,6 +88,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("sample: no training nodes")
 	case c.BatchSize < 1:
 		return fmt.Errorf("sample: batch size %d; want at least 1", c.BatchSize)
+	case c.Shares > 1 && (c.Share < 0 || c.Share >= c.Shares):
+		return fmt.Errorf("sample: share %d of %d", c.Share, c.Shares)
+	case c.Shares > len(c.Train):
+		return fmt.Errorf("sample: %d training nodes for %d shares; want at least one each", len(c.Train), c.Shares)
 	}
 	for _, v := range c.Train {
 		if v < 0 || int(v) >= c.Graph.N {

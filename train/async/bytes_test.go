@@ -100,7 +100,7 @@ func TestServersCountTheirBytes(t *testing.T) {
 		sync             bool
 	}{{"async", 3, 1, false}, {"async", 3, 2, false}, {"ps-sync", 3, 2, true}, {"ps-sync", 2, 1, true}} {
 		opts := Options{Workers: tc.workers, Servers: tc.servers, MaxStaleness: -1, Sync: tc.sync, Timeout: 30 * time.Second,
-			NewStepper: stepperFactory(t, cfg, p)}
+			NewStepper: stepperFactory(t, cfg, p, tc.workers)}
 		results, epochs, tl := tallyRun(t, cfg, p, opts)
 		n, s := int64(tc.workers), int64(tc.servers)
 		var values int64 // P, the model's values
@@ -110,7 +110,7 @@ func TestServersCountTheirBytes(t *testing.T) {
 		pushSize, replySize := 9*s+4*values, 25*s+4*values // to, or from, every server once
 		var epochSize int64                                // every worker's batches
 		for w := range tc.workers {
-			epochSize += int64((len(Seeds(p.Train, w, tc.workers)) + testBatch - 1) / testBatch)
+			epochSize += int64((shareLen(len(p.Train), w, tc.workers) + testBatch - 1) / testBatch)
 		}
 
 		// What the tally saw: the same pushes and parameter replies for
@@ -174,7 +174,7 @@ func TestEpochsCountThePushesAfterAStop(t *testing.T) {
 	cfg := testConfig("sage")
 	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 200, 2, true
 	for _, sync := range []bool{false, true} {
-		opts := Options{Workers: 4, Servers: 2, MaxStaleness: -1, Sync: sync, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}
+		opts := Options{Workers: 4, Servers: 2, MaxStaleness: -1, Sync: sync, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p, 4)}
 		results, epochs, tl := tallyRun(t, cfg, p, opts)
 		var grad, sent int64
 		for _, e := range epochs {

@@ -29,8 +29,11 @@ type Options struct {
 	// factor of 1 or less slows nothing).
 	SlowWorker int
 	SlowFactor float64
-	// NewStepper returns worker w's stepper over its training seeds.
-	NewStepper func(w int, seeds []int32) (train.Stepper, error)
+	// NewStepper returns worker w's stepper. Its sampler should draw each
+	// epoch's batches from worker w's share of that epoch's order of all
+	// the training nodes (sample.Config's Share and Shares, w of Workers),
+	// so that every gradient pushed is of a uniform draw from them.
+	NewStepper func(w int) (train.Stepper, error)
 }
 
 // DefaultTimeout is Options.Timeout's default.
@@ -54,16 +57,6 @@ type Result struct {
 	// summed over the shards (each push counts once per shard).
 	Final    []float32
 	Counters Counters
-}
-
-// Seeds returns worker w's share of the training seeds among n: every
-// n-th, so that each share draws from the whole order.
-func Seeds(train []int32, w, n int) []int32 {
-	var out []int32
-	for i := w; i < len(train); i += n {
-		out = append(out, train[i])
-	}
-	return out
 }
 
 // Run trains in this process: opts.Workers worker ranks (0…N−1) and
@@ -92,11 +85,11 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 
 // RunRank runs rank c.Rank()'s part of a parameter-server run whose ranks
 // are opts.Workers workers (0…N−1) then opts.Servers servers: a worker
-// trains on every N-th training seed with opts.NewStepper's stepper, and a
+// trains with opts.NewStepper's stepper, and a
 // server builds the model as the workers do (same seed, same values) and
 // serves its shard. Worker 0 reports to onEpoch.
 //
-// An epoch is as many gradients as all workers' batches over their seeds,
+// An epoch is as many gradients as all workers' batches of an epoch,
 // whichever workers computed them: the servers stop the workers once
 // cfg.Epochs epochs of gradients are in, so fast workers do the share of a
 // slow one. Worker 0 evaluates the parameters it last received when an
@@ -133,7 +126,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		err     error
 	)
 	if r < n {
-		if stepper, err = opts.NewStepper(r, Seeds(p.Train, r, n)); err != nil {
+		if stepper, err = opts.NewStepper(r); err != nil {
 			return Result{}, err
 		}
 		model = stepper.Model()

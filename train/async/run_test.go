@@ -21,17 +21,17 @@ func testConfig(model string) train.Config { return traintest.Config(model, 2, 3
 
 const testSampler, testBatch = "neighbor:5,5", 16
 
-// stepperFactory builds each worker's mini-batch stepper over its seeds.
-func stepperFactory(t testing.TB, cfg train.Config, p train.Problem) func(w int, seeds []int32) (train.Stepper, error) {
-	return func(w int, seeds []int32) (train.Stepper, error) {
+// stepperFactory builds each of workers' mini-batch steppers, each
+// drawing its batches from its share of every epoch's order of the seeds.
+func stepperFactory(t testing.TB, cfg train.Config, p train.Problem, workers int) func(w int) (train.Stepper, error) {
+	return func(w int) (train.Stepper, error) {
 		q := p
-		q.Train = seeds
 		agg, err := sample.AggregationOf(cfg.Model.Model)
 		if err != nil {
 			return nil, err
 		}
 		sm, err := sample.New(testSampler, sample.Config{Graph: q.Graph, Train: q.Train, BatchSize: testBatch,
-			Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed + uint64(w)})
+			Layers: cfg.Model.Layers, Aggregation: agg, Seed: cfg.Model.Seed, Share: w, Shares: workers})
 		if err != nil {
 			return nil, err
 		}
@@ -43,13 +43,17 @@ func stepperFactory(t testing.TB, cfg train.Config, p train.Problem) func(w int,
 	}
 }
 
+// shareLen is the number of seeds in worker w's share of n seeds among
+// workers.
+func shareLen(n, w, workers int) int { return (n - w + workers - 1) / workers }
+
 // One worker with a rule that scales nothing trains exactly as the
 // single-process loop: same batches, same updates, the same bits, whether
 // the parameters sit on one server or are spread over two.
 func TestOneWorkerEqualsSingleProcessTraining(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
-	st, err := stepperFactory(t, cfg, p)(0, p.Train)
+	st, err := stepperFactory(t, cfg, p, 1)(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +79,7 @@ func TestOneWorkerEqualsSingleProcessTraining(t *testing.T) {
 	}
 	for _, servers := range []int{1, 2} {
 		var losses []float64
-		res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: servers, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p)},
+		res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: servers, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p, 1)},
 			func(e metrics.Epoch) error { losses = append(losses, e.Loss); return nil })
 		if err != nil {
 			t.Fatal(err)
@@ -114,14 +118,14 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var epochs []metrics.Epoch
 			opts := Options{Workers: 4, Servers: 2, Rule: rule, MaxStaleness: tc.maxStale, Sync: tc.sync, Timeout: 30 * time.Second,
-				SlowWorker: 3, SlowFactor: 2, NewStepper: stepperFactory(t, cfg, p)}
+				SlowWorker: 3, SlowFactor: 2, NewStepper: stepperFactory(t, cfg, p, 4)}
 			res, err := Run(context.Background(), cfg, p, opts, func(e metrics.Epoch) error { epochs = append(epochs, e); return nil })
 			if err != nil {
 				t.Fatal(err)
 			}
 			budget := int64(0) // an epoch's gradients: every worker's batches
 			for w := range 4 {
-				budget += int64(cfg.Epochs * ((len(Seeds(p.Train, w, 4)) + testBatch - 1) / testBatch))
+				budget += int64(cfg.Epochs * ((shareLen(len(p.Train), w, 4) + testBatch - 1) / testBatch))
 			}
 			c := res.Counters
 			if tc.sync {
@@ -188,7 +192,7 @@ func TestDeadOrStalledPeerIsNamed(t *testing.T) {
 				if c.Rank() == 1 {
 					return tc.server(c)
 				}
-				st, err := stepperFactory(t, cfg, p)(0, p.Train)
+				st, err := stepperFactory(t, cfg, p, 1)(0)
 				if err != nil {
 					return err
 				}
@@ -249,7 +253,7 @@ func TestWorkersStartTogether(t *testing.T) {
 			_, err = Serve(c, sh, ServerConfig{Workers: []int{0, 1}, Timeout: 5 * time.Second})
 			return err
 		}
-		st, err := stepperFactory(t, cfg, p)(0, p.Train)
+		st, err := stepperFactory(t, cfg, p, 1)(0)
 		if err != nil {
 			return err
 		}
@@ -297,7 +301,7 @@ func TestPatienceStopsAsTheLoopDoes(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
 	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 80, 3, true
-	st, err := stepperFactory(t, cfg, p)(0, p.Train)
+	st, err := stepperFactory(t, cfg, p, 1)(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +321,7 @@ func TestPatienceStopsAsTheLoopDoes(t *testing.T) {
 		wantParams = append(wantParams, q.Value.Data...)
 	}
 	var reported int
-	res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: 2, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p)},
+	res, err := Run(context.Background(), cfg, p, Options{Workers: 1, Servers: 2, MaxStaleness: -1, NewStepper: stepperFactory(t, cfg, p, 1)},
 		func(e metrics.Epoch) error { reported = e.Epoch; return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +350,7 @@ func TestPatienceStopsFourWorkers(t *testing.T) {
 	cfg.Epochs, cfg.Patience, cfg.SelectByLoss = 200, 2, true
 	for _, sync := range []bool{false, true} {
 		res, err := Run(context.Background(), cfg, p, Options{Workers: 4, Servers: 2, MaxStaleness: -1, Sync: sync,
-			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}, nil)
+			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p, 4)}, nil)
 		if err != nil {
 			t.Fatalf("sync %v: %v", sync, err)
 		}
@@ -366,7 +370,7 @@ func TestPatienceWithALaggingWorkerZero(t *testing.T) {
 	for _, factor := range []float64{3, 12} {
 		evaluated := 0
 		res, err := Run(context.Background(), cfg, p, Options{Workers: 6, Servers: 1, MaxStaleness: -1, SlowWorker: 0, SlowFactor: factor,
-			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}, func(e metrics.Epoch) error {
+			Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p, 6)}, func(e metrics.Epoch) error {
 			if e.EvalSeconds > 0 {
 				evaluated++
 			}

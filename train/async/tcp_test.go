@@ -22,7 +22,7 @@ func TestOverTCP(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
 	for _, workers := range []int{1, 4} {
-		opts := Options{Workers: workers, Servers: 2, MaxStaleness: -1, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p)}
+		opts := Options{Workers: workers, Servers: 2, MaxStaleness: -1, Timeout: 30 * time.Second, NewStepper: stepperFactory(t, cfg, p, workers)}
 		want, err := Run(context.Background(), cfg, p, opts, nil)
 		if err != nil {
 			t.Fatal(err)
