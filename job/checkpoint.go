@@ -137,10 +137,10 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 var added = map[string]func(record map[string]string) string{
 	"rebalance": func(map[string]string) string { return "off" },
 	"eval-compress": func(r map[string]string) string {
-		if r["compress"] == "unused" { // one worker: no exchange to compress
-			return "unused"
+		if n, err := strconv.Atoi(r["parts"]); err == nil && n > 1 {
+			return "none"
 		}
-		return "none"
+		return "unused" // one worker: no exchange to compress
 	},
 }
 
