@@ -296,7 +296,7 @@ type Counters struct {
 	Staleness Histogram // of every gradient received, dropped or not
 	Dropped   int64     // gradients dropped for their staleness
 	Updates   int64     // updates applied (each the mean of several gradients in Sync, and with Settings.PerUpdate)
-	Pushes    int64     // gradients received and used, applied or dropped (Serve's count)
+	Pushes    int64     // gradients kept, applied or summed for an update, which make the epochs (Serve's count; those dropped are in Dropped)
 	EpochSize int64     // gradients in an epoch, 0 until every worker has said (Serve's)
 	// BytesGrad is the payload bytes of every push request received (the
 	// gradient and its 9-byte header, also for a push answered with stop

@@ -135,10 +135,12 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 				if c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates < 2*budget/4 || c.Updates > 2*(budget/4+1) {
 					t.Fatalf("budget %d: counters %+v", budget, c)
 				}
-			} else if k := int64(tc.perUpdate); c.Staleness.Count() != 2*budget || kept(c) < k*c.Updates || kept(c)-k*c.Updates > 2*(k-1) {
-				// Each server makes an update of every k gradients it
-				// keeps; up to k − 1 may be left over on each at the end.
-				t.Fatalf("a budget of %d gradients on 2 servers, %d an update: %d counted, %d updates, %d dropped", budget, k, c.Staleness.Count(), c.Updates, c.Dropped)
+			} else if k := int64(tc.perUpdate); kept(c) != 2*budget || kept(c) < k*c.Updates || kept(c)-k*c.Updates > 2*(k-1) || c.Pushes != kept(c) {
+				// The epochs are of gradients kept, not of those dropped;
+				// each server makes an update of every k gradients it
+				// keeps, and up to k − 1 may be left over on each at the
+				// end.
+				t.Fatalf("a budget of %d gradients on 2 servers, %d an update: %d counted, %d updates, %d dropped, %d pushes", budget, k, c.Staleness.Count(), c.Updates, c.Dropped, c.Pushes)
 			}
 			if !tc.sync && tc.perUpdate == 1 && c.Staleness.Max() == 0 {
 				t.Fatalf("four workers and not one stale gradient: %+v", c)
