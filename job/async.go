@@ -26,6 +26,9 @@ type AsyncSpec struct {
 	// gradients staler than it, negative for no bound.
 	Rule         string
 	MaxStaleness int
+	// PerUpdate gradients make one update (async.Settings.PerUpdate);
+	// 0 or 1: each gradient is one.
+	PerUpdate int
 	// Sync runs the synchronous baseline on the same servers.
 	Sync bool
 	// Timeout bounds every wait for a peer (0: async.DefaultTimeout).
@@ -81,7 +84,7 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 			st.Close()
 		}
 	}()
-	opts := async.Options{Workers: a.Workers, Servers: a.Servers, Rule: rule, MaxStaleness: a.MaxStaleness, Sync: a.Sync,
+	opts := async.Options{Workers: a.Workers, Servers: a.Servers, Rule: rule, MaxStaleness: a.MaxStaleness, PerUpdate: a.PerUpdate, Sync: a.Sync,
 		Timeout: a.Timeout, SlowWorker: a.SlowWorker, SlowFactor: a.SlowFactor,
 		NewStepper: func(w int) (train.Stepper, error) {
 			p := in.problem
@@ -160,6 +163,9 @@ func (s *Spec) summariseAsync(sum *Summary) {
 		sum.StalenessRule = rule.String()
 		if bound := a.MaxStaleness; bound >= 0 {
 			sum.MaxStaleness = &bound
+		}
+		if a.PerUpdate > 1 {
+			sum.GradsPerUpdate = a.PerUpdate
 		}
 	}
 	h := &r.Counters.Staleness

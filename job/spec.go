@@ -216,13 +216,15 @@ type Summary struct {
 	SeedsPerSecond  float64 `json:"seeds_per_second,omitempty"`
 	// Parameter-server runs: the mode (async, or ps-sync for the
 	// synchronous baseline), the workers and servers, the staleness rule
-	// and bound (absent: none), the staleness over the run, the gradients dropped, the
+	// and bound (absent: none), the gradients an update (absent: one),
+	// the staleness over the run, the gradients dropped, the
 	// updates applied per second and the run's wall time.
 	Mode             string  `json:"mode,omitempty"`
 	Workers          int     `json:"workers,omitempty"`
 	Servers          int     `json:"servers,omitempty"`
 	StalenessRule    string  `json:"staleness_rule,omitempty"`
 	MaxStaleness     *int    `json:"max_staleness,omitempty"`
+	GradsPerUpdate   int     `json:"grads_per_update,omitempty"`
 	StalenessMean    float64 `json:"staleness_mean,omitempty"`
 	StalenessP50     int     `json:"staleness_p50,omitempty"`
 	StalenessP99     int     `json:"staleness_p99,omitempty"`

@@ -108,9 +108,13 @@ func TestTrainAsyncErrors(t *testing.T) {
 		want string
 	}{
 		{"mode", append(sampled, "--mode", "hogwild"), `--mode "hogwild": want sync, async, ps-sync or pipeline`},
-		{"rule", append(sampled, "--mode", "async", "--staleness-rule", "sqrt"), "--staleness-rule: staleness rule \"sqrt\": want none, inverse or linear:C"},
+		{"rule", append(sampled, "--mode", "async", "--staleness-rule", "sqrt"), "--staleness-rule: staleness rule \"sqrt\": want none, inverse, linear:C or drop"},
 		{"rule constant", append(sampled, "--mode", "async", "--staleness-rule", "linear:-2"), "C must be a number ≥ 0"},
 		{"bound", append(sampled, "--mode", "async", "--max-staleness", "-1"), "--max-staleness -1: want 0 (no bound) or more"},
+		{"per update", append(sampled, "--mode", "async", "--grads-per-update", "0"), "--grads-per-update 0: want 1 or more"},
+		{"ps-sync per update", append(sampled, "--mode", "ps-sync", "--grads-per-update", "4"), "--grads-per-update: only with --mode async (ps-sync applies one gradient from every worker as each update)"},
+		{"sync per update", append(sampled, "--grads-per-update", "4"), "--grads-per-update: only with --mode async or ps-sync"},
+		{"pipeline per update", append(sampled, "--mode", "pipeline", "--grads-per-update", "4"), "--grads-per-update: only with --mode async or ps-sync"},
 		{"slow rank", append(sampled, "--mode", "async", "--slow-worker", "4:3"), `--slow-worker "4:3": want RANK:FACTOR with RANK in [0,4)`},
 		{"slow factor", append(sampled, "--mode", "async", "--slow-worker", "1:x"), "want RANK:FACTOR"},
 		{"workers", append(sampled, "--mode", "async", "--workers", "0"), "--workers 0 and --servers 1: want at least 1 each"},

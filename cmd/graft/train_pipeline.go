@@ -38,7 +38,7 @@ func (p *pipelineOptions) spec(fs *flag.FlagSet, mode string) (*job.PipelineSpec
 		}
 		return nil, nil
 	}
-	for _, name := range []string{"workers", "servers", "staleness-rule", "max-staleness", "slow-worker", "ps-timeout"} {
+	for _, name := range []string{"workers", "servers", "staleness-rule", "max-staleness", "grads-per-update", "slow-worker", "ps-timeout"} {
 		if flagSet(fs, name) {
 			return nil, fmt.Errorf("--%s: only with --mode async or ps-sync", name)
 		}

@@ -12,19 +12,30 @@ import (
 	"github.com/graft-gnn/graft/optim"
 )
 
-// Rule scales the learning rate of a gradient of staleness tau (≥ 0).
+// Rule scales the learning rate of a gradient of staleness tau (≥ 0), or
+// drops it.
 type Rule struct {
 	name  string
 	scale func(tau int) float64
+	// fresh drops every stale gradient (τ ≥ 1): only gradients of the
+	// current parameters are applied.
+	fresh bool
 }
 
-// Scale returns the factor of the learning rate for staleness tau.
+// Scale returns the factor of the learning rate for staleness tau (0 for
+// a gradient the rule drops).
 func (r Rule) Scale(tau int) float64 {
+	if r.fresh && tau > 0 {
+		return 0
+	}
 	if r.scale == nil {
 		return 1
 	}
 	return r.scale(tau)
 }
+
+// Drops reports whether the rule drops a gradient of staleness tau.
+func (r Rule) Drops(tau int) bool { return r.fresh && tau > 0 }
 
 func (r Rule) String() string {
 	if r.name == "" {
@@ -35,7 +46,9 @@ func (r Rule) String() string {
 
 // ParseRule reads a staleness rule: "none" (factor 1), "inverse" (1/τ for
 // τ ≥ 1, as in staleness-aware async SGD, Zhang et al. 2016; 1 for a fresh
-// gradient) or "linear:C" (1/(1+Cτ), C ≥ 0).
+// gradient), "linear:C" (1/(1+Cτ), C ≥ 0) or "drop" (a stale gradient is
+// dropped, a fresh one keeps the learning rate: with several gradients an
+// update, K-batch-sync SGD, Dutta et al. 2018).
 func ParseRule(s string) (Rule, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	switch {
@@ -43,6 +56,8 @@ func ParseRule(s string) (Rule, error) {
 		return Rule{name: "none"}, nil
 	case s == "inverse":
 		return Rule{name: s, scale: func(tau int) float64 { return 1 / float64(max(tau, 1)) }}, nil
+	case s == "drop":
+		return Rule{name: s, fresh: true}, nil
 	case name == "linear" && hasArg:
 		c, err := strconv.ParseFloat(arg, 64)
 		if err != nil || c < 0 || math.IsInf(c, 0) || math.IsNaN(c) {
@@ -50,7 +65,7 @@ func ParseRule(s string) (Rule, error) {
 		}
 		return Rule{name: s, scale: func(tau int) float64 { return 1 / (1 + c*float64(tau)) }}, nil
 	}
-	return Rule{}, fmt.Errorf("staleness rule %q: want none, inverse or linear:C", s)
+	return Rule{}, fmt.Errorf("staleness rule %q: want none, inverse, linear:C or drop", s)
 }
 
 // Histogram counts staleness values exactly (they are small integers).
@@ -135,6 +150,12 @@ type Settings struct {
 	// MaxStaleness drops a gradient whose staleness exceeds it; negative
 	// keeps every gradient.
 	MaxStaleness int
+	// PerUpdate is how many gradients make one update (0 or 1: each is
+	// one): the shard sums the gradients it keeps, each weighted by the
+	// rule's factor of its staleness, and applies the sum over PerUpdate
+	// as one update, at the learning rate (and schedule) unscaled.
+	// Staleness counts updates.
+	PerUpdate int
 }
 
 // param is one parameter a shard holds.
@@ -153,6 +174,8 @@ type Shard struct {
 	version  int
 	hist     Histogram
 	dropped  int64
+	sum      []float32 // PerUpdate > 1: the weighted gradients kept for the next update
+	summed   int       // how many
 }
 
 // NewShard returns a shard holding copies of values (with their weight
@@ -164,6 +187,9 @@ func NewShard(s Settings, values [][]float32, decays []float64) (*Shard, error) 
 	lr := s.Optimizer.LR
 	if lr <= 0 || math.IsNaN(lr) || math.IsInf(lr, 0) {
 		return nil, fmt.Errorf("async: learning rate %v; want a positive number", lr)
+	}
+	if s.PerUpdate < 0 {
+		return nil, fmt.Errorf("async: %d gradients an update; want 1 or more", s.PerUpdate)
 	}
 	rule := optim.Config{Rule: s.Optimizer.Algorithm, Momentum: s.Optimizer.Momentum, Nesterov: s.Optimizer.Nesterov,
 		Beta1: s.Optimizer.Beta1, Beta2: s.Optimizer.Beta2, Eps: s.Optimizer.Eps}
@@ -185,7 +211,8 @@ func (s *Shard) Version() int { return s.version }
 func (s *Shard) Size() int { return s.size }
 
 // Apply applies a gradient (the shard's parameters' gradients,
-// concatenated) computed from version `from`. It returns the staleness,
+// concatenated) computed from version `from`, or keeps it for the next
+// update when Settings.PerUpdate is above 1. It returns the staleness,
 // and false if the gradient was dropped for being too stale.
 func (s *Shard) Apply(grad []float32, from int) (tau int, applied bool, err error) {
 	if len(grad) != s.size {
@@ -196,18 +223,44 @@ func (s *Shard) Apply(grad []float32, from int) (tau int, applied bool, err erro
 	}
 	tau = s.version - from
 	s.hist.Add(tau)
-	if s.settings.MaxStaleness >= 0 && tau > s.settings.MaxStaleness {
+	rule := s.settings.Rule
+	if s.settings.MaxStaleness >= 0 && tau > s.settings.MaxStaleness || rule.Drops(tau) {
 		s.dropped++
 		return tau, false, nil
 	}
 	o := s.settings.Optimizer
-	t := applyTask{s: s, grad: grad, lr: o.LR * o.Schedule.Factor(s.version) * s.settings.Rule.Scale(tau)}
+	lr := o.LR * o.Schedule.Factor(s.version)
+	if k := s.settings.PerUpdate; k > 1 {
+		if s.sum == nil {
+			s.sum = make([]float32, s.size)
+		}
+		w := float32(rule.Scale(tau))
+		for i, g := range grad {
+			s.sum[i] += w * g
+		}
+		if s.summed++; s.summed < k {
+			return tau, true, nil
+		}
+		// The mean as syncStep takes it: summed, then scaled.
+		inv := 1 / float32(k)
+		for i := range s.sum {
+			s.sum[i] *= inv
+		}
+		grad = s.sum
+	} else {
+		lr *= rule.Scale(tau)
+	}
+	t := applyTask{s: s, grad: grad, lr: lr}
 	if s.size >= 1<<16 {
 		// Parameters are independent: the update is the same bits on any
 		// number of threads, and the server waits less.
 		parallel.For(len(s.params), 1, t)
 	} else {
 		t.Run(0, len(s.params))
+	}
+	if s.summed > 0 {
+		clear(s.sum)
+		s.summed = 0
 	}
 	s.version++
 	return tau, true, nil
@@ -242,8 +295,8 @@ func (s *Shard) AppendValues(dst []float32) []float32 {
 type Counters struct {
 	Staleness Histogram // of every gradient received, dropped or not
 	Dropped   int64     // gradients dropped for their staleness
-	Updates   int64     // gradients applied (mean of several, in Sync)
-	Pushes    int64     // gradients received and used, applied or dropped (Serve's count)
+	Updates   int64     // updates applied (each the mean of several gradients in Sync, and with Settings.PerUpdate)
+	Pushes    int64     // gradients kept, applied or summed for an update, which make the epochs (Serve's count; those dropped are in Dropped)
 	EpochSize int64     // gradients in an epoch, 0 until every worker has said (Serve's)
 	// BytesGrad is the payload bytes of every push request received (the
 	// gradient and its 9-byte header, also for a push answered with stop

@@ -24,8 +24,9 @@ func TestParseRule(t *testing.T) {
 		{in: "linear:0", taus: []int{3}, want: []float64{1}},
 		{in: "linear:-1", err: "C must be"},
 		{in: "linear:x", err: "C must be"},
-		{in: "linear", err: "want none, inverse or linear:C"},
-		{in: "sqrt", err: "want none, inverse or linear:C"},
+		{in: "drop", taus: []int{0, 1, 5}, want: []float64{1, 0, 0}},
+		{in: "linear", err: "want none, inverse, linear:C or drop"},
+		{in: "sqrt", err: "want none, inverse, linear:C or drop"},
 	}
 	for _, tc := range cases {
 		r, err := ParseRule(tc.in)
@@ -235,6 +236,107 @@ func TestWire(t *testing.T) {
 
 // A large shard updates its parameters in parallel: the same bits on one
 // thread as on several.
+// Rule drop keeps only fresh gradients, and counts the others dropped.
+func TestShardDropsStaleGradients(t *testing.T) {
+	sh := shard(t, "drop", -1)
+	for i, s := range []struct {
+		from    int
+		applied bool
+	}{{0, true}, {0, false}, {1, true}, {1, false}, {0, false}, {2, true}} {
+		if tau, applied, err := sh.Apply([]float32{1, 1, 1}, s.from); err != nil || applied != s.applied || tau != sh.Version()-s.from-btoi(applied) {
+			t.Fatalf("gradient %d from version %d: τ %d applied %v err %v; want applied %v", i, s.from, tau, applied, err, s.applied)
+		}
+	}
+	c := sh.Counters()
+	if got := sh.AppendValues(nil); c.Updates != 3 || c.Dropped != 3 || got[0] != 1-3*0.5 {
+		t.Fatalf("counters %+v, values %v; want 3 updates of lr 0.5, 3 dropped", c, got)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// With PerUpdate K the shard keeps K gradients and applies their mean as
+// one update: the same bits as one Apply of the mean, summed in arrival
+// order and scaled as ps-sync's step takes it, with Adam's moments and
+// weight decay; staleness counts updates, and the rule weights each
+// gradient in the sum rather than scaling the learning rate.
+func TestShardAppliesTheMeanOfKGradients(t *testing.T) {
+	values := [][]float32{{0.3, -1.2, 2}, {0.7}}
+	decays := []float64{0.1, 0}
+	opt := nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}
+	grads := [][]float32{{0.1, -0.2, 0.3, 1e-3}, {-0.4, 0.25, 0.05, 2}, {0.9, 0.01, -0.7, 0.3}, {1e-5, 0.5, 0.125, -1}}
+	newShard := func(rule string, k int) *Shard {
+		r, err := ParseRule(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := NewShard(Settings{Optimizer: opt, Rule: r, MaxStaleness: -1, PerUpdate: k}, values, decays)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh
+	}
+	mean := func(gs [][]float32, w []float32) []float32 {
+		m := make([]float32, len(gs[0]))
+		for i, g := range gs {
+			for j := range g {
+				m[j] += w[i] * g[j]
+			}
+		}
+		inv := 1 / float32(len(gs))
+		for j := range m {
+			m[j] *= inv
+		}
+		return m
+	}
+	sh, ref := newShard("none", 2), newShard("none", 1)
+	for u := range 2 {
+		for _, g := range grads[2*u : 2*u+2] {
+			if tau, applied, err := sh.Apply(g, u); tau != 0 || !applied || err != nil {
+				t.Fatalf("update %d: τ %d applied %v err %v", u, tau, applied, err)
+			}
+		}
+		ref.Apply(mean(grads[2*u:2*u+2], []float32{1, 1}), u)
+	}
+	if a, b := sh.AppendValues(nil), ref.AppendValues(nil); sh.Version() != 2 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("version %d, values %v; want 2 and the mean's %v", sh.Version(), a, b)
+	}
+	for j, v := range sh.AppendValues(nil) {
+		if w := ref.AppendValues(nil)[j]; v != w {
+			t.Fatalf("value %d: %v, want %v bit for bit", j, v, w)
+		}
+	}
+	// One gradient of version 0 arrives after the first update: τ 1, and
+	// inverse weights it 1/1; one τ 2 gradient is weighted 1/2.
+	sh, ref = newShard("inverse", 2), newShard("none", 1)
+	sh.Apply(grads[0], 0)
+	sh.Apply(grads[1], 0)
+	ref.Apply(mean(grads[:2], []float32{1, 1}), 0)
+	sh.Apply(grads[2], 1)
+	if tau, _, _ := sh.Apply(grads[3], 0); tau != 1 {
+		t.Fatalf("τ %d, want 1", tau)
+	}
+	ref.Apply(mean(grads[2:], []float32{1, 1}), 1)
+	sh.Apply(grads[0], 2)
+	if tau, _, _ := sh.Apply(grads[1], 0); tau != 2 || sh.Version() != 3 {
+		t.Fatalf("τ %d at version %d, want 2 and 3", tau, sh.Version())
+	}
+	ref.Apply(mean(grads[:2], []float32{1, 0.5}), 2)
+	for j, v := range sh.AppendValues(nil) {
+		if w := ref.AppendValues(nil)[j]; v != w {
+			t.Fatalf("value %d: %v, want %v bit for bit", j, v, w)
+		}
+	}
+	if _, err := NewShard(Settings{Optimizer: opt, PerUpdate: -1}, values, decays); err == nil {
+		t.Error("−1 gradients an update accepted")
+	}
+}
+
 func TestShardUpdateIgnoresThreads(t *testing.T) {
 	values := [][]float32{make([]float32, 40000), make([]float32, 30000), make([]float32, 7)}
 	grad := make([]float32, 70007)

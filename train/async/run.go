@@ -19,6 +19,9 @@ type Options struct {
 	Rule             Rule
 	// MaxStaleness drops gradients staler than it; negative keeps all.
 	MaxStaleness int
+	// PerUpdate gradients make one update (Settings.PerUpdate); 0 or 1:
+	// each gradient is one.
+	PerUpdate int
 	// Sync runs the synchronous baseline instead: every server waits for
 	// a gradient from every worker and applies their mean.
 	Sync bool
@@ -147,7 +150,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		for _, i := range plan[r-n] {
 			values, decays = append(values, params[i].Value.Data), append(decays, params[i].WeightDecay)
 		}
-		sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness}, values, decays)
+		sh, err := NewShard(Settings{Optimizer: cfg.Optimizer, Rule: opts.Rule, MaxStaleness: opts.MaxStaleness, PerUpdate: opts.PerUpdate}, values, decays)
 		if err != nil {
 			return Result{}, err
 		}
@@ -212,6 +215,10 @@ func (o *Options) check(cfg train.Config) error {
 		return errors.New("async: a step limit is not supported: workers stop after their epochs")
 	case o.NewStepper == nil:
 		return errors.New("async: no stepper")
+	case o.PerUpdate < 0:
+		return fmt.Errorf("async: %d gradients an update; want 1 or more", o.PerUpdate)
+	case o.Sync && o.PerUpdate > 1:
+		return errors.New("async: the synchronous servers apply every worker's gradient as one update already: several gradients an update is for asynchronous runs")
 	}
 	return nil
 }

@@ -109,15 +109,17 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 	p := traintest.SBMProblem(t, 400)
 	cfg := testConfig("sage")
 	cfg.Epochs, cfg.Optimizer.LR = 6, 0.03
-	rule, _ := ParseRule("inverse")
 	for _, tc := range []struct {
-		name     string
-		sync     bool
-		maxStale int
-	}{{"async", false, 2}, {"sync", true, -1}} {
+		name      string
+		sync      bool
+		maxStale  int
+		rule      string
+		perUpdate int
+	}{{"async", false, 2, "inverse", 1}, {"sync", true, -1, "none", 1}, {"k-batch-sync", false, -1, "drop", 4}} {
 		t.Run(tc.name, func(t *testing.T) {
+			rule, _ := ParseRule(tc.rule)
 			var epochs []metrics.Epoch
-			opts := Options{Workers: 4, Servers: 2, Rule: rule, MaxStaleness: tc.maxStale, Sync: tc.sync, Timeout: 30 * time.Second,
+			opts := Options{Workers: 4, Servers: 2, Rule: rule, MaxStaleness: tc.maxStale, PerUpdate: tc.perUpdate, Sync: tc.sync, Timeout: 30 * time.Second,
 				SlowWorker: 3, SlowFactor: 2, NewStepper: stepperFactory(t, cfg, p, 4)}
 			res, err := Run(context.Background(), cfg, p, opts, func(e metrics.Epoch) error { epochs = append(epochs, e); return nil })
 			if err != nil {
@@ -133,10 +135,14 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 				if c.Staleness.Max() != 0 || c.Dropped != 0 || c.Updates < 2*budget/4 || c.Updates > 2*(budget/4+1) {
 					t.Fatalf("budget %d: counters %+v", budget, c)
 				}
-			} else if c.Staleness.Count() != 2*budget || c.Updates+c.Dropped != 2*budget {
-				t.Fatalf("a budget of %d gradients on 2 servers: %d counted, %d applied, %d dropped", budget, c.Staleness.Count(), c.Updates, c.Dropped)
+			} else if k := int64(tc.perUpdate); kept(c) != 2*budget || kept(c) < k*c.Updates || kept(c)-k*c.Updates > 2*(k-1) || c.Pushes != kept(c) {
+				// The epochs are of gradients kept, not of those dropped;
+				// each server makes an update of every k gradients it
+				// keeps, and up to k − 1 may be left over on each at the
+				// end.
+				t.Fatalf("a budget of %d gradients on 2 servers, %d an update: %d counted, %d updates, %d dropped, %d pushes", budget, k, c.Staleness.Count(), c.Updates, c.Dropped, c.Pushes)
 			}
-			if !tc.sync && c.Staleness.Max() == 0 {
+			if !tc.sync && tc.perUpdate == 1 && c.Staleness.Max() == 0 {
 				t.Fatalf("four workers and not one stale gradient: %+v", c)
 			}
 			// Worker 0 reports each epoch it sees complete, the last always.
@@ -165,6 +171,10 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 		})
 	}
 }
+
+// kept is the gradients the servers kept: every one counted but those
+// dropped.
+func kept(c Counters) int64 { return c.Staleness.Count() - c.Dropped }
 
 // A server that stalls, dies or finishes early is an error on the worker
 // naming it, within the timeout; a worker that stalls is one on the server.

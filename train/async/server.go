@@ -104,7 +104,7 @@ type server struct {
 	values  []float32
 	pending map[int][]float32 // Sync: gradients waiting for the others'
 	version int               // Sync: the version the pending gradients are of
-	pushes  int64             // gradients received and used (not those discarded at a stop)
+	pushes  int64             // gradients kept: applied, or summed for an update (not those dropped, nor those discarded at a stop)
 	batches map[int]int       // each worker's batches per epoch, from its first pull
 	epoch   int64             // gradients in an epoch, once every worker has said
 	stopped bool              // worker 0 stopped the run early (kindStop)
@@ -194,10 +194,13 @@ func (s *server) handle(from int, req request) error {
 			break
 		}
 		if !s.cfg.Sync {
-			if _, _, aerr := s.sh.Apply(req.grad, req.version); aerr != nil {
+			_, kept, aerr := s.sh.Apply(req.grad, req.version)
+			if aerr != nil {
 				return fmt.Errorf("async: server rank %d: from rank %d: %w", s.c.Rank(), from, aerr)
 			}
-			s.pushes++
+			if kept { // a gradient dropped for its staleness trained nothing: it counts toward no epoch
+				s.pushes++
+			}
 			err = s.answer(from)
 			break
 		}
