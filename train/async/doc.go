@@ -9,8 +9,12 @@
 // A gradient's staleness τ is its shard's version when it arrives minus
 // the version it was computed from: the number of other workers' updates
 // applied in between. A Rule scales the learning rate by τ (1/τ, as in
-// staleness-aware asynchronous SGD; 1/(1+cτ); or not at all), and a
-// gradient staler than the bound is dropped and counted. The servers keep
+// staleness-aware asynchronous SGD; 1/(1+cτ); or not at all) or drops
+// every stale gradient, and a gradient staler than the bound is dropped
+// and counted; dropped gradients count toward no epoch. With
+// Settings.PerUpdate K a shard applies the mean of every K gradients it
+// keeps as one update: with the rule that drops stale gradients,
+// K-batch-sync SGD. The servers keep
 // a histogram of τ, which the run reports per epoch.
 //
 // The core (Shard, Rule, Histogram) does no I/O; Serve and Work are thin
