@@ -9,7 +9,8 @@
 // How a pass moves its rows is chosen when the exchange is built, from
 // what the compressor declares (compress.Caps):
 //
-//   - uncompressed passes (evaluation, the last layer, codec none) send
+//   - uncompressed passes (evaluation unless Config.EvalCodec, the last
+//     layer, codec none) send
 //     rows as they are: each peer's rows are gathered into its message,
 //     and a peer's message lands straight in the halo rows;
 //   - per peer: each peer's rows are encoded into its own message, a
