@@ -10,9 +10,9 @@
 // what the compressor declares (compress.Caps):
 //
 //   - uncompressed passes (evaluation unless Config.EvalCodec, the last
-//     layer, codec none) send
-//     rows as they are: each peer's rows are gathered into its message,
-//     and a peer's message lands straight in the halo rows;
+//     layer, codec none) send rows as they are: each peer's rows are
+//     gathered into its message, and a peer's message lands straight in
+//     the halo rows;
 //   - per peer: each peer's rows are encoded into its own message, a
 //     cache-sized piece at a time when the codec encodes row by row;
 //   - shared rows: a codec whose rows encode to a fixed size (top-k)
