@@ -156,11 +156,14 @@ func (w *worker) round(kind byte) error {
 }
 
 // await receives server srv's next answer within the timeout.
-func (w *worker) await(srv int) ([]byte, error) { return recvFrom(w.c, ReplySite, srv, w.cfg.Timeout) }
+func (w *worker) await(srv int) ([]byte, error) {
+	return recvFrom(w.c, ReplySite, srv, time.Now().Add(w.cfg.Timeout), w.cfg.Timeout)
+}
 
-// recvFrom receives server srv's next message at site within timeout.
-func recvFrom(c comm.Communicator, site string, srv int, timeout time.Duration) ([]byte, error) {
-	_, msg, err := c.Recv(site, srv, time.Now().Add(timeout))
+// recvFrom receives server srv's next message at site by deadline, timeout
+// after the wait began (for the error).
+func recvFrom(c comm.Communicator, site string, srv int, deadline time.Time, timeout time.Duration) ([]byte, error) {
+	_, msg, err := c.Recv(site, srv, deadline)
 	if errors.Is(err, comm.ErrDeadline) {
 		return nil, fmt.Errorf("async: worker rank %d: server rank %d did not answer within %v (dead or stalled)", c.Rank(), srv, timeout)
 	}
@@ -190,11 +193,14 @@ func Final(c comm.Communicator, servers []int, timeout time.Duration) (Counters,
 	return gather(c, servers, FinalSite, timeout)
 }
 
-// gather receives every server's counters at site and sums them.
+// gather receives every server's counters at site and sums them. The
+// servers answer at once, so one deadline covers them all: a run with a
+// stalled server ends after one timeout, not one per server.
 func gather(c comm.Communicator, servers []int, site string, timeout time.Duration) (Counters, error) {
 	var total Counters
+	deadline := time.Now().Add(timeout)
 	for _, srv := range servers {
-		msg, err := recvFrom(c, site, srv, timeout)
+		msg, err := recvFrom(c, site, srv, deadline, timeout)
 		if err != nil {
 			return Counters{}, err
 		}
