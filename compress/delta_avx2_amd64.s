@@ -133,8 +133,15 @@ GLOBL deltaAVX2Tab<>(SB), RODATA|NOPTR, $256
 	VPACKUSWB    X5, X5, X5
 
 // encodeBlock codes the 8 values at SI against the reconstruction at DX
-// and writes the reconstruction back (deltaCodesY).
+// and writes the reconstruction back (deltaCodesY). It prefetches the same
+// columns 16 rows on (the next group but one), so that the codes of one
+// group overlap the loads of the groups after it: 124,000 rows from
+// memory were coded 1.2x faster so (0.99-1.35x at widths 32-128, timed in
+// alternation on one core of a loaded Zen 3).
 #define encodeBlock \
+	MOVQ       240(SP), AX    \
+	PREFETCHT0 (SI)(AX*1)     \
+	PREFETCHT0 (DX)(AX*1)     \
 	VMOVUPS (SI), Y0          \
 	VMOVUPS (DX), Y4          \
 	deltaCodesY               \
@@ -156,9 +163,9 @@ GLOBL deltaAVX2Tab<>(SB), RODATA|NOPTR, $256
 // vector form: the same operations on each lane), then each row's codes.
 //
 // The frame: 8 rows' lo at 0, hi at 32, qlo at 64, inv at 96, dlo at 128,
-// dstep at 160 and headers at 192; the group's rows at 224 and the row at
-// 232.
-TEXT ·deltaEncodeRowsAVX2(SB), NOSPLIT, $240-48
+// dstep at 160 and headers at 192; the group's rows at 224, the row at
+// 232 and 16 rows' bytes, the prefetch distance, at 240.
+TEXT ·deltaEncodeRowsAVX2(SB), NOSPLIT, $248-48
 	MOVQ         nbits+40(FP), R8
 	MOVQ         width+32(FP), R9
 	deltaSetup
@@ -171,6 +178,9 @@ TEXT ·deltaEncodeRowsAVX2(SB), NOSPLIT, $240-48
 	MOVQ         x+8(FP), R13
 	MOVQ         rec+16(FP), R14
 	MOVQ         rows+24(FP), R12
+	MOVQ         R9, AX
+	SHLQ         $6, AX
+	MOVQ         AX, 240(SP)             // 16 rows
 
 de_group:
 	TESTQ   R12, R12
@@ -431,7 +441,8 @@ de_done:
 	VADDPS    Y3, Y4, Y4
 
 // applyBlock adds the levels of Y2's codes to the 8 values at DX and
-// writes them there and DI bytes on.
+// writes them there and DI bytes on. (Prefetching as encodeBlock does
+// gained nothing measurable: 0.73-1.13x.)
 #define applyBlock \
 	VMOVUPS (DX), Y4       \
 	applyLevels            \

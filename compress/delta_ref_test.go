@@ -285,3 +285,44 @@ func BenchmarkDelta(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDeltaOutOfCache is BenchmarkDelta for a message the size of a
+// worker's halo on the synthetic ogbn-arxiv-sized graph at N = 4 (124k
+// rows), whose rows and reconstruction do not fit in cache: there the
+// kernels wait on memory unless they prefetch. ns/value is per value.
+func BenchmarkDeltaOutOfCache(b *testing.B) {
+	const rows, steps = 124000, 2
+	for _, width := range []int{64, 128} {
+		src := newDrift(rows, width, 0.01, 7)
+		var xs [][]float32
+		for range steps {
+			xs = append(xs, slices.Clone(src.next()))
+		}
+		d, _ := New("delta:2:0:0")
+		var msgs [][]byte
+		for i, x := range xs {
+			msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
+		}
+		report := func(b *testing.B) {
+			b.SetBytes(int64(4 * rows * width))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/value")
+		}
+		b.Run(fmt.Sprintf("w=%d/encode", width), func(b *testing.B) {
+			var buf []byte
+			for i := range b.N {
+				buf = d.Encode(buf[:0], xs[i%steps], rows, width, 1, Key{Step: steps + i})
+			}
+			report(b)
+		})
+		r, _ := New("delta:2:0:0")
+		out := make([]float32, rows*width)
+		b.Run(fmt.Sprintf("w=%d/decode", width), func(b *testing.B) {
+			for i := range b.N {
+				if err := r.Decode(out, rows, width, 1, Key{Step: i}, msgs[i%steps]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b)
+		})
+	}
+}
