@@ -99,6 +99,9 @@ type Caps struct {
 	// once, whole, and that its size depends on what it holds, as an
 	// entropy stage's (Entropy) do; Streaming implies it.
 	Whole bool
+	// Lossless says that Decode gives back the values encoded, bit for
+	// bit, whatever the ratio: none, and an entropy stage around it.
+	Lossless bool
 }
 
 // RowCoder sizes the rows of a compressor whose Caps set Rows.
@@ -154,7 +157,7 @@ type none struct{}
 
 func (none) Name() string           { return "none" }
 func (none) FixedRatio(int) float64 { return 1 }
-func (none) Caps() Caps             { return Caps{RowByRow: true} }
+func (none) Caps() Caps             { return Caps{RowByRow: true, Lossless: true} }
 
 func (none) Encode(dst []byte, x []float32, rows, width int, _ float64, _ Key) []byte {
 	return AppendFloats(dst, x[:rows*width])

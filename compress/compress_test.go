@@ -574,3 +574,43 @@ func TestMessagesGoRowByRow(t *testing.T) {
 		}
 	}
 }
+
+// A codec whose Caps say Lossless gives back every value bit for bit at
+// any ratio (NaNs, infinities, −0 and subnormals included), and the codecs
+// that round do not say so.
+func TestLosslessCodecsGiveBackEveryBit(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	specs := append(Names(), "entropy", "entropy:none", "entropy:quant8")
+	for _, spec := range specs {
+		c, err := New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := spec == "none" || spec == "entropy" || spec == "entropy:none"
+		if c.Caps().Lossless != want {
+			t.Errorf("%s: Caps().Lossless %v, want %v", spec, c.Caps().Lossless, want)
+		}
+		if !want {
+			continue
+		}
+		for _, width := range []int{1, 7, 64} {
+			for _, ratio := range []float64{1, 2, 16} {
+				const rows = 9
+				x := randRows(r, rows, width)
+				special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32}
+				for i, v := range special {
+					x[(i*5)%len(x)] = v
+				}
+				out := make([]float32, rows*width)
+				if err := c.Decode(out, rows, width, ratio, Key{}, c.Encode(nil, x, rows, width, ratio, Key{})); err != nil {
+					t.Fatalf("%s: %v", spec, err)
+				}
+				for i := range x {
+					if math.Float32bits(out[i]) != math.Float32bits(x[i]) {
+						t.Fatalf("%s width %d ratio %v: value %d came back %v, sent %v", spec, width, ratio, i, out[i], x[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -88,8 +88,11 @@ func (e *Entropy) Name() string { return "entropy:" + e.Inner.Name() }
 func (e *Entropy) FixedRatio(int) float64 { return 0 }
 
 // Caps: whole messages, and the wrapped codec's stream state if it keeps
-// one.
-func (e *Entropy) Caps() Caps { return Caps{Whole: true, Streaming: e.Inner.Caps().Streaming} }
+// one; lossless if the wrapped codec is.
+func (e *Entropy) Caps() Caps {
+	inner := e.Inner.Caps()
+	return Caps{Whole: true, Streaming: inner.Streaming, Lossless: inner.Lossless}
+}
 
 // Encode appends the entropy coding of the wrapped codec's message of x.
 func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {

@@ -115,3 +115,36 @@ func TestExchangeRefusesStatefulEvalCodec(t *testing.T) {
 		}
 	}
 }
+
+// A lossless evaluation codec (entropy:none) delivers the rows exactly,
+// so the trainer has nothing to re-evaluate: EvalCompressed says so, as it
+// does not for a quantiser.
+func TestEvalCompressedOnlyForLossyCodecs(t *testing.T) {
+	_, l := testLayout(t, 40, 2, 1)
+	for _, tc := range []struct {
+		spec  string
+		lossy bool
+	}{{"quant8", true}, {"entropy:quant8", true}, {"bf16", true}, {"entropy:none", false}, {"none", false}} {
+		codec, err := compress.New(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = comm.Run(2, func(c comm.Communicator) error {
+			e, err := New(c, &l.Parts[c.Rank()], Config{EvalCodec: codec, Layers: 2})
+			if err != nil {
+				return err
+			}
+			if got := e.EvalCompressed(); got != tc.lossy {
+				return fmt.Errorf("EvalCodec %s: EvalCompressed %v, want %v", tc.spec, got, tc.lossy)
+			}
+			e.EvaluateExactly(true)
+			if e.EvalCompressed() {
+				return fmt.Errorf("EvalCodec %s: EvalCompressed while evaluating exactly", tc.spec)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

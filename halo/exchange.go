@@ -188,8 +188,11 @@ func (e *Exchange) RestoreSchedule(state json.RawMessage) error {
 func (e *Exchange) EvaluateExactly(on bool) { e.exact = on }
 
 // EvalCompressed reports whether evaluation passes go through a codec
-// (Config.EvalCodec, unless EvaluateExactly is on).
-func (e *Exchange) EvalCompressed() bool { return e.eval != nil && !e.exact }
+// that changes their rows (Config.EvalCodec, unless EvaluateExactly is on
+// or the codec is lossless, as entropy:none is).
+func (e *Exchange) EvalCompressed() bool {
+	return e.eval != nil && !e.exact && !e.eval.Caps().Lossless
+}
 
 // Streaming reports whether the codec keeps state per stream of messages
 // (compress.Caps.Streaming), which a checkpoint must keep.
