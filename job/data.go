@@ -263,7 +263,7 @@ func (s *Spec) evalCompression() (func() compress.Compressor, error) {
 // evalCodecInUse is --eval-compress where it compresses the evaluations,
 // "" elsewhere (the summary's eval_compress).
 func (s *Spec) evalCodecInUse() string {
-	if s.EvalCodec == "none" || s.Parts <= 1 || s.Sampler != "" || s.Async != nil || s.Pipeline != nil {
+	if codec, err := s.evalCompression(); err != nil || codec == nil {
 		return ""
 	}
 	return s.EvalCodec
