@@ -34,8 +34,9 @@ func (r Rule) Scale(tau int) float64 {
 	return r.scale(tau)
 }
 
-// Drops reports whether the rule drops a gradient of staleness tau.
-func (r Rule) Drops(tau int) bool { return r.fresh && tau > 0 }
+// Drops reports whether the rule drops a gradient of staleness tau: one
+// it would apply at no learning rate.
+func (r Rule) Drops(tau int) bool { return r.Scale(tau) == 0 }
 
 func (r Rule) String() string {
 	if r.name == "" {
