@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures temporal delta coding of the halo exchange (--compress delta:…)
 # against full communication and quant4: docs/varco/delta/results.jsonl and
-# the tables of docs/varco/delta/results.md (docs/varco.md, "Delta coding").
+# the tables of docs/varco/delta/results.md (docs/delta.md).
 #
 #   scripts/delta.sh        Amazon Computers and Coauthor CS, N = 4 and 8,
 #                           random and multilevel, SAGE-64 × 100 iterations

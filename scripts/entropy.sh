@@ -2,7 +2,7 @@
 # Measures the entropy stage (compress.Entropy, --compress entropy:CODEC)
 # against the codec it wraps: halo bytes (bytes_fwd + bytes_bwd) and codec
 # time (codec_seconds against the epochs' time), in runs that alternate
-# plain and entropy-coded in each round (docs/varco.md, "Entropy coding").
+# plain and entropy-coded in each round (docs/compression.md, "Entropy coding").
 #
 #   scripts/entropy.sh      Amazon Computers (graft train --model sage
 #                           --parts 4, the default recipe) and the synthetic

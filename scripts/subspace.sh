@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures subspace's default schedule (compress.DefaultSchedule) and milder
 # ones against full communication: docs/varco/subspace/results.jsonl and its
-# results.md (docs/varco.md, "Subspace's default").
+# results.md (docs/varco-detail.md, "Subspace's default").
 #
 #   scripts/subspace.sh     Amazon Computers and the synthetic graph, N = 4,
 #                           random, 3 seeds, SAGE-64 × 100 iterations

@@ -93,7 +93,7 @@ var configs = []config{
 	{"subspace-exp", "subspace", "exp:128:1:5"},
 	{"subspace-linear4", "subspace", "linear:4:1:5"},
 	// milder subspace schedules, measured against its default
-	// (docs/varco.md, "Subspace's default"; scripts/subspace.sh)
+	// (docs/varco-detail.md, "Subspace's default"; scripts/subspace.sh)
 	{"subspace-linear2", "subspace", "linear:2:1:5"},
 	{"subspace-linear1.25", "subspace", "linear:1.25:1:5"},
 	{"subspace-linear4-10", "subspace", "linear:4:1:10"}, // r = 1 from iteration 10
