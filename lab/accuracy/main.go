@@ -162,7 +162,7 @@ func minValLoss(r io.Reader) (epoch, error) {
 // tables mark it as generated (see doctables_test.go).
 const (
 	mainHeader = "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | lowest val loss | epochs run | graft train flags |"
-	gradHeader = "| configuration | gradient compression | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |"
+	gradHeader = "| configuration | method | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |"
 	// pairedHeader takes the baseline's name.
 	pairedHeader = "| configuration | method | seeds | test accuracy (%%) | %s, same seeds (%%) | paired Δ (points) |"
 )
