@@ -22,8 +22,14 @@ import (
 //
 // The first names the command, run from the repository's root, that prints
 // the table. TestDocTables runs each on its file and fails where the page
-// differs; -update rewrites the tables from the files.
-const generatedEnd = "<!-- end generated -->"
+// differs; -update rewrites the tables from the files. Other tools' tables
+// may take the same markers, naming their own commands: this test skips
+// them.
+const (
+	generatedPrefix = "<!-- generated: "
+	accuracyPrefix  = generatedPrefix + "go run ./lab/accuracy"
+	generatedEnd    = "<!-- end generated -->"
+)
 
 var generatedBegin = regexp.MustCompile(`^<!-- generated: go run \./lab/accuracy((?: [^<]*)?) < (\S+) -->$`)
 
@@ -68,28 +74,33 @@ func generatedTables(page string) ([]generatedTable, error) {
 		if isAccuracyHeader(line) {
 			return nil, fmt.Errorf("line %d: a table of lab/accuracy without the markers of a generated table", i+1)
 		}
-		if !strings.HasPrefix(line, "<!-- generated:") {
+		if !strings.HasPrefix(line, generatedPrefix) {
 			if line == generatedEnd {
 				return nil, fmt.Errorf("line %d: %s without its beginning", i+1, generatedEnd)
 			}
 			continue
 		}
-		m := generatedBegin.FindStringSubmatch(line)
-		if m == nil {
-			return nil, fmt.Errorf("line %d: want <!-- generated: go run ./lab/accuracy [FLAGS] < FILE -->, have %s", i+1, line)
-		}
-		t := generatedTable{args: strings.TrimPrefix(m[1]+" < "+m[2], " "), flags: m[1], runs: m[2], begin: i, marker: line}
+		begin := i
 		for i++; i < len(lines) && lines[i] != generatedEnd; i++ {
-			if strings.HasPrefix(lines[i], "<!-- generated:") {
-				return nil, fmt.Errorf("line %d: a generated table inside the one of line %d", i+1, t.begin+1)
+			if strings.HasPrefix(lines[i], generatedPrefix) {
+				return nil, fmt.Errorf("line %d: a generated table inside the one of line %d", i+1, begin+1)
 			}
 		}
 		if i == len(lines) {
-			return nil, fmt.Errorf("line %d: no %s", t.begin+1, generatedEnd)
+			return nil, fmt.Errorf("line %d: no %s", begin+1, generatedEnd)
 		}
-		t.end = i
-		t.got = strings.Join(lines[t.begin+1:t.end], "\n") + "\n"
-		tables = append(tables, t)
+		if !strings.HasPrefix(line, accuracyPrefix+" ") && line != accuracyPrefix+" -->" {
+			continue // another tool's table
+		}
+		m := generatedBegin.FindStringSubmatch(line)
+		if m == nil {
+			return nil, fmt.Errorf("line %d: want %s [FLAGS] < FILE -->, have %s", begin+1, accuracyPrefix, line)
+		}
+		tables = append(tables, generatedTable{
+			args: strings.TrimPrefix(m[1]+" < "+m[2], " "), flags: m[1], runs: m[2],
+			begin: begin, end: i, marker: line,
+			got: strings.Join(lines[begin+1:i], "\n") + "\n",
+		})
 	}
 	return tables, nil
 }
@@ -260,18 +271,20 @@ func TestShellWords(t *testing.T) {
 
 func TestGeneratedTables(t *testing.T) {
 	const begin = "<!-- generated: go run ./lab/accuracy -paired < docs/x/results.jsonl -->"
-	tables, err := generatedTables("text\n" + begin + "\n| a |\n| b |\n" + generatedEnd + "\nmore\n")
+	// Another tool's table is skipped, its markers checked.
+	tables, err := generatedTables("<!-- generated: go run ./lab/varco report -->\n| x |\n" + generatedEnd + "\n" +
+		begin + "\n| a |\n| b |\n" + generatedEnd + "\nmore\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tables) != 1 || tables[0].args != "-paired < docs/x/results.jsonl" || tables[0].runs != "docs/x/results.jsonl" || tables[0].got != "| a |\n| b |\n" {
+	if len(tables) != 1 || tables[0].begin != 3 || tables[0].args != "-paired < docs/x/results.jsonl" || tables[0].runs != "docs/x/results.jsonl" || tables[0].got != "| a |\n| b |\n" {
 		t.Errorf("tables %+v", tables)
 	}
 	for _, c := range []struct{ name, page, want string }{
 		{"unclosed", begin + "\n| a |\n", "line 1: no " + generatedEnd},
 		{"end alone", "x\n" + generatedEnd, "line 2: " + generatedEnd + " without its beginning"},
 		{"nested", begin + "\n" + begin + "\n" + generatedEnd, "line 2: a generated table inside the one of line 1"},
-		{"not the command", "<!-- generated: go run ./lab/varco report -->", "want <!-- generated: go run ./lab/accuracy"},
+		{"no file of runs", "<!-- generated: go run ./lab/accuracy -paired -->\n" + generatedEnd, "line 1: want <!-- generated: go run ./lab/accuracy [FLAGS] < FILE -->"},
 		{"unmarked table", "x\n" + gradHeader + "\n", "line 2: a table of lab/accuracy without the markers"},
 		{"unmarked paired table", fmt.Sprintf(pairedHeader, "fp32"), "line 1: a table of lab/accuracy without the markers"},
 	} {
