@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -72,14 +73,47 @@ func selected(order []string, groups map[string]*group) map[string]string {
 	return best
 }
 
+// options are the command line's choices for the summary.
+type options struct {
+	only   *regexp.Regexp // summarise only the configurations it matches (nil: all)
+	paired bool           // print only the paired comparisons
+}
+
+// parseArgs reads the command line: the file of -min-val-loss, or the
+// summary's options.
+func parseArgs(args []string, stderr io.Writer) (minLoss string, opt options, err error) {
+	fs := flag.NewFlagSet("accuracy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&minLoss, "min-val-loss", "", "print the epoch of lowest validation loss of this graft train --metrics `FILE` as JSON")
+	only := fs.String("only", "", "summarise only the configurations whose name matches the regular `EXPR` (as scripts/accuracy.sh's ONLY); a paired row needs its baseline to match too")
+	fs.BoolVar(&opt.paired, "paired", false, "print only the tables pairing methods with their baselines")
+	if err := fs.Parse(args); err != nil {
+		return "", options{}, err
+	}
+	if fs.NArg() > 0 {
+		return "", options{}, fmt.Errorf("unexpected argument %q: the runs come on stdin", fs.Arg(0))
+	}
+	if *only != "" {
+		if opt.only, err = regexp.Compile(*only); err != nil {
+			return "", options{}, fmt.Errorf("-only: %v", err)
+		}
+	}
+	return minLoss, opt, nil
+}
+
 func main() {
-	minLoss := flag.String("min-val-loss", "", "print the epoch of lowest validation loss of this graft train --metrics `FILE` as JSON")
-	flag.Parse()
-	var err error
-	if *minLoss != "" {
-		err = printMinValLoss(*minLoss, os.Stdout)
+	minLoss, opt, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy:", err)
+		os.Exit(2)
+	}
+	if minLoss != "" {
+		err = printMinValLoss(minLoss, os.Stdout)
 	} else {
-		err = summarise(os.Stdin, os.Stdout)
+		err = summarise(os.Stdin, os.Stdout, opt)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "accuracy:", err)
@@ -124,14 +158,27 @@ func minValLoss(r io.Reader) (epoch, error) {
 	return best, nil
 }
 
-func summarise(r io.Reader, w io.Writer) error {
-	var order []string
-	groups := map[string]*group{}
+// The headers of the tables summarise prints; pages that show one of its
+// tables mark it as generated (see doctables_test.go).
+const (
+	mainHeader = "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | lowest val loss | epochs run | graft train flags |"
+	gradHeader = "| configuration | method | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |"
+	// pairedHeader takes the baseline's name.
+	pairedHeader = "| configuration | method | seeds | test accuracy (%%) | %s, same seeds (%%) | paired Δ (points) |"
+)
+
+// readRuns groups the runs by configuration, in order of first appearance,
+// keeping only the configurations only matches (all if nil).
+func readRuns(r io.Reader, only *regexp.Regexp) (order []string, groups map[string]*group, err error) {
+	groups = map[string]*group{}
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		var x run
 		if err := json.Unmarshal(sc.Bytes(), &x); err != nil {
-			return fmt.Errorf("line %d: %v", line, err)
+			return nil, nil, fmt.Errorf("line %d: %v", line, err)
+		}
+		if only != nil && !only.MatchString(x.Config) {
+			continue
 		}
 		g := groups[x.Config]
 		if g == nil {
@@ -150,10 +197,41 @@ func summarise(r io.Reader, w io.Writer) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	if len(order) == 0 {
+		return nil, nil, errors.New("no runs to summarise")
+	}
+	return order, groups, nil
+}
+
+// summarise prints the table of every configuration (unless opt.paired)
+// and the paired comparisons, tables apart by a blank line.
+func summarise(r io.Reader, w io.Writer, opt options) error {
+	order, groups, err := readRuns(r, opt.only)
+	if err != nil {
 		return err
 	}
+	tables := 0
+	if !opt.paired {
+		writeMain(w, order, groups)
+		tables++
+	}
+	for _, b := range baselines {
+		tables += writePaired(w, order, groups, b, tables > 0)
+	}
+	if tables == 0 {
+		return errors.New("no configuration ROW@METHOD has its baseline's runs to pair with")
+	}
+	return nil
+}
+
+// writeMain writes a row for every configuration: test accuracy, mean ±
+// std over seeds, of the model graft train selects and of the model of
+// lowest validation loss.
+func writeMain(w io.Writer, order []string, groups map[string]*group) {
 	chosen := selected(order, groups)
-	fmt.Fprintln(w, "| configuration | seeds | test accuracy (%) | best val accuracy (%) | test at lowest val loss (%) | lowest val loss | epochs run | graft train flags |")
+	fmt.Fprintln(w, mainHeader)
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, name := range order {
 		g := groups[name]
@@ -180,10 +258,6 @@ func summarise(r io.Reader, w io.Writer) error {
 	if len(chosen) > 0 {
 		fmt.Fprintln(w, "\nRows with candidates (ROW/CANDIDATE) report the candidate with the lowest mean validation loss.")
 	}
-	for _, b := range baselines {
-		writePaired(w, order, groups, b)
-	}
-	return nil
 }
 
 // baselines are the methods others are paired with: "full" is full-graph
@@ -192,16 +266,39 @@ func summarise(r io.Reader, w io.Writer) error {
 // the runs sent; "fp32" float32 training (beside bf16).
 var baselines = []string{"full", "none", "fp32"}
 
+// byRow returns the configurations ROW@METHOD grouped by ROW, rows in order
+// of first appearance and each row's methods in theirs.
+func byRow(order []string) []string {
+	var rows []string
+	methods := map[string][]string{}
+	for _, name := range order {
+		row, _, ok := strings.Cut(name, "@")
+		if !ok {
+			continue
+		}
+		if methods[row] == nil {
+			rows = append(rows, row)
+		}
+		methods[row] = append(methods[row], name)
+	}
+	var out []string
+	for _, row := range rows {
+		out = append(out, methods[row]...)
+	}
+	return out
+}
+
 // writePaired writes, for every configuration ROW@METHOD beside a baseline
 // ROW@BASE, the mean and spread of the per-seed differences of test
 // accuracy (same seeds: same split and initialisation), over the seeds
-// both ran.
-func writePaired(w io.Writer, order []string, groups map[string]*group, baseline string) {
+// both ran, a row's methods together. It returns the number of tables
+// written (0 or 1), preceded by a blank line if gap.
+func writePaired(w io.Writer, order []string, groups map[string]*group, baseline string, gap bool) int {
 	header := false
-	for _, name := range order {
-		row, method, ok := strings.Cut(name, "@")
+	for _, name := range byRow(order) {
+		row, method, _ := strings.Cut(name, "@")
 		base := groups[row+"@"+baseline]
-		if !ok || slices.Contains(baselines, method) || base == nil {
+		if slices.Contains(baselines, method) || base == nil {
 			continue
 		}
 		baseAt := map[uint64]float64{}
@@ -220,11 +317,14 @@ func writePaired(w io.Writer, order []string, groups map[string]*group, baseline
 		}
 		grad := baseline == "none"
 		if !header {
+			if gap {
+				fmt.Fprintln(w)
+			}
 			if grad {
-				fmt.Fprintln(w, "\n| configuration | gradient compression | seeds | test accuracy (%) | exact gradients, same seeds (%) | paired Δ (points) | gradient bytes per epoch | × fewer |")
+				fmt.Fprintln(w, gradHeader)
 				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 			} else {
-				fmt.Fprintf(w, "\n| configuration | method | seeds | test accuracy (%%) | %s, same seeds (%%) | paired Δ (points) |\n", map[string]string{"full": "full-graph", "fp32": "fp32"}[baseline])
+				fmt.Fprintf(w, pairedHeader+"\n", map[string]string{"full": "full-graph", "fp32": "fp32"}[baseline])
 				fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 			}
 			header = true
@@ -239,6 +339,10 @@ func writePaired(w io.Writer, order []string, groups map[string]*group, baseline
 		}
 		fmt.Fprintln(w)
 	}
+	if header {
+		return 1
+	}
+	return 0
 }
 
 // perEpoch is a configuration's gradient bytes per epoch, over all its runs.

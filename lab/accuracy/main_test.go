@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -89,7 +90,7 @@ func TestSummarise(t *testing.T) {
 		},
 	} {
 		var out strings.Builder
-		if err := summarise(strings.NewReader(c.in), &out); err != nil {
+		if err := summarise(strings.NewReader(c.in), &out, options{}); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
@@ -105,7 +106,7 @@ func TestSummariseRejectsBadLines(t *testing.T) {
 	in := `{"config":"a","args":"","result":{"test_acc":0.8}}
 {"config":"a",
 `
-	err := summarise(strings.NewReader(in), &strings.Builder{})
+	err := summarise(strings.NewReader(in), &strings.Builder{}, options{})
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("error %v, want one naming line 2", err)
 	}
@@ -141,6 +142,65 @@ func TestSelected(t *testing.T) {
 			if got[row] != name {
 				t.Errorf("%s: selected %v, want %v", c.name, got, c.want)
 			}
+		}
+	}
+}
+
+func TestSummariseOptions(t *testing.T) {
+	// Two rows' methods interleaved in the file; c has no baseline.
+	in := `{"config":"a@full","args":"","result":{"seed":1,"test_acc":0.80,"best_val_acc":0.5,"epochs":1}}
+{"config":"b@full","args":"","result":{"seed":1,"test_acc":0.70,"best_val_acc":0.5,"epochs":1}}
+{"config":"a@x","args":"","result":{"seed":1,"test_acc":0.81,"best_val_acc":0.5,"epochs":1}}
+{"config":"b@x","args":"","result":{"seed":1,"test_acc":0.71,"best_val_acc":0.5,"epochs":1}}
+{"config":"a@y","args":"","result":{"seed":1,"test_acc":0.82,"best_val_acc":0.5,"epochs":1}}
+{"config":"c@x","args":"","result":{"seed":1,"test_acc":0.5,"best_val_acc":0.5,"epochs":1}}
+`
+	const header = "| configuration | method | seeds | test accuracy (%) | full-graph, same seeds (%) | paired Δ (points) |\n| --- | --- | --- | --- | --- | --- |\n"
+	rowAX := "| a | x | 1 | 81.0 ± 0.0 | 80.0 ± 0.0 | +1.00 ± 0.00 |\n"
+	rowAY := "| a | y | 1 | 82.0 ± 0.0 | 80.0 ± 0.0 | +2.00 ± 0.00 |\n"
+	rowBX := "| b | x | 1 | 71.0 ± 0.0 | 70.0 ± 0.0 | +1.00 ± 0.00 |\n"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // the whole output; "" wants an error
+	}{
+		{"paired rows grouped by row, in order of first appearance", []string{"-paired"}, header + rowAX + rowAY + rowBX},
+		{"only the configurations matched", []string{"-paired", "-only", "^a@"}, header + rowAX + rowAY},
+		{"a method without its matched baseline is not paired", []string{"-paired", "-only", "@(x|y)$"}, ""},
+		{"nothing matched", []string{"-only", "^z"}, ""},
+		{"the table of every configuration first", []string{"-only", "^b@"},
+			mainHeader + "\n| --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+				"| b@full | 1 | 70.0 ± 0.0 | 50.0 ± 0.0 | – | – | 1 | `` |\n| b@x | 1 | 71.0 ± 0.0 | 50.0 ± 0.0 | – | – | 1 | `` |\n\n" + header + rowBX},
+	} {
+		_, opt, err := parseArgs(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var out strings.Builder
+		err = summarise(strings.NewReader(in), &out, opt)
+		switch {
+		case c.want == "" && err == nil:
+			t.Errorf("%s: no error, printed\n%s", c.name, out.String())
+		case c.want != "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case out.String() != c.want:
+			t.Errorf("%s: printed\n%s\nwant\n%s", c.name, out.String(), c.want)
+		}
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // the error's text
+	}{
+		{[]string{"-only", "("}, "-only: error parsing regexp"},
+		{[]string{"results.jsonl"}, `unexpected argument "results.jsonl": the runs come on stdin`},
+		{[]string{"-nope"}, "flag provided but not defined"},
+	} {
+		_, _, err := parseArgs(c.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.args, err, c.want)
 		}
 	}
 }
