@@ -6,9 +6,9 @@
 // time from the CPU's features; the build tag noasm, or a non-amd64 target,
 // selects a pure-Go micro-kernel with the same packing. Packing a row-major
 // operand into column steps is a transposition, done 16×16 in AVX-512
-// registers when the CPU has them. Work is spread over cores with package
-// parallel, and packing buffers are pooled so that a call allocates nothing
-// after warm-up.
+// registers when the CPU has them and 8×8 in AVX2 registers otherwise.
+// Work is spread over cores with package parallel, and packing buffers are
+// pooled so that a call allocates nothing after warm-up.
 //
 // GemmBF16 multiplies bfloat16 operands into a float32 C. Its packing puts
 // pairs of k side by side, the unit of AVX512_BF16's VDPBF16PS and of AMX's

@@ -105,20 +105,27 @@ func BenchmarkGemmBF16(b *testing.B) {
 // reportPair alternates f32 and f16 and reports their best GFLOP/s and
 // the float32-over-bf16 ratios of the best wall time and of all CPU time.
 func reportPair(b *testing.B, flops float64, f32, f16 func()) {
-	f32()
-	f16()
+	reportAlternated(b, flops, "fp32", "bf16", f32, f16)
+}
+
+// reportAlternated alternates f0 and f1 and reports their best GFLOP/s,
+// as name0 and name1, and the f0-over-f1 ratios of the best wall time and
+// of all CPU time.
+func reportAlternated(b *testing.B, flops float64, name0, name1 string, f0, f1 func()) {
+	f0()
+	f1()
 	var best, cpu [2]float64
 	best[0], best[1] = math.Inf(1), math.Inf(1)
 	for b.Loop() {
-		for i, f := range []func(){f32, f16} {
+		for i, f := range []func(){f0, f1} {
 			c0, t0 := sysstat.CPUTime(), time.Now()
 			f()
 			best[i] = min(best[i], time.Since(t0).Seconds())
 			cpu[i] += (sysstat.CPUTime() - c0).Seconds()
 		}
 	}
-	b.ReportMetric(flops/best[0]/1e9, "fp32-GFLOP/s")
-	b.ReportMetric(flops/best[1]/1e9, "bf16-GFLOP/s")
+	b.ReportMetric(flops/best[0]/1e9, name0+"-GFLOP/s")
+	b.ReportMetric(flops/best[1]/1e9, name1+"-GFLOP/s")
 	b.ReportMetric(best[0]/best[1], "wall-ratio")
 	if cpu[1] > 0 {
 		b.ReportMetric(cpu[0]/cpu[1], "cpu-ratio")

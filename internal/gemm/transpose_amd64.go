@@ -21,18 +21,38 @@ var avx512Transposer = &transposer{name: "avx512", run: func(dst []float32, ldd,
 	}
 }}
 
+// transposeAVX2 is transposeGo on AVX2, 8 columns at a time, for kb ≥ 8.
+//
+//go:noescape
+func transposeAVX2(dst *float32, ldd, lanes int, src *float32, lds, h, kb int)
+
+var avx2Transposer = &transposer{name: "avx2", run: func(dst []float32, ldd, lanes int, src []float32, lds, h, kb int) {
+	checkTranspose(dst, ldd, lanes, src, lds, h, kb)
+	if kb >= 8 {
+		transposeAVX2(unsafe.SliceData(dst), ldd, lanes, unsafe.SliceData(src), lds, h, kb)
+	} else if kb > 0 {
+		transposeGo(dst, ldd, lanes, src, lds, h, kb)
+	}
+}}
+
 // bestTransposer is the fastest transposer this CPU runs.
 func bestTransposer() *transposer {
-	if cpuid.Detected == cpuid.AVX512 {
+	switch cpuid.Detected {
+	case cpuid.AVX512:
 		return avx512Transposer
+	case cpuid.AVX2:
+		return avx2Transposer
 	}
 	return goTransposer
 }
 
 // transposers lists every transposer this build can run on this CPU.
 func transposers() []*transposer {
-	if cpuid.Detected == cpuid.AVX512 {
-		return []*transposer{avx512Transposer, goTransposer}
+	switch cpuid.Detected {
+	case cpuid.AVX512:
+		return []*transposer{avx512Transposer, avx2Transposer, goTransposer}
+	case cpuid.AVX2:
+		return []*transposer{avx2Transposer, goTransposer}
 	}
 	return []*transposer{goTransposer}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
@@ -100,13 +101,14 @@ func TestPackTranspose(t *testing.T) {
 }
 
 // TestTransposerTwins checks each transposer against transposeGo directly,
-// over every h ≤ lanes ≤ 16 and strip tail.
+// over every h ≤ lanes ≤ 16 and strip tail (of 8 and 16 columns), with
+// strides past lanes and kb whose gaps in dst must stay untouched.
 func TestTransposerTwins(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, tr := range transposers() {
 		for lanes := 1; lanes <= 16; lanes++ {
 			for h := 1; h <= lanes; h++ {
-				for _, kb := range []int{1, 5, 16, 19, 48} {
+				for _, kb := range []int{1, 5, 7, 8, 9, 15, 16, 19, 31, 48, 67} {
 					ldd, lds := lanes+rng.IntN(3), kb+rng.IntN(3)
 					src := randBits(rng, (h-1)*lds+kb)
 					got := randBits(rng, (kb-1)*ldd+lanes)
@@ -252,6 +254,92 @@ func BenchmarkGemmPacking(b *testing.B) {
 					})
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkTransposerPair alternates the best transposer with transposeGo
+// pass by pass, so that a shared machine's load falls on both, packing an
+// m×k matrix into panels of `lanes` rows as packA (lanes = mr) and packB
+// with transB (lanes = nr) do: "hot" repacks one mcBlock-row block that
+// stays in cache, the others stream the whole matrix from memory. It
+// reports each one's best ns per value and the Go-over-best ratios of the
+// best wall times and of all CPU time.
+func BenchmarkTransposerPair(b *testing.B) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	best := bestTransposer()
+	for _, sh := range []struct{ m, k int }{{100000, 64}, {169343, 128}} {
+		a := randSlice(rng, sh.m*sh.k)
+		for _, lanes := range []int{6, 16} {
+			for _, hot := range []bool{true, false} {
+				m, reps, size := sh.m, 1, fmt.Sprintf("%dx%d", sh.m, sh.k)
+				if hot {
+					m, reps, size = mcBlock, 16, fmt.Sprintf("hot-%dx%d", mcBlock, sh.k)
+				}
+				buf := make([]float32, roundUp(mcBlock, lanes)*kcBlock)
+				pass := func() {
+					for range reps {
+						for ic := 0; ic < m; ic += mcBlock {
+							mb := min(mcBlock, m-ic)
+							for pc := 0; pc < sh.k; pc += kcBlock {
+								kb := min(kcBlock, sh.k-pc)
+								for r := 0; r < mb; r += lanes {
+									packTranspose(buf[r*kb:r*kb+lanes*kb], a, sh.k, ic+r, pc, min(lanes, mb-r), kb, lanes)
+								}
+							}
+						}
+					}
+				}
+				b.Run(fmt.Sprintf("impl=%s/lanes=%d/a=%s", best.name, lanes, size), func(b *testing.B) {
+					trs := []*transposer{best, goTransposer}
+					var wall, cpu [2]float64
+					wall[0], wall[1] = math.Inf(1), math.Inf(1)
+					for b.Loop() {
+						for i, tr := range trs {
+							withTransposer(tr, func() {
+								c0, t0 := sysstat.CPUTime(), time.Now()
+								pass()
+								wall[i] = min(wall[i], time.Since(t0).Seconds())
+								cpu[i] += (sysstat.CPUTime() - c0).Seconds()
+							})
+						}
+					}
+					elems := float64(reps * m * sh.k)
+					b.ReportMetric(wall[0]*1e9/elems, best.name+"-ns/elem")
+					b.ReportMetric(wall[1]*1e9/elems, "generic-ns/elem")
+					b.ReportMetric(wall[1]/wall[0], "wall-ratio")
+					if cpu[0] > 0 {
+						b.ReportMetric(cpu[1]/cpu[0], "cpu-ratio")
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkGemmTransposerPair times BenchmarkGemm's shapes that pack by
+// transposing (gemm_nn packs A, gemm_nt A and B) with the best transposer
+// and with transposeGo, alternating call by call; wall-ratio above 1 means
+// transposeGo is slower.
+func BenchmarkGemmTransposerPair(b *testing.B) {
+	const rows = 100000
+	rng := rand.New(rand.NewPCG(27, 28))
+	best := bestTransposer()
+	for _, d := range []int{128, 256} {
+		big, out, small := randSlice(rng, rows*d), make([]float32, rows*d), randSlice(rng, d*d)
+		for _, transB := range []bool{false, true} {
+			form := "gemm_nn"
+			if transB {
+				form = "gemm_nt"
+			}
+			gemm := func(tr *transposer) func() {
+				return func() {
+					withTransposer(tr, func() { Gemm(false, transB, rows, d, d, big, d, small, d, out, d, false) })
+				}
+			}
+			b.Run(fmt.Sprintf("%s/%s/%s/%dx%d", active.name, best.name, form, rows, d), func(b *testing.B) {
+				reportAlternated(b, 2*float64(rows)*float64(d)*float64(d), "generic", best.name, gemm(goTransposer), gemm(best))
+			})
 		}
 	}
 }
