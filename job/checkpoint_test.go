@@ -283,25 +283,3 @@ func TestResumeACheckpointWithoutTheEvalCompressSetting(t *testing.T) {
 		}
 	}
 }
-
-// --eval-compress changes what the evaluations see, not the training: a
-// resume may change it when --resume-allow names it, and is refused
-// otherwise.
-func TestResumeMayChangeEvalCompressWhenAllowed(t *testing.T) {
-	dir := t.TempDir()
-	s := checkpointSpec(t, dir, 2)
-	s.Parts = 2
-	if _, err := Run(context.Background(), s); err != nil {
-		t.Fatal(err)
-	}
-	r := checkpointSpec(t, dir, 3)
-	r.Parts, r.EvalCodec, r.Resume, r.ResumeAllow = 2, "entropy:quant8", dir, []string{"epochs"}
-	if _, err := Run(context.Background(), r); err == nil || !strings.Contains(err.Error(), "--eval-compress") {
-		t.Fatalf("resuming with another --eval-compress, not allowed: %v", err)
-	}
-	r.ResumeAllow = []string{"epochs", "eval-compress"}
-	sum, err := Run(context.Background(), r)
-	if err != nil || sum.Epochs != 3 || sum.EvalCompress != "entropy:quant8" || sum.BytesEval == 0 {
-		t.Fatalf("resuming with another --eval-compress, allowed: %+v, %v", sum, err)
-	}
-}

@@ -20,10 +20,9 @@ import (
 // Resumable names the settings a resume may change when Spec.ResumeAllow
 // lists them. They decide when the run stops (epochs, steps, patience) or
 // which epochs are evaluated (eval-every: model selection, patience and an
-// adaptive compression schedule see only those) or what the evaluations
-// see (eval-compress: the same rows within a quantiser's step), not the
-// updates made before that, so they need saying but are not refused.
-var Resumable = []string{"epochs", "steps", "patience", "eval-every", "eval-compress", "parts"}
+// adaptive compression schedule see only those), not the updates made
+// before that, so they need saying but are not refused.
+var Resumable = []string{"epochs", "steps", "patience", "eval-every", "parts"}
 
 // resizing are the settings that change with the number of workers: a
 // resume that allows "parts" allows them too. Parameters and optimiser
