@@ -118,7 +118,8 @@ func TestExchangeRefusesStatefulEvalCodec(t *testing.T) {
 
 // A lossless evaluation codec (entropy:none) delivers the rows exactly,
 // so the trainer has nothing to re-evaluate: EvalCompressed says so, as it
-// does not for a quantiser.
+// does not for a quantiser. Every codec but none still codes the rows:
+// an evaluation pass sends fewer bytes than whole rows.
 func TestEvalCompressedOnlyForLossyCodecs(t *testing.T) {
 	_, l := testLayout(t, 40, 2, 1)
 	for _, tc := range []struct {
@@ -136,6 +137,28 @@ func TestEvalCompressedOnlyForLossyCodecs(t *testing.T) {
 			}
 			if got := e.EvalCompressed(); got != tc.lossy {
 				return fmt.Errorf("EvalCodec %s: EvalCompressed %v, want %v", tc.spec, got, tc.lossy)
+			}
+			p := &l.Parts[c.Rank()]
+			const w = 16
+			h := tensor.New(len(p.Owned), w)
+			for i := 0; i < len(h.Data); i += 5 {
+				h.Data[i] = 1 // mostly zeros, as ReLU's activations are: compressible
+			}
+			sent := c.Stats().Site(EvalSites + "0").BytesSent
+			e.Begin(1, false)
+			e.Forward(0, h, tensor.New(len(p.Owned)+len(p.Halo), w))
+			if e.Err() != nil {
+				return e.Err()
+			}
+			whole := 0
+			for q, rows := range p.Send {
+				if q != p.ID {
+					whole += 4 * w * len(rows)
+				}
+			}
+			coded := c.Stats().Site(EvalSites+"0").BytesSent - sent
+			if tc.spec != "none" && whole > 0 && coded >= int64(whole) {
+				return fmt.Errorf("EvalCodec %s: an evaluation pass sent %d bytes, whole rows are %d", tc.spec, coded, whole)
 			}
 			e.EvaluateExactly(true)
 			if e.EvalCompressed() {

@@ -299,7 +299,7 @@ func (e *Exchange) uncompressed(layer int) bool {
 
 // evalCoded reports whether the current pass is an evaluation that goes
 // through Config.EvalCodec.
-func (e *Exchange) evalCoded() bool { return !e.training && e.EvalCompressed() }
+func (e *Exchange) evalCoded() bool { return !e.training && e.eval != nil && !e.exact }
 
 // codecFor is the codec of layer's exchange in the current pass, when it
 // is not uncompressed. Passes that are not compressed use none rather than
