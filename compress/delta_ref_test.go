@@ -247,43 +247,48 @@ func TestDeltaMatchesReference(t *testing.T) {
 // warmed up: every row is sent (threshold 0), its difference a small
 // drift. ns/value is per value of the rows.
 func BenchmarkDelta(b *testing.B) {
-	const rows, steps = 3000, 4
 	for _, width := range []int{10, 32, 64} {
-		src := newDrift(rows, width, 0.01, 7)
-		var xs [][]float32
-		for range steps {
-			xs = append(xs, slices.Clone(src.next()))
-		}
 		for _, bits := range []int{1, 2, 4, 8} {
-			spec := fmt.Sprintf("delta:%d:0:0", bits)
-			d, _ := New(spec)
-			var msgs [][]byte
-			for i, x := range xs {
-				msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
-			}
-			report := func(b *testing.B) {
-				b.SetBytes(int64(4 * rows * width))
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/value")
-			}
-			b.Run(fmt.Sprintf("w=%d/bits=%d/encode", width, bits), func(b *testing.B) {
-				var buf []byte
-				for i := range b.N {
-					buf = d.Encode(buf[:0], xs[i%steps], rows, width, 1, Key{Step: i})
-				}
-				report(b)
-			})
-			r, _ := New(spec)
-			out := make([]float32, rows*width)
-			b.Run(fmt.Sprintf("w=%d/bits=%d/decode", width, bits), func(b *testing.B) {
-				for i := range b.N {
-					if err := r.Decode(out, rows, width, 1, Key{Step: i}, msgs[i%steps]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				report(b)
-			})
+			benchDeltaStream(b, fmt.Sprintf("w=%d/bits=%d", width, bits), fmt.Sprintf("delta:%d:0:0", bits), 3000, width, 4)
 		}
 	}
+}
+
+// benchDeltaStream times spec's encoder and decoder on a stream of rows×
+// width messages that has warmed up over steps drifting messages (every
+// row sent, threshold 0), as sub-benchmarks name/encode and name/decode.
+func benchDeltaStream(b *testing.B, name, spec string, rows, width, steps int) {
+	src := newDrift(rows, width, 0.01, 7)
+	var xs [][]float32
+	for range steps {
+		xs = append(xs, slices.Clone(src.next()))
+	}
+	d, _ := New(spec)
+	var msgs [][]byte
+	for i, x := range xs {
+		msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
+	}
+	report := func(b *testing.B) {
+		b.SetBytes(int64(4 * rows * width))
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/value")
+	}
+	b.Run(name+"/encode", func(b *testing.B) {
+		var buf []byte
+		for i := range b.N {
+			buf = d.Encode(buf[:0], xs[i%steps], rows, width, 1, Key{Step: steps + i})
+		}
+		report(b)
+	})
+	r, _ := New(spec)
+	out := make([]float32, rows*width)
+	b.Run(name+"/decode", func(b *testing.B) {
+		for i := range b.N {
+			if err := r.Decode(out, rows, width, 1, Key{Step: i}, msgs[i%steps]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b)
+	})
 }
 
 // BenchmarkDeltaOutOfCache is BenchmarkDelta for a message the size of a
@@ -291,38 +296,7 @@ func BenchmarkDelta(b *testing.B) {
 // rows), whose rows and reconstruction do not fit in cache: there the
 // kernels wait on memory unless they prefetch. ns/value is per value.
 func BenchmarkDeltaOutOfCache(b *testing.B) {
-	const rows, steps = 124000, 2
 	for _, width := range []int{64, 128} {
-		src := newDrift(rows, width, 0.01, 7)
-		var xs [][]float32
-		for range steps {
-			xs = append(xs, slices.Clone(src.next()))
-		}
-		d, _ := New("delta:2:0:0")
-		var msgs [][]byte
-		for i, x := range xs {
-			msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
-		}
-		report := func(b *testing.B) {
-			b.SetBytes(int64(4 * rows * width))
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/value")
-		}
-		b.Run(fmt.Sprintf("w=%d/encode", width), func(b *testing.B) {
-			var buf []byte
-			for i := range b.N {
-				buf = d.Encode(buf[:0], xs[i%steps], rows, width, 1, Key{Step: steps + i})
-			}
-			report(b)
-		})
-		r, _ := New("delta:2:0:0")
-		out := make([]float32, rows*width)
-		b.Run(fmt.Sprintf("w=%d/decode", width), func(b *testing.B) {
-			for i := range b.N {
-				if err := r.Decode(out, rows, width, 1, Key{Step: i}, msgs[i%steps]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			report(b)
-		})
+		benchDeltaStream(b, fmt.Sprintf("w=%d", width), "delta:2:0:0", 124000, width, 2)
 	}
 }
