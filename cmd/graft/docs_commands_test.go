@@ -263,16 +263,23 @@ func shellWords(s string) (chain [][]string, comment string, err error) {
 	return append(chain, words), "", nil
 }
 
-// docBlocks reads README.md and docs/*.md from the module root and returns
-// their code blocks that hold graft commands.
-func docBlocks(t *testing.T) []docBlock {
+// docPages returns the module root and the pages the docs tests read:
+// README.md and docs/*.md.
+func docPages(t *testing.T) (root string, files []string) {
 	t.Helper()
-	root := filepath.Join("..", "..")
+	root = filepath.Join("..", "..")
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	return root, append([]string{filepath.Join(root, "README.md")}, files...)
+}
+
+// docBlocks reads README.md and docs/*.md from the module root and returns
+// their code blocks that hold graft commands.
+func docBlocks(t *testing.T) []docBlock {
+	t.Helper()
+	root, files := docPages(t)
 	var blocks []docBlock
 	for _, path := range files {
 		text, err := os.ReadFile(path)

@@ -157,12 +157,7 @@ func checkLink(root, path, target string, anchorsOf func(string) (map[string]boo
 
 // TestDocsLinks checks the relative links of README.md and docs/*.md.
 func TestDocsLinks(t *testing.T) {
-	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	root, files := docPages(t)
 	cache := map[string]map[string]bool{}
 	anchorsOf := func(path string) (map[string]bool, error) {
 		if a, ok := cache[path]; ok {
