@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/graft-gnn/graft/internal/memacct"
 )
 
 // Delta is temporal delta coding with error feedback. Sender and receiver
@@ -67,6 +69,28 @@ type deltaStream struct {
 	rows, width int
 	recon       []float32
 	skipped     []int32
+}
+
+// newDeltaStream is the state of a stream of messages of rows×width
+// before its first message. Its bytes count toward the process's
+// communication memory (package memacct): with many parts nearly every
+// node is some peer's halo row, and the reconstructions, kept at both
+// ends of every stream, can outweigh the model's activations.
+func newDeltaStream(rows, width int) *deltaStream {
+	s := &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
+	memacct.Add(memacct.Communication, s.bytes())
+	return s
+}
+
+// bytes is the memory the stream's state holds.
+func (s *deltaStream) bytes() int64 { return 4 * int64(len(s.recon)+len(s.skipped)) }
+
+// release takes the state of streams the codec lets go out of the
+// process's communication memory.
+func release(streams map[streamEnd]*deltaStream) {
+	for _, s := range streams {
+		memacct.Add(memacct.Communication, -s.bytes())
+	}
 }
 
 // Streaming is what a codec whose Caps set Streaming does beyond a
@@ -214,7 +238,10 @@ func (d *Delta) stream(key Key, recv bool, rows, width int) *deltaStream {
 	id := streamEnd{streamOf(key), recv}
 	s := d.streams[id]
 	if s == nil || s.rows != rows || s.width != width {
-		s = &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
+		if s != nil {
+			memacct.Add(memacct.Communication, -s.bytes())
+		}
+		s = newDeltaStream(rows, width)
 		for i := range s.skipped {
 			s.skipped[i] = -1
 		}
@@ -382,46 +409,60 @@ func (d *Delta) StreamState() ([]byte, error) {
 
 // RestoreStreams replaces every stream's state with state's (nil: none).
 func (d *Delta) RestoreStreams(state []byte) error {
-	streams := map[streamEnd]*deltaStream{}
-	if state != nil {
-		bad := errors.New("compress: malformed delta codec state")
-		if len(state) < len(deltaStateMagic)+8 || string(state[:len(deltaStateMagic)]) != deltaStateMagic {
-			return bad
-		}
-		b := state[len(deltaStateMagic):]
-		n := binary.LittleEndian.Uint64(b)
-		b = b[8:]
-		for range n {
-			if len(b) < 48 {
-				return bad
-			}
-			var v [6]int
-			for k := range v {
-				v[k] = int(int64(binary.LittleEndian.Uint64(b[8*k:])))
-			}
-			b = b[48:]
-			rows, width := v[4], v[5]
-			if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(4*width+4) > len(b) {
-				return bad
-			}
-			s := &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
-			readFloats(s.recon, b)
-			b = b[4*rows*width:]
-			for i := range s.skipped {
-				s.skipped[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
-			}
-			b = b[4*rows:]
-			if v[3]&^3 != 0 {
-				return bad
-			}
-			streams[streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: v[3]&1 != 0}, v[3]&2 != 0}] = s
-		}
-		if len(b) != 0 {
-			return bad
-		}
+	streams, err := readDeltaStreams(state)
+	if err != nil {
+		release(streams)
+		return err
 	}
+	release(d.streams)
 	d.streams = streams
 	return nil
+}
+
+// readDeltaStreams reads StreamState's form; on an error it returns what
+// it read so far, for the caller to release.
+func readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, error) {
+	streams := map[streamEnd]*deltaStream{}
+	if state == nil {
+		return streams, nil
+	}
+	bad := errors.New("compress: malformed delta codec state")
+	if len(state) < len(deltaStateMagic)+8 || string(state[:len(deltaStateMagic)]) != deltaStateMagic {
+		return streams, bad
+	}
+	b := state[len(deltaStateMagic):]
+	n := binary.LittleEndian.Uint64(b)
+	b = b[8:]
+	for range n {
+		if len(b) < 48 {
+			return streams, bad
+		}
+		var v [6]int
+		for k := range v {
+			v[k] = int(int64(binary.LittleEndian.Uint64(b[8*k:])))
+		}
+		b = b[48:]
+		rows, width := v[4], v[5]
+		if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(4*width+4) > len(b) || v[3]&^3 != 0 {
+			return streams, bad
+		}
+		id := streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: v[3]&1 != 0}, v[3]&2 != 0}
+		if streams[id] != nil {
+			return streams, bad
+		}
+		s := newDeltaStream(rows, width)
+		streams[id] = s
+		readFloats(s.recon, b)
+		b = b[4*rows*width:]
+		for i := range s.skipped {
+			s.skipped[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		b = b[4*rows:]
+	}
+	if len(b) != 0 {
+		return streams, bad
+	}
+	return streams, nil
 }
 
 // cmpInts compares pairs (a₀, b₀), (a₁, b₁), … in order.

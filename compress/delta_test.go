@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/memacct"
 )
 
 func newDelta(t *testing.T, spec string) *Delta {
@@ -245,6 +247,64 @@ func TestDeltaStateRoundTrip(t *testing.T) {
 	}
 	if err := b.RestoreStreams(nil); err != nil || len(b.streams) != 0 {
 		t.Fatalf("restoring no state: %v, %d streams", err, len(b.streams))
+	}
+}
+
+// The streams' state counts toward the process's communication memory:
+// each end of a stream holds rows×width reconstructed values and a skip
+// count a row, 4 bytes each; a stream remade for a new shape, state
+// replaced by a restore, and a malformed state (duplicated streams
+// included) leave no bytes counted that no stream holds.
+func TestDeltaStateIsAccounted(t *testing.T) {
+	held := func() int64 { return memacct.Held(memacct.Communication) }
+	size := func(rows, width int) int64 { return 4 * int64(rows*width+rows) }
+	send, recv := newDelta(t, "delta:2"), newDelta(t, "delta:2")
+	start := held()
+	step := func(rows, width int, k Key) {
+		t.Helper()
+		x := newDrift(rows, width, 1, 3).next()
+		msg := send.Encode(nil, x, rows, width, 1, k)
+		if err := recv.Decode(make([]float32, rows*width), rows, width, 1, k, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(10, 8, Key{})
+	step(6, 5, Key{Layer: 1, Backward: true})
+	if got, want := held()-start, 2*(size(10, 8)+size(6, 5)); got != want {
+		t.Fatalf("two streams at two ends hold %d bytes counted, want %d", got, want)
+	}
+	step(12, 8, Key{Step: 1}) // the first stream's shape changed
+	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
+		t.Fatalf("after a stream was remade: %d bytes counted, want %d", got, want)
+	}
+	st, err := recv.StreamState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := send.RestoreStreams(st); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
+		t.Fatalf("after a restore: %d bytes counted, want %d", got, want)
+	}
+	dup := append([]byte(nil), st...)
+	dup[len(deltaStateMagic)] = 3 // three streams: the third is the first again
+	first := st[len(deltaStateMagic)+8 : len(deltaStateMagic)+8+48+int(size(12, 8))]
+	for _, bad := range [][]byte{append(dup, first...), st[:len(st)-1]} {
+		if err := send.RestoreStreams(bad); err == nil {
+			t.Fatal("a malformed state was accepted")
+		}
+	}
+	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
+		t.Fatalf("after malformed states were refused: %d bytes counted, want %d", got, want)
+	}
+	for _, d := range []*Delta{send, recv} {
+		if err := d.RestoreStreams(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := held() - start; got != 0 {
+		t.Fatalf("with no streams left %d bytes are counted", got)
 	}
 }
 

@@ -32,7 +32,8 @@ type MemoryAccount struct {
 	// Activations are the layers' stored outputs and gradients, dropout
 	// masks, and exact evaluation's per-node outputs.
 	Activations int64 `json:"activations_bytes"`
-	// Communication are the halo exchange's buffers.
+	// Communication are the halo exchange's buffers and its codecs' state
+	// (delta coding's reconstructions, at both ends of every stream).
 	Communication int64 `json:"communication_bytes"`
 	// Rest is peak RSS minus the above.
 	Rest int64 `json:"rest_bytes"`

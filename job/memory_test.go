@@ -74,4 +74,34 @@ func TestMemoryAccount(t *testing.T) {
 	if sampled := run(1, 64, "neighbor:5,5"); sampled.Memory.Activations <= 0 {
 		t.Errorf("mini-batch run: activations %d bytes", sampled.Memory.Activations)
 	}
+	// Delta coding's reconstructions are communication memory: each of
+	// the parts' halo rows is reconstructed at both ends of a forward and
+	// a backward stream, 64 float32s a row in the layer whose exchange is
+	// as wide as the hidden layer.
+	spec := func(codec string) Spec {
+		s := coraSpec(t)
+		s.Dataset, s.Split, s.Features, s.Log = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard
+		s.Parts, s.Train.Model.Hidden, s.Train.Epochs, s.Codec, s.CompressLast = 2, 64, 2, codec, true
+		return s
+	}
+	none := spec("none")
+	in, err := none.loadInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var halo int64
+	for _, p := range in.layout.Parts {
+		halo += int64(len(p.Halo))
+	}
+	var comm [2]int64
+	for i, codec := range []string{"none", "delta:2"} {
+		sum, err := Run(context.Background(), spec(codec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm[i] = sum.Memory.Communication
+	}
+	if want := 4 * halo * 64 * 4; comm[1]-comm[0] < want {
+		t.Errorf("communication %d bytes with delta coding, %d without; want at least %d more for the reconstructions of %d halo rows", comm[1], comm[0], want, halo)
+	}
 }

@@ -10,7 +10,8 @@ const (
 	// masks, and evaluation's per-node outputs.
 	Activations Kind = iota
 	// Communication are the buffers of the halo exchange and of the
-	// feature fetches of data-parallel training.
+	// feature fetches of data-parallel training, and the state codecs
+	// keep per stream of messages.
 	Communication
 	// Features are feature rows a trainer holds beyond its input's: the
 	// dense copies data-parallel workers make of sparse features, and the
