@@ -11,7 +11,8 @@
 # ROW@METHOD is also compared seed by seed with its full-graph ROW@full;
 # SET=gradients is docs/gradients.md's, where each gradient compression
 # ROW@METHOD is compared with exact gradients, ROW@none, in accuracy and in
-# gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions);
+# gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions,
+# WORKERS the number of workers);
 # SET=precision is docs/training.md's comparison of --precision bf16 with
 # fp32, ROW@bf16 against ROW@fp32, on README's rows and the neighbour-
 # sampled rows of docs/minibatch.md.
@@ -91,35 +92,48 @@ minibatch)
 	configs+=("gcn-cora@ladies|--dataset cora --sampler ladies:400,400 --batch-size 256")
 	;;
 gradients)
-	# Four workers (--parts 4) of partition-parallel full-graph training,
-	# their gradients summed exactly (none) or compressed: GCN on Cora and
-	# CiteSeer with Kipf and Welling's recipe, GraphSAGE on Amazon
+	# WORKERS (default 4) workers (--parts) of partition-parallel full-graph
+	# training, their gradients summed exactly (none) or compressed: GCN on
+	# Cora and CiteSeer with Kipf and Welling's recipe, GraphSAGE on Amazon
 	# Computers and Coauthor CS as README's table selected it, full-graph
 	# and on neighbour-sampled mini-batches (data-parallel). METHODS
 	# replaces the list of compressions (keep none: the baseline); the
-	# word async in it adds the parameter server's data-parallel rows.
+	# word async in it adds the parameter server's data-parallel rows
+	# (staleness-scaled updates), kbatch its K-batch-sync rows (stale
+	# gradients dropped, each update the mean of WORKERS gradients).
+	# Names carry -nWORKERS unless WORKERS is 4.
 	methods=${METHODS:-none topk:0.01 powersgd:2 quant8}
-	grads=${methods//async/}
+	grads=$methods
+	for m in async kbatch; do grads=${grads//$m/}; done
+	workers=${WORKERS:-4}
+	n=""
+	((workers == 4)) || n="-n$workers"
 	for ds in cora citeseer; do
 		for m in $grads; do
-			configs+=("gcn-$ds@$m|--dataset $ds --parts 4 --grad-compress $m")
+			configs+=("gcn-$ds$n@$m|--dataset $ds --parts $workers --grad-compress $m")
 		done
 	done
 	for ds in amazon-computers coauthor-cs; do
 		sage="--dataset $ds --model sage $shchur"
 		[[ $ds == coauthor-cs ]] && sage+=" --normalize --lr 0.01"
 		for m in $grads; do
-			configs+=("sage-$ds@$m|$sage --parts 4 --grad-compress $m")
+			configs+=("sage-$ds$n@$m|$sage --parts $workers --grad-compress $m")
 		done
-		# Data-parallel: each worker samples batches of 128 seeds from its
-		# own part (512 over the four, as docs/minibatch.md's table runs).
+		# Data-parallel: each step trains on 512 seeds over all workers
+		# (as docs/minibatch.md's table runs), each worker's batch drawn
+		# from its own part.
+		batch=$((512 / workers))
 		for m in $grads; do
-			configs+=("sage-sampled-$ds@$m|$sage --sampler neighbor:25,10 --batch-size 128 --parts 4 --grad-compress $m")
+			configs+=("sage-sampled-$ds$n@$m|$sage --sampler neighbor:25,10 --batch-size $batch --parts $workers --grad-compress $m")
 		done
-		# The asynchronous parameter server: 4 workers of 128 seeds a
-		# batch and one server, against the same synchronous rows.
+		# The asynchronous parameter server, one server, against the same
+		# synchronous rows.
+		async="$sage --sampler neighbor:25,10 --batch-size $batch --mode async --workers $workers"
 		if [[ " $methods " == *" async "* ]]; then
-			configs+=("sage-sampled-$ds@async|$sage --sampler neighbor:25,10 --batch-size 128 --mode async --workers 4")
+			configs+=("sage-sampled-$ds$n@async|$async")
+		fi
+		if [[ " $methods " == *" kbatch "* ]]; then
+			configs+=("sage-sampled-$ds$n@kbatch|$async --staleness-rule drop --grads-per-update $workers")
 		fi
 	done
 	;;
