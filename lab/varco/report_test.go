@@ -332,3 +332,48 @@ func TestWriteTargetBudgets(t *testing.T) {
 		t.Fatalf("a cell without every fixed ratio was counted:\n%s", md.String())
 	}
 }
+
+// The checked-in results pages are what the report makes of the checked-in
+// runs, to the byte: a page edited by hand, or runs added without
+// regenerating it, fail here (go run ./lab/varco report, or with -targets
+// as scripts/delta.sh runs it, rewrites them).
+func TestResultsPagesMatchTheirRuns(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, p := range []struct{ runs, page, fixed string }{
+		{"docs/varco/results.jsonl", "docs/varco/results.md", ""},
+		{"docs/varco/delta/results.jsonl", "docs/varco/delta/results.md", "docs/varco/results.jsonl"},
+	} {
+		recs, err := readRecords(filepath.Join(root, p.runs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fixed []record
+		if p.fixed != "" {
+			if fixed, err = readRecords(filepath.Join(root, p.fixed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(filepath.Join(root, p.page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reportMarkdown(cellsOf(recs), fixed, p.runs, p.fixed != "")
+		if got == string(want) {
+			continue
+		}
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := "", ""
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Errorf("%s differs from what its runs give, from line %d:\n\tpage: %.200s\n\truns: %.200s", p.page, i+1, w, g)
+				break
+			}
+		}
+	}
+}
