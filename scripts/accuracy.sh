@@ -143,6 +143,7 @@ precision)
 	# and in bfloat16.
 	rows=(
 		"gcn-cora|--dataset cora"
+		"gcn-citeseer|--dataset citeseer"
 		"gat-cora|--dataset cora --model gat"
 	)
 	for ds in amazon-computers amazon-photo coauthor-cs; do
