@@ -42,7 +42,7 @@ var docTables = map[string][]string{
 		"-paired -only '^gcn-' < docs/gradients/results.jsonl",
 		"-paired -only '^sage-.*@(none|topk|powersgd|quant)' < docs/gradients/results.jsonl",
 	},
-	"docs/async.md":     {"-paired -only '^sage-sampled-.*@(none|async)$' < docs/gradients/results.jsonl"},
+	"docs/async.md":     {"-paired -only '^sage-sampled-.*@(none|async|kbatch)$' < docs/gradients/results.jsonl"},
 	"docs/minibatch.md": {"-paired < docs/minibatch/results.jsonl"},
 	"docs/training.md":  {"-paired < docs/precision/results.jsonl"},
 }
