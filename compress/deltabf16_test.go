@@ -418,3 +418,16 @@ func TestDeltaSetBF16(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDeltaBF16State times the codec with its reconstructions in
+// float32 and in bfloat16 side by side (run with -count, the two
+// alternate in one process): messages of 3,000 rows, which stay in
+// cache, and of 124k rows (BenchmarkDeltaOutOfCache's), which do not.
+// ns/value is per value of the rows.
+func BenchmarkDeltaBF16State(b *testing.B) {
+	for _, tc := range []struct{ rows, width int }{{3000, 32}, {3000, 64}, {124000, 64}, {124000, 128}} {
+		for _, state := range []string{"fp32", "bf16"} {
+			benchDeltaStreamAt(b, fmt.Sprintf("rows=%d/w=%d/%s", tc.rows, tc.width, state), "delta:2:0:0", tc.rows, tc.width, 2, state == "bf16")
+		}
+	}
+}
