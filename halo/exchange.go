@@ -38,7 +38,8 @@ type Config struct {
 	// their bf16 values (entropy:bf16); the backward passes' gradients,
 	// partial sums of a reduction, stay float32. A codec that keeps state
 	// per stream is told (compress.Streaming's SetBF16): delta coding then
-	// keeps its reconstructions in bf16.
+	// keeps its reconstructions in bf16, the gradients' too, so the
+	// gradient rows it decodes are bf16 values.
 	BF16 bool
 	// EvalCodec, if set, compresses the evaluation passes of every layer,
 	// the last included: a codec without state per stream or columns kept
