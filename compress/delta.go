@@ -33,6 +33,13 @@ import (
 //
 // Gradients can travel through another codec (Grad): they change at every
 // step, so a plain quantiser may do as well for fewer bytes.
+//
+// With BF16 (a run at bf16 precision, SetBF16) the reconstructions are
+// kept in bfloat16, half the memory: after each message both ends round
+// the updated reconstruction to the nearest bfloat16 (ties to even), so
+// they stay bit for bit equal, and the next message's difference is taken
+// against the rounded reconstruction, so the rounding error is fed back
+// like the quantisation error and never accumulates (deltabf16.go).
 type Delta struct {
 	Bits      int     // 1, 2, 4, 8, or 32 for exact rows; 0: from the schedule's ratio (BitsAt)
 	Threshold float64 // skip rows with ‖new − reconstruction‖ < Threshold·‖new‖
@@ -40,9 +47,13 @@ type Delta struct {
 	// Grad, if not nil, encodes the backward (gradient) messages instead.
 	Grad     Compressor
 	GradName string // Grad's spec, for Name
+	// BF16 keeps the reconstructions in bfloat16 (see deltaBF16Backward
+	// for the gradients' streams). Set it before the first message.
+	BF16 bool
 
 	streams map[streamEnd]*deltaStream
 	diff    []float32 // scratch: a row's difference
+	wide    []float32 // scratch: a block of a bfloat16 reconstruction, widened
 }
 
 // StreamID names a stream of messages whose state a stateful codec
@@ -63,27 +74,39 @@ type streamEnd struct {
 	Recv bool
 }
 
-// deltaStream is one stream's reconstruction, rows×width, and how many
-// messages in a row skipped each row (−1: never sent).
+// deltaStream is one stream's reconstruction, rows×width, in float32
+// (recon) or, with bf16, in bfloat16 (half), and how many messages in a
+// row skipped each row (−1: never sent).
 type deltaStream struct {
 	rows, width int
+	bf16        bool
 	recon       []float32
+	half        []uint16
 	skipped     []int32
 }
 
 // newDeltaStream is the state of a stream of messages of rows×width
-// before its first message. Its bytes count toward the process's
-// communication memory (package memacct): with many parts nearly every
-// node is some peer's halo row, and the reconstructions, kept at both
-// ends of every stream, can outweigh the model's activations.
-func newDeltaStream(rows, width int) *deltaStream {
-	s := &deltaStream{rows: rows, width: width, recon: make([]float32, rows*width), skipped: make([]int32, rows)}
+// before its first message, its reconstruction in bfloat16 if half. Its
+// bytes count toward the process's communication memory (package
+// memacct): with many parts nearly every node is some peer's halo row,
+// and the reconstructions, kept at both ends of every stream, can
+// outweigh the model's activations.
+func newDeltaStream(rows, width int, half bool) *deltaStream {
+	s := &deltaStream{rows: rows, width: width, bf16: half, skipped: make([]int32, rows)}
+	if half {
+		s.half = make([]uint16, rows*width)
+	} else {
+		s.recon = make([]float32, rows*width)
+	}
 	memacct.Add(memacct.Communication, s.bytes())
 	return s
 }
 
-// bytes is the memory the stream's state holds.
-func (s *deltaStream) bytes() int64 { return 4 * int64(len(s.recon)+len(s.skipped)) }
+// bytes is the memory the stream's state holds: 4 bytes a float32 value
+// and a skip count, 2 a bfloat16 value.
+func (s *deltaStream) bytes() int64 {
+	return 4*int64(len(s.recon)+len(s.skipped)) + 2*int64(len(s.half))
+}
 
 // release takes the state of streams the codec lets go out of the
 // process's communication memory.
@@ -100,6 +123,11 @@ type Streaming interface {
 	// StreamState is the codec's state, in a form only RestoreStreams reads.
 	StreamState() ([]byte, error)
 	RestoreStreams(state []byte) error
+	// SetBF16 tells the codec, before its first message, whether the run
+	// is at bf16 precision, where a receiver rounds the rows it decodes in
+	// forward passes to bfloat16 anyway: a codec may then keep its state
+	// in bfloat16 (Delta.BF16). Both ends of a stream must be told alike.
+	SetBF16(on bool)
 }
 
 // DeltaUsage is the form of a delta codec's spec.
@@ -237,11 +265,12 @@ func (d *Delta) stream(key Key, recv bool, rows, width int) *deltaStream {
 	}
 	id := streamEnd{streamOf(key), recv}
 	s := d.streams[id]
-	if s == nil || s.rows != rows || s.width != width {
+	half := d.halfState(key.Backward)
+	if s == nil || s.rows != rows || s.width != width || s.bf16 != half {
 		if s != nil {
 			memacct.Add(memacct.Communication, -s.bytes())
 		}
-		s = newDeltaStream(rows, width)
+		s = newDeltaStream(rows, width, half)
 		for i := range s.skipped {
 			s.skipped[i] = -1
 		}
@@ -265,9 +294,9 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	if cap(d.diff) < width {
 		d.diff = make([]float32, width)
 	}
-	diff := d.diff[:width]
 	at := start + nb
-	if deltaKernel != deltaGo && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0 {
+	all := deltaKernel != deltaGo && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0
+	if all {
 		// Every row is sent: the kernel codes them one after another.
 		for i := range nb {
 			dst[start+i] = 0xff
@@ -275,19 +304,35 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 		if rows%8 != 0 {
 			dst[start+nb-1] = 1<<(rows%8) - 1
 		}
+	}
+	if s.bf16 {
+		return dst[:d.encodeBF16(dst, start, at, x, s, bits, all)]
+	}
+	if all {
 		_, _ = x[rows*width-1], s.recon[rows*width-1]
 		deltaEncodeRows(&dst[at], &x[0], &s.recon[0], rows, width, bits)
 		clear(s.skipped)
 		return dst
 	}
-	for i := range rows {
-		row, rec := x[i*width:(i+1)*width], s.recon[i*width:(i+1)*width]
-		stale := s.skipped[i] < 0 || d.MaxStale > 0 && int(s.skipped[i])+1 >= d.MaxStale
+	return dst[:d.encodeRows(dst, start, at, x, s.recon, s.skipped, 0, width, bits)]
+}
+
+// encodeRows codes rows first, first+1, … of a message one at a time, as
+// many as skipped has (x's and recon's rows, the stream's skip counts of
+// them), marking the rows it sends in the bitmap at dst[start:] and
+// writing them from dst[at:]; it returns where the rows it wrote end.
+func (d *Delta) encodeRows(dst []byte, start, at int, x, recon []float32, skipped []int32, first, width, bits int) int {
+	rb := rowBytes(bits, width)
+	diff := d.diff[:width]
+	for i := range skipped {
+		row, rec := x[i*width:(i+1)*width], recon[i*width:(i+1)*width]
+		stale := skipped[i] < 0 || d.MaxStale > 0 && int(skipped[i])+1 >= d.MaxStale
 		if !stale && d.Threshold > 0 && small(row, rec, d.Threshold) {
-			s.skipped[i]++
+			skipped[i]++
 			continue
 		}
-		dst[start+i/8] |= 1 << (i % 8)
+		r := first + i
+		dst[start+r/8] |= 1 << (r % 8)
 		if bits == 32 {
 			AppendFloats(dst[at:at], row)
 			copy(rec, row)
@@ -295,9 +340,9 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 			encodeDeltaRow(dst[at:at+rb], row, rec, diff, bits)
 		}
 		at += rb
-		s.skipped[i] = 0
+		skipped[i] = 0
 	}
-	return dst[:at]
+	return at
 }
 
 // small reports whether ‖row − rec‖ < threshold·‖row‖, the difference
@@ -354,8 +399,12 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 		return sizeError("delta", len(src), want)
 	}
 	s := d.stream(key, true, rows, width)
-	at := nb
-	if deltaKernel != deltaGo && bits != 32 && sent == rows && rows > 0 && width > 0 {
+	all := deltaKernel != deltaGo && bits != 32 && sent == rows && rows > 0 && width > 0
+	if s.bf16 {
+		d.decodeBF16(out, s, src, nb, bits, all)
+		return nil
+	}
+	if all {
 		// Every row is sent: the kernel decodes them one after another,
 		// into the reconstruction and out at once.
 		_ = out[rows*width-1]
@@ -363,28 +412,50 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 		clear(s.skipped)
 		return nil
 	}
-	for i := range rows {
-		if src[i/8]>>(i%8)&1 == 0 {
-			s.skipped[i]++
-			continue
-		}
-		if rec := s.recon[i*width : (i+1)*width]; bits == 32 {
-			readFloats(rec, src[at:at+rb])
-		} else {
-			applyDeltaRow(rec, src[at:at+rb], bits)
-		}
-		s.skipped[i] = 0
-		at += rb
-	}
+	applyRows(s.recon, s.skipped, src, 0, nb, width, bits)
 	copy(out[:rows*width], s.recon)
 	return nil
 }
 
-// deltaStateMagic starts a delta codec's state.
-const deltaStateMagic = "GRAFTDL1"
+// applyRows adds rows first, first+1, … of a message to recon's rows, as
+// many as skipped has, one at a time: those the bitmap src[:] marks, read
+// from src[at:] on, and counts the others' skips; it returns where the
+// rows it read end.
+func applyRows(recon []float32, skipped []int32, src []byte, first, at, width, bits int) int {
+	rb := rowBytes(bits, width)
+	for i := range skipped {
+		if r := first + i; src[r/8]>>(r%8)&1 == 0 {
+			skipped[i]++
+			continue
+		}
+		if rec := recon[i*width : (i+1)*width]; bits == 32 {
+			readFloats(rec, src[at:at+rb])
+		} else {
+			applyDeltaRow(rec, src[at:at+rb], bits)
+		}
+		skipped[i] = 0
+		at += rb
+	}
+	return at
+}
+
+// deltaStateMagic starts a delta codec's state of float32
+// reconstructions, deltaStateMagicBF16 one whose codec keeps them in
+// bfloat16 (BF16): a codec never reads one form as the other.
+const (
+	deltaStateMagic     = "GRAFTDL1"
+	deltaStateMagicBF16 = "GRAFTDB1"
+)
+
+// deltaFlagBF16 marks, in a stream's flags, reconstructed values stored
+// as bfloat16s (2 bytes each) rather than float32s.
+const deltaFlagBF16 = 4
 
 // StreamState is every stream's shape, reconstruction and skip counts, in
-// the order of their ids, little-endian.
+// the order of their ids, little-endian: after the magic the number of
+// streams, then each stream's layer, sender, receiver, flags (1:
+// backward, 2: the receiving end, deltaFlagBF16: bfloat16 values), rows
+// and width as 8-byte integers, its values and its skip counts (4 bytes).
 func (d *Delta) StreamState() ([]byte, error) {
 	ids := make([]streamEnd, 0, len(d.streams))
 	for id := range d.streams {
@@ -393,13 +464,25 @@ func (d *Delta) StreamState() ([]byte, error) {
 	slices.SortFunc(ids, func(a, b streamEnd) int {
 		return cmpInts(a.Layer, b.Layer, a.From, b.From, a.To, b.To, b2i(a.Backward), b2i(b.Backward), b2i(a.Recv), b2i(b.Recv))
 	})
-	b := binary.LittleEndian.AppendUint64([]byte(deltaStateMagic), uint64(len(ids)))
+	magic := deltaStateMagic
+	if d.BF16 {
+		magic = deltaStateMagicBF16
+	}
+	b := binary.LittleEndian.AppendUint64([]byte(magic), uint64(len(ids)))
 	for _, id := range ids {
 		s := d.streams[id]
-		for _, v := range []int{id.Layer, id.From, id.To, b2i(id.Backward) | 2*b2i(id.Recv), s.rows, s.width} {
+		flags := b2i(id.Backward) | 2*b2i(id.Recv)
+		if s.bf16 {
+			flags |= deltaFlagBF16
+		}
+		for _, v := range []int{id.Layer, id.From, id.To, flags, s.rows, s.width} {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
-		b = AppendFloats(b, s.recon)
+		if s.bf16 {
+			b = appendHalfs(b, s.half)
+		} else {
+			b = AppendFloats(b, s.recon)
+		}
 		for _, k := range s.skipped {
 			b = binary.LittleEndian.AppendUint32(b, uint32(k))
 		}
@@ -408,8 +491,12 @@ func (d *Delta) StreamState() ([]byte, error) {
 }
 
 // RestoreStreams replaces every stream's state with state's (nil: none).
+// A codec with BF16 takes a state of float32 reconstructions too (one
+// saved before the codec kept them in bfloat16), rounding each value to
+// the nearest bfloat16 as a message would; a codec without it refuses a
+// state of bfloat16 ones.
 func (d *Delta) RestoreStreams(state []byte) error {
-	streams, err := readDeltaStreams(state)
+	streams, err := d.readDeltaStreams(state)
 	if err != nil {
 		release(streams)
 		return err
@@ -421,13 +508,24 @@ func (d *Delta) RestoreStreams(state []byte) error {
 
 // readDeltaStreams reads StreamState's form; on an error it returns what
 // it read so far, for the caller to release.
-func readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, error) {
+func (d *Delta) readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, error) {
 	streams := map[streamEnd]*deltaStream{}
 	if state == nil {
 		return streams, nil
 	}
 	bad := errors.New("compress: malformed delta codec state")
-	if len(state) < len(deltaStateMagic)+8 || string(state[:len(deltaStateMagic)]) != deltaStateMagic {
+	if len(state) < len(deltaStateMagic)+8 {
+		return streams, bad
+	}
+	flagMask := 3
+	switch string(state[:len(deltaStateMagic)]) {
+	case deltaStateMagic:
+	case deltaStateMagicBF16:
+		if !d.BF16 {
+			return streams, errors.New("compress: the delta codec state keeps its reconstructions in bfloat16 (a run at bf16 precision); this codec keeps float32 ones")
+		}
+		flagMask |= deltaFlagBF16
+	default:
 		return streams, bad
 	}
 	b := state[len(deltaStateMagic):]
@@ -442,18 +540,30 @@ func readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, error) {
 			v[k] = int(int64(binary.LittleEndian.Uint64(b[8*k:])))
 		}
 		b = b[48:]
-		rows, width := v[4], v[5]
-		if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(4*width+4) > len(b) || v[3]&^3 != 0 {
+		rows, width, flags := v[4], v[5], v[3]
+		vb := 4 // bytes a value
+		if flags&deltaFlagBF16 != 0 {
+			vb = 2
+		}
+		if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(vb*width+4) > len(b) || flags&^flagMask != 0 {
 			return streams, bad
 		}
-		id := streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: v[3]&1 != 0}, v[3]&2 != 0}
-		if streams[id] != nil {
+		id := streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: flags&1 != 0}, flags&2 != 0}
+		half := d.halfState(id.Backward)
+		if streams[id] != nil || vb == 2 && !half {
 			return streams, bad
 		}
-		s := newDeltaStream(rows, width)
+		s := newDeltaStream(rows, width, half)
 		streams[id] = s
-		readFloats(s.recon, b)
-		b = b[4*rows*width:]
+		switch {
+		case vb == 2:
+			readHalfs(s.half, b)
+		case half:
+			roundFloats(s.half, b)
+		default:
+			readFloats(s.recon, b)
+		}
+		b = b[vb*rows*width:]
 		for i := range s.skipped {
 			s.skipped[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 		}

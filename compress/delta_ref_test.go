@@ -258,12 +258,19 @@ func BenchmarkDelta(b *testing.B) {
 // width messages that has warmed up over steps drifting messages (every
 // row sent, threshold 0), as sub-benchmarks name/encode and name/decode.
 func benchDeltaStream(b *testing.B, name, spec string, rows, width, steps int) {
+	benchDeltaStreamAt(b, name, spec, rows, width, steps, false)
+}
+
+// benchDeltaStreamAt is benchDeltaStream with the reconstructions kept in
+// bfloat16 if bf16 (Delta.BF16).
+func benchDeltaStreamAt(b *testing.B, name, spec string, rows, width, steps int, bf16 bool) {
 	src := newDrift(rows, width, 0.01, 7)
 	var xs [][]float32
 	for range steps {
 		xs = append(xs, slices.Clone(src.next()))
 	}
 	d, _ := New(spec)
+	d.Caps().Streaming.SetBF16(bf16)
 	var msgs [][]byte
 	for i, x := range xs {
 		msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
@@ -280,6 +287,7 @@ func benchDeltaStream(b *testing.B, name, spec string, rows, width, steps int) {
 		report(b)
 	})
 	r, _ := New(spec)
+	r.Caps().Streaming.SetBF16(bf16)
 	out := make([]float32, rows*width)
 	b.Run(name+"/decode", func(b *testing.B) {
 		for i := range b.N {

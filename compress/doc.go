@@ -17,7 +17,9 @@
 // Delta is stateful: both ends of a stream of messages (a layer, a
 // direction, a pair of workers) keep the receiver's reconstruction of its
 // rows, and each message sends the rows' quantised change from it, with
-// the error fed back into the next message (Caps.Streaming). quantr, like
+// the error fed back into the next message (Caps.Streaming); at bf16
+// precision (Streaming's SetBF16) it keeps the reconstructions in
+// bfloat16, rounding them after each message. quantr, like
 // Delta with bits r, takes its bit width from the ratio schedule.
 //
 // Entropy wraps any codec but top-k in a lossless entropy stage: the

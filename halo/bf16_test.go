@@ -197,3 +197,28 @@ func TestExchangeBF16EntropyCodesHalves(t *testing.T) {
 		return nil
 	})
 }
+
+// With Config.BF16 the exchange tells a codec that keeps state per stream
+// so (compress.Streaming's SetBF16): delta coding, entropy-coded or not,
+// keeps its reconstructions in bf16, and at float32 in float32.
+func TestExchangeBF16TellsTheStreamingCodec(t *testing.T) {
+	_, l := testLayout(t, 60, 2, 5)
+	for _, name := range []string{"delta:2:0:0", "entropy:delta:2:0:0"} {
+		for _, bf16 := range []bool{false, true} {
+			transports(t, 2, func(c comm.Communicator) error {
+				codec, err := compress.New(name)
+				if err != nil {
+					return err
+				}
+				codec.Caps().Streaming.SetBF16(!bf16) // New sets it either way
+				if _, err := New(c, &l.Parts[c.Rank()], Config{Seed: 1, Layers: 2, Codec: codec, BF16: bf16}); err != nil {
+					return err
+				}
+				if d := codec.Caps().Streaming.(*compress.Delta); d.BF16 != bf16 {
+					return fmt.Errorf("%s with Config.BF16 %v: the codec's BF16 is %v", name, bf16, d.BF16)
+				}
+				return nil
+			}, nil)
+		}
+	}
+}

@@ -126,11 +126,11 @@ func TestEvalCompressedOnlyForLossyCodecs(t *testing.T) {
 		spec  string
 		lossy bool
 	}{{"quant8", true}, {"entropy:quant8", true}, {"bf16", true}, {"entropy:none", false}, {"none", false}} {
-		codec, err := compress.New(tc.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = comm.Run(2, func(c comm.Communicator) error {
+		err := comm.Run(2, func(c comm.Communicator) error {
+			codec, err := compress.New(tc.spec) // one a worker: a codec keeps scratch space
+			if err != nil {
+				return err
+			}
 			e, err := New(c, &l.Parts[c.Rank()], Config{EvalCodec: codec, Layers: 2})
 			if err != nil {
 				return err

@@ -36,7 +36,10 @@ type Config struct {
 	// A codec compresses the rows of the passes it compresses as before,
 	// widened to float32, except the lossless entropy:none, which codes
 	// their bf16 values (entropy:bf16); the backward passes' gradients,
-	// partial sums of a reduction, stay float32.
+	// partial sums of a reduction, stay float32. A codec that keeps state
+	// per stream is told (compress.Streaming's SetBF16): delta coding then
+	// keeps its reconstructions in bf16, the gradients' too, so the
+	// gradient rows it decodes are bf16 values.
 	BF16 bool
 	// EvalCodec, if set, compresses the evaluation passes of every layer,
 	// the last included: a codec without state per stream or columns kept
@@ -123,6 +126,12 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 			return nil, err
 		}
 		e.bf16 = &timed{Compressor: c}
+	}
+	if e.caps.Streaming != nil {
+		// At bf16 the forward rows are rounded to bf16 as they are stored,
+		// so a streaming codec may keep its state in bf16 (delta coding's
+		// reconstructions: half the memory).
+		e.caps.Streaming.SetBF16(cfg.BF16)
 	}
 	e.observer, _ = cfg.Schedule.(compress.Observer)
 	e.stateful, _ = cfg.Schedule.(compress.Stateful)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -281,5 +282,41 @@ func TestResumeACheckpointWithoutTheEvalCompressSetting(t *testing.T) {
 		if sum, err := Run(context.Background(), r); err != nil || sum.Epochs != 3 {
 			t.Fatalf("%d parts, resuming: %+v, %v", parts, sum, err)
 		}
+	}
+}
+
+// A run at bf16 with delta coding (--compress auto), whose checkpoints keep
+// every worker's bfloat16 reconstructions, resumes to the uninterrupted
+// run's losses and accuracy bit for bit.
+func TestResumeBF16DeltaEqualsUninterrupted(t *testing.T) {
+	dir := t.TempDir()
+	run := func(epochs int, dir string, resume bool) ([]float64, Summary) {
+		t.Helper()
+		s := checkpointSpec(t, dir, epochs)
+		s.Parts, s.Codec, s.Precision, s.Log = 3, "auto", "bf16", io.Discard
+		if resume {
+			s.Resume, s.ResumeAllow = dir, []string{"epochs"}
+		}
+		var losses []float64
+		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
+		sum, err := Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return losses, sum
+	}
+	run(3, dir, false)
+	resumed, rsum := run(6, dir, true)
+	whole, wsum := run(6, t.TempDir(), false)
+	if len(resumed) != 3 || len(whole) != 6 {
+		t.Fatalf("%d resumed epochs, %d uninterrupted", len(resumed), len(whole))
+	}
+	for i, l := range resumed {
+		if w := whole[3+i]; l != w {
+			t.Errorf("epoch %d: loss %v resumed, %v uninterrupted", 4+i, l, w)
+		}
+	}
+	if rsum.TestAcc != wsum.TestAcc || rsum.Compress != "entropy:delta:2:0:0" {
+		t.Errorf("resumed: test accuracy %v with %s; uninterrupted %v", rsum.TestAcc, rsum.Compress, wsum.TestAcc)
 	}
 }

@@ -77,14 +77,16 @@ func TestMemoryAccount(t *testing.T) {
 	// Delta coding's reconstructions are communication memory: each of
 	// the parts' halo rows is reconstructed at both ends of a forward and
 	// a backward stream, 64 float32s a row in the layer whose exchange is
-	// as wide as the hidden layer.
-	spec := func(codec string) Spec {
+	// as wide as the hidden layer; at bf16 precision they are bfloat16s,
+	// 2 bytes a value.
+	spec := func(codec, precision string) Spec {
 		s := coraSpec(t)
 		s.Dataset, s.Split, s.Features, s.Log = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard
 		s.Parts, s.Train.Model.Hidden, s.Train.Epochs, s.Codec, s.CompressLast = 2, 64, 2, codec, true
+		s.Precision = precision
 		return s
 	}
-	none := spec("none")
+	none := spec("none", "")
 	in, err := none.loadInput()
 	if err != nil {
 		t.Fatal(err)
@@ -93,15 +95,22 @@ func TestMemoryAccount(t *testing.T) {
 	for _, p := range in.layout.Parts {
 		halo += int64(len(p.Halo))
 	}
-	var comm [2]int64
-	for i, codec := range []string{"none", "delta:2"} {
-		sum, err := Run(context.Background(), spec(codec))
-		if err != nil {
-			t.Fatal(err)
+	var comm [2][2]int64 // [fp32, bf16][none, delta:2]
+	for i, precision := range []string{"", "bf16"} {
+		for j, codec := range []string{"none", "delta:2"} {
+			sum, err := Run(context.Background(), spec(codec, precision))
+			if err != nil {
+				t.Fatal(err)
+			}
+			comm[i][j] = sum.Memory.Communication
 		}
-		comm[i] = sum.Memory.Communication
 	}
-	if want := 4 * halo * 64 * 4; comm[1]-comm[0] < want {
-		t.Errorf("communication %d bytes with delta coding, %d without; want at least %d more for the reconstructions of %d halo rows", comm[1], comm[0], want, halo)
+	if want := 4 * halo * 64 * 4; comm[0][1]-comm[0][0] < want {
+		t.Errorf("communication %d bytes with delta coding, %d without; want at least %d more for the reconstructions of %d halo rows", comm[0][1], comm[0][0], want, halo)
 	}
+	fp32, bf16 := comm[0][1]-comm[0][0], comm[1][1]-comm[1][0]
+	if want := 4 * halo * 64 * 2; bf16 < want || fp32-bf16 < want {
+		t.Errorf("delta coding adds %d bytes of communication memory at bf16, %d at fp32; want at least %d, and at least %d fewer, for the bfloat16 reconstructions of %d halo rows", bf16, fp32, want, want, halo)
+	}
+	t.Logf("delta coding's communication memory: %d bytes at fp32, %d at bf16 (%d halo rows)", fp32, bf16, halo)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/checkpoint"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
@@ -20,16 +21,23 @@ import (
 // one worker and on three with compression and an adaptive schedule, and
 // with gradient compression, whose residuals and warm-start factors every
 // worker keeps, and with delta coding (plain and entropy-coded), whose every worker's
-// reconstructions the checkpoint keeps.
+// reconstructions the checkpoint keeps, at bf16 precision too, where they
+// are kept in bfloat16.
 func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	s := newSBMTask(t, 200, 8)
 	for _, tc := range []struct {
-		k     int
-		codec string
-		grad  string
-	}{{1, "truncate", ""}, {3, "truncate", ""}, {3, "truncate", "topk:0.05"}, {3, "truncate", "powersgd:2"}, {3, "delta:2:0.05:3", ""}, {3, "entropy:delta:2:0.05:3", ""}} {
+		k         int
+		codec     string
+		grad      string
+		precision train.Precision
+	}{{1, "truncate", "", ""}, {3, "truncate", "", ""}, {3, "truncate", "topk:0.05", ""}, {3, "truncate", "powersgd:2", ""},
+		{3, "delta:2:0.05:3", "", ""}, {3, "entropy:delta:2:0.05:3", "", ""}, {3, "entropy:delta:2:0.05:3", "", train.BF16}} {
 		k := tc.k
-		t.Run(fmt.Sprintf("%d workers, %s %s", k, tc.codec, tc.grad), func(t *testing.T) {
+		name := fmt.Sprintf("%d workers, %s %s", k, tc.codec, tc.grad)
+		if tc.precision != "" {
+			name += " at " + string(tc.precision)
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := equivalenceConfig("gcn", s.classes)
 			cfg.Epochs = 12
 			var layout *partition.Layout
@@ -45,6 +53,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 			p := s.problem()
 			opts := func() Options {
 				o := compressed(t, tc.codec, "adaptive:8:1:1:2", cfg.Epochs)
+				o.Precision = tc.precision
 				if tc.grad != "" {
 					o.Grad = func() (gradcomp.Method, error) { return gradcomp.New(tc.grad, gradcomp.Options{Seed: 3}) }
 				}
@@ -92,6 +101,9 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 			}
 			if st.Step != 5 {
 				t.Fatalf("checkpoint after epoch %d, want 5 (the epoch during which the stop was asked)", st.Step)
+			}
+			if c := st.Tensor(codecTensorName(k - 1)); tc.precision == train.BF16 && (c == nil || !bytes.HasPrefix(compress.FloatBytes(c.Data), []byte("GRAFTDB1"))) {
+				t.Fatalf("the checkpoint lacks the last worker's codec state in bfloat16")
 			}
 			if tc.grad != "" && st.Tensor(fmt.Sprintf("gradcomp/%d/residual", k-1)) == nil {
 				t.Fatalf("the checkpoint lacks the last worker's residual")

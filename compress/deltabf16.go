@@ -1,0 +1,135 @@
+package compress
+
+import (
+	"encoding/binary"
+
+	bfloat "github.com/graft-gnn/graft/internal/bf16"
+)
+
+// Delta coding's reconstructions in bfloat16 (Delta.BF16). At bf16
+// precision the rows a receiver decodes in a forward pass are rounded to
+// bfloat16 as the exchange stores them, so the receiver never uses more
+// than a bfloat16 of a reconstruction; keeping it in bfloat16 halves the
+// state of every stream, which at many parts outweighs the rest of a
+// worker's memory. Each message's rows are coded as at float32 against
+// the widened reconstruction, and the sum rounded back: the sender
+// computes what the receiver stores, bit for bit, and the next message's
+// difference is taken against the rounded value, so the rounding error
+// is fed back with the quantisation error.
+
+// deltaBF16Backward says whether, with Delta.BF16, the gradients' streams
+// keep their reconstructions in bfloat16 too, halving the whole state
+// rather than its forward half. At bf16 precision gradients otherwise
+// travel as float32s, but a delta-coded gradient is already a
+// reconstruction with the quantisation error of a few-bit difference;
+// rounding it to bfloat16 (at most 2⁻⁹ of the value) adds far less, and
+// that error is fed back the same way. Measured (docs/training.md, "Mixed
+// precision": GraphSAGE on Amazon Computers, 4 parts, --compress auto,
+// seeds 1–10), rounding both directions keeps the accuracy of float32
+// reconstructions (+0.51 ± 1.41 points paired), as rounding the forward
+// ones alone does (+0.15 ± 1.11), so both are rounded.
+const deltaBF16Backward = true
+
+// SetBF16 keeps the reconstructions in bfloat16 at bf16 precision
+// (Streaming): Delta.BF16.
+func (d *Delta) SetBF16(on bool) { d.BF16 = on }
+
+// halfState reports whether a stream of the direction backward keeps its
+// reconstruction in bfloat16.
+func (d *Delta) halfState(backward bool) bool {
+	return d.BF16 && (!backward || deltaBF16Backward)
+}
+
+// deltaBlock is how many values of a bfloat16 reconstruction a message
+// widens at a time (or one row, if wider): 64 KiB of float32s, which stay
+// in cache between the widening, the coding and the rounding back.
+const deltaBlock = 1 << 14
+
+// blockRows is how many rows of width a block holds.
+func blockRows(width int) int { return max(1, deltaBlock/max(width, 1)) }
+
+// widened returns d's scratch of n float32s.
+func (d *Delta) widened(n int) []float32 {
+	if cap(d.wide) < n {
+		d.wide = make([]float32, n)
+	}
+	return d.wide[:n]
+}
+
+// encodeBF16 is Encode's coding of x's rows against s's bfloat16
+// reconstruction, a block of rows at a time: widened into scratch, coded
+// (all: by the kernel, every row sent, the bitmap already set; else row
+// by row) and rounded back. It returns where the rows it wrote end.
+func (d *Delta) encodeBF16(dst []byte, start, at int, x []float32, s *deltaStream, bits int, all bool) int {
+	rows, width := s.rows, s.width
+	rb, chunk := rowBytes(bits, width), blockRows(width)
+	for lo := 0; lo < rows; lo += chunk {
+		hi := min(lo+chunk, rows)
+		half, rec := s.half[lo*width:hi*width], d.widened((hi-lo)*width)
+		bfloat.Decode(rec, half)
+		if all {
+			deltaEncodeRows(&dst[at], &x[lo*width], &rec[0], hi-lo, width, bits)
+			at += (hi - lo) * rb
+		} else {
+			at = d.encodeRows(dst, start, at, x[lo*width:hi*width], rec, s.skipped[lo:hi], lo, width, bits)
+		}
+		bfloat.Encode(half, rec) // unsent rows widened and rounded back are as they were
+	}
+	if all {
+		clear(s.skipped)
+	}
+	return at
+}
+
+// decodeBF16 is Decode's applying of the message src (its bitmap first,
+// its rows from src[at:]) to s's bfloat16 reconstruction, a block of rows
+// at a time: widened into out, the sent rows added (all: every row sent,
+// by the kernel), rounded back into the reconstruction and widened again,
+// so that out is the reconstruction.
+func (d *Delta) decodeBF16(out []float32, s *deltaStream, src []byte, at, bits int, all bool) {
+	rows, width := s.rows, s.width
+	rb, chunk := rowBytes(bits, width), blockRows(width)
+	for lo := 0; lo < rows; lo += chunk {
+		hi := min(lo+chunk, rows)
+		half, rec := s.half[lo*width:hi*width], out[lo*width:hi*width]
+		bfloat.Decode(rec, half)
+		if all {
+			deltaApplyRows(&rec[0], &rec[0], &src[at], hi-lo, width, bits)
+			at += (hi - lo) * rb
+		} else {
+			at = applyRows(rec, s.skipped[lo:hi], src, lo, at, width, bits)
+		}
+		bfloat.Encode(half, rec)
+		bfloat.Decode(rec, half)
+	}
+	if all {
+		clear(s.skipped)
+	}
+}
+
+// appendHalfs appends x little-endian.
+func appendHalfs(dst []byte, x []uint16) []byte {
+	for _, v := range x {
+		dst = binary.LittleEndian.AppendUint16(dst, v)
+	}
+	return dst
+}
+
+// readHalfs fills out from the first 2·len(out) bytes of src.
+func readHalfs(out []uint16, src []byte) {
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(src[2*i:])
+	}
+}
+
+// roundFloats fills out with the first len(out) little-endian float32s of
+// src rounded to bfloat16 (a float32 state read by a codec that keeps
+// bfloat16 ones), a block at a time.
+func roundFloats(out []uint16, src []byte) {
+	var buf [1024]float32
+	for lo := 0; lo < len(out); lo += len(buf) {
+		hi := min(lo+len(buf), len(out))
+		readFloats(buf[:hi-lo], src[4*lo:])
+		bfloat.Encode(out[lo:hi], buf[:hi-lo])
+	}
+}
