@@ -22,7 +22,7 @@ import (
 // rather than its forward half. At bf16 precision gradients otherwise
 // travel as float32s, but a delta-coded gradient is already a
 // reconstruction with the quantisation error of a few-bit difference;
-// rounding it to bfloat16 (at most 2⁻⁹ of the value) adds far less, and
+// rounding it to bfloat16 (at most 2⁻⁸ of the value) adds far less, and
 // that error is fed back the same way. Measured (docs/training.md, "Mixed
 // precision": GraphSAGE on Amazon Computers, 4 parts, --compress auto,
 // seeds 1–10), rounding both directions keeps the accuracy of float32

@@ -431,3 +431,23 @@ func BenchmarkDeltaBF16State(b *testing.B) {
 		}
 	}
 }
+
+// Rows shorter than rows×width are a panic in both states, on the kernels
+// too, which read x unchecked: never a read past x's end.
+func TestDeltaEncodeShortRowsPanics(t *testing.T) {
+	const rows, width = 4, 16
+	for _, bf16 := range []bool{false, true} {
+		backing := make([]float32, rows*width)
+		x := backing[: (rows-1)*width : rows*width] // a row short, the rest in reach
+		d := newDelta(t, "delta:2:0:0")
+		d.SetBF16(bf16)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("bf16 %v: rows a row short were encoded", bf16)
+				}
+			}()
+			d.Encode(nil, x, rows, width, 1, Key{})
+		}()
+	}
+}
