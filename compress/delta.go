@@ -47,8 +47,8 @@ type Delta struct {
 	// Grad, if not nil, encodes the backward (gradient) messages instead.
 	Grad     Compressor
 	GradName string // Grad's spec, for Name
-	// BF16 keeps the reconstructions in bfloat16 (see deltaBF16Backward
-	// for the gradients' streams). Set it before the first message.
+	// BF16 keeps every stream's reconstruction in bfloat16 (deltabf16.go).
+	// Set it before the first message.
 	BF16 bool
 
 	streams map[streamEnd]*deltaStream
@@ -110,7 +110,7 @@ func (s *deltaStream) bytes() int64 {
 
 // release takes the state of streams the codec lets go out of the
 // process's communication memory.
-func release(streams map[streamEnd]*deltaStream) {
+func releaseStreams(streams map[streamEnd]*deltaStream) {
 	for _, s := range streams {
 		memacct.Add(memacct.Communication, -s.bytes())
 	}
@@ -265,7 +265,7 @@ func (d *Delta) stream(key Key, recv bool, rows, width int) *deltaStream {
 	}
 	id := streamEnd{streamOf(key), recv}
 	s := d.streams[id]
-	half := d.halfState(key.Backward)
+	half := d.BF16
 	if s == nil || s.rows != rows || s.width != width || s.bf16 != half {
 		if s != nil {
 			memacct.Add(memacct.Communication, -s.bytes())
@@ -500,10 +500,10 @@ func (d *Delta) StreamState() ([]byte, error) {
 func (d *Delta) RestoreStreams(state []byte) error {
 	streams, err := d.readDeltaStreams(state)
 	if err != nil {
-		release(streams)
+		releaseStreams(streams)
 		return err
 	}
-	release(d.streams)
+	releaseStreams(d.streams)
 	d.streams = streams
 	return nil
 }
@@ -551,7 +551,7 @@ func (d *Delta) readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, erro
 			return streams, bad
 		}
 		id := streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: flags&1 != 0}, flags&2 != 0}
-		half := d.halfState(id.Backward)
+		half := d.BF16
 		if streams[id] != nil || vb == 2 && !half {
 			return streams, bad
 		}

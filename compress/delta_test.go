@@ -2,6 +2,7 @@ package compress
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -251,60 +252,72 @@ func TestDeltaStateRoundTrip(t *testing.T) {
 }
 
 // The streams' state counts toward the process's communication memory:
-// each end of a stream holds rows×width reconstructed values and a skip
-// count a row, 4 bytes each; a stream remade for a new shape, state
-// replaced by a restore, and a malformed state (duplicated streams
-// included) leave no bytes counted that no stream holds.
+// each end of a stream holds rows×width reconstructed values, 4 bytes
+// each (2 in bfloat16), and a 4-byte skip count a row; a stream remade for
+// a new shape, state replaced by a restore, and a malformed state
+// (duplicated streams included) leave no bytes counted that no stream
+// holds.
 func TestDeltaStateIsAccounted(t *testing.T) {
-	held := func() int64 { return memacct.Held(memacct.Communication) }
-	size := func(rows, width int) int64 { return 4 * int64(rows*width+rows) }
-	send, recv := newDelta(t, "delta:2"), newDelta(t, "delta:2")
-	start := held()
-	step := func(rows, width int, k Key) {
-		t.Helper()
-		x := newDrift(rows, width, 1, 3).next()
-		msg := send.Encode(nil, x, rows, width, 1, k)
-		if err := recv.Decode(make([]float32, rows*width), rows, width, 1, k, msg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	step(10, 8, Key{})
-	step(6, 5, Key{Layer: 1, Backward: true})
-	if got, want := held()-start, 2*(size(10, 8)+size(6, 5)); got != want {
-		t.Fatalf("two streams at two ends hold %d bytes counted, want %d", got, want)
-	}
-	step(12, 8, Key{Step: 1}) // the first stream's shape changed
-	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
-		t.Fatalf("after a stream was remade: %d bytes counted, want %d", got, want)
-	}
-	st, err := recv.StreamState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := send.RestoreStreams(st); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
-		t.Fatalf("after a restore: %d bytes counted, want %d", got, want)
-	}
-	dup := append([]byte(nil), st...)
-	dup[len(deltaStateMagic)] = 3 // three streams: the third is the first again
-	first := st[len(deltaStateMagic)+8 : len(deltaStateMagic)+8+48+int(size(12, 8))]
-	for _, bad := range [][]byte{append(dup, first...), st[:len(st)-1]} {
-		if err := send.RestoreStreams(bad); err == nil {
-			t.Fatal("a malformed state was accepted")
-		}
-	}
-	if got, want := held()-start, 2*(size(12, 8)+size(6, 5)); got != want {
-		t.Fatalf("after malformed states were refused: %d bytes counted, want %d", got, want)
-	}
-	for _, d := range []*Delta{send, recv} {
-		if err := d.RestoreStreams(nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := held() - start; got != 0 {
-		t.Fatalf("with no streams left %d bytes are counted", got)
+	for _, bf16 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bf16=%v", bf16), func(t *testing.T) {
+			held := func() int64 { return memacct.Held(memacct.Communication) }
+			value := int64(4)
+			if bf16 {
+				value = 2
+			}
+			size := func(rows, width int) int64 { return value*int64(rows*width) + 4*int64(rows) }
+			send, recv := newDelta(t, "delta:2"), newDelta(t, "delta:2")
+			send.SetBF16(bf16)
+			recv.SetBF16(bf16)
+			start := held()
+			step := func(rows, width int, k Key) {
+				t.Helper()
+				x := newDrift(rows, width, 1, 3).next()
+				msg := send.Encode(nil, x, rows, width, 1, k)
+				if err := recv.Decode(make([]float32, rows*width), rows, width, 1, k, msg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step(10, 8, Key{})
+			step(6, 5, Key{Layer: 1, Backward: true})
+			if got, want := held()-start, 2*(size(10, 8)+size(6, 5)); got != want {
+				t.Fatalf("two streams at two ends hold %d bytes counted, want %d", got, want)
+			}
+			step(12, 8, Key{Step: 1}) // the first stream's shape changed
+			want := 2 * (size(12, 8) + size(6, 5))
+			if got := held() - start; got != want {
+				t.Fatalf("after a stream was remade: %d bytes counted, want %d", got, want)
+			}
+			st, err := recv.StreamState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := send.RestoreStreams(st); err != nil {
+				t.Fatal(err)
+			}
+			if got := held() - start; got != want {
+				t.Fatalf("after a restore: %d bytes counted, want %d", got, want)
+			}
+			dup := append([]byte(nil), st...)
+			dup[len(deltaStateMagic)] = 3 // three streams: the third is the first again
+			first := st[len(deltaStateMagic)+8 : len(deltaStateMagic)+8+48+int(size(12, 8))]
+			for _, bad := range [][]byte{append(dup, first...), st[:len(st)-1], append(st[:len(st):len(st)], 0)} {
+				if err := send.RestoreStreams(bad); err == nil {
+					t.Fatal("a malformed state was accepted")
+				}
+			}
+			if got := held() - start; got != want {
+				t.Fatalf("after malformed states were refused: %d bytes counted, want %d", got, want)
+			}
+			for _, d := range []*Delta{send, recv} {
+				if err := d.RestoreStreams(nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := held() - start; got != 0 {
+				t.Fatalf("with no streams left %d bytes are counted", got)
+			}
+		})
 	}
 }
 

@@ -17,28 +17,15 @@ import (
 // difference is taken against the rounded value, so the rounding error
 // is fed back with the quantisation error.
 
-// deltaBF16Backward says whether, with Delta.BF16, the gradients' streams
-// keep their reconstructions in bfloat16 too, halving the whole state
-// rather than its forward half. At bf16 precision gradients otherwise
-// travel as float32s, but a delta-coded gradient is already a
-// reconstruction with the quantisation error of a few-bit difference;
-// rounding it to bfloat16 (at most 2⁻⁸ of the value) adds far less, and
-// that error is fed back the same way. Measured (docs/training.md, "Mixed
-// precision": GraphSAGE on Amazon Computers, 4 parts, --compress auto,
-// seeds 1–10), rounding both directions keeps the accuracy of float32
-// reconstructions (+0.51 ± 1.41 points paired), as rounding the forward
-// ones alone does (+0.15 ± 1.11), so both are rounded.
-const deltaBF16Backward = true
-
 // SetBF16 keeps the reconstructions in bfloat16 at bf16 precision
-// (Streaming): Delta.BF16.
+// (Streaming): Delta.BF16. The gradients' streams are rounded too, which
+// halves the whole state rather than its forward half: at bf16 gradients
+// otherwise travel as float32s, but a delta-coded gradient already
+// carries the quantisation error of a few-bit difference, far above
+// bfloat16's rounding (at most 2⁻⁸ of the value), and that rounding is
+// fed back the same way (docs/training.md, "Mixed precision", has the
+// accuracy measured).
 func (d *Delta) SetBF16(on bool) { d.BF16 = on }
-
-// halfState reports whether a stream of the direction backward keeps its
-// reconstruction in bfloat16.
-func (d *Delta) halfState(backward bool) bool {
-	return d.BF16 && (!backward || deltaBF16Backward)
-}
 
 // deltaBlock is how many values of a bfloat16 reconstruction a message
 // widens at a time (or one row, if wider): 64 KiB of float32s, which stay
