@@ -14,8 +14,9 @@
 # gradient bytes (METHODS="none topk:0.02 ..." chooses the compressions,
 # WORKERS the number of workers);
 # SET=precision is docs/training.md's comparison of --precision bf16 with
-# fp32, ROW@bf16 against ROW@fp32, on README's rows and the neighbour-
-# sampled rows of docs/minibatch.md.
+# fp32, ROW@bf16 against ROW@fp32, on README's rows, the neighbour-
+# sampled rows of docs/minibatch.md and GraphSAGE over 4 parts with
+# --compress auto.
 #
 # Cora runs without a data directory (it is embedded); the other datasets are
 # skipped with a note when GRAFT_DATA is unset. JOBS runs that many trainings
@@ -106,6 +107,10 @@ gradients)
 	grads=$methods
 	for m in async kbatch; do grads=${grads//$m/}; done
 	workers=${WORKERS:-4}
+	if ! [[ $workers =~ ^[0-9]+$ ]] || ((workers < 1 || 512 % workers != 0)); then
+		echo "WORKERS=$workers: want a divisor of 512 (each step trains on 512 seeds over the workers)" >&2
+		exit 2
+	fi
 	n=""
 	((workers == 4)) || n="-n$workers"
 	for ds in cora citeseer; do
@@ -153,6 +158,9 @@ precision)
 		rows+=("sage-$ds|$sage")
 		rows+=("sage-$ds-neighbor|$sage --sampler neighbor:25,10 --batch-size 512")
 	done
+	# Four parts with graft's halo recipe: at bf16 delta coding keeps its
+	# reconstructions in bfloat16 too.
+	rows+=("sage-amazon-computers-parts4-auto|--dataset amazon-computers --model sage $shchur --parts 4 --compress auto")
 	for r in "${rows[@]}"; do
 		configs+=("${r%%|*}@fp32|${r#*|}" "${r%%|*}@bf16|${r#*|} --precision bf16")
 	done
