@@ -106,42 +106,58 @@ func TestDeltaExact(t *testing.T) {
 }
 
 // Error feedback: after a row is sent, its reconstruction is within half
-// a quantisation step of that message's difference (plus rounding), at
-// every step, however many steps went before: the error does not
-// accumulate. Without the feedback (quantising each step's change alone)
-// it would grow like a random walk.
+// a quantisation step of that message's difference (plus rounding: of
+// float32, and with the reconstruction in bfloat16 half a bfloat16 ulp,
+// at most 2⁻⁸ of the value), at every step, however many steps went
+// before: the error does not accumulate. Without the feedback
+// (quantising each step's change alone) it would grow like a random walk.
 func TestDeltaErrorFeedbackBounded(t *testing.T) {
-	for _, bits := range []int{1, 2, 4, 8} {
-		const rows, width, steps = 16, 48, 200
-		d := newDelta(t, "delta:"+string(rune('0'+bits)))
-		src := newDrift(rows, width, 0.02, uint64(bits))
-		worst := 0.0
-		for step := range steps {
-			x := src.next()
-			msg := d.Encode(nil, x, rows, width, 1, Key{Step: step})
-			rec := d.streams[streamEnd{}].recon
-			rb := rowBytes(d.Bits, width)
-			for i := range rows {
-				b := msg[(rows+7)/8+i*rb:]
-				stepSize := fromBF16(uint16(b[2]) | uint16(b[3])<<8)
-				for j := range width {
-					err := math.Abs(float64(x[i*width+j] - rec[i*width+j]))
-					// half a step, and float32 rounding of values of size ~|x|
-					bound := 0.5*float64(stepSize) + 1e-6*(1+math.Abs(float64(x[i*width+j])))
-					if err > bound {
-						t.Fatalf("%d bits, step %d, row %d col %d: error %g > half step %g", bits, step, i, j, err, stepSize/2)
-					}
-					if step >= steps/2 {
-						worst = max(worst, err)
+	for _, bf16 := range []bool{false, true} {
+		for _, bits := range []int{1, 2, 4, 8} {
+			const rows, width, steps = 16, 48, 200
+			d := newDelta(t, "delta:"+string(rune('0'+bits)))
+			d.SetBF16(bf16)
+			rounding := 0.0 // relative rounding of the stored reconstruction
+			if bf16 {
+				rounding = 0x1p-8
+			}
+			src := newDrift(rows, width, 0.02, uint64(bits))
+			worst, biggest := 0.0, 0.0
+			for step := range steps {
+				x := src.next()
+				msg := d.Encode(nil, x, rows, width, 1, Key{Step: step})
+				s := d.streams[streamEnd{}]
+				rb := rowBytes(d.Bits, width)
+				for i := range rows {
+					b := msg[(rows+7)/8+i*rb:]
+					stepSize := float64(fromBF16(uint16(b[2]) | uint16(b[3])<<8))
+					for j := range width {
+						v, rec := math.Abs(float64(x[i*width+j])), float64(0)
+						if bf16 {
+							rec = float64(fromBF16(s.half[i*width+j]))
+						} else {
+							rec = float64(s.recon[i*width+j])
+						}
+						err := math.Abs(float64(x[i*width+j]) - rec)
+						// half a step, the stored reconstruction's rounding,
+						// and float32 rounding of values of size ~|x|
+						bound := 0.5*stepSize + rounding*(v+0.5*stepSize) + 1e-6*(1+v)
+						if err > bound {
+							t.Fatalf("bf16 %v, %d bits, step %d, row %d col %d: error %g > %g (half step %g)", bf16, bits, step, i, j, err, bound, stepSize/2)
+						}
+						if step >= steps/2 {
+							worst, biggest = max(worst, err), max(biggest, v)
+						}
 					}
 				}
 			}
-		}
-		// The change per step is ~0.02 per value; once the first message's
-		// coarse error has been fed back, the error stays at the scale of
-		// one step of that change, not of 100 steps of drift.
-		if limit := 0.2 / float64(int(1)<<bits-1); bits > 1 && worst > limit {
-			t.Fatalf("%d bits: worst error %g after %d steps, want below %g", bits, worst, steps, limit)
+			// The change per step is ~0.02 per value; once the first
+			// message's coarse error has been fed back, the error stays at
+			// the scale of one step of that change (plus the rounding), not
+			// of 100 steps of drift.
+			if limit := 0.2/float64(int(1)<<bits-1) + rounding*biggest; bits > 1 && worst > limit {
+				t.Fatalf("bf16 %v, %d bits: worst error %g after %d steps, want below %g", bf16, bits, worst, steps, limit)
+			}
 		}
 	}
 }

@@ -158,9 +158,7 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 				s.CheckpointDir = dir
 			}
 		}
-		var losses []float64
-		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
-		_, err := Run(context.Background(), s)
+		losses, _, err := runLosses(s)
 		return losses, err
 	}
 	if _, err := run(2, 2, false, ""); err != nil {
@@ -194,9 +192,7 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 		} else if epochs != 2 {
 			s.CheckpointDir = t.TempDir()
 		}
-		var losses []float64
-		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
-		_, err := Run(context.Background(), s)
+		losses, _, err := runLosses(s)
 		return losses, err
 	}
 	dirS := t.TempDir()
@@ -297,9 +293,7 @@ func TestResumeBF16DeltaEqualsUninterrupted(t *testing.T) {
 		if resume {
 			s.Resume, s.ResumeAllow = dir, []string{"epochs"}
 		}
-		var losses []float64
-		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
-		sum, err := Run(context.Background(), s)
+		losses, sum, err := runLosses(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,4 +313,13 @@ func TestResumeBF16DeltaEqualsUninterrupted(t *testing.T) {
 	if rsum.TestAcc != wsum.TestAcc || rsum.Compress != "entropy:delta:2:0:0" {
 		t.Errorf("resumed: test accuracy %v with %s; uninterrupted %v", rsum.TestAcc, rsum.Compress, wsum.TestAcc)
 	}
+}
+
+// runLosses runs s and returns its epochs' training losses with the
+// summary.
+func runLosses(s Spec) ([]float64, Summary, error) {
+	var losses []float64
+	s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
+	sum, err := Run(context.Background(), s)
+	return losses, sum, err
 }

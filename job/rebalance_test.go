@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/checkpoint"
-	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/partition"
 )
 
@@ -41,9 +40,7 @@ func TestResumeAfterRebalance(t *testing.T) {
 		case epochs != 5:
 			s.CheckpointDir = t.TempDir()
 		}
-		var losses []float64
-		s.Progress = func(e metrics.Epoch) { losses = append(losses, e.Loss) }
-		sum, err := Run(context.Background(), s)
+		losses, sum, err := runLosses(s)
 		if err != nil {
 			t.Fatal(err)
 		}
