@@ -327,22 +327,32 @@ func BenchmarkDeltaBF16State(b *testing.B) {
 	}
 }
 
-// Rows shorter than rows×width are a panic in both states, on the kernels
-// too, which read x unchecked: never a read past x's end.
-func TestDeltaEncodeShortRowsPanics(t *testing.T) {
+// Rows shorter than rows×width, to encode or to decode into, are a panic
+// in both states, on the kernels, which read x unchecked, and on the Go
+// loops: never a read or write past the slice's end.
+func TestDeltaShortRowsPanic(t *testing.T) {
 	const rows, width = 4, 16
-	for _, bf16 := range []bool{false, true} {
+	short := func() []float32 {
 		backing := make([]float32, rows*width)
-		x := backing[: (rows-1)*width : rows*width] // a row short, the rest in reach
-		d := newDelta(t, "delta:2:0:0")
-		d.SetBF16(bf16)
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("bf16 %v: rows a row short were encoded", bf16)
-				}
+		return backing[: (rows-1)*width : rows*width] // a row short, the rest in reach
+	}
+	for _, bf16 := range []bool{false, true} {
+		send, recv := newDelta(t, "delta:2:0:0"), newDelta(t, "delta:2:0:0")
+		send.SetBF16(bf16)
+		recv.SetBF16(bf16)
+		msg := send.Encode(nil, make([]float32, rows*width), rows, width, 1, Key{})
+		for name, f := range map[string]func(){
+			"encoded": func() { send.Encode(nil, short(), rows, width, 1, Key{Step: 1}) },
+			"decoded": func() { _ = recv.Decode(short(), rows, width, 1, Key{}, msg) },
+		} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("bf16 %v: rows a row short were %s", bf16, name)
+					}
+				}()
+				f()
 			}()
-			d.Encode(nil, x, rows, width, 1, Key{})
-		}()
+		}
 	}
 }
