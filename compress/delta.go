@@ -108,7 +108,7 @@ func (s *deltaStream) bytes() int64 {
 	return 4*int64(len(s.recon)+len(s.skipped)) + 2*int64(len(s.half))
 }
 
-// release takes the state of streams the codec lets go out of the
+// releaseStreams takes the state of streams the codec lets go out of the
 // process's communication memory.
 func releaseStreams(streams map[streamEnd]*deltaStream) {
 	for _, s := range streams {
