@@ -551,7 +551,9 @@ func (d *Delta) readDeltaStreams(state []byte) (map[streamEnd]*deltaStream, erro
 		if flags&deltaFlagBF16 != 0 {
 			vb = 2
 		}
-		if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows*(vb*width+4) > len(b) || flags&^flagMask != 0 {
+		// rows×(vb·width+4) bytes must remain: compared by division, so no
+		// product of corrupt sizes overflows.
+		if rows < 0 || width < 0 || rows > len(b) || width > len(b) || rows > 0 && vb*width+4 > len(b)/rows || flags&^flagMask != 0 {
 			return streams, bad
 		}
 		id := streamEnd{StreamID{Layer: v[0], From: v[1], To: v[2], Backward: flags&1 != 0}, flags&2 != 0}
