@@ -39,6 +39,7 @@ func (d *Dataset) AddFiles(files NodeFiles) error {
 		if err := d.readFeatures(files.Features, files.Map); err != nil {
 			return err
 		}
+		d.useHugePages()
 	}
 	if files.Labels != "" {
 		if err := d.ReadLabels(files.Labels); err != nil {

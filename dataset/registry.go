@@ -132,6 +132,16 @@ func Load(nameOrPath, dataDir string) (*Dataset, error) { return load(nameOrPath
 // load is Load with a dataset directory's features mapped or read as
 // mode says.
 func load(nameOrPath, dataDir string, mode Mapping) (*Dataset, error) {
+	d, err := read(nameOrPath, dataDir, mode)
+	if err != nil {
+		return nil, err
+	}
+	d.useHugePages()
+	return d, nil
+}
+
+// read is load without the huge pages.
+func read(nameOrPath, dataDir string, mode Mapping) (*Dataset, error) {
 	if IsSynthetic(nameOrPath) {
 		return loadSynthetic(nameOrPath)
 	}

@@ -24,6 +24,25 @@ func Advise(b []byte) {
 	}
 }
 
+// Collapse moves the 2 MiB-aligned interior of s, already written, to
+// huge pages now, if s is at least Threshold bytes: for arrays filled
+// once and then read at random, a loaded graph's adjacency and features,
+// whose memory the heap may have reused from earlier allocations, so that
+// Advise at allocation could not give it huge pages. It copies the memory
+// (a few milliseconds a megabyte). Where the kernel cannot collapse
+// (before Linux 6.1) it advises s, and the background collapse may merge
+// it later.
+func Collapse[T any](s []T) {
+	n := len(s) * int(unsafe.Sizeof(*new(T)))
+	if n < Threshold || !enabled() {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
+	if lo, hi := interior(uintptr(unsafe.Pointer(unsafe.SliceData(b))), n); hi > lo {
+		collapse(b[lo:hi])
+	}
+}
+
 // interior returns the offsets [lo, hi) of the whole huge pages within n
 // bytes at address start (hi <= lo when there is none).
 func interior(start uintptr, n int) (lo, hi int) {

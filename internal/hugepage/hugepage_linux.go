@@ -16,3 +16,9 @@ var enabled = sync.OnceValue(func() bool {
 })
 
 func advise(b []byte) { unix.Madvise(b, unix.MADV_HUGEPAGE) }
+
+func collapse(b []byte) {
+	if unix.Madvise(b, unix.MADV_COLLAPSE) != nil {
+		advise(b)
+	}
+}

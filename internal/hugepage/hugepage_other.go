@@ -5,3 +5,5 @@ package hugepage
 func enabled() bool { return false }
 
 func advise([]byte) {}
+
+func collapse([]byte) {}

@@ -2,6 +2,7 @@ package hugepage
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -194,4 +195,48 @@ func TestLargeAllocationGetsHugePages(t *testing.T) {
 		})
 	}
 	runtime.KeepAlive(keep)
+}
+
+// Collapse moves memory that is already written to huge pages (Linux 6.1
+// and later), keeping its contents; an older kernel gets the advice.
+func TestCollapseMovesWrittenMemory(t *testing.T) {
+	mode := thpMode(t)
+	if mode != "always" && mode != "madvise" {
+		t.Skipf("transparent huge pages are %q: nothing is collapsed", mode)
+	}
+	if !inFreshProcess(t) {
+		return
+	}
+	s := make([]int32, 8<<20) // 32 MiB, written before the call as a loaded graph is
+	for i := range s {
+		s[i] = int32(i)
+	}
+	Collapse(s)
+	for i, v := range s {
+		if v != int32(i) {
+			t.Fatalf("s[%d] = %d after Collapse, want %d", i, v, i)
+		}
+	}
+	flags, huge := mapping(t, uintptr(unsafe.Pointer(&s[len(s)/2])))
+	if collapses(t) {
+		if huge < 16<<10 { // at least half the slice, in kB
+			t.Fatalf("AnonHugePages %d kB after collapsing a 32 MiB slice (VmFlags %v)", huge, flags)
+		}
+	} else if !slices.Contains(flags, "hg") {
+		t.Fatalf("a kernel without MADV_COLLAPSE: the slice is not advised either (VmFlags %v)", flags)
+	}
+	runtime.KeepAlive(s)
+}
+
+// collapses reports whether the kernel has MADV_COLLAPSE (Linux 6.1).
+func collapses(t *testing.T) bool {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		t.Skipf("unknown kernel release: %v", err)
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(string(b), "%d.%d", &major, &minor); err != nil {
+		t.Skipf("unreadable kernel release %q", b)
+	}
+	return major > 6 || major == 6 && minor >= 1
 }
