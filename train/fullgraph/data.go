@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/graft-gnn/graft/dataset"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -47,6 +48,7 @@ func FromDataset(d *dataset.Dataset, s dataset.Split, storage nn.Storage, rowNor
 		if rowNormalize && !slices.ContainsFunc(m.Data, negative) {
 			m = m.Clone()
 			nn.RowNormalize(m)
+			hugepage.Collapse(m.Data) // as the dataset's own (dataset.Load)
 		}
 		x = nn.NewFeatures(m, storage)
 	default:
