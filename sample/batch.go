@@ -1,5 +1,7 @@
 package sample
 
+import "github.com/graft-gnn/graft/internal/hugepage"
+
 // prepare sizes b for a model of layers blocks over a graph of n nodes.
 func (b *Batch) prepare(layers, n int) {
 	if len(b.layers) != layers {
@@ -7,6 +9,7 @@ func (b *Batch) prepare(layers, n int) {
 	}
 	if len(b.local) != n {
 		b.local = make([]int32, n)
+		hugepage.Collapse(b.local) // read at random, an entry per sampled edge
 	}
 }
 
