@@ -6,14 +6,16 @@
 // gather over a feature matrix, the kernel pinning a sender's pages for a
 // cross-process copy) pays a TLB miss and a page-table walk per 4 KiB.
 //
-// Advise is a hint: it covers only the 2 MiB-aligned interior of a slice
-// of at least Threshold bytes, does nothing on other systems or where huge
-// pages are off, and ignores errors. Bytes, Float32s, Uint16s and Grow allocate a
-// large slice and advise it before anything writes to it, so that its
-// first page faults can take huge pages. Go hands out a large allocation
-// that comes fresh from the operating system without touching it, so the
-// advice takes effect at those faults; memory the heap reuses (already
-// touched by an earlier allocation) keeps its pages, and the advice then
-// only lets the kernel's background collapse (khugepaged) merge them
-// later. Below Threshold these functions are plain make and append.
+// Advise and Collapse are hints: they cover only the 2 MiB-aligned
+// interior of a slice of at least Threshold bytes, do nothing on other
+// systems or where huge pages are off, and ignore errors. Advise asks
+// that memory not yet written take huge pages at its first page faults;
+// Collapse also moves memory already written to huge pages at once
+// (MADV_COLLAPSE, Linux 6.1 and later), which is what the heap hands out
+// when it reuses what an earlier allocation touched. Bytes, Float32s,
+// Uint16s and Grow allocate a large slice and collapse it (fresh memory,
+// which the kernel cannot collapse, is advised instead); below Threshold
+// they are plain make and append. Large arrays that are filled once and
+// then read at random (a loaded graph and its features) are collapsed
+// after they are filled.
 package hugepage

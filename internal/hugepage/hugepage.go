@@ -24,14 +24,12 @@ func Advise(b []byte) {
 	}
 }
 
-// Collapse moves the 2 MiB-aligned interior of s, already written, to
-// huge pages now, if s is at least Threshold bytes: for arrays filled
-// once and then read at random, a loaded graph's adjacency and features,
-// whose memory the heap may have reused from earlier allocations, so that
-// Advise at allocation could not give it huge pages. It copies the memory
-// (a few milliseconds a megabyte). Where the kernel cannot collapse
-// (before Linux 6.1) it advises s, and the background collapse may merge
-// it later.
+// Collapse moves the 2 MiB-aligned interior of s to huge pages now, if s
+// is at least Threshold bytes: memory already written is copied into them
+// (a few milliseconds a megabyte), as for arrays filled once and then read
+// at random, a loaded graph's adjacency and features. Memory not yet
+// written, which the kernel cannot collapse, and any where the kernel has
+// no collapse (before Linux 6.1) is advised instead (Advise).
 func Collapse[T any](s []T) {
 	n := len(s) * int(unsafe.Sizeof(*new(T)))
 	if n < Threshold || !enabled() {
@@ -51,16 +49,16 @@ func interior(start uintptr, n int) (lo, hi int) {
 	return int(a - start), int(b - start)
 }
 
-// Bytes returns n zeroed bytes, advised before their first write when n is
-// at least Threshold.
+// Bytes returns n zeroed bytes, on huge pages (Collapse) when n is at
+// least Threshold.
 func Bytes(n int) []byte {
 	b := make([]byte, n)
-	Advise(b)
+	Collapse(b)
 	return b
 }
 
-// Float32s returns n zeroed float32s, advised before their first write
-// when they take at least Threshold bytes.
+// Float32s returns n zeroed float32s, on huge pages (Collapse) when they
+// take at least Threshold bytes.
 func Float32s(n int) []float32 { return alloc[float32](n) }
 
 // Uint16s returns n zeroed uint16s (bfloat16 matrices), advised like
@@ -69,9 +67,7 @@ func Uint16s(n int) []uint16 { return alloc[uint16](n) }
 
 func alloc[T float32 | uint16](n int) []T {
 	s := make([]T, n)
-	if size := n * int(unsafe.Sizeof(s[0])); size >= Threshold {
-		Advise(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size))
-	}
+	Collapse(s)
 	return s
 }
 

@@ -240,3 +240,37 @@ func collapses(t *testing.T) bool {
 	}
 	return major > 6 || major == 6 && minor >= 1
 }
+
+// Memory the heap reuses, which an earlier allocation wrote on small
+// pages, still ends up on huge pages (on kernels that collapse).
+func TestReusedMemoryGetsHugePages(t *testing.T) {
+	mode := thpMode(t)
+	if mode != "always" && mode != "madvise" {
+		t.Skipf("transparent huge pages are %q", mode)
+	}
+	if !collapses(t) {
+		t.Skip("a kernel without MADV_COLLAPSE: reused memory keeps its pages until khugepaged merges them")
+	}
+	if !inFreshProcess(t) {
+		return
+	}
+	const n = 16 << 20
+	for try := range 4 {
+		old := make([]byte, n) // plain make: small pages
+		for i := range old {
+			old[i] = byte(i)
+		}
+		runtime.KeepAlive(old)
+		old = nil
+		runtime.GC()
+		s := Float32s(n / 4)
+		for i := range s {
+			s[i] = 1
+		}
+		flags, huge := mapping(t, uintptr(unsafe.Pointer(&s[len(s)/2])))
+		if huge == 0 {
+			t.Fatalf("attempt %d: AnonHugePages 0 kB in a Float32s slice (VmFlags %v)", try, flags)
+		}
+		runtime.KeepAlive(s)
+	}
+}
