@@ -5,6 +5,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/tensor"
@@ -56,7 +57,8 @@ func OwnedFeatures(x nn.Features, owned []int32) nn.Features {
 	case x.BF16 != nil:
 		return nn.BF16Features(x.BF16.SelectRows(owned))
 	case x.Dense != nil:
-		m := tensor.New(len(owned), x.Dense.Cols)
+		// On huge pages: a layer's aggregation reads the rows at random.
+		m := &tensor.Matrix{Rows: len(owned), Cols: x.Dense.Cols, Data: hugepage.Float32s(len(owned) * x.Dense.Cols)}
 		for i, v := range owned {
 			copy(m.Row(i), x.Dense.Row(int(v)))
 		}
