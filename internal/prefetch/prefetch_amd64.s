@@ -37,3 +37,32 @@ loop64:
 
 done64:
 	RET
+
+// func float32Rows(base []float32, width int, idx []int32)
+TEXT ·float32Rows(SB), NOSPLIT, $0-56
+	MOVQ base_base+0(FP), AX
+	MOVQ width+24(FP), BX
+	SHLQ $2, BX // a row's bytes
+	MOVQ idx_base+32(FP), SI
+	MOVQ idx_len+40(FP), CX
+	TESTQ CX, CX
+	JZ   doneRows
+
+rowLoop:
+	MOVLQSX (SI), DX
+	IMULQ BX, DX
+	ADDQ AX, DX         // the row's first byte
+	LEAQ (DX)(BX*1), R8 // one past its last
+	ANDQ $-64, DX       // whole lines, so the last one is not missed
+
+lineLoop:
+	PREFETCHT0 (DX)
+	ADDQ $64, DX
+	CMPQ DX, R8
+	JLT  lineLoop
+	ADDQ $4, SI
+	DECQ CX
+	JNZ  rowLoop
+
+doneRows:
+	RET

@@ -1,9 +1,13 @@
 package prefetch
 
 import (
+	"fmt"
+
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // A prefetch changes no value, of the slice or of the indices, whatever
@@ -19,12 +23,20 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		for range 3 * n {
 			idx = append(idx, int32(r.IntN(2*n+3)-n-1))
 		}
-		w32, w64, wIdx := slices.Clone(b32), slices.Clone(b64), slices.Clone(idx)
+		f32 := make([]float32, n)
+		for i := range f32 {
+			f32[i] = r.Float32()
+		}
+		w32, w64, wf32, wIdx := slices.Clone(b32), slices.Clone(b64), slices.Clone(f32), slices.Clone(idx)
 		Int32s(b32, idx)
 		Int64s(b64, idx)
 		Int32s(b32, nil)
 		Int64s(nil, idx)
-		if !slices.Equal(b32, w32) || !slices.Equal(b64, w64) || !slices.Equal(idx, wIdx) {
+		for _, width := range []int{1, 3, 16, 100} { // rows past the end, too
+			Float32Rows(f32, width, idx)
+		}
+		Float32Rows(f32, 0, idx)
+		if !slices.Equal(b32, w32) || !slices.Equal(b64, w64) || !slices.Equal(f32, wf32) || !slices.Equal(idx, wIdx) {
 			t.Fatalf("%d elements: a prefetch changed a value", n)
 		}
 	}
@@ -64,6 +76,37 @@ func BenchmarkLookup(b *testing.B) {
 			if sum == 42 {
 				b.Log(sum)
 			}
+		})
+	}
+}
+
+// BenchmarkRowGather copies rows of 100 float32s (a feature row) from
+// random places of a 512 MB matrix on huge pages, as a batch's feature
+// gather does, with the row some distance ahead prefetched or not.
+func BenchmarkRowGather(b *testing.B) {
+	const width = 100
+	src := hugepage.Float32s(128 << 20)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	rows := len(src) / width
+	r := rand.New(rand.NewPCG(5, 6))
+	idx := make([]int32, 1<<18)
+	for i := range idx {
+		idx[i] = int32(r.IntN(rows))
+	}
+	dst := make([]float32, len(idx)*width)
+	for _, ahead := range []int{0, 8} {
+		b.Run(fmt.Sprintf("ahead=%d", ahead), func(b *testing.B) {
+			for b.Loop() {
+				for i, v := range idx {
+					if a := i + ahead; ahead > 0 && a < len(idx) {
+						Float32Rows(src, width, idx[a:a+1])
+					}
+					copy(dst[i*width:(i+1)*width], src[int(v)*width:(int(v)+1)*width])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(idx)), "ns/row")
 		})
 	}
 }
