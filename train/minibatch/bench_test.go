@@ -1,12 +1,16 @@
 package minibatch
 
 import (
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -84,3 +88,69 @@ func benchmarkStep(b *testing.B, model, spec string, layers int) {
 	b.ReportMetric(st.Flops/float64(step), "flops/op")
 	b.ReportMetric(100*(st.SampleSeconds+st.GatherSeconds)/b.Elapsed().Seconds(), "sample+gather-%")
 }
+
+// BenchmarkBatchInput samples a batch (neighbour sampler, fanouts 15,10,5,
+// 1024 seeds) on a graph of ogbn-products' shape (2.4M nodes, average
+// degree 52, 100 features) and gathers its input rows, with the graph and
+// features on 4 KiB pages or on huge pages (dataset.Load's): the work
+// that runs ahead of the model. It reports each part's milliseconds a
+// batch; -cpu 1 times one thread.
+func BenchmarkBatchInput(b *testing.B) {
+	for _, huge := range []bool{false, true} {
+		b.Run(map[bool]string{false: "pages=4KiB", true: "pages=2MiB"}[huge], func(b *testing.B) {
+			g, x, err := productsShaped(huge)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var seeds []int32
+			for v := int32(0); int(v) < g.N; v += 10 {
+				seeds = append(seeds, v)
+			}
+			s := sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5})
+			var batch sample.Batch
+			var gat gatherer
+			if err := s.Sample(1, 0, &batch); err != nil { // buffers grow to their sizes
+				b.Fatal(err)
+			}
+			gat.gather(nn.DenseFeatures(x), batch.Input)
+			var sampling, gathering time.Duration
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				if err := s.Sample(2, i%s.Batches(), &batch); err != nil {
+					b.Fatal(err)
+				}
+				sampled := time.Now()
+				gat.gather(nn.DenseFeatures(x), batch.Input)
+				sampling += sampled.Sub(start)
+				gathering += time.Since(sampled)
+			}
+			b.ReportMetric(sampling.Seconds()*1e3/float64(b.N), "sample-ms")
+			b.ReportMetric(gathering.Seconds()*1e3/float64(b.N), "gather-ms")
+		})
+	}
+}
+
+// productsShaped is BenchmarkBatchInput's graph and features, made once
+// and copied to either kind of pages.
+func productsShaped(huge bool) (*graph.Graph, *tensor.Matrix, error) {
+	g, err := productsGraph()
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &graph.Graph{N: g.N, Offsets: slices.Clone(g.Offsets), Neighbors: slices.Clone(g.Neighbors)}
+	x := &tensor.Matrix{Rows: g.N, Cols: 100, Data: make([]float32, g.N*100)}
+	for i := range x.Data {
+		x.Data[i] = float32(i % 977)
+	}
+	if huge {
+		hugepage.Collapse(h.Offsets)
+		hugepage.Collapse(h.Neighbors)
+		hugepage.Collapse(x.Data)
+	}
+	return h, x, nil
+}
+
+var productsGraph = sync.OnceValues(func() (*graph.Graph, error) {
+	g, _, _, err := graph.SBM(graph.SBMConfig{Nodes: 2_400_000, Classes: 47, AvgDegree: 52, Homophily: 0.8}, 1)
+	return g, err
+})
