@@ -3,9 +3,11 @@ package dataset
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // NodeID is the name of node i in the source: NodeIDs[i] when the reader
@@ -117,7 +119,9 @@ func (t *idTable) nodes() (n int, src, dst []int32, ids []string) {
 		for _, v := range t.ends {
 			maxID = max(maxID, v)
 		}
-		if justifiedNodes(maxID+1, m) == nil {
+		// maxID+1 nodes, compared without overflow (ids reach 2^63-1)
+		// and in int32, the type of node numbers.
+		if maxID < math.MaxInt32 && justifiedNodes(maxID+1, m) == nil {
 			for i := range m {
 				src[i], dst[i] = int32(t.ends[2*i]), int32(t.ends[2*i+1])
 			}
@@ -167,7 +171,8 @@ const maxIDBytes = 1024
 
 // readEdgeListIDs reads an edge list whose ids may be any tokens: one edge
 // per line as two ids separated by tabs, spaces or one comma; blank lines
-// and '#' or '%' comments are skipped; the file may be gzipped.
+// and '#' or '%' comments are skipped, and so is a first line that names
+// the columns (see isHeader); the file may be gzipped.
 func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -179,6 +184,8 @@ func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, err er
 
 func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []string, err error) {
 	t := newIDTable()
+	var head [2]string // the first line, when neither of its ids is an integer
+	lines := 0
 	err = scanLines(name, r, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
@@ -186,6 +193,14 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		a, b, msg := splitEdge(line)
 		if msg != "" {
 			return lr.errorf("%s", msg)
+		}
+		if lines++; lines == 1 {
+			if _, ok := parseUint63(a); !ok {
+				if _, ok := parseUint63(b); !ok {
+					head = [2]string{string(a), string(b)}
+					return nil
+				}
+			}
 		}
 		if len(t.ends) >= cap(t.ends)-1 {
 			if err := roomForEdges(len(t.ends)/2, len(t.names)); err != nil {
@@ -205,8 +220,41 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 	if err != nil {
 		return 0, nil, nil, nil, err
 	}
+	if head[0] != "" && !t.isHeader(head) {
+		t.add([]byte(head[0]))
+		t.add([]byte(head[1]))
+	}
 	n, src, dst, ids = t.nodes()
 	return n, src, dst, ids, nil
+}
+
+// isHeader reports whether the first line of an edge list, two ids that
+// are not integers, names its columns rather than an edge: when every
+// other id is an integer (a header would otherwise make every id a
+// string and renumber the nodes, so that rows in node order no longer
+// lined up), or when both are column names such as source and target
+// that no other line uses as an id.
+func (t *idTable) isHeader(head [2]string) bool {
+	if len(t.ends) == 0 {
+		return false
+	}
+	if t.numeric {
+		return true
+	}
+	for _, s := range head {
+		if _, used := t.index[s]; used || !columnNames[strings.ToLower(s)] {
+			return false
+		}
+	}
+	return true
+}
+
+// columnNames are the names an edge list's header gives its two columns.
+var columnNames = map[string]bool{
+	"source": true, "target": true, "src": true, "dst": true, "from": true, "to": true,
+	"u": true, "v": true, "head": true, "tail": true, "node1": true, "node2": true,
+	"id1": true, "id2": true, "source_id": true, "target_id": true, "src_id": true, "dst_id": true,
+	"from_id": true, "to_id": true, "node_1": true, "node_2": true, "id_1": true, "id_2": true,
 }
 
 // splitEdge cuts "u<sep>v" into its two ids, or returns why it cannot.

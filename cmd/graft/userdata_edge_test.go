@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// writeFiles writes name → text files into a fresh directory and returns
+// their paths by name.
+func writeFiles(t *testing.T, files map[string]string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	paths := map[string]string{}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = p
+	}
+	return paths
+}
+
+// An edge list written by pandas (a source,target header) with features
+// in node order: the header is not an edge, so the ids stay node numbers
+// and row i of the features is node i.
+func TestDataInfoEdgeListHeader(t *testing.T) {
+	p := writeFiles(t, map[string]string{
+		"g.csv": "source,target\n0,1\n1,2\n2,3\n",
+		"x.csv": "0\n1\n2\n3\n",
+		"y.csv": "id,label\n0,a\n1,a\n2,b\n3,b\n",
+	})
+	code, stdout, stderr := runGraft(t, "data", "info", p["g.csv"], "--features", p["x.csv"], "--labels", p["y.csv"], "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Nodes != 4 || info.UndirectedEdges != 3 || info.NodeIDs != "numbers" || info.Features != 1 {
+		t.Errorf("info %+v; want 4 nodes numbered as they are, 3 edges, 1 feature", info)
+	}
+}
+
+// Ids up to 2^63-1 are renumbered; the largest plus one overflowed into a
+// negative node count.
+func TestDataInfoInt64MaxNodeID(t *testing.T) {
+	p := writeFiles(t, map[string]string{"g.tsv": "0\t4294967297\n4294967297\t9223372036854775807\n"})
+	code, stdout, stderr := runGraft(t, "data", "info", p["g.tsv"], "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Nodes != 3 || info.UndirectedEdges != 2 || info.NodeIDs != "renumbered" {
+		t.Errorf("info %+v; want 3 renumbered nodes and 2 edges", info)
+	}
+}

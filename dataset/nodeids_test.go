@@ -1,0 +1,59 @@
+package dataset
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Ids up to 2^63-1 are renumbered: the largest one plus one overflowed
+// int64 and made a negative node count.
+func TestEdgeListIDsNearInt64Max(t *testing.T) {
+	for _, text := range []string{
+		"0 9223372036854775807\n",
+		"0 4294967297\n4294967297 9223372036854775807\n",
+		"0 2147483647\n",
+	} {
+		n, src, dst, ids, err := parseEdgeListIDs("big.txt", strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		want := strings.Fields(text)
+		slices.SortFunc(want, func(a, b string) int { return len(a) - len(b) })
+		want = slices.Compact(want)
+		if n != len(want) || !slices.Equal(ids, want) || len(src) != len(dst) {
+			t.Errorf("%q: %d nodes, ids %v; want %v", text, n, ids, want)
+		}
+	}
+}
+
+// A first line naming the columns is a header, not an edge between two
+// nodes called "source" and "target" (which made every id a string and
+// renumbered the nodes out of the order of node-ordered rows).
+func TestEdgeListIDsHeader(t *testing.T) {
+	tests := []struct {
+		text  string
+		nodes int
+		ids   []string // nil: the ids are node numbers
+	}{
+		{"source,target\n0,1\n1,2\n", 3, nil},
+		{"# comment\nsrc dst\n0 2\n", 3, nil},
+		{"from\tto\n5\t1\n", 6, nil},
+		{"my_src my_dst\n0 1\n", 2, nil},                                    // any names when every other id is an integer
+		{"source,target\nalice,bob\n", 2, []string{"alice", "bob"}},         // column names, string ids
+		{"alice,bob\nbob,carol\n", 3, []string{"alice", "bob", "carol"}},    // an edge, not names of columns
+		{"source,target\ntarget,x\n", 3, []string{"source", "target", "x"}}, // "target" is a node here
+		{"u v\n", 2, []string{"u", "v"}},                                    // the only line is an edge
+		{"a b\nc 1\n", 4, []string{"1", "a", "b", "c"}},                     // not every other id is an integer
+		{"0 1\nsource target\n", 4, []string{"0", "1", "source", "target"}}, // only the first line can be a header
+	}
+	for _, tc := range tests {
+		n, _, _, ids, err := parseEdgeListIDs("g.csv", strings.NewReader(tc.text))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.text, err)
+		}
+		if n != tc.nodes || !slices.Equal(ids, tc.ids) {
+			t.Errorf("%q: %d nodes, ids %q; want %d, %q", tc.text, n, ids, tc.nodes, tc.ids)
+		}
+	}
+}
