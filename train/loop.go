@@ -307,6 +307,7 @@ type progress struct {
 // saves its checkpoint and returns an error wrapping ErrInterrupted.
 func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 	var res Result
+	Began(ctx)
 	pr := l.startProgress()
 	res.Best, res.Epochs = pr.Best, pr.Epoch
 	defer func() {
