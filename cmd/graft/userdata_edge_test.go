@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +61,37 @@ func TestDataInfoInt64MaxNodeID(t *testing.T) {
 	}
 	if info.Nodes != 3 || info.UndirectedEdges != 2 || info.NodeIDs != "renumbered" {
 		t.Errorf("info %+v; want 3 renumbered nodes and 2 edges", info)
+	}
+}
+
+// A split that trains on every labelled node (to predict the unlabelled
+// ones) has no validation nodes: the run keeps its last epoch rather than
+// its first, patience does not stop it, and stderr says so, as it says
+// that the test metrics of a split without test nodes mean nothing.
+func TestTrainSplitWithoutValidationOrTest(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	var split strings.Builder
+	for _, c := range []string{"a", "b"} {
+		for i := range 10 {
+			fmt.Fprintf(&split, "%s%d,train\n", c, i)
+		}
+	}
+	p := writeFiles(t, map[string]string{"split.csv": split.String()})
+	code, stdout, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features,
+		"--split", "file:"+p["split.csv"], "--epochs", "12", "--patience", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["epochs"] != 12.0 || sum["best_epoch"] != 12.0 || sum["stopped_early"] != false {
+		t.Errorf("epochs %v, best epoch %v, stopped early %v; want 12, 12, false", sum["epochs"], sum["best_epoch"], sum["stopped_early"])
+	}
+	for _, want := range []string{"has no validation nodes: the run keeps its last epoch", "has no test nodes"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q; want %q", stderr, want)
+		}
 	}
 }
