@@ -238,6 +238,9 @@ func (d *Dataset) readFeatures(path string, mode Mapping) error {
 		if m.Rows != n {
 			return fmt.Errorf("%s: a %d×%d matrix for %d nodes; want one row per node", path, m.Rows, m.Cols, n)
 		}
+		if m.Cols == 0 {
+			return fmt.Errorf("%s: a %d×0 matrix: no feature columns; want at least one", path, m.Rows)
+		}
 		d.setFeatures(nil, m)
 		return nil
 	}

@@ -134,6 +134,10 @@ func checkFeatureNPY(path string, n int) (*npyFile, error) {
 		nf.Close()
 		return nil, fmt.Errorf("%s: features have shape %s, want (%d, F): one row per node", path, tuple(nf.h.shape), n)
 	}
+	if nf.h.shape[1] == 0 {
+		nf.Close()
+		return nil, fmt.Errorf("%s: features have shape %s: no columns; want at least one", path, tuple(nf.h.shape))
+	}
 	switch nf.h.dtype.kind {
 	case 'f', 'i', 'u', 'b', 'V':
 		return nf, nil

@@ -95,3 +95,17 @@ func TestTrainSplitWithoutValidationOrTest(t *testing.T) {
 		}
 	}
 }
+
+// A feature file of no columns is refused as it is read, naming it; it
+// was read, and training then failed with "nn: 0 input features".
+func TestFeaturesWithoutColumns(t *testing.T) {
+	edges, _, _ := twoCommunities(t)
+	x := filepath.Join(t.TempDir(), "x.npy")
+	if err := os.WriteFile(x, npy("<f4", "(20, 0)", ""), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runGraft(t, "data", "info", edges, "--features", x)
+	if code != 1 || !strings.Contains(stderr, "x.npy: features have shape (20, 0): no columns") {
+		t.Errorf("exit %d, stderr %q; want the file's shape refused", code, stderr)
+	}
+}
