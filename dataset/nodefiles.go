@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -49,9 +50,9 @@ func (d *Dataset) AddFiles(files NodeFiles) error {
 }
 
 // LabelFormats documents what ReadLabels accepts.
-const LabelFormats = `.npy: one integer label per node, in node order (-1: unlabelled)
+const LabelFormats = `.npy: one integer label per node, in node order (-1 or NaN: unlabelled)
 text: "id,label" lines (comma, tab or blanks), optionally after an "id,label" header;
-      ids are the graph's node ids; integer labels are class numbers, any other
+      ids are the graph's node ids; integer labels (3 or 3.0) are class numbers, any other
       labels are class names (classes then numbered in sorted order); nodes
       not listed, and labels "", "nan" or -1, are unlabelled`
 
@@ -87,8 +88,29 @@ func readNPYLabels(path string, n int) ([]int32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(a.Shape) != 1 || a.Shape[0] != n {
+	// (n, 1) is a column of them, as a pandas column's .to_numpy() of a
+	// one-column frame gives it.
+	if !(len(a.Shape) == 1 || len(a.Shape) == 2 && a.Shape[1] == 1) || a.Shape[0] != n {
 		return nil, 0, fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)
+	}
+	if a.dtype().kind == 'f' {
+		// NaN is unlabelled, as "nan" in a text file: a float column
+		// with missing values is how pandas holds integer labels.
+		fs, err := a.Float64s()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		raw := make([]int64, len(fs))
+		for i, f := range fs {
+			if math.IsNaN(f) {
+				f = -1
+			}
+			if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return nil, 0, fmt.Errorf("%s: element %d is %v, want an integer class or NaN", path, i, f)
+			}
+			raw[i] = int64(f)
+		}
+		return labelsFromInts(path, raw, true)
 	}
 	raw, err := a.Int64s()
 	if err != nil {
@@ -175,7 +197,9 @@ func integerLabels(text []string) ([]int64, bool) {
 			raw[i] = -1
 			continue
 		}
-		v, err := strconv.ParseInt(s, 10, 64)
+		// "3.0" is 3: pandas writes integer labels so once a column
+		// has a missing one.
+		v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
 		if err != nil || v < -1 {
 			return nil, false
 		}
@@ -184,7 +208,9 @@ func integerLabels(text []string) ([]int64, bool) {
 	return raw, true
 }
 
-func missingLabel(s string) bool { return s == "" || s == "-1" || strings.EqualFold(s, "nan") }
+func missingLabel(s string) bool {
+	return s == "" || s == "-1" || s == "-1.0" || strings.EqualFold(s, "nan")
+}
 
 // isHeader reports whether a first column names its column rather than a
 // node: "id", "node", "node_id" or "nodeid" in any case.
@@ -198,15 +224,81 @@ func isHeader(f []byte) bool {
 
 // splitFields splits a line on commas if it has any, else on runs of tabs
 // and spaces, trimming blanks around each field.
+//
+// A field in double quotes, as CSV writers quote a name holding a comma or
+// a blank, is read without them (a doubled quote within stands for one), and
+// a line that ends in a tab ends in an empty field: pandas writes a missing
+// label so in a tab-separated file ("7\t").
 func splitFields(line []byte) [][]byte {
-	if bytes.IndexByte(line, ',') >= 0 {
-		f := bytes.Split(line, []byte{','})
+	var f [][]byte
+	switch {
+	case bytes.IndexByte(line, '"') >= 0:
+		f = splitQuoted(line)
+	case bytes.IndexByte(line, ',') >= 0:
+		f = bytes.Split(line, []byte{','})
 		for i := range f {
 			f[i] = trimBlanks(f[i])
 		}
-		return f
+	default:
+		f = bytes.Fields(line)
+		if len(f) > 0 && line[len(line)-1] == '\t' {
+			f = append(f, nil)
+		}
 	}
-	return bytes.Fields(line)
+	return f
+}
+
+// splitQuoted is splitFields for a line with double quotes: fields are
+// separated by commas if the line has any outside quotes, else by blanks.
+func splitQuoted(line []byte) [][]byte {
+	comma, quoted := false, false
+	for _, c := range line {
+		if c == '"' {
+			quoted = !quoted
+		} else if c == ',' && !quoted {
+			comma = true
+		}
+	}
+	var f [][]byte
+	for i := 0; ; {
+		for !comma && i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if !comma && i == len(line) {
+			return f
+		}
+		var field []byte
+		j := i
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		if j < len(line) && line[j] == '"' {
+			field = []byte{}
+			for j++; j < len(line); j++ {
+				if line[j] == '"' {
+					if j+1 < len(line) && line[j+1] == '"' {
+						j++
+					} else {
+						j++
+						break
+					}
+				}
+				field = append(field, line[j])
+			}
+		}
+		end := j
+		for end < len(line) && (comma && line[end] != ',' || !comma && line[end] != ' ' && line[end] != '\t') {
+			end++
+		}
+		if field == nil {
+			field = trimBlanks(line[i:end])
+		}
+		f = append(f, field)
+		if end == len(line) {
+			return f
+		}
+		i = end + 1
+	}
 }
 
 // FeatureFormats documents what ReadFeatures accepts.

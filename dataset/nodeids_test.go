@@ -57,3 +57,32 @@ func TestEdgeListIDsHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitFields(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"7,red", []string{"7", "red"}},
+		{" 7 , red ", []string{"7", "red"}},
+		{"7\tred", []string{"7", "red"}},
+		{"7  red", []string{"7", "red"}},
+		{"7,", []string{"7", ""}},
+		{"7\t", []string{"7", ""}}, // pandas' missing label, tab-separated
+		{`7,"class a"`, []string{"7", "class a"}},
+		{`"u 7","a, b"`, []string{"u 7", "a, b"}},
+		{`"u7" "class a"`, []string{"u7", "class a"}},
+		{`7,"say ""hi"""`, []string{"7", `say "hi"`}},
+		{`7,""`, []string{"7", ""}},
+		{`"7",red,`, []string{"7", "red", ""}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, f := range splitFields([]byte(tc.line)) {
+			got = append(got, string(f))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q; want %q", tc.line, got, tc.want)
+		}
+	}
+}

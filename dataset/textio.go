@@ -42,6 +42,12 @@ func newLineReader(name string, r io.Reader) (*lineReader, error) {
 		lr.gz, lr.inf = gz, newInflater(gz)
 		lr.br = bufio.NewReaderSize(lr.inf, readBufferSize)
 	}
+	// A UTF-8 byte order mark, which Excel and Windows tools write, is
+	// not part of the first id: left in, it made "\ufeff0" a string id
+	// and renumbered every node.
+	if bom, _ := lr.br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		lr.br.Discard(3)
+	}
 	return lr, nil
 }
 

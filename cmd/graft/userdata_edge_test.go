@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,5 +109,74 @@ func TestFeaturesWithoutColumns(t *testing.T) {
 	code, _, stderr := runGraft(t, "data", "info", edges, "--features", x)
 	if code != 1 || !strings.Contains(stderr, "x.npy: features have shape (20, 0): no columns") {
 		t.Errorf("exit %d, stderr %q; want the file's shape refused", code, stderr)
+	}
+}
+
+// Labels as spreadsheets and pandas write them: a UTF-8 byte order mark,
+// names in quotes, integer labels written as floats with an empty field
+// for a missing one (tab-separated), and a float .npy column with NaN for
+// the unlabelled nodes. The byte order mark was read as part of the first
+// id, the quotes as part of the names, "7\t" was a line of one column,
+// "1.0" a class name and NaN an error.
+func TestLabelsAsToolsWriteThem(t *testing.T) {
+	edges, _, _ := twoCommunities(t)
+	var tsv, quoted strings.Builder
+	tsv.WriteString("\ufeffnode\tlabel\n")
+	quoted.WriteString("id,label\n")
+	y := make([]float64, 20)
+	for i := range 20 {
+		c, id := i/10, fmt.Sprintf("%c%d", 'a'+i/10, i%10)
+		switch i {
+		case 3:
+			fmt.Fprintf(&tsv, "%s\t\n", id)
+			y[i] = math.NaN()
+		default:
+			fmt.Fprintf(&tsv, "%s\t%d.0\n", id, c)
+			y[i] = float64(c)
+		}
+		fmt.Fprintf(&quoted, "\"%s\",\"class %d, %s\"\n", id, c, []string{"red", "blue"}[c])
+	}
+	p := writeFiles(t, map[string]string{"y.tsv": tsv.String(), "y.csv": quoted.String()})
+	npyPath := filepath.Join(t.TempDir(), "y.npy")
+	if err := os.WriteFile(npyPath, npy("<f8", "(20, 1)", y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		labels     string
+		classes    []classInfo
+		unlabelled int
+	}{
+		{p["y.tsv"], []classInfo{{"0", 9}, {"1", 10}}, 1},
+		{p["y.csv"], []classInfo{{"class 0, red", 10}, {"class 1, blue", 10}}, 0},
+		{npyPath, []classInfo{{"0", 9}, {"1", 10}}, 1},
+	} {
+		code, stdout, stderr := runGraft(t, "data", "info", edges, "--labels", tc.labels, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.labels, code, stderr)
+		}
+		var info dataInfo
+		if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(info.Classes, tc.classes) || info.Unlabelled != tc.unlabelled {
+			t.Errorf("%s: classes %v, %d unlabelled; want %v, %d", filepath.Base(tc.labels), info.Classes, info.Unlabelled, tc.classes, tc.unlabelled)
+		}
+	}
+}
+
+// A byte order mark before an edge list's first id made it a string id
+// and renumbered every node.
+func TestEdgeListByteOrderMark(t *testing.T) {
+	p := writeFiles(t, map[string]string{"g.tsv": "\ufeff0\t1\n1\t2\n"})
+	code, stdout, stderr := runGraft(t, "data", "info", p["g.tsv"], "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Nodes != 3 || info.NodeIDs != "numbers" {
+		t.Errorf("%d nodes, ids %s; want 3 numbered as they are", info.Nodes, info.NodeIDs)
 	}
 }
