@@ -296,7 +296,7 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitFor("epoch 1: batch") // training has begun (a line every batchEvery)
+	waitFor("epoch 1/3") // training has begun: epoch 2 is under way
 	cmd.Process.Signal(os.Interrupt)
 	waitFor("interrupt again")
 	cmd.Process.Signal(os.Interrupt) // with the first: the same request
@@ -313,7 +313,7 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("still running 10 s after the second interrupt:\n%s", stderr.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 1/") {
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 2/") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
