@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -66,6 +67,9 @@ func (d *Dataset) ReadLabels(path string) error {
 	var err error
 	if strings.HasSuffix(path, ".npy") {
 		labels, k, err = readNPYLabels(path, d.NumNodes())
+		if errors.As(err, new(rowsError)) {
+			err = fmt.Errorf("%w%s", err, d.rowsHint())
+		}
 	} else {
 		labels, k, names, err = d.readLabelText(path)
 	}
@@ -91,7 +95,7 @@ func readNPYLabels(path string, n int) ([]int32, int, error) {
 	// (n, 1) is a column of them, as a pandas column's .to_numpy() of a
 	// one-column frame gives it.
 	if !(len(a.Shape) == 1 || len(a.Shape) == 2 && a.Shape[1] == 1) || a.Shape[0] != n {
-		return nil, 0, fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)
+		return nil, 0, rowsError{fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)}
 	}
 	if a.dtype().kind == 'f' {
 		// NaN is unlabelled, as "nan" in a text file: a float column
@@ -319,7 +323,11 @@ func (d *Dataset) readFeatures(path string, mode Mapping) error {
 	n := d.NumNodes()
 	switch {
 	case strings.HasSuffix(path, ".npy"):
-		return d.readNPYFeatureFile(path, mode)
+		err := d.readNPYFeatureFile(path, mode)
+		if errors.As(err, new(rowsError)) {
+			err = fmt.Errorf("%w%s", err, d.rowsHint())
+		}
+		return err
 	case mode == MapAlways:
 		return fmt.Errorf("%s: only a .npy feature file can be mapped (--features-mmap)", path)
 	case strings.HasSuffix(path, ".npz"):
@@ -406,7 +414,7 @@ func (d *Dataset) readFeatureText(path string) error {
 			order = append(order, v)
 			line = rest
 		} else if rows.rows == n {
-			return lr.errorf("more feature rows than the graph's %d nodes", n)
+			return lr.errorf("more feature rows than the graph's %d nodes%s", n, d.rowsHint())
 		}
 		if msg := rows.parse(line, separator(line)); msg != "" {
 			return lr.errorf("%s", msg)
@@ -421,7 +429,7 @@ func (d *Dataset) readFeatureText(path string) error {
 	}
 	if rows.rows < n {
 		if !keyed || seen == nil {
-			return fmt.Errorf("%s: %d feature rows for %d nodes", path, rows.rows, n)
+			return fmt.Errorf("%s: %d feature rows for %d nodes%s", path, rows.rows, n, d.rowsHint())
 		}
 		for v, ok := range seen {
 			if !ok {
@@ -500,4 +508,35 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 	}
 	s.sort()
 	return s, nil
+}
+
+// rowsError is a file of rows in node order that has another number of
+// rows than the graph has nodes.
+type rowsError struct{ err error }
+
+func (e rowsError) Error() string { return e.err.Error() }
+func (e rowsError) Unwrap() error { return e.err }
+
+// rowsHint says, after a row count that is not the node count, what the
+// nodes are: an edge list's integer ids are node numbers, so ids from 1,
+// or ids with gaps, make nodes that no edge mentions, which rows in node
+// order must cover too.
+func (d *Dataset) rowsHint() string {
+	if d.NodeIDs != nil {
+		return "; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"
+	}
+	isolated, first := 0, -1
+	for v := range d.Graph.N {
+		if d.Graph.Degree(v) == 0 {
+			isolated++
+			if first < 0 {
+				first = v
+			}
+		}
+	}
+	if isolated == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the nodes are ids 0..%d, %d of them, such as %d, in no edge); number the nodes from 0 without gaps, or key each row by its node id in a text file",
+		d.Graph.N-1, isolated, first)
 }

@@ -140,7 +140,7 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"twice", "y.csv", "alice,1\n\nalice,0\n", `y.csv: line 3: node "alice" is labelled again (first on line 1)`},
 		{"three columns", "y.csv", "alice,1,2\n", `y.csv: line 1: want 2 columns (node id, label), found 3 in "alice,1,2"`},
 		{"empty", "y.csv", "# nothing\n", "y.csv: no labels"},
-		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node"},
+		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -86,3 +86,33 @@ func TestSplitFields(t *testing.T) {
 		}
 	}
 }
+
+// An edge list numbered from 1 has a node 0 in no edge, so rows in node
+// order are one short: the error says why, for text and .npy alike.
+func TestRowCountHint(t *testing.T) {
+	dir := t.TempDir()
+	g := writeFile(t, dir, "g.tsv", []byte("1 2\n2 3\n"))
+	want := "(the nodes are ids 0..3, 1 of them, such as 0, in no edge)"
+	for _, tc := range []struct {
+		labels, features string
+		content          []byte
+		err              string
+	}{
+		{"", "x.csv", []byte("1\n2\n3\n"), "x.csv: 3 feature rows for 4 nodes " + want},
+		{"", "x.npy", npyBytes("<f4", false, []int{3, 1}, make([]byte, 12)), "x.npy: features have shape (3, 1), want (4, F): one row per node " + want},
+		{"y.npy", "", npyBytes("<i8", false, []int{3}, make([]byte, 24)), "y.npy: labels have shape (3,), want (4,): one per node " + want},
+	} {
+		name := tc.labels + tc.features
+		p := writeFile(t, dir, name, tc.content)
+		files := NodeFiles{}
+		if tc.labels != "" {
+			files.Labels = p
+		} else {
+			files.Features = p
+		}
+		_, err := LoadWith(g, "", files)
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v; want an error containing %q", name, err, tc.err)
+		}
+	}
+}
