@@ -246,7 +246,11 @@ func (s *Split) coversClasses(d *Dataset) error {
 			}
 		}
 		if size == 0 {
-			return fmt.Errorf("class %s has no labelled nodes, so no split can train it (a split needs training nodes in every class)", d.className(c))
+			hint := ""
+			if c >= len(d.ClassNames) || isInteger(d.ClassNames[c]) {
+				hint = fmt.Sprintf("; integer labels are class numbers 0..%d, so labels that start at 1 or skip a number leave a class empty: number the classes from 0 without gaps, or give them as names", d.NumClasses-1)
+			}
+			return fmt.Errorf("class %s has no labelled nodes, so no split can train it (a split needs training nodes in every class)%s", d.className(c), hint)
 		}
 		return fmt.Errorf("split %s leaves class %s (%d labelled nodes) with no training nodes; a split needs training nodes in every class", s.Name, d.className(c), size)
 	}
@@ -368,4 +372,9 @@ func masksSplit(z *NPZ, name string, row int, d *Dataset) (Split, error) {
 	}
 	s.sort()
 	return s, nil
+}
+
+func isInteger(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
