@@ -433,7 +433,11 @@ func (d *Dataset) readFeatureText(path string) error {
 		}
 		for v, ok := range seen {
 			if !ok {
-				return fmt.Errorf("%s: node %s has no feature row (%d of %d nodes have one)", path, d.NodeID(v), rows.rows, n)
+				hint := ""
+				if d.NodeIDs == nil && d.Graph.Degree(v) == 0 {
+					hint = fmt.Sprintf("; it is in no edge: an edge list's integer ids are node numbers 0..%d, so ids from 1 or with gaps make such nodes", n-1)
+				}
+				return fmt.Errorf("%s: node %s has no feature row (%d of %d nodes have one)%s", path, d.NodeID(v), rows.rows, n, hint)
 			}
 		}
 	}

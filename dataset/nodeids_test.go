@@ -99,6 +99,7 @@ func TestRowCountHint(t *testing.T) {
 		err              string
 	}{
 		{"", "x.csv", []byte("1\n2\n3\n"), "x.csv: 3 feature rows for 4 nodes " + want},
+		{"", "k.csv", []byte("id,f\n1,1\n2,2\n3,3\n"), "k.csv: node 0 has no feature row (3 of 4 nodes have one); it is in no edge: an edge list's integer ids are node numbers 0..3"},
 		{"", "x.npy", npyBytes("<f4", false, []int{3, 1}, make([]byte, 12)), "x.npy: features have shape (3, 1), want (4, F): one row per node " + want},
 		{"y.npy", "", npyBytes("<i8", false, []int{3}, make([]byte, 24)), "y.npy: labels have shape (3,), want (4,): one per node " + want},
 	} {
