@@ -119,6 +119,13 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 		return train.Result{}, nil, err
 	}
 	s.async = &r
+	if c := r.Counters; c.Updates == 0 && s.Place.Rank == 0 {
+		// Gradients summed toward an update when the run ends are not
+		// applied: the model is then its initialisation, which the
+		// accuracies alone do not tell.
+		fmt.Fprintf(s.Log, "graft train: the servers applied no update: %d gradients were kept and %d dropped for staleness, and an update takes %d (--grads-per-update); the model is as initialised\n",
+			c.Pushes, c.Dropped, max(opts.PerUpdate, 1))
+	}
 	return train.Result{Epochs: r.Epochs, Best: r.Best, StoppedEarly: r.StoppedEarly, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
 }
 

@@ -253,3 +253,23 @@ func TestTrainAsyncBF16(t *testing.T) {
 		t.Fatal("the bf16 parameter-server run trained the float32 run's epochs")
 	}
 }
+
+// A run whose servers never apply an update (fewer gradients than
+// --grads-per-update) reports the initial model's accuracies; stderr now
+// says so, and does not for a run that updates.
+func TestTrainAsyncNoUpdateSaid(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	for _, tc := range []struct {
+		perUpdate string
+		said      bool
+	}{{"1000", true}, {"2", false}} {
+		code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--sampler", "neighbor:5,5",
+			"--mode", "async", "--workers", "2", "--grads-per-update", tc.perUpdate, "--epochs", "2", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if got := strings.Contains(stderr, "the servers applied no update"); got != tc.said {
+			t.Errorf("--grads-per-update %s: stderr %q; want the no-update note %v", tc.perUpdate, stderr, tc.said)
+		}
+	}
+}
