@@ -238,6 +238,7 @@ func FuzzNodeFiles(f *testing.F) {
 	f.Add("bob alice\ncarol,alice\n", "id,label\nbob,x\n", "alice,1,2\nbob,3,4\ncarol,0,0\n")
 	f.Add("0 2000000000\n", "0\t1\n2000000000\t0\n", "1\n2\n")
 	f.Add("1 2\n2 3\n", "1,-1\n", "id a\n0 1\n1 0\n2 0\n3 1\n")
+	f.Add("\ufeff\"source\",\"target\"\n\"a b\",\"c\"\n", "\"a b\",\"x, y\"\nc\t\n", "\ufeffid,f\n\"a b\",1\nc,2\n")
 	f.Fuzz(func(t *testing.T, edges, labels, features string) {
 		dir := t.TempDir()
 		d, err := LoadPath(writeFile(t, dir, "g.txt", []byte(edges)))

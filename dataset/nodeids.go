@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -258,7 +259,23 @@ var columnNames = map[string]bool{
 }
 
 // splitEdge cuts "u<sep>v" into its two ids, or returns why it cannot.
+// Ids in double quotes, as R's write.csv writes them, are read without
+// the quotes, as the labels and features files' are.
 func splitEdge(line []byte) (a, b []byte, msg string) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		f := splitQuoted(line)
+		switch {
+		case len(f) < 2 || len(f[0]) == 0:
+			return nil, nil, fmt.Sprintf("want 2 columns (source, target), found 1 in %q", clip(string(line), 80))
+		case len(f[1]) == 0:
+			return nil, nil, fmt.Sprintf("empty target id in %q", clip(string(line), 80))
+		case len(f) > 2:
+			return nil, nil, fmt.Sprintf("want 2 columns (source, target), found more in %q; weights are not supported", clip(string(line), 80))
+		case len(f[0]) > maxIDBytes || len(f[1]) > maxIDBytes:
+			return nil, nil, fmt.Sprintf("a node id longer than %d bytes", maxIDBytes)
+		}
+		return f[0], f[1], ""
+	}
 	i := skipBlanks(line, 0)
 	end := tokenEnd(line, i)
 	a = line[i:end]

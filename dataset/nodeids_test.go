@@ -39,13 +39,15 @@ func TestEdgeListIDsHeader(t *testing.T) {
 		{"source,target\n0,1\n1,2\n", 3, nil},
 		{"# comment\nsrc dst\n0 2\n", 3, nil},
 		{"from\tto\n5\t1\n", 6, nil},
-		{"my_src my_dst\n0 1\n", 2, nil},                                    // any names when every other id is an integer
-		{"source,target\nalice,bob\n", 2, []string{"alice", "bob"}},         // column names, string ids
-		{"alice,bob\nbob,carol\n", 3, []string{"alice", "bob", "carol"}},    // an edge, not names of columns
-		{"source,target\ntarget,x\n", 3, []string{"source", "target", "x"}}, // "target" is a node here
-		{"u v\n", 2, []string{"u", "v"}},                                    // the only line is an edge
-		{"a b\nc 1\n", 4, []string{"1", "a", "b", "c"}},                     // not every other id is an integer
-		{"0 1\nsource target\n", 4, []string{"0", "1", "source", "target"}}, // only the first line can be a header
+		{"my_src my_dst\n0 1\n", 2, nil},                                     // any names when every other id is an integer
+		{"source,target\nalice,bob\n", 2, []string{"alice", "bob"}},          // column names, string ids
+		{"alice,bob\nbob,carol\n", 3, []string{"alice", "bob", "carol"}},     // an edge, not names of columns
+		{"source,target\ntarget,x\n", 3, []string{"source", "target", "x"}},  // "target" is a node here
+		{"u v\n", 2, []string{"u", "v"}},                                     // the only line is an edge
+		{"a b\nc 1\n", 4, []string{"1", "a", "b", "c"}},                      // not every other id is an integer
+		{"0 1\nsource target\n", 4, []string{"0", "1", "source", "target"}},  // only the first line can be a header
+		{`"from","to"` + "\n" + `"0","1"` + "\n" + `"1","2"` + "\n", 3, nil}, // quoted, as R writes them
+		{`"a b","c"` + "\n" + `"c", "a b"` + "\n", 2, []string{"a b", "c"}},  // a quoted id may hold a blank
 	}
 	for _, tc := range tests {
 		n, _, _, ids, err := parseEdgeListIDs("g.csv", strings.NewReader(tc.text))
