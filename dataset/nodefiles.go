@@ -447,8 +447,20 @@ func (d *Dataset) readFeatureText(path string) error {
 
 // firstField returns the text before the first comma, tab or space (after
 // leading blanks), and the rest of the line after its separator.
+// A field in double quotes (an id as R's write.csv writes it) is returned
+// without them.
 func firstField(line []byte) (field, rest []byte) {
 	i := skipBlanks(line, 0)
+	if i < len(line) && line[i] == '"' {
+		if k := bytes.IndexByte(line[i+1:], '"'); k >= 0 {
+			field, end := line[i+1:i+1+k], i+2+k
+			j := skipBlanks(line, end)
+			if j < len(line) && line[j] == ',' {
+				j++
+			}
+			return field, line[j:]
+		}
+	}
 	end := tokenEnd(line, i)
 	j := skipBlanks(line, end)
 	if j < len(line) && line[j] == ',' {

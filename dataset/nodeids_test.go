@@ -119,3 +119,17 @@ func TestRowCountHint(t *testing.T) {
 		}
 	}
 }
+
+// Feature rows keyed by ids in double quotes, under a quoted header, as R's
+// write.csv writes them: the quotes were part of the id.
+func TestFeaturesQuotedIDs(t *testing.T) {
+	d, dir := stringGraph(t)
+	text := "\"id\",\"a\",\"b\"\n\"dave\",1,2\n\"alice\",3,4\n\"bob\",5,6\n\"carol\",7,8\n"
+	if err := d.ReadFeatures(writeFile(t, dir, "x.csv", []byte(text))); err != nil {
+		t.Fatal(err)
+	}
+	x := d.DenseFeatures()
+	if i, _ := d.NodeIndex("carol"); x.Cols != 2 || x.Row(int(i))[0] != 7 {
+		t.Errorf("features %v; want carol's row 7, 8", x.Data)
+	}
+}
