@@ -133,3 +133,19 @@ func TestFeaturesQuotedIDs(t *testing.T) {
 		t.Errorf("features %v; want carol's row 7, 8", x.Data)
 	}
 }
+
+// Blanks around a split's numbers are ignored, and a bad number is named
+// rather than reported as strconv's error.
+func TestSplitSpecBlanks(t *testing.T) {
+	d, _ := stringGraph(t)
+	d.Labels, d.NumClasses = []int32{0, 1, 0, 1}, 2
+	if _, err := d.Split("frac:0.5: 0", 1); err != nil {
+		t.Error(err)
+	}
+	if _, err := d.Split("random:1 :0", 1); err != nil {
+		t.Error(err)
+	}
+	if _, err := d.Split("frac:0.5:x", 1); err == nil || !strings.Contains(err.Error(), `"0.5" and "x" are not both numbers`) {
+		t.Errorf("frac:0.5:x: %v", err)
+	}
+}

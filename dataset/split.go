@@ -262,13 +262,10 @@ func twoInts(s string) (int, int, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("missing ':'")
 	}
-	x, err := strconv.Atoi(a)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := strconv.Atoi(b)
-	if err != nil {
-		return 0, 0, err
+	x, errX := strconv.Atoi(strings.TrimSpace(a))
+	y, errY := strconv.Atoi(strings.TrimSpace(b))
+	if errX != nil || errY != nil {
+		return 0, 0, fmt.Errorf("%q and %q are not both whole numbers", a, b)
 	}
 	return x, y, nil
 }
@@ -278,13 +275,10 @@ func twoFractions(s string) (float64, float64, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("missing ':'")
 	}
-	x, err := strconv.ParseFloat(a, 64)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := strconv.ParseFloat(b, 64)
-	if err != nil {
-		return 0, 0, err
+	x, errX := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, errY := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if errX != nil || errY != nil {
+		return 0, 0, fmt.Errorf("%q and %q are not both numbers", a, b)
 	}
 	if !(x > 0 && y >= 0 && x+y <= 1) {
 		return 0, 0, fmt.Errorf("fractions %v and %v out of range", x, y)

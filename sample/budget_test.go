@@ -35,3 +35,19 @@ func TestDrawsBeyondMemoryRefused(t *testing.T) {
 		}
 	}
 }
+
+// Blanks in a form are ignored by every sampler, as the neighbour
+// sampler's fanouts always were; GraphSAINT's and Cluster-GCN's counts
+// were "not a count".
+func TestFormBlanksIgnored(t *testing.T) {
+	g, _, _ := testGraph(t, 60, 4)
+	cfg := testConfig(g, GCN, 2, 8)
+	for _, spec := range []string{"neighbor:5, 5", "saint-rw: 5:2", "saint-node:20 ", "cluster:4 :2", "fastgcn:10, 10", "ladies:10,10: rownorm"} {
+		if _, err := New(spec, cfg); err != nil {
+			t.Errorf("%q: %v", spec, err)
+		}
+		if _, err := ParsePartSpec(spec, 2); err != nil {
+			t.Errorf("%q over parts: %v", spec, err)
+		}
+	}
+}
