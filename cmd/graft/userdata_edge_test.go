@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -178,5 +180,43 @@ func TestEdgeListByteOrderMark(t *testing.T) {
 	}
 	if info.Nodes != 3 || info.NodeIDs != "numbers" {
 		t.Errorf("%d nodes, ids %s; want 3 numbered as they are", info.Nodes, info.NodeIDs)
+	}
+}
+
+// Ids with a comma (in quotes in the edge list) are quoted in the
+// predictions and the node-id file, so that a CSV reader gets them back.
+func TestPredictQuotesIDs(t *testing.T) {
+	p := writeFiles(t, map[string]string{
+		"g.csv": "\"a, b\",c\nc,d\nd,\"a, b\"\ne,\"say \"\"hi\"\"\"\n",
+		"y.csv": "\"a, b\",x\nc,y\nd,x\ne,y\n",
+	})
+	dir := t.TempDir()
+	model, out := filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "p.csv")
+	if code, _, stderr := runGraft(t, "train", "--dataset", p["g.csv"], "--labels", p["y.csv"], "--split", "frac:0.5:0", "--epochs", "2", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runGraft(t, "predict", "--model-file", model, "--out", out); code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	for _, f := range []struct {
+		path string
+		col  int
+	}{{out, 0}, {strings.TrimSuffix(out, ".csv") + ".node_ids.csv", 1}} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", f.path, err, b)
+		}
+		var ids []string
+		for _, r := range rows[1:] {
+			ids = append(ids, r[f.col])
+		}
+		slices.Sort(ids)
+		if want := []string{"a, b", "c", "d", "e", `say "hi"`}; !slices.Equal(ids, want) {
+			t.Errorf("%s: ids %q; want %q", filepath.Base(f.path), ids, want)
+		}
 	}
 }
