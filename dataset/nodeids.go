@@ -48,7 +48,7 @@ func (d *Dataset) NodeIndex(id string) (int32, bool) {
 }
 
 // idTable collects the node ids of an edge list as they are read. While
-// every id is a non-negative integer it keeps the integers themselves;
+// every id is an integer it keeps the integers themselves;
 // the first other id switches it to interning strings, each endpoint then
 // holding its string's index in names.
 type idTable struct {
@@ -63,7 +63,7 @@ func newIDTable() *idTable { return &idTable{numeric: true} }
 // add records one endpoint given as its text.
 func (t *idTable) add(tok []byte) {
 	if t.numeric {
-		if v, ok := parseUint63(tok); ok {
+		if v, ok := parseInt63(tok); ok {
 			t.ends = append(t.ends, v)
 			return
 		}
@@ -72,8 +72,12 @@ func (t *idTable) add(tok []byte) {
 	t.ends = append(t.ends, t.intern(string(tok)))
 }
 
-// parseUint63 parses a non-negative decimal integer that fits in int64.
-func parseUint63(b []byte) (int64, bool) {
+// parseInt63 parses a decimal integer in (-2^63, 2^63).
+func parseInt63(b []byte) (int64, bool) {
+	neg := len(b) > 1 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
 	if len(b) == 0 || len(b) > 18 && (len(b) > 19 || string(b) > "9223372036854775807") {
 		return 0, false
 	}
@@ -83,6 +87,9 @@ func parseUint63(b []byte) (int64, bool) {
 			return 0, false
 		}
 		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
 	}
 	return v, true
 }
@@ -116,13 +123,14 @@ func (t *idTable) nodes() (n int, src, dst []int32, ids []string) {
 	m := len(t.ends) / 2
 	src, dst = make([]int32, m), make([]int32, m)
 	if t.numeric {
-		maxID := int64(-1)
+		minID, maxID := int64(0), int64(-1)
 		for _, v := range t.ends {
-			maxID = max(maxID, v)
+			minID, maxID = min(minID, v), max(maxID, v)
 		}
 		// maxID+1 nodes, compared without overflow (ids reach 2^63-1)
-		// and in int32, the type of node numbers.
-		if maxID < math.MaxInt32 && justifiedNodes(maxID+1, m) == nil {
+		// and in int32, the type of node numbers; negative ids are
+		// renumbered, in numeric order.
+		if minID >= 0 && maxID < math.MaxInt32 && justifiedNodes(maxID+1, m) == nil {
 			for i := range m {
 				src[i], dst[i] = int32(t.ends[2*i]), int32(t.ends[2*i+1])
 			}
@@ -196,8 +204,8 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 			return lr.errorf("%s", msg)
 		}
 		if lines++; lines == 1 {
-			if _, ok := parseUint63(a); !ok {
-				if _, ok := parseUint63(b); !ok {
+			if _, ok := parseInt63(a); !ok {
+				if _, ok := parseInt63(b); !ok {
 					head = [2]string{string(a), string(b)}
 					return nil
 				}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,14 +14,22 @@ func TestEdgeListIDsNearInt64Max(t *testing.T) {
 		"0 9223372036854775807\n",
 		"0 4294967297\n4294967297 9223372036854775807\n",
 		"0 2147483647\n",
+		"-1 2\n2 3\n-5 -1\n", // negative ids: renumbered in numeric order (they were in byte order)
 	} {
 		n, src, dst, ids, err := parseEdgeListIDs("big.txt", strings.NewReader(text))
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		want := strings.Fields(text)
-		slices.SortFunc(want, func(a, b string) int { return len(a) - len(b) })
-		want = slices.Compact(want)
+		var nums []int
+		for _, f := range strings.Fields(text) {
+			v, _ := strconv.Atoi(f)
+			nums = append(nums, v)
+		}
+		slices.Sort(nums)
+		var want []string
+		for _, v := range slices.Compact(nums) {
+			want = append(want, strconv.Itoa(v))
+		}
 		if n != len(want) || !slices.Equal(ids, want) || len(src) != len(dst) {
 			t.Errorf("%q: %d nodes, ids %v; want %v", text, n, ids, want)
 		}
