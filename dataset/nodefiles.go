@@ -137,7 +137,7 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if len(node) == 0 && len(text) == 0 && isHeader(f[0]) {
+		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f)) {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
@@ -214,6 +214,30 @@ func integerLabels(text []string) ([]int64, bool) {
 
 func missingLabel(s string) bool {
 	return s == "" || s == "-1" || s == "-1.0" || strings.EqualFold(s, "nan")
+}
+
+// namesColumns reports whether the first line of a file keyed by node id,
+// split into fields, is a header of another name than isHeader knows
+// ("user_id,label", "paper,f1,f2"): its first field is not a node of the
+// graph but reads as a column name (it holds "id", "node", "name" or
+// "vertex"), and no other field is a number.
+func (d *Dataset) namesColumns(f [][]byte) bool {
+	if len(f) < 2 {
+		return false
+	}
+	if _, ok := d.NodeIndex(string(f[0])); ok {
+		return false
+	}
+	name := strings.ToLower(string(f[0]))
+	if !strings.Contains(name, "id") && !strings.Contains(name, "node") && !strings.Contains(name, "name") && !strings.Contains(name, "vertex") {
+		return false
+	}
+	for _, x := range f[1:] {
+		if _, ok := parseFloat32(x); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // isHeader reports whether a first column names its column rather than a
@@ -390,7 +414,7 @@ func (d *Dataset) readFeatureText(path string) error {
 		if first {
 			first = false
 			key, _ := firstField(line)
-			if isHeader(key) {
+			if isHeader(key) || d.namesColumns(splitFields(line)) {
 				keyed = true
 				return nil
 			}
@@ -491,7 +515,7 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if isHeader(f[0]) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+		if (isHeader(f[0]) || d.namesColumns(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))

@@ -158,3 +158,32 @@ func TestSplitSpecBlanks(t *testing.T) {
 		t.Errorf("frac:0.5:x: %v", err)
 	}
 }
+
+// Headers of other names than id and node ("user_id,label"): the first
+// line names its columns when its first field is no node but a column's
+// name and no other field is a number. They were read as a node id that
+// is not in the graph.
+func TestHeadersOfOtherNames(t *testing.T) {
+	d, dir := stringGraph(t)
+	if err := d.ReadLabels(writeFile(t, dir, "y.csv", []byte("user_id,community\nalice,x\nbob,y\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if i, _ := d.NodeIndex("bob"); d.NumClasses != 2 || d.Labels[i] != 1 {
+		t.Errorf("%d classes, bob's label %d; want 2 and 1", d.NumClasses, d.Labels[i])
+	}
+	if err := d.ReadFeatures(writeFile(t, dir, "x.csv", []byte("Node Name,age,score\ndave,1,2\nalice,3,4\nbob,5,6\ncarol,7,8\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if x := d.DenseFeatures(); x.Cols != 2 {
+		t.Errorf("%d feature columns; want 2", x.Cols)
+	}
+	if _, err := d.Split("file:"+writeFile(t, dir, "s.csv", []byte("vertex,fold\nalice,train\nbob,train\n")), 1); err != nil {
+		t.Error(err)
+	}
+	// A first line whose other fields hold numbers is data, and an id that
+	// is not a node is still an error.
+	err := d.ReadFeatures(writeFile(t, dir, "x2.csv", []byte("user_id,1,2\ndave,1,2\n")))
+	if err == nil || !strings.Contains(err.Error(), `line 1: node id "user_id" is not a node of the graph`) {
+		t.Errorf("%v; want line 1's id refused", err)
+	}
+}
