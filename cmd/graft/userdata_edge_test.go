@@ -220,3 +220,33 @@ func TestPredictQuotesIDs(t *testing.T) {
 		}
 	}
 }
+
+// float16 features (<f2) and uint16 labels (<u2) are read; they were
+// unsupported dtypes.
+func TestHalfFeaturesAndNarrowLabels(t *testing.T) {
+	edges, _, _ := twoCommunities(t)
+	dir := t.TempDir()
+	x, y := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy")
+	half, labels := make([]uint16, 20), make([]uint16, 20)
+	for i := range half {
+		half[i] = 0x3c00 // 1.0
+		labels[i] = uint16(i / 10)
+	}
+	if err := os.WriteFile(x, npy("<f2", "(20, 1)", half), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(y, npy("<u2", "(20,)", labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runGraft(t, "data", "info", edges, "--features", x, "--labels", y, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Features != 1 || len(info.Classes) != 2 || info.Classes[1].Count != 10 {
+		t.Errorf("info %+v; want 1 feature and two classes of 10", info)
+	}
+}
