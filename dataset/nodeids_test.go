@@ -187,3 +187,21 @@ func TestHeadersOfOtherNames(t *testing.T) {
 		t.Errorf("%v; want line 1's id refused", err)
 	}
 }
+
+// Lines that end in a bare carriage return (Excel's "CSV (Macintosh)")
+// are lines; the whole file was one line.
+func TestCarriageReturnLines(t *testing.T) {
+	n, src, _, ids, err := parseEdgeListIDs("g.csv", strings.NewReader("source,target\r0,1\r1,2\r"))
+	if err != nil || n != 3 || len(src) != 2 || ids != nil {
+		t.Errorf("%d nodes, %d edges, ids %q, %v; want 3 numbered nodes and 2 edges", n, len(src), ids, err)
+	}
+	el, err := ParseEdgeList("g.tsv", strings.NewReader("0\t1\r1\t2\r\r"), 0)
+	if err != nil || el.N != 3 || len(el.Src) != 2 {
+		t.Errorf("%+v, %v; want 3 nodes and 2 edges", el, err)
+	}
+	// Windows line ends stay two bytes of one end.
+	n, src, _, _, err = parseEdgeListIDs("g.csv", strings.NewReader("0,1\r\n1,2\r\n"))
+	if err != nil || n != 3 || len(src) != 2 {
+		t.Errorf("CRLF: %d nodes, %d edges, %v", n, len(src), err)
+	}
+}
