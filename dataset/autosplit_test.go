@@ -72,6 +72,7 @@ func TestSplitErrorsNameTheClass(t *testing.T) {
 	}
 	small := &Dataset{Name: "small", Graph: g, Labels: labels, NumClasses: 3, ClassNames: []string{"a", "b", "rare"}}
 	empty := &Dataset{Name: "empty-class", Graph: g, Labels: labels, NumClasses: 4, ClassNames: []string{"a", "b", "rare", "ghost"}}
+	numbered := &Dataset{Name: "numbered", Graph: g, Labels: labels, NumClasses: 4, ClassNames: []string{"0", "1", "2", "3"}}
 	tests := []struct {
 		d             *Dataset
 		spec, want    string
@@ -82,6 +83,8 @@ func TestSplitErrorsNameTheClass(t *testing.T) {
 		{small, "public", "ships no fixed split, so there is no split \"public\"; use auto", "public"},
 		{empty, "auto", `split auto (frac:0.6:0.2, as empty-class ships no split): dataset empty-class: class "ghost" has no labelled nodes`, "use auto"},
 		{empty, "random:1:1", `class "ghost" has only 0 labelled nodes`, "random:"},
+		// Integer labels from 1 (or with a gap) leave a class empty: say so.
+		{numbered, "frac:0.5:0.2", `class "3" has no labelled nodes, so no split can train it (a split needs training nodes in every class); integer labels are class numbers 0..3`, "frac:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.d.Name+"/"+tt.spec, func(t *testing.T) {

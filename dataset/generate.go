@@ -51,6 +51,10 @@ func GenerateDir(spec, dir, dtype string) (*Generated, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The features are written a chunk at a time, never held.
+		if err := roomForGenerated(spec, int64(cfg.Nodes), int64(cfg.Nodes)*int64(cfg.AvgDegree)/2, 0); err != nil {
+			return nil, err
+		}
 		g, labels, err := graph.SBMGraph(cfg, seed)
 		if err != nil {
 			return nil, fmt.Errorf("dataset %s: %v", spec, err)

@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -50,9 +52,9 @@ func (d *Dataset) AddFiles(files NodeFiles) error {
 }
 
 // LabelFormats documents what ReadLabels accepts.
-const LabelFormats = `.npy: one integer label per node, in node order (-1: unlabelled)
+const LabelFormats = `.npy: one integer label per node, in node order (-1 or NaN: unlabelled)
 text: "id,label" lines (comma, tab or blanks), optionally after an "id,label" header;
-      ids are the graph's node ids; integer labels are class numbers, any other
+      ids are the graph's node ids; integer labels (3 or 3.0) are class numbers, any other
       labels are class names (classes then numbered in sorted order); nodes
       not listed, and labels "", "nan" or -1, are unlabelled`
 
@@ -66,6 +68,9 @@ func (d *Dataset) ReadLabels(path string) error {
 	var err error
 	if strings.HasSuffix(path, ".npy") {
 		labels, k, err = readNPYLabels(path, d.NumNodes())
+		if errors.As(err, new(rowsError)) {
+			err = fmt.Errorf("%w%s", err, d.rowsHint())
+		}
 	} else {
 		labels, k, names, err = d.readLabelText(path)
 	}
@@ -88,8 +93,29 @@ func readNPYLabels(path string, n int) ([]int32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(a.Shape) != 1 || a.Shape[0] != n {
-		return nil, 0, fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)
+	// (n, 1) is a column of them, as a pandas column's .to_numpy() of a
+	// one-column frame gives it.
+	if !(len(a.Shape) == 1 || len(a.Shape) == 2 && a.Shape[1] == 1) || a.Shape[0] != n {
+		return nil, 0, rowsError{fmt.Errorf("%s: labels have shape %s, want (%d,): one per node", path, tuple(a.Shape), n)}
+	}
+	if a.dtype().kind == 'f' {
+		// NaN is unlabelled, as "nan" in a text file: a float column
+		// with missing values is how pandas holds integer labels.
+		fs, err := a.Float64s()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", path, err)
+		}
+		raw := make([]int64, len(fs))
+		for i, f := range fs {
+			if math.IsNaN(f) {
+				f = -1
+			}
+			if f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+				return nil, 0, fmt.Errorf("%s: element %d is %v, want an integer class or NaN", path, i, f)
+			}
+			raw[i] = int64(f)
+		}
+		return labelsFromInts(path, raw, true)
 	}
 	raw, err := a.Int64s()
 	if err != nil {
@@ -112,7 +138,7 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if len(node) == 0 && len(text) == 0 && isHeader(f[0]) {
+		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f)) {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
@@ -176,7 +202,9 @@ func integerLabels(text []string) ([]int64, bool) {
 			raw[i] = -1
 			continue
 		}
-		v, err := strconv.ParseInt(s, 10, 64)
+		// "3.0" is 3: pandas writes integer labels so once a column
+		// has a missing one.
+		v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
 		if err != nil || v < -1 {
 			return nil, false
 		}
@@ -185,7 +213,33 @@ func integerLabels(text []string) ([]int64, bool) {
 	return raw, true
 }
 
-func missingLabel(s string) bool { return s == "" || s == "-1" || strings.EqualFold(s, "nan") }
+func missingLabel(s string) bool {
+	return s == "" || s == "-1" || s == "-1.0" || strings.EqualFold(s, "nan")
+}
+
+// namesColumns reports whether the first line of a file keyed by node id,
+// split into fields, is a header of another name than isHeader knows
+// ("user_id,label", "paper,f1,f2"): its first field is not a node of the
+// graph but reads as a column name (it holds "id", "node", "name" or
+// "vertex"), and no other field is a number.
+func (d *Dataset) namesColumns(f [][]byte) bool {
+	if len(f) < 2 {
+		return false
+	}
+	if _, ok := d.NodeIndex(string(f[0])); ok {
+		return false
+	}
+	name := strings.ToLower(string(f[0]))
+	if !strings.Contains(name, "id") && !strings.Contains(name, "node") && !strings.Contains(name, "name") && !strings.Contains(name, "vertex") {
+		return false
+	}
+	for _, x := range f[1:] {
+		if _, ok := parseFloat32(x); ok {
+			return false
+		}
+	}
+	return true
+}
 
 // isHeader reports whether a first column names its column rather than a
 // node: "id", "node", "node_id" or "nodeid" in any case.
@@ -199,15 +253,81 @@ func isHeader(f []byte) bool {
 
 // splitFields splits a line on commas if it has any, else on runs of tabs
 // and spaces, trimming blanks around each field.
+//
+// A field in double quotes, as CSV writers quote a name holding a comma or
+// a blank, is read without them (a doubled quote within stands for one), and
+// a line that ends in a tab ends in an empty field: pandas writes a missing
+// label so in a tab-separated file ("7\t").
 func splitFields(line []byte) [][]byte {
-	if bytes.IndexByte(line, ',') >= 0 {
-		f := bytes.Split(line, []byte{','})
+	var f [][]byte
+	switch {
+	case bytes.IndexByte(line, '"') >= 0:
+		f = splitQuoted(line)
+	case bytes.IndexByte(line, ',') >= 0:
+		f = bytes.Split(line, []byte{','})
 		for i := range f {
 			f[i] = trimBlanks(f[i])
 		}
-		return f
+	default:
+		f = bytes.Fields(line)
+		if len(f) > 0 && line[len(line)-1] == '\t' {
+			f = append(f, nil)
+		}
 	}
-	return bytes.Fields(line)
+	return f
+}
+
+// splitQuoted is splitFields for a line with double quotes: fields are
+// separated by commas if the line has any outside quotes, else by blanks.
+func splitQuoted(line []byte) [][]byte {
+	comma, quoted := false, false
+	for _, c := range line {
+		if c == '"' {
+			quoted = !quoted
+		} else if c == ',' && !quoted {
+			comma = true
+		}
+	}
+	var f [][]byte
+	for i := 0; ; {
+		for !comma && i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if !comma && i == len(line) {
+			return f
+		}
+		var field []byte
+		j := i
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		if j < len(line) && line[j] == '"' {
+			field = []byte{}
+			for j++; j < len(line); j++ {
+				if line[j] == '"' {
+					if j+1 < len(line) && line[j+1] == '"' {
+						j++
+					} else {
+						j++
+						break
+					}
+				}
+				field = append(field, line[j])
+			}
+		}
+		end := j
+		for end < len(line) && (comma && line[end] != ',' || !comma && line[end] != ' ' && line[end] != '\t') {
+			end++
+		}
+		if field == nil {
+			field = trimBlanks(line[i:end])
+		}
+		f = append(f, field)
+		if end == len(line) {
+			return f
+		}
+		i = end + 1
+	}
 }
 
 // FeatureFormats documents what ReadFeatures accepts.
@@ -228,7 +348,11 @@ func (d *Dataset) readFeatures(path string, mode Mapping) error {
 	n := d.NumNodes()
 	switch {
 	case strings.HasSuffix(path, ".npy"):
-		return d.readNPYFeatureFile(path, mode)
+		err := d.readNPYFeatureFile(path, mode)
+		if errors.As(err, new(rowsError)) {
+			err = fmt.Errorf("%w%s", err, d.rowsHint())
+		}
+		return err
 	case mode == MapAlways:
 		return fmt.Errorf("%s: only a .npy feature file can be mapped (--features-mmap)", path)
 	case strings.HasSuffix(path, ".npz"):
@@ -238,6 +362,9 @@ func (d *Dataset) readFeatures(path string, mode Mapping) error {
 		}
 		if m.Rows != n {
 			return fmt.Errorf("%s: a %d×%d matrix for %d nodes; want one row per node", path, m.Rows, m.Cols, n)
+		}
+		if m.Cols == 0 {
+			return fmt.Errorf("%s: a %d×0 matrix: no feature columns; want at least one", path, m.Rows)
 		}
 		d.setFeatures(nil, m)
 		return nil
@@ -288,7 +415,7 @@ func (d *Dataset) readFeatureText(path string) error {
 		if first {
 			first = false
 			key, _ := firstField(line)
-			if isHeader(key) {
+			if isHeader(key) || d.namesColumns(splitFields(line)) {
 				keyed = true
 				return nil
 			}
@@ -312,7 +439,7 @@ func (d *Dataset) readFeatureText(path string) error {
 			order = append(order, v)
 			line = rest
 		} else if rows.rows == n {
-			return lr.errorf("more feature rows than the graph's %d nodes", n)
+			return lr.errorf("more feature rows than the graph's %d nodes%s", n, d.rowsHint())
 		}
 		if msg := rows.parse(line, separator(line)); msg != "" {
 			return lr.errorf("%s", msg)
@@ -327,11 +454,15 @@ func (d *Dataset) readFeatureText(path string) error {
 	}
 	if rows.rows < n {
 		if !keyed || seen == nil {
-			return fmt.Errorf("%s: %d feature rows for %d nodes", path, rows.rows, n)
+			return fmt.Errorf("%s: %d feature rows for %d nodes%s", path, rows.rows, n, d.rowsHint())
 		}
 		for v, ok := range seen {
 			if !ok {
-				return fmt.Errorf("%s: node %s has no feature row (%d of %d nodes have one)", path, d.NodeID(v), rows.rows, n)
+				hint := ""
+				if d.NodeIDs == nil && d.Graph.Degree(v) == 0 {
+					hint = fmt.Sprintf("; it is in no edge: an edge list's integer ids are node numbers 0..%d, so ids from 1 or with gaps make such nodes", n-1)
+				}
+				return fmt.Errorf("%s: node %s has no feature row (%d of %d nodes have one)%s", path, d.NodeID(v), rows.rows, n, hint)
 			}
 		}
 	}
@@ -341,8 +472,20 @@ func (d *Dataset) readFeatureText(path string) error {
 
 // firstField returns the text before the first comma, tab or space (after
 // leading blanks), and the rest of the line after its separator.
+// A field in double quotes (an id as R's write.csv writes it) is returned
+// without them.
 func firstField(line []byte) (field, rest []byte) {
 	i := skipBlanks(line, 0)
+	if i < len(line) && line[i] == '"' {
+		if k := bytes.IndexByte(line[i+1:], '"'); k >= 0 {
+			field, end := line[i+1:i+1+k], i+2+k
+			j := skipBlanks(line, end)
+			if j < len(line) && line[j] == ',' {
+				j++
+			}
+			return field, line[j:]
+		}
+	}
 	end := tokenEnd(line, i)
 	j := skipBlanks(line, end)
 	if j < len(line) && line[j] == ',' {
@@ -373,7 +516,7 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if isHeader(f[0]) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+		if (isHeader(f[0]) || d.namesColumns(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
@@ -406,4 +549,35 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 	}
 	s.sort()
 	return s, nil
+}
+
+// rowsError is a file of rows in node order that has another number of
+// rows than the graph has nodes.
+type rowsError struct{ err error }
+
+func (e rowsError) Error() string { return e.err.Error() }
+func (e rowsError) Unwrap() error { return e.err }
+
+// rowsHint says, after a row count that is not the node count, what the
+// nodes are: an edge list's integer ids are node numbers, so ids from 1,
+// or ids with gaps, make nodes that no edge mentions, which rows in node
+// order must cover too.
+func (d *Dataset) rowsHint() string {
+	if d.NodeIDs != nil {
+		return "; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"
+	}
+	isolated, first := 0, -1
+	for v := range d.Graph.N {
+		if d.Graph.Degree(v) == 0 {
+			isolated++
+			if first < 0 {
+				first = v
+			}
+		}
+	}
+	if isolated == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the nodes are ids 0..%d, %d of them, such as %d, in no edge); number the nodes from 0 without gaps, or key each row by its node id in a text file",
+		d.Graph.N-1, isolated, first)
 }

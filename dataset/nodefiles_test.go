@@ -140,7 +140,7 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"twice", "y.csv", "alice,1\n\nalice,0\n", `y.csv: line 3: node "alice" is labelled again (first on line 1)`},
 		{"three columns", "y.csv", "alice,1,2\n", `y.csv: line 1: want 2 columns (node id, label), found 3 in "alice,1,2"`},
 		{"empty", "y.csv", "# nothing\n", "y.csv: no labels"},
-		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node"},
+		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,6 +238,7 @@ func FuzzNodeFiles(f *testing.F) {
 	f.Add("bob alice\ncarol,alice\n", "id,label\nbob,x\n", "alice,1,2\nbob,3,4\ncarol,0,0\n")
 	f.Add("0 2000000000\n", "0\t1\n2000000000\t0\n", "1\n2\n")
 	f.Add("1 2\n2 3\n", "1,-1\n", "id a\n0 1\n1 0\n2 0\n3 1\n")
+	f.Add("\ufeff\"source\",\"target\"\n\"a b\",\"c\"\n", "\"a b\",\"x, y\"\nc\t\n", "\ufeffid,f\n\"a b\",1\nc,2\n")
 	f.Fuzz(func(t *testing.T, edges, labels, features string) {
 		dir := t.TempDir()
 		d, err := LoadPath(writeFile(t, dir, "g.txt", []byte(edges)))

@@ -1,11 +1,14 @@
 package dataset
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // NodeID is the name of node i in the source: NodeIDs[i] when the reader
@@ -45,7 +48,7 @@ func (d *Dataset) NodeIndex(id string) (int32, bool) {
 }
 
 // idTable collects the node ids of an edge list as they are read. While
-// every id is a non-negative integer it keeps the integers themselves;
+// every id is an integer it keeps the integers themselves;
 // the first other id switches it to interning strings, each endpoint then
 // holding its string's index in names.
 type idTable struct {
@@ -60,7 +63,7 @@ func newIDTable() *idTable { return &idTable{numeric: true} }
 // add records one endpoint given as its text.
 func (t *idTable) add(tok []byte) {
 	if t.numeric {
-		if v, ok := parseUint63(tok); ok {
+		if v, ok := parseInt63(tok); ok {
 			t.ends = append(t.ends, v)
 			return
 		}
@@ -69,8 +72,12 @@ func (t *idTable) add(tok []byte) {
 	t.ends = append(t.ends, t.intern(string(tok)))
 }
 
-// parseUint63 parses a non-negative decimal integer that fits in int64.
-func parseUint63(b []byte) (int64, bool) {
+// parseInt63 parses a decimal integer in (-2^63, 2^63).
+func parseInt63(b []byte) (int64, bool) {
+	neg := len(b) > 1 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
 	if len(b) == 0 || len(b) > 18 && (len(b) > 19 || string(b) > "9223372036854775807") {
 		return 0, false
 	}
@@ -80,6 +87,9 @@ func parseUint63(b []byte) (int64, bool) {
 			return 0, false
 		}
 		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
 	}
 	return v, true
 }
@@ -113,11 +123,14 @@ func (t *idTable) nodes() (n int, src, dst []int32, ids []string) {
 	m := len(t.ends) / 2
 	src, dst = make([]int32, m), make([]int32, m)
 	if t.numeric {
-		maxID := int64(-1)
+		minID, maxID := int64(0), int64(-1)
 		for _, v := range t.ends {
-			maxID = max(maxID, v)
+			minID, maxID = min(minID, v), max(maxID, v)
 		}
-		if justifiedNodes(maxID+1, m) == nil {
+		// maxID+1 nodes, compared without overflow (ids reach 2^63-1)
+		// and in int32, the type of node numbers; negative ids are
+		// renumbered, in numeric order.
+		if minID >= 0 && maxID < math.MaxInt32 && justifiedNodes(maxID+1, m) == nil {
 			for i := range m {
 				src[i], dst[i] = int32(t.ends[2*i]), int32(t.ends[2*i+1])
 			}
@@ -167,7 +180,8 @@ const maxIDBytes = 1024
 
 // readEdgeListIDs reads an edge list whose ids may be any tokens: one edge
 // per line as two ids separated by tabs, spaces or one comma; blank lines
-// and '#' or '%' comments are skipped; the file may be gzipped.
+// and '#' or '%' comments are skipped, and so is a first line that names
+// the columns (see isHeader); the file may be gzipped.
 func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -179,6 +193,8 @@ func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, err er
 
 func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []string, err error) {
 	t := newIDTable()
+	var head [2]string // the first line, when neither of its ids is an integer
+	lines := 0
 	err = scanLines(name, r, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
@@ -186,6 +202,14 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		a, b, msg := splitEdge(line)
 		if msg != "" {
 			return lr.errorf("%s", msg)
+		}
+		if lines++; lines == 1 {
+			if _, ok := parseInt63(a); !ok {
+				if _, ok := parseInt63(b); !ok {
+					head = [2]string{string(a), string(b)}
+					return nil
+				}
+			}
 		}
 		if len(t.ends) >= cap(t.ends)-1 {
 			if err := roomForEdges(len(t.ends)/2, len(t.names)); err != nil {
@@ -205,12 +229,61 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 	if err != nil {
 		return 0, nil, nil, nil, err
 	}
+	if head[0] != "" && !t.isHeader(head) {
+		t.add([]byte(head[0]))
+		t.add([]byte(head[1]))
+	}
 	n, src, dst, ids = t.nodes()
 	return n, src, dst, ids, nil
 }
 
+// isHeader reports whether the first line of an edge list, two ids that
+// are not integers, names its columns rather than an edge: when every
+// other id is an integer (a header would otherwise make every id a
+// string and renumber the nodes, so that rows in node order no longer
+// lined up), or when both are column names such as source and target
+// that no other line uses as an id.
+func (t *idTable) isHeader(head [2]string) bool {
+	if len(t.ends) == 0 {
+		return false
+	}
+	if t.numeric {
+		return true
+	}
+	for _, s := range head {
+		if _, used := t.index[s]; used || !columnNames[strings.ToLower(s)] {
+			return false
+		}
+	}
+	return true
+}
+
+// columnNames are the names an edge list's header gives its two columns.
+var columnNames = map[string]bool{
+	"source": true, "target": true, "src": true, "dst": true, "from": true, "to": true,
+	"u": true, "v": true, "head": true, "tail": true, "node1": true, "node2": true,
+	"id1": true, "id2": true, "source_id": true, "target_id": true, "src_id": true, "dst_id": true,
+	"from_id": true, "to_id": true, "node_1": true, "node_2": true, "id_1": true, "id_2": true,
+}
+
 // splitEdge cuts "u<sep>v" into its two ids, or returns why it cannot.
+// Ids in double quotes, as R's write.csv writes them, are read without
+// the quotes, as the labels and features files' are.
 func splitEdge(line []byte) (a, b []byte, msg string) {
+	if bytes.IndexByte(line, '"') >= 0 {
+		f := splitQuoted(line)
+		switch {
+		case len(f) < 2 || len(f[0]) == 0:
+			return nil, nil, fmt.Sprintf("want 2 columns (source, target), found 1 in %q", clip(string(line), 80))
+		case len(f[1]) == 0:
+			return nil, nil, fmt.Sprintf("empty target id in %q", clip(string(line), 80))
+		case len(f) > 2:
+			return nil, nil, fmt.Sprintf("want 2 columns (source, target), found more in %q; weights are not supported", clip(string(line), 80))
+		case len(f[0]) > maxIDBytes || len(f[1]) > maxIDBytes:
+			return nil, nil, fmt.Sprintf("a node id longer than %d bytes", maxIDBytes)
+		}
+		return f[0], f[1], ""
+	}
 	i := skipBlanks(line, 0)
 	end := tokenEnd(line, i)
 	a = line[i:end]

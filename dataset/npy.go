@@ -45,7 +45,7 @@ type npyDType struct {
 // supportedDTypes lists the dtypes graft reads. Single-byte types may carry
 // any byte-order mark; wider ones must be little-endian ('<').
 // <V2 is bfloat16 as numpy saves ml_dtypes' bfloat16 (a 2-byte void).
-const supportedDTypes = "<f4 <f8 <V2 (bfloat16) <i4 <i8 |i1 |u1 |b1 <U<n> |S<n>"
+const supportedDTypes = "<f2 <f4 <f8 <V2 (bfloat16) |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1 <U<n> |S<n>"
 
 func parseDType(descr string) (npyDType, error) {
 	if len(descr) < 3 {
@@ -63,9 +63,8 @@ func parseDType(descr string) (npyDType, error) {
 		return npyDType{}, fmt.Errorf("unsupported dtype %q (supported: %s)", descr, supportedDTypes)
 	}
 	switch {
-	case kind == 'f' && (n == 4 || n == 8),
-		kind == 'i' && (n == 1 || n == 4 || n == 8),
-		kind == 'u' && n == 1,
+	case kind == 'f' && (n == 2 || n == 4 || n == 8),
+		(kind == 'i' || kind == 'u') && (n == 1 || n == 2 || n == 4 || n == 8),
 		kind == 'b' && n == 1,
 		kind == 'V' && n == 2:
 		return npyDType{kind: kind, itemsize: n}, nil
@@ -102,7 +101,13 @@ func (a *Array) Float32s() ([]float32, error) {
 	out := make([]float32, n)
 	switch dt.kind {
 	case 'f':
-		if dt.itemsize == 4 {
+		switch dt.itemsize {
+		case 2:
+			for i := range out {
+				out[i] = halfToFloat32(binary.LittleEndian.Uint16(a.data[2*i:]))
+			}
+			return out, nil
+		case 4:
 			for i := range out {
 				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(a.data[4*i:]))
 			}
@@ -145,9 +150,29 @@ func (a *Array) Int64s() ([]int64, error) {
 		for i := range out {
 			out[i] = int64(int8(a.data[i]))
 		}
-	case dt.kind == 'u' || dt.kind == 'b':
+	case dt.kind == 'u' && dt.itemsize == 1 || dt.kind == 'b':
 		for i := range out {
 			out[i] = int64(a.data[i])
+		}
+	case dt.kind == 'i' && dt.itemsize == 2:
+		for i := range out {
+			out[i] = int64(int16(binary.LittleEndian.Uint16(a.data[2*i:])))
+		}
+	case dt.kind == 'u' && dt.itemsize == 2:
+		for i := range out {
+			out[i] = int64(binary.LittleEndian.Uint16(a.data[2*i:]))
+		}
+	case dt.kind == 'u' && dt.itemsize == 4:
+		for i := range out {
+			out[i] = int64(binary.LittleEndian.Uint32(a.data[4*i:]))
+		}
+	case dt.kind == 'u' && dt.itemsize == 8:
+		for i := range out {
+			v := binary.LittleEndian.Uint64(a.data[8*i:])
+			if v > math.MaxInt64 {
+				return nil, fmt.Errorf("array %s: element %d is %d, beyond 2^63-1", a.Name, i, v)
+			}
+			out[i] = int64(v)
 		}
 	case dt.kind == 'i' && dt.itemsize == 4:
 		for i := range out {
@@ -185,7 +210,9 @@ func (a *Array) Float64s() ([]float64, error) {
 	}
 	out := make([]float64, a.Len())
 	for i := range out {
-		if dt.itemsize == 4 {
+		if dt.itemsize == 2 {
+			out[i] = float64(halfToFloat32(binary.LittleEndian.Uint16(a.data[2*i:])))
+		} else if dt.itemsize == 4 {
 			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(a.data[4*i:])))
 		} else {
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(a.data[8*i:]))
@@ -675,4 +702,27 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// halfToFloat32 widens an IEEE 754 half-precision value (numpy's float16,
+// <f2) to float32 exactly: subnormals, infinities and NaN included.
+func halfToFloat32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // infinity or NaN
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case exp != 0: // normal
+		return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+	case frac == 0: // zero
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: frac·2^-24, normalised for float32.
+	e := uint32(127 - 15 + 1)
+	for frac&0x400 == 0 {
+		frac <<= 1
+		e--
+	}
+	return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
 }

@@ -2,7 +2,9 @@ package dataset
 
 import (
 	"bytes"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,7 +67,7 @@ func TestParseNPYErrors(t *testing.T) {
 	}{
 		{"fortran", "fortran_order", npyBytes("<f4", true, []int{2, 2}, le([]float32{1, 2, 3, 4}))},
 		{"big endian", "big-endian", npyBytes(">f4", false, []int{1}, le([]float32{1}))},
-		{"float16", "unsupported dtype \"<f2\"", npyBytes("<f2", false, []int{1}, []byte{0, 0})},
+		{"complex64", "unsupported dtype \"<c8\"", npyBytes("<c8", false, []int{1}, make([]byte, 8))},
 		{"object", "unsupported dtype \"|O\"", npyBytes("|O", false, []int{1}, []byte{0})},
 		{"truncated data", "truncated", good[:len(good)-1]},
 		{"truncated header", "reading", good[:20]},
@@ -205,4 +207,61 @@ func FuzzNPZ(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every float16 value widens to the float32 of the same value: numpy's
+// float16 (<f2) features, as the OGB-LSC graphs ship them, were refused.
+func TestHalfToFloat32(t *testing.T) {
+	for h := range 1 << 16 {
+		got := halfToFloat32(uint16(h))
+		sign := 1.0
+		if h&0x8000 != 0 {
+			sign = -1
+		}
+		exp, frac := h>>10&0x1f, float64(h&0x3ff)
+		var want float64
+		switch {
+		case exp == 0x1f && frac == 0:
+			want = math.Inf(int(sign))
+		case exp == 0x1f:
+			if !math.IsNaN(float64(got)) {
+				t.Errorf("%#04x: %v, want NaN", h, got)
+			}
+			continue
+		case exp == 0:
+			want = sign * frac * math.Pow(2, -24)
+		default:
+			want = sign * (1 + frac/1024) * math.Pow(2, float64(exp-15))
+		}
+		if float64(got) != want || math.Signbit(float64(got)) != (sign < 0) {
+			t.Errorf("%#04x: %v, want %v", h, got, want)
+		}
+	}
+}
+
+// Narrow and unsigned integer dtypes read as their values.
+func TestNPYNarrowIntegers(t *testing.T) {
+	for _, tc := range []struct {
+		descr string
+		data  []byte
+		want  []int64
+	}{
+		{"<i2", []byte{0xff, 0xff, 2, 0}, []int64{-1, 2}},
+		{"<u2", []byte{0xff, 0xff, 2, 0}, []int64{65535, 2}},
+		{"<u4", []byte{0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0}, []int64{1<<32 - 1, 2}},
+		{"<u8", []byte{7, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}, []int64{7, 2}},
+	} {
+		a, err := ParseNPY("a.npy", npyBytes(tc.descr, false, []int{2}, tc.data))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.descr, err)
+		}
+		got, err := a.Int64s()
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, %v; want %v", tc.descr, got, err, tc.want)
+		}
+	}
+	a, _ := ParseNPY("a.npy", npyBytes("<u8", false, []int{1}, []byte{0, 0, 0, 0, 0, 0, 0, 0x80}))
+	if _, err := a.Int64s(); err == nil {
+		t.Error("a uint64 of 2^63 read as an int64")
+	}
 }

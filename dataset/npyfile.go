@@ -132,7 +132,11 @@ func checkFeatureNPY(path string, n int) (*npyFile, error) {
 	}
 	if len(nf.h.shape) != 2 || nf.h.shape[0] != n {
 		nf.Close()
-		return nil, fmt.Errorf("%s: features have shape %s, want (%d, F): one row per node", path, tuple(nf.h.shape), n)
+		return nil, rowsError{fmt.Errorf("%s: features have shape %s, want (%d, F): one row per node", path, tuple(nf.h.shape), n)}
+	}
+	if nf.h.shape[1] == 0 {
+		nf.Close()
+		return nil, fmt.Errorf("%s: features have shape %s: no columns; want at least one", path, tuple(nf.h.shape))
 	}
 	switch nf.h.dtype.kind {
 	case 'f', 'i', 'u', 'b', 'V':

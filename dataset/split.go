@@ -246,7 +246,11 @@ func (s *Split) coversClasses(d *Dataset) error {
 			}
 		}
 		if size == 0 {
-			return fmt.Errorf("class %s has no labelled nodes, so no split can train it (a split needs training nodes in every class)", d.className(c))
+			hint := ""
+			if c >= len(d.ClassNames) || isInteger(d.ClassNames[c]) {
+				hint = fmt.Sprintf("; integer labels are class numbers 0..%d, so labels that start at 1 or skip a number leave a class empty: number the classes from 0 without gaps, or give them as names", d.NumClasses-1)
+			}
+			return fmt.Errorf("class %s has no labelled nodes, so no split can train it (a split needs training nodes in every class)%s", d.className(c), hint)
 		}
 		return fmt.Errorf("split %s leaves class %s (%d labelled nodes) with no training nodes; a split needs training nodes in every class", s.Name, d.className(c), size)
 	}
@@ -258,13 +262,10 @@ func twoInts(s string) (int, int, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("missing ':'")
 	}
-	x, err := strconv.Atoi(a)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := strconv.Atoi(b)
-	if err != nil {
-		return 0, 0, err
+	x, errX := strconv.Atoi(strings.TrimSpace(a))
+	y, errY := strconv.Atoi(strings.TrimSpace(b))
+	if errX != nil || errY != nil {
+		return 0, 0, fmt.Errorf("%q and %q are not both whole numbers", a, b)
 	}
 	return x, y, nil
 }
@@ -274,13 +275,10 @@ func twoFractions(s string) (float64, float64, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("missing ':'")
 	}
-	x, err := strconv.ParseFloat(a, 64)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := strconv.ParseFloat(b, 64)
-	if err != nil {
-		return 0, 0, err
+	x, errX := strconv.ParseFloat(strings.TrimSpace(a), 64)
+	y, errY := strconv.ParseFloat(strings.TrimSpace(b), 64)
+	if errX != nil || errY != nil {
+		return 0, 0, fmt.Errorf("%q and %q are not both numbers", a, b)
 	}
 	if !(x > 0 && y >= 0 && x+y <= 1) {
 		return 0, 0, fmt.Errorf("fractions %v and %v out of range", x, y)
@@ -368,4 +366,9 @@ func masksSplit(z *NPZ, name string, row int, d *Dataset) (Split, error) {
 	}
 	s.sort()
 	return s, nil
+}
+
+func isInteger(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }

@@ -62,11 +62,30 @@ func sbmDataset(name string, fields []string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	nodes := int64(cfg.Nodes)
+	if err := roomForGenerated(name, nodes, nodes*int64(cfg.AvgDegree)/2, nodes*int64(cfg.Features)); err != nil {
+		return nil, err
+	}
 	g, x, labels, err := graph.SBM(cfg, seed)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", name, err)
 	}
 	return sbmWithSplit(name, cfg, seed, g, x, labels)
+}
+
+// roomForGenerated refuses a generated graph of nodes and (undirected)
+// edges, with values features, that would not fit in the memory available,
+// before generating it: sbm:2000000000:5:4:3 or rmat:4:1000000000 crashed
+// the runtime out of memory.
+func roomForGenerated(name string, nodes, edges, values int64) error {
+	need := edges*bytesPerEdge + nodes*bytesPerNode + values*4
+	if need < lookAbove {
+		return nil
+	}
+	if avail, ok := availableMemory(); ok && need > avail {
+		return fmt.Errorf("dataset %s: %d nodes and %d edges take about %s to generate, more than the %s of memory available", name, nodes, edges, byteSize(need), byteSize(avail))
+	}
+	return nil
 }
 
 // sbmConfig parses the fields of an sbm spec.
@@ -118,6 +137,16 @@ func rmatDataset(name string, fields []string) (*Dataset, error) {
 	if v[0] > 30 || v[1] > 1<<40 {
 		return nil, fmt.Errorf("dataset %s: scale %d and %d edges out of range (scale at most 30)", name, v[0], v[1])
 	}
+	values := int64(0)
+	if len(v) >= 4 {
+		if v[2] > 1<<16 || v[3] < 2 || v[3] > min(1<<16, uint64(1)<<v[0]) {
+			return nil, fmt.Errorf("dataset %s: %d features and %d classes out of range (at most 65536 features, 2 to min(65536, nodes) classes)", name, v[2], v[3])
+		}
+		values = int64(v[2]) << v[0]
+	}
+	if err := roomForGenerated(name, 1<<v[0], int64(v[1]), values); err != nil {
+		return nil, err
+	}
 	g, err := graph.RMAT(int(v[0]), int64(v[1]), graph.RMATA, graph.RMATB, graph.RMATC, seed)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", name, err)
@@ -125,9 +154,6 @@ func rmatDataset(name string, fields []string) (*Dataset, error) {
 	d := &Dataset{Name: name, Graph: g}
 	if len(v) < 4 {
 		return d, nil
-	}
-	if v[2] > 1<<16 || v[3] < 2 || v[3] > min(1<<16, uint64(g.N)) {
-		return nil, fmt.Errorf("dataset %s: %d features and %d classes out of range (at most 65536 features, 2 to min(65536, nodes) classes)", name, v[2], v[3])
 	}
 	x, labels, err := graph.ClassFeatures(g.N, int(v[3]), int(v[2]), 1, seed)
 	if err != nil {

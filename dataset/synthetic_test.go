@@ -45,3 +45,22 @@ func TestSyntheticDatasets(t *testing.T) {
 		}
 	}
 }
+
+// A generated graph that would not fit in memory is refused before it is
+// generated; it crashed the runtime out of memory.
+func TestGeneratedBeyondMemoryRefused(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 1 << 30, true }
+	for _, spec := range []string{"rmat:4:1000000000", "sbm:2000000000:5:4:3", "rmat:20:1000:65536:2", "sbm:10000000:2:100:3"} {
+		_, err := Load(spec, "")
+		if err == nil || !strings.Contains(err.Error(), "more than the 1.0 GiB of memory available") {
+			t.Errorf("%s: %v; want a refusal naming the memory available", spec, err)
+		}
+	}
+	if _, err := GenerateDir("sbm:2000000000:5:4:3", t.TempDir(), "fp32"); err == nil || !strings.Contains(err.Error(), "memory available") {
+		t.Errorf("generate: %v; want a refusal naming the memory available", err)
+	}
+	if _, err := Load("sbm:1000:5:4:3", ""); err != nil {
+		t.Error(err)
+	}
+}

@@ -26,6 +26,7 @@ type lineReader struct {
 	inf  *inflater // runs gz ahead of the parser
 	line int
 	err  error
+	sep  byte // the line terminator: '\n', or '\r' for old Mac files
 }
 
 // newLineReader wraps r, detecting gzip by its magic bytes rather than the
@@ -41,6 +42,18 @@ func newLineReader(name string, r io.Reader) (*lineReader, error) {
 		gz.Multistream(true)
 		lr.gz, lr.inf = gz, newInflater(gz)
 		lr.br = bufio.NewReaderSize(lr.inf, readBufferSize)
+	}
+	// A UTF-8 byte order mark, which Excel and Windows tools write, is
+	// not part of the first id: left in, it made "\ufeff0" a string id
+	// and renumbered every node.
+	if bom, _ := lr.br.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		lr.br.Discard(3)
+	}
+	// Lines that end in a bare carriage return, as Excel's "CSV
+	// (Macintosh)" writes them: a start with a CR and no line feed.
+	lr.sep = '\n'
+	if head, _ := lr.br.Peek(64 << 10); bytes.IndexByte(head, '\r') >= 0 && bytes.IndexByte(head, '\n') < 0 {
+		lr.sep = '\r'
 	}
 	return lr, nil
 }
@@ -140,7 +153,7 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 	if lr.err != nil {
 		return nil, false
 	}
-	b, err := lr.br.ReadSlice('\n')
+	b, err := lr.br.ReadSlice(lr.sep)
 	switch {
 	case err == nil:
 	case errors.Is(err, bufio.ErrBufferFull):
@@ -159,7 +172,7 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 		return nil, false
 	}
 	lr.line++
-	if n := len(b); n > 0 && b[n-1] == '\n' {
+	if n := len(b); n > 0 && b[n-1] == lr.sep {
 		b = b[:n-1]
 	}
 	if n := len(b); n > 0 && b[n-1] == '\r' {

@@ -56,6 +56,8 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 		return train.Result{}, nil, specError(fmt.Errorf("--workers %d and --servers %d: want at least 1 each", a.Workers, a.Servers))
 	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
 		return train.Result{}, nil, specError(fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1))
+	case a.Workers > len(in.problem.Train):
+		return train.Result{}, nil, fmt.Errorf("--workers %d: the split has %d training nodes, and every worker trains on a share of them; use at most %d workers", a.Workers, len(in.problem.Train), len(in.problem.Train))
 	}
 	// Ranks are workers and servers, not parts of the graph.
 	s.Parts = 1
@@ -119,6 +121,13 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 		return train.Result{}, nil, err
 	}
 	s.async = &r
+	if c := r.Counters; c.Updates == 0 && s.Place.Rank == 0 {
+		// Gradients summed toward an update when the run ends are not
+		// applied: the model is then its initialisation, which the
+		// accuracies alone do not tell.
+		fmt.Fprintf(s.Log, "graft train: the servers applied no update: %d gradients were kept and %d dropped for staleness, and an update takes %d (--grads-per-update); the model is as initialised\n",
+			c.Pushes, c.Dropped, max(opts.PerUpdate, 1))
+	}
 	return train.Result{Epochs: r.Epochs, Best: r.Best, StoppedEarly: r.StoppedEarly, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
 }
 

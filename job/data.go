@@ -77,6 +77,14 @@ func (s *Spec) loadInput() (*input, error) {
 	if (s.Split == "" || s.Split == "auto") && s.Place.Rank == 0 {
 		fmt.Fprintf(s.Log, "graft train: split %s\n", describeAutoSplit(ds.Name, split.Name, s.Train.Model.Seed))
 	}
+	if s.Place.Rank == 0 {
+		if len(split.Val) == 0 {
+			fmt.Fprintf(s.Log, "graft train: split %s has no validation nodes: the run keeps its last epoch, and patience does not stop it\n", split.Name)
+		}
+		if len(split.Test) == 0 {
+			fmt.Fprintf(s.Log, "graft train: split %s has no test nodes: the test metrics are 0\n", split.Name)
+		}
+	}
 	data, err := s.trainData(ds, split)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)

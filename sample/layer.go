@@ -315,13 +315,21 @@ func parseSizes(args string, layers int) ([]int, error) {
 	var sizes []int
 	for _, f := range strings.Split(args, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return nil, fmt.Errorf("layer size %q: want a positive number of nodes", f)
+		if err != nil || v < 1 || v > maxDraws {
+			return nil, fmt.Errorf("layer size %q: want a positive number of nodes, at most 2³⁰", f)
 		}
 		sizes = append(sizes, v)
 	}
 	if len(sizes) != layers {
 		return nil, fmt.Errorf("%d layer sizes for a model of %d layers; give one per layer", len(sizes), layers)
+	}
+	// A batch's draws, each a node (4 bytes) and, merged, its factor (8).
+	draws := int64(0)
+	for _, v := range sizes {
+		draws += int64(v)
+	}
+	if err := roomForDraws(draws, 12, layerwiseBuffers, "batch", "batches"); err != nil {
+		return nil, err
 	}
 	return sizes, nil
 }

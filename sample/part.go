@@ -78,6 +78,7 @@ type PartSpec struct {
 // layers, checking its arguments as far as they can be without the
 // graph.
 func ParsePartSpec(spec string, layers int) (PartSpec, error) {
+	spec = strings.ReplaceAll(spec, " ", "") // as New
 	kind, args, _ := strings.Cut(spec, ":")
 	ps := PartSpec{Kind: kind}
 	var err error

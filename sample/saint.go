@@ -153,10 +153,20 @@ func parseSaint(args string, names ...string) (counts []int, coverage float64, e
 	}
 	for i, name := range names {
 		v, err := strconv.Atoi(fields[i])
-		if err != nil || v < 1 || v > 1<<30 {
+		if err != nil || v < 1 || v > maxDraws {
 			return nil, 0, fmt.Errorf("%s %q: want a count from 1 to 2³⁰", name, fields[i])
 		}
 		counts = append(counts, v)
+	}
+	draws := int64(counts[0]) // a subgraph's nodes drawn: NODES, 2·EDGES or ROOTS·(LENGTH+1)
+	switch names[0] {
+	case "EDGES":
+		draws *= 2
+	case "ROOTS":
+		draws *= int64(counts[1]) + 1
+	}
+	if err := roomForDraws(draws, 4, saintBuffers, "subgraph", "subgraphs"); err != nil {
+		return nil, 0, err
 	}
 	coverage = DefaultCoverage
 	if len(fields) > len(names) {

@@ -173,6 +173,7 @@ func (e SpecError) Unwrap() error { return e.Err }
 // New returns the sampler spec names (KIND:ARGS, e.g. neighbor:15,10,5)
 // for cfg.
 func New(spec string, cfg Config) (Sampler, error) {
+	spec = strings.ReplaceAll(spec, " ", "") // "neighbor:10, 5" as "neighbor:10,5"
 	kind, args, _ := strings.Cut(spec, ":")
 	registry.RLock()
 	make, ok := registry.make[kind]

@@ -238,7 +238,7 @@ func (l *Loop) evaluate(askStop bool) (m Metrics, stop bool, err error) {
 	}
 	a := e.Assessment
 	e = Evaluation{TrainCorrect: s[0], TrainCount: s[1], ValCorrect: s[2], ValCount: s[3], TestCorrect: s[4], TestCount: s[5], ValLossSum: s[6]}
-	l.progress.valRows = e.ValCount
+	l.progress.valRows, l.progress.noVal = e.ValCount, e.ValCount == 0
 	m = e.metrics()
 	if c := s[evaluationFields+1:]; len(c) > 0 {
 		m.ValF1, m.TestF1 = macroF1(c[:len(c)/2]), macroF1(c[len(c)/2:])
@@ -298,6 +298,11 @@ type progress struct {
 	FloorEpoch int  `json:"floor_epoch,omitempty"`
 
 	valRows float64 // validation rows over all workers, from the last evaluation
+	// noVal is set when the last evaluation had no validation rows on any
+	// worker: with nothing to select by, the latest epoch is kept and
+	// patience never runs out (a split that puts every labelled node in
+	// training kept its first epoch, and stopped after patience epochs).
+	noVal bool
 }
 
 // Run trains until Config.Epochs epochs have completed (counting those of a
@@ -307,6 +312,7 @@ type progress struct {
 // saves its checkpoint and returns an error wrapping ErrInterrupted.
 func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 	var res Result
+	Began(ctx)
 	pr := l.startProgress()
 	res.Best, res.Epochs = pr.Best, pr.Epoch
 	defer func() {
@@ -423,7 +429,7 @@ func (l *Loop) keepBest(m Metrics, atFloor bool) {
 		l.keep(m)
 	}
 	pr.SinceBest++
-	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && l.selected(m) > pr.BestAcc) {
+	if m.ValLoss < pr.BestLoss || (!l.cfg.SelectByLoss && l.selected(m) > pr.BestAcc) || pr.noVal {
 		pr.SinceBest = 0
 	}
 	pr.BestAcc, pr.BestLoss = max(pr.BestAcc, l.selected(m)), min(pr.BestLoss, m.ValLoss)
@@ -450,11 +456,12 @@ func (l *Loop) keep(m Metrics) {
 
 // better reports whether m improves on best (from an epoch before, or none
 // yet): a higher validation accuracy (or Config.Metric), or an equal one
-// with a lower validation loss; with SelectByLoss, a lower validation loss. Comparing
+// with a lower validation loss; with SelectByLoss, a lower validation loss;
+// without validation rows, always. Comparing
 // only values that every worker shares keeps the workers' choices identical.
 func (l *Loop) better(m, best Metrics) bool {
 	switch {
-	case best.Epoch == 0:
+	case best.Epoch == 0, l.progress.noVal:
 		return true
 	case l.cfg.SelectByLoss:
 		return m.ValLoss < best.ValLoss

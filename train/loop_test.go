@@ -1,8 +1,11 @@
 package train
 
 import (
+	"context"
 	"math"
 	"testing"
+
+	"github.com/graft-gnn/graft/nn"
 )
 
 func TestBetter(t *testing.T) {
@@ -56,6 +59,40 @@ func TestSelectByMetric(t *testing.T) {
 		}
 		if got := l.progress.Best.Epoch; got != tc.best || l.progress.SinceBest != tc.sinceBest {
 			t.Errorf("metric %s: best epoch %d, %d since; want %d, %d", tc.metric, got, l.progress.SinceBest, tc.best, tc.sinceBest)
+		}
+	}
+}
+
+// noValStepper has training and test rows but no validation rows.
+type noValStepper struct{ scriptedStepper }
+
+func (s *noValStepper) Evaluate(int) (Evaluation, error) {
+	s.evals++
+	return Evaluation{TrainCorrect: 5, TrainCount: 10, TestCorrect: 3, TestCount: 10}, nil
+}
+
+// Without validation rows (a split that puts every labelled node in
+// training) there is nothing to select by: the run keeps its last epoch,
+// whatever the selection, and patience never stops it. It used to keep
+// the first epoch and stop after patience epochs.
+func TestNoValidationKeepsLastEpoch(t *testing.T) {
+	for _, byLoss := range []bool{false, true} {
+		cfg := Config{Model: nn.Config{Model: "mlp", Hidden: 4, Classes: 2, Layers: 2, Seed: 1},
+			Optimizer: nn.OptimizerConfig{Algorithm: nn.Adam, LR: 0.01}, Epochs: 9, Patience: 2, EvalEvery: 2, SelectByLoss: byLoss}
+		model, err := NewModel(cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := New(cfg, &noValStepper{scriptedStepper{model: model}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Run(context.Background(), Hooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Epochs != 9 || res.Best.Epoch != 9 || res.StoppedEarly {
+			t.Errorf("select by loss %v: ran %d epochs, kept epoch %d, stopped early %v; want 9, 9, false", byLoss, res.Epochs, res.Best.Epoch, res.StoppedEarly)
 		}
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/graft-gnn/graft/train"
 )
 
 // interruptible returns a context that the first SIGINT or SIGTERM
@@ -22,22 +25,31 @@ import (
 // parent-death signal and its own when the launcher's pipe closes. A
 // worker of a job (worker set) leaves the escalation to its launcher, which
 // sends SIGKILL after its grace period: every signal only stops it after
-// the epoch. The returned function releases the signals.
+// the epoch. Before training begins (while the data loads, the graph is
+// partitioned or GraphSAINT pre-samples, which can take long) there is no
+// epoch to keep, and the first signal stops a process that is not such a
+// worker at once. The returned function releases the signals.
 const secondSignalAfter = time.Second
 
 func interruptible(log io.Writer, worker bool) (context.Context, func()) {
 	if worker {
 		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	var began atomic.Bool
+	ctx, cancel := context.WithCancel(train.WithBegan(context.Background(), func() { began.Store(true) }))
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
+		var s os.Signal
 		select {
-		case <-sigs:
+		case s = <-sigs:
 		case <-done:
 			return
+		}
+		if !began.Load() {
+			fmt.Fprintln(log, "graft train: stopped before training began")
+			os.Exit(128 + int(s.(syscall.Signal)))
 		}
 		fmt.Fprintln(log, "graft train: stopping after the epoch under way, which is kept; interrupt again to stop at once, losing it")
 		cancel()

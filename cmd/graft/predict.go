@@ -112,7 +112,16 @@ func selectedRows(in *job.Input, rows string) []int32 {
 }
 
 // nodeID is how predictions name node i of ds: the id its source gave it.
-func nodeID(ds *dataset.Dataset, i int32) string { return ds.NodeID(int(i)) }
+// nodeID is node i's source id as a CSV field: in double quotes (a quote
+// within doubled) when it holds a comma, a quote, a line break or blanks
+// at its ends, as CSV readers and graft's own read it back.
+func nodeID(ds *dataset.Dataset, i int32) string {
+	id := ds.NodeID(int(i))
+	if strings.ContainsAny(id, ",\"\r\n") || strings.TrimSpace(id) != id {
+		return `"` + strings.ReplaceAll(id, `"`, `""`) + `"`
+	}
+	return id
+}
 
 const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
 
@@ -203,7 +212,7 @@ func writeNodeIDs(path string, ds *dataset.Dataset, rows []int32) error {
 	var b strings.Builder
 	b.WriteString("row,node\n")
 	for j, r := range rows {
-		fmt.Fprintf(&b, "%d,%s\n", j, ds.NodeID(int(r)))
+		fmt.Fprintf(&b, "%d,%s\n", j, nodeID(ds, r))
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("writing the node ids: %v", err)

@@ -253,3 +253,36 @@ func TestTrainAsyncBF16(t *testing.T) {
 		t.Fatal("the bf16 parameter-server run trained the float32 run's epochs")
 	}
 }
+
+// A run whose servers never apply an update (fewer gradients than
+// --grads-per-update) reports the initial model's accuracies; stderr now
+// says so, and does not for a run that updates.
+func TestTrainAsyncNoUpdateSaid(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	for _, tc := range []struct {
+		perUpdate string
+		said      bool
+	}{{"1000", true}, {"2", false}} {
+		code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--sampler", "neighbor:5,5",
+			"--mode", "async", "--workers", "2", "--grads-per-update", tc.perUpdate, "--epochs", "2", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if got := strings.Contains(stderr, "the servers applied no update"); got != tc.said {
+			t.Errorf("--grads-per-update %s: stderr %q; want the no-update note %v", tc.perUpdate, stderr, tc.said)
+		}
+	}
+}
+
+// More asynchronous workers than training nodes is refused naming the
+// flag and the count (it said "rank 0: sample: 2 training nodes for 4
+// shares").
+func TestTrainAsyncMoreWorkersThanTrainingNodes(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	p := writeFiles(t, map[string]string{"split.csv": "a0,train\nb0,train\na1,val\nb1,val\na2,test\nb2,test\n"})
+	code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--split", "file:"+p["split.csv"],
+		"--sampler", "neighbor:5,5", "--mode", "async", "--workers", "3", "--epochs", "1")
+	if code != 1 || !strings.Contains(stderr, "--workers 3: the split has 2 training nodes") {
+		t.Errorf("exit %d, stderr %q; want a refusal naming --workers and the 2 training nodes", code, stderr)
+	}
+}

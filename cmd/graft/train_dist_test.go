@@ -229,6 +229,45 @@ func TestTrainCompressAuto(t *testing.T) {
 	}
 }
 
+// Before training begins there is no epoch to finish: SIGTERM during
+// GraphSAINT's pre-sampling (here of a normalisation that would take
+// hours) stops the process at once, with the shell's status for SIGTERM;
+// it used to wait for the end of an epoch that had not started.
+func TestTrainInterruptBeforeTrainingStopsAtOnce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "train", "--sampler", "saint-node:20:1e9", "--epochs", "1")
+	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "recipe") { // the flags are read and the signals caught
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no recipe line in stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 10 s after SIGTERM before training began:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "stopped before training began") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
 // The first SIGINT lets the epoch under way finish; a second stops the
 // process at once, with the shell's status for SIGINT, rather than after an
 // epoch that can take minutes.
@@ -257,7 +296,7 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitFor("split") // loaded: training starts
+	waitFor("epoch 1/3") // training has begun: epoch 2 is under way
 	cmd.Process.Signal(os.Interrupt)
 	waitFor("interrupt again")
 	cmd.Process.Signal(os.Interrupt) // with the first: the same request
@@ -274,7 +313,7 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("still running 10 s after the second interrupt:\n%s", stderr.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 1/") {
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 2/") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }

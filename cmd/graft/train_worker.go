@@ -33,7 +33,11 @@ func (w *workerOptions) resolve(fs *flag.FlagSet, d *distOptions) (launch.Place,
 		return p, nil
 	}
 	if flagSet(fs, "parts") && d.parts != p.Size {
-		return p, usageError{fmt.Errorf("--parts %d contradicts the job's %d workers (from %s): each worker holds one part", d.parts, p.Size, p.Source)}
+		source := p.Source
+		if source == "torchrun" { // graft launch places its workers the same way
+			source = "RANK and WORLD_SIZE, as graft launch and torchrun set them"
+		}
+		return p, usageError{fmt.Errorf("--parts %d contradicts the job's %d workers (from %s): each worker holds one part; drop --parts or give it %d", d.parts, p.Size, source, p.Size)}
 	}
 	d.parts = p.Size
 	return p, nil
