@@ -77,6 +77,8 @@ type peer struct {
 
 	sendMu sync.Mutex // keeps the frames of one point-to-point message together
 	msg    []byte     // the point-to-point message being received
+
+	sock *sockReader // reads a plain TCP connection (nil: read conn as usual)
 }
 
 func (p *peer) lost(err error) error { return &PeerError{Rank: p.rank, Err: err} }
@@ -216,11 +218,20 @@ func (p *peer) readLoop() {
 	}
 }
 
+// readFull fills buf from the connection, as io.ReadFull does.
+func (p *peer) readFull(buf []byte) error {
+	if p.sock != nil {
+		return p.sock.readFull(buf)
+	}
+	_, err := io.ReadFull(p.conn, buf)
+	return err
+}
+
 // readHeader reads the next frame's header into hb, failing the
 // communicator if it does not come within the peer timeout or is corrupt.
 func (p *peer) readHeader(hb *[frameHeaderLen]byte) (h frameHeader, ok bool) {
 	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
-	if _, err := io.ReadFull(p.conn, hb[:]); err != nil {
+	if err := p.readFull(hb[:]); err != nil {
 		p.readFailed(err)
 		return h, false
 	}
@@ -240,7 +251,7 @@ func (p *peer) readControl(h *frameHeader) {
 		return
 	}
 	buf := make([]byte, h.length)
-	if _, err := io.ReadFull(p.conn, buf); err != nil {
+	if err := p.readFull(buf); err != nil {
 		p.readFailed(err)
 		return
 	}
@@ -302,7 +313,7 @@ func (p *peer) readData(h *frameHeader, op *recvOp) (_ *recvOp, ok bool) {
 			return nil, false
 		}
 		p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
-		if _, err := io.ReadFull(p.conn, buf); err != nil {
+		if err := p.readFull(buf); err != nil {
 			p.readFailed(err)
 			return nil, false
 		}
