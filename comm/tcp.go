@@ -125,7 +125,8 @@ func newTCP(opt Options, conns []net.Conn) *TCP {
 		c.SetDeadline(time.Time{})
 		_, shm := c.(*shmConn)
 		t.peers[r] = &peer{t: t, rank: r, conn: c, sums: !shm, sendq: make(chan *sendOp, 64), recvq: make(chan *recvOp, 2*ringChunkValues/ringSegmentValues+2),
-			ctrl: make(chan []byte, 1), gone: make(chan struct{}), writerDone: make(chan struct{}), readerDone: make(chan struct{})}
+			ctrl: make(chan []byte, 1), gone: make(chan struct{}), writerDone: make(chan struct{}), readerDone: make(chan struct{}),
+			sock: newSockReader(c)}
 	}
 	for _, p := range t.peers {
 		if p != nil {

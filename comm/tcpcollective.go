@@ -377,9 +377,15 @@ func (t *TCP) AllReduce(site string, data []float32) error {
 	return nil
 }
 
-// pairWindow is how many segments two ranks keep in flight beyond the
-// additions (each one ringSegmentValues of scratch).
-const pairWindow = 4
+// pairWindow is how many segments two ranks on a shared-memory link keep
+// in flight beyond the additions. Over TCP they keep as many as the
+// scratch holds (pairScratchWindow): a deeper pipeline rides out the
+// moments the peer is not scheduled, which on busy cores left each rank's
+// reader waiting for data most of the call.
+const (
+	pairWindow        = 4
+	pairScratchWindow = 2 * ringChunkValues / ringSegmentValues
+)
 
 // allReducePair is the all-reduce of two ranks: each sends its whole buffer
 // and adds the other's as it arrives. That is one exchange instead of the
@@ -392,10 +398,14 @@ func (t *TCP) allReducePair(c *call, data []float32) error {
 	// A shared-memory link lends the peer's segments where they lie: they
 	// are added from its ring once ours has left, not copied out first.
 	lend := t.peers[peer].canLend(4 * ringSegmentValues)
-	var ops [pairWindow]recvOp
+	window := pairScratchWindow
+	if lend {
+		window = pairWindow
+	}
+	var ops [pairScratchWindow]recvOp
 	post := func(j int) {
 		a, b := bounds(j)
-		slot := j % pairWindow
+		slot := j % window
 		if lend {
 			ops[slot] = lending(4 * (b - a))
 		} else {
@@ -406,9 +416,9 @@ func (t *TCP) allReducePair(c *call, data []float32) error {
 	sends := make([]chan error, segs)
 	// finish adds segment j of the peer's buffer into ours, once ours has
 	// left (the peer must receive our own values), and posts the receive
-	// pairWindow segments ahead into the freed scratch.
+	// window segments ahead into the freed scratch.
 	finish := func(j int) error {
-		slot := j % pairWindow
+		slot := j % window
 		a, b := bounds(j)
 		if lend {
 			if err := c.wait(sends[j], peer, "accept our share"); err != nil {
@@ -427,27 +437,27 @@ func (t *TCP) allReducePair(c *call, data []float32) error {
 			addInto(data[a:b], t.scratch[slot*ringSegmentValues:][:b-a])
 		}
 		t.recvd[peer] += int64(4 * (b - a))
-		if j+pairWindow < segs {
-			post(j + pairWindow)
+		if j+window < segs {
+			post(j + window)
 		}
 		return nil
 	}
-	for j := range min(pairWindow, segs) {
+	for j := range min(window, segs) {
 		post(j)
 	}
-	// Sends run at most pairWindow segments ahead of the additions, so
+	// Sends run at most window segments ahead of the additions, so
 	// neither rank can fill its queue while the other waits for a receive.
 	for j := range segs {
 		a, b := bounds(j)
 		sends[j] = c.send(peer, float32Bytes(data[a:b]))
 		t.sent[peer] += int64(4 * (b - a))
-		if k := j - pairWindow + 1; k >= 0 {
+		if k := j - window + 1; k >= 0 {
 			if err := finish(k); err != nil {
 				return err
 			}
 		}
 	}
-	for k := max(0, segs-pairWindow+1); k < segs; k++ {
+	for k := max(0, segs-window+1); k < segs; k++ {
 		if err := finish(k); err != nil {
 			return err
 		}

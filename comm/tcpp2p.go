@@ -2,7 +2,6 @@ package comm
 
 import (
 	"fmt"
-	"io"
 	"time"
 )
 
@@ -104,7 +103,7 @@ func (t *TCP) Recv(site string, from int, deadline time.Time) (int, []byte, erro
 func (p *peer) readMessage(h *frameHeader) bool {
 	buf := make([]byte, h.length)
 	p.conn.SetReadDeadline(time.Now().Add(p.t.opt.PeerTimeout))
-	if _, err := io.ReadFull(p.conn, buf); err != nil {
+	if err := p.readFull(buf); err != nil {
 		p.readFailed(err)
 		return false
 	}
