@@ -1,9 +1,11 @@
 package comm
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -21,10 +23,11 @@ type sockReader struct {
 }
 
 // newSockReader returns a sockReader for a plain TCP connection, nil for
-// any other (TLS, shared memory), which reads as usual.
+// any other (TLS, shared memory), which reads as usual, and on a kernel
+// whose marks can leave a read waiting (lowatKernel).
 func newSockReader(c net.Conn) *sockReader {
 	tc, ok := c.(*net.TCPConn)
-	if !ok {
+	if !ok || !lowatSafe() {
 		return nil
 	}
 	raw, err := tc.SyscallConn()
@@ -70,3 +73,34 @@ func (s *sockReader) readFull(buf []byte) error {
 	}
 	return nil
 }
+
+// lowatKernel reports whether a kernel of the given release (uname -r)
+// wakes a reader whose mark its receive buffer cannot hold. Before Linux
+// 4.18 setting the mark did not grow the buffer, so the peer could send
+// no more than the window while the reader waited for a mark above it,
+// until the peer timeout; before 5.10 a stream of small segments could
+// still fill the buffer short of the mark (the kernel's "tcp: fix
+// SO_RCVLOWAT hangs with fat skbs"). Older kernels read as usual.
+func lowatKernel(release string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 10
+}
+
+// lowatSafe is lowatKernel of the running kernel.
+var lowatSafe = sync.OnceValue(func() bool {
+	var u syscall.Utsname
+	if syscall.Uname(&u) != nil {
+		return false
+	}
+	var b []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return lowatKernel(string(b))
+})

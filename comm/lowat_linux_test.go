@@ -14,6 +14,9 @@ import (
 // header (a heartbeat) that comes alone is read at once, and so is a frame
 // that trickles in a few bytes at a time.
 func TestSockReaderWakesForWhatTheReadNeeds(t *testing.T) {
+	if !lowatSafe() {
+		t.Skip("a kernel that reads without low-water marks")
+	}
 	a, b := pipePair(t)
 	defer a.Close()
 	defer b.Close()
@@ -75,6 +78,9 @@ func TestSockReaderWakesForWhatTheReadNeeds(t *testing.T) {
 
 // Its errors are io.ReadFull's, and its deadlines net's.
 func TestSockReaderEndsAsReadFull(t *testing.T) {
+	if !lowatSafe() {
+		t.Skip("a kernel that reads without low-water marks")
+	}
 	a, b := pipePair(t)
 	defer b.Close()
 	s := newSockReader(b)
@@ -96,5 +102,26 @@ func TestSockReaderEndsAsReadFull(t *testing.T) {
 	b.Close()
 	if err := s.readFull(buf[:]); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("closed on this side: %v; want net.ErrClosed", err)
+	}
+}
+
+// Kernels before 5.10 could leave a reader waiting for a mark its receive
+// buffer cannot reach (before 4.18, for any mark above the window), so
+// their links read without marks.
+func TestLowWaterMarksOnlyOnKernelsThatWake(t *testing.T) {
+	for release, want := range map[string]bool{
+		"3.10.0-1160.el7.x86_64": false,
+		"4.18.0-513.5.1.el8_9":   false,
+		"5.4.0-150-generic":      false,
+		"5.10.0-28-amd64":        true,
+		"5.15.0":                 true,
+		"6.1.0-18-cloud-amd64":   true,
+		"10.0":                   true,
+		"":                       false,
+		"unknown":                false,
+	} {
+		if got := lowatKernel(release); got != want {
+			t.Errorf("kernel %q: low-water marks %v, want %v", release, got, want)
+		}
 	}
 }
