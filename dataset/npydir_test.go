@@ -197,6 +197,27 @@ func TestReadNPYFeaturesRefusesBadFiles(t *testing.T) {
 	}
 }
 
+// Features too large to read are refused naming the way out: mapping a
+// float32 file, or first saving a float16 or integer one, which cannot be
+// mapped, as bfloat16 or float32 (--features-mmap alone then refused it).
+func TestReadNPYFeaturesTooLargeSaysHow(t *testing.T) {
+	defer func(f func() (int64, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, bool) { return 16, true }
+	dir := t.TempDir()
+	for descr, want := range map[string]string{
+		"<f4": "map the file instead (--features-mmap)",
+		"<f2": "a <f2 file cannot be mapped: save it as bfloat16",
+		"<i8": "a <i8 file cannot be mapped: save it as bfloat16",
+	} {
+		p := filepath.Join(dir, descr[1:]+".npy")
+		writeTestFile(t, p, npyBytes(descr, false, []int{4, 2}, make([]byte, 4*2*int(descr[2]-'0'))))
+		d := &Dataset{Graph: &graph.Graph{N: 4, Offsets: make([]int64, 5)}}
+		if err := d.readFeatures(p, MapNever); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want an error with %q", descr, err, want)
+		}
+	}
+}
+
 // MapAuto maps a file larger than half the memory available, and says so.
 func TestMapAuto(t *testing.T) {
 	dir := t.TempDir()

@@ -157,7 +157,11 @@ func readNPYFeatures(path string, n int) ([]float32, int, error) {
 	cols := nf.h.shape[1]
 	need := 4 * int64(n) * int64(cols)
 	if avail, ok := availableMemory(); ok && need > avail {
-		return nil, 0, fmt.Errorf("%s: its features take %s as float32, more than the %s of memory available; map the file instead (--features-mmap)", path, byteSize(need), byteSize(avail))
+		how := "map the file instead (--features-mmap)"
+		if mappable(nf) != nil { // --features-mmap would refuse it
+			how = fmt.Sprintf("a %s file cannot be mapped: save it as bfloat16 (ml_dtypes.bfloat16) or float32 and map that (--features-mmap)", nf.h.descr)
+		}
+		return nil, 0, fmt.Errorf("%s: its features take %s as float32, more than the %s of memory available; %s", path, byteSize(need), byteSize(avail), how)
 	}
 	out := hugepage.Float32s(n * cols)
 	err = nf.readChunks(max(cols, 1), func(a *Array, first int) error {
