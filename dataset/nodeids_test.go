@@ -205,3 +205,28 @@ func TestCarriageReturnLines(t *testing.T) {
 		t.Errorf("CRLF: %d nodes, %d edges, %v", n, len(src), err)
 	}
 }
+
+// A Windows file whose first line's CR is the last byte the reader looks
+// at for bare CRs (a first line of 64 KiB less one byte) still reads as
+// CRLF lines: it was read as CR lines, each after the first starting with
+// a line feed.
+func TestCRLFLongFirstLine(t *testing.T) {
+	first := strings.Repeat("x", 64<<10-1)
+	var lines []string
+	err := scanLines("x.csv", strings.NewReader(first+"\r\n1,2\r\n3,4\r\n"), func(_ *lineReader, line []byte) error {
+		lines = append(lines, string(line))
+		return nil
+	})
+	if err != nil || len(lines) != 3 || lines[0] != first || lines[1] != "1,2" || lines[2] != "3,4" {
+		t.Errorf("%d lines %q, %v; want the first line and \"1,2\", \"3,4\"", len(lines), lines[1:], err)
+	}
+	// A single line ended by a bare CR is still one line.
+	lines = nil
+	scanLines("x.csv", strings.NewReader("5,6\r"), func(_ *lineReader, line []byte) error {
+		lines = append(lines, string(line))
+		return nil
+	})
+	if len(lines) != 1 || lines[0] != "5,6" {
+		t.Errorf("%q; want one line \"5,6\"", lines)
+	}
+}

@@ -50,10 +50,14 @@ func newLineReader(name string, r io.Reader) (*lineReader, error) {
 		lr.br.Discard(3)
 	}
 	// Lines that end in a bare carriage return, as Excel's "CSV
-	// (Macintosh)" writes them: a start with a CR and no line feed.
+	// (Macintosh)" writes them: a start with a CR followed by another
+	// byte, and no line feed. A CR that ends the bytes looked at may be
+	// the first half of a CRLF (a first line of 64 KiB less one byte).
 	lr.sep = '\n'
-	if head, _ := lr.br.Peek(64 << 10); bytes.IndexByte(head, '\r') >= 0 && bytes.IndexByte(head, '\n') < 0 {
-		lr.sep = '\r'
+	if head, _ := lr.br.Peek(64 << 10); bytes.IndexByte(head, '\n') < 0 {
+		if i := bytes.IndexByte(head, '\r'); i >= 0 && i+1 < len(head) {
+			lr.sep = '\r'
+		}
 	}
 	return lr, nil
 }
