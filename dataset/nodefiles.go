@@ -302,18 +302,7 @@ func splitQuoted(line []byte) [][]byte {
 			j++
 		}
 		if j < len(line) && line[j] == '"' {
-			field = []byte{}
-			for j++; j < len(line); j++ {
-				if line[j] == '"' {
-					if j+1 < len(line) && line[j+1] == '"' {
-						j++
-					} else {
-						j++
-						break
-					}
-				}
-				field = append(field, line[j])
-			}
+			field, j, _ = unquote(line, j)
 		}
 		end := j
 		for end < len(line) && (comma && line[end] != ',' || !comma && line[end] != ' ' && line[end] != '\t') {
@@ -321,6 +310,8 @@ func splitQuoted(line []byte) [][]byte {
 		}
 		if field == nil {
 			field = trimBlanks(line[i:end])
+		} else { // text after the closing quote belongs to the field, as CSV readers take it
+			field = append(field, bytes.TrimRight(line[j:end], " \t")...)
 		}
 		f = append(f, field)
 		if end == len(line) {
@@ -328,6 +319,24 @@ func splitQuoted(line []byte) [][]byte {
 		}
 		i = end + 1
 	}
+}
+
+// unquote reads the field in double quotes that starts at line[j] (a
+// doubled quote within stands for one), returning its text (never nil),
+// the index after its closing quote, and whether there was one.
+func unquote(line []byte, j int) (field []byte, next int, closed bool) {
+	field = []byte{}
+	for j++; j < len(line); j++ {
+		if line[j] == '"' {
+			if j+1 < len(line) && line[j+1] == '"' {
+				j++
+			} else {
+				return field, j + 1, true
+			}
+		}
+		field = append(field, line[j])
+	}
+	return field, j, false
 }
 
 // FeatureFormats documents what ReadFeatures accepts.
@@ -477,8 +486,9 @@ func (d *Dataset) readFeatureText(path string) error {
 func firstField(line []byte) (field, rest []byte) {
 	i := skipBlanks(line, 0)
 	if i < len(line) && line[i] == '"' {
-		if k := bytes.IndexByte(line[i+1:], '"'); k >= 0 {
-			field, end := line[i+1:i+1+k], i+2+k
+		if field, next, closed := unquote(line, i); closed {
+			end := tokenEnd(line, next)
+			field = append(field, line[next:end]...)
 			j := skipBlanks(line, end)
 			if j < len(line) && line[j] == ',' {
 				j++

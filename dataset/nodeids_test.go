@@ -86,6 +86,8 @@ func TestSplitFields(t *testing.T) {
 		{`7,"say ""hi"""`, []string{"7", `say "hi"`}},
 		{`7,""`, []string{"7", ""}},
 		{`"7",red,`, []string{"7", "red", ""}},
+		{`"u"7,red`, []string{"u7", "red"}}, // text after the quotes is the field's, as CSV readers take it
+		{`"u 7" ,red`, []string{"u 7", "red"}},
 	}
 	for _, tc := range tests {
 		var got []string
@@ -94,6 +96,24 @@ func TestSplitFields(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q: %q; want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+// A feature row's id in double quotes reads as a field of the other
+// files does: a doubled quote is one, and text after the closing quote
+// belongs to the id (the id ended at the second quote, its rest read as
+// the row's first value).
+func TestFirstFieldQuoted(t *testing.T) {
+	for _, tc := range []struct{ line, field, rest string }{
+		{`"a""b",1,2`, `a"b`, "1,2"},
+		{`"u"7,1`, "u7", "1"},
+		{`"u 7" 1 2`, "u 7", "1 2"},
+		{`"open,1`, `"open`, "1"},
+	} {
+		field, rest := firstField([]byte(tc.line))
+		if string(field) != tc.field || string(rest) != tc.rest {
+			t.Errorf("%q: %q, %q; want %q, %q", tc.line, field, rest, tc.field, tc.rest)
 		}
 	}
 }
