@@ -124,9 +124,12 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	if c := r.Counters; c.Updates == 0 && s.Place.Rank == 0 {
 		// Gradients summed toward an update when the run ends are not
 		// applied: the model is then its initialisation, which the
-		// accuracies alone do not tell.
+		// accuracies alone do not tell. Each server counts its share of
+		// every gradient, so the sums over servers count each gradient
+		// once per server.
+		n := int64(a.Servers)
 		fmt.Fprintf(s.Log, "graft train: the servers applied no update: %d gradients were kept and %d dropped for staleness, and an update takes %d (--grads-per-update); the model is as initialised\n",
-			c.Pushes, c.Dropped, max(opts.PerUpdate, 1))
+			c.Pushes/n, c.Dropped/n, max(opts.PerUpdate, 1))
 	}
 	return train.Result{Epochs: r.Epochs, Best: r.Best, StoppedEarly: r.StoppedEarly, FloorEpoch: 1, EpochSeconds: r.EpochSeconds, StepSeconds: r.StepSeconds, EvalSeconds: r.EvalSeconds}, r.Model, nil
 }

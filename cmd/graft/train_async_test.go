@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -271,6 +272,20 @@ func TestTrainAsyncNoUpdateSaid(t *testing.T) {
 		if got := strings.Contains(stderr, "the servers applied no update"); got != tc.said {
 			t.Errorf("--grads-per-update %s: stderr %q; want the no-update note %v", tc.perUpdate, stderr, tc.said)
 		}
+	}
+	// The note counts gradients, not their shares: two servers' note
+	// gives the count of one's (it gave twice as many).
+	kept := func(servers string) string {
+		_, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--sampler", "neighbor:5,5",
+			"--mode", "async", "--workers", "2", "--servers", servers, "--grads-per-update", "1000", "--epochs", "2", "--json")
+		m := regexp.MustCompile(`no update: (\d+) gradients were kept`).FindStringSubmatch(stderr)
+		if m == nil {
+			t.Fatalf("--servers %s: no note with a count in %q", servers, stderr)
+		}
+		return m[1]
+	}
+	if one, two := kept("1"), kept("2"); one != two {
+		t.Errorf("the note counts %s gradients with one server and %s with two; want the same", one, two)
 	}
 }
 
