@@ -53,7 +53,8 @@ func (d *Dataset) AddFiles(files NodeFiles) error {
 
 // LabelFormats documents what ReadLabels accepts.
 const LabelFormats = `.npy: one integer label per node, in node order (-1 or NaN: unlabelled)
-text: "id,label" lines (comma, tab or blanks), optionally after an "id,label" header;
+text: "id,label" lines (comma, tab or blanks), optionally after a header line
+      (first field "id" or "node", or a column name such as "user_id" that is no node);
       ids are the graph's node ids; integer labels (3 or 3.0) are class numbers, any other
       labels are class names (classes then numbered in sorted order); nodes
       not listed, and labels "", "nan" or -1, are unlabelled`

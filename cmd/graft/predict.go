@@ -111,7 +111,6 @@ func selectedRows(in *job.Input, rows string) []int32 {
 	return sel
 }
 
-// nodeID is how predictions name node i of ds: the id its source gave it.
 // nodeID is node i's source id as a CSV field: in double quotes (a quote
 // within doubled) when it holds a comma, a quote, a line break or blanks
 // at its ends, as CSV readers and graft's own read it back.

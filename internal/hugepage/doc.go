@@ -12,10 +12,11 @@
 // that memory not yet written take huge pages at its first page faults;
 // Collapse also moves memory already written to huge pages at once
 // (MADV_COLLAPSE, Linux 6.1 and later), which is what the heap hands out
-// when it reuses what an earlier allocation touched. Bytes, Float32s,
-// Uint16s and Grow allocate a large slice and collapse it (fresh memory,
-// which the kernel cannot collapse, is advised instead); below Threshold
-// they are plain make and append. Large arrays that are filled once and
+// when it reuses what an earlier allocation touched. Float32s and Uint16s
+// allocate a large slice and collapse it (fresh memory, which the kernel
+// cannot collapse, is advised instead); Bytes and Grow, for communication
+// buffers grown on the exchange's path, only advise. Below Threshold they
+// are plain make and append. Large arrays that are filled once and
 // then read at random (a loaded graph and its features) are collapsed
 // after they are filled.
 package hugepage

@@ -49,19 +49,22 @@ func interior(start uintptr, n int) (lo, hi int) {
 	return int(a - start), int(b - start)
 }
 
-// Bytes returns n zeroed bytes, on huge pages (Collapse) when n is at
-// least Threshold.
+// Bytes returns n zeroed bytes, advised before their first write when n is
+// at least Threshold. Communication buffers, which Grow makes on the
+// exchange's path, are advised, not collapsed: a collapse copies recycled
+// memory at once, and under memory pressure compacts and reclaims first.
 func Bytes(n int) []byte {
 	b := make([]byte, n)
-	Collapse(b)
+	Advise(b)
 	return b
 }
 
 // Float32s returns n zeroed float32s, on huge pages (Collapse) when they
-// take at least Threshold bytes.
+// take at least Threshold bytes: matrices that live for the run (features,
+// the layers' kept buffers, halo rows), made once.
 func Float32s(n int) []float32 { return alloc[float32](n) }
 
-// Uint16s returns n zeroed uint16s (bfloat16 matrices), advised like
+// Uint16s returns n zeroed uint16s (bfloat16 matrices), collapsed like
 // Float32s.
 func Uint16s(n int) []uint16 { return alloc[uint16](n) }
 
@@ -73,7 +76,7 @@ func alloc[T float32 | uint16](n int) []T {
 
 // Grow is slices.Grow for byte buffers: it returns b with room for n more
 // bytes. When that takes a new allocation of at least Threshold bytes, the
-// new array is advised before b's contents are copied into it.
+// new array is advised (Bytes) before b's contents are copied into it.
 func Grow(b []byte, n int) []byte {
 	if n <= cap(b)-len(b) || len(b)+n < Threshold {
 		return slices.Grow(b, n)

@@ -118,9 +118,8 @@ type denseRows struct {
 }
 
 // gatherAhead is how many rows ahead of its copy a gather prefetches: a
-// row's copy otherwise waits for its cache misses alone (8 took a batch's
-// gather to about 0.7 of the time of none on huge pages; see
-// BenchmarkRowGather in internal/prefetch).
+// row's copy otherwise waits for its cache misses alone
+// (BenchmarkRowGather in internal/prefetch compares 8 with none).
 const gatherAhead = 8
 
 func (t denseRows) Run(lo, hi int) {
