@@ -38,14 +38,7 @@ func TestDataInfoEdgeListHeader(t *testing.T) {
 		"x.csv": "0\n1\n2\n3\n",
 		"y.csv": "id,label\n0,a\n1,a\n2,b\n3,b\n",
 	})
-	code, stdout, stderr := runGraft(t, "data", "info", p["g.csv"], "--features", p["x.csv"], "--labels", p["y.csv"], "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, p["g.csv"], "--features", p["x.csv"], "--labels", p["y.csv"])
 	if info.Nodes != 4 || info.UndirectedEdges != 3 || info.NodeIDs != "numbers" || info.Features != 1 {
 		t.Errorf("info %+v; want 4 nodes numbered as they are, 3 edges, 1 feature", info)
 	}
@@ -55,14 +48,7 @@ func TestDataInfoEdgeListHeader(t *testing.T) {
 // negative node count.
 func TestDataInfoInt64MaxNodeID(t *testing.T) {
 	p := writeFiles(t, map[string]string{"g.tsv": "0\t4294967297\n4294967297\t9223372036854775807\n"})
-	code, stdout, stderr := runGraft(t, "data", "info", p["g.tsv"], "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, p["g.tsv"])
 	if info.Nodes != 3 || info.UndirectedEdges != 2 || info.NodeIDs != "renumbered" {
 		t.Errorf("info %+v; want 3 renumbered nodes and 2 edges", info)
 	}
@@ -170,14 +156,7 @@ func TestLabelsAsToolsWriteThem(t *testing.T) {
 // and renumbered every node.
 func TestEdgeListByteOrderMark(t *testing.T) {
 	p := writeFiles(t, map[string]string{"g.tsv": "\ufeff0\t1\n1\t2\n"})
-	code, stdout, stderr := runGraft(t, "data", "info", p["g.tsv"], "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, p["g.tsv"])
 	if info.Nodes != 3 || info.NodeIDs != "numbers" {
 		t.Errorf("%d nodes, ids %s; want 3 numbered as they are", info.Nodes, info.NodeIDs)
 	}
@@ -238,14 +217,7 @@ func TestHalfFeaturesAndNarrowLabels(t *testing.T) {
 	if err := os.WriteFile(y, npy("<u2", "(20,)", labels), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runGraft(t, "data", "info", edges, "--features", x, "--labels", y, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, edges, "--features", x, "--labels", y)
 	if info.Features != 1 || len(info.Classes) != 2 || info.Classes[1].Count != 10 {
 		t.Errorf("info %+v; want 1 feature and two classes of 10", info)
 	}

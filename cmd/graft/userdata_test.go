@@ -47,14 +47,7 @@ func twoCommunities(t *testing.T) (edges, labels, features string) {
 
 func TestDataInfoOwnFiles(t *testing.T) {
 	edges, labels, features := twoCommunities(t)
-	code, stdout, stderr := runGraft(t, "data", "info", edges, "--labels", labels, "--features", features, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, edges, "--labels", labels, "--features", features)
 	if info.Nodes != 20 || info.NodeIDs != "renumbered" || info.UndirectedEdges != 91 || info.Features != 3 || len(info.Classes) != 2 ||
 		info.Classes[0] != (classInfo{"blue", 10}) || info.Classes[1] != (classInfo{"red", 10}) || info.Unlabelled != 0 {
 		t.Errorf("info %+v", info)
@@ -84,14 +77,7 @@ func TestDataInfoLargeNodeID(t *testing.T) {
 	if err := os.WriteFile(p, []byte("0 2000000000\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runGraft(t, "data", "info", p, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, p)
 	if info.Nodes != 2 || info.UndirectedEdges != 1 || info.NodeIDs != "renumbered" {
 		t.Errorf("%d nodes, %d edges; want 2 and 1", info.Nodes, info.UndirectedEdges)
 	}
@@ -222,14 +208,7 @@ func TestDataInfoOGBReadCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, stdout, stderr := runGraft(t, "data", "info", filepath.Join(dir, "ogbn-sparse"), "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var info dataInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := dataInfoOf(t, filepath.Join(dir, "ogbn-sparse"))
 	if info.Nodes != 200 || info.Features != 50 || info.FeatureStorage != "sparse" || info.FeatureNonzeros != 200 {
 		t.Errorf("info %+v; want 200 nodes, 50 features stored sparse with 200 nonzeros", info)
 	}
@@ -290,4 +269,18 @@ func TestPartitionAssignMorePartsThanNodes(t *testing.T) {
 	if code != 1 || stderr != want {
 		t.Fatalf("exit %d: %s%s, want %q", code, stdout, stderr, want)
 	}
+}
+
+// dataInfoOf is graft data info --json of args, which must succeed.
+func dataInfoOf(t *testing.T, args ...string) dataInfo {
+	t.Helper()
+	code, stdout, stderr := runGraft(t, append(append([]string{"data", "info"}, args...), "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var info dataInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	return info
 }
