@@ -255,14 +255,7 @@ func TestTrainInterruptBeforeTrainingStopsAtOnce(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("still running 10 s after SIGTERM before training began:\n%s", stderr.String())
-	}
+	exitsWithin(t, cmd, 10*time.Second, "SIGTERM before training began", &stderr)
 	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "stopped before training began") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
@@ -305,15 +298,22 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 		t.Fatalf("two signals together stopped the process at once:\n%s", stderr.String())
 	}
 	cmd.Process.Signal(os.Interrupt)
+	exitsWithin(t, cmd, 10*time.Second, "the second interrupt", &stderr)
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 2/") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// exitsWithin waits for cmd to exit, killing it and failing the test if it
+// is still running d later (after says after what).
+func exitsWithin(t *testing.T, cmd *exec.Cmd, d time.Duration, after string, stderr *syncBuffer) {
+	t.Helper()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(d):
 		cmd.Process.Kill()
-		t.Fatalf("still running 10 s after the second interrupt:\n%s", stderr.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 2/") {
-		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+		t.Fatalf("still running %v after %s:\n%s", d, after, stderr.String())
 	}
 }
