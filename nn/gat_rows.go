@@ -123,14 +123,15 @@ func (l *GAT) scoreMax(adj *tensor.CSR, i, h int, a, b int64) float32 {
 // and returns their sum.
 func (l *GAT) expSum(h int, a, b int64, mx float32) float64 {
 	hs := l.cfg.Heads
+	score, alpha := l.score, l.alpha
 	var sum float64
 	for p := a; p < b; p++ {
-		s := l.score[int(p)*hs+h]
+		s := score[int(p)*hs+h]
 		if s < 0 {
 			s *= gatLeakyReLUNeg
 		}
 		e := float32(math.Exp(float64(s - mx)))
-		l.alpha[int(p)*hs+h] = e
+		alpha[int(p)*hs+h] = e
 		sum += float64(e)
 	}
 	return sum
@@ -150,23 +151,24 @@ func (l *GAT) headOut(row []float32, h int) ([]float32, float32) {
 func (l *GAT) aggregate(adj *tensor.CSR, gi uint64, h int, a, b int64, inv float32, out []float32, w float32) {
 	hs, c := l.cfg.Heads, l.cfg.Out
 	scale := float32(1 / (1 - l.cfg.AttentionDropout))
+	alpha, drop, z, g, dropped := l.alpha, l.drop, l.zsrc, l.g, l.dropped
 	for p := a; p < b; p++ {
 		q := int(p)*hs + h
-		al := l.alpha[q] * inv
-		l.alpha[q] = al
+		al := alpha[q] * inv
+		alpha[q] = al
 		j := int(adj.Indices[p])
-		if l.dropped {
-			if attentionKept(l.key, l.thr, h, gi, l.g.globalID(j)) {
+		if dropped {
+			if attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
 				al *= scale
 			} else {
 				al = 0
 			}
-			l.drop[q] = al
+			drop[q] = al
 		}
 		if al == 0 {
 			continue
 		}
-		vec.Axpy(al*w, l.zsrc.Row(j)[h*c:(h+1)*c], out)
+		vec.Axpy(al*w, z.Row(j)[h*c:(h+1)*c], out)
 	}
 }
 
@@ -248,19 +250,20 @@ func (l *GAT) dAlpha(adj *tensor.CSR, dy *tensor.Matrix, i int, gi uint64, h int
 	hs, c := l.cfg.Heads, l.cfg.Out
 	dout, w := l.headOut(dy.Row(i), h)
 	scale := float32(1 / (1 - l.cfg.AttentionDropout))
+	alpha, dscore, z, g, dropped := l.alpha, l.dscore, l.zsrc, l.g, l.dropped
 	var dot float32
 	for p := a; p < b; p++ {
 		j := int(adj.Indices[p])
 		var da float32
-		if !l.dropped || attentionKept(l.key, l.thr, h, gi, l.g.globalID(j)) {
-			da = vec.Dot(dout, l.zsrc.Row(j)[h*c:(h+1)*c]) * w
-			if l.dropped {
+		if !dropped || attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
+			da = vec.Dot(dout, z.Row(j)[h*c:(h+1)*c]) * w
+			if dropped {
 				da *= scale
 			}
 		}
 		q := int(p)*hs + h
-		l.dscore[q] = da
-		dot += l.alpha[q] * da
+		dscore[q] = da
+		dot += alpha[q] * da
 	}
 	return dot
 }
@@ -270,14 +273,15 @@ func (l *GAT) dAlpha(adj *tensor.CSR, dy *tensor.Matrix, i int, gi uint64, h int
 // sum of those gradients.
 func (l *GAT) dScore(h int, a, b int64, dot float32) float32 {
 	hs := l.cfg.Heads
+	alpha, dscore, score := l.alpha, l.dscore, l.score
 	var sum float32
 	for p := a; p < b; p++ {
 		q := int(p)*hs + h
-		ds := l.alpha[q] * (l.dscore[q] - dot)
-		if l.score[q] < 0 {
+		ds := alpha[q] * (dscore[q] - dot)
+		if score[q] < 0 {
 			ds *= gatLeakyReLUNeg
 		}
-		l.dscore[q] = ds
+		dscore[q] = ds
 		sum += ds
 	}
 	return sum
@@ -342,10 +346,11 @@ func (l *GAT) gatherSource(adjT *tensor.CSR, perm []int64, dy *tensor.Matrix, h 
 	if l.dropped {
 		drop = l.drop
 	}
+	dscore := l.dscore
 	var ds float32
 	for q := a; q < b; q++ {
 		p := int(perm[q])*hs + h
-		ds += l.dscore[p]
+		ds += dscore[p]
 		al := drop[p]
 		if al == 0 {
 			continue
