@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/graft-gnn/graft/internal/dropmask"
@@ -37,8 +36,11 @@ type GAT struct {
 	thr     uint64
 
 	z, zext, asrc, adst *tensor.Matrix // per-node quantities
-	zdst                headView       // the destinations' rows of z
-	score, alpha, drop  []float32      // per edge and head: e before LeakyReLU, α, α after dropout
+	zsrc                *tensor.Matrix // the sources' rows of z: z, or zext with a halo
+	plan, planT         rowPlan        // the work split of the pattern and of its transpose
+	scratch             gatScratch
+	zdst                headView  // the destinations' rows of z
+	score, alpha, drop  []float32 // per edge and head: e before LeakyReLU, α, α after dropout
 	y                   *tensor.Matrix
 	dscore              []float32
 	dzext, dasrc, dadst *tensor.Matrix
@@ -116,70 +118,16 @@ func (l *GAT) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 
 	adj := g.loopsOp()
 	ne := adj.NNZ()
-	score := ensureSlice(&l.score, ne*hs)
-	alpha := ensureSlice(&l.alpha, ne*hs)
+	ensureSlice(&l.score, ne*hs)
+	ensureSlice(&l.alpha, ne*hs)
 	l.dropped = mode.Train && l.cfg.AttentionDropout > 0
-	drop := alpha
 	if l.dropped {
-		drop = ensureSlice(&l.drop, ne*hs)
+		ensureSlice(&l.drop, ne*hs)
 		l.key, l.thr = dropKey(mode.Seed, mode.Step, l.cfg.AttentionSite), dropThreshold(l.cfg.AttentionDropout)
 	}
-	scale := float32(1 / (1 - l.cfg.AttentionDropout))
-	width := l.Bias.Value.Cols
-	y := ensure(&l.y, g.NumDst, width)
-	invHeads := 1 / float32(hs)
-	parallel.For(g.NumDst, 64, rangeTask(func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			start, end := adj.Offsets[i], adj.Offsets[i+1]
-			yr := y.Row(i)
-			clear(yr)
-			gi := g.globalID(i)
-			for h := 0; h < hs; h++ {
-				// Edge softmax over i's in-edges, shifted by the maximum.
-				mx := float32(math.Inf(-1))
-				for p := start; p < end; p++ {
-					s := asrc.Data[int(adj.Indices[p])*hs+h] + adst.Data[i*hs+h]
-					score[int(p)*hs+h] = s
-					if s < 0 {
-						s *= gatLeakyReLUNeg
-					}
-					mx = max(mx, s)
-				}
-				var sum float64
-				for p := start; p < end; p++ {
-					s := score[int(p)*hs+h]
-					if s < 0 {
-						s *= gatLeakyReLUNeg
-					}
-					e := float32(math.Exp(float64(s - mx)))
-					alpha[int(p)*hs+h] = e
-					sum += float64(e)
-				}
-				inv := float32(1 / sum)
-				out, w := yr, invHeads
-				if l.cfg.Concat {
-					out, w = yr[h*c:(h+1)*c], 1
-				}
-				for p := start; p < end; p++ {
-					a := alpha[int(p)*hs+h] * inv
-					alpha[int(p)*hs+h] = a
-					j := int(adj.Indices[p])
-					if l.dropped {
-						if attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
-							a *= scale
-						} else {
-							a = 0
-						}
-						drop[int(p)*hs+h] = a
-					}
-					if a == 0 {
-						continue
-					}
-					vec.Axpy(a*w, zext.Row(j)[h*c:(h+1)*c], out)
-				}
-			}
-		}
-	}))
+	l.zsrc = zext
+	y := ensure(&l.y, g.NumDst, l.Bias.Value.Cols)
+	l.attend(adj, y)
 	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
@@ -189,98 +137,19 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	hs, c := l.cfg.Heads, l.cfg.Out
 	biasGrad(l.Bias, dy)
 	adj := g.loopsOp()
-	ne := adj.NNZ()
-	alpha, drop := l.alpha, l.alpha
-	if l.dropped {
-		drop = l.drop
-	}
-	zext := l.zext
-	if g.Halo == nil {
-		zext = l.z
-	}
-	scale := float32(1 / (1 - l.cfg.AttentionDropout))
-	// doutRow returns head h's slice of the gradient of row i's head outputs
-	// and the factor it carries (1/heads when heads are averaged).
-	doutRow := func(i, h int) ([]float32, float32) {
-		if l.cfg.Concat {
-			return dy.Row(i)[h*c : (h+1)*c], 1
-		}
-		return dy.Row(i), 1 / float32(hs)
-	}
-
-	// Per target: gradients of the scores (before LeakyReLU) and of a_dst·z_i.
-	dscore := ensureSlice(&l.dscore, ne*hs)
+	ensureSlice(&l.dscore, adj.NNZ()*hs)
 	dadst := ensure(&l.dadst, g.NumDst, hs)
-	parallel.For(g.NumDst, 64, rangeTask(func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			start, end := adj.Offsets[i], adj.Offsets[i+1]
-			gi := g.globalID(i)
-			for h := 0; h < hs; h++ {
-				dout, w := doutRow(i, h)
-				// dα_p (stored in dscore), then Σ_p α_p dα_p.
-				var dot float32
-				for p := start; p < end; p++ {
-					j := int(adj.Indices[p])
-					var da float32
-					if !l.dropped || attentionKept(l.key, l.thr, h, gi, g.globalID(j)) {
-						da = vec.Dot(dout, zext.Row(j)[h*c:(h+1)*c]) * w
-						if l.dropped {
-							da *= scale
-						}
-					}
-					dscore[int(p)*hs+h] = da
-					dot += alpha[int(p)*hs+h] * da
-				}
-				var sum float32
-				for p := start; p < end; p++ {
-					q := int(p)*hs + h
-					ds := alpha[q] * (dscore[q] - dot)
-					if l.score[q] < 0 {
-						ds *= gatLeakyReLUNeg
-					}
-					dscore[q] = ds
-					sum += ds
-				}
-				dadst.Data[i*hs+h] = sum
-			}
-		}
-	}))
-
+	// Per target: gradients of the scores (before LeakyReLU) and of a_dst·z_i.
+	l.scoreGrads(adj, dy, dadst)
 	// Per source: gradient of z_j through the aggregation and through
 	// a_src·z_j, gathered over the transposed pattern.
 	adjT, perm := g.loopsTranspose()
 	dzext := ensure(&l.dzext, g.NumSrc, hs*c)
-	dasrc := ensure(&l.dasrc, g.NumSrc, hs)
-	attSrc, attDst := l.AttSrc.Value, l.AttDst.Value
-	parallel.For(g.NumSrc, 64, rangeTask(func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			dzr := dzext.Row(j)
-			clear(dzr)
-			for h := 0; h < hs; h++ {
-				dz := dzr[h*c : (h+1)*c]
-				var ds float32
-				for q := adjT.Offsets[j]; q < adjT.Offsets[j+1]; q++ {
-					i := int(adjT.Indices[q])
-					p := int(perm[q])*hs + h
-					ds += dscore[p]
-					a := drop[p]
-					if a == 0 {
-						continue
-					}
-					dout, w := doutRow(i, h)
-					vec.Axpy(a*w, dout, dz)
-				}
-				dasrc.Data[j*hs+h] = ds
-				vec.Axpy(ds, attSrc.Row(h), dz)
-				if j < g.NumDst {
-					vec.Axpy(dadst.Data[j*hs+h], attDst.Row(h), dz)
-				}
-			}
-		}
-	}))
+	ensure(&l.dasrc, g.NumSrc, hs)
+	l.sourceGrads(adjT, perm, dy, dzext)
 
 	// Attention vectors: Σ over nodes of (score gradient)·z.
-	attGrad(l.AttSrc.Grad, dasrc, zext)
+	attGrad(l.AttSrc.Grad, l.dasrc, l.zsrc)
 	attGrad(l.AttDst.Grad, dadst, l.zdst.matrix(l.z, g.NumDst))
 
 	dh := g.reduce(l.index, dzext, &l.dhead)
