@@ -222,25 +222,9 @@ func TestLayerGradientsOnBipartiteBlocks(t *testing.T) {
 			dropout float64
 		}{{2, true, 0}, {3, false, 0}, {2, true, 0.4}} {
 			t.Run(fmt.Sprintf("GAT/%s/heads=%d/concat=%v/dropout=%v", name, gc.heads, gc.concat, gc.dropout), func(t *testing.T) {
-				cfg := GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}
-				l, err := NewGAT(0, "layers.0", cfg, Glorot, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rand32(l.Bias.Value, rng)
-				rand32(l.AttSrc.Value, rng)
-				rand32(l.AttDst.Value, rng)
-				mode := Mode{Train: true, Seed: 3, Step: 4}
-				y := l.Forward(b, feats, mode)
-				var kept func(h int, i, j uint64) float64
-				if gc.dropout > 0 {
-					kept = func(h int, i, j uint64) float64 {
-						if attentionKept(dropKey(3, 4, 5), dropThreshold(gc.dropout), h, i, j) {
-							return 1 / (1 - gc.dropout)
-						}
-						return 0
-					}
-				}
+				l := randomGAT(t, GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}, rng)
+				y := l.Forward(b, feats, Mode{Train: true, Seed: 3, Step: 4})
+				kept := attentionScale(3, 4, 5, gc.dropout)
 				wv, as, ad, bv := paramVar(l.Weight), paramVar(l.AttSrc), paramVar(l.AttDst), paramVar(l.Bias)
 				ref := func() []float64 {
 					return gatBlockRef(rb, b.SrcIDs, x, in, gc.heads, out, gc.concat, wv.val, as.val, ad.val, bv.val, kept)

@@ -73,27 +73,12 @@ func TestGATLongRowGradients(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 8))
 			x32 := randomMatrix(n, in, rng)
 			x := f64(x32.Data)
-			cfg := GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}
-			l, err := NewGAT(0, "layers.0", cfg, Glorot, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rand32(l.Bias.Value, rng)
-			rand32(l.AttSrc.Value, rng)
-			rand32(l.AttDst.Value, rng)
+			l := randomGAT(t, GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}, rng)
 			y := l.Forward(WholeGraph(gg), NewFeatures(x32, ForceDense), Mode{Train: true, Seed: 3, Step: 4})
 			if len(l.plan.long) != 1 || l.plan.long[0] != 0 || len(l.plan.segLo) != 3 {
 				t.Fatalf("long rows %v in %d segments, want the hub in 3", l.plan.long, len(l.plan.segLo))
 			}
-			var kept func(h, i, j int) float64
-			if gc.dropout > 0 {
-				kept = func(h, i, j int) float64 {
-					if attentionKept(dropKey(3, 4, 5), dropThreshold(gc.dropout), h, uint64(i), uint64(j)) {
-						return 1 / (1 - gc.dropout)
-					}
-					return 0
-				}
-			}
+			kept := attentionScale(3, 4, 5, gc.dropout)
 			wv, as, ad, bv := paramVar(l.Weight), paramVar(l.AttSrc), paramVar(l.AttDst), paramVar(l.Bias)
 			ref := func() []float64 {
 				return gatRef(rg, x, in, gc.heads, out, gc.concat, wv.val, as.val, ad.val, bv.val, kept)

@@ -155,9 +155,38 @@ func sageRef(g refGraph, x []float64, in int, wl, bl, wr []float64) []float64 {
 	return y
 }
 
+// randomGAT is a GAT layer of cfg with random bias and attention vectors:
+// scores larger than Glorot's exercise both sides of the LeakyReLU.
+func randomGAT(t *testing.T, cfg GATConfig, rng *rand.Rand) *GAT {
+	t.Helper()
+	l, err := NewGAT(0, "layers.0", cfg, Glorot, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rand32(l.Bias.Value, rng)
+	rand32(l.AttSrc.Value, rng)
+	rand32(l.AttDst.Value, rng)
+	return l
+}
+
+// attentionScale is the references' attention dropout of a layer run with
+// Mode{Seed: seed, Step: step} at site: 1/(1−p) for a kept edge of head h
+// from j to i, 0 for a dropped one; nil (none) when p is 0.
+func attentionScale(seed, step, site uint64, p float64) func(h int, i, j uint64) float64 {
+	if p == 0 {
+		return nil
+	}
+	return func(h int, i, j uint64) float64 {
+		if attentionKept(dropKey(seed, step, site), dropThreshold(p), h, i, j) {
+			return 1 / (1 - p)
+		}
+		return 0
+	}
+}
+
 // gatRef computes GAT with attention dropout given by kept (nil: none).
 func gatRef(g refGraph, x []float64, in, heads, c int, concat bool, w, asrc, adst, b []float64,
-	kept func(h, i, j int) float64) []float64 {
+	kept func(h int, i, j uint64) float64) []float64 {
 	z := refProjection(matmul64(x, g.n, in, w, heads*c))
 	width := len(b)
 	y := make([]float64, g.n*width)
@@ -184,7 +213,7 @@ func gatRef(g refGraph, x []float64, in, heads, c int, concat bool, w, asrc, ads
 			for q, j := range nbrs {
 				a := e[q] / sum
 				if kept != nil {
-					a *= kept(h, i, j)
+					a *= kept(h, uint64(i), uint64(j))
 				}
 				for k := 0; k < c; k++ {
 					v := a * z[j*heads*c+h*c+k]
@@ -288,25 +317,9 @@ func TestLayerGradients(t *testing.T) {
 		}{{1, true, 0}, {3, true, 0}, {3, false, 0}, {2, true, 0.4}, {2, false, 0.4}} {
 			name := fmt.Sprintf("GAT/%s/heads=%d/concat=%v/dropout=%v", tc.name, gc.heads, gc.concat, gc.dropout)
 			t.Run(name, func(t *testing.T) {
-				cfg := GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}
-				l, err := NewGAT(0, "layers.0", cfg, Glorot, rng)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rand32(l.Bias.Value, rng)
-				rand32(l.AttSrc.Value, rng) // larger scores exercise both sides of the LeakyReLU
-				rand32(l.AttDst.Value, rng)
-				mode := Mode{Train: true, Seed: 3, Step: 4}
-				y := l.Forward(WholeGraph(gg), feats, mode)
-				var kept func(h, i, j int) float64
-				if gc.dropout > 0 {
-					kept = func(h, i, j int) float64 {
-						if attentionKept(dropKey(3, 4, 5), dropThreshold(gc.dropout), h, uint64(i), uint64(j)) {
-							return 1 / (1 - gc.dropout)
-						}
-						return 0
-					}
-				}
+				l := randomGAT(t, GATConfig{In: in, Out: out, Heads: gc.heads, Concat: gc.concat, AttentionDropout: gc.dropout, AttentionSite: 5}, rng)
+				y := l.Forward(WholeGraph(gg), feats, Mode{Train: true, Seed: 3, Step: 4})
+				kept := attentionScale(3, 4, 5, gc.dropout)
 				wv, as, ad, bv := paramVar(l.Weight), paramVar(l.AttSrc), paramVar(l.AttDst), paramVar(l.Bias)
 				ref := func() []float64 {
 					return gatRef(rg, x, in, gc.heads, out, gc.concat, wv.val, as.val, ad.val, bv.val, kept)
@@ -554,14 +567,7 @@ func TestModelGradients(t *testing.T) {
 				}
 				return out
 			}
-			kept := func(site uint64) func(h, i, j int) float64 {
-				return func(h, i, j int) float64 {
-					if attentionKept(dropKey(77, 5, site), dropThreshold(0.2), h, uint64(i), uint64(j)) {
-						return 1 / 0.8
-					}
-					return 0
-				}
-			}
+			kept := func(site uint64) func(h int, i, j uint64) float64 { return attentionScale(77, 5, site, 0.2) }
 			p := func(name string) []float64 { return vars[name].val }
 			ref := func() []float64 {
 				h := drop(x, in, 0)
