@@ -1,9 +1,9 @@
 package nn
 
 import (
+	"unsafe"
+
 	"github.com/graft-gnn/graft/internal/bf16"
-	"github.com/graft-gnn/graft/internal/hugepage"
-	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -58,28 +58,22 @@ func (m *Model) BF16() bool {
 
 // stored16 is a GCN or SAGE layer's per-node projection x·W in bf16, with
 // SetBF16: the owned rows rounded as they are computed, then the halo rows
-// the peers send. Like the float32 transient, it does not outlive Forward
-// (Backward does not read it), so the layers of a model share one buffer.
+// the peers send. Like the float32 projection, it does not outlive Forward
+// (Backward does not read it), so it lives in the layer's transient, which
+// the layers of a model share and whose Backward takes the float32
+// gradient of the aggregation there: one buffer serves both passes, where
+// two would hold a bf16 row per source for the forward pass beside a
+// float32 one for the backward pass.
 type stored16 struct {
-	on     bool
-	shared **tensor.MatrixBF16
-	own    *tensor.MatrixBF16
-	head   tensor.MatrixBF16
+	on   bool
+	ext  tensor.MatrixBF16 // the transient's storage viewed as bf16
+	head tensor.MatrixBF16
 }
 
-func (s *stored16) slot() **tensor.MatrixBF16 {
-	if s.shared != nil {
-		return s.shared
-	}
-	return &s.own
-}
-
-func (s *stored16) share(buf **tensor.MatrixBF16) { s.shared = buf }
-
-// forward computes the projection of x by w for the block g and extends
-// it to every source through the halo exchange of layer.
-func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix) *tensor.MatrixBF16 {
-	ext := ensureBF16(s.slot(), g.NumSrc, w.Cols)
+// forward computes the projection of x by w for the block g into work and
+// extends it to every source through the halo exchange of layer.
+func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, work *transient) *tensor.MatrixBF16 {
+	ext := viewBF16(work.slot(), &s.ext, g.NumSrc, w.Cols, g.Halo != nil)
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
 	x.projectBF16(&s.head, w)
@@ -89,21 +83,25 @@ func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix) *t
 	return ext
 }
 
-// ensureBF16 is ensure for a bf16 matrix.
-func ensureBF16(buf **tensor.MatrixBF16, rows, cols int) *tensor.MatrixBF16 {
-	m := *buf
-	if m == nil {
-		m = &tensor.MatrixBF16{}
-		*buf = m
-	}
+// viewBF16 returns the storage of the float32 buffer *buf as a rows×cols
+// bf16 matrix, in view, growing *buf as ensure does. With wide set it
+// makes *buf hold rows×cols float32s, twice what the view needs: with a
+// halo, the backward pass takes the float32 gradient of the aggregation,
+// as wide, in the same buffer (scratch), and growing it now, to its size,
+// saves the eighth to spare that growing it then would add.
+func viewBF16(buf **tensor.Matrix, view *tensor.MatrixBF16, rows, cols int, wide bool) *tensor.MatrixBF16 {
 	n := rows * cols
-	if cap(m.Data) < n {
-		was := cap(m.Data)
-		m.Data = hugepage.Uint16s(growTo(was, n))[:n]
-		memacct.Grown(memacct.Activations, was, cap(m.Data), 2)
+	var f *tensor.Matrix
+	if wide {
+		f = ensure(buf, rows, cols)
+	} else {
+		f = ensure(buf, 1, (n+1)/2)
 	}
-	m.Rows, m.Cols, m.Data = rows, cols, m.Data[:n]
-	return m
+	*view = tensor.MatrixBF16{Rows: rows, Cols: cols}
+	if n > 0 {
+		view.Data = unsafe.Slice((*uint16)(unsafe.Pointer(&f.Data[0])), n)
+	}
+	return view
 }
 
 // roundBF16 rounds every value of m to the nearest bf16, in place.

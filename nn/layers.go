@@ -96,7 +96,7 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	l.g, l.x = g, x
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.index, g, x, l.Weight.Value)
+		ext := l.s16.forward(l.index, g, x, l.Weight.Value, &l.work)
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, g.gcnOp(), ext)
 		addRowVector(y, l.Bias.Value.Data)
@@ -174,7 +174,7 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.index, g, x, l.WeightL.Value)
+		ext := l.s16.forward(l.index, g, x, l.WeightL.Value, &l.work)
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, g.meanOp(), ext)
 		l.xdst.mulAdd(y, l.WeightR.Value)
@@ -227,10 +227,11 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 }
 
 // transient is the buffer a GCN or SAGE layer computes its transformed
-// input in (with the halo rows after it) during Forward, and the gradient
-// of its aggregation in during Backward. Neither outlives the call, so the
-// layers of a model share one (NewModel): a hidden-wide row
-// per source, which on a large graph is gigabytes a layer.
+// input in (with the halo rows after it) during Forward, in float32 or, at
+// bf16, as bf16 values in its storage (stored16), and the gradient of its
+// aggregation in during Backward. Neither outlives the call, so the
+// layers of a model share one (NewModel): a hidden-wide row per source,
+// which on a large graph is gigabytes a layer.
 type transient struct {
 	shared **tensor.Matrix
 	own    *tensor.Matrix
@@ -250,8 +251,7 @@ func (t *transient) share(buf **tensor.Matrix) { t.shared = buf }
 // computed the transformed input, which Backward does not read. At bf16
 // without a halo the layer's output buffer y, of the gradient's shape,
 // serves instead (nothing reads the output once the backward pass reaches
-// the layer), so bf16, whose projection is stored apart, adds no float32
-// buffer.
+// the layer), so the transient stays the size of the bf16 projection.
 func scratch(g *Block, bf16 bool, y **tensor.Matrix, work *transient) **tensor.Matrix {
 	if bf16 && g.Halo == nil {
 		return y

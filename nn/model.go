@@ -131,7 +131,7 @@ func NewModel(cfg Config) (*Model, error) {
 		m.norms = make([]RowL2Norm, cfg.Layers-1)
 	}
 	in := cfg.InFeatures
-	work, work16 := new(*tensor.Matrix), new(*tensor.MatrixBF16) // the layers' transient buffers
+	work := new(*tensor.Matrix) // the layers' transient buffer
 	for i := 0; i < cfg.Layers; i++ {
 		last := i == cfg.Layers-1
 		out := cfg.Hidden
@@ -149,14 +149,12 @@ func NewModel(cfg Config) (*Model, error) {
 			var gcn *GCN
 			if gcn, err = NewGCN(i, prefix, in, out, cfg.Init, rng); err == nil {
 				gcn.work.share(work)
-				gcn.s16.share(work16)
 			}
 			l = gcn
 		case "sage":
 			var sage *SAGE
 			if sage, err = NewSAGE(i, prefix, in, out, cfg.Init, rng); err == nil {
 				sage.work.share(work)
-				sage.s16.share(work16)
 			}
 			l = sage
 		case "mlp":

@@ -295,6 +295,16 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 						}()
 					}
 					wg.Wait()
+					if bf16 && model != "gat" {
+						// The bf16 projection and the backward pass's float32
+						// gradient of the aggregation share the transient: one
+						// float32 row per source, as wide as the widest layer.
+						for p, lp := range e.parts {
+							if h := transientOf(models[p]); cap(h.Data) != lp.g.NumSrc*cfg.Hidden {
+								t.Fatalf("part %d: a transient of %d float32s for %d sources of %d columns", p, cap(h.Data), lp.g.NumSrc, cfg.Hidden)
+							}
+						}
+					}
 					for p, lp := range e.parts {
 						for i, v := range lp.targets {
 							for c := 0; c < classes; c++ {
@@ -319,6 +329,17 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 			}
 		}
 	}
+}
+
+// transientOf is the transient buffer shared by m's GCN or SAGE layers.
+func transientOf(m *Model) *tensor.Matrix {
+	switch l := m.Layers[0].(type) {
+	case *GCN:
+		return *l.work.slot()
+	case *SAGE:
+		return *l.work.slot()
+	}
+	return nil
 }
 
 func TestNewBlockErrors(t *testing.T) {
