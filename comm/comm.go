@@ -54,12 +54,34 @@ type Communicator interface {
 // aborts the group so that its peers stop waiting.
 type RowsExchange func(site string, src []byte, size int, at [][]int32, recv [][]byte) error
 
-// rowSender is a Communicator with its own all-to-all of rows: the
-// in-process group's receivers copy their rows straight from the sender's
-// buffer, so a message per peer is never built.
+// Direct is the all-to-alls of a Communicator whose ranks read each
+// other's memory: the in-process group's. Its receivers take the peers'
+// bytes where the peers hold them, so neither end needs a message buffer.
+type Direct interface {
+	// AllToAllRows is RowsExchange: each receiver copies its rows
+	// straight from the sender's buffer, so a message per peer is never
+	// built.
+	AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error
+	// AllToAllVisit sends send[p] to every peer p, as AllToAll does, and
+	// hands what each peer sent to visit, in rank order (its own rank
+	// skipped), where the peer holds it instead of copying it into a
+	// buffer: msg is the peer's own send buffer, valid only during the
+	// call. The traffic is counted as AllToAll's.
+	AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error
+}
+
+// rowSender is a Communicator with Direct's all-to-alls.
 type rowSender interface {
 	Communicator
-	AllToAllRows(site string, src []byte, size int, at [][]int32, recv [][]byte) error
+	Direct
+}
+
+// DirectOf returns c's Direct all-to-alls, for the in-process group (also
+// through WithLink), and false for every other transport, whose messages
+// travel through buffers anyway.
+func DirectOf(c Communicator) (Direct, bool) {
+	d, ok := c.(rowSender)
+	return d, ok
 }
 
 // Rows returns c's all-to-all of rows, chosen once for the caller to keep:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,56 @@ func TestGroupRefusesAnotherCollectivesData(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "rank 1 is in Broadcast(resume), but rank 0 sent it data for AllToAll(halo)") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// AllToAllVisit hands every peer's message to the visitor in rank order,
+// where the peer holds it (no copy), with AllToAll's bytes and emulated
+// time; a plain transport has no such exchange.
+func TestAllToAllVisitEqualsAllToAll(t *testing.T) {
+	const size = 4
+	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
+	buffers := make([][][]byte, size) // buffers[me][p]: what me sends p
+	err := Run(size, func(c Communicator) error {
+		me := c.Rank()
+		send := make([][]byte, size)
+		for p := range size {
+			for i := range 3*p + me + 1 {
+				send[p] = append(send[p], byte(me*40+p*7+i))
+			}
+		}
+		buffers[me] = send
+		if _, ok := DirectOf(plain{c}); ok {
+			return fmt.Errorf("a plain communicator is Direct")
+		}
+		d, ok := DirectOf(WithLink(c, link))
+		if !ok {
+			return fmt.Errorf("the linked in-process communicator is not Direct")
+		}
+		var order []int
+		err := d.AllToAllVisit("visit", send, func(p int, msg []byte) {
+			order = append(order, p)
+			if want := buffers[p][me]; len(msg) != len(want) || &msg[0] != &want[0] {
+				t.Errorf("rank %d from %d: a message of %d bytes that is not the sender's buffer", me, p, len(msg))
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if want := slices.DeleteFunc([]int{0, 1, 2, 3}, func(p int) bool { return p == me }); !slices.Equal(order, want) {
+			return fmt.Errorf("rank %d visited %v, want %v", me, order, want)
+		}
+		recv := make([][]byte, size)
+		if err := WithLink(c, link).AllToAll("msgs", send, recv); err != nil {
+			return err
+		}
+		a, b := c.Stats().Site("visit"), c.Stats().Site("msgs")
+		if a.BytesSent != b.BytesSent || a.BytesReceived != b.BytesReceived || a.BytesSent == 0 || a.EmulatedSeconds != b.EmulatedSeconds {
+			return fmt.Errorf("rank %d: visit %+v, messages %+v", me, a, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -98,11 +98,22 @@ func (c *linked) AllToAll(site string, send, recv [][]byte) error {
 // allToAllTime adds the emulated time of an all-to-all that sent sent(p)
 // bytes to each peer p and received recv.
 func (c *linked) allToAllTime(site string, sent func(p int) int, recv [][]byte) {
-	var out, in int64
+	var in int64
 	for p := range recv {
 		if p != c.Rank() {
-			out += int64(sent(p))
 			in += int64(len(recv[p]))
+		}
+	}
+	c.addTime(site, sent, in)
+}
+
+// addTime adds the emulated time of an all-to-all that sent sent(p)
+// bytes to each peer p and received in bytes in all.
+func (c *linked) addTime(site string, sent func(p int) int, in int64) {
+	var out int64
+	for p := range c.Size() {
+		if p != c.Rank() {
+			out += int64(sent(p))
 		}
 	}
 	// Sends leave through one interface one after another; receives arrive
@@ -122,6 +133,19 @@ func (c linkedRows) AllToAllRows(site string, src []byte, size int, at [][]int32
 		return err
 	}
 	c.allToAllTime(site, func(p int) int { return len(at[p]) * size }, recv)
+	return nil
+}
+
+func (c linkedRows) AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error {
+	var in int64
+	err := c.rows.AllToAllVisit(site, send, func(p int, msg []byte) {
+		in += int64(len(msg))
+		visit(p, msg)
+	})
+	if err != nil {
+		return err
+	}
+	c.addTime(site, func(p int) int { return len(send[p]) }, in)
 	return nil
 }
 

@@ -282,7 +282,31 @@ func (c *local) AllToAll(site string, send, recv [][]byte) error {
 	recv[c.rank] = append(recv[c.rank][:0], send[c.rank]...)
 	c.g.enter(c.rank, "AllToAll", site)
 	defer c.g.leave(c.rank)
-	return c.allToAll("AllToAll", site, func(p int) offer { return offer{buf: send[p]} }, recv)
+	return c.allToAll("AllToAll", site, func(p int) offer { return offer{buf: send[p]} }, intoBuffers(recv))
+}
+
+// AllToAllVisit makes the in-process group Direct: each receiver reads a
+// peer's message in the peer's own buffer, which the peer keeps until
+// every receiver has acknowledged it.
+func (c *local) AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error {
+	if len(send) != c.g.size {
+		return fmt.Errorf("comm: AllToAllVisit(%s): %d send buffers for %d ranks", site, len(send), c.g.size)
+	}
+	c.g.enter(c.rank, "AllToAll", site)
+	defer c.g.leave(c.rank)
+	return c.allToAll("AllToAll", site, func(p int) offer { return offer{buf: send[p]} }, func(p int, o offer) int {
+		visit(p, o.buf)
+		return len(o.buf)
+	})
+}
+
+// intoBuffers delivers each peer p's message into recv[p], reusing its
+// capacity.
+func intoBuffers(recv [][]byte) func(p int, o offer) int {
+	return func(p int, o offer) int {
+		recv[p] = o.appendTo(recv[p][:0])
+		return len(recv[p])
+	}
 }
 
 // AllToAllRows makes the in-process group a rowSender: each receiver
@@ -298,12 +322,13 @@ func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, re
 	recv[c.rank] = recv[c.rank][:0]
 	c.g.enter(c.rank, "AllToAllRows", site)
 	defer c.g.leave(c.rank)
-	return c.allToAll("AllToAllRows", site, func(p int) offer { return offer{buf: src, rows: true, size: size, at: at[p]} }, recv)
+	return c.allToAll("AllToAllRows", site, func(p int) offer { return offer{buf: src, rows: true, size: size, at: at[p]} }, intoBuffers(recv))
 }
 
-// allToAll offers every peer p the message offerTo(p), copies every
-// peer's into recv, and waits until the peers have copied its own.
-func (c *local) allToAll(kind, site string, offerTo func(p int) offer, recv [][]byte) error {
+// allToAll offers every peer p the message offerTo(p), hands every
+// peer's to deliver, in rank order, which returns the bytes it took, and
+// waits until the peers have taken its own.
+func (c *local) allToAll(kind, site string, offerTo func(p int) offer, deliver func(p int, o offer) int) error {
 	g, r := c.g, c.rank
 	start := time.Now()
 	sent, recvd := c.scratch()
@@ -325,8 +350,7 @@ func (c *local) allToAll(kind, site string, offerTo func(p int) offer, recv [][]
 		if err != nil {
 			return err
 		}
-		recv[p] = o.appendTo(recv[p][:0])
-		recvd[p] = int64(len(recv[p]))
+		recvd[p] = int64(deliver(p, o))
 		g.ack(p, r)
 	}
 	// Our buffers may be reused only once every peer has copied them.

@@ -2,6 +2,7 @@ package halo
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/vec"
@@ -137,9 +138,27 @@ func addRows(dh *tensor.Matrix, rows []int32, buf []float32) {
 
 // backwardRaw is Backward without a codec: the halo rows' gradients in
 // dext are the messages, and the owned rows' gradients arrive in the peer
-// buffers, from which they are added into dh.
+// buffers, from which they are added into dh. In the in-process group
+// (Exchange.direct) they are added from where the peers hold them, their
+// dext, in the same order: no buffer.
 func (e *Exchange) backwardRaw(layer int, dext, dh *tensor.Matrix) {
 	w, me := dh.Cols, e.plan.me
+	if e.direct != nil {
+		for q := range e.plan.send {
+			e.out[q] = nil
+			if q != me {
+				lo, hi := e.plan.haloRows(q)
+				e.out[q] = compress.FloatBytes(dext.Data[lo*w : hi*w])
+			}
+		}
+		e.gradDH, e.gradLayer = dh, layer
+		err := e.direct.AllToAllVisit(e.site(layer, true), e.out, e.addTo)
+		e.gradDH = nil
+		if err != nil {
+			e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
+		}
+		return
+	}
 	for q, rows := range e.plan.send {
 		e.out[q], e.in[q] = nil, nil
 		if q == me {
@@ -163,5 +182,18 @@ func (e *Exchange) backwardRaw(layer int, dext, dh *tensor.Matrix) {
 			return
 		}
 		addRows(dh, rows, buf)
+	}
+}
+
+// addGradientsFrom is backwardRaw's visitor in the in-process group: it
+// adds peer q's gradients of the rows q reads, msg, into e.gradDH.
+func (e *Exchange) addGradientsFrom(q int, msg []byte) {
+	dh, rows := e.gradDH, e.plan.send[q]
+	if want := 4 * len(rows) * dh.Cols; len(msg) != want {
+		e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: message of %d bytes, want %d", q, e.gradLayer, len(msg), want))
+		return
+	}
+	if len(msg) > 0 {
+		addRows(dh, rows, unsafe.Slice((*float32)(unsafe.Pointer(&msg[0])), len(msg)/4))
 	}
 }

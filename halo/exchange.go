@@ -9,6 +9,7 @@ import (
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/tensor"
 )
 
 // Config is what an exchange compresses with.
@@ -78,6 +79,10 @@ type Exchange struct {
 	bf16Coded *timed
 	raw       bool              // uncompressed passes send float32s as they are (wire-order host)
 	rows      comm.RowsExchange // with shared rows: sends each peer its rows of the one encoding
+	// direct, for the in-process group, lets the uncompressed passes
+	// read the peers' rows where they lie: no message buffers (nil
+	// elsewhere).
+	direct comm.Direct
 
 	observer compress.Observer // the schedule, if it watches the loss
 	stateful compress.Stateful // the schedule, if it has state to checkpoint
@@ -92,6 +97,11 @@ type Exchange struct {
 	encoded    []byte    // the boundary rows' one encoding (shared rows)
 	peerRows   [][]float32
 	out, in    [][]byte // uncompressed messages, views of peerRows or of the rows
+	// gradDH and gradLayer are the matrix the in-process backwardRaw's
+	// visitor, addTo, adds the peers' gradients into, and its layer.
+	gradDH    *tensor.Matrix
+	gradLayer int
+	addTo     func(q int, msg []byte)
 }
 
 // New returns the exchange of the worker that owns part.
@@ -114,6 +124,10 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	e := &Exchange{comm: c, plan: newPlan(part, cfg.Layers), cfg: cfg, caps: cfg.Codec.Caps(),
 		none: &timed{Compressor: none}, raw: compress.HostIsWireOrder,
 		send: make([][]byte, n), recv: make([][]byte, n), peerRows: make([][]float32, n), out: make([][]byte, n), in: make([][]byte, n)}
+	if d, ok := comm.DirectOf(c); ok {
+		e.direct = d
+	}
+	e.addTo = e.addGradientsFrom
 	if c := cfg.EvalCodec; c != nil {
 		if caps := c.Caps(); caps.Streaming != nil || caps.Grad != nil {
 			return nil, fmt.Errorf("halo: %s keeps state between messages and cannot compress evaluation passes; a quantiser can (quant8, entropy:quant8)", c.Name())

@@ -199,7 +199,9 @@ func (e *Exchange) sendShared(layer int, h rowSet, ratio float64) error {
 // float32s as they are: each peer's rows are gathered straight into its
 // message, and a peer's message lands straight in ext's halo rows when the
 // communicator fills the buffer it is given in place (it reuses capacity;
-// otherwise the rows are copied from where it put them).
+// otherwise the rows are copied from where it put them). In the
+// in-process group (Exchange.direct) no message is built: each peer
+// copies its rows from h into its halo rows.
 func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
 	w, me := h.Cols, e.plan.me
 	for q, rows := range e.plan.send {
@@ -207,13 +209,21 @@ func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
 		if q == me {
 			continue
 		}
-		buf := e.peerBuffer(q, len(rows)*w)
-		gatherRows(buf, h, rows)
-		e.out[q] = compress.FloatBytes(buf)
 		lo, hi := e.plan.haloRows(q)
 		e.in[q] = compress.FloatBytes(ext.Data[lo*w : hi*w])[:0]
+		if e.direct == nil {
+			buf := e.peerBuffer(q, len(rows)*w)
+			gatherRows(buf, h, rows)
+			e.out[q] = compress.FloatBytes(buf)
+		}
 	}
-	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
+	var err error
+	if e.direct != nil {
+		err = e.direct.AllToAllRows(e.site(layer, false), compress.FloatBytes(h.Data), 4*w, e.plan.send, e.in)
+	} else {
+		err = e.comm.AllToAll(e.site(layer, false), e.out, e.in)
+	}
+	if err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}
@@ -230,8 +240,9 @@ func (e *Exchange) forwardRaw(layer int, h, ext *tensor.Matrix) {
 }
 
 // forwardRawBF16 is forwardRaw for bf16 rows: each peer's rows are
-// gathered into its message (two bytes a value), and a peer's message
-// lands straight in ext's halo rows.
+// gathered into its message (two bytes a value), or copied by the peer
+// from h in the in-process group, and a peer's message lands straight in
+// ext's halo rows.
 func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 	w, me := h.Cols, e.plan.me
 	for q, rows := range e.plan.send {
@@ -239,13 +250,21 @@ func (e *Exchange) forwardRawBF16(layer int, h, ext *tensor.MatrixBF16) {
 		if q == me {
 			continue
 		}
-		buf := compress.FloatBytes(e.peerBuffer(q, (len(rows)*w+1)/2))[:2*len(rows)*w]
-		bf16.GatherBF16(compress.Halfs(buf), w, h.Data, w, w, rows)
-		e.out[q] = buf
 		lo, hi := e.plan.haloRows(q)
 		e.in[q] = compress.HalfBytes(ext.Data[lo*w : hi*w])[:0]
+		if e.direct == nil {
+			buf := compress.FloatBytes(e.peerBuffer(q, (len(rows)*w+1)/2))[:2*len(rows)*w]
+			bf16.GatherBF16(compress.Halfs(buf), w, h.Data, w, w, rows)
+			e.out[q] = buf
+		}
 	}
-	if err := e.comm.AllToAll(e.site(layer, false), e.out, e.in); err != nil {
+	var err error
+	if e.direct != nil {
+		err = e.direct.AllToAllRows(e.site(layer, false), compress.HalfBytes(h.Data), 2*w, e.plan.send, e.in)
+	} else {
+		err = e.comm.AllToAll(e.site(layer, false), e.out, e.in)
+	}
+	if err != nil {
 		e.fail(fmt.Errorf("halo exchange, layer %d: %w", layer, err))
 		return
 	}

@@ -34,6 +34,8 @@ type MemoryAccount struct {
 	Activations int64 `json:"activations_bytes"`
 	// Communication are the halo exchange's buffers and its codecs' state
 	// (delta coding's reconstructions, at both ends of every stream).
+	// Parts in one process move uncompressed rows and gradients without
+	// buffers (the peers read them where they lie: comm.Direct).
 	Communication int64 `json:"communication_bytes"`
 	// Rest is peak RSS minus the above.
 	Rest int64 `json:"rest_bytes"`

@@ -1,0 +1,73 @@
+package halo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/internal/memacct"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// In the in-process group the uncompressed passes read the peers' rows
+// where they lie: the halo rows, at fp32 and bf16, and the gradients
+// added into the owned rows are the bits that messages through buffers
+// (copyingComm, as any other transport) give, and the exchange grows no
+// buffer of its own, where the other way holds a message per peer.
+func TestExchangeInProcessNeedsNoBuffers(t *testing.T) {
+	const n, k, w = 150, 4, 9
+	_, l := testLayout(t, n, k, 8)
+	global := randomRows(rand.New(rand.NewPCG(2, 3)), n, w)
+	global16 := tensor.MatrixToBF16(global)
+	for _, bf16 := range []bool{false, true} {
+		type result struct{ ext, dh *tensor.Matrix }
+		var results [2][]result
+		var grown [2]int64
+		for way, copying := range []bool{false, true} {
+			results[way] = make([]result, k)
+			before := memacct.Held(memacct.Communication)
+			err := comm.Run(k, func(c comm.Communicator) error {
+				if copying {
+					c = copyingComm{c}
+				}
+				p := &l.Parts[c.Rank()]
+				e, err := New(c, p, Config{Seed: 1, Layers: 2, BF16: bf16})
+				if err != nil {
+					return err
+				}
+				if _, direct := comm.DirectOf(c); (e.direct != nil) != direct || direct == copying {
+					return fmt.Errorf("copying %v: direct exchange %v", copying, e.direct != nil)
+				}
+				var ext *tensor.Matrix
+				if bf16 {
+					ext16 := ownedBF16(p, global16)
+					e.Begin(0, true)
+					e.ForwardBF16(0, ext16, len(p.Owned))
+					ext = ext16.Widen()
+				} else if _, ext, err = forwardOwned(e, p, global); err != nil {
+					return err
+				}
+				g := randomRows(rand.New(rand.NewPCG(uint64(c.Rank()), 4)), ext.Rows, w)
+				dh := tensor.New(len(p.Owned), w)
+				e.Backward(0, g, dh, nil)
+				results[way][c.Rank()] = result{ext, dh}
+				return e.Err()
+			})
+			if err != nil {
+				t.Fatalf("bf16 %v, copying %v: %v", bf16, copying, err)
+			}
+			grown[way] = memacct.Held(memacct.Communication) - before
+		}
+		for r := range k {
+			a, b := results[0][r], results[1][r]
+			if !slices.Equal(a.ext.Data, b.ext.Data) || !slices.Equal(a.dh.Data, b.dh.Data) {
+				t.Fatalf("bf16 %v, rank %d: the in-process exchange's rows or gradients differ from the messages'", bf16, r)
+			}
+		}
+		if grown[0] != 0 || grown[1] <= 0 {
+			t.Errorf("bf16 %v: the exchange's buffers grew by %d bytes in process, %d through messages", bf16, grown[0], grown[1])
+		}
+	}
+}
