@@ -44,7 +44,7 @@ type GAT struct {
 	y                   *tensor.Matrix
 	dscore              []float32
 	dzext, dasrc, dadst *tensor.Matrix
-	dx                  *tensor.Matrix
+	dx                  gradBuffer
 	dhead               tensor.Matrix // the owned rows of dzext, with a halo
 }
 
@@ -154,7 +154,7 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 
 	dh := g.reduce(l.index, dzext, &l.dhead)
 	l.x.mulTN(l.Weight.Grad, dh)
-	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
+	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
 }
 
 // attGrad sets grad[h, c] = Σ_r d[r, h]·z[r, h·C + c].

@@ -29,7 +29,8 @@ type Linear struct {
 	Weight, Bias *Param
 
 	x, xdst Features // the input, and its destinations' rows
-	y, dx   *tensor.Matrix
+	y       *tensor.Matrix
+	dx      gradBuffer
 	view    headView
 	dxView  headView
 }
@@ -60,7 +61,7 @@ func (l *Linear) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		return nil
 	}
 	// Sources that are not destinations do not reach the output.
-	dx := ensure(&l.dx, l.x.Rows(), l.Weight.Value.Rows)
+	dx := ensure(l.dx.slot(), l.x.Rows(), l.Weight.Value.Rows)
 	tensor.MatMulNT(l.dxView.matrix(dx, dy.Rows), dy, l.Weight.Value)
 	clear(dx.Data[dy.Rows*dx.Cols:])
 	return dx
@@ -72,13 +73,14 @@ type GCN struct {
 	Weight, Bias *Param
 	index        int // position in the model: the Halo's layer argument
 
-	g     *Block
-	x     Features
-	y, dx *tensor.Matrix
-	work  transient
-	head  tensor.Matrix // the transformed input's own rows when a halo follows them
-	pre   preAggregated
-	s16   stored16 // the projection in bf16 (Model.SetBF16)
+	g    *Block
+	x    Features
+	y    *tensor.Matrix
+	dx   gradBuffer
+	work transient
+	head tensor.Matrix // the transformed input's own rows when a halo follows them
+	pre  preAggregated
+	s16  stored16 // the projection in bf16 (Model.SetBF16)
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -133,7 +135,7 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.NumSrc, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.Weight.Grad, dh)
-	return inputGradient(&l.dx, l.x, dh, l.Weight, inputGrad)
+	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
 }
 
 // SAGE is GraphSAGE with the mean aggregator, as PyG's SAGEConv:
@@ -145,7 +147,8 @@ type SAGE struct {
 
 	g            *Block
 	x, xdst      Features // the input, and its destinations' rows
-	y, dx        *tensor.Matrix
+	y            *tensor.Matrix
+	dx           gradBuffer
 	work         transient
 	head         tensor.Matrix // the transformed input's own rows when a halo follows them
 	view, dxView headView
@@ -219,7 +222,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.WeightR.Grad, dy)
-	dx := inputGradient(&l.dx, l.x, dh, l.WeightL, inputGrad)
+	dx := inputGradient(l.dx.slot(), l.x, dh, l.WeightL, inputGrad)
 	if dx != nil {
 		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 	}
@@ -258,6 +261,30 @@ func scratch(g *Block, bf16 bool, y **tensor.Matrix, work *transient) **tensor.M
 	}
 	return work.slot()
 }
+
+// gradBuffer is where a layer's Backward writes the gradient of its
+// dense input: its own buffer, or the matrix the model handed it for the
+// pass (Model.gradInto), the input's own storage, which Backward reads
+// only before it writes the gradient (for the weight gradients).
+type gradBuffer struct{ own, to *tensor.Matrix }
+
+func (b *gradBuffer) slot() **tensor.Matrix {
+	if b.to != nil {
+		return &b.to
+	}
+	return &b.own
+}
+
+func (l *Linear) gradInto(m *tensor.Matrix) { l.dx.to = m }
+func (l *GCN) gradInto(m *tensor.Matrix)    { l.dx.to = m }
+func (l *SAGE) gradInto(m *tensor.Matrix)   { l.dx.to = m }
+func (l *GAT) gradInto(m *tensor.Matrix)    { l.dx.to = m }
+
+// scratchesOutput reports whether the layer's next Backward takes its
+// scratch from its output's buffer (scratch), which then cannot hold the
+// gradient of that output (Model.gradInto).
+func (l *GCN) scratchesOutput() bool  { return l.s16.on && l.g.Halo == nil && !l.pre.on }
+func (l *SAGE) scratchesOutput() bool { return l.s16.on && l.g.Halo == nil && !l.pre.on }
 
 func biasGrad(b *Param, dy *tensor.Matrix) {
 	sumRows(b.Grad.Data, dy)

@@ -45,9 +45,16 @@ type Model struct {
 	actModes   []actMode
 	actOuts    []*tensor.Matrix
 	fusedDrops []dropSpec
-	norms      []RowL2Norm // hidden-layer normalisations, with Config.Normalize
-	step       uint64
-	dout       *tensor.Matrix
+	// inputs[i] is what layer i read in the last Forward; signs[i] is
+	// where activation i's output was positive, and signed[i] says the
+	// next layer's Backward wrote its input gradient over that output
+	// (signs.go), so that the activation's backward pass reads the signs.
+	inputs []Features
+	signs  [][]uint64
+	signed []bool
+	norms  []RowL2Norm // hidden-layer normalisations, with Config.Normalize
+	step   uint64
+	dout   *tensor.Matrix
 }
 
 // actMode is how an activation between layers runs.
@@ -126,7 +133,8 @@ func NewModel(cfg Config) (*Model, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6772616674)) // "graft"
 	m := &Model{Config: cfg, drops: make([]Dropout, cfg.Layers), acts: make([]Act, cfg.Layers-1),
 		actModes: make([]actMode, cfg.Layers-1), actOuts: make([]*tensor.Matrix, cfg.Layers-1),
-		fusedDrops: make([]dropSpec, cfg.Layers-1)}
+		fusedDrops: make([]dropSpec, cfg.Layers-1), inputs: make([]Features, cfg.Layers),
+		signs: make([][]uint64, cfg.Layers-1), signed: make([]bool, cfg.Layers-1)}
 	if cfg.Normalize {
 		m.norms = make([]RowL2Norm, cfg.Layers-1)
 	}
@@ -242,6 +250,7 @@ func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Ma
 	if m.dropsItself(i, lo) || !mode.Train {
 		x = m.drops[i].forwardLazy(g, x, mode)
 	}
+	m.inputs[i] = x
 	out := m.Layers[i].Forward(g, x, mode)
 	if i < len(m.acts) {
 		out = m.activate(i, g, out, mode, i+1 < hi)
@@ -296,8 +305,14 @@ func (m *Model) activate(i int, g *Block, y *tensor.Matrix, mode Mode, fuse bool
 // fused dropout's), computed in place on dy where the activation ran in
 // place.
 func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
+	signed := m.signed[i]
+	m.signed[i] = false
 	switch m.actModes[i] {
 	case actReLUInPlace:
+		if signed {
+			reluBackwardSigns(dy, m.signs[i], 1, false)
+			return dy
+		}
 		tensor.ReLUBackward(dy, dy, m.actOuts[i])
 		return dy
 	case actInPlace:
@@ -305,6 +320,10 @@ func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
 		return dy
 	case actReLUDropInPlace:
 		y, scale := m.actOuts[i], m.fusedDrops[i].scale
+		if signed {
+			reluBackwardSigns(dy, m.signs[i], scale, true)
+			return dy
+		}
 		parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				row := dy.Row(r)
@@ -337,7 +356,7 @@ func (m *Model) BackwardRange(lo, hi int, dout *tensor.Matrix) *tensor.Matrix {
 		if i < len(m.acts) {
 			d = m.activateBackward(i, d)
 		}
-		d = m.Layers[i].Backward(d, i > 0)
+		d = m.layerBackward(i, lo, d)
 		if i > 0 && m.dropsItself(i, lo) {
 			d = m.drops[i].Backward(d)
 		}
