@@ -32,8 +32,11 @@ type Stepper struct {
 	blocks []*nn.Block
 	ex     *halo.Exchange
 
-	trainLoss, evalLoss nn.CrossEntropy
-	trainCount          float64 // training rows over all workers: the loss normaliser
+	// loss is the training and the evaluation passes' loss: they never
+	// overlap (Step's gradient is spent before it returns), so they share
+	// its buffers, two rows of logits' width per node.
+	loss       nn.CrossEntropy
+	trainCount float64 // training rows over all workers: the loss normaliser
 
 	codecTensors []checkpoint.Tensor // from State, for StateTensors
 	restoring    *streamingState     // from Restore, for RestoreTensors
@@ -128,7 +131,7 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		s.ex.Begin(b.Step, true)
 	}
 	logits := s.model.Forward(s.blocks, d.Features, true)
-	loss, dlogits, err := s.trainLoss.Forward(logits, d.Labels, d.Train, s.trainCount*float64(max(b.Micros, 1)))
+	loss, dlogits, err := s.loss.Forward(logits, d.Labels, d.Train, s.trainCount*float64(max(b.Micros, 1)))
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +160,7 @@ func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
 	}
 	if len(d.Val) > 0 {
 		// Normalised by 1 so that the workers' sums add up.
-		loss, _, err := s.evalLoss.Forward(logits, d.Labels, d.Val, 1)
+		loss, _, err := s.loss.Forward(logits, d.Labels, d.Val, 1)
 		if err != nil {
 			return train.Evaluation{}, err
 		}

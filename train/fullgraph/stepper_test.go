@@ -13,6 +13,7 @@ import (
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/internal/stats"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/tensor"
@@ -371,5 +372,27 @@ func TestFromDatasetNormalisesCountsOnly(t *testing.T) {
 	data, _ = FromDataset(d, dataset.Split{}, nn.ForceDense, true)
 	if got := data.Features.Dense.Data; got[0] != 0.25 || got[3] != 0.5 {
 		t.Fatalf("features %v: counts were not normalised", got)
+	}
+}
+
+// An evaluation pass after a training step grows no buffer: the model's
+// layers and the loss serve both.
+func TestEvaluationAddsNoBuffers(t *testing.T) {
+	ds, data := coraData(t)
+	for _, model := range []string{"gcn", "sage"} {
+		s, err := NewStepper(presetConfig(t, model, ds.NumClasses, 1), data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Step(train.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+		held := memacct.Held(memacct.Activations)
+		if _, err := s.Evaluate(1); err != nil {
+			t.Fatal(err)
+		}
+		if grown := memacct.Held(memacct.Activations) - held; grown != 0 {
+			t.Errorf("%s: evaluation grew the activations by %d bytes", model, grown)
+		}
 	}
 }
