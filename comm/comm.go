@@ -68,6 +68,17 @@ type Direct interface {
 	// buffer: msg is the peer's own send buffer, valid only during the
 	// call. The traffic is counted as AllToAll's.
 	AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error
+	// AllToAllPull is an all-to-all whose messages are made as they are
+	// read, so that no rank holds them whole: the message to peer p is
+	// rows[p] rows of size bytes, and write(p, lo, hi, dst) writes its rows
+	// [lo, hi) into dst; visit(p, n, read) takes peer p's message of n
+	// rows, in rank order (its own rank skipped), read(lo, hi, dst)
+	// writing rows [lo, hi) of it into dst, each row once. write runs on
+	// the receivers' goroutines, concurrently, while this rank waits in
+	// the call until every receiver is done: it may read only what does
+	// not change until the call returns. The traffic is counted as that of
+	// AllToAll's messages.
+	AllToAllPull(site string, rows []int, size int, write func(p, lo, hi int, dst []byte), visit func(p, n int, read func(lo, hi int, dst []byte))) error
 }
 
 // rowSender is a Communicator with Direct's all-to-alls.

@@ -420,3 +420,64 @@ func TestAllToAllVisitEqualsAllToAll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// AllToAllPull hands every peer's message to the visitor in rank order,
+// each row made by its sender's function as the receiver reads it, with
+// AllToAll's bytes and emulated time.
+func TestAllToAllPullEqualsAllToAll(t *testing.T) {
+	const size, rowBytes = 4, 3
+	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
+	row := func(from, to, i int) []byte { return []byte{byte(from), byte(to), byte(i)} }
+	err := Run(size, func(c Communicator) error {
+		me := c.Rank()
+		rows := make([]int, size)
+		send := make([][]byte, size)
+		for p := range size {
+			rows[p] = 2*p + me + 1
+			for i := range rows[p] {
+				send[p] = append(send[p], row(me, p, i)...)
+			}
+		}
+		d, ok := DirectOf(WithLink(c, link))
+		if !ok {
+			return fmt.Errorf("the linked in-process communicator is not Direct")
+		}
+		got := make([][]byte, size)
+		var order []int
+		err := d.AllToAllPull("pull", rows, rowBytes, func(p, lo, hi int, dst []byte) {
+			for i := lo; i < hi; i++ {
+				copy(dst[(i-lo)*rowBytes:], row(me, p, i))
+			}
+		}, func(p, n int, read func(lo, hi int, dst []byte)) {
+			order = append(order, p)
+			got[p] = make([]byte, n*rowBytes)
+			for lo := 0; lo < n; lo += 2 { // two rows at a time
+				hi := min(lo+2, n)
+				read(lo, hi, got[p][lo*rowBytes:hi*rowBytes])
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if want := slices.DeleteFunc([]int{0, 1, 2, 3}, func(p int) bool { return p == me }); !slices.Equal(order, want) {
+			return fmt.Errorf("rank %d visited %v, want %v", me, order, want)
+		}
+		want := make([][]byte, size)
+		if err := WithLink(c, link).AllToAll("msgs", send, want); err != nil {
+			return err
+		}
+		for p := range size {
+			if p != me && string(got[p]) != string(want[p]) {
+				return fmt.Errorf("rank %d from %d: pulled %v, sent %v", me, p, got[p], want[p])
+			}
+		}
+		a, b := c.Stats().Site("pull"), c.Stats().Site("msgs")
+		if a.BytesSent != b.BytesSent || a.BytesReceived != b.BytesReceived || a.BytesSent == 0 || a.EmulatedSeconds != b.EmulatedSeconds {
+			return fmt.Errorf("rank %d: pull %+v, messages %+v", me, a, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -136,6 +136,19 @@ func (c linkedRows) AllToAllRows(site string, src []byte, size int, at [][]int32
 	return nil
 }
 
+func (c linkedRows) AllToAllPull(site string, rows []int, size int, write func(p, lo, hi int, dst []byte), visit func(p, n int, read func(lo, hi int, dst []byte))) error {
+	var in int64
+	err := c.rows.AllToAllPull(site, rows, size, write, func(p, n int, read func(lo, hi int, dst []byte)) {
+		in += int64(n * size)
+		visit(p, n, read)
+	})
+	if err != nil {
+		return err
+	}
+	c.addTime(site, func(p int) int { return rows[p] * size }, in)
+	return nil
+}
+
 func (c linkedRows) AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error {
 	var in int64
 	err := c.rows.AllToAllVisit(site, send, func(p int, msg []byte) {

@@ -165,6 +165,8 @@ func (g *Group) overdue(now time.Time, deadline time.Duration) error {
 
 // offer is a message a rank offers a peer in the collective kind(site):
 // buf, or, with rows set, the rows at of buf, each size bytes.
+// With pull set, the message is n rows of size bytes that pull writes
+// as the receiver reads them (AllToAllPull).
 type offer struct {
 	kind string
 	site string
@@ -172,12 +174,17 @@ type offer struct {
 	rows bool
 	size int
 	at   []int32
+	pull func(lo, hi int, dst []byte)
+	n    int
 }
 
 // len is the message's size in bytes.
 func (o offer) len() int {
-	if o.rows {
+	switch {
+	case o.rows:
 		return len(o.at) * o.size
+	case o.pull != nil:
+		return o.n * o.size
 	}
 	return len(o.buf)
 }
@@ -297,6 +304,23 @@ func (c *local) AllToAllVisit(site string, send [][]byte, visit func(p int, msg 
 	return c.allToAll("AllToAll", site, func(p int) offer { return offer{buf: send[p]} }, func(p int, o offer) int {
 		visit(p, o.buf)
 		return len(o.buf)
+	})
+}
+
+// AllToAllPull makes the in-process group Direct: each receiver calls the
+// sender's write for the rows it reads, on the receiver's goroutine,
+// while the sender waits for every receiver to acknowledge.
+func (c *local) AllToAllPull(site string, rows []int, size int, write func(p, lo, hi int, dst []byte), visit func(p, n int, read func(lo, hi int, dst []byte))) error {
+	if len(rows) != c.g.size || size < 0 {
+		return fmt.Errorf("comm: AllToAllPull(%s): %d row counts of %d bytes for %d ranks", site, len(rows), size, c.g.size)
+	}
+	c.g.enter(c.rank, "AllToAllPull", site)
+	defer c.g.leave(c.rank)
+	return c.allToAll("AllToAllPull", site, func(p int) offer {
+		return offer{pull: func(lo, hi int, dst []byte) { write(p, lo, hi, dst) }, n: rows[p], size: size}
+	}, func(p int, o offer) int {
+		visit(p, o.n, o.pull)
+		return o.len()
 	})
 }
 

@@ -19,7 +19,10 @@ import (
 // halo row once. Where a codec encodes the gradient a piece of rows at a
 // time, fill writes a cache-sized piece, encoded before the next is made,
 // so the halo rows' gradient (most of the rows on a fine partition) never
-// goes to memory; elsewhere fill writes them all into dext.
+// goes to memory; in the in-process group an uncompressed pass has the
+// peers call fill for the rows they read, a piece at a time, on their own
+// goroutines (PullsGradients), and dext needs only the owned rows;
+// elsewhere fill writes them all into dext.
 func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
 	w, own := dh.Cols, dh.Rows
 	if own*w > 0 && &dh.Data[0] != &dext.Data[0] {
@@ -31,7 +34,8 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 	}
 	codec := e.codecFor(layer)
 	inPieces := e.keeps(layer) || codec.Caps().RowByRow
-	if fill != nil && (e.err != nil || stale != nil || e.uncompressed(layer) || !inPieces) {
+	pulls := fill != nil && e.PullsGradients(layer)
+	if fill != nil && !pulls && (e.err != nil || stale != nil || e.uncompressed(layer) || !inPieces) {
 		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
 		fill = nil
 	}
@@ -40,6 +44,9 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 		return
 	case stale != nil:
 		e.fail(fmt.Errorf("halo gradient exchange, layer %d, step %d: %w", layer, e.step, stale))
+		return
+	case pulls:
+		e.backwardPull(layer, dh, fill)
 		return
 	case e.uncompressed(layer):
 		e.backwardRaw(layer, dext, dh)
@@ -193,7 +200,74 @@ func (e *Exchange) addGradientsFrom(q int, msg []byte) {
 		e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: message of %d bytes, want %d", q, e.gradLayer, len(msg), want))
 		return
 	}
-	if len(msg) > 0 {
-		addRows(dh, rows, unsafe.Slice((*float32)(unsafe.Pointer(&msg[0])), len(msg)/4))
+	addRows(dh, rows, floatsOf(msg))
+}
+
+// PullsGradients reports whether layer's Backward in the current pass,
+// given a fill function, never writes the halo rows' gradient out: in the
+// in-process group an uncompressed pass has each peer make the rows it
+// reads with fill, a cache-sized piece at a time, and add them into its
+// owned rows (backwardPull). A layer then passes dext with its owned rows
+// alone (nn.Halo).
+func (e *Exchange) PullsGradients(layer int) bool {
+	return e.direct != nil && e.uncompressed(layer)
+}
+
+// backwardPull is backwardRaw in the in-process group with a fill
+// function: every peer makes the gradient rows this worker would send it
+// with fill, on the peer's goroutine, and adds them into its owned rows
+// as backwardRaw adds a message, piece by piece; no worker holds its halo
+// rows' gradient whole.
+func (e *Exchange) backwardPull(layer int, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+	me := e.plan.me
+	for q := range e.plan.peers {
+		e.pullRows[q] = 0
+		if q != me {
+			lo, hi := e.plan.haloRows(q)
+			e.pullRows[q] = hi - lo
+		}
 	}
+	e.gradFill, e.gradDH, e.gradLayer = fill, dh, layer
+	err := e.direct.AllToAllPull(e.site(layer, true), e.pullRows, 4*dh.Cols, e.makeGrad, e.addPulled)
+	e.gradFill, e.gradDH = nil, nil
+	if err != nil {
+		e.fail(fmt.Errorf("halo gradient exchange, layer %d: %w", layer, err))
+	}
+}
+
+// makeGrad writes rows [lo, hi) of the gradient message to peer q, the
+// gradients of the halo rows q owns, with the layer's fill. It runs on
+// q's goroutine.
+func (e *Exchange) makeGrad(q, lo, hi int, dst []byte) {
+	first, _ := e.plan.haloRows(q)
+	first -= e.plan.own
+	w := e.gradDH.Cols
+	fill := e.gradFill
+	fill(first+lo, first+hi, &tensor.Matrix{Rows: hi - lo, Cols: w, Data: floatsOf(dst)[:(hi-lo)*w]})
+}
+
+// addPulled adds peer q's gradients of the n rows q reads into e.gradDH,
+// reading them a cache-sized piece at a time.
+func (e *Exchange) addPulled(q, n int, read func(lo, hi int, dst []byte)) {
+	dh, rows := e.gradDH, e.plan.send[q]
+	if n != len(rows) {
+		e.fail(fmt.Errorf("halo gradients from rank %d, layer %d: %d rows, want %d", q, e.gradLayer, n, len(rows)))
+		return
+	}
+	w := dh.Cols
+	chunk := max(1, rowChunk/max(w, 1))
+	buf := e.buffer(min(n, chunk) * w)
+	for a := 0; a < n; a += chunk {
+		b := min(a+chunk, n)
+		read(a, b, compress.FloatBytes(buf[:(b-a)*w]))
+		addRows(dh, rows[a:b], buf)
+	}
+}
+
+// floatsOf is b, of float32-aligned memory, as float32s without a copy.
+func floatsOf(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }

@@ -102,6 +102,10 @@ type Exchange struct {
 	gradDH    *tensor.Matrix
 	gradLayer int
 	addTo     func(q int, msg []byte)
+	// gradFill is the layer's fill in the in-process backwardPull, and
+	// pullRows its message sizes, in rows.
+	gradFill func(lo, hi int, out *tensor.Matrix)
+	pullRows []int
 }
 
 // New returns the exchange of the worker that owns part.
@@ -128,6 +132,7 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 		e.direct = d
 	}
 	e.addTo = e.addGradientsFrom
+	e.pullRows = make([]int, n)
 	if c := cfg.EvalCodec; c != nil {
 		if caps := c.Caps(); caps.Streaming != nil || caps.Grad != nil {
 			return nil, fmt.Errorf("halo: %s keeps state between messages and cannot compress evaluation passes; a quantiser can (quant8, entropy:quant8)", c.Name())

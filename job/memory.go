@@ -35,7 +35,9 @@ type MemoryAccount struct {
 	// Communication are the halo exchange's buffers and its codecs' state
 	// (delta coding's reconstructions, at both ends of every stream).
 	// Parts in one process move uncompressed rows and gradients without
-	// buffers (the peers read them where they lie: comm.Direct).
+	// message buffers (the peers read the rows where they lie and make
+	// the gradients as they read them, a 64 KiB piece at a time:
+	// comm.Direct).
 	Communication int64 `json:"communication_bytes"`
 	// Rest is peak RSS minus the above.
 	Rest int64 `json:"rest_bytes"`

@@ -12,8 +12,9 @@ import (
 // sbm:2000:…:16 graph are 2000×16 float32s, twice over when two parts copy
 // their rows in one process; Adam keeps two moments beside each
 // parameter's value, gradient and best copy; a partitioned run has its
-// parts' adjacencies, and in one process no halo buffers (the exchange
-// reads the peers' rows where they lie); a mini-batch run's layers store
+// parts' adjacencies, and in one process no halo buffers beyond a 64 KiB
+// piece of gradient rows a part (the exchange reads the peers' rows where
+// they lie); a mini-batch run's layers store
 // activations; and the parts never add up to more than the peak RSS they
 // are carved from.
 func TestMemoryAccount(t *testing.T) {
@@ -52,8 +53,8 @@ func TestMemoryAccount(t *testing.T) {
 			t.Errorf("%s: the account sums to %d, peak RSS %d (%+v)", c.name, total, c.sum.PeakRSSBytes, *m)
 		}
 	}
-	if parted.Memory.Graph <= narrow.Memory.Graph || parted.Memory.Communication != 0 {
-		t.Errorf("two parts: graph %d (one worker %d), communication %d; want the parts' adjacencies counted, and no halo buffers",
+	if parted.Memory.Graph <= narrow.Memory.Graph || parted.Memory.Communication > 2*64<<10 {
+		t.Errorf("two parts: graph %d (one worker %d), communication %d; want the parts' adjacencies counted, and no halo buffers beyond a piece",
 			parted.Memory.Graph, narrow.Memory.Graph, parted.Memory.Communication)
 	}
 	// Data-parallel workers hold sparse features this dense (every value

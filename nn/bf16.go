@@ -73,7 +73,7 @@ type stored16 struct {
 // forward computes the projection of x by w for the block g into work and
 // extends it to every source through the halo exchange of layer.
 func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, work *transient) *tensor.MatrixBF16 {
-	ext := viewBF16(work.slot(), &s.ext, g.NumSrc, w.Cols, g.Halo != nil)
+	ext := viewBF16(work.slot(), &s.ext, g.NumSrc, w.Cols, g.gradRows(layer, true))
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
 	x.projectBF16(&s.head, w)
@@ -84,19 +84,14 @@ func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, wo
 }
 
 // viewBF16 returns the storage of the float32 buffer *buf as a rows×cols
-// bf16 matrix, in view, growing *buf as ensure does. With wide set it
-// makes *buf hold rows×cols float32s, twice what the view needs: with a
-// halo, the backward pass takes the float32 gradient of the aggregation,
-// as wide, in the same buffer (scratch), and growing it now, to its size,
-// saves the eighth to spare that growing it then would add.
-func viewBF16(buf **tensor.Matrix, view *tensor.MatrixBF16, rows, cols int, wide bool) *tensor.MatrixBF16 {
+// bf16 matrix, in view, growing *buf as ensure does, to hold back rows of
+// cols float32s too if they are more: the rows of the gradient that the
+// backward pass computes in the same buffer (scratch, Block.gradRows).
+// Growing it now, to the size both passes need, saves the eighth to spare
+// that growing it in the backward pass would add.
+func viewBF16(buf **tensor.Matrix, view *tensor.MatrixBF16, rows, cols, back int) *tensor.MatrixBF16 {
 	n := rows * cols
-	var f *tensor.Matrix
-	if wide {
-		f = ensure(buf, rows, cols)
-	} else {
-		f = ensure(buf, 1, (n+1)/2)
-	}
+	f := ensure(buf, 1, max((n+1)/2, back*cols))
 	*view = tensor.MatrixBF16{Rows: rows, Cols: cols}
 	if n > 0 {
 		view.Data = unsafe.Slice((*uint16)(unsafe.Pointer(&f.Data[0])), n)

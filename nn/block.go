@@ -32,8 +32,19 @@ type Halo interface {
 	// and Backward calls it for every halo row once, a piece at a time as
 	// it sends them or all at once into dext, so that a layer need not
 	// write them all out (they are most of the rows on a fine partition)
-	// for the exchange to read back.
+	// for the exchange to read back. It may call fill from other
+	// goroutines, concurrently, before it returns (GradientPuller): fill
+	// must only read what does not change during Backward.
 	Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
+}
+
+// GradientPuller is a Halo whose Backward, given a fill function, may
+// never need dext's halo rows: when PullsGradients(layer) is true in a
+// pass, fill makes every halo row's gradient that leaves (the peers of an
+// in-process group call it as they read them), and a layer passes dext
+// with the owned rows alone.
+type GradientPuller interface {
+	PullsGradients(layer int) bool
 }
 
 // Block is what a layer aggregates over: a bipartite graph from source
@@ -398,11 +409,31 @@ func (g *Block) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 	return ext
 }
 
+// gradRows is the number of rows a GCN or SAGE layer's gradient of its
+// extended quantity takes in layer's backward pass: a row per source,
+// without a halo or through one that needs them, and a row per
+// destination through a GradientPuller that makes the others as they are
+// read. Without a halo at bf16 it is 0 (scratch: the output's buffer
+// holds it).
+func (g *Block) gradRows(layer int, bf16 bool) int {
+	if g.Halo == nil {
+		if bf16 {
+			return 0
+		}
+		return g.NumSrc
+	}
+	if p, ok := g.Halo.(GradientPuller); ok && p.PullsGradients(layer) {
+		return g.NumDst
+	}
+	return g.NumSrc
+}
+
 // aggregateBackward returns the owned rows' gradient of an aggregation by
 // op (targets × sources) given its output's gradient dy: opT·dy (opT is
 // op's transpose) with the halo rows' part returned to their owners and
 // the peers' added, in place in dext's first rows (through the header
-// head). The halo rows are multiplied out as the exchange asks for them.
+// head). The halo rows are multiplied out as the exchange asks for them,
+// and dext may have the destinations' rows alone (gradRows).
 func (g *Block) aggregateBackward(layer int, opT *tensor.CSR, dy, dext, head *tensor.Matrix) *tensor.Matrix {
 	if g.Halo == nil {
 		tensor.SpMM(dext, opT, dy)

@@ -132,7 +132,7 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNT(da, dy, l.Weight.Value)
 		return p.inputGradient(g.gcnTOp(), da)
 	}
-	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.NumSrc, dy.Cols)
+	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.gradRows(l.index, false), dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
@@ -218,7 +218,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 		return dx
 	}
-	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.NumSrc, dy.Cols)
+	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.gradRows(l.index, false), dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.WeightR.Grad, dy)

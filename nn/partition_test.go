@@ -20,6 +20,7 @@ type exchange struct {
 	count, gen int
 	pub        []*tensor.Matrix // what each part published in the current round
 	pub16      []*tensor.MatrixBF16
+	fills      []func(lo, hi int, out *tensor.Matrix) // pullHalo's
 	parts      []*localPart
 	owner      []int // owner[global id] = part
 	local      []int // local[global id] = row in its owner
@@ -136,6 +137,51 @@ func (h pieceHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 	h.testHalo.Backward(layer, dext, dh, nil)
 }
 
+// pullHalo is testHalo whose peers make the halo rows' gradients they
+// read with the owner's fill, a row at a time, from their own goroutines
+// (a GradientPuller): the layers pass dext with the owned rows alone.
+type pullHalo struct{ testHalo }
+
+func (h pullHalo) PullsGradients(int) bool { return true }
+
+func (h pullHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix)) {
+	if fill == nil {
+		h.testHalo.Backward(layer, dext, dh, nil)
+		return
+	}
+	if dext.Rows != dh.Rows {
+		panic("nn: a GradientPuller was handed halo rows of the gradient")
+	}
+	e := h.e
+	e.mu.Lock()
+	if e.fills == nil {
+		e.fills = make([]func(lo, hi int, out *tensor.Matrix), len(e.parts))
+	}
+	e.fills[h.p] = fill
+	e.mu.Unlock()
+	e.wait()
+	if len(dh.Data) > 0 && &dh.Data[0] != &dext.Data[0] {
+		copy(dh.Data, dext.Data)
+	}
+	row := tensor.New(1, dh.Cols)
+	for q, other := range e.parts {
+		if q == h.p {
+			continue
+		}
+		ont := len(other.targets)
+		for k, gid := range other.sources[ont:] {
+			if e.owner[gid] == h.p {
+				e.fills[q](k, k+1, row)
+				dst := dh.Row(e.local[gid])
+				for c := range dst {
+					dst[c] += row.Data[c]
+				}
+			}
+		}
+	}
+	e.wait()
+}
+
 // partition splits g among parts by owner, building each part's local
 // operators with global degrees, as a distributed trainer would.
 func partition(t *testing.T, g *graph.Graph, owner []int, parts int) *exchange {
@@ -229,14 +275,15 @@ func closeTo(a, b float32) bool {
 // two (or three) parts of a graph that exchange halo rows, gives the
 // whole-graph logits, and its parameter gradients sum to the whole graph's.
 // Dropout is on, so this also checks that dropout does not depend on the
-// partitioning. With three parts the halo is a HaloRows, which GCN and
-// SAGE hand the halo rows' gradient a piece at a time. At bf16
+// partitioning. With three parts the halo asks GCN and SAGE for the halo
+// rows' gradient a piece at a time; with four the peers make the rows they
+// read with the owner's fill (a GradientPuller). At bf16
 // (SetBF16, dense features in bf16) the halo moves bf16 rows, and the
 // parts still give the whole graph's logits and gradients.
 func TestPartitionedEqualsWhole(t *testing.T) {
 	const n, in, classes = 40, 12, 4
 	gg := randomGraph(t, n, 4, 31)
-	for _, parts := range []int{2, 3} {
+	for _, parts := range []int{2, 3, 4} {
 		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat", "gcn-bf16", "sage-bf16", "gat-bf16"} {
 			for _, storage := range []Storage{ForceDense, ForceSparse} {
 				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
@@ -274,9 +321,12 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					whole.Backward(r)
 
 					e := partition(t, gg, owner, parts)
-					if parts == 3 {
-						for _, lp := range e.parts {
+					for _, lp := range e.parts {
+						switch parts {
+						case 3:
 							lp.g.Halo = pieceHalo{lp.g.Halo.(testHalo)}
+						case 4:
+							lp.g.Halo = pullHalo{lp.g.Halo.(testHalo)}
 						}
 					}
 					models := make([]*Model, parts)
@@ -298,10 +348,17 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					if bf16 && model != "gat" {
 						// The bf16 projection and the backward pass's float32
 						// gradient of the aggregation share the transient: one
-						// float32 row per source, as wide as the widest layer.
+						// float32 row per source, as wide as the widest layer;
+						// or, where the peers make the halo rows' gradients
+						// (pullHalo), the larger of the bf16 projection and a
+						// float32 row per destination.
 						for p, lp := range e.parts {
-							if h := transientOf(models[p]); cap(h.Data) != lp.g.NumSrc*cfg.Hidden {
-								t.Fatalf("part %d: a transient of %d float32s for %d sources of %d columns", p, cap(h.Data), lp.g.NumSrc, cfg.Hidden)
+							want := lp.g.NumSrc * cfg.Hidden
+							if parts == 4 {
+								want = max((lp.g.NumSrc*cfg.Hidden+1)/2, lp.g.NumDst*cfg.Hidden)
+							}
+							if h := transientOf(models[p]); cap(h.Data) != want {
+								t.Fatalf("part %d: a transient of %d float32s for %d sources and %d destinations of %d columns, want %d", p, cap(h.Data), lp.g.NumSrc, lp.g.NumDst, cfg.Hidden, want)
 							}
 						}
 					}
