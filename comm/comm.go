@@ -79,6 +79,21 @@ type Direct interface {
 	// not change until the call returns. The traffic is counted as that of
 	// AllToAll's messages.
 	AllToAllPull(site string, rows []int, size int, write func(p, lo, hi int, dst []byte), visit func(p, n int, read func(lo, hi int, dst []byte))) error
+	// Share returns the one buffer of size bytes, aligned for float32s,
+	// that every rank gets for site, once every rank has called it: a
+	// collective, which every rank calls with the same site and size in
+	// the same order. The group keeps the buffer for the site's next
+	// calls, which return it again (a new one, if it is too small), so
+	// the ranks can take turns writing their parts of it and reading
+	// the others': a call returns only once every rank is done with what
+	// it did before its own call. grew is the bytes by which the call
+	// grew the group's buffer, for the one rank whose call grew it (0 for
+	// the others), so that the group's memory is counted once.
+	Share(site string, size int) (buf []byte, grew int, err error)
+	// AllToAllShared is a barrier after which every rank reads what its
+	// peers wrote into a Share buffer, counted as AllToAll's messages
+	// would be: sent[p] bytes to and recvd[p] bytes from each peer p.
+	AllToAllShared(site string, sent, recvd []int) error
 }
 
 // rowSender is a Communicator with Direct's all-to-alls.

@@ -481,3 +481,61 @@ func TestAllToAllPullEqualsAllToAll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Share hands every rank the same buffer, kept for the site's next calls
+// and grown once for the group; what the ranks write before
+// AllToAllShared every rank reads after it, and the barrier is counted as
+// an AllToAll of the sizes given, emulated time included.
+func TestShareAndAllToAllShared(t *testing.T) {
+	const size = 3
+	link := Link{BytesPerSecond: 1e6, Latency: time.Millisecond}
+	var grew [size]int
+	err := Run(size, func(c Communicator) error {
+		me := c.Rank()
+		if _, ok := DirectOf(plain{c}); ok {
+			return fmt.Errorf("a plain communicator is Direct")
+		}
+		d, _ := DirectOf(WithLink(c, link))
+		b, g1, err := d.Share("buf", 8*size)
+		if err != nil {
+			return err
+		}
+		b2, g2, err := d.Share("buf", 4*size) // smaller: the same buffer
+		if err != nil {
+			return err
+		}
+		grew[me] = g1 + g2
+		if &b2[0] != &b[0] || len(b2) != 4*size {
+			return fmt.Errorf("rank %d: a second, smaller Share gave another buffer", me)
+		}
+		b[8*me] = byte(10 + me)
+		sent, recvd := make([]int, size), make([]int, size)
+		send, want := make([][]byte, size), make([][]byte, size)
+		for p := range size {
+			sent[p], recvd[p] = 5*p+me+1, 5*me+p+1
+			send[p] = make([]byte, sent[p])
+		}
+		if err := d.AllToAllShared("shared", sent, recvd); err != nil {
+			return err
+		}
+		for p := range size {
+			if b[8*p] != byte(10+p) {
+				return fmt.Errorf("rank %d reads %d where rank %d wrote %d", me, b[8*p], p, 10+p)
+			}
+		}
+		if err := WithLink(c, link).AllToAll("msgs", send, want); err != nil {
+			return err
+		}
+		a, m := c.Stats().Site("shared"), c.Stats().Site("msgs")
+		if a.BytesSent != m.BytesSent || a.BytesReceived != m.BytesReceived || a.BytesSent == 0 || a.EmulatedSeconds != m.EmulatedSeconds {
+			return fmt.Errorf("rank %d: shared %+v, messages %+v", me, a, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total := grew[0] + grew[1] + grew[2]; total != 8*size || slices.Max(grew[:]) != total {
+		t.Errorf("the ranks report growth %v; want %d bytes, by one of them", grew, 8*size)
+	}
+}

@@ -149,6 +149,24 @@ func (c linkedRows) AllToAllPull(site string, rows []int, size int, write func(p
 	return nil
 }
 
+func (c linkedRows) Share(site string, size int) ([]byte, int, error) {
+	return c.rows.Share(site, size)
+}
+
+func (c linkedRows) AllToAllShared(site string, sent, recvd []int) error {
+	if err := c.rows.AllToAllShared(site, sent, recvd); err != nil {
+		return err
+	}
+	var in int64
+	for p, n := range recvd {
+		if p != c.Rank() {
+			in += int64(n)
+		}
+	}
+	c.addTime(site, func(p int) int { return sent[p] }, in)
+	return nil
+}
+
 func (c linkedRows) AllToAllVisit(site string, send [][]byte, visit func(p int, msg []byte)) error {
 	var in int64
 	err := c.rows.AllToAllVisit(site, send, func(p int, msg []byte) {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
+
+	"github.com/graft-gnn/graft/internal/hugepage"
 )
 
 // Group is a set of in-process ranks that talk through channels: one
@@ -32,6 +35,9 @@ type Group struct {
 	calls   []callState // the collective each rank is in, for the watchdog
 
 	inboxes []*inbox // each rank's point-to-point messages (p2p.go)
+
+	sharedMu sync.Mutex
+	shared   map[string][]float32 // Share's buffers, by site
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -525,5 +531,57 @@ func Run(size int, fn func(c Communicator) error) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// Share makes the in-process group Direct: the first rank to call it for
+// site (or to ask for more than the site's buffer holds) allocates the
+// buffer, and the group keeps it for the site's next calls.
+func (c *local) Share(site string, size int) ([]byte, int, error) {
+	if size < 0 {
+		return nil, 0, fmt.Errorf("comm: Share(%s): %d bytes", site, size)
+	}
+	start := time.Now()
+	g := c.g
+	g.enter(c.rank, "Share", site)
+	defer g.leave(c.rank)
+	g.sharedMu.Lock()
+	if g.shared == nil {
+		g.shared = map[string][]float32{}
+	}
+	buf, grew := g.shared[site], 0
+	if 4*len(buf) < size {
+		grew = 4*((size+3)/4) - 4*len(buf)
+		buf = hugepage.Float32s((size + 3) / 4)
+		g.shared[site] = buf
+	}
+	g.sharedMu.Unlock()
+	if err := g.barrier(); err != nil {
+		return nil, 0, err
+	}
+	c.stats.record(site, c.rank, nil, nil, time.Since(start))
+	if size == 0 {
+		return nil, grew, nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), size), grew, nil
+}
+
+// AllToAllShared makes the in-process group Direct: a barrier, counted as
+// an all-to-all of the sizes given.
+func (c *local) AllToAllShared(site string, sent, recvd []int) error {
+	if len(sent) != c.g.size || len(recvd) != c.g.size {
+		return fmt.Errorf("comm: AllToAllShared(%s): %d sent and %d received sizes for %d ranks", site, len(sent), len(recvd), c.g.size)
+	}
+	start := time.Now()
+	c.g.enter(c.rank, "AllToAllShared", site)
+	defer c.g.leave(c.rank)
+	if err := c.g.barrier(); err != nil {
+		return err
+	}
+	s, r := c.scratch()
+	for p := range c.g.size {
+		s[p], r[p] = int64(sent[p]), int64(recvd[p])
+	}
+	c.stats.record(site, c.rank, s, r, time.Since(start))
 	return nil
 }

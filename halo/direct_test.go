@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -92,6 +93,96 @@ func TestExchangeInProcessNeedsNoBuffers(t *testing.T) {
 		piece := int64(4 * w * min(longest, rowChunk/w))
 		if grown[0] > int64(k)*piece || grown[1] <= int64(k)*piece {
 			t.Errorf("bf16 %v: the exchange's buffers grew by %d bytes in process, %d through messages; a piece is %d", bf16, grown[0], grown[1], piece)
+		}
+	}
+}
+
+// In the in-process group an uncompressed pass shares one buffer: every
+// part writes its owned rows into Shared's own rows, and after Written
+// the buffer holds every source's global row where SourceRows says, at
+// fp32 and bf16; the traffic is counted as the exchange's, the buffer
+// once for the group, and a compressed pass or another transport shares
+// nothing.
+func TestExchangeSharesRowsInProcess(t *testing.T) {
+	const n, k, w = 150, 4, 9
+	_, l := testLayout(t, n, k, 8)
+	global := randomRows(rand.New(rand.NewPCG(2, 3)), n, w)
+	global16 := tensor.MatrixToBF16(global)
+	var bytes [2][k]int64 // [shared, copied][rank]: forward bytes sent
+	for way, copying := range []bool{false, true} {
+		before := memacct.Held(memacct.Activations)
+		err := comm.Run(k, func(c comm.Communicator) error {
+			if copying {
+				c = copyingComm{c}
+			}
+			p := &l.Parts[c.Rank()]
+			codec, _ := compress.New("quant8")
+			e, err := New(c, p, Config{Seed: 1, Layers: 2, Codec: codec})
+			if err != nil {
+				return err
+			}
+			site := ForwardSites + "1"
+			e.Begin(0, true)
+			if copying {
+				_, _, err := forwardOwned(e, p, global) // layer 0 is compressed
+				if err != nil {
+					return err
+				}
+				h := tensor.New(len(p.Owned), w)
+				for i, v := range p.Owned {
+					copy(h.Row(i), global.Row(int(v)))
+				}
+				e.Forward(1, h, tensor.New(len(p.Owned)+len(p.Halo), w))
+				bytes[way][c.Rank()] = c.Stats().Site(site).BytesSent
+				return e.Err()
+			}
+			if all, _ := e.Shared(0, w); all != nil {
+				return fmt.Errorf("a compressed pass is shared")
+			}
+			for _, bf16 := range []bool{false, true} {
+				if bf16 {
+					all, own := e.SharedBF16(1, w)
+					for i, v := range p.Owned {
+						copy(own.Data[i*w:(i+1)*w], global16.Data[int(v)*w:(int(v)+1)*w])
+					}
+					e.Written(1)
+					for j, r := range e.SourceRows() {
+						v := int(p.Global(int32(j)))
+						if !slices.Equal(all.Data[int(r)*w:(int(r)+1)*w], global16.Data[v*w:(v+1)*w]) {
+							return fmt.Errorf("rank %d, bf16: source %d (node %d) is not at row %d", c.Rank(), j, v, r)
+						}
+					}
+					continue
+				}
+				all, own := e.Shared(1, w)
+				if all == nil || all.Rows != n || own.Rows != len(p.Owned) {
+					return fmt.Errorf("rank %d: shared %v rows, own %v", c.Rank(), all, own)
+				}
+				for i, v := range p.Owned {
+					copy(own.Row(i), global.Row(int(v)))
+				}
+				e.Written(1)
+				for j, r := range e.SourceRows() {
+					v := int(p.Global(int32(j)))
+					if !slices.Equal(all.Row(int(r)), global.Row(v)) {
+						return fmt.Errorf("rank %d: source %d (node %d) is not at row %d", c.Rank(), j, v, r)
+					}
+				}
+				bytes[way][c.Rank()] = c.Stats().Site(site).BytesSent
+			}
+			return e.Err()
+		})
+		if err != nil {
+			t.Fatalf("copying %v: %v", copying, err)
+		}
+		grown := memacct.Held(memacct.Activations) - before
+		if want := int64(4 * n * w); !copying && grown != want {
+			t.Errorf("the shared buffer counts %d bytes, want %d: a float32 row per node, once", grown, want)
+		}
+	}
+	for r := range k {
+		if bytes[0][r] == 0 || bytes[0][r] != bytes[1][r] {
+			t.Errorf("rank %d: the shared pass counts %d bytes sent, the exchange %d", r, bytes[0][r], bytes[1][r])
 		}
 	}
 }

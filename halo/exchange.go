@@ -106,6 +106,10 @@ type Exchange struct {
 	// pullRows its message sizes, in rows.
 	gradFill func(lo, hi int, out *tensor.Matrix)
 	pullRows []int
+
+	part                  *partition.Part
+	shared                *shared // the shared passes' placement and views (shared.go)
+	sentBytes, recvdBytes []int
 }
 
 // New returns the exchange of the worker that owns part.
@@ -133,6 +137,7 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 	}
 	e.addTo = e.addGradientsFrom
 	e.pullRows = make([]int, n)
+	e.part, e.sentBytes, e.recvdBytes = part, make([]int, n), make([]int, n)
 	if c := cfg.EvalCodec; c != nil {
 		if caps := c.Caps(); caps.Streaming != nil || caps.Grad != nil {
 			return nil, fmt.Errorf("halo: %s keeps state between messages and cannot compress evaluation passes; a quantiser can (quant8, entropy:quant8)", c.Name())

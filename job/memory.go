@@ -29,15 +29,20 @@ type MemoryAccount struct {
 	// parameter and the optimiser's state, for every model replica of the
 	// process (one per worker of an in-process run).
 	Parameters int64 `json:"parameters_bytes"`
-	// Activations are the layers' stored outputs and gradients, dropout
-	// masks, and exact evaluation's per-node outputs.
+	// Activations are the layers' stored outputs and gradients (and the
+	// sign bits of their ReLUs, where the next layer writes its input
+	// gradient over the output), dropout masks, exact evaluation's
+	// per-node outputs, and, for parts in one process, the buffer they
+	// share for the layers' per-node quantities (a row per node, counted
+	// once: halo.Exchange.Shared).
 	Activations int64 `json:"activations_bytes"`
 	// Communication are the halo exchange's buffers and its codecs' state
 	// (delta coding's reconstructions, at both ends of every stream).
 	// Parts in one process move uncompressed rows and gradients without
 	// message buffers (the peers read the rows where they lie and make
 	// the gradients as they read them, a 64 KiB piece at a time:
-	// comm.Direct).
+	// comm.Direct), holding only where each node's row is in the shared
+	// buffer.
 	Communication int64 `json:"communication_bytes"`
 	// Rest is peak RSS minus the above.
 	Rest int64 `json:"rest_bytes"`

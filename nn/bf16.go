@@ -71,8 +71,18 @@ type stored16 struct {
 }
 
 // forward computes the projection of x by w for the block g into work and
-// extends it to every source through the halo exchange of layer.
-func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, work *transient) *tensor.MatrixBF16 {
+// extends it to every source through the halo exchange of layer, and
+// returns it with op, the operator that aggregates it; or, where the
+// halo shares the pass, every part's projection in the shared buffer
+// with op renumbered to its rows (SharedHalo).
+func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, work *transient, op *tensor.CSR) (*tensor.MatrixBF16, *tensor.CSR) {
+	if sh := g.shared(); sh != nil {
+		if all, own := sh.SharedBF16(layer, w.Cols); all != nil {
+			x.projectBF16(own, w)
+			sh.Written(layer)
+			return all, g.sharedOp(op, sh.SourceRows(), all.Rows)
+		}
+	}
 	ext := viewBF16(work.slot(), &s.ext, g.NumSrc, w.Cols, g.gradRows(layer, true))
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
@@ -80,7 +90,7 @@ func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, wo
 	if g.Halo != nil {
 		g.Halo.ForwardBF16(layer, ext, own)
 	}
-	return ext
+	return ext, op
 }
 
 // viewBF16 returns the storage of the float32 buffer *buf as a rows×cols

@@ -38,6 +38,24 @@ type Halo interface {
 	Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi int, out *tensor.Matrix))
 }
 
+// SharedHalo is a Halo whose parts share memory (one process). For a pass
+// it can share, a layer computes its owned rows of the per-node quantity
+// straight into a buffer that holds every part's rows (Shared, or
+// SharedBF16), waits until every part has written them (Written) and
+// aggregates over the buffer with its operator's columns renumbered to
+// rows of it (SourceRows): no halo row is copied, and the sums are the
+// exchange's. Where the Halo also pulls gradients (GradientPuller), the
+// backward pass takes its gradient of the owned rows from Shared's own
+// rows. Shared returns nil for a pass it does not share, and once every
+// part is done with the buffer's previous use; every part calls it at the
+// same points.
+type SharedHalo interface {
+	Shared(layer, cols int) (all, own *tensor.Matrix)
+	SharedBF16(layer, cols int) (all, own *tensor.MatrixBF16)
+	Written(layer int)
+	SourceRows() []int32
+}
+
 // GradientPuller is a Halo whose Backward, given a fill function, may
 // never need dext's halo rows: when PullsGradients(layer) is true in a
 // pass, fill makes every halo row's gradient that leaves (the peers of an
@@ -95,6 +113,8 @@ type Block struct {
 
 	// Storage of the transposes, kept across Reset.
 	gcnTBuf, meanTBuf, loopsTBuf tensor.CSR
+
+	renumbered []renumbered // operators renumbered for a SharedHalo
 }
 
 // WholeGraph returns the single-process block of g: every node is a
@@ -409,6 +429,60 @@ func (g *Block) extend(layer int, h *tensor.Matrix, buf **tensor.Matrix) *tensor
 	return ext
 }
 
+// shared returns the Halo as a SharedHalo, or nil.
+func (g *Block) shared() SharedHalo {
+	sh, _ := g.Halo.(SharedHalo)
+	return sh
+}
+
+// projectShared computes x·w into this part's rows of the shared buffer
+// of layer's pass and returns the buffer, every part's rows written, and
+// op with its columns renumbered to rows of it; nil when the pass is not
+// shared.
+func (g *Block) projectShared(layer int, x Features, w *tensor.Matrix, op *tensor.CSR) (*tensor.Matrix, *tensor.CSR) {
+	sh := g.shared()
+	if sh == nil {
+		return nil, nil
+	}
+	all, own := sh.Shared(layer, w.Cols)
+	if all == nil {
+		return nil, nil
+	}
+	x.mul(own, w)
+	sh.Written(layer)
+	return all, g.sharedOp(op, sh.SourceRows(), all.Rows)
+}
+
+// renumbered is an operator with its columns renumbered to rows of a
+// SharedHalo's buffer.
+type renumbered struct{ of, op *tensor.CSR }
+
+// sharedOp returns op with its columns renumbered to rows (of total) of
+// the shared buffer, made once per operator: a copy of its column
+// indices.
+func (g *Block) sharedOp(op *tensor.CSR, rows []int32, total int) *tensor.CSR {
+	for _, s := range g.renumbered {
+		if s.of == op {
+			return s.op
+		}
+	}
+	r := &tensor.CSR{Rows: op.Rows, Cols: total, Offsets: op.Offsets, Values: op.Values, Indices: make([]int32, op.NNZ())}
+	parallel.For(op.Rows, 4096, rangeTask(func(lo, hi int) {
+		for p := op.Offsets[lo]; p < op.Offsets[hi]; p++ {
+			r.Indices[p] = rows[op.Indices[p]]
+		}
+	}))
+	g.renumbered = append(g.renumbered, renumbered{op, r})
+	return r
+}
+
+// pulls reports whether layer's backward pass in the current step has
+// the Halo make the halo rows' gradients (GradientPuller).
+func (g *Block) pulls(layer int) bool {
+	p, ok := g.Halo.(GradientPuller)
+	return ok && p.PullsGradients(layer)
+}
+
 // gradRows is the number of rows a GCN or SAGE layer's gradient of its
 // extended quantity takes in layer's backward pass: a row per source,
 // without a halo or through one that needs them, and a row per
@@ -422,7 +496,7 @@ func (g *Block) gradRows(layer int, bf16 bool) int {
 		}
 		return g.NumSrc
 	}
-	if p, ok := g.Halo.(GradientPuller); ok && p.PullsGradients(layer) {
+	if g.pulls(layer) {
 		return g.NumDst
 	}
 	return g.NumSrc

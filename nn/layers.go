@@ -98,9 +98,15 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	l.g, l.x = g, x
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.index, g, x, l.Weight.Value, &l.work)
+		ext, op := l.s16.forward(l.index, g, x, l.Weight.Value, &l.work, g.gcnOp())
 		y := ensure(&l.y, g.NumDst, ext.Cols)
-		tensor.SpMMBF16(y, g.gcnOp(), ext)
+		tensor.SpMMBF16(y, op, ext)
+		addRowVector(y, l.Bias.Value.Data)
+		return y
+	}
+	if all, op := g.projectShared(l.index, x, l.Weight.Value, g.gcnOp()); all != nil {
+		y := ensure(&l.y, g.NumDst, all.Cols)
+		tensor.SpMM(y, op, all)
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
@@ -132,7 +138,7 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNT(da, dy, l.Weight.Value)
 		return p.inputGradient(g.gcnTOp(), da)
 	}
-	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.gradRows(l.index, false), dy.Cols)
+	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.Weight.Grad, dh)
 	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
@@ -177,9 +183,16 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.index, g, x, l.WeightL.Value, &l.work)
+		ext, op := l.s16.forward(l.index, g, x, l.WeightL.Value, &l.work, g.meanOp())
 		y := ensure(&l.y, g.NumDst, ext.Cols)
-		tensor.SpMMBF16(y, g.meanOp(), ext)
+		tensor.SpMMBF16(y, op, ext)
+		l.xdst.mulAdd(y, l.WeightR.Value)
+		addRowVector(y, l.BiasL.Value.Data)
+		return y
+	}
+	if all, op := g.projectShared(l.index, x, l.WeightL.Value, g.meanOp()); all != nil {
+		y := ensure(&l.y, g.NumDst, all.Cols)
+		tensor.SpMM(y, op, all)
 		l.xdst.mulAdd(y, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
@@ -218,7 +231,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 		return dx
 	}
-	dext := ensure(scratch(g, l.s16.on, &l.y, &l.work), g.gradRows(l.index, false), dy.Cols)
+	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.WeightR.Grad, dy)
@@ -285,6 +298,20 @@ func (l *GAT) gradInto(m *tensor.Matrix)    { l.dx.to = m }
 // gradient of that output (Model.gradInto).
 func (l *GCN) scratchesOutput() bool  { return l.s16.on && l.g.Halo == nil && !l.pre.on }
 func (l *SAGE) scratchesOutput() bool { return l.s16.on && l.g.Halo == nil && !l.pre.on }
+
+// aggregationGrad returns the buffer of a GCN or SAGE layer's gradient of
+// its aggregation, cols wide, in layer's backward pass: this part's rows
+// of the shared buffer where the halo shares the pass and makes the halo
+// rows' gradients (SharedHalo, GradientPuller), else the scratch, a row
+// per source or per destination (gradRows).
+func aggregationGrad(g *Block, layer int, bf16 bool, y **tensor.Matrix, work *transient, cols int) *tensor.Matrix {
+	if sh := g.shared(); sh != nil && g.pulls(layer) {
+		if _, own := sh.Shared(layer, cols); own != nil {
+			return own
+		}
+	}
+	return ensure(scratch(g, bf16, y, work), g.gradRows(layer, false), cols)
+}
 
 func biasGrad(b *Param, dy *tensor.Matrix) {
 	sumRows(b.Grad.Data, dy)

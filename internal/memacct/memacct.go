@@ -7,7 +7,8 @@ type Kind int
 
 const (
 	// Activations are the layers' stored outputs and gradients, dropout
-	// masks, and evaluation's per-node outputs.
+	// masks, evaluation's per-node outputs, and the per-node quantities
+	// parts in one process share.
 	Activations Kind = iota
 	// Communication are the buffers of the halo exchange and of the
 	// feature fetches of data-parallel training, and the state codecs

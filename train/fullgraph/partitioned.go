@@ -4,10 +4,18 @@ import (
 	"fmt"
 
 	"github.com/graft-gnn/graft/graph"
+	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
+)
+
+// The halo exchange shares the in-process group's memory and has the
+// peers make the gradients they read, where it can.
+var (
+	_ nn.SharedHalo     = (*halo.Exchange)(nil)
+	_ nn.GradientPuller = (*halo.Exchange)(nil)
 )
 
 // PartOf returns the Data the worker holding part trains on: its owned rows
