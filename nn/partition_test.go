@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/tensor"
@@ -21,6 +22,7 @@ type exchange struct {
 	pub        []*tensor.Matrix // what each part published in the current round
 	pub16      []*tensor.MatrixBF16
 	fills      []func(lo, hi int, out *tensor.Matrix) // pullHalo's
+	shared     []float32                              // shareHalo's
 	parts      []*localPart
 	owner      []int // owner[global id] = part
 	local      []int // local[global id] = row in its owner
@@ -182,6 +184,55 @@ func (h pullHalo) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi 
 	e.wait()
 }
 
+// shareHalo is pullHalo whose parts write their rows of every per-node
+// quantity into one buffer that holds every part's (a SharedHalo), their
+// owned rows in part order, and aggregate over it: no halo row is copied.
+type shareHalo struct{ pullHalo }
+
+// sharedRows makes the buffer hold rows of cols float32s, once every part
+// is done with it.
+func (h shareHalo) sharedRows(cols int) []float32 {
+	e := h.e
+	e.wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(e.owner) * cols; len(e.shared) < n {
+		e.shared = make([]float32, n)
+	}
+	return e.shared[:len(e.owner)*cols]
+}
+
+// first is part p's first row in the shared buffer.
+func (h shareHalo) first(p int) int {
+	r := 0
+	for _, lp := range h.e.parts[:p] {
+		r += len(lp.targets)
+	}
+	return r
+}
+
+func (h shareHalo) Shared(layer, cols int) (all, own *tensor.Matrix) {
+	buf, lo, n := h.sharedRows(cols), h.first(h.p), len(h.e.parts[h.p].targets)
+	return tensor.FromSlice(len(h.e.owner), cols, buf), tensor.FromSlice(n, cols, buf[lo*cols:(lo+n)*cols])
+}
+
+func (h shareHalo) SharedBF16(layer, cols int) (all, own *tensor.MatrixBF16) {
+	buf, lo, n := h.sharedRows(cols), h.first(h.p), len(h.e.parts[h.p].targets)
+	b := unsafe.Slice((*uint16)(unsafe.Pointer(&buf[0])), len(h.e.owner)*cols)
+	return &tensor.MatrixBF16{Rows: len(h.e.owner), Cols: cols, Data: b},
+		&tensor.MatrixBF16{Rows: n, Cols: cols, Data: b[lo*cols : (lo+n)*cols]}
+}
+
+func (h shareHalo) Written(int) { h.e.wait() }
+
+func (h shareHalo) SourceRows() []int32 {
+	rows := make([]int32, len(h.e.parts[h.p].sources))
+	for j, gid := range h.e.parts[h.p].sources {
+		rows[j] = int32(h.first(h.e.owner[gid]) + h.e.local[gid])
+	}
+	return rows
+}
+
 // partition splits g among parts by owner, building each part's local
 // operators with global degrees, as a distributed trainer would.
 func partition(t *testing.T, g *graph.Graph, owner []int, parts int) *exchange {
@@ -277,13 +328,14 @@ func closeTo(a, b float32) bool {
 // Dropout is on, so this also checks that dropout does not depend on the
 // partitioning. With three parts the halo asks GCN and SAGE for the halo
 // rows' gradient a piece at a time; with four the peers make the rows they
-// read with the owner's fill (a GradientPuller). At bf16
+// read with the owner's fill (a GradientPuller); with five they also
+// share one buffer of every part's rows (a SharedHalo). At bf16
 // (SetBF16, dense features in bf16) the halo moves bf16 rows, and the
 // parts still give the whole graph's logits and gradients.
 func TestPartitionedEqualsWhole(t *testing.T) {
 	const n, in, classes = 40, 12, 4
 	gg := randomGraph(t, n, 4, 31)
-	for _, parts := range []int{2, 3, 4} {
+	for _, parts := range []int{2, 3, 4, 5} {
 		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat", "gcn-bf16", "sage-bf16", "gat-bf16"} {
 			for _, storage := range []Storage{ForceDense, ForceSparse} {
 				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
@@ -327,6 +379,8 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 							lp.g.Halo = pieceHalo{lp.g.Halo.(testHalo)}
 						case 4:
 							lp.g.Halo = pullHalo{lp.g.Halo.(testHalo)}
+						case 5:
+							lp.g.Halo = shareHalo{pullHalo{lp.g.Halo.(testHalo)}}
 						}
 					}
 					models := make([]*Model, parts)
@@ -345,7 +399,14 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 						}()
 					}
 					wg.Wait()
-					if bf16 && model != "gat" {
+					if parts == 5 && model != "gat" {
+						// The parts share their rows: no transient of their own.
+						for p := range e.parts {
+							if h := transientOf(models[p]); h != nil {
+								t.Fatalf("part %d made a transient of %d float32s", p, cap(h.Data))
+							}
+						}
+					} else if bf16 && model != "gat" {
 						// The bf16 projection and the backward pass's float32
 						// gradient of the aggregation share the transient: one
 						// float32 row per source, as wide as the widest layer;
