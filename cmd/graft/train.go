@@ -128,16 +128,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
-	ctx, stop := interruptible(stderr, spec.Place.Size > 1)
-	defer stop()
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
 		return err
 	}
-
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptible(stderr, spec.Place.Size > 1, stopProfile)
+	defer stop()
 	sum, err := job.Run(ctx, spec)
 	stopProfile()
 	progress.finish()
