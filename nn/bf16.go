@@ -40,6 +40,33 @@ func (m *Model) SetBF16(on bool) {
 	}
 }
 
+// SetProducts makes every layer's matrix products (x·W, and the weight
+// and input gradients) run at p. At tensor.BF16Products both operands are
+// rounded to bfloat16 as the product packs them and the sums are float32,
+// as mixed-precision training multiplies everywhere: twice float32's rate
+// or more where the CPU multiplies bf16 pairs (AVX512_BF16, AMX), at the
+// cost of a rounding of 2⁻⁸ relative per operand. Sparse inputs, the
+// aggregations and the attention stay float32. The default is
+// tensor.FP32Products.
+func (m *Model) SetProducts(p tensor.Products) {
+	m.products = p
+	for _, l := range m.Layers {
+		switch l := l.(type) {
+		case *Linear:
+			l.prod = p
+		case *GCN:
+			l.prod = p
+		case *SAGE:
+			l.prod = p
+		case *GAT:
+			l.prod = p
+		}
+	}
+}
+
+// Products is the precision of the model's products (SetProducts).
+func (m *Model) Products() tensor.Products { return m.products }
+
 // BF16 reports whether SetBF16 was set (false for a model without graph
 // layers, which has no projection to round).
 func (m *Model) BF16() bool {
@@ -78,11 +105,11 @@ func (s *stored16) share(buf **tensor.MatrixBF16) { s.shared = buf }
 
 // forward computes the projection of x by w for the block g and extends
 // it to every source through the halo exchange of layer.
-func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix) *tensor.MatrixBF16 {
+func (s *stored16) forward(p tensor.Products, layer int, g *Block, x Features, w *tensor.Matrix) *tensor.MatrixBF16 {
 	ext := ensureBF16(s.slot(), g.NumSrc, w.Cols)
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
-	x.projectBF16(&s.head, w)
+	x.projectBF16(p, &s.head, w)
 	if g.Halo != nil {
 		g.Halo.ForwardBF16(layer, ext, own)
 	}

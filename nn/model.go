@@ -48,6 +48,7 @@ type Model struct {
 	norms      []RowL2Norm // hidden-layer normalisations, with Config.Normalize
 	step       uint64
 	dout       *tensor.Matrix
+	products   tensor.Products // SetProducts
 }
 
 // actMode is how an activation between layers runs.
