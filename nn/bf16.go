@@ -40,8 +40,9 @@ func (m *Model) SetBF16(on bool) {
 	}
 }
 
-// SetProducts makes every layer's matrix products (x·W, and the weight
-// and input gradients) run at p. At tensor.BF16Products both operands are
+// SetProducts makes every layer's matrix products in training (x·W, and
+// the weight and input gradients) run at p; evaluation multiplies in
+// float32 (productsFor). At tensor.BF16Products both operands are
 // rounded to bfloat16 as the product packs them and the sums are float32,
 // as mixed-precision training multiplies everywhere: twice float32's rate
 // or more where the CPU multiplies bf16 pairs (AVX512_BF16, AMX), at the
@@ -64,8 +65,22 @@ func (m *Model) SetProducts(p tensor.Products) {
 	}
 }
 
-// Products is the precision of the model's products (SetProducts).
+// Products is the precision of the model's products in training
+// (SetProducts).
 func (m *Model) Products() tensor.Products { return m.products }
+
+// productsFor is the precision of a layer's products in a pass of mode:
+// SetProducts' in training, float32 in evaluation. An evaluation is then
+// the same sums whichever way its rows are cut (by workers, by blocks, or
+// aggregated before or after the product), which rounded operands would
+// make depend on the order of aggregation and product; and a saved model
+// evaluates alike at either setting.
+func productsFor(p tensor.Products, mode Mode) tensor.Products {
+	if mode.Train {
+		return p
+	}
+	return tensor.FP32Products
+}
 
 // BF16 reports whether SetBF16 was set (false for a model without graph
 // layers, which has no projection to round).

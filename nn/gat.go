@@ -102,12 +102,13 @@ func headDot(dst, z, a *tensor.Matrix) {
 }
 
 func (l *GAT) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("GAT", x, l.Weight)
 	checkRows("GAT", g, x)
 	l.g, l.x = g, x
 	hs, c := l.cfg.Heads, l.cfg.Out
 	z := ensure(&l.z, x.Rows(), hs*c)
-	x.mul(l.prod, z, l.Weight.Value)
+	x.mul(prod, z, l.Weight.Value)
 	if l.round {
 		roundBF16(z)
 	}

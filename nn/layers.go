@@ -45,11 +45,12 @@ func NewLinear(prefix string, in, out int, init Init, rng *rand.Rand) (*Linear, 
 func (l *Linear) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
 func (l *Linear) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("Linear", x, l.Weight)
 	checkRows("Linear", g, x)
 	l.x, l.xdst = x, l.view.features(x, g.NumDst)
 	y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
-	l.xdst.mul(l.prod, y, l.Weight.Value)
+	l.xdst.mul(prod, y, l.Weight.Value)
 	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
@@ -93,12 +94,13 @@ func NewGCN(index int, prefix string, in, out int, init Init, rng *rand.Rand) (*
 func (l *GCN) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
 func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("GCN", x, l.Weight)
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.prod, l.index, g, x, l.Weight.Value)
+		ext := l.s16.forward(prod, l.index, g, x, l.Weight.Value)
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, g.gcnOp(), ext)
 		addRowVector(y, l.Bias.Value.Data)
@@ -107,12 +109,12 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
 		a := l.pre.forward(g.gcnOp(), x)
 		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
-		l.prod.MatMul(y, a, l.Weight.Value)
+		prod.MatMul(y, a, l.Weight.Value)
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
 	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.Weight.Value.Cols)
-	x.mul(l.prod, h, l.Weight.Value)
+	x.mul(prod, h, l.Weight.Value)
 	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.gcnOp(), ext)
@@ -172,15 +174,16 @@ func NewSAGE(index int, prefix string, in, out int, init Init, rng *rand.Rand) (
 func (l *SAGE) Params() []*Param { return []*Param{l.WeightL, l.BiasL, l.WeightR} }
 
 func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("SAGE", x, l.WeightL)
 	checkRows("SAGE", g, x)
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
 	if l.s16.on {
-		ext := l.s16.forward(l.prod, l.index, g, x, l.WeightL.Value)
+		ext := l.s16.forward(prod, l.index, g, x, l.WeightL.Value)
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, g.meanOp(), ext)
-		l.xdst.mulAdd(l.prod, y, l.WeightR.Value)
+		l.xdst.mulAdd(prod, y, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
@@ -188,17 +191,17 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		a := l.pre.forward(g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
 		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)
-		l.prod.MatMul(y, a, l.WeightL.Value)
-		l.prod.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
+		prod.MatMul(y, a, l.WeightL.Value)
+		prod.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
 	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.WeightL.Value.Cols)
-	x.mul(l.prod, h, l.WeightL.Value)
+	x.mul(prod, h, l.WeightL.Value)
 	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.meanOp(), ext)
-	l.xdst.mulAdd(l.prod, y, l.WeightR.Value)
+	l.xdst.mulAdd(prod, y, l.WeightR.Value)
 	addRowVector(y, l.BiasL.Value.Data)
 	return y
 }

@@ -64,7 +64,7 @@ func (m *Model) LastProjections() int {
 // layer before it.
 func (m *Model) ProjectForLast(x *tensor.Matrix, out []*tensor.Matrix) {
 	for i, w := range m.Layers[len(m.Layers)-1].(projector).projections() {
-		m.products.MatMul(out[i], x, w.Value)
+		tensor.MatMul(out[i], x, w.Value)
 	}
 }
 
