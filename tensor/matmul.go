@@ -48,9 +48,11 @@ func checkProduct(c, a *Matrix, ta bool, b *Matrix, tb bool) (m, k int) {
 
 // Products multiplies matrices at one precision, chosen once for a model:
 // FP32Products multiplies the float32 values as they are (the functions
-// above); BF16Products rounds both operands to bfloat16 as it packs them
-// and sums in float32, mixed-precision training's products, at the bf16
-// kernels' rate (gemm.GemmRounded).
+// above); BF16Products, on a CPU that multiplies bf16 pairs (AMX or
+// AVX512_BF16: gemm.BF16Hardware), rounds both operands to bfloat16 as it
+// packs them and sums in float32, mixed-precision training's products at
+// the bf16 kernels' rate (gemm.GemmRounded). Elsewhere rounding would only
+// cost time, so BF16Products multiplies as FP32Products does (Rounds).
 type Products struct{ bf16 bool }
 
 var (
@@ -58,8 +60,9 @@ var (
 	BF16Products = Products{bf16: true}
 )
 
-// BF16 reports whether p rounds its operands to bfloat16.
-func (p Products) BF16() bool { return p.bf16 }
+// Rounds reports whether p's products round their operands to bfloat16 on
+// this CPU.
+func (p Products) Rounds() bool { return p.bf16 && gemm.BF16Hardware() }
 
 // MatMul sets c = a·b.
 func (p Products) MatMul(c, a, b *Matrix) { p.matmul(c, a, false, b, false, false) }
@@ -79,7 +82,7 @@ func (p Products) MatMulNTAdd(c, a, b *Matrix) { p.matmul(c, a, false, b, true, 
 // Gemm is gemm.Gemm, or gemm.GemmRounded for BF16Products, on raw
 // row-major slices.
 func (p Products) Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
-	if p.bf16 {
+	if p.Rounds() {
 		gemm.GemmRounded(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate)
 		return
 	}
@@ -87,7 +90,7 @@ func (p Products) Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b
 }
 
 func (p Products) matmul(c, a *Matrix, ta bool, b *Matrix, tb bool, acc bool) {
-	if !p.bf16 {
+	if !p.Rounds() {
 		matmul(c, a, ta, b, tb, acc)
 		return
 	}

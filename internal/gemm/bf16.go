@@ -58,6 +58,11 @@ var activeBF16 = bestBF16Kernel()
 // Gemm) or "generic".
 func KernelBF16() string { return activeBF16.name }
 
+// BF16Hardware reports whether GemmBF16 and GemmRounded run on the CPU's
+// bf16 instructions (AMX tiles or VDPBF16PS), not on a conversion to
+// float32 or the pure-Go twins.
+func BF16Hardware() bool { return activeBF16.name == "amx" || activeBF16.name == "avx512bf16" }
+
 // GemmBF16 is Gemm for bfloat16 operands (uint16 bit patterns) and a
 // float32 C: C = op(A)·op(B), or C += op(A)·op(B) when accumulate is true,
 // with the shapes and strides of Gemm. Products are exact and sums are

@@ -24,7 +24,10 @@ func GemmRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []flo
 	checkMatrix("B", b, br, bc, ldb)
 	kern := activeBF16
 	if kern.run == nil {
-		roundedByConversion(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, ar, ac, br, bc)
+		// Gemm's kernels, the packed blocks rounded in cache.
+		p := problem{kern: active, transA: transA, transB: transB, m: m, n: n, k: k,
+			a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, accumulate: accumulate, round: true}
+		p.run()
 		return
 	}
 	p := bfProblem{
@@ -38,20 +41,8 @@ func GemmRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []flo
 	}
 }
 
-// roundedByConversion rounds A and B (stored ar×ac and br×bc) to bfloat16
-// values held in float32 and calls Gemm: the path for CPUs without bf16
-// products, as gemmByConversion is for GemmBF16.
-func roundedByConversion(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool, ar, ac, br, bc int) {
-	s := convScratches.Get()
-	na, nb := (ar-1)*lda+ac, (br-1)*ldb+bc
-	s.a, s.b = grow(s.a, na), grow(s.b, nb)
-	roundValues(s.a, a[:na])
-	roundValues(s.b, b[:nb])
-	Gemm(transA, transB, m, n, k, s.a, lda, s.b, ldb, c, ldc, accumulate)
-	convScratches.Put(s)
-}
-
-// roundValues sets dst to src's values rounded to bfloat16.
+// roundValues sets dst to src's values rounded to bfloat16 (dst may be
+// src).
 func roundValues(dst, src []float32) {
 	var h [1024]uint16
 	for lo := 0; lo < len(src); lo += len(h) {
