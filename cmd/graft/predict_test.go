@@ -68,6 +68,10 @@ func TestEvaluateReproducesTraining(t *testing.T) {
 		{"gcn, 3 layers, sampled", []string{"--epochs", "4", "--layers", "3", "--sampler", "neighbor:5,5,5", "--batch-size", "64"}},
 		{"sage at bf16, dense features", []string{"--model", "sage", "--epochs", "12", "--lr", "0.01", "--precision", "bf16", "--features", "dense"}},
 		{"gcn at bf16 on 2 parts", []string{"--epochs", "15", "--parts", "2", "--precision", "bf16", "--features", "dense"}},
+		{"sage, sampled at bf16", []string{"--model", "sage", "--epochs", "8", "--lr", "0.01", "--sampler", "neighbor:5,5", "--batch-size", "64",
+			"--precision", "bf16", "--features", "dense"}},
+		{"gat, sampled at bf16 on 2 parts", []string{"--model", "gat", "--epochs", "4", "--sampler", "neighbor:5,5", "--batch-size", "64",
+			"--parts", "2", "--precision", "bf16", "--features", "dense"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, sum := trainSaved(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".safetensors", tc.args...)
