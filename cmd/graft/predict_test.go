@@ -415,3 +415,21 @@ func TestPredictNamesRemappedNodes(t *testing.T) {
 		}
 	}
 }
+
+// A run that evaluated on sampled neighbourhoods (--eval-sampler) is not
+// expected to match the exact evaluation: evaluate says why, not that the
+// data may differ.
+func TestEvaluateExplainsASampledEvaluation(t *testing.T) {
+	file, _ := trainSaved(t, t.TempDir(), "sampled.safetensors", "--epochs", "3", "--sampler", "neighbor:5,5", "--batch-size", "64",
+		"--eval-sampler", "neighbor:2,2")
+	code, stdout, stderr := runGraft(t, "evaluate", "--model-file", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "same accuracies") { // these settings' sampled accuracies differ from the exact ones
+		t.Fatalf("the sampled evaluation gave the exact accuracies; choose settings where they differ:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "--eval-sampler neighbor:2,2; this evaluation is exact") || strings.Contains(stdout, "other data") {
+		t.Fatalf("evaluate of a model evaluated on samples says:\n%s", stdout)
+	}
+}
