@@ -58,14 +58,14 @@ func BenchmarkCodecs(b *testing.B) {
 	}
 }
 
-// legacyQuantizer is the quantiser as of commit d6035fe (xorshift dither,
-// one code at a time), kept to measure the current one against in the same
-// benchmark run. It sends each row as its minimum, its step, and one bits-wide
+// legacyQuantizer is a plain quantiser (xorshift dither, one code at a
+// time), kept to measure the vectorised one against in the same benchmark
+// run. It sends each row as its minimum, its step, and one bits-wide
 // integer per value, rounded stochastically (up with probability equal to
 // the fractional part), so the decoded value is an unbiased estimate.
 type legacyQuantizer struct{ bits int }
 
-func (q *legacyQuantizer) Name() string { return fmt.Sprintf("quant%d-d6035fe", q.bits) }
+func (q *legacyQuantizer) Name() string { return fmt.Sprintf("quant%d-plain", q.bits) }
 func (q *legacyQuantizer) Caps() Caps   { return Caps{} }
 
 func (q *legacyQuantizer) rowBytes(width int) int { return 8 + (width*q.bits+7)/8 }

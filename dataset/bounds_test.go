@@ -265,7 +265,7 @@ func TestEdgeListBoundedByAvailableMemory(t *testing.T) {
 		read func() error
 	}{
 		{"node numbers", func() error { _, err := ParseEdgeList("big.txt", strings.NewReader(text), 2); return err }},
-		{"any ids", func() error { _, _, _, _, err := parseEdgeListIDs("big.txt", strings.NewReader(text)); return err }},
+		{"any ids", func() error { _, _, _, _, _, err := parseEdgeListIDs("big.txt", strings.NewReader(text)); return err }},
 	} {
 		var err error
 		n := allocated(func() { err = tc.read() })
@@ -387,7 +387,7 @@ func TestEdgeListCountsItsNames(t *testing.T) {
 	for i := range 100_000 {
 		fmt.Fprintf(&text, "a%d b%d\n", i, i)
 	}
-	_, _, _, _, err := parseEdgeListIDs("names.txt", strings.NewReader(text.String()))
+	_, _, _, _, _, err := parseEdgeListIDs("names.txt", strings.NewReader(text.String()))
 	if err == nil || !strings.Contains(err.Error(), "names.txt: line ") || !strings.Contains(err.Error(), "more than the 10.0 MiB of memory available") {
 		t.Fatalf("err = %v", err)
 	}

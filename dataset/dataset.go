@@ -61,6 +61,11 @@ type Dataset struct {
 	// means node i is id i (see NodeID and NodeIndex).
 	NodeIDs []string
 	idIndex map[string]int32 // NodeIDs inverted, built on first use
+
+	// EdgeListHeader is the first line of an edge list (up to 80 bytes)
+	// when it was read as a header naming the columns rather than as an
+	// edge, so that a loader can say so; empty otherwise.
+	EdgeListHeader string
 }
 
 // NumNodes is the number of nodes.

@@ -220,6 +220,7 @@ func idRangeMessage(b []byte, start int, limit int64) string {
 func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
 	var src, dst []int32
 	var ids []string
+	var header string
 	var err error
 	if n > 0 {
 		var el *EdgeList
@@ -227,7 +228,7 @@ func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
 			src, dst = el.Src, el.Dst
 		}
 	} else {
-		n, src, dst, ids, err = readEdgeListIDs(path)
+		n, src, dst, ids, header, err = readEdgeListIDs(path)
 	}
 	if err != nil {
 		return nil, err
@@ -242,6 +243,6 @@ func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(path), ".gz")
 	}
-	d := &Dataset{Name: name, Graph: g, NodeIDs: ids}
+	d := &Dataset{Name: name, Graph: g, NodeIDs: ids, EdgeListHeader: header}
 	return d, d.Validate()
 }

@@ -181,19 +181,21 @@ const maxIDBytes = 1024
 // readEdgeListIDs reads an edge list whose ids may be any tokens: one edge
 // per line as two ids separated by tabs, spaces or one comma; blank lines
 // and '#' or '%' comments are skipped, and so is a first line that names
-// the columns (see isHeader); the file may be gzipped.
-func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, err error) {
+// the columns (see isHeader), which is returned (clipped to 80 bytes) as
+// header; the file may be gzipped.
+func readEdgeListIDs(path string) (n int, src, dst []int32, ids []string, header string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, nil, nil, nil, err
+		return 0, nil, nil, nil, "", err
 	}
 	defer f.Close()
 	return parseEdgeListIDs(path, f)
 }
 
-func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []string, err error) {
+func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []string, header string, err error) {
 	t := newIDTable()
 	var head [2]string // the first line, when neither of its ids is an integer
+	var headLine string
 	lines := 0
 	err = scanLines(name, r, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
@@ -206,7 +208,7 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		if lines++; lines == 1 {
 			if _, ok := parseInt63(a); !ok {
 				if _, ok := parseInt63(b); !ok {
-					head = [2]string{string(a), string(b)}
+					head, headLine = [2]string{string(a), string(b)}, clip(string(line), 80)
 					return nil
 				}
 			}
@@ -227,14 +229,18 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		return nil
 	})
 	if err != nil {
-		return 0, nil, nil, nil, err
+		return 0, nil, nil, nil, "", err
 	}
-	if head[0] != "" && !t.isHeader(head) {
-		t.add([]byte(head[0]))
-		t.add([]byte(head[1]))
+	if head[0] != "" {
+		if t.isHeader(head) {
+			header = headLine
+		} else {
+			t.add([]byte(head[0]))
+			t.add([]byte(head[1]))
+		}
 	}
 	n, src, dst, ids = t.nodes()
-	return n, src, dst, ids, nil
+	return n, src, dst, ids, header, nil
 }
 
 // isHeader reports whether the first line of an edge list, two ids that

@@ -16,7 +16,7 @@ func TestEdgeListIDsNearInt64Max(t *testing.T) {
 		"0 2147483647\n",
 		"-1 2\n2 3\n-5 -1\n", // negative ids: renumbered in numeric order (they were in byte order)
 	} {
-		n, src, dst, ids, err := parseEdgeListIDs("big.txt", strings.NewReader(text))
+		n, src, dst, ids, _, err := parseEdgeListIDs("big.txt", strings.NewReader(text))
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
@@ -41,30 +41,32 @@ func TestEdgeListIDsNearInt64Max(t *testing.T) {
 // renumbered the nodes out of the order of node-ordered rows).
 func TestEdgeListIDsHeader(t *testing.T) {
 	tests := []struct {
-		text  string
-		nodes int
-		ids   []string // nil: the ids are node numbers
+		text   string
+		nodes  int
+		ids    []string // nil: the ids are node numbers
+		header string   // the first line when it is a header
 	}{
-		{"source,target\n0,1\n1,2\n", 3, nil},
-		{"# comment\nsrc dst\n0 2\n", 3, nil},
-		{"from\tto\n5\t1\n", 6, nil},
-		{"my_src my_dst\n0 1\n", 2, nil},                                     // any names when every other id is an integer
-		{"source,target\nalice,bob\n", 2, []string{"alice", "bob"}},          // column names, string ids
-		{"alice,bob\nbob,carol\n", 3, []string{"alice", "bob", "carol"}},     // an edge, not names of columns
-		{"source,target\ntarget,x\n", 3, []string{"source", "target", "x"}},  // "target" is a node here
-		{"u v\n", 2, []string{"u", "v"}},                                     // the only line is an edge
-		{"a b\nc 1\n", 4, []string{"1", "a", "b", "c"}},                      // not every other id is an integer
-		{"0 1\nsource target\n", 4, []string{"0", "1", "source", "target"}},  // only the first line can be a header
-		{`"from","to"` + "\n" + `"0","1"` + "\n" + `"1","2"` + "\n", 3, nil}, // quoted, as R writes them
-		{`"a b","c"` + "\n" + `"c", "a b"` + "\n", 2, []string{"a b", "c"}},  // a quoted id may hold a blank
+		{"source,target\n0,1\n1,2\n", 3, nil, "source,target"},
+		{"# comment\nsrc dst\n0 2\n", 3, nil, "src dst"},
+		{"from\tto\n5\t1\n", 6, nil, "from\tto"},
+		{"my_src my_dst\n0 1\n", 2, nil, "my_src my_dst"},                                   // any names when every other id is an integer
+		{"source,target\nalice,bob\n", 2, []string{"alice", "bob"}, "source,target"},        // column names, string ids
+		{"alice,bob\nbob,carol\n", 3, []string{"alice", "bob", "carol"}, ""},                // an edge, not names of columns
+		{"source,target\ntarget,x\n", 3, []string{"source", "target", "x"}, ""},             // "target" is a node here
+		{"u v\n", 2, []string{"u", "v"}, ""},                                                // the only line is an edge
+		{"a b\nc 1\n", 4, []string{"1", "a", "b", "c"}, ""},                                 // not every other id is an integer
+		{"0 1\nsource target\n", 4, []string{"0", "1", "source", "target"}, ""},             // only the first line can be a header
+		{`"from","to"` + "\n" + `"0","1"` + "\n" + `"1","2"` + "\n", 3, nil, `"from","to"`}, // quoted, as R writes them
+		{`"a b","c"` + "\n" + `"c", "a b"` + "\n", 2, []string{"a b", "c"}, ""},             // a quoted id may hold a blank
+		{strings.Repeat("x", 100) + " y\n0 1\n", 2, nil, strings.Repeat("x", 80) + "…"},     // a long header is clipped
 	}
 	for _, tc := range tests {
-		n, _, _, ids, err := parseEdgeListIDs("g.csv", strings.NewReader(tc.text))
+		n, _, _, ids, header, err := parseEdgeListIDs("g.csv", strings.NewReader(tc.text))
 		if err != nil {
 			t.Fatalf("%q: %v", tc.text, err)
 		}
-		if n != tc.nodes || !slices.Equal(ids, tc.ids) {
-			t.Errorf("%q: %d nodes, ids %q; want %d, %q", tc.text, n, ids, tc.nodes, tc.ids)
+		if n != tc.nodes || !slices.Equal(ids, tc.ids) || header != tc.header {
+			t.Errorf("%q: %d nodes, ids %q, header %q; want %d, %q, %q", tc.text, n, ids, header, tc.nodes, tc.ids, tc.header)
 		}
 	}
 }
@@ -211,7 +213,7 @@ func TestHeadersOfOtherNames(t *testing.T) {
 // Lines that end in a bare carriage return (Excel's "CSV (Macintosh)")
 // are lines; the whole file was one line.
 func TestCarriageReturnLines(t *testing.T) {
-	n, src, _, ids, err := parseEdgeListIDs("g.csv", strings.NewReader("source,target\r0,1\r1,2\r"))
+	n, src, _, ids, _, err := parseEdgeListIDs("g.csv", strings.NewReader("source,target\r0,1\r1,2\r"))
 	if err != nil || n != 3 || len(src) != 2 || ids != nil {
 		t.Errorf("%d nodes, %d edges, ids %q, %v; want 3 numbered nodes and 2 edges", n, len(src), ids, err)
 	}
@@ -220,7 +222,7 @@ func TestCarriageReturnLines(t *testing.T) {
 		t.Errorf("%+v, %v; want 3 nodes and 2 edges", el, err)
 	}
 	// Windows line ends stay two bytes of one end.
-	n, src, _, _, err = parseEdgeListIDs("g.csv", strings.NewReader("0,1\r\n1,2\r\n"))
+	n, src, _, _, _, err = parseEdgeListIDs("g.csv", strings.NewReader("0,1\r\n1,2\r\n"))
 	if err != nil || n != 3 || len(src) != 2 {
 		t.Errorf("CRLF: %d nodes, %d edges, %v", n, len(src), err)
 	}

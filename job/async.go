@@ -57,7 +57,7 @@ func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epo
 	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
 		return train.Result{}, nil, specError(fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1))
 	case a.Workers > len(in.problem.Train):
-		return train.Result{}, nil, fmt.Errorf("--workers %d: the split has %d training nodes, and every worker trains on a share of them; use at most %d workers", a.Workers, len(in.problem.Train), len(in.problem.Train))
+		return train.Result{}, nil, specError(fmt.Errorf("--workers %d: the split has %d training nodes, and every worker trains on a share of them; use at most %d workers", a.Workers, len(in.problem.Train), len(in.problem.Train)))
 	}
 	// Ranks are workers and servers, not parts of the graph.
 	s.Parts = 1

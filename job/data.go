@@ -58,6 +58,9 @@ func (s *Spec) loadInput() (*input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ds.EdgeListHeader != "" && s.Place.Rank == 0 {
+		fmt.Fprintf(s.Log, "graft train: the first line of %s, %q, was read as a header naming its columns, not as an edge\n", ds.Name, ds.EdgeListHeader)
+	}
 	if s.LCC {
 		if ds, err = ds.LargestComponent(); err != nil {
 			return nil, err

@@ -44,6 +44,13 @@ type ModelInfo struct {
 	// its layers' projections were rounded to bfloat16, and evaluating it
 	// rounds them alike.
 	BF16 bool
+	// BF16Layers is a mini-batch run at --precision bf16 whose exact
+	// evaluation held the dense features and every hidden layer's output
+	// in bfloat16, which evaluating it does alike.
+	BF16Layers bool
+	// EvalSampler is the run's --eval-sampler: it evaluated on sampled
+	// neighbourhoods, where evaluate and predict are exact.
+	EvalSampler string
 	// Epoch is the saved (best) epoch and TrainAcc, ValAcc and TestAcc
 	// its accuracies as the run reported them, when Scored (files of an
 	// older graft do not record them).
@@ -75,6 +82,12 @@ func (info ModelInfo) metadata() map[string]string {
 	}
 	if info.BF16 {
 		m["precision"] = "bf16"
+	}
+	if info.BF16Layers {
+		m["evaluation"] = "bf16-layers"
+	}
+	if info.EvalSampler != "" {
+		m["eval_sampler"] = info.EvalSampler
 	}
 	if info.Files.Labels != "" {
 		m["labels_file"] = info.Files.Labels
@@ -114,7 +127,7 @@ func ReadModelInfo(h *nn.ParamsHeader) (ModelInfo, error) {
 		Dataset: md["dataset"], Source: md["source"], Split: md["split"],
 		Files: dataset.NodeFiles{Labels: md["labels_file"], Features: md["features_file"]},
 		LCC:   r.bool("lcc", false), RowNormalize: r.bool("row_normalize", true), Features: md["features"],
-		Nodes: r.int("nodes"), Epoch: r.int("epoch"), BF16: md["precision"] == "bf16",
+		Nodes: r.int("nodes"), Epoch: r.int("epoch"), BF16: md["precision"] == "bf16", BF16Layers: md["evaluation"] == "bf16-layers", EvalSampler: md["eval_sampler"],
 		TrainAcc: r.float("train_acc"), ValAcc: r.float("val_acc"), TestAcc: r.float("test_acc"), Scored: true,
 	}
 	info.Assumed = r.missing

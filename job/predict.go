@@ -119,7 +119,7 @@ func (s *Saved) Prepare(source, dataDir string, files dataset.NodeFiles, split s
 	if in.Data, err = fullgraph.FromDataset(labelled, in.Split, storage, info.RowNormalize); err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
-	if f := in.Data.Features; info.BF16 && f.Dense != nil {
+	if f := in.Data.Features; (info.BF16 || info.BF16Layers) && f.Dense != nil {
 		in.Data.Features = nn.BF16Features(tensor.MatrixToBF16(f.Dense))
 	}
 	if got, want := in.Data.Features.Cols(), info.Model.InFeatures; got != want {
@@ -132,9 +132,20 @@ func (s *Saved) Prepare(source, dataDir string, files dataset.NodeFiles, split s
 }
 
 // Logits runs the model over the whole graph without dropout: one row of
-// class scores per node. The result belongs to the model.
+// class scores per node. A model of a bf16 mini-batch run (BF16Layers)
+// runs a layer at a time, each hidden layer's output rounded to bfloat16
+// as its run's exact evaluation stored it. The result belongs to the
+// model.
 func (s *Saved) Logits(in *Input) *tensor.Matrix {
-	return s.Model.Forward([]*nn.Block{in.Data.Block}, in.Data.Features, false)
+	g, x := in.Data.Block, in.Data.Features
+	if !s.Info.BF16Layers {
+		return s.Model.Forward([]*nn.Block{g}, x, false)
+	}
+	last := len(s.Model.Layers) - 1
+	for l := range last {
+		x = nn.BF16Features(tensor.MatrixToBF16(s.Model.ForwardLayer(l, g, x)))
+	}
+	return s.Model.ForwardLayer(last, g, x)
 }
 
 // Scores are a model's accuracies on the three sets of a split and its

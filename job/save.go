@@ -22,6 +22,8 @@ func (s *Spec) saveModel(in *input, res train.Result, model *nn.Model) error {
 		Epoch: res.Best.Epoch, TrainAcc: res.Best.TrainAcc, ValAcc: res.Best.ValAcc, TestAcc: res.Best.TestAcc,
 	}
 	info.BF16 = s.Precision == string(train.BF16) && s.Sampler == ""
+	info.BF16Layers = s.Precision == string(train.BF16) && s.Sampler != ""
+	info.EvalSampler = s.EvalSampler
 	// Settings that only affect training say nothing about the model.
 	info.Model.Dropout, info.Model.AttentionDropout, info.Model.Init = 0, 0, ""
 	if in.sparse {

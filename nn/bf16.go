@@ -40,6 +40,48 @@ func (m *Model) SetBF16(on bool) {
 	}
 }
 
+// SetProducts makes every layer's matrix products in training (x·W, and
+// the weight and input gradients) run at p; evaluation multiplies in
+// float32 (productsFor). At tensor.BF16Products both operands are
+// rounded to bfloat16 as the product packs them and the sums are float32,
+// as mixed-precision training multiplies everywhere: twice float32's rate
+// or more where the CPU multiplies bf16 pairs (AVX512_BF16, AMX), at the
+// cost of a rounding of 2⁻⁸ relative per operand. Sparse inputs, the
+// aggregations and the attention stay float32. The default is
+// tensor.FP32Products.
+func (m *Model) SetProducts(p tensor.Products) {
+	m.products = p
+	for _, l := range m.Layers {
+		switch l := l.(type) {
+		case *Linear:
+			l.prod = p
+		case *GCN:
+			l.prod = p
+		case *SAGE:
+			l.prod = p
+		case *GAT:
+			l.prod = p
+		}
+	}
+}
+
+// Products is the precision of the model's products in training
+// (SetProducts).
+func (m *Model) Products() tensor.Products { return m.products }
+
+// productsFor is the precision of a layer's products in a pass of mode:
+// SetProducts' in training, float32 in evaluation. An evaluation is then
+// the same sums whichever way its rows are cut (by workers, by blocks, or
+// aggregated before or after the product), which rounded operands would
+// make depend on the order of aggregation and product; and a saved model
+// evaluates alike at either setting.
+func productsFor(p tensor.Products, mode Mode) tensor.Products {
+	if mode.Train {
+		return p
+	}
+	return tensor.FP32Products
+}
+
 // BF16 reports whether SetBF16 was set (false for a model without graph
 // layers, which has no projection to round).
 func (m *Model) BF16() bool {
@@ -75,10 +117,10 @@ type stored16 struct {
 // returns it with op, the operator that aggregates it; or, where the
 // halo shares the pass, every part's projection in the shared buffer
 // with op renumbered to its rows (SharedHalo).
-func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, work *transient, op *tensor.CSR) (*tensor.MatrixBF16, *tensor.CSR) {
+func (s *stored16) forward(p tensor.Products, layer int, g *Block, x Features, w *tensor.Matrix, work *transient, op *tensor.CSR) (*tensor.MatrixBF16, *tensor.CSR) {
 	if sh := g.shared(); sh != nil {
 		if all, own := sh.SharedBF16(layer, w.Cols); all != nil {
-			x.projectBF16(own, w)
+			x.projectBF16(p, own, w)
 			sh.Written(layer)
 			return all, g.sharedOp(op, sh.SourceRows(), all.Rows)
 		}
@@ -86,7 +128,7 @@ func (s *stored16) forward(layer int, g *Block, x Features, w *tensor.Matrix, wo
 	ext := viewBF16(work.slot(), &s.ext, g.NumSrc, w.Cols, g.gradRows(layer, true))
 	own := g.InputRows()
 	s.head = tensor.MatrixBF16{Rows: own, Cols: w.Cols, Data: ext.Data[:own*w.Cols]}
-	x.projectBF16(&s.head, w)
+	x.projectBF16(p, &s.head, w)
 	if g.Halo != nil {
 		g.Halo.ForwardBF16(layer, ext, own)
 	}

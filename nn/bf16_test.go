@@ -50,30 +50,30 @@ func TestBF16FeatureProducts(t *testing.T) {
 			}
 		}
 		y16, y := tensor.New(rows, out), tensor.New(rows, out)
-		b.mul(y16, w)
-		f.mul(y, w)
+		b.mul(tensor.FP32Products, y16, w)
+		f.mul(tensor.FP32Products, y, w)
 		exact("X·W", y16, y)
-		b.mulAdd(y16, w)
-		f.mulAdd(y, w)
+		b.mulAdd(tensor.FP32Products, y16, w)
+		f.mulAdd(tensor.FP32Products, y, w)
 		exact("Y + X·W", y16, y)
 		dw16, dw := tensor.New(cols, out), tensor.New(cols, out)
-		b.mulTN(dw16, dy)
-		f.mulTN(dw, dy)
+		b.mulTN(tensor.FP32Products, dw16, dy)
+		f.mulTN(tensor.FP32Products, dw, dy)
 		exact("Xᵀ·dY", dw16, dw)
 		var buf16, buf *tensor.Matrix
 		exact("values", b.values(&buf16), f.values(&buf))
 		// projectBF16 rounds the product, the same from dense, bf16 and
 		// sparse features.
 		p16, p := &tensor.MatrixBF16{Rows: rows, Cols: out, Data: make([]uint16, rows*out)}, tensor.New(rows, out)
-		b.projectBF16(p16, w)
-		f.mul(p, w)
+		b.projectBF16(tensor.FP32Products, p16, w)
+		f.mul(tensor.FP32Products, p, w)
 		if !slices.Equal(p16.Data, tensor.MatrixToBF16(p).Data) && drop {
 			t.Fatal("the bf16 projection is not the rounded product")
 		}
 		exact("round(X·W)", p16.Widen(), tensor.MatrixToBF16(p).Widen())
 		if !drop {
 			sp := &tensor.MatrixBF16{Rows: rows, Cols: out, Data: make([]uint16, rows*out)}
-			NewFeatures(wide, ForceSparse).projectBF16(sp, w)
+			NewFeatures(wide, ForceSparse).projectBF16(tensor.FP32Products, sp, w)
 			exact("round(X·W) from sparse features", sp.Widen(), p16.Widen())
 		}
 	}

@@ -435,11 +435,11 @@ func (g *Block) shared() SharedHalo {
 	return sh
 }
 
-// projectShared computes x·w into this part's rows of the shared buffer
+// projectShared computes x·w, at p, into this part's rows of the shared buffer
 // of layer's pass and returns the buffer, every part's rows written, and
 // op with its columns renumbered to rows of it; nil when the pass is not
 // shared.
-func (g *Block) projectShared(layer int, x Features, w *tensor.Matrix, op *tensor.CSR) (*tensor.Matrix, *tensor.CSR) {
+func (g *Block) projectShared(p tensor.Products, layer int, x Features, w *tensor.Matrix, op *tensor.CSR) (*tensor.Matrix, *tensor.CSR) {
 	sh := g.shared()
 	if sh == nil {
 		return nil, nil
@@ -448,7 +448,7 @@ func (g *Block) projectShared(layer int, x Features, w *tensor.Matrix, op *tenso
 	if all == nil {
 		return nil, nil
 	}
-	x.mul(own, w)
+	x.mul(p, own, w)
 	sh.Written(layer)
 	return all, g.sharedOp(op, sh.SourceRows(), all.Rows)
 }

@@ -31,8 +31,10 @@
 // Features may be held in bfloat16 ([BF16Features]); the products read
 // them a block of rows at a time, widened exactly. [Model.SetBF16] makes
 // the graph layers round the per-node projection they aggregate (and the
-// halo exchange moves) to bfloat16 for every node; parameters, gradients
-// and every sum stay float32.
+// halo exchange moves) to bfloat16 for every node. [Model.SetProducts]
+// chooses the training passes' matrix products: at tensor.BF16Products
+// their operands are rounded to bfloat16 on CPUs that multiply bf16
+// pairs. Parameters, gradients and every sum stay float32.
 //
 // # Conventions
 //

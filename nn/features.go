@@ -129,27 +129,27 @@ func (f Features) Cols() int {
 // IsSparse reports whether the features are kept as CSR.
 func (f Features) IsSparse() bool { return f.Sparse != nil }
 
-// mul sets dst = X·w.
-func (f Features) mul(dst, w *tensor.Matrix) {
+// mul sets dst = X·w, its products at p.
+func (f Features) mul(p tensor.Products, dst, w *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMM(dst, f.Sparse, w)
 	case f.drop != nil || f.BF16 != nil:
-		f.blocks(func(r *rowReader) { r.mul(dst, w, false) })
+		f.blocks(func(r *rowReader) { r.mul(p, dst, w, false) })
 	default:
-		tensor.MatMul(dst, f.Dense, w)
+		p.MatMul(dst, f.Dense, w)
 	}
 }
 
 // mulTN sets dw = Xᵀ·dy, the weight gradient of mul.
-func (f Features) mulTN(dw, dy *tensor.Matrix) {
+func (f Features) mulTN(p tensor.Products, dw, dy *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMMT(dw, f.Sparse, dy)
 	case f.drop != nil || f.BF16 != nil:
-		f.blocks(func(r *rowReader) { r.mulTN(dw, dy) })
+		f.blocks(func(r *rowReader) { r.mulTN(p, dw, dy) })
 	default:
-		tensor.MatMulTN(dw, f.Dense, dy)
+		p.MatMulTN(dw, f.Dense, dy)
 	}
 }
 
@@ -223,14 +223,14 @@ func RowNormalizeCSR(x *tensor.CSR) {
 }
 
 // mulAdd sets dst += X·w.
-func (f Features) mulAdd(dst, w *tensor.Matrix) {
+func (f Features) mulAdd(p tensor.Products, dst, w *tensor.Matrix) {
 	switch {
 	case f.Sparse != nil:
 		tensor.SpMMAdd(dst, f.Sparse, w)
 	case f.drop != nil || f.BF16 != nil:
-		f.blocks(func(r *rowReader) { r.mul(dst, w, true) })
+		f.blocks(func(r *rowReader) { r.mul(p, dst, w, true) })
 	default:
-		tensor.MatMulAdd(dst, f.Dense, w)
+		p.MatMulAdd(dst, f.Dense, w)
 	}
 }
 

@@ -30,8 +30,9 @@ type GAT struct {
 
 	g       *Block
 	x       Features
-	round   bool // z is rounded to bf16 (Model.SetBF16)
-	dropped bool // attention dropout was applied in the last Forward
+	round   bool            // z is rounded to bf16 (Model.SetBF16)
+	prod    tensor.Products // Model.SetProducts
+	dropped bool            // attention dropout was applied in the last Forward
 	key     uint64
 	thr     uint64
 
@@ -101,12 +102,13 @@ func headDot(dst, z, a *tensor.Matrix) {
 }
 
 func (l *GAT) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("GAT", x, l.Weight)
 	checkRows("GAT", g, x)
 	l.g, l.x = g, x
 	hs, c := l.cfg.Heads, l.cfg.Out
 	z := ensure(&l.z, x.Rows(), hs*c)
-	x.mul(z, l.Weight.Value)
+	x.mul(prod, z, l.Weight.Value)
 	if l.round {
 		roundBF16(z)
 	}
@@ -153,8 +155,8 @@ func (l *GAT) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	attGrad(l.AttDst.Grad, dadst, l.zdst.matrix(l.z, g.NumDst))
 
 	dh := g.reduce(l.index, dzext, &l.dhead)
-	l.x.mulTN(l.Weight.Grad, dh)
-	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
+	l.x.mulTN(l.prod, l.Weight.Grad, dh)
+	return inputGradient(l.prod, l.dx.slot(), l.x, dh, l.Weight, inputGrad)
 }
 
 // attGrad sets grad[h, c] = Σ_r d[r, h]·z[r, h·C + c].

@@ -33,6 +33,7 @@ type Linear struct {
 	dx      gradBuffer
 	view    headView
 	dxView  headView
+	prod    tensor.Products // Model.SetProducts
 }
 
 // NewLinear returns a Linear layer whose parameters are named prefix.weight
@@ -45,24 +46,25 @@ func NewLinear(prefix string, in, out int, init Init, rng *rand.Rand) (*Linear, 
 func (l *Linear) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
 func (l *Linear) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("Linear", x, l.Weight)
 	checkRows("Linear", g, x)
 	l.x, l.xdst = x, l.view.features(x, g.NumDst)
 	y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
-	l.xdst.mul(y, l.Weight.Value)
+	l.xdst.mul(prod, y, l.Weight.Value)
 	addRowVector(y, l.Bias.Value.Data)
 	return y
 }
 
 func (l *Linear) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	biasGrad(l.Bias, dy)
-	l.xdst.mulTN(l.Weight.Grad, dy)
+	l.xdst.mulTN(l.prod, l.Weight.Grad, dy)
 	if !inputGrad || l.x.Dense == nil {
 		return nil
 	}
 	// Sources that are not destinations do not reach the output.
 	dx := ensure(l.dx.slot(), l.x.Rows(), l.Weight.Value.Rows)
-	tensor.MatMulNT(l.dxView.matrix(dx, dy.Rows), dy, l.Weight.Value)
+	l.prod.MatMulNT(l.dxView.matrix(dx, dy.Rows), dy, l.Weight.Value)
 	clear(dx.Data[dy.Rows*dx.Cols:])
 	return dx
 }
@@ -80,7 +82,8 @@ type GCN struct {
 	work transient
 	head tensor.Matrix // the transformed input's own rows when a halo follows them
 	pre  preAggregated
-	s16  stored16 // the projection in bf16 (Model.SetBF16)
+	s16  stored16        // the projection in bf16 (Model.SetBF16)
+	prod tensor.Products // Model.SetProducts
 }
 
 // NewGCN returns a GCN layer at position index of its model with parameters
@@ -93,18 +96,19 @@ func NewGCN(index int, prefix string, in, out int, init Init, rng *rand.Rand) (*
 func (l *GCN) Params() []*Param { return []*Param{l.Weight, l.Bias} }
 
 func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("GCN", x, l.Weight)
 	checkRows("GCN", g, x)
 	l.g, l.x = g, x
 	l.pre.on = false
 	if l.s16.on {
-		ext, op := l.s16.forward(l.index, g, x, l.Weight.Value, &l.work, g.gcnOp())
+		ext, op := l.s16.forward(prod, l.index, g, x, l.Weight.Value, &l.work, g.gcnOp())
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, op, ext)
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
-	if all, op := g.projectShared(l.index, x, l.Weight.Value, g.gcnOp()); all != nil {
+	if all, op := g.projectShared(prod, l.index, x, l.Weight.Value, g.gcnOp()); all != nil {
 		y := ensure(&l.y, g.NumDst, all.Cols)
 		tensor.SpMM(y, op, all)
 		addRowVector(y, l.Bias.Value.Data)
@@ -113,12 +117,12 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
 		a := l.pre.forward(g.gcnOp(), x)
 		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
-		tensor.MatMul(y, a, l.Weight.Value)
+		prod.MatMul(y, a, l.Weight.Value)
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
 	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.Weight.Value.Cols)
-	x.mul(h, l.Weight.Value)
+	x.mul(prod, h, l.Weight.Value)
 	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.gcnOp(), ext)
@@ -130,18 +134,18 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.Bias, dy)
 	if p := &l.pre; p.on {
-		tensor.MatMulTN(l.Weight.Grad, p.a, dy)
+		l.prod.MatMulTN(l.Weight.Grad, p.a, dy)
 		if !inputGrad {
 			return nil
 		}
 		da := ensure(&p.da, dy.Rows, l.Weight.Value.Rows)
-		tensor.MatMulNT(da, dy, l.Weight.Value)
+		l.prod.MatMulNT(da, dy, l.Weight.Value)
 		return p.inputGradient(g.gcnTOp(), da)
 	}
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
-	l.x.mulTN(l.Weight.Grad, dh)
-	return inputGradient(l.dx.slot(), l.x, dh, l.Weight, inputGrad)
+	l.x.mulTN(l.prod, l.Weight.Grad, dh)
+	return inputGradient(l.prod, l.dx.slot(), l.x, dh, l.Weight, inputGrad)
 }
 
 // SAGE is GraphSAGE with the mean aggregator, as PyG's SAGEConv:
@@ -159,7 +163,8 @@ type SAGE struct {
 	head         tensor.Matrix // the transformed input's own rows when a halo follows them
 	view, dxView headView
 	pre          preAggregated
-	s16          stored16 // the projection in bf16 (Model.SetBF16)
+	s16          stored16        // the projection in bf16 (Model.SetBF16)
+	prod         tensor.Products // Model.SetProducts
 }
 
 // NewSAGE returns a SAGE layer with parameters prefix.lin_l.weight,
@@ -178,22 +183,23 @@ func NewSAGE(index int, prefix string, in, out int, init Init, rng *rand.Rand) (
 func (l *SAGE) Params() []*Param { return []*Param{l.WeightL, l.BiasL, l.WeightR} }
 
 func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
+	prod := productsFor(l.prod, mode)
 	checkInput("SAGE", x, l.WeightL)
 	checkRows("SAGE", g, x)
 	l.g, l.x, l.xdst = g, x, l.view.features(x, g.NumDst)
 	l.pre.on = false
 	if l.s16.on {
-		ext, op := l.s16.forward(l.index, g, x, l.WeightL.Value, &l.work, g.meanOp())
+		ext, op := l.s16.forward(prod, l.index, g, x, l.WeightL.Value, &l.work, g.meanOp())
 		y := ensure(&l.y, g.NumDst, ext.Cols)
 		tensor.SpMMBF16(y, op, ext)
-		l.xdst.mulAdd(y, l.WeightR.Value)
+		l.xdst.mulAdd(prod, y, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
-	if all, op := g.projectShared(l.index, x, l.WeightL.Value, g.meanOp()); all != nil {
+	if all, op := g.projectShared(prod, l.index, x, l.WeightL.Value, g.meanOp()); all != nil {
 		y := ensure(&l.y, g.NumDst, all.Cols)
 		tensor.SpMM(y, op, all)
-		l.xdst.mulAdd(y, l.WeightR.Value)
+		l.xdst.mulAdd(prod, y, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
@@ -201,17 +207,17 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		a := l.pre.forward(g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
 		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)
-		tensor.MatMul(y, a, l.WeightL.Value)
-		tensor.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
+		prod.MatMul(y, a, l.WeightL.Value)
+		prod.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
 	h := g.ownRows(l.work.slot(), l.work.slot(), &l.head, l.WeightL.Value.Cols)
-	x.mul(h, l.WeightL.Value)
+	x.mul(prod, h, l.WeightL.Value)
 	ext := g.extend(l.index, h, l.work.slot())
 	y := ensure(&l.y, g.NumDst, h.Cols)
 	tensor.SpMM(y, g.meanOp(), ext)
-	l.xdst.mulAdd(y, l.WeightR.Value)
+	l.xdst.mulAdd(prod, y, l.WeightR.Value)
 	addRowVector(y, l.BiasL.Value.Data)
 	return y
 }
@@ -220,24 +226,24 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
 	if p := &l.pre; p.on {
-		tensor.MatMulTN(l.WeightL.Grad, p.a, dy)
-		tensor.MatMulTN(l.WeightR.Grad, l.xdst.Dense, dy)
+		l.prod.MatMulTN(l.WeightL.Grad, p.a, dy)
+		l.prod.MatMulTN(l.WeightR.Grad, l.xdst.Dense, dy)
 		if !inputGrad {
 			return nil
 		}
 		da := ensure(&p.da, dy.Rows, l.WeightL.Value.Rows)
-		tensor.MatMulNT(da, dy, l.WeightL.Value)
+		l.prod.MatMulNT(da, dy, l.WeightL.Value)
 		dx := p.inputGradient(g.meanTOp(), da)
-		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
+		l.prod.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 		return dx
 	}
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
-	l.x.mulTN(l.WeightL.Grad, dh)
-	l.xdst.mulTN(l.WeightR.Grad, dy)
-	dx := inputGradient(l.dx.slot(), l.x, dh, l.WeightL, inputGrad)
+	l.x.mulTN(l.prod, l.WeightL.Grad, dh)
+	l.xdst.mulTN(l.prod, l.WeightR.Grad, dy)
+	dx := inputGradient(l.prod, l.dx.slot(), l.x, dh, l.WeightL, inputGrad)
 	if dx != nil {
-		tensor.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
+		l.prod.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
 	}
 	return dx
 }
@@ -318,12 +324,12 @@ func biasGrad(b *Param, dy *tensor.Matrix) {
 }
 
 // inputGradient returns dh·Wᵀ, the gradient of x·W, for dense x.
-func inputGradient(buf **tensor.Matrix, x Features, dh *tensor.Matrix, w *Param, want bool) *tensor.Matrix {
+func inputGradient(p tensor.Products, buf **tensor.Matrix, x Features, dh *tensor.Matrix, w *Param, want bool) *tensor.Matrix {
 	if !want || x.Dense == nil {
 		return nil
 	}
 	dx := ensure(buf, dh.Rows, w.Value.Rows)
-	tensor.MatMulNT(dx, dh, w.Value)
+	p.MatMulNT(dx, dh, w.Value)
 	return dx
 }
 

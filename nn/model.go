@@ -49,12 +49,13 @@ type Model struct {
 	// where activation i's output was positive, and signed[i] says the
 	// next layer's Backward wrote its input gradient over that output
 	// (signs.go), so that the activation's backward pass reads the signs.
-	inputs []Features
-	signs  [][]uint64
-	signed []bool
-	norms  []RowL2Norm // hidden-layer normalisations, with Config.Normalize
-	step   uint64
-	dout   *tensor.Matrix
+	inputs   []Features
+	signs    [][]uint64
+	signed   []bool
+	norms    []RowL2Norm // hidden-layer normalisations, with Config.Normalize
+	step     uint64
+	dout     *tensor.Matrix
+	products tensor.Products // SetProducts
 }
 
 // actMode is how an activation between layers runs.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/freelist"
-	"github.com/graft-gnn/graft/internal/gemm"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -105,7 +104,7 @@ func (r *rowReader) Run(a, b int) {
 }
 
 // mul sets dst = X·w, or adds it when acc is set.
-func (r *rowReader) mul(dst, w *tensor.Matrix, acc bool) {
+func (r *rowReader) mul(p tensor.Products, dst, w *tensor.Matrix, acc bool) {
 	n, k := r.rows(), r.cols()
 	if k != w.Rows || dst.Rows != n || dst.Cols != w.Cols {
 		panic(fmt.Sprintf("nn: blocked product shapes %d×%d·%s into %s", n, k, w.Shape(), dst.Shape()))
@@ -114,12 +113,12 @@ func (r *rowReader) mul(dst, w *tensor.Matrix, acc bool) {
 	for lo := 0; lo < n; lo += step {
 		hi := min(lo+step, n)
 		a := r.fill(lo, hi)
-		gemm.Gemm(false, false, hi-lo, w.Cols, k, a, k, w.Data, w.Cols, dst.Data[lo*dst.Cols:hi*dst.Cols], dst.Cols, acc)
+		p.Gemm(false, false, hi-lo, w.Cols, k, a, k, w.Data, w.Cols, dst.Data[lo*dst.Cols:hi*dst.Cols], dst.Cols, acc)
 	}
 }
 
 // mulTN sets dw = Xᵀ·dy.
-func (r *rowReader) mulTN(dw, dy *tensor.Matrix) {
+func (r *rowReader) mulTN(p tensor.Products, dw, dy *tensor.Matrix) {
 	n, k := r.rows(), r.cols()
 	if dy.Rows != n || dw.Rows != k || dw.Cols != dy.Cols {
 		panic(fmt.Sprintf("nn: blocked weight gradient shapes (%d×%d)ᵀ·%s into %s", n, k, dy.Shape(), dw.Shape()))
@@ -132,13 +131,13 @@ func (r *rowReader) mulTN(dw, dy *tensor.Matrix) {
 	for lo := 0; lo < n; lo += step {
 		hi := min(lo+step, n)
 		a := r.fill(lo, hi)
-		gemm.Gemm(true, false, k, dy.Cols, hi-lo, a, k, dy.Data[lo*dy.Cols:hi*dy.Cols], dy.Cols, dw.Data, dw.Cols, lo > 0)
+		p.Gemm(true, false, k, dy.Cols, hi-lo, a, k, dy.Data[lo*dy.Cols:hi*dy.Cols], dy.Cols, dw.Data, dw.Cols, lo > 0)
 	}
 }
 
 // projectBF16 sets dst = X·w rounded to bf16, a block of rows at a time,
 // so that the float32 product is never held whole either.
-func (r *rowReader) projectBF16(dst *tensor.MatrixBF16, w *tensor.Matrix) {
+func (r *rowReader) projectBF16(pr tensor.Products, dst *tensor.MatrixBF16, w *tensor.Matrix) {
 	n, k := r.rows(), r.cols()
 	if k != w.Rows || dst.Rows != n || dst.Cols != w.Cols {
 		panic(fmt.Sprintf("nn: bf16 projection shapes %d×%d·%s into %d×%d", n, k, w.Shape(), dst.Rows, dst.Cols))
@@ -148,17 +147,17 @@ func (r *rowReader) projectBF16(dst *tensor.MatrixBF16, w *tensor.Matrix) {
 		hi := min(lo+step, n)
 		a := r.fill(lo, hi)
 		p := ensureSlice(&r.prod, (hi-lo)*w.Cols)
-		gemm.Gemm(false, false, hi-lo, w.Cols, k, a, k, w.Data, w.Cols, p, w.Cols, false)
+		pr.Gemm(false, false, hi-lo, w.Cols, k, a, k, w.Data, w.Cols, p, w.Cols, false)
 		bf16.Encode(dst.Data[lo*w.Cols:hi*w.Cols], p)
 	}
 }
 
 // projectBF16 sets dst = X·w rounded to bf16 (see rowReader.projectBF16);
 // sparse features are multiplied a block of rows at a time too.
-func (f Features) projectBF16(dst *tensor.MatrixBF16, w *tensor.Matrix) {
+func (f Features) projectBF16(pr tensor.Products, dst *tensor.MatrixBF16, w *tensor.Matrix) {
 	a := f.Sparse
 	if a == nil {
-		f.blocks(func(r *rowReader) { r.projectBF16(dst, w) })
+		f.blocks(func(r *rowReader) { r.projectBF16(pr, dst, w) })
 		return
 	}
 	if a.Cols != w.Rows || dst.Rows != a.Rows || dst.Cols != w.Cols {

@@ -17,6 +17,16 @@ const (
 	BF16 Precision = "bf16"
 )
 
+// Products is the precision of a model's matrix products at p: at bf16
+// their operands are rounded to bfloat16 and their sums float32
+// (nn.Model.SetProducts).
+func (p Precision) Products() tensor.Products {
+	if p == BF16 {
+		return tensor.BF16Products
+	}
+	return tensor.FP32Products
+}
+
 // ParsePrecision reads "fp32" or "bf16"; "" is fp32.
 func ParsePrecision(s string) (Precision, error) {
 	switch Precision(s) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"sync"
 
 	"github.com/graft-gnn/graft/dataset"
 	"github.com/graft-gnn/graft/internal/bench"
@@ -110,5 +111,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("cpu profile: %v", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	// Once, and at most once: an interrupt may stop the profile from the
+	// signal's goroutine while the run stops it too.
+	return sync.OnceFunc(func() { pprof.StopCPUProfile(); f.Close() }), nil
 }

@@ -164,6 +164,9 @@ func runDataInfo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	read, readRSS := time.Since(start).Seconds(), sysstat.PeakRSS()
+	if d.EdgeListHeader != "" {
+		fmt.Fprintf(stderr, "graft data info: the first line of %s, %q, was read as a header naming its columns, not as an edge\n", d.Name, d.EdgeListHeader)
+	}
 	if m := d.Mapped; m != nil && m.Auto {
 		fmt.Fprintf(stderr, "graft data info: %s (%s) is over half the %s of memory available: mapped, not read (--features-mmap=false reads it)\n",
 			m.Path, formatBytes(m.Bytes), formatBytes(m.Available))

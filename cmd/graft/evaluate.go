@@ -94,6 +94,9 @@ func runEvaluate(args []string, stdout, stderr io.Writer) error {
 	case e.Reproduces == nil:
 	case *e.Reproduces:
 		fmt.Fprintln(stdout, "the training run reported the same accuracies for this epoch")
+	case info.EvalSampler != "":
+		fmt.Fprintf(stdout, "the training run reported train %.4f, val %.4f, test %.4f for this epoch, evaluated on neighbourhoods sampled by --eval-sampler %s; this evaluation is exact\n",
+			info.TrainAcc, info.ValAcc, info.TestAcc, info.EvalSampler)
 	default:
 		fmt.Fprintf(stdout, "the training run reported train %.4f, val %.4f, test %.4f for this epoch (other data than it trained on?)\n",
 			info.TrainAcc, info.ValAcc, info.TestAcc)

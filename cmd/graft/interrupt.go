@@ -28,10 +28,16 @@ import (
 // the epoch. Before training begins (while the data loads, the graph is
 // partitioned or GraphSAINT pre-samples, which can take long) there is no
 // epoch to keep, and the first signal stops a process that is not such a
-// worker at once. The returned function releases the signals.
+// worker at once. A process stopped at once first runs beforeExit (which
+// writes the CPU profile), for at most exitCleanupLimit. The returned
+// function releases the signals.
 const secondSignalAfter = time.Second
 
-func interruptible(log io.Writer, worker bool) (context.Context, func()) {
+// exitCleanupLimit bounds beforeExit, so that a signal ends the process
+// promptly whatever it waits for.
+const exitCleanupLimit = 2 * time.Second
+
+func interruptible(log io.Writer, worker bool, beforeExit func()) (context.Context, func()) {
 	if worker {
 		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	}
@@ -49,7 +55,7 @@ func interruptible(log io.Writer, worker bool) (context.Context, func()) {
 		}
 		if !began.Load() {
 			fmt.Fprintln(log, "graft train: stopped before training began")
-			os.Exit(128 + int(s.(syscall.Signal)))
+			exitAfter(beforeExit, s)
 		}
 		fmt.Fprintln(log, "graft train: stopping after the epoch under way, which is kept; interrupt again to stop at once, losing it")
 		cancel()
@@ -61,7 +67,7 @@ func interruptible(log io.Writer, worker bool) (context.Context, func()) {
 					continue
 				}
 				fmt.Fprintln(log, "graft train: stopped at once; the epoch under way is lost (--resume continues from the last checkpoint, if any)")
-				os.Exit(128 + int(s.(syscall.Signal)))
+				exitAfter(beforeExit, s)
 			case <-done:
 				return
 			}
@@ -72,4 +78,19 @@ func interruptible(log io.Writer, worker bool) (context.Context, func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// exitAfter runs beforeExit, waiting for it at most exitCleanupLimit, and
+// exits with the shell's status for the signal s.
+func exitAfter(beforeExit func(), s os.Signal) {
+	done := make(chan struct{})
+	go func() {
+		beforeExit()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(exitCleanupLimit):
+	}
+	os.Exit(128 + int(s.(syscall.Signal)))
 }

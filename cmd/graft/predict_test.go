@@ -68,6 +68,10 @@ func TestEvaluateReproducesTraining(t *testing.T) {
 		{"gcn, 3 layers, sampled", []string{"--epochs", "4", "--layers", "3", "--sampler", "neighbor:5,5,5", "--batch-size", "64"}},
 		{"sage at bf16, dense features", []string{"--model", "sage", "--epochs", "12", "--lr", "0.01", "--precision", "bf16", "--features", "dense"}},
 		{"gcn at bf16 on 2 parts", []string{"--epochs", "15", "--parts", "2", "--precision", "bf16", "--features", "dense"}},
+		{"sage, sampled at bf16", []string{"--model", "sage", "--epochs", "8", "--lr", "0.01", "--sampler", "neighbor:5,5", "--batch-size", "64",
+			"--precision", "bf16", "--features", "dense"}},
+		{"gat, sampled at bf16 on 2 parts", []string{"--model", "gat", "--epochs", "4", "--sampler", "neighbor:5,5", "--batch-size", "64",
+			"--parts", "2", "--precision", "bf16", "--features", "dense"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, sum := trainSaved(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".safetensors", tc.args...)
@@ -409,5 +413,23 @@ func TestPredictNamesRemappedNodes(t *testing.T) {
 		if !strings.Contains("alice bob carol dave erin frank", name) || name == "" {
 			t.Errorf("a row names node %q", name)
 		}
+	}
+}
+
+// A run that evaluated on sampled neighbourhoods (--eval-sampler) is not
+// expected to match the exact evaluation: evaluate says why, not that the
+// data may differ.
+func TestEvaluateExplainsASampledEvaluation(t *testing.T) {
+	file, _ := trainSaved(t, t.TempDir(), "sampled.safetensors", "--epochs", "3", "--sampler", "neighbor:5,5", "--batch-size", "64",
+		"--eval-sampler", "neighbor:2,2")
+	code, stdout, stderr := runGraft(t, "evaluate", "--model-file", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "same accuracies") { // these settings' sampled accuracies differ from the exact ones
+		t.Fatalf("the sampled evaluation gave the exact accuracies; choose settings where they differ:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "--eval-sampler neighbor:2,2; this evaluation is exact") || strings.Contains(stdout, "other data") {
+		t.Fatalf("evaluate of a model evaluated on samples says:\n%s", stdout)
 	}
 }

@@ -74,7 +74,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, each worker sampling from its own part; see docs/minibatch.md): "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler (per worker with --parts: N workers train on batches of N·B)")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
-	fs.StringVar(&o.precision, "precision", "fp32", "fp32, or bf16 to hold the dense features in bfloat16 (half their bytes) and, full-graph, the layers' projections and the halo exchange's forward rows (docs/training.md), or, with --sampler, exact evaluation's stored layers (docs/minibatch.md); parameters, optimiser state, gradients and reductions stay float32")
+	fs.StringVar(&o.precision, "precision", "fp32", "fp32, or bf16 to hold the dense features in bfloat16 (half their bytes) and, full-graph, the layers' projections and the halo exchange's forward rows (docs/training.md), or, with --sampler, exact evaluation's stored layers (docs/minibatch.md), and to multiply in training on the CPU's bf16 instructions (AMX, AVX512_BF16); parameters, optimiser state, gradients and sums stay float32")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of the best validation --metric; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
@@ -128,16 +128,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
-	ctx, stop := interruptible(stderr, spec.Place.Size > 1)
-	defer stop()
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
 		return err
 	}
-
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
+	ctx, stop := interruptible(stderr, spec.Place.Size > 1, stopProfile)
+	defer stop()
 	sum, err := job.Run(ctx, spec)
 	stopProfile()
 	progress.finish()

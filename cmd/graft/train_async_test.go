@@ -291,13 +291,15 @@ func TestTrainAsyncNoUpdateSaid(t *testing.T) {
 
 // More asynchronous workers than training nodes is refused naming the
 // flag and the count (it said "rank 0: sample: 2 training nodes for 4
-// shares").
+// shares"), as a settings error like the other refusals of
+// TestTrainAsyncErrors: exit 2, which graft launch does not restart.
 func TestTrainAsyncMoreWorkersThanTrainingNodes(t *testing.T) {
 	edges, labels, features := twoCommunities(t)
 	p := writeFiles(t, map[string]string{"split.csv": "a0,train\nb0,train\na1,val\nb1,val\na2,test\nb2,test\n"})
 	code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--split", "file:"+p["split.csv"],
 		"--sampler", "neighbor:5,5", "--mode", "async", "--workers", "3", "--epochs", "1")
-	if code != 1 || !strings.Contains(stderr, "--workers 3: the split has 2 training nodes") {
-		t.Errorf("exit %d, stderr %q; want a refusal naming --workers and the 2 training nodes", code, stderr)
+	last, _ := lastError(stderr)
+	if code != 2 || !strings.HasPrefix(last, "graft train: ") || !strings.Contains(last, "--workers 3: the split has 2 training nodes") {
+		t.Errorf("exit %d, last stderr line %q; want exit 2 and a refusal naming --workers and the 2 training nodes", code, last)
 	}
 }

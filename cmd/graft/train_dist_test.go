@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
@@ -232,13 +234,15 @@ func TestTrainCompressAuto(t *testing.T) {
 // Before training begins there is no epoch to finish: SIGTERM during
 // GraphSAINT's pre-sampling (here of a normalisation that would take
 // hours) stops the process at once, with the shell's status for SIGTERM;
-// it used to wait for the end of an epoch that had not started.
+// it used to wait for the end of an epoch that had not started. Its CPU
+// profile is written all the same (it was left empty).
 func TestTrainInterruptBeforeTrainingStopsAtOnce(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "train", "--sampler", "saint-node:20:1e9", "--epochs", "1")
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	cmd := exec.Command(exe, "train", "--sampler", "saint-node:20:1e9", "--epochs", "1", "--cpuprofile", profile)
 	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -259,11 +263,12 @@ func TestTrainInterruptBeforeTrainingStopsAtOnce(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(stderr.String(), "stopped before training began") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
 	}
+	checkCPUProfile(t, profile)
 }
 
 // The first SIGINT lets the epoch under way finish; a second stops the
 // process at once, with the shell's status for SIGINT, rather than after an
-// epoch that can take minutes.
+// epoch that can take minutes. Its CPU profile is written all the same.
 func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -271,8 +276,9 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 	}
 	// 2500 batches of 16 seeds with their whole 2-hop neighbourhoods: an
 	// epoch of many seconds.
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
 	cmd := exec.Command(exe, "train", "--dataset", "sbm:400000:40:32:8", "--model", "sage", "--sampler", "neighbor:-1,-1",
-		"--batch-size", "16", "--epochs", "3")
+		"--batch-size", "16", "--epochs", "3", "--cpuprofile", profile)
 	cmd.Env = append(os.Environ(), "GRAFT_TEST_MAIN=1")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -301,6 +307,63 @@ func TestTrainSecondInterruptStopsAtOnce(t *testing.T) {
 	exitsWithin(t, cmd, 10*time.Second, "the second interrupt", &stderr)
 	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "stopped at once") || strings.Contains(stderr.String(), "epoch 2/") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	checkCPUProfile(t, profile)
+}
+
+// checkCPUProfile fails the test unless path holds a whole CPU profile as
+// runtime/pprof writes it: a gzip stream that ends with its checksum,
+// holding a protocol buffer whose fields run to its end and include the
+// profile's sample types (field 1) and samples (field 2).
+func checkCPUProfile(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("CPU profile %s (%d bytes): %v", path, len(raw), err)
+	}
+	pb, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("CPU profile %s (%d bytes): %v", path, len(raw), err)
+	}
+	varint := func() uint64 {
+		var v uint64
+		for shift := 0; len(pb) > 0 && shift < 64; shift += 7 {
+			b := pb[0]
+			pb = pb[1:]
+			if v |= uint64(b&0x7f) << shift; b < 0x80 {
+				return v
+			}
+		}
+		t.Fatalf("CPU profile %s: a varint runs past the end", path)
+		return 0
+	}
+	seen := map[uint64]bool{}
+	for len(pb) > 0 {
+		key := varint()
+		var skip uint64
+		switch key & 7 {
+		case 0:
+			varint()
+		case 1:
+			skip = 8
+		case 2:
+			skip = varint()
+		case 5:
+			skip = 4
+		default:
+			t.Fatalf("CPU profile %s: wire type %d of field %d", path, key&7, key>>3)
+		}
+		if skip > uint64(len(pb)) {
+			t.Fatalf("CPU profile %s: field %d runs past the end", path, key>>3)
+		}
+		pb, seen[key>>3] = pb[skip:], true
+	}
+	if !seen[1] || !seen[2] {
+		t.Fatalf("CPU profile %s: fields %v; want sample types (1) and samples (2)", path, seen)
 	}
 }
 

@@ -44,6 +44,39 @@ func TestDataInfoEdgeListHeader(t *testing.T) {
 	}
 }
 
+// The header of an edge list is not dropped silently: train and data info
+// say on stderr that the first line was read as one, quoting it, and say
+// nothing of a header for a file without one.
+func TestEdgeListHeaderNote(t *testing.T) {
+	p := writeFiles(t, map[string]string{
+		"header.csv": "source,target\n0,1\n1,2\n2,3\n",
+		"plain.csv":  "0,1\n1,2\n2,3\n",
+		"x.csv":      "0\n1\n2\n3\n",
+		"y.csv":      "id,label\n0,a\n1,a\n2,b\n3,b\n",
+	})
+	for _, tc := range []struct {
+		file string
+		note bool
+	}{{"header.csv", true}, {"plain.csv", false}} {
+		for _, args := range [][]string{
+			{"train", "--dataset", p[tc.file], "--features", p["x.csv"], "--labels", p["y.csv"], "--epochs", "1", "--json"},
+			{"data", "info", p[tc.file]},
+		} {
+			code, _, stderr := runGraft(t, args...)
+			if code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", args[0], tc.file, code, stderr)
+			}
+			notes := strings.Count(stderr, "read as a header")
+			if tc.note && (notes != 1 || !strings.Contains(stderr, `"source,target"`)) {
+				t.Errorf("%s %s: stderr %q; want one note quoting the header", args[0], tc.file, stderr)
+			}
+			if !tc.note && notes != 0 {
+				t.Errorf("%s %s: stderr %q; want no header note", args[0], tc.file, stderr)
+			}
+		}
+	}
+}
+
 // Ids up to 2^63-1 are renumbered; the largest plus one overflowed into a
 // negative node count.
 func TestDataInfoInt64MaxNodeID(t *testing.T) {

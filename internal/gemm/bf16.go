@@ -58,6 +58,11 @@ var activeBF16 = bestBF16Kernel()
 // Gemm) or "generic".
 func KernelBF16() string { return activeBF16.name }
 
+// BF16Hardware reports whether GemmBF16 and GemmRounded run on the CPU's
+// bf16 instructions (AMX tiles or VDPBF16PS), not on a conversion to
+// float32 or the pure-Go twins.
+func BF16Hardware() bool { return activeBF16.name == "amx" || activeBF16.name == "avx512bf16" }
+
 // GemmBF16 is Gemm for bfloat16 operands (uint16 bit patterns) and a
 // float32 C: C = op(A)·op(B), or C += op(A)·op(B) when accumulate is true,
 // with the shapes and strides of Gemm. Products are exact and sums are
@@ -128,6 +133,7 @@ type bfProblem struct {
 	lda            int
 	b              []uint16
 	ldb            int
+	a32, b32       []float32 // float32 operands, rounded as packed (GemmRounded), in place of a or b
 	c              []float32
 	ldc            int
 	accumulate     bool
@@ -138,6 +144,7 @@ type bfWorkspace struct {
 	zip     []uint32 // rows of Aᵀ zipped, before the transposition to rows
 	tile    []float32
 	scratch []uint16 // rows copied to an even stride for pairTranspose
+	round   []uint16 // a block of a float32 operand rounded (GemmRounded)
 }
 
 var bfWorkspaces freelist.List[bfWorkspace]
@@ -155,6 +162,11 @@ func steps(kb int) int { return (kb + 1) / 2 }
 // packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels of steps(kb)
 // pairs, zero-padding the rows past mb.
 func (p *bfProblem) packA(ws *bfWorkspace, dst []uint32, i0, mb, p0, kb int) {
+	if p.a32 != nil {
+		q := p.roundedA(ws, i0, mb, p0, kb)
+		q.packA(ws, dst, 0, mb, 0, kb)
+		return
+	}
 	if p.kern.rowsA {
 		p.packRowsA(ws, dst, i0, mb, p0, kb)
 		return
@@ -208,6 +220,11 @@ func float32s(s []uint32) []float32 {
 
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels.
 func (p *bfProblem) packB(ws *bfWorkspace, dst []uint32, p0, kb, j0, nb int) {
+	if p.b32 != nil {
+		q := p.roundedB(ws, p0, kb, j0, nb)
+		q.packB(ws, dst, 0, kb, 0, nb)
+		return
+	}
 	nr, st := p.kern.nr, p.kern.steps(kb)
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
@@ -328,6 +345,12 @@ func (p *bfProblem) macro(ws *bfWorkspace, ap, bp []uint32, mb, nb, kb int, c []
 
 // spanA is span for the block op(A)[i0:i0+mb, p0:p0+kb].
 func (p *bfProblem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
+	if p.a32 != nil {
+		if p.transA {
+			return span(p.a32, p.lda, p0, kb, i0, mb)
+		}
+		return span(p.a32, p.lda, i0, mb, p0, kb)
+	}
 	if p.transA {
 		return span(p.a, p.lda, p0, kb, i0, mb)
 	}
@@ -336,6 +359,12 @@ func (p *bfProblem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
 
 // spanB is span for the block op(B)[p0:p0+kb, j0:j0+nb].
 func (p *bfProblem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
+	if p.b32 != nil {
+		if p.transB {
+			return span(p.b32, p.ldb, j0, nb, p0, kb)
+		}
+		return span(p.b32, p.ldb, p0, kb, j0, nb)
+	}
 	if p.transB {
 		return span(p.b, p.ldb, j0, nb, p0, kb)
 	}

@@ -139,6 +139,11 @@ func Gemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, l
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc,
 		accumulate: accumulate,
 	}
+	p.run()
+}
+
+// run multiplies: by slices of k when the shape calls for it, else by rows.
+func (p problem) run() {
 	if chunks := p.reductionChunks(); chunks > 1 {
 		splitReduction(&p, chunks)
 	} else {
@@ -169,6 +174,7 @@ type problem struct {
 	c              []float32
 	ldc            int
 	accumulate     bool
+	round          bool // operands rounded to bfloat16 as packed (GemmRounded without bf16 kernels)
 }
 
 // workspace is one goroutine's packing memory, pooled across calls.
@@ -204,6 +210,9 @@ func (p *problem) packA(dst []float32, i0, mb, p0, kb int) {
 			packTranspose(panel, p.a, p.lda, i0+r, p0, w, kb, mr)
 		}
 	}
+	if p.round {
+		roundValues(dst[:roundUp(mb, mr)*kb], dst[:roundUp(mb, mr)*kb])
+	}
 }
 
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels, each kb steps
@@ -218,6 +227,9 @@ func (p *problem) packB(dst []float32, p0, kb, j0, nb int) {
 		} else {
 			packCopy(panel, p.b, p.ldb, p0, j0+j, w, kb, nr)
 		}
+	}
+	if p.round {
+		roundValues(dst[:roundUp(nb, nr)*kb], dst[:roundUp(nb, nr)*kb])
 	}
 }
 
@@ -410,7 +422,7 @@ func (t *reduceTask) Run(lo, hi int) {
 		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBlock {
 			kb := min(kcBlock, t.bounds[ch+1]-pc)
 			var ab aBlock
-			if p.transA {
+			if p.transA && !p.round {
 				ab = p.directA(ws, pc, kb)
 			} else {
 				ws.a = grow(ws.a, mPad*kb)

@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
+	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/minibatch"
 	"github.com/graft-gnn/graft/train/traintest"
@@ -168,6 +169,7 @@ func runUnionOf(t *testing.T, cfg train.Config, p train.Problem, parts []*partst
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.Model().SetProducts(tensor.FP32Products) // as the workers multiply (New)
 	loop, err := train.New(cfg, s)
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,9 @@ func bf16Parts(t *testing.T, p train.Problem, k int) (train.Problem, []*partstor
 }
 
 // At bf16 precision N workers, whose rows travel in bfloat16, train what
-// one process's bf16 run trains on the union batches, and not what a
-// float32 run trains; a row is half the bytes.
+// one process with bf16 features and float32 products (as workers
+// multiply) trains on the union batches, and not what a float32 run
+// trains; a row is half the bytes.
 func TestBF16WorkersEqualOneProcessOnTheUnionBatch(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	const k, batch, epochs = 3, 16, 2

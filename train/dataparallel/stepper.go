@@ -83,6 +83,10 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 	if err != nil {
 		return nil, err
 	}
+	// Workers multiply in float32 at either precision: a worker's gradient
+	// is scaled by its own batch's share of the step, and operands rounded
+	// to bf16 would round it differently from one process's union batch,
+	// so N workers would no longer train one process's model.
 	return &Stepper{sh: sh, model: model, sampler: sampler, batcher: t, eval: newEvaluator(sh, whole, model, sp)}, nil
 }
 

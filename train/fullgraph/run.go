@@ -205,6 +205,7 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 		return train.Result{}, nil, err
 	}
 	s.model.SetBF16(opts.Precision == train.BF16)
+	s.model.SetProducts(opts.Precision.Products())
 	loop, err := train.New(cfg, s)
 	if err != nil {
 		return train.Result{}, nil, err

@@ -22,10 +22,12 @@ import (
 // same for whole epochs on the ogbn-products-sized graph.
 func BenchmarkStep(b *testing.B) {
 	for _, model := range []string{"gcn", "sage", "gat"} {
-		b.Run(model, func(b *testing.B) { benchmarkStep(b, model, "neighbor:15,10,5", 3) })
+		for _, prec := range []train.Precision{train.FP32, train.BF16} {
+			b.Run(model+"/"+string(prec), func(b *testing.B) { benchmarkStep(b, model, "neighbor:15,10,5", 3, prec) })
+		}
 	}
-	b.Run("sage/saint-rw", func(b *testing.B) { benchmarkStep(b, "sage", "saint-rw:1000:2", 3) })
-	b.Run("sage/cluster", func(b *testing.B) { benchmarkStep(b, "sage", "cluster:200:4", 3) })
+	b.Run("sage/saint-rw", func(b *testing.B) { benchmarkStep(b, "sage", "saint-rw:1000:2", 3, train.FP32) })
+	b.Run("sage/cluster", func(b *testing.B) { benchmarkStep(b, "sage", "cluster:200:4", 3, train.FP32) })
 }
 
 // benchProblem is the benchmarks' graph, made once.
@@ -44,10 +46,13 @@ var benchProblem = sync.OnceValues(func() (train.Problem, error) {
 
 const benchClasses = 16
 
-func benchmarkStep(b *testing.B, model, spec string, layers int) {
+func benchmarkStep(b *testing.B, model, spec string, layers int, prec train.Precision) {
 	p, err := benchProblem()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if prec == train.BF16 {
+		p = p.WithBF16Features()
 	}
 	g, classes := p.Graph, benchClasses
 	cfg := train.Config{Model: nn.Config{Model: model, Hidden: 128, Classes: classes, Layers: layers, Heads: 2, Dropout: 0.5, Seed: 1},
@@ -60,7 +65,7 @@ func benchmarkStep(b *testing.B, model, spec string, layers int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(cfg, p, sampler, Options{})
+	s, err := New(cfg, p, sampler, Options{Precision: prec})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -140,7 +140,8 @@ func TestBF16EvaluationIsRoundedFP32Evaluation(t *testing.T) {
 	}
 }
 
-// bf16 runs give the same bits at GOMAXPROCS 1 and 2, and train as well as
+// bf16 runs (bf16 features and products) give the same bits at GOMAXPROCS
+// 1, 2 and 7, and train as well as
 // float32 on an easy graph: mean test accuracy over three seeds within 1.5
 // points (a test node is 0.16 points of one seed's accuracy).
 func TestBF16RunsAreDeterministicAndTrain(t *testing.T) {
@@ -159,9 +160,11 @@ func TestBF16RunsAreDeterministicAndTrain(t *testing.T) {
 		return o, res.Best.TestAcc
 	}
 	one, _ := run(1, train.BF16, 42)
-	two, _ := run(2, train.BF16, 42)
-	if !slices.Equal(one.losses, two.losses) || !slices.Equal(one.params, two.params) {
-		t.Fatalf("GOMAXPROCS 2: losses %v, want %v", two.losses, one.losses)
+	for _, procs := range []int{2, 7} {
+		other, _ := run(procs, train.BF16, 42)
+		if !slices.Equal(one.losses, other.losses) || !slices.Equal(one.params, other.params) {
+			t.Fatalf("GOMAXPROCS %d: losses %v, want %v", procs, other.losses, one.losses)
+		}
 	}
 	fp32, _ := run(2, train.FP32, 42)
 	if slices.Equal(fp32.params, one.params) {

@@ -28,8 +28,9 @@ type Options struct {
 	EvalSampler   string
 	EvalBatchSize int
 	// Precision is what exact evaluation stores every node's hidden
-	// layers in (default fp32). The features' precision is the
-	// problem's: FeaturesBF16 if set.
+	// layers in (default fp32) and what the training passes multiply at
+	// (nn.Model.SetProducts). The features' precision is the problem's:
+	// FeaturesBF16 if set.
 	Precision train.Precision
 	// NoFeatures leaves the batches' input features ungathered: a
 	// pipeline stage past the first reads its input from the stage
@@ -104,6 +105,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	if err != nil {
 		return nil, err
 	}
+	model.SetProducts(opts.Precision.Products())
 	agg, err := sample.AggregationOf(cfg.Model.Model)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,7 @@ func (st *stage) replica(m int) (*nn.Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.SetProducts(st.replicas[0].Products())
 		mine, shared := r.Params(), st.replicas[0].Params()
 		for i, p := range mine {
 			p.Value = shared[i].Value
