@@ -12,7 +12,13 @@
 //   - uncompressed passes (evaluation unless Config.EvalCodec, the last
 //     layer, codec none) send rows as they are: each peer's rows are
 //     gathered into its message, and a peer's message lands straight in
-//     the halo rows;
+//     the halo rows. Parts in one process (comm.Direct) build no
+//     messages: a GCN or GraphSAGE layer writes its owned rows into one
+//     buffer the parts share and aggregates over it (Shared, shared.go),
+//     other layers' halo rows are copied straight from the peers' rows,
+//     and in the backward pass each peer makes the gradient rows it reads
+//     with the layer's fill, a piece at a time (PullsGradients), or reads
+//     them where the layer wrote them;
 //   - per peer: each peer's rows are encoded into its own message, a
 //     cache-sized piece at a time when the codec encodes row by row;
 //   - shared rows: a codec whose rows encode to a fixed size (top-k)

@@ -24,7 +24,11 @@
 // Layers allocate their activations and gradients on first use and reuse
 // them, so after the first epoch a training step allocates almost nothing.
 // Matrices returned by Forward and Backward belong to the layer and are
-// overwritten by the next call.
+// overwritten by the next call. A model's backward pass writes a layer's
+// input gradient over that input where an in-place ReLU made it, keeping
+// the ReLU's signs as bits (signs.go), and the GCN and GraphSAGE layers
+// of parts in one process compute their per-node quantity in one buffer
+// the parts share ([SharedHalo]).
 //
 // # Mixed precision
 //
