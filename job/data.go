@@ -307,9 +307,25 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	return func() (gradcomp.Method, error) { return gradcomp.New(spec, o) }, nil
 }
 
-// unusedWithOneWorker names the communication settings given for a job of
-// one part, where they do nothing, or returns "".
+// unusedWithOneWorker says which communication settings a job was given
+// that do nothing in it, or returns "": those of a job of one part, where
+// nothing crosses a boundary, and --link in a parameter-server or
+// pipelined run, which emulates no link. (Those runs refuse the other
+// settings: checkAsync, checkPipeline, evalCompression.)
 func (s *Spec) unusedWithOneWorker() string {
+	if s.Async != nil || s.Pipeline != nil {
+		if s.Link == "" {
+			return ""
+		}
+		mode := "--mode pipeline"
+		switch {
+		case s.Async != nil && s.Async.Sync:
+			mode = "--mode ps-sync"
+		case s.Async != nil:
+			mode = "--mode async"
+		}
+		return fmt.Sprintf("--link %s has no effect with %s: it emulates the links between the parts of --mode sync training over --parts N", s.Link, mode)
+	}
 	if s.Parts != 1 {
 		return ""
 	}
@@ -332,5 +348,12 @@ func (s *Spec) unusedWithOneWorker() string {
 	if s.EvalCodec != "" && s.EvalCodec != "none" {
 		set = append(set, "--eval-compress "+s.EvalCodec)
 	}
-	return strings.Join(set, " and ")
+	switch len(set) {
+	case 0:
+		return ""
+	case 1:
+		return set[0] + " has no effect with one worker: nothing crosses a boundary (add --parts N)"
+	}
+	named := strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1]
+	return named + " have no effect with one worker: nothing crosses a boundary (add --parts N)"
 }

@@ -72,7 +72,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		fmt.Fprintln(s.Log, s.RecipeNote)
 	}
 	if note := s.unusedWithOneWorker(); note != "" && leader {
-		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
+		fmt.Fprintf(s.Log, "graft train: %s\n", note)
 	}
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
@@ -149,6 +149,9 @@ func (s *Spec) checkRun() error {
 	s.Precision = string(precision)
 	if err := s.checkRebalance(); err != nil {
 		return err
+	}
+	if err := s.checkAsync(); err != nil {
+		return specError(err)
 	}
 	return s.CheckOutputs()
 }
