@@ -109,7 +109,21 @@ func TestSplitErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
+			// A form error is the one CheckSplitSpec finds without the
+			// dataset; the others need it.
+			formErr := CheckSplitSpec(tc.spec)
+			switch form := strings.HasPrefix(tc.spec, "random:x") || strings.HasPrefix(tc.spec, "frac:0.9") || tc.spec == "bogus" || tc.spec == "random:0:5"; {
+			case form && (formErr == nil || formErr.Error() != err.Error()):
+				t.Errorf("CheckSplitSpec: %v, want Split's %v", formErr, err)
+			case !form && formErr != nil:
+				t.Errorf("CheckSplitSpec: %v, want nil (the form is right)", formErr)
+			}
 		})
+	}
+	for _, spec := range []string{"", "auto", "public", "public:2", "geom-gcn:0", "random:20:30", "frac:0.6:0.2", "file:x.npz:1"} {
+		if err := CheckSplitSpec(spec); err != nil {
+			t.Errorf("CheckSplitSpec(%q): %v", spec, err)
+		}
 	}
 }
 

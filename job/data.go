@@ -1,7 +1,6 @@
 package job
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -71,11 +70,7 @@ func (s *Spec) loadInput() (*input, error) {
 	}
 	split, err := ds.Split(s.Split, s.Train.Model.Seed)
 	if err != nil {
-		spec := cmp.Or(s.Split, "auto")
-		if strings.HasPrefix(err.Error(), spec+":") {
-			return nil, fmt.Errorf("--split %v", err)
-		}
-		return nil, fmt.Errorf("--split %s: %v", spec, err)
+		return nil, splitError(s.Split, err)
 	}
 	if (s.Split == "" || s.Split == "auto") && s.Place.Rank == 0 {
 		fmt.Fprintf(s.Log, "graft train: split %s\n", describeAutoSplit(ds.Name, split.Name, s.Train.Model.Seed))
@@ -289,10 +284,7 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	if spec == "" || spec == "none" {
 		return nil, nil
 	}
-	o := gradcomp.Options{Seed: s.Train.Model.Seed}
-	if opt := s.Train.Optimizer; opt.Algorithm == nn.SGD && !opt.Nesterov {
-		o.Momentum = opt.Momentum
-	}
+	o := s.gradOptions()
 	m, err := gradcomp.New(spec, o)
 	if err != nil {
 		return nil, specError(fmt.Errorf("--grad-compress: %v", err))
@@ -305,6 +297,15 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	}
 	s.Train.Optimizer.CatchUp = gradcomp.IsDelayed(m)
 	return func() (gradcomp.Method, error) { return gradcomp.New(spec, o) }, nil
+}
+
+// gradOptions are the options of the run's gradient compression.
+func (s *Spec) gradOptions() gradcomp.Options {
+	o := gradcomp.Options{Seed: s.Train.Model.Seed}
+	if opt := s.Train.Optimizer; opt.Algorithm == nn.SGD && !opt.Nesterov {
+		o.Momentum = opt.Momentum
+	}
+	return o
 }
 
 // unusedWithOneWorker says which communication settings a job was given

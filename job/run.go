@@ -94,8 +94,6 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		res, model, err = s.runAsync(ctx, in, onEpoch)
 	case s.Pipeline != nil:
 		res, model, err = s.runPipeline(ctx, in, onEpoch)
-	case s.EvalSampler != "" && s.Sampler == "":
-		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "" && s.Parts > 1:
 		err = s.checkDataParallel()
 		if err == nil && multi {
@@ -152,6 +150,9 @@ func (s *Spec) checkRun() error {
 	}
 	if err := s.checkAsync(); err != nil {
 		return specError(err)
+	}
+	if err := s.checkForms(); err != nil {
+		return err
 	}
 	return s.CheckOutputs()
 }

@@ -57,6 +57,45 @@ func TestTrainErrors(t *testing.T) {
 	}
 }
 
+// A malformed form (a sampler's, a codec's, the schedule's, the gradient
+// compression's, the link's or the split's) fails before the data loads,
+// with the error the run gave once it had loaded them: a generated graph
+// of a million nodes is not generated (no line about its split), and a
+// dataset that does not exist is not reached.
+func TestTrainFormsCheckedBeforeLoading(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampler", "saint-rw:100"}, "graft train: --sampler: sampler saint-rw:100: 1 fields; want ROOTS:LENGTH[:COVERAGE]"},
+		{[]string{"--sampler", "neighbor:5"}, "graft train: --sampler: sampler neighbor:5: 1 fanouts for a model of 2 layers"},
+		{[]string{"--sampler", "neighbor:5,5,5", "--layers", "3", "--eval-sampler", "fastgcn:10,10"}, "graft train: --eval-sampler: sampler fastgcn:10,10: 2 layer sizes for a model of 3 layers"},
+		{[]string{"--sampler", "saint-rw:100", "--parts", "2"}, "graft train: --sampler with --parts 2: sampler saint-rw:100: 1 fields"},
+		{[]string{"--sampler", "cluster:10", "--mode", "async", "--workers", "2"}, "graft train: --sampler: sampler cluster:10: want PARTS:PER_BATCH[:METHOD]"},
+		{[]string{"--sampler", "neighbor:5,5", "--batch-size", "0"}, "graft train: --batch-size 0: want at least 1"},
+		{[]string{"--parts", "2", "--grad-compress", "topk:2"}, `graft train: --grad-compress: gradient compression "topk:2": topk:FRACTION needs a fraction in (0, 1], not "2"`},
+		{[]string{"--grad-compress", "topk:2"}, `graft train: --grad-compress: gradient compression "topk:2"`},
+		{[]string{"--parts", "2", "--compress", "quant7"}, `graft train: --compress: unknown compressor "quant7"`},
+		{[]string{"--parts", "2", "--schedule", "linear:2"}, "graft train: "},
+		{[]string{"--parts", "2", "--eval-compress", "zip"}, `graft train: --eval-compress: unknown compressor "zip"`},
+		{[]string{"--parts", "2", "--link", "fast"}, `graft train: --link: link "fast"`},
+		{[]string{"--split", "random:x:y"}, `graft train: --split random:x:y: split "random:x:y": "x" and "y" are not both whole numbers`},
+		{[]string{"--split", "frac:0.9:0.3"}, `graft train: --split frac:0.9:0.3: split "frac:0.9:0.3": fractions 0.9 and 0.3 out of range`},
+		{[]string{"--split", "bogus"}, `graft train: --split bogus: unknown split "bogus"`},
+	}
+	for _, tt := range tests {
+		for _, data := range []string{"sbm:1000000:20:16:4", filepath.Join(t.TempDir(), "absent.csv")} {
+			args := append([]string{"train", "--dataset", data, "--epochs", "1"}, tt.args...)
+			code, _, stderr := runGraft(t, args...)
+			last, _ := lastError(stderr)
+			if code != 2 || !strings.HasPrefix(last, tt.want) || strings.Contains(stderr, "graft train: split ") || strings.Contains(stderr, "loaded in") {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q before any line of loading", args[2:], code, stderr, tt.want)
+			}
+		}
+	}
+}
+
 func TestTrainOutputs(t *testing.T) {
 	dir := t.TempDir()
 	metrics := filepath.Join(dir, "metrics.jsonl")
