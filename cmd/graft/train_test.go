@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/job"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -180,5 +183,55 @@ func TestSummaryWithoutHaloTraffic(t *testing.T) {
 		Compress: "none", Schedule: "fixed:1", PeakRSSBytes: 1 << 20})
 	if s := out.String(); !strings.Contains(s, "no halo traffic, 1.0 MiB gradients") || strings.Contains(s, "unknown") {
 		t.Fatalf("summary:\n%s", s)
+	}
+}
+
+// With --eval-every, every mode's per-epoch records say which epochs were
+// evaluated, and the progress lines print "not evaluated" for the others
+// instead of the last evaluation's accuracies.
+func TestTrainEvalEveryMarksEpochs(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	sampled := []string{"--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "64"}
+	for name, args := range map[string][]string{
+		"full-graph":    nil,
+		"parts":         {"--parts", "2"},
+		"sampled":       sampled,
+		"sampled parts": append(slices.Clone(sampled), "--parts", "2"),
+		"async":         append(slices.Clone(sampled), "--mode", "async", "--workers", "1"),
+		"pipeline":      append(slices.Clone(sampled), "--mode", "pipeline", "--stages", "2"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			mpath := filepath.Join(t.TempDir(), "m.jsonl")
+			code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "5", "--eval-every", "2", "--patience", "0", "--metrics", mpath}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			raw, err := os.ReadFile(mpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			epochs, err := metrics.ReadJSONLines(bytes.NewReader(raw))
+			if err != nil || len(epochs) != 5 || strings.Count(string(raw), `"evaluated":false`) != 2 {
+				t.Fatalf("%d records, %v:\n%s", len(epochs), err, raw)
+			}
+			for _, e := range epochs {
+				if want := e.Epoch%2 == 0 || e.Epoch == 5; e.Evaluated != want {
+					t.Errorf("epoch %d: evaluated %v, want %v", e.Epoch, e.Evaluated, want)
+				}
+			}
+			for _, line := range strings.Split(stderr, "\n") {
+				var epoch int
+				if _, err := fmt.Sscanf(line, "epoch %d/5", &epoch); err != nil {
+					continue
+				}
+				evaluated := epoch%2 == 0 || epoch == 5
+				if strings.Contains(line, "not evaluated") == evaluated || strings.Contains(line, " val ") != evaluated {
+					t.Errorf("epoch %d (evaluated %v): line %q", epoch, evaluated, line)
+				}
+			}
+			if n := strings.Count(stderr, "not evaluated"); n != 2 {
+				t.Errorf("%d lines of epochs not evaluated, want 2:\n%s", n, stderr)
+			}
+		})
 	}
 }
