@@ -14,9 +14,9 @@ import (
 )
 
 // sampledEpochLines is epochLines with a sampled run's byte counters (the
-// setup's too, in the first epoch) and input rows.
+// setup's too, in the first epoch) and input rows and block entries.
 func sampledEpochLines(t *testing.T, path string) []string {
-	return epochLines(t, path, "bytes_structure", "bytes_features", "bytes_grad", "bytes_setup", "input_nodes")
+	return epochLines(t, path, "bytes_structure", "bytes_features", "bytes_grad", "bytes_setup", "input_nodes", "input_edges")
 }
 
 // Sampled training over parts: N processes on loopback train exactly what
