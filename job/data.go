@@ -34,6 +34,9 @@ type input struct {
 	manifest    *partstore.Manifest
 	mapped      *dataset.FeatureMap // the features' file, when mapped
 	mappedSum   *MappedSummary
+	// partFeatures and partGraph are the bytes of the parts this process
+	// holds that problem and layout do not (holdPart; atomic).
+	partFeatures, partGraph int64
 }
 
 // load reads the dataset and splits it (every worker of a job computes the

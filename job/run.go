@@ -269,6 +269,7 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	in.holdPart(sp, true)
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
 }
 
@@ -281,6 +282,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		if sp, err = in.manifest.ReadPart(s.PartDir, c.Rank()); err != nil {
 			return train.Result{}, nil, err
 		}
+		in.holdPart(sp, true)
 	} else {
 		p := in.problem
 		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
@@ -291,6 +293,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
 		if s.Place.Size > 1 {
 			in.dropAllBut(c.Rank())
+			in.holdPart(sp, false)
 		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
