@@ -393,7 +393,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Metric = "loss"
 	}
 	if in.classes == 2 {
-		sum.BestValAUC, sum.TestAUC = &res.Best.ValAUC, &res.Best.TestAUC
+		s.summariseAUC(&sum, res.Best)
 	}
 	if s.Parts > 1 {
 		sum.FloorEpoch = res.FloorEpoch
@@ -437,6 +437,29 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Saved = s.Save
 	}
 	return sum, nil
+}
+
+// summariseAUC puts the kept epoch's ROC-AUC of a binary task in the
+// summary, leaving out (as JSON leaves out every value a run does not
+// have) a set's that is undefined, and says so once on the log.
+func (s *Spec) summariseAUC(sum *Summary, best train.Metrics) {
+	var undefined, fields []string
+	if best.ValAUCUndefined {
+		undefined, fields = append(undefined, "validation"), append(fields, "best_val_auc")
+	} else {
+		sum.BestValAUC = &best.ValAUC
+	}
+	if best.TestAUCUndefined {
+		undefined, fields = append(undefined, "test"), append(fields, "test_auc")
+	} else {
+		sum.TestAUC = &best.TestAUC
+	}
+	switch len(undefined) {
+	case 1:
+		fmt.Fprintf(s.Log, "graft train: the %s set does not hold nodes of both classes: its ROC-AUC is undefined, and the summary leaves it out (%s)\n", undefined[0], fields[0])
+	case 2:
+		fmt.Fprintf(s.Log, "graft train: neither the validation nor the test set holds nodes of both classes: their ROC-AUC is undefined, and the summary leaves it out (best_val_auc, test_auc)\n")
+	}
 }
 
 // medianOrZero is the median of xs, 0 for none (JSON has no NaN).

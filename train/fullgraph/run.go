@@ -258,6 +258,7 @@ func evaluateExactly(loop *train.Loop, ex *halo.Exchange, best train.Metrics) (t
 	}
 	best.TrainAcc, best.ValAcc, best.TestAcc, best.ValLoss = m.TrainAcc, m.ValAcc, m.TestAcc, m.ValLoss
 	best.ValF1, best.TestF1, best.ValAUC, best.TestAUC = m.ValF1, m.TestF1, m.ValAUC, m.TestAUC
+	best.ValAUCUndefined, best.TestAUCUndefined = m.ValAUCUndefined, m.TestAUCUndefined
 	return best, nil
 }
 
