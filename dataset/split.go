@@ -105,6 +105,18 @@ func CheckSplitSpec(spec string) error {
 	return err
 }
 
+// splitFormNames lists SplitSpecs' forms by name: "auto, public, …, or
+// file:PATH[:K]".
+func splitFormNames() string {
+	var names []string
+	for _, line := range strings.Split(SplitSpecs, "\n") {
+		if name, _, _ := strings.Cut(line, " "); name != "" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // splitForm is a split specification read: its kind, the text after the
 // kind's colon, and random's counts or frac's fractions.
 type splitForm struct {
@@ -134,7 +146,7 @@ func parseSplit(spec string) (splitForm, error) {
 		}
 		f.train, f.val = t, v
 	default:
-		return f, fmt.Errorf("unknown split %q; the forms are:\n%s", spec, SplitSpecs)
+		return f, fmt.Errorf("unknown split %q (want %s)", spec, splitFormNames())
 	}
 	return f, nil
 }

@@ -96,7 +96,7 @@ func TestSplitErrors(t *testing.T) {
 		{"frac:0.9:0.3", "want frac:TRAIN:VAL"},
 		{"frac:0.0001:0", "class \"Case_Based\" has only 298 labelled nodes, and a training fraction of 0.0001 gives it none (it needs 5000)"},
 		{"public:3", "has no split \"public:3\"; it ships public"},
-		{"bogus", "unknown split \"bogus\"; the forms are"},
+		{"bogus", "unknown split \"bogus\" (want auto, public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K])"},
 		{"file:" + short, "has 5 entries per split for 2708 nodes"},
 		{"file:" + short + ":2", "row 2 does not exist"},
 		{"file:" + overlap, "position 0 is in both train and val masks"},

@@ -307,8 +307,11 @@ func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error
 		return train.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
 	}
 	cfg := p.Config(o.model, 0, o.seed)
-	if o.evalEvery < 1 || o.accumulate < 1 {
-		return train.Config{}, 0, fmt.Errorf("--eval-every %d and --accumulate %d: want 1 or more", o.evalEvery, o.accumulate)
+	if o.evalEvery < 1 {
+		return train.Config{}, 0, fmt.Errorf("--eval-every %d: want 1 or more (evaluate every K epochs)", o.evalEvery)
+	}
+	if o.accumulate < 1 {
+		return train.Config{}, 0, fmt.Errorf("--accumulate %d: want 1 or more (micro-batches per optimiser step)", o.accumulate)
 	}
 	cfg.EvalEvery, cfg.Accumulate = o.evalEvery, o.accumulate
 	switch o.selectBy {

@@ -41,6 +41,8 @@ func TestTrainErrors(t *testing.T) {
 		{"missing dataset", []string{"train", "--dataset", "no-such-dataset"}, 1, "--data-dir"},
 		{"named dataset without data dir", []string{"train", "--dataset", "citeseer"}, 1, "--data-dir"},
 		{"split with an empty class", []string{"train", "--split", "frac:0.001:0.1"}, 1, `--split frac:0.001:0.1: class "Case_Based" has only 298 labelled nodes`},
+		// The forms by name, not their table squashed into the line.
+		{"unknown split", []string{"train", "--split", "bogus"}, 2, `--split bogus: unknown split "bogus" (want auto, public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K])`},
 		{"NaN loss", []string{"train", "--lr", "1e30", "--epochs", "20"}, 1, "lower the learning rate with --lr"},
 	}
 	for _, tt := range tests {
