@@ -54,38 +54,30 @@ func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
 			return s, nil
 		}
 	}
-	kind, rest, _ := strings.Cut(spec, ":")
+	f, err := parseSplit(spec)
+	if err != nil {
+		return Split{}, err
+	}
 	var s Split
-	var err error
-	switch kind {
+	switch f.kind {
 	case "public", "geom-gcn":
 		s, err = d.fixedSplit(spec)
 	case "random":
-		var t, v int
-		if t, v, err = twoInts(rest); err != nil {
-			return Split{}, fmt.Errorf("split %q: %w (want random:TRAIN_PER_CLASS:VAL_PER_CLASS)", spec, err)
-		}
-		s, err = d.randomSplit(t, v, seed)
+		s, err = d.randomSplit(int(f.train), int(f.val), seed)
 	case "frac":
-		var t, v float64
-		if t, v, err = twoFractions(rest); err != nil {
-			return Split{}, fmt.Errorf("split %q: %w (want frac:TRAIN:VAL with fractions summing to at most 1)", spec, err)
-		}
-		s, err = d.fracSplit(t, v, seed)
+		s, err = d.fracSplit(f.train, f.val, seed)
 	case "file":
-		path, row := rest, -1
-		if i := strings.LastIndexByte(rest, ':'); i >= 0 {
-			if k, convErr := strconv.Atoi(rest[i+1:]); convErr == nil {
-				path, row = rest[:i], k
+		path, row := f.rest, -1
+		if i := strings.LastIndexByte(f.rest, ':'); i >= 0 {
+			if k, convErr := strconv.Atoi(f.rest[i+1:]); convErr == nil {
+				path, row = f.rest[:i], k
 			}
 		}
 		if strings.HasSuffix(path, ".npz") {
 			s, err = ReadMaskSplit(path, row, d)
 		} else {
-			s, err = d.readSplitText(rest)
+			s, err = d.readSplitText(f.rest)
 		}
-	default:
-		return Split{}, fmt.Errorf("unknown split %q; the forms are:\n%s", spec, SplitSpecs)
 	}
 	if err != nil {
 		return Split{}, err
@@ -98,6 +90,65 @@ func (d *Dataset) Split(spec string, seed uint64) (Split, error) {
 		return Split{}, fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
 	return s, nil
+}
+
+// CheckSplitSpec checks the form of a split specification without a
+// dataset: an unknown kind, or counts or fractions that are not numbers
+// or out of range, are the errors Split would return. Whether the
+// dataset ships the split named, or has the nodes it asks for, Split
+// alone can tell.
+func CheckSplitSpec(spec string) error {
+	if spec == "" || spec == "auto" {
+		return nil
+	}
+	_, err := parseSplit(spec)
+	return err
+}
+
+// splitFormNames lists SplitSpecs' forms by name: "auto, public, …, or
+// file:PATH[:K]".
+func splitFormNames() string {
+	var names []string
+	for _, line := range strings.Split(SplitSpecs, "\n") {
+		if name, _, _ := strings.Cut(line, " "); name != "" {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// splitForm is a split specification read: its kind, the text after the
+// kind's colon, and random's counts or frac's fractions.
+type splitForm struct {
+	kind, rest string
+	train, val float64
+}
+
+// parseSplit reads a split specification other than auto.
+func parseSplit(spec string) (splitForm, error) {
+	kind, rest, _ := strings.Cut(spec, ":")
+	f := splitForm{kind: kind, rest: rest}
+	switch kind {
+	case "public", "geom-gcn", "file":
+	case "random":
+		t, v, err := twoInts(rest)
+		if err != nil {
+			return f, fmt.Errorf("split %q: %w (want random:TRAIN_PER_CLASS:VAL_PER_CLASS)", spec, err)
+		}
+		if t <= 0 || v < 0 {
+			return f, fmt.Errorf("random split needs a positive training count per class, got %d:%d", t, v)
+		}
+		f.train, f.val = float64(t), float64(v)
+	case "frac":
+		t, v, err := twoFractions(rest)
+		if err != nil {
+			return f, fmt.Errorf("split %q: %w (want frac:TRAIN:VAL with fractions summing to at most 1)", spec, err)
+		}
+		f.train, f.val = t, v
+	default:
+		return f, fmt.Errorf("unknown split %q (want %s)", spec, splitFormNames())
+	}
+	return f, nil
 }
 
 // AutoSplit is the spec "auto" stands for on d: "public" when d ships

@@ -96,7 +96,7 @@ func TestSplitErrors(t *testing.T) {
 		{"frac:0.9:0.3", "want frac:TRAIN:VAL"},
 		{"frac:0.0001:0", "class \"Case_Based\" has only 298 labelled nodes, and a training fraction of 0.0001 gives it none (it needs 5000)"},
 		{"public:3", "has no split \"public:3\"; it ships public"},
-		{"bogus", "unknown split \"bogus\"; the forms are"},
+		{"bogus", "unknown split \"bogus\" (want auto, public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K])"},
 		{"file:" + short, "has 5 entries per split for 2708 nodes"},
 		{"file:" + short + ":2", "row 2 does not exist"},
 		{"file:" + overlap, "position 0 is in both train and val masks"},
@@ -109,7 +109,21 @@ func TestSplitErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
+			// A form error is the one CheckSplitSpec finds without the
+			// dataset; the others need it.
+			formErr := CheckSplitSpec(tc.spec)
+			switch form := strings.HasPrefix(tc.spec, "random:x") || strings.HasPrefix(tc.spec, "frac:0.9") || tc.spec == "bogus" || tc.spec == "random:0:5"; {
+			case form && (formErr == nil || formErr.Error() != err.Error()):
+				t.Errorf("CheckSplitSpec: %v, want Split's %v", formErr, err)
+			case !form && formErr != nil:
+				t.Errorf("CheckSplitSpec: %v, want nil (the form is right)", formErr)
+			}
 		})
+	}
+	for _, spec := range []string{"", "auto", "public", "public:2", "geom-gcn:0", "random:20:30", "frac:0.6:0.2", "file:x.npz:1"} {
+		if err := CheckSplitSpec(spec); err != nil {
+			t.Errorf("CheckSplitSpec(%q): %v", spec, err)
+		}
 	}
 }
 

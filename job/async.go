@@ -38,25 +38,51 @@ type AsyncSpec struct {
 	SlowFactor float64
 }
 
+// checkAsync checks a parameter-server run's settings that need no data.
+func (s *Spec) checkAsync() error {
+	a := s.Async
+	if a == nil {
+		return nil
+	}
+	mode := "--mode async"
+	if a.Sync {
+		mode = "--mode ps-sync"
+	}
+	switch {
+	case s.Sampler == "":
+		return errors.New("--mode async trains on sampled mini-batches: add --sampler")
+	case s.PartDir != "" || (s.Parts > 1 && s.Place.Size <= 1):
+		return errors.New("--mode async gives every worker the whole graph: drop --parts and --part-dir (--workers sets the workers)")
+	case s.Place.Size > 1 && s.Place.Size != a.Workers+a.Servers:
+		return fmt.Errorf("--mode async with --workers %d and --servers %d needs %d processes, one per rank; the job has %d", a.Workers, a.Servers, a.Workers+a.Servers, s.Place.Size)
+	case s.CheckpointDir != "" || s.Resume != "":
+		return errors.New("--mode async does not checkpoint: drop --checkpoint-dir and --resume")
+	case s.BatchSize < 1:
+		return fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize)
+	case a.Workers < 1 || a.Servers < 1:
+		return fmt.Errorf("--workers %d and --servers %d: want at least 1 each", a.Workers, a.Servers)
+	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
+		return fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1)
+	case s.Train.Accumulate > 1 && a.Sync:
+		return fmt.Errorf("--accumulate %d with %s: every gradient a worker pushes to the servers is one batch's, and each step the servers average one from every worker: drop it", s.Train.Accumulate, mode)
+	case s.Train.Accumulate > 1:
+		return fmt.Errorf("--accumulate %d with %s: every gradient a worker pushes to the servers is one batch's; --grads-per-update K averages K of them an update: drop it", s.Train.Accumulate, mode)
+	case s.GradCompress != "" && s.GradCompress != "none":
+		return fmt.Errorf("--grad-compress %s with %s: the workers push their gradients to the parameter servers whole; it compresses the gradients summed over the parts of --mode sync (--parts N): drop it", s.GradCompress, mode)
+	case s.Codec != "" && s.Codec != "none":
+		return fmt.Errorf("--compress %s with %s: every worker holds the whole graph, so no halo or feature rows cross between workers to compress: drop it", s.Codec, mode)
+	case s.Schedule != "":
+		return fmt.Errorf("--schedule %s with %s: it sets the ratio of --compress, and no halo or feature rows cross between the workers: drop it", s.Schedule, mode)
+	case s.CompressLast:
+		return fmt.Errorf("--compress-last with %s: it compresses the last layer's halo exchange, and no halo rows cross between the workers: drop it", mode)
+	}
+	return nil
+}
+
 // runAsync trains with a parameter server in this process.
 func (s *Spec) runAsync(ctx context.Context, in *input, onEpoch func(metrics.Epoch) error) (train.Result, *nn.Model, error) {
 	a := s.Async
-	switch {
-	case s.Sampler == "":
-		return train.Result{}, nil, specError(errors.New("--mode async trains on sampled mini-batches: add --sampler"))
-	case in.manifest != nil || (s.Parts > 1 && s.Place.Size <= 1):
-		return train.Result{}, nil, specError(errors.New("--mode async gives every worker the whole graph: drop --parts and --part-dir (--workers sets the workers)"))
-	case s.Place.Size > 1 && s.Place.Size != a.Workers+a.Servers:
-		return train.Result{}, nil, specError(fmt.Errorf("--mode async with --workers %d and --servers %d needs %d processes, one per rank; the job has %d", a.Workers, a.Servers, a.Workers+a.Servers, s.Place.Size))
-	case s.CheckpointDir != "" || s.Resume != "":
-		return train.Result{}, nil, specError(errors.New("--mode async does not checkpoint: drop --checkpoint-dir and --resume"))
-	case s.BatchSize < 1:
-		return train.Result{}, nil, specError(fmt.Errorf("--batch-size %d: want at least 1", s.BatchSize))
-	case a.Workers < 1 || a.Servers < 1:
-		return train.Result{}, nil, specError(fmt.Errorf("--workers %d and --servers %d: want at least 1 each", a.Workers, a.Servers))
-	case a.SlowFactor > 1 && (a.SlowWorker < 0 || a.SlowWorker >= a.Workers):
-		return train.Result{}, nil, specError(fmt.Errorf("--slow-worker %d: there are workers 0 to %d", a.SlowWorker, a.Workers-1))
-	case a.Workers > len(in.problem.Train):
+	if a.Workers > len(in.problem.Train) {
 		return train.Result{}, nil, specError(fmt.Errorf("--workers %d: the split has %d training nodes, and every worker trains on a share of them; use at most %d workers", a.Workers, len(in.problem.Train), len(in.problem.Train)))
 	}
 	// Ranks are workers and servers, not parts of the graph.

@@ -72,7 +72,7 @@ func newChanceWatch(labels, train []int32, classes int, log io.Writer) *chanceWa
 // Epochs that were not evaluated (--eval-every) carry no training accuracy
 // and are skipped.
 func (w *chanceWatch) observe(e metrics.Epoch) {
-	if w == nil || w.warned || e.EvalSeconds <= 0 {
+	if w == nil || w.warned || !e.Evaluated {
 		return
 	}
 	if e.Loss < (1-chanceTolerance)*w.entropy || e.TrainAcc > w.majority+0.01 {

@@ -27,14 +27,14 @@ func TestChanceWatch(t *testing.T) {
 	epochs := func(loss, acc float64, n int) []metrics.Epoch {
 		var es []metrics.Epoch
 		for i := range n {
-			es = append(es, metrics.Epoch{Epoch: i + 1, Loss: loss, TrainAcc: acc, EvalSeconds: 1})
+			es = append(es, metrics.Epoch{Epoch: i + 1, Loss: loss, TrainAcc: acc, Evaluated: true})
 		}
 		return es
 	}
 	falling := func(loss, factor float64, n int) []metrics.Epoch {
 		var es []metrics.Epoch
 		for i := range n {
-			es = append(es, metrics.Epoch{Epoch: i + 1, Loss: loss, TrainAcc: 0.25, EvalSeconds: 1})
+			es = append(es, metrics.Epoch{Epoch: i + 1, Loss: loss, TrainAcc: 0.25, Evaluated: true})
 			loss *= factor
 		}
 		return es
@@ -59,7 +59,7 @@ func TestChanceWatch(t *testing.T) {
 		{"accuracy above the majority", balanced, epochs(h4, 0.5, 20), false},
 		{"skewed labels: their entropy, not ln C", skewed, epochs(hSkewed, 0.75, chanceEpochs), true},
 		{"skewed labels below their entropy", skewed, epochs(0.95*hSkewed, 0.75, 20), false},
-		{"interrupted run", balanced, append(append(epochs(h4, 0.25, chanceEpochs-1), metrics.Epoch{Loss: 0.5, TrainAcc: 0.9, EvalSeconds: 1}), epochs(h4, 0.25, chanceEpochs-1)...), false},
+		{"interrupted run", balanced, append(append(epochs(h4, 0.25, chanceEpochs-1), metrics.Epoch{Loss: 0.5, TrainAcc: 0.9, Evaluated: true}), epochs(h4, 0.25, chanceEpochs-1)...), false},
 		{"loss still falling", balanced, falling(2*h4, 0.95, 20), false},
 		{"loss falling, then flat", balanced, append(falling(2*h4, 0.95, 3), epochs(1.2*h4, 0.25, chanceEpochs)...), true},
 		{"epochs not evaluated carry no accuracy", balanced, unevaluated(h4, chanceEpochs+3), false},

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -35,6 +34,9 @@ type input struct {
 	manifest    *partstore.Manifest
 	mapped      *dataset.FeatureMap // the features' file, when mapped
 	mappedSum   *MappedSummary
+	// partFeatures and partGraph are the bytes of the parts this process
+	// holds that problem and layout do not (holdPart; atomic).
+	partFeatures, partGraph int64
 }
 
 // load reads the dataset and splits it (every worker of a job computes the
@@ -71,11 +73,7 @@ func (s *Spec) loadInput() (*input, error) {
 	}
 	split, err := ds.Split(s.Split, s.Train.Model.Seed)
 	if err != nil {
-		spec := cmp.Or(s.Split, "auto")
-		if strings.HasPrefix(err.Error(), spec+":") {
-			return nil, fmt.Errorf("--split %v", err)
-		}
-		return nil, fmt.Errorf("--split %s: %v", spec, err)
+		return nil, splitError(s.Split, err)
 	}
 	if (s.Split == "" || s.Split == "auto") && s.Place.Rank == 0 {
 		fmt.Fprintf(s.Log, "graft train: split %s\n", describeAutoSplit(ds.Name, split.Name, s.Train.Model.Seed))
@@ -289,10 +287,7 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	if spec == "" || spec == "none" {
 		return nil, nil
 	}
-	o := gradcomp.Options{Seed: s.Train.Model.Seed}
-	if opt := s.Train.Optimizer; opt.Algorithm == nn.SGD && !opt.Nesterov {
-		o.Momentum = opt.Momentum
-	}
+	o := s.gradOptions()
 	m, err := gradcomp.New(spec, o)
 	if err != nil {
 		return nil, specError(fmt.Errorf("--grad-compress: %v", err))
@@ -307,9 +302,34 @@ func (s *Spec) gradCompression() (func() (gradcomp.Method, error), error) {
 	return func() (gradcomp.Method, error) { return gradcomp.New(spec, o) }, nil
 }
 
-// unusedWithOneWorker names the communication settings given for a job of
-// one part, where they do nothing, or returns "".
+// gradOptions are the options of the run's gradient compression.
+func (s *Spec) gradOptions() gradcomp.Options {
+	o := gradcomp.Options{Seed: s.Train.Model.Seed}
+	if opt := s.Train.Optimizer; opt.Algorithm == nn.SGD && !opt.Nesterov {
+		o.Momentum = opt.Momentum
+	}
+	return o
+}
+
+// unusedWithOneWorker says which communication settings a job was given
+// that do nothing in it, or returns "": those of a job of one part, where
+// nothing crosses a boundary, and --link in a parameter-server or
+// pipelined run, which emulates no link. (Those runs refuse the other
+// settings: checkAsync, checkPipeline, evalCompression.)
 func (s *Spec) unusedWithOneWorker() string {
+	if s.Async != nil || s.Pipeline != nil {
+		if s.Link == "" {
+			return ""
+		}
+		mode := "--mode pipeline"
+		switch {
+		case s.Async != nil && s.Async.Sync:
+			mode = "--mode ps-sync"
+		case s.Async != nil:
+			mode = "--mode async"
+		}
+		return fmt.Sprintf("--link %s has no effect with %s: it emulates the links between the parts of --mode sync training over --parts N", s.Link, mode)
+	}
 	if s.Parts != 1 {
 		return ""
 	}
@@ -332,5 +352,12 @@ func (s *Spec) unusedWithOneWorker() string {
 	if s.EvalCodec != "" && s.EvalCodec != "none" {
 		set = append(set, "--eval-compress "+s.EvalCodec)
 	}
-	return strings.Join(set, " and ")
+	switch len(set) {
+	case 0:
+		return ""
+	case 1:
+		return set[0] + " has no effect with one worker: nothing crosses a boundary (add --parts N)"
+	}
+	named := strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1]
+	return named + " have no effect with one worker: nothing crosses a boundary (add --parts N)"
 }

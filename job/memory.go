@@ -1,9 +1,13 @@
 package job
 
 import (
+	"sync/atomic"
+
 	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/optim"
+	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -18,12 +22,16 @@ import (
 // data-parallel fetches and of the transports, and temporaries.
 type MemoryAccount struct {
 	// Graph is the graph's adjacency (int64 offsets, int32 neighbours) and,
-	// partitioned in one process, the parts' local adjacencies and halos.
+	// partitioned, the parts' local adjacencies and halos (every part's in
+	// one process, or read from --part-dir; a worker of a multi-process
+	// job its own).
 	Graph int64 `json:"graph_bytes"`
 	// Features is the input feature matrix (dense, sparse or bf16),
-	// partitioned in one process the parts' copies of their rows, and the
-	// copies trainers make in another form (data-parallel workers hold
-	// sparse features dense, and bf16 ones rounded).
+	// partitioned in one process the parts' copies of their rows, the
+	// parts' rows a process reads from --part-dir or, as a worker of a
+	// multi-process data-parallel job, keeps of the whole, and the copies
+	// trainers make in another form (data-parallel workers hold sparse
+	// features dense, and bf16 ones rounded).
 	Features int64 `json:"features_bytes"`
 	// Parameters are the values, gradients and best epoch's copy of every
 	// parameter and the optimiser's state, for every model replica of the
@@ -65,17 +73,14 @@ func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAc
 	inProcess := s.Place.Size <= 1
 	if in.layout != nil && in.layout.K > 1 {
 		for i := range in.layout.Parts {
-			p := &in.layout.Parts[i]
-			m.Graph += csrBytes(p.Local) + 4*int64(len(p.Owned)+len(p.Halo))
-			for _, send := range p.Send {
-				m.Graph += 4 * int64(len(send))
-			}
+			m.Graph += partGraphBytes(&in.layout.Parts[i])
 		}
 		if inProcess { // every part copied its rows
 			m.Features *= 2
 		}
 	}
-	m.Features += in.memory.Peak(memacct.Features)
+	m.Graph += atomic.LoadInt64(&in.partGraph)
+	m.Features += atomic.LoadInt64(&in.partFeatures) + in.memory.Peak(memacct.Features)
 	replicas := int64(1)
 	switch {
 	case s.Async != nil && inProcess:
@@ -112,8 +117,32 @@ func featureBytes(x nn.Features) int64 {
 		return 4 * int64(len(x.Dense.Data))
 	case x.Sparse != nil:
 		return csrBytes(x.Sparse)
+	case x.BF16 != nil:
+		return x.BF16.Bytes()
 	}
 	return 0
+}
+
+// partGraphBytes is a part's local adjacency, its node lists and its send
+// lists.
+func partGraphBytes(p *partition.Part) int64 {
+	n := csrBytes(p.Local) + 4*int64(len(p.Owned)+len(p.Halo))
+	for _, send := range p.Send {
+		n += 4 * int64(len(send))
+	}
+	return n
+}
+
+// holdPart counts in the memory account a part this process holds beside
+// what in.problem and in.layout hold: one read from --part-dir (its
+// features and structure), or one cut from a problem whose features the
+// process then let go of (its features; in.layout keeps its structure).
+// The ranks of a process call it at once.
+func (in *input) holdPart(sp *partstore.Part, structure bool) {
+	atomic.AddInt64(&in.partFeatures, featureBytes(sp.Features))
+	if structure {
+		atomic.AddInt64(&in.partGraph, partGraphBytes(&sp.Part))
+	}
 }
 
 func csrBytes(a *tensor.CSR) int64 {

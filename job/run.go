@@ -72,7 +72,7 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		fmt.Fprintln(s.Log, s.RecipeNote)
 	}
 	if note := s.unusedWithOneWorker(); note != "" && leader {
-		fmt.Fprintf(s.Log, "graft train: %s have no effect with one worker: nothing crosses a boundary (add --parts N)\n", note)
+		fmt.Fprintf(s.Log, "graft train: %s\n", note)
 	}
 	if err := s.checkpoints(&opts, in, schedule, multi); err != nil {
 		return Summary{}, err
@@ -94,8 +94,6 @@ func Run(ctx context.Context, s Spec) (Summary, error) {
 		res, model, err = s.runAsync(ctx, in, onEpoch)
 	case s.Pipeline != nil:
 		res, model, err = s.runPipeline(ctx, in, onEpoch)
-	case s.EvalSampler != "" && s.Sampler == "":
-		err = specError(errors.New("--eval-sampler samples evaluation's batches of a mini-batch run: add --sampler"))
 	case s.Sampler != "" && s.Parts > 1:
 		err = s.checkDataParallel()
 		if err == nil && multi {
@@ -148,6 +146,12 @@ func (s *Spec) checkRun() error {
 	}
 	s.Precision = string(precision)
 	if err := s.checkRebalance(); err != nil {
+		return err
+	}
+	if err := s.checkAsync(); err != nil {
+		return specError(err)
+	}
+	if err := s.checkForms(); err != nil {
 		return err
 	}
 	return s.CheckOutputs()
@@ -265,6 +269,7 @@ func (s *Spec) runRank(ctx context.Context, c comm.Communicator, in *input, opts
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	in.holdPart(sp, true)
 	return fullgraph.RunStoredWorker(ctx, c, s.Train, sp, opts, onEpoch)
 }
 
@@ -277,6 +282,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		if sp, err = in.manifest.ReadPart(s.PartDir, c.Rank()); err != nil {
 			return train.Result{}, nil, err
 		}
+		in.holdPart(sp, true)
 	} else {
 		p := in.problem
 		src := partstore.Source{Graph: p.Graph, Features: p.Features, Labels: p.Labels, Classes: in.classes}
@@ -287,6 +293,7 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
 		if s.Place.Size > 1 {
 			in.dropAllBut(c.Rank())
+			in.holdPart(sp, false)
 		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
@@ -386,7 +393,7 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Metric = "loss"
 	}
 	if in.classes == 2 {
-		sum.BestValAUC, sum.TestAUC = &res.Best.ValAUC, &res.Best.TestAUC
+		s.summariseAUC(&sum, res.Best)
 	}
 	if s.Parts > 1 {
 		sum.FloorEpoch = res.FloorEpoch
@@ -430,6 +437,29 @@ func (s *Spec) summarise(in *input, res train.Result, model *nn.Model, t metrics
 		sum.Saved = s.Save
 	}
 	return sum, nil
+}
+
+// summariseAUC puts the kept epoch's ROC-AUC of a binary task in the
+// summary, leaving out (as JSON leaves out every value a run does not
+// have) a set's that is undefined, and says so once on the log.
+func (s *Spec) summariseAUC(sum *Summary, best train.Metrics) {
+	var undefined, fields []string
+	if best.ValAUCUndefined {
+		undefined, fields = append(undefined, "validation"), append(fields, "best_val_auc")
+	} else {
+		sum.BestValAUC = &best.ValAUC
+	}
+	if best.TestAUCUndefined {
+		undefined, fields = append(undefined, "test"), append(fields, "test_auc")
+	} else {
+		sum.TestAUC = &best.TestAUC
+	}
+	switch len(undefined) {
+	case 1:
+		fmt.Fprintf(s.Log, "graft train: the %s set does not hold nodes of both classes: its ROC-AUC is undefined, and the summary leaves it out (%s)\n", undefined[0], fields[0])
+	case 2:
+		fmt.Fprintf(s.Log, "graft train: neither the validation nor the test set holds nodes of both classes: their ROC-AUC is undefined, and the summary leaves it out (best_val_auc, test_auc)\n")
+	}
 }
 
 // medianOrZero is the median of xs, 0 for none (JSON has no NaN).

@@ -9,7 +9,8 @@ import (
 //
 // The JSON keys and their order are those `graft train --metrics FILE`
 // has always written, with rss_bytes added last, so files from before and
-// after this type diff cleanly.
+// after this type diff cleanly; evaluated, added later, is in every
+// record (a record of an older file, without it, reads as false).
 type Epoch struct {
 	Epoch    int     `json:"epoch"` // 1-based
 	Loss     float64 `json:"loss"`  // training loss of the step
@@ -79,7 +80,11 @@ type Epoch struct {
 	WaitSeconds   float64 `json:"wait_seconds,omitempty"`
 	InputNodes    float64 `json:"input_nodes,omitempty"`
 	InputEdges    float64 `json:"input_edges,omitempty"`
-	EvalSeconds   float64 `json:"eval_seconds,omitempty"`
+	// Evaluated is false for an epoch that --eval-every skips (every
+	// mode): its accuracies, F1, AUC and validation loss are then the
+	// last evaluation's (zero before the first), not this epoch's.
+	Evaluated   bool    `json:"evaluated"`
+	EvalSeconds float64 `json:"eval_seconds,omitempty"`
 	// GatheredBytes and Flops are the epoch's bytes its batches must
 	// gather (input features and blocks) and its estimated floating-point
 	// operations: with a memory bandwidth and a GEMM rate they give the

@@ -10,7 +10,9 @@ import (
 )
 
 // The keys, in this order, are what graft train --metrics wrote before this
-// package existed; rss_bytes is new and left out when unknown.
+// package existed; rss_bytes is new and left out when unknown, and
+// evaluated, newer, is always there (false for an epoch --eval-every
+// skipped).
 func TestJSONLinesKeys(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -20,19 +22,19 @@ func TestJSONLinesKeys(t *testing.T) {
 		{"every field", Epoch{Epoch: 3, Loss: 0.5, TrainAcc: 0.9, ValAcc: 0.8, TestAcc: 0.7, ValLoss: 0.6,
 			EpochSeconds: 1.5, StepSeconds: 1, Ratio: 4, BytesFwd: 100, BytesBwd: 200, BytesGrad: 300,
 			ComputeSeconds: 0.75, CommSeconds: 0.25, EmulatedCommSeconds: 0.5, EmulatedSeconds: 1.25, CodecSeconds: 0.125,
-			WorkerCompute: []float64{0.5, 0.75}, RSSBytes: 1 << 20},
+			WorkerCompute: []float64{0.5, 0.75}, RSSBytes: 1 << 20, Evaluated: true},
 			`{"epoch":3,"loss":0.5,"train_acc":0.9,"val_acc":0.8,"test_acc":0.7,"val_loss":0.6,"epoch_seconds":1.5,"step_seconds":1,` +
 				`"ratio":4,"bytes_fwd":100,"bytes_bwd":200,"bytes_grad":300,"compute_seconds":0.75,"comm_seconds":0.25,` +
-				`"emulated_comm_seconds":0.5,"emulated_seconds":1.25,"codec_seconds":0.125,"worker_compute_seconds":[0.5,0.75],"rss_bytes":1048576}`},
+				`"emulated_comm_seconds":0.5,"emulated_seconds":1.25,"codec_seconds":0.125,"worker_compute_seconds":[0.5,0.75],"rss_bytes":1048576,"evaluated":true}`},
 		{"metrics beyond accuracy", Epoch{Epoch: 2, Ratio: 1, WorkerCompute: []float64{0}, RSSBytes: 1, ValF1: 0.5, TestF1: 0.25, ValAUC: 0.75, TestAUC: 0.625},
 			`{"epoch":2,"loss":0,"train_acc":0,"val_acc":0,"test_acc":0,"val_loss":0,"epoch_seconds":0,"step_seconds":0,` +
 				`"ratio":1,"bytes_fwd":0,"bytes_bwd":0,"bytes_grad":0,"compute_seconds":0,"comm_seconds":0,` +
 				`"emulated_comm_seconds":0,"emulated_seconds":0,"codec_seconds":0,"worker_compute_seconds":[0],"rss_bytes":1,` +
-				`"val_f1":0.5,"test_f1":0.25,"val_auc":0.75,"test_auc":0.625}`},
+				`"val_f1":0.5,"test_f1":0.25,"val_auc":0.75,"test_auc":0.625,"evaluated":false}`},
 		{"as before rss_bytes", Epoch{Epoch: 1, Ratio: 1, WorkerCompute: []float64{0}},
 			`{"epoch":1,"loss":0,"train_acc":0,"val_acc":0,"test_acc":0,"val_loss":0,"epoch_seconds":0,"step_seconds":0,` +
 				`"ratio":1,"bytes_fwd":0,"bytes_bwd":0,"bytes_grad":0,"compute_seconds":0,"comm_seconds":0,` +
-				`"emulated_comm_seconds":0,"emulated_seconds":0,"codec_seconds":0,"worker_compute_seconds":[0]}`},
+				`"emulated_comm_seconds":0,"emulated_seconds":0,"codec_seconds":0,"worker_compute_seconds":[0],"evaluated":false}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

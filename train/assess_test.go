@@ -115,22 +115,48 @@ func TestAUCGatheredOverWorkers(t *testing.T) {
 	wantVal, _ := rocAUC(append([]Scored(nil), all...))
 	const wantTest = 2.5 / 3
 	got := make([][2]float64, len(shares))
+	defined := make([][2]bool, len(shares))
 	err := comm.Run(len(shares), func(c comm.Communicator) error {
 		l := &Loop{cfg: Config{Reducer: &CommReducer{Comm: c}}}
 		mine := shares[c.Rank()]
-		val, test, err := l.aucs(Assessment{ValScores: append([]Scored(nil), mine...), TestScores: mine[:len(mine)/2]})
-		got[c.Rank()] = [2]float64{val, test}
+		val, test, ok, err := l.aucs(Assessment{ValScores: append([]Scored(nil), mine...), TestScores: mine[:len(mine)/2]})
+		got[c.Rank()], defined[c.Rank()] = [2]float64{val, test}, ok
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for r, g := range got {
-		if g[0] != wantVal || math.Abs(g[1]-wantTest) > 1e-15 {
-			t.Errorf("rank %d: AUCs %v, want %v and %v", r, g, wantVal, wantTest)
+		if g[0] != wantVal || math.Abs(g[1]-wantTest) > 1e-15 || defined[r] != [2]bool{true, true} {
+			t.Errorf("rank %d: AUCs %v (defined %v), want %v and %v", r, g, defined[r], wantVal, wantTest)
 		}
 	}
 	if wantVal != 0.6 { // 12 of 20 pairs, by hand: 0.9 beats 4, each 0.4 beats 2 and ties 1, 0.1 none, 0.7 beats 3
 		t.Errorf("AUC of all %v, want 0.6", wantVal)
+	}
+}
+
+// A set that lacks one of the two classes has no ROC-AUC: the loop says
+// it is undefined rather than 0, on one worker and over several where
+// every worker's share lacks it (rank 1 holding no scores at all).
+func TestAUCUndefinedWithOneClass(t *testing.T) {
+	positives := scored([]float32{0.9, 0.4, 0.2}, nil)
+	both := scored([]float32{0.9, 0.4}, []float32{0.3})
+	l := &Loop{}
+	if _, test, ok, err := l.aucs(Assessment{ValScores: both, TestScores: positives}); err != nil || ok != [2]bool{true, false} || test != 0 {
+		t.Errorf("one worker: test AUC %v, defined %v, %v; want the validation set's defined and the test set's not", test, ok, err)
+	}
+	shares := [][]Scored{positives[:2], nil, positives[2:]}
+	err := comm.Run(len(shares), func(c comm.Communicator) error {
+		l := &Loop{cfg: Config{Reducer: &CommReducer{Comm: c}}}
+		mine := shares[c.Rank()]
+		_, _, ok, err := l.aucs(Assessment{ValScores: mine, TestScores: append([]Scored(nil), mine...)})
+		if err == nil && ok != [2]bool{} {
+			t.Errorf("rank %d: defined %v over shares of one class", c.Rank(), ok)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,12 +22,17 @@ type Metrics struct {
 	TestAcc  float64 `json:"test_acc"`
 	ValLoss  float64 `json:"val_loss"`
 	// ValF1 and TestF1 are the macro-F1 of the two sets; ValAUC and
-	// TestAUC their ROC-AUC, on a binary task only (0 on others, and where
-	// a set lacks one of the classes).
-	ValF1   float64 `json:"val_f1"`
-	TestF1  float64 `json:"test_f1"`
-	ValAUC  float64 `json:"val_auc,omitempty"`
-	TestAUC float64 `json:"test_auc,omitempty"`
+	// TestAUC their ROC-AUC, on a binary task only (0 on others).
+	// ValAUCUndefined and TestAUCUndefined are set on a binary task where
+	// the set lacks one of the two classes (or its scores were not
+	// gathered from the workers): its ROC-AUC is then undefined, and the
+	// field 0.
+	ValF1            float64 `json:"val_f1"`
+	TestF1           float64 `json:"test_f1"`
+	ValAUC           float64 `json:"val_auc,omitempty"`
+	TestAUC          float64 `json:"test_auc,omitempty"`
+	ValAUCUndefined  bool    `json:"val_auc_undefined,omitempty"`
+	TestAUCUndefined bool    `json:"test_auc_undefined,omitempty"`
 	// EpochSeconds is the wall time of the whole epoch; StepSeconds of its
 	// training part (forward, backward, gradient reduction, steps), and
 	// EvalSeconds of its evaluation.
@@ -244,28 +249,31 @@ func (l *Loop) evaluate(askStop bool) (m Metrics, stop bool, err error) {
 		m.ValF1, m.TestF1 = macroF1(c[:len(c)/2]), macroF1(c[len(c)/2:])
 	}
 	if len(classes) == 12 { // two classes
-		if m.ValAUC, m.TestAUC, err = l.aucs(a); err != nil {
+		var defined [2]bool
+		if m.ValAUC, m.TestAUC, defined, err = l.aucs(a); err != nil {
 			return Metrics{}, false, err
 		}
+		m.ValAUCUndefined, m.TestAUCUndefined = !defined[0], !defined[1]
 	}
 	return m, s[evaluationFields] > 0, nil
 }
 
 // aucs returns the validation and test ROC-AUC over all workers' scores,
-// 0 where a set lacks a class or the reducer cannot gather.
-func (l *Loop) aucs(a Assessment) (val, test float64, err error) {
+// and whether each is defined: not where a set lacks a class or the
+// reducer cannot gather (the area is then 0).
+func (l *Loop) aucs(a Assessment) (val, test float64, defined [2]bool, err error) {
 	var out [2]float64
 	for i, scores := range [][]Scored{a.ValScores, a.TestScores} {
 		if g, ok := l.cfg.Reducer.(Gatherer); ok {
 			if scores, err = gatherScores(g, scores); err != nil {
-				return 0, 0, fmt.Errorf("train: gathering scores: %w", err)
+				return 0, 0, defined, fmt.Errorf("train: gathering scores: %w", err)
 			}
 		} else if l.cfg.Reducer != nil {
 			continue
 		}
-		out[i], _ = rocAUC(scores)
+		out[i], defined[i] = rocAUC(scores)
 	}
-	return out[0], out[1], nil
+	return out[0], out[1], defined, nil
 }
 
 // agreeStop agrees with the other workers on whether to stop, as evaluate

@@ -22,8 +22,8 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
 	var graphs, samplers listFlag
 	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
-	fs.Var(&samplers, "sampler", "a sampler form to time (repeatable; default neighbor:15,10,5)")
 	full, small := bench.DefaultSampleConfig(), bench.QuickSampleConfig()
+	fs.Var(&samplers, "sampler", "a sampler form to time, each for the depth its form gives (repeatable; default one of every kind: "+strings.Join(full.Samplers, " ")+"; with --quick "+strings.Join(small.Samplers, " ")+")")
 	batch := fs.Int("batch-size", 0, "seeds per batch"+quickDefault(full.BatchSize, small.BatchSize))
 	batches := fs.Int("batches", 0, "batches timed per run"+quickDefault(full.Batches, small.Batches))
 	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")
@@ -44,7 +44,9 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(samplers) > 0 {
 		cfg.Samplers = samplers
-		cfg.Layers = strings.Count(samplers[0], ",") + 1
+	}
+	if err := bench.CheckSamplers(cfg); err != nil {
+		return usageError{fmt.Errorf("--sampler: %v", err)}
 	}
 	if err := setInt(fs, "batch-size", *batch, 1, &cfg.BatchSize); err != nil {
 		return err
@@ -53,7 +55,7 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%-24s %-20s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")
+		fmt.Fprintf(stdout, "%-24s %-22s %7s %9s %12s %14s %14s %12s\n", "graph", "sampler", "threads", "setup s", "seeds/s", "edges/s", "edges/s/thread", "input nodes")
 	}
 	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
@@ -69,7 +71,7 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 			}
 			return
 		}
-		fmt.Fprintf(stdout, "%-24s %-20s %7d %9.2f %12.0f %14.3g %14.3g %12.0f\n", r.Graph, r.Sampler, r.Threads, r.SetupSeconds,
+		fmt.Fprintf(stdout, "%-24s %-22s %7d %9.2f %12.0f %14.3g %14.3g %12.0f\n", r.Graph, r.Sampler, r.Threads, r.SetupSeconds,
 			r.SeedsPerSecond, r.EdgesPerSecond, r.EdgesPerSecondPerThread, r.InputNodes)
 	})
 	if err != nil {

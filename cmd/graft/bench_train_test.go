@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graft-gnn/graft/sample"
 )
 
 func TestBenchTrainQuick(t *testing.T) {
@@ -58,9 +60,63 @@ func TestBenchSampleQuick(t *testing.T) {
 			t.Errorf("result %+v", r)
 		}
 	}
-	if code, _, stderr := runGraft(t, "bench", "sample", "--quick", "--sampler", "neighbor:0"); code != 1 || !strings.Contains(stderr, "fanout") {
-		t.Errorf("a fanout of 0: exit %d, %s", code, stderr)
+	if code, stdout, stderr := runGraft(t, "bench", "sample", "--quick", "--sampler", "neighbor:0"); code != 2 || !strings.Contains(stderr, "fanout") || stdout != "" {
+		t.Errorf("a fanout of 0: exit %d, %s%s", code, stdout, stderr)
 	}
+}
+
+// bench sample times samplers of different depths side by side, each for
+// the depth its form gives; a wrong form among them is refused before
+// any is timed (no partial table). By default it times one sampler of
+// every kind.
+func TestBenchSampleMixedAndEveryKind(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	code, stdout, stderr := runGraft(t, "bench", "sample", "--graph", "cora", "--sampler", "saint-rw:100:3", "--sampler", "neighbor:15,10", "--batch-size", "64", "--batches", "2", "--json")
+	if code != 0 {
+		t.Fatalf("mixed samplers: exit %d: %s", code, stderr)
+	}
+	samplers := benchSamplers(t, stdout)
+	if got := strings.Join(samplers, " "); !strings.Contains(got, "saint-rw:100:3") || !strings.Contains(got, "neighbor:15,10") {
+		t.Errorf("mixed samplers: rows of %q", got)
+	}
+	code, stdout, stderr = runGraft(t, "bench", "sample", "--graph", "cora", "--sampler", "neighbor:15,10", "--sampler", "saint-rw:100", "--batches", "2")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "--sampler: sampler saint-rw:100: 1 fields") {
+		t.Errorf("a wrong second form: exit %d, stdout %q, stderr %q; want exit 2 before any row", code, stdout, stderr)
+	}
+	code, stdout, stderr = runGraft(t, "bench", "sample", "--quick", "--batches", "2", "--json")
+	if code != 0 {
+		t.Fatalf("default samplers: exit %d: %s", code, stderr)
+	}
+	kinds := map[string]bool{}
+	for _, s := range benchSamplers(t, stdout) {
+		kind, _, _ := strings.Cut(s, ":")
+		kinds[kind] = true
+	}
+	for _, form := range sample.Forms() {
+		if kind, _, _ := strings.Cut(form, ":"); !kinds[kind] {
+			t.Errorf("the default run times no %s sampler: %v", kind, kinds)
+		}
+	}
+}
+
+// benchSamplers lists the samplers of bench sample --json's rows.
+func benchSamplers(t *testing.T, stdout string) []string {
+	t.Helper()
+	var samplers []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r struct {
+			Sampler        string  `json:"sampler"`
+			EdgesPerSecond float64 `json:"edges_per_second"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if r.EdgesPerSecond <= 0 {
+			t.Errorf("row %q: no edges", line)
+		}
+		samplers = append(samplers, r.Sampler)
+	}
+	return samplers
 }
 
 // bench sample --cpuprofile writes a CPU profile of its runs, and says

@@ -135,7 +135,7 @@ func TestHelpCommand(t *testing.T) {
 // Every command and subcommand answers -h with its help and exit code 0.
 func TestEveryCommandHasHelp(t *testing.T) {
 	for _, args := range [][]string{
-		{"train"}, {"partition"}, {"plot"}, {"launch"}, {"version"},
+		{"train"}, {"partition"}, {"plot"}, {"launch"}, {"version"}, {"predict"}, {"evaluate"},
 		{"data"}, {"data", "info"}, {"data", "list"},
 		{"bench"}, {"bench", "kernels"}, {"bench", "train"}, {"bench", "sample"},
 		{"worker"}, {"worker", "selftest"}, {"worker", "bench"},
@@ -149,6 +149,9 @@ func TestEveryCommandHasHelp(t *testing.T) {
 			}
 			if help := stdout + stderr; !strings.Contains(help, "usage:") || !strings.Contains(help, "graft "+args[0]) {
 				t.Errorf("no usage line in:\n%s", help)
+			}
+			if help := stdout + stderr; strings.Contains(help, "Usage:") {
+				t.Errorf("\"Usage:\" beside the commands' \"usage:\" in:\n%s", help)
 			}
 		})
 	}

@@ -13,7 +13,7 @@ func init() {
 	commands["evaluate"] = command{"print the accuracies of a model saved by train --save on its split", runEvaluate}
 }
 
-const evaluateUsage = `Usage: graft evaluate --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--json]
+const evaluateUsage = `usage: graft evaluate --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--json]
 
 Runs a model saved by 'graft train --save' on its dataset, prepared and
 split as the training run did (the model file records how), and prints its

@@ -49,7 +49,7 @@ func TestTrainGradCompressErrors(t *testing.T) {
 		}
 	}
 	code, _, stderr := runGraft(t, "train", "--epochs", "1", "--grad-compress", "topk:0.1")
-	if code != 0 || !strings.Contains(stderr, "--grad-compress topk:0.1 have no effect with one worker") {
+	if code != 0 || !strings.Contains(stderr, "--grad-compress topk:0.1 has no effect with one worker") {
 		t.Errorf("one worker: exit %d, %q", code, stderr)
 	}
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,6 +44,50 @@ func TestTrainMetrics(t *testing.T) {
 	auc, ok := sum["test_auc"].(float64)
 	if sum["metric"] != "auc" || !ok || auc < 0 || auc > 1 || sum["best_val_auc"] == nil {
 		t.Errorf("binary task with --metric auc: metric %v, test_auc %v, best_val_auc %v", sum["metric"], sum["test_auc"], sum["best_val_auc"])
+	}
+}
+
+// A binary task's test set of one class has no ROC-AUC: the summary
+// leaves test_auc out (not 0 beside an accuracy of 1), keeps the
+// validation set's, and stderr says so once.
+func TestTrainAUCUndefinedForOneClass(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	edges, labels, features := twoCommunities(t) // a0…a9 red, b0…b9 blue
+	var split strings.Builder
+	for _, c := range []string{"a", "b"} {
+		for i := range 10 {
+			switch {
+			case i < 5:
+				fmt.Fprintf(&split, "%s%d,train\n", c, i)
+			case i < 7:
+				fmt.Fprintf(&split, "%s%d,val\n", c, i)
+			case c == "a":
+				fmt.Fprintf(&split, "%s%d,test\n", c, i)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "split.csv")
+	if err := os.WriteFile(path, []byte(split.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--split", "file:"+path, "--epochs", "10", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	_, hasTest := sum["test_auc"]
+	if val, ok := sum["best_val_auc"].(float64); hasTest || !ok || val < 0 || val > 1 {
+		t.Errorf("test_auc %v (given: %v), best_val_auc %v; want test_auc left out and the validation set's", sum["test_auc"], hasTest, sum["best_val_auc"])
+	}
+	if n := strings.Count(stderr, "ROC-AUC is undefined"); n != 1 || !strings.Contains(stderr, "the test set does not hold nodes of both classes") {
+		t.Errorf("stderr says %d times that the AUC is undefined:\n%s", n, stderr)
+	}
+	// With both classes in every set, nothing is said.
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features, "--split", "frac:0.5:0.25", "--epochs", "3"); code != 0 || strings.Contains(stderr, "undefined") {
+		t.Errorf("both classes: exit %d, stderr %q", code, stderr)
 	}
 }
 

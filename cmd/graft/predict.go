@@ -122,7 +122,7 @@ func nodeID(ds *dataset.Dataset, i int32) string {
 	return id
 }
 
-const predictUsage = `Usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
+const predictUsage = `usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
 
 Runs a model saved by 'graft train --save' on every node of its dataset,
 prepared as the training run prepared it (the model file records the

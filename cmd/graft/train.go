@@ -307,8 +307,11 @@ func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error
 		return train.Config{}, 0, fmt.Errorf("--optimizer %q: want adam, adamw, amsgrad or sgd", o.optimizer)
 	}
 	cfg := p.Config(o.model, 0, o.seed)
-	if o.evalEvery < 1 || o.accumulate < 1 {
-		return train.Config{}, 0, fmt.Errorf("--eval-every %d and --accumulate %d: want 1 or more", o.evalEvery, o.accumulate)
+	if o.evalEvery < 1 {
+		return train.Config{}, 0, fmt.Errorf("--eval-every %d: want 1 or more (evaluate every K epochs)", o.evalEvery)
+	}
+	if o.accumulate < 1 {
+		return train.Config{}, 0, fmt.Errorf("--accumulate %d: want 1 or more (micro-batches per optimiser step)", o.accumulate)
 	}
 	cfg.EvalEvery, cfg.Accumulate = o.evalEvery, o.accumulate
 	switch o.selectBy {
@@ -375,7 +378,11 @@ func (p *trainProgress) epoch(m metrics.Epoch) {
 	p.last = m
 	p.epochStart = time.Time{}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
+		if m.Evaluated {
+			p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
+		} else {
+			p.bar.Describe(fmt.Sprintf("loss %.4f not evaluated", m.Loss))
+		}
 		_ = p.bar.Set(m.Epoch)
 		return
 	}
@@ -384,9 +391,15 @@ func (p *trainProgress) epoch(m metrics.Epoch) {
 	}
 }
 
+// line prints epoch m's line: its accuracies where it was evaluated, and
+// "not evaluated" where --eval-every skipped it (its record carries the
+// last evaluation's).
 func (p *trainProgress) line(m metrics.Epoch) {
-	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  train %.4f  val %.4f  test %.4f  %.1f ms\n",
-		len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, m.TrainAcc, m.ValAcc, m.TestAcc, 1000*m.EpochSeconds)
+	scores := "not evaluated"
+	if m.Evaluated {
+		scores = fmt.Sprintf("train %.4f  val %.4f  test %.4f", m.TrainAcc, m.ValAcc, m.TestAcc)
+	}
+	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  %s  %.1f ms\n", len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, scores, 1000*m.EpochSeconds)
 }
 
 // finish ends the bar, or prints the last epoch if its line was skipped

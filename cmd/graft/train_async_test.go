@@ -124,6 +124,17 @@ func TestTrainAsyncErrors(t *testing.T) {
 		{"ps-sync rule", append(sampled, "--mode", "ps-sync", "--staleness-rule", "inverse"), "only with --mode async"},
 		{"no sampler", []string{"train", "--mode", "async"}, "--mode async trains on sampled mini-batches: add --sampler"},
 		{"parts", append(sampled, "--mode", "async", "--parts", "2"), "gives every worker the whole graph: drop --parts"},
+		{"grad compress", append(sampled, "--mode", "async", "--grad-compress", "quant8"), "--grad-compress quant8 with --mode async: the workers push their gradients to the parameter servers whole"},
+		{"ps-sync grad compress", append(sampled, "--mode", "ps-sync", "--grad-compress", "topk:0.1"), "--grad-compress topk:0.1 with --mode ps-sync:"},
+		{"compress", append(sampled, "--mode", "async", "--compress", "quant8"), "--compress quant8 with --mode async: every worker holds the whole graph"},
+		{"compress auto", append(sampled, "--mode", "async", "--compress", "auto"), "--compress auto with --mode async:"},
+		{"schedule", append(sampled, "--mode", "async", "--schedule", "fixed:4"), "--schedule fixed:4 with --mode async: it sets the ratio of --compress"},
+		{"compress last", append(sampled, "--mode", "async", "--compress-last"), "--compress-last with --mode async:"},
+		{"accumulate", append(sampled, "--mode", "async", "--accumulate", "2"), "--accumulate 2 with --mode async: every gradient a worker pushes to the servers is one batch's; --grads-per-update K"},
+		{"ps-sync accumulate", append(sampled, "--mode", "ps-sync", "--accumulate", "2"), "--accumulate 2 with --mode ps-sync:"},
+		// Refused before the data loads: a dataset that does not exist
+		// is not reached.
+		{"before loading", append(sampled, "--dataset", "no-such-dataset", "--mode", "async", "--grad-compress", "quant8"), "--grad-compress quant8 with --mode async"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +144,23 @@ func TestTrainAsyncErrors(t *testing.T) {
 				t.Errorf("exit %d, last stderr line %q; want exit 2 and %q", code, last, tt.want)
 			}
 		})
+	}
+}
+
+// With --mode async, a setting that acts only on the links of training
+// over parts is noted as doing nothing in that mode, not in a run of one
+// worker; and compression settings that do nothing need not be given to
+// see that: the run with none of them reports the bytes it sends.
+func TestTrainAsyncNotesLink(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	args := []string{"train", "--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "64", "--epochs", "1", "--mode", "async", "--workers", "2"}
+	code, _, stderr := runGraft(t, append(args, "--link", "1gbit:1ms")...)
+	if code != 0 || !strings.Contains(stderr, "graft train: --link 1gbit:1ms has no effect with --mode async:") || strings.Contains(stderr, "one worker") {
+		t.Fatalf("exit %d, stderr %q; want the note naming --mode async", code, stderr)
+	}
+	code, _, stderr = runGraft(t, args...)
+	if code != 0 || strings.Contains(stderr, "no effect") {
+		t.Fatalf("exit %d, stderr %q; want no note", code, stderr)
 	}
 }
 

@@ -14,9 +14,9 @@ import (
 )
 
 // sampledEpochLines is epochLines with a sampled run's byte counters (the
-// setup's too, in the first epoch) and input rows.
+// setup's too, in the first epoch) and input rows and block entries.
 func sampledEpochLines(t *testing.T, path string) []string {
-	return epochLines(t, path, "bytes_structure", "bytes_features", "bytes_grad", "bytes_setup", "input_nodes")
+	return epochLines(t, path, "bytes_structure", "bytes_features", "bytes_grad", "bytes_setup", "input_nodes", "input_edges")
 }
 
 // Sampled training over parts: N processes on loopback train exactly what
@@ -329,5 +329,63 @@ func TestTrainSampledPartDirDenseRowsAsOverTheWholeGraph(t *testing.T) {
 				t.Fatalf("from sparse parts, in one process %v\nas processes %v", w, g)
 			}
 		})
+	}
+}
+
+// The memory account of a process that holds one part counts that part's
+// features: a rank of a multi-process data-parallel job, which lets go of
+// the rest of the graph, holds its half of an sbm:2000 graph's 16 dense
+// float32 columns (the partition is even); one process reading both parts
+// of a part directory holds them all, with their adjacencies.
+func TestMemoryAccountCountsThePartsHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv("GRAFT_DATA", "")
+	t.Setenv("GRAFT_TOKEN", "")
+	const data, features = "sbm:2000:10:16:4:7", 2000 * 16 * 4
+	type memory struct {
+		Memory struct {
+			Graph    int64 `json:"graph_bytes"`
+			Features int64 `json:"features_bytes"`
+		} `json:"memory"`
+		Balance struct {
+			Size struct {
+				CV float64 `json:"cv"`
+			} `json:"size"`
+		} `json:"balance"`
+	}
+	summary := func(name, stdout string) memory {
+		t.Helper()
+		var m memory
+		if i := strings.Index(stdout, "{"); i < 0 || json.Unmarshal([]byte(strings.TrimSpace(stdout[i:])), &m) != nil {
+			t.Fatalf("%s: no summary in %q", name, stdout)
+		}
+		return m
+	}
+	args := []string{"train", "--dataset", data, "--features", "dense", "--model", "sage", "--parts", "2", "--sampler", "neighbor:5,5", "--batch-size", "64", "--epochs", "1", "--json"}
+	stdout, stderr, code, _ := graftProcess(t, append([]string{"launch", "--nproc", "2", "--"}, append(args, "--start-timeout", "30s")...)...)
+	if code != 0 {
+		t.Fatalf("launch: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if m := summary("rank 0", stdout); m.Memory.Features != features/2 || m.Balance.Size.CV != 0 {
+		t.Errorf("rank 0 of 2 holds %d bytes of features (parts' sizes' cv %v), want its half of %d", m.Memory.Features, m.Balance.Size.CV, features)
+	}
+	dir := filepath.Join(t.TempDir(), "parts") + "/"
+	if code, _, stderr := runGraft(t, "partition", "--dataset", data, "--parts", "2", "--out", dir); code != 0 {
+		t.Fatalf("partition: exit %d: %s", code, stderr)
+	}
+	for _, sampled := range []bool{false, true} {
+		a := []string{"train", "--part-dir", dir, "--model", "sage", "--epochs", "1", "--json"}
+		if sampled {
+			a = append(a, "--sampler", "neighbor:5,5", "--batch-size", "64")
+		}
+		code, stdout, stderr := runGraft(t, a...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", a, code, stderr)
+		}
+		if m := summary("part-dir", stdout); m.Memory.Features < features || m.Memory.Graph <= 0 {
+			t.Errorf("%v: the two parts' features %d bytes and adjacencies %d; want at least %d and some", a, m.Memory.Features, m.Memory.Graph, features)
+		}
 	}
 }

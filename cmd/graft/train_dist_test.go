@@ -226,7 +226,7 @@ func TestTrainCompressAuto(t *testing.T) {
 			t.Errorf("--rebalance %v: exit %d, %q; want exit 2 refusing auto's per-pair state", args, code, stderr)
 		}
 	}
-	if code, _, stderr := runGraft(t, "train", "--compress", "auto", "--epochs", "1"); code != 0 || !strings.Contains(stderr, "--compress auto have no effect") {
+	if code, _, stderr := runGraft(t, "train", "--compress", "auto", "--epochs", "1"); code != 0 || !strings.Contains(stderr, "--compress auto has no effect") {
 		t.Errorf("--compress auto with one worker: exit %d, %q; want the note naming auto", code, stderr)
 	}
 }

@@ -78,7 +78,8 @@ func TestTrainSampledErrors(t *testing.T) {
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--compress", "truncate", "--schedule", "adaptive"}, "adapts to the validation loss"},
 		{[]string{"--sampler", "neighbor:10,5", "--parts", "2", "--eval-sampler", "neighbor:5,5"}, "drop --eval-sampler"},
 		{[]string{"--sampler", "neighbor:10,5", "--batch-size", "0"}, "--batch-size 0"},
-		{[]string{"--eval-every", "0"}, "--eval-every 0"},
+		{[]string{"--eval-every", "0"}, "graft train: --eval-every 0: want 1 or more (evaluate every K epochs)"},
+		{[]string{"--accumulate", "0"}, "graft train: --accumulate 0: want 1 or more (micro-batches per optimiser step)"},
 		{[]string{"--sampler", "neighbor:10,5", "--precision", "fp16"}, `--precision "fp16": want fp32 or bf16`},
 	} {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "2"}, tc.args...)...)

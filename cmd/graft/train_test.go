@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/job"
+	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 )
 
@@ -38,6 +41,8 @@ func TestTrainErrors(t *testing.T) {
 		{"missing dataset", []string{"train", "--dataset", "no-such-dataset"}, 1, "--data-dir"},
 		{"named dataset without data dir", []string{"train", "--dataset", "citeseer"}, 1, "--data-dir"},
 		{"split with an empty class", []string{"train", "--split", "frac:0.001:0.1"}, 1, `--split frac:0.001:0.1: class "Case_Based" has only 298 labelled nodes`},
+		// The forms by name, not their table squashed into the line.
+		{"unknown split", []string{"train", "--split", "bogus"}, 2, `--split bogus: unknown split "bogus" (want auto, public, public:K, geom-gcn:K, random:T:V, frac:T:V or file:PATH[:K])`},
 		{"NaN loss", []string{"train", "--lr", "1e30", "--epochs", "20"}, 1, "lower the learning rate with --lr"},
 	}
 	for _, tt := range tests {
@@ -54,6 +59,45 @@ func TestTrainErrors(t *testing.T) {
 				t.Errorf("stderr shows a stack trace:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// A malformed form (a sampler's, a codec's, the schedule's, the gradient
+// compression's, the link's or the split's) fails before the data loads,
+// with the error the run gave once it had loaded them: a generated graph
+// of a million nodes is not generated (no line about its split), and a
+// dataset that does not exist is not reached.
+func TestTrainFormsCheckedBeforeLoading(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampler", "saint-rw:100"}, "graft train: --sampler: sampler saint-rw:100: 1 fields; want ROOTS:LENGTH[:COVERAGE]"},
+		{[]string{"--sampler", "neighbor:5"}, "graft train: --sampler: sampler neighbor:5: 1 fanouts for a model of 2 layers"},
+		{[]string{"--sampler", "neighbor:5,5,5", "--layers", "3", "--eval-sampler", "fastgcn:10,10"}, "graft train: --eval-sampler: sampler fastgcn:10,10: 2 layer sizes for a model of 3 layers"},
+		{[]string{"--sampler", "saint-rw:100", "--parts", "2"}, "graft train: --sampler with --parts 2: sampler saint-rw:100: 1 fields"},
+		{[]string{"--sampler", "cluster:10", "--mode", "async", "--workers", "2"}, "graft train: --sampler: sampler cluster:10: want PARTS:PER_BATCH[:METHOD]"},
+		{[]string{"--sampler", "neighbor:5,5", "--batch-size", "0"}, "graft train: --batch-size 0: want at least 1"},
+		{[]string{"--parts", "2", "--grad-compress", "topk:2"}, `graft train: --grad-compress: gradient compression "topk:2": topk:FRACTION needs a fraction in (0, 1], not "2"`},
+		{[]string{"--grad-compress", "topk:2"}, `graft train: --grad-compress: gradient compression "topk:2"`},
+		{[]string{"--parts", "2", "--compress", "quant7"}, `graft train: --compress: unknown compressor "quant7"`},
+		{[]string{"--parts", "2", "--schedule", "linear:2"}, "graft train: "},
+		{[]string{"--parts", "2", "--eval-compress", "zip"}, `graft train: --eval-compress: unknown compressor "zip"`},
+		{[]string{"--parts", "2", "--link", "fast"}, `graft train: --link: link "fast"`},
+		{[]string{"--split", "random:x:y"}, `graft train: --split random:x:y: split "random:x:y": "x" and "y" are not both whole numbers`},
+		{[]string{"--split", "frac:0.9:0.3"}, `graft train: --split frac:0.9:0.3: split "frac:0.9:0.3": fractions 0.9 and 0.3 out of range`},
+		{[]string{"--split", "bogus"}, `graft train: --split bogus: unknown split "bogus"`},
+	}
+	for _, tt := range tests {
+		for _, data := range []string{"sbm:1000000:20:16:4", filepath.Join(t.TempDir(), "absent.csv")} {
+			args := append([]string{"train", "--dataset", data, "--epochs", "1"}, tt.args...)
+			code, _, stderr := runGraft(t, args...)
+			last, _ := lastError(stderr)
+			if code != 2 || !strings.HasPrefix(last, tt.want) || strings.Contains(stderr, "graft train: split ") || strings.Contains(stderr, "loaded in") {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q before any line of loading", args[2:], code, stderr, tt.want)
+			}
+		}
 	}
 }
 
@@ -141,5 +185,55 @@ func TestSummaryWithoutHaloTraffic(t *testing.T) {
 		Compress: "none", Schedule: "fixed:1", PeakRSSBytes: 1 << 20})
 	if s := out.String(); !strings.Contains(s, "no halo traffic, 1.0 MiB gradients") || strings.Contains(s, "unknown") {
 		t.Fatalf("summary:\n%s", s)
+	}
+}
+
+// With --eval-every, every mode's per-epoch records say which epochs were
+// evaluated, and the progress lines print "not evaluated" for the others
+// instead of the last evaluation's accuracies.
+func TestTrainEvalEveryMarksEpochs(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	sampled := []string{"--model", "sage", "--sampler", "neighbor:5,5", "--batch-size", "64"}
+	for name, args := range map[string][]string{
+		"full-graph":    nil,
+		"parts":         {"--parts", "2"},
+		"sampled":       sampled,
+		"sampled parts": append(slices.Clone(sampled), "--parts", "2"),
+		"async":         append(slices.Clone(sampled), "--mode", "async", "--workers", "1"),
+		"pipeline":      append(slices.Clone(sampled), "--mode", "pipeline", "--stages", "2"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			mpath := filepath.Join(t.TempDir(), "m.jsonl")
+			code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "5", "--eval-every", "2", "--patience", "0", "--metrics", mpath}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			raw, err := os.ReadFile(mpath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			epochs, err := metrics.ReadJSONLines(bytes.NewReader(raw))
+			if err != nil || len(epochs) != 5 || strings.Count(string(raw), `"evaluated":false`) != 2 {
+				t.Fatalf("%d records, %v:\n%s", len(epochs), err, raw)
+			}
+			for _, e := range epochs {
+				if want := e.Epoch%2 == 0 || e.Epoch == 5; e.Evaluated != want {
+					t.Errorf("epoch %d: evaluated %v, want %v", e.Epoch, e.Evaluated, want)
+				}
+			}
+			for _, line := range strings.Split(stderr, "\n") {
+				var epoch int
+				if _, err := fmt.Sscanf(line, "epoch %d/5", &epoch); err != nil {
+					continue
+				}
+				evaluated := epoch%2 == 0 || epoch == 5
+				if strings.Contains(line, "not evaluated") == evaluated || strings.Contains(line, " val ") != evaluated {
+					t.Errorf("epoch %d (evaluated %v): line %q", epoch, evaluated, line)
+				}
+			}
+			if n := strings.Count(stderr, "not evaluated"); n != 2 {
+				t.Errorf("%d lines of epochs not evaluated, want 2:\n%s", n, stderr)
+			}
+		})
 	}
 }

@@ -343,7 +343,7 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	}
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc, ValLoss: m.ValLoss,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
-		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
+		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, Evaluated: m.Evaluated, EvalSeconds: m.EvalSeconds, Ratio: 1,
 		RSSBytes: metrics.ResidentBytes(), Batches: r.stepper.Batches()}
 	if r.stopped || epoch == r.cfg.Epochs {
 		// The run's last report waits for the servers' final counters

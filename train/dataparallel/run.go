@@ -192,9 +192,9 @@ type accounts struct {
 // counters: structure, feature, gradient and setup bytes sent,
 // communication seconds, emulated seconds, wall seconds (these since the
 // start, differenced per epoch), sample seconds, batches, input nodes,
-// gather seconds (the epoch's).
+// gather seconds, wait seconds, input edges (the epoch's).
 const (
-	nCounters   = 11
+	nCounters   = 13
 	nCumulative = 7
 )
 
@@ -232,6 +232,7 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 	}
 	a.prev = now
 	delta[7], delta[8], delta[9], delta[10] = st.SampleSeconds, float64(st.Batches), float64(st.InputNodes), st.GatherSeconds
+	delta[11], delta[12] = st.WaitSeconds, float64(st.InputEdges)
 	all := [][]float64{delta}
 	if reducer != nil {
 		var err error
@@ -241,9 +242,9 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 	}
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
-		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds,
+		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, Evaluated: m.Evaluated, EvalSeconds: m.EvalSeconds,
 		Ratio: 1, WorkerCompute: make([]float64, len(all)), RSSBytes: metrics.ResidentBytes(), Batches: st.Batches}
-	var inputs, batches float64
+	var inputs, edges, batches float64
 	for r, v := range all {
 		e.BytesStructure += int64(v[0])
 		e.BytesFeatures += int64(v[1])
@@ -257,11 +258,13 @@ func (a *accounts) epoch(m train.Metrics, c comm.Communicator, reducer *train.Co
 		e.EmulatedSeconds = max(e.EmulatedSeconds, compute+v[5])
 		e.SampleSeconds = max(e.SampleSeconds, v[7])
 		e.GatherSeconds = max(e.GatherSeconds, v[10])
+		e.WaitSeconds = max(e.WaitSeconds, v[11])
 		batches += v[8]
 		inputs += v[9]
+		edges += v[12]
 	}
 	if batches > 0 {
-		e.InputNodes = inputs / batches
+		e.InputNodes, e.InputEdges = inputs/batches, edges/batches
 	}
 	return e, nil
 }

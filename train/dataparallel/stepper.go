@@ -35,8 +35,14 @@ type Stats struct {
 	Batches int
 	// SampleSeconds is sampling the blocks, GatherSeconds fetching the
 	// input features, both with the waits for the other workers.
+	// WaitSeconds is what the model waited for its batches: a worker
+	// samples and fetches in its step, before the model runs, so it is
+	// the two together, as measured from the step's start.
 	SampleSeconds, GatherSeconds, ComputeSeconds float64
-	InputNodes, Seeds                            int64
+	WaitSeconds                                  float64
+	// InputNodes are the batches' input rows, InputEdges their blocks'
+	// entries (every block's operator), Seeds their loss rows.
+	InputNodes, InputEdges, Seeds int64
 }
 
 // New returns the stepper of the worker of c holding sp, training cfg's
@@ -152,10 +158,15 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.stats.GatherSeconds += time.Since(sampled).Seconds()
+	ready := time.Now()
+	s.stats.GatherSeconds += ready.Sub(sampled).Seconds()
+	s.stats.WaitSeconds += ready.Sub(start).Seconds()
 	s.stats.Batches++
 	s.stats.Seeds += int64(len(s.batch.Loss))
 	s.stats.InputNodes += int64(len(s.batch.Input))
+	for _, blk := range s.batch.Blocks {
+		s.stats.InputEdges += int64(blockEntries(blk))
+	}
 	start = time.Now()
 	defer func() {
 		s.stats.ComputeSeconds += time.Since(start).Seconds()
@@ -190,3 +201,18 @@ func (s *Stepper) TakeStats() Stats {
 
 // Evaluate is exact layer-wise inference over this worker's nodes.
 func (s *Stepper) Evaluate(int) (train.Evaluation, error) { return s.eval.evaluate() }
+
+// blockEntries is the entries of the operator block b holds for its
+// model (a block holds the one its aggregation reads).
+func blockEntries(b *nn.Block) int {
+	ops := b.Operators()
+	switch {
+	case ops.GCN != nil:
+		return ops.GCN.NNZ()
+	case ops.Mean != nil:
+		return ops.Mean.NNZ()
+	case ops.Loops != nil:
+		return ops.Loops.NNZ()
+	}
+	return 0
+}

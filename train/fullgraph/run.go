@@ -259,6 +259,7 @@ func evaluateExactly(loop *train.Loop, ex *halo.Exchange, best train.Metrics) (t
 	}
 	best.TrainAcc, best.ValAcc, best.TestAcc, best.ValLoss = m.TrainAcc, m.ValAcc, m.TestAcc, m.ValLoss
 	best.ValF1, best.TestF1, best.ValAUC, best.TestAUC = m.ValF1, m.TestF1, m.ValAUC, m.TestAUC
+	best.ValAUCUndefined, best.TestAUCUndefined = m.ValAUCUndefined, m.TestAUCUndefined
 	return best, nil
 }
 
@@ -343,7 +344,7 @@ func (a *epochAccounts) epoch(m train.Metrics, c comm.Communicator, ex *halo.Exc
 	}
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
-		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds,
+		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, Evaluated: m.Evaluated,
 		Ratio: 1, WorkerCompute: make([]float64, len(all)), RSSBytes: metrics.ResidentBytes()}
 	if ex != nil {
 		e.Ratio = ex.TrainingRatio()

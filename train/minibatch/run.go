@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts RunOptions
 func epochMetrics(m train.Metrics, st Stats) metrics.Epoch {
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC,
-		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds,
+		ValLoss: m.ValLoss, EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, Evaluated: m.Evaluated, EvalSeconds: m.EvalSeconds,
 		Ratio: 1, ComputeSeconds: st.ComputeSeconds, WorkerCompute: []float64{st.ComputeSeconds},
 		RSSBytes: metrics.ResidentBytes(), Batches: st.Batches, SampleSeconds: st.SampleSeconds,
 		GatherSeconds: st.GatherSeconds, WaitSeconds: st.WaitSeconds, GatheredBytes: st.GatheredBytes, Flops: st.Flops}

@@ -180,7 +180,7 @@ func (r *reporter) epoch(m train.Metrics) error {
 	st := r.st.mb.TakeStats()
 	e := metrics.Epoch{Epoch: m.Epoch, Loss: m.Loss, TrainAcc: m.TrainAcc, ValAcc: m.ValAcc, TestAcc: m.TestAcc,
 		ValF1: m.ValF1, TestF1: m.TestF1, ValAUC: m.ValAUC, TestAUC: m.TestAUC, ValLoss: m.ValLoss,
-		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, EvalSeconds: m.EvalSeconds, Ratio: 1,
+		EpochSeconds: m.EpochSeconds, StepSeconds: m.StepSeconds, Evaluated: m.Evaluated, EvalSeconds: m.EvalSeconds, Ratio: 1,
 		RSSBytes: metrics.ResidentBytes(), Batches: st.Batches, SampleSeconds: st.SampleSeconds,
 		GatherSeconds: st.GatherSeconds, GatheredBytes: st.GatheredBytes, Flops: st.Flops}
 	if st.Batches > 0 {
