@@ -88,15 +88,31 @@ func (e *Entropy) Name() string { return "entropy:" + e.Inner.Name() }
 func (e *Entropy) FixedRatio(int) float64 { return 0 }
 
 // Caps: whole messages, and the wrapped codec's stream state if it keeps
-// one; lossless if the wrapped codec is.
+// one; lossless if the wrapped codec is; in pieces if it goes in pieces.
 func (e *Entropy) Caps() Caps {
 	inner := e.Inner.Caps()
-	return Caps{Whole: true, Streaming: inner.Streaming, Lossless: inner.Lossless}
+	c := Caps{Whole: true, Streaming: inner.Streaming, Lossless: inner.Lossless}
+	if inner.Pieces != nil {
+		c.Pieces = e
+	}
+	return c
 }
 
 // Encode appends the entropy coding of the wrapped codec's message of x.
 func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
 	e.msg = e.Inner.Encode(e.msg[:0], x, rows, width, ratio, key)
+	return e.code(dst, rows, width, ratio, key)
+}
+
+// EncodePieces is Encode of the rows fill writes, which the wrapped codec
+// asks for a piece at a time (Pieced).
+func (e *Entropy) EncodePieces(dst []byte, rows, width int, ratio float64, key Key, fill func(lo, hi int, buf []float32)) []byte {
+	e.msg = e.Inner.Caps().Pieces.EncodePieces(e.msg[:0], rows, width, ratio, key, fill)
+	return e.code(dst, rows, width, ratio, key)
+}
+
+// code appends the entropy coding of the wrapped codec's message e.msg.
+func (e *Entropy) code(dst []byte, rows, width int, ratio float64, key Key) []byte {
 	l := e.layout(len(e.msg), rows, width, ratio, key)
 	e.split = l.split(e.split[:0], e.msg)
 	return e.pack(dst, e.split, l)
@@ -105,14 +121,29 @@ func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64
 // Decode decodes src's entropy coding and the wrapped codec's message in
 // it.
 func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
+	if err := e.unpackMessage(src, rows, width, ratio, key); err != nil {
+		return err
+	}
+	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
+}
+
+// DecodePieces is Decode, the wrapped codec handing over its rows a piece
+// at a time (Pieced).
+func (e *Entropy) DecodePieces(rows, width int, ratio float64, key Key, src []byte, put func(lo, hi int, rows []float32)) error {
+	if err := e.unpackMessage(src, rows, width, ratio, key); err != nil {
+		return err
+	}
+	return e.Inner.Caps().Pieces.DecodePieces(rows, width, ratio, key, e.split, put)
+}
+
+// unpackMessage decodes src's entropy coding into e.split: the wrapped
+// codec's message.
+func (e *Entropy) unpackMessage(src []byte, rows, width int, ratio float64, key Key) error {
 	var err error
 	e.split, err = e.unpack(e.split[:0], src, maxMessage(rows, width), func(n int) rowLayout {
 		return e.layout(n, rows, width, ratio, key)
 	})
-	if err != nil {
-		return err
-	}
-	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
+	return err
 }
 
 // maxMessage bounds the size of a wrapped codec's message of rows×width,

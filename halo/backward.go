@@ -29,7 +29,8 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 		stale = e.keeper.beginBackward(layer, e.step)
 	}
 	codec := e.codecFor(layer)
-	inPieces := e.keeps(layer) || codec.Caps().RowByRow
+	caps := codec.Caps()
+	inPieces := e.keeps(layer) || caps.RowByRow || caps.Pieces != nil
 	if fill != nil && (e.err != nil || stale != nil || e.uncompressed(layer) || !inPieces) {
 		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
 		fill = nil
@@ -53,9 +54,16 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 		lo, hi := e.plan.haloRows(q)
 		// The forward message went q → me; its gradient answers it.
 		key := e.key(layer, q, me, true)
-		if fill != nil {
+		switch {
+		case fill != nil && caps.Pieces != nil:
+			var piece tensor.Matrix
+			e.send[q] = codec.encodePieces(caps.Pieces, e.send[q], hi-lo, w, ratio, key, func(a, b int, buf []float32) {
+				piece = tensor.Matrix{Rows: b - a, Cols: w, Data: buf}
+				fill(lo-own+a, lo-own+b, &piece)
+			})
+		case fill != nil:
 			e.send[q] = e.encodeGradPieces(e.send[q], codec, lo-own, hi-own, w, ratio, key, fill)
-		} else {
+		default:
 			e.send[q] = codec.Encode(e.send[q], dext.Data[lo*w:hi*w], hi-lo, w, ratio, key)
 		}
 	}

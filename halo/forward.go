@@ -156,10 +156,16 @@ func (e *Exchange) sendPerPeer(layer int, codec *timed, h rowSet, ratio float64)
 
 // encodeRows appends to dst the encoding of rows of h by codec with key.
 // A row-by-row codec's rows are gathered and encoded a cache-sized piece
-// at a time, so that the gathered rows never go to memory; other codecs'
-// messages are gathered whole first.
+// at a time, so that the gathered rows never go to memory, and a codec
+// that goes in pieces (compress.Caps.Pieces) gathers them so as it asks
+// for them; other codecs' messages are gathered whole first.
 func (e *Exchange) encodeRows(dst []byte, codec *timed, h rowSet, rows []int32, ratio float64, key compress.Key) []byte {
 	w, n := h.cols(), len(rows)
+	if p := codec.Caps().Pieces; p != nil {
+		return codec.encodePieces(p, dst, n, w, ratio, key, func(lo, hi int, buf []float32) {
+			h.gather(buf, rows[lo:hi])
+		})
+	}
 	chunk := max(n, 1)
 	if codec.Caps().RowByRow {
 		chunk = max(1, rowChunk/max(w, 1))
