@@ -441,8 +441,14 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	}
 	if all {
 		// Every row is sent: the kernel decodes them one after another,
-		// into the reconstruction and out at once.
-		deltaApplyRows(&s.recon[0], &out[0], &src[nb], rows, width, bits)
+		// into the reconstruction and out at once, a block of rows at a
+		// time (it takes a block's even rows before its odd ones, which
+		// then are still in cache).
+		rb, chunk := rowBytes(bits, width), blockRows(width)
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			deltaApplyRows(&s.recon[lo*width], &out[lo*width], &src[nb+lo*rb], hi-lo, width, bits)
+		}
 		clear(s.skipped)
 		return nil
 	}
