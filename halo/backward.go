@@ -103,12 +103,18 @@ func (e *Exchange) encodeGradPieces(dst []byte, codec *timed, lo, hi, w int, rat
 // addGradients adds the gradient message msg into rows of dh. Messages go
 // row by row, so it decodes a piece at a time and adds each piece while it
 // is in cache, instead of writing the whole decoded message to memory and
-// reading it back; a streaming codec's messages, and those of a codec
-// whose Caps say Whole, are decoded whole.
+// reading it back; a codec that goes in pieces (compress.Caps.Pieces)
+// hands its rows over so; other streaming codecs' messages, and those of
+// a codec whose Caps say Whole, are decoded whole.
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, codec *timed, ratio float64, key compress.Key, msg []byte) error {
 	n, w := len(rows), dh.Cols
 	if n == 0 {
 		return codec.Decode(nil, 0, w, ratio, key, msg) // the message must be empty too
+	}
+	if p := codec.Caps().Pieces; p != nil {
+		return codec.decodePieces(p, n, w, ratio, key, msg, func(lo, hi int, got []float32) {
+			addRows(dh, rows[lo:hi], got)
+		})
 	}
 	if caps := codec.Caps(); caps.Streaming != nil || caps.Whole { // a whole message of rows of no fixed size
 		buf := e.buffer(n * w)
