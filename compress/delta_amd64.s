@@ -7,6 +7,14 @@
 // same operations in the same order per value (no fused multiply-add), 16
 // values at a time, the last partial block under a mask.
 
+// deltaPrefetch: the kernels stream the reconstruction, which a message
+// of many rows reads from memory, and prefetch it 2 KiB ahead of where
+// they read it, across the 4 KiB pages the hardware's prefetcher stops at:
+// a worker's messages on the synthetic ogbn-arxiv-sized graph (3 of 41,000
+// rows of 64) were encoded 1.13x and decoded 1.07-1.09x faster so (two
+// runs of 24 rounds timed in alternation, medians, on a loaded Xeon with
+// AVX-512; 512 B and 4 KiB ahead gained less, 1 KiB less in decoding).
+
 // deltaDiffMinMax leaves the minimum and maximum of the CX values of the
 // row at SI less those of the reconstruction at DX, NaNs left out (±Inf
 // if none), in X0 and X1. It advances SI and DX and clobbers AX, CX, K1,
@@ -18,10 +26,11 @@ TEXT deltaDiffMinMax<>(SB), NOSPLIT|NOFRAME, $0-0
 	VPBROADCASTD AX, Z1            // hi: −Inf
 
 dmm_loop:
-	CMPQ    CX, $16
-	JLT     dmm_tail
-	VMOVUPS 0(SI), Z4
-	VSUBPS  0(DX), Z4, Z4          // row − rec
+	CMPQ       CX, $16
+	JLT        dmm_tail
+	PREFETCHT0 2048(DX)            // the reconstruction, 2 KiB on (see deltaPrefetch)
+	VMOVUPS    0(SI), Z4
+	VSUBPS     0(DX), Z4, Z4       // row − rec
 	VMINPS  Z0, Z4, Z0             // a NaN in Z4 keeps Z0, as v < lo is false
 	VMAXPS  Z1, Z4, Z1
 	ADDQ    $64, SI
@@ -410,11 +419,12 @@ TEXT deltaApplyBlock<>(SB), NOSPLIT|NOFRAME, $0-0
 	VPINSRQ    $1, BX, X5, X5
 
 dab_widen:
-	VPMOVZXBD X5, Z2
-	VCVTDQ2PS Z2, Z3
-	VMULPS    Z13, Z3, Z3             // code·dstep
-	VADDPS    Z3, Z12, Z3             // dlo + code·dstep
-	VMOVUPS.Z 0(DX), K1, Z4
+	VPMOVZXBD  X5, Z2
+	VCVTDQ2PS  Z2, Z3
+	VMULPS     Z13, Z3, Z3            // code·dstep
+	VADDPS     Z3, Z12, Z3            // dlo + code·dstep
+	PREFETCHT0 2048(DX)               // see deltaPrefetch
+	VMOVUPS.Z  0(DX), K1, Z4
 	VADDPS    Z3, Z4, Z4              // rec + level
 	VMOVUPS   Z4, K1, 0(DX)
 	VMOVUPS   Z4, K1, 0(DX)(DI*1)
