@@ -256,6 +256,17 @@ func (d *Delta) rowLayout(rows, width int, ratio float64, backward bool) (prefix
 	return 0, 0, 0
 }
 
+// rawHeader: the low bytes of a row's bfloat16 minimum and step (bytes 0
+// and 2), their mantissas' low bits, are all but random, and an entropy
+// stage sends them as they are; the gradient codec's where it codes the
+// gradients (none).
+func (d *Delta) rawHeader(backward bool) uint64 {
+	if backward && d.Grad != nil {
+		return 0
+	}
+	return 1<<0 | 1<<2
+}
+
 // rowBytes is the size of a sent row.
 func rowBytes(bits, width int) int {
 	if bits == 32 {

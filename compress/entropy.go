@@ -125,7 +125,11 @@ func (e *Entropy) code(dst []byte, rows, width int, ratio float64, key Key) []by
 	if l.rowBytes == 0 {
 		return e.pack(dst, e.msg, l)
 	}
-	return e.packRows(dst, e.msg, l)
+	var raw uint64
+	if rh, ok := e.Inner.(rawHeaderer); ok {
+		raw = rh.rawHeader(key.Backward)
+	}
+	return e.packRows(dst, e.msg, l, raw)
 }
 
 // Decode decodes src's entropy coding and the wrapped codec's message in
@@ -183,7 +187,7 @@ func (e *Entropy) pack(dst, s []byte, l rowLayout) []byte {
 	if len(s) == 0 {
 		return dst
 	}
-	e.huff = e.huffman(e.huff[:0], entropyHuff, len(s), s, l.segments(e.segs[:0], len(s)))
+	e.huff = e.huffman(e.huff[:0], entropyHuff, len(s), s, l.segments(e.segs[:0], len(s)), 0)
 	best := e.huff
 	if len(e.huff) < len(s)/2 {
 		if z := e.zstd(s); len(z) < len(best) {
@@ -207,21 +211,23 @@ func (e *Entropy) packRaw(dst, s []byte, l rowLayout) []byte {
 // packRows appends the entropy coding of msg, a message of layout l
 // (rowBytes > 0), to dst: huff0 blocks of its streams, its all-zero rows
 // left out where that pays (entropySparse, rowLayout.splitSparse), or its
-// bytes as they are. zstd is not tried: what it finds in these messages
-// and Huffman coding does not (runs of rows of zeros, the gradients of
-// rows far from the training nodes) is what leaving the rows out removes.
-func (e *Entropy) packRows(dst, msg []byte, l rowLayout) []byte {
+// bytes as they are. The streams of the header bytes raw marks (bit j:
+// byte j, rawHeaderer) go as they are. zstd is not tried: what it finds
+// in these messages and Huffman coding does not (runs of rows of zeros,
+// the gradients of rows far from the training nodes) is what leaving the
+// rows out removes.
+func (e *Entropy) packRows(dst, msg []byte, l rowLayout, raw uint64) []byte {
 	if len(msg) == 0 {
 		return dst
 	}
 	var zeros int
 	e.split, zeros = l.splitSparse(e.split[:0], msg)
 	at := len(dst)
-	if zeros == 0 {
-		dst = e.huffman(dst, entropyHuff, len(msg), e.split, l.segments(e.segs[:0], len(msg)))
-	} else {
+	if zeros == 0 { // the header streams from the second on
+		dst = e.huffman(dst, entropyHuff, len(msg), e.split, l.segments(e.segs[:0], len(msg)), raw<<1)
+	} else { // from the third, after the bitmap
 		k := (len(msg) - l.prefix) / l.rowBytes
-		dst = e.huffman(dst, entropySparse, len(msg), e.split, l.sparseSegments(e.segs[:0], k, zeros))
+		dst = e.huffman(dst, entropySparse, len(msg), e.split, l.sparseSegments(e.segs[:0], k, zeros), raw<<2)
 	}
 	if len(dst)-at >= len(msg)+1 {
 		return append(append(dst[:at], entropyRaw), msg...)
@@ -230,15 +236,20 @@ func (e *Entropy) packRows(dst, msg []byte, l rowLayout) []byte {
 }
 
 // huffman appends the huff0 coding of s (marker, the message's length n,
-// blocks) to dst: each of the streams of sizes segs in blocks of its own.
-func (e *Entropy) huffman(dst []byte, marker byte, n int, s []byte, segs []int) []byte {
+// blocks) to dst: each of the streams of sizes segs in blocks of its own,
+// those raw marks (bit i: stream i) as they are.
+func (e *Entropy) huffman(dst []byte, marker byte, n int, s []byte, segs []int, raw uint64) []byte {
 	dst = binary.AppendUvarint(append(dst, marker), uint64(n))
 	e.hs.Reuse = huff0.ReusePolicyNone // every block carries its table
-	for _, n := range segs {
+	for i, n := range segs {
 		seg := s[:n]
 		s = s[n:]
 		for b := range slices.Chunk(seg, huffBlock) {
-			out, _, err := huff0.Compress4X(b, &e.hs)
+			var out []byte
+			err := huff0.ErrIncompressible
+			if i >= 64 || raw>>i&1 == 0 {
+				out, _, err = huff0.Compress4X(b, &e.hs)
+			}
 			switch {
 			case err == huff0.ErrUseRLE:
 				dst = append(dst, blockRLE, b[0])

@@ -17,6 +17,14 @@ type rowLayouter interface {
 	rowLayout(rows, width int, ratio float64, backward bool) (prefix, rowBytes, header int)
 }
 
+// rawHeaderer is a rowLayouter whose rows' header bytes at some positions
+// (bit j of rawHeader: byte j) are all but random, a float's low mantissa
+// bits: an entropy stage sends their streams as they are rather than
+// count, tabulate and code them only to find nothing to gain.
+type rawHeaderer interface {
+	rawHeader(backward bool) uint64
+}
+
 // rowLayout is a message's layout (rowLayouter), or none (rowBytes 0).
 type rowLayout struct{ prefix, rowBytes, header int }
 

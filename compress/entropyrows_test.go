@@ -2,6 +2,7 @@ package compress
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -32,7 +33,8 @@ func rowsMessage(r *rand.Rand, l rowLayout, k int, zeroFrac float64) []byte {
 // Messages with a row layout come back bit for bit, with their all-zero
 // rows left out where there are enough of them to pay for the bitmap
 // (entropySparse) and kept where there are none, at any fraction of them,
-// in one huff0 block a stream or several.
+// in one huff0 block a stream or several, with any header streams sent as
+// they are.
 func TestEntropyRowsRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 2))
 	var e Entropy
@@ -45,7 +47,7 @@ func TestEntropyRowsRoundTrip(t *testing.T) {
 		}
 		zeroFrac := []float64{0, 0.001, 0.1, 0.5, 0.97, 1}[trial%6]
 		msg := rowsMessage(r, l, k, zeroFrac)
-		c := e.packRows(nil, msg, l)
+		c := e.packRows(nil, msg, l, uint64(r.IntN(1<<l.header))) // some header streams as they are
 		got, err := e.unpack(nil, c, len(msg), func(int) rowLayout { return l })
 		if err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("layout %+v, %d rows, %v zero: came back as %d of %d bytes (%v)", l, k, zeroFrac, len(got), len(msg), err)
@@ -76,7 +78,7 @@ func TestEntropySparseRejectsCorruptMessages(t *testing.T) {
 	var e Entropy
 	for _, k := range []int{13, 300, 3000} {
 		msg := rowsMessage(r, l, k, 0.6)
-		c := e.packRows(nil, msg, l)
+		c := e.packRows(nil, msg, l, 0)
 		if c[0] != entropySparse {
 			t.Fatalf("%d rows, 60%% of them zero: coded as %d", k, c[0])
 		}
@@ -108,7 +110,7 @@ func TestEntropySparseRejectsCorruptMessages(t *testing.T) {
 		s = append(s, make([]byte, (k-min(zeros, k))*l.rowBytes)...)
 		segs := l.sparseSegments(nil, k, min(zeros, k))
 		n := l.prefix + k*l.rowBytes
-		c := e.huffman(nil, entropySparse, n, s, segs)
+		c := e.huffman(nil, entropySparse, n, s, segs, 0)
 		if _, err := e.unpack(nil, c, n, layout); err == nil {
 			t.Errorf("bitmap %x accepted", bm)
 		}
@@ -162,9 +164,71 @@ func FuzzEntropyRows(f *testing.F) {
 			return
 		}
 		var e Entropy
-		got, err := e.unpack(nil, e.packRows(nil, msg, l), len(msg), func(int) rowLayout { return l })
+		got, err := e.unpack(nil, e.packRows(nil, msg, l, uint64(header)), len(msg), func(int) rowLayout { return l })
 		if err != nil || !bytes.Equal(got, msg) {
 			t.Fatalf("%d bytes came back as %d (%v), layout %+v", len(msg), len(got), err, l)
 		}
 	})
+}
+
+// Delta coding's headers: the streams of the low bytes of its minima and
+// steps go as they are (blockRaw), the others are coded, and the message
+// still comes back bit for bit; forward and backward, in both forms.
+func TestEntropyDeltaSendsMantissaBytesRaw(t *testing.T) {
+	const rows, width = 2000, 32
+	r := rand.New(rand.NewPCG(2, 7))
+	for _, zeroFrac := range []float64{0, 0.5} {
+		for _, backward := range []bool{false, true} {
+			c, _ := New("entropy:delta:2:0:0")
+			e := c.(*Entropy)
+			x := reluRows(r, rows, width, 0)
+			clear(x[:int(zeroFrac*rows)*width])
+			key := Key{Backward: backward}
+			coded := e.Encode(nil, x, rows, width, 1, key)
+			msg := e.msg
+			l := e.layout(len(msg), rows, width, 1, key)
+			// Walk the blocks: one per stream, every stream under a block.
+			src := coded[1:]
+			_, n := binary.Uvarint(src)
+			src = src[n:]
+			want := []byte{blockHuff, blockRaw, blockHuff, blockRaw, blockHuff, blockHuff}
+			if coded[0] == entropySparse {
+				want = append([]byte{blockHuff, blockHuff}, want[1:]...)
+			} else if zeroFrac > 0 {
+				t.Fatalf("backward %v: half the rows zero, mode %d", backward, coded[0])
+			}
+			for i, kind := range want {
+				if len(src) == 0 || src[0] != kind && !(kind == blockHuff && src[0] == blockRLE) {
+					t.Fatalf("zeros %v, backward %v: stream %d block kind %v, want %d", zeroFrac, backward, i, src[:min(1, len(src))], kind)
+				}
+				var err error
+				if _, src, err = e.unhuffBlock(nil, src, blockSize(l, coded[0], msg, i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(src) != 0 {
+				t.Fatalf("zeros %v, backward %v: %d bytes after the streams", zeroFrac, backward, len(src))
+			}
+			got, err := e.unpack(nil, coded, len(msg), func(int) rowLayout { return l })
+			if err != nil || !bytes.Equal(got, msg) {
+				t.Fatalf("zeros %v, backward %v: came back as %d of %d bytes (%v)", zeroFrac, backward, len(got), len(msg), err)
+			}
+		}
+	}
+}
+
+// blockSize is the size of stream i of msg coded in mode (entropyHuff or
+// entropySparse), each stream one block.
+func blockSize(l rowLayout, mode byte, msg []byte, i int) int {
+	k := (len(msg) - l.prefix) / l.rowBytes
+	if mode == entropyHuff {
+		return l.segments(nil, len(msg))[i]
+	}
+	var zeros int
+	for j := range k {
+		if allZero(msg[l.prefix+j*l.rowBytes : l.prefix+(j+1)*l.rowBytes]) {
+			zeros++
+		}
+	}
+	return l.sparseSegments(nil, k, zeros)[i]
 }
