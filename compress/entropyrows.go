@@ -65,27 +65,109 @@ func (l rowLayout) split(dst, msg []byte) []byte {
 	}
 	at := len(dst)
 	dst = slices.Grow(dst, len(msg))[:at+len(msg)]
-	out, rows := dst[at+l.prefix:], msg[l.prefix:]
 	copy(dst[at:], msg[:l.prefix])
-	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
-	codes := out[h*k:]
-	if h == deltaHeader {
-		s0, s1, s2, s3 := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k]
-		for i := range k {
-			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-			s0[i], s1[i], s2[i], s3[i] = row[0], row[1], row[2], row[3]
-			copy(codes[i*w:(i+1)*w], row[h:])
-		}
-		return dst
-	}
-	for i := range k {
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		for j, b := range row[:h] {
-			out[j*k+i] = b
-		}
-		copy(codes[i*w:(i+1)*w], row[h:])
-	}
+	l.gatherRows(dst[at+l.prefix:], msg[l.prefix:], nil)
 	return dst
+}
+
+// gatherRows writes the streams of the rows of rows to out: header byte 0
+// of each, header byte 1, …, then their codes; the rows zero marks (bit
+// i%8 of byte i/8: row i), if zero is not nil, left out.
+func (l rowLayout) gatherRows(out, rows, zero []byte) {
+	rb, h, w := l.rowBytes, l.header, l.rowBytes-l.header
+	k, m := len(rows)/rb, len(out)/rb // rows, and rows written
+	if h == deltaHeader && w <= 16 && zero == nil {
+		gatherDeltaRows(out, rows, k, w)
+		return
+	}
+	codes := out[h*m:]
+	j := 0
+	for i := range k {
+		if zero != nil && zero[i/8]>>(i%8)&1 != 0 {
+			continue
+		}
+		row := rows[i*rb : (i+1)*rb]
+		for c, b := range row[:h] {
+			out[c*m+j] = b
+		}
+		copy(codes[j*w:(j+1)*w], row[h:])
+		j++
+	}
+}
+
+// gatherDeltaRows is gatherRows of all k rows of delta coding's 4-byte
+// headers and w ≤ 16 bytes of codes: each row's codes copied as two
+// 8-byte words, the bytes past them written over by the next row's, but
+// for the last rows.
+func gatherDeltaRows(out, rows []byte, k, w int) {
+	rb := 4 + w
+	s0, s1, s2, s3, codes := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k], out[4*k:]
+	fast := 0 // rows [0, fast) have 16 bytes to read after their header and to write at their codes
+	for fast < k && fast*rb+20 <= len(rows) && fast*w+16 <= len(codes) {
+		fast++
+	}
+	for i := range fast {
+		row := rows[i*rb : i*rb+20]
+		v := binary.LittleEndian.Uint32(row)
+		s0[i], s1[i], s2[i], s3[i] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+		c := codes[i*w : i*w+16]
+		binary.LittleEndian.PutUint64(c, binary.LittleEndian.Uint64(row[4:]))
+		binary.LittleEndian.PutUint64(c[8:], binary.LittleEndian.Uint64(row[12:]))
+	}
+	for i := fast; i < k; i++ {
+		row := rows[i*rb : (i+1)*rb]
+		s0[i], s1[i], s2[i], s3[i] = row[0], row[1], row[2], row[3]
+		copy(codes[i*w:(i+1)*w], row[4:])
+	}
+}
+
+// scatterRows undoes gatherRows: it writes the rows whose streams are s
+// to rows, those zero marks all zeros.
+func (l rowLayout) scatterRows(rows, s, zero []byte) {
+	rb, h, w := l.rowBytes, l.header, l.rowBytes-l.header
+	k, m := len(rows)/rb, len(s)/rb
+	if h == deltaHeader && w <= 16 && zero == nil {
+		scatterDeltaRows(rows, s, k, w)
+		return
+	}
+	codes := s[h*m:]
+	j := 0
+	for i := range k {
+		row := rows[i*rb : (i+1)*rb]
+		if zero != nil && zero[i/8]>>(i%8)&1 != 0 {
+			clear(row)
+			continue
+		}
+		for c := range row[:h] {
+			row[c] = s[c*m+j]
+		}
+		copy(row[h:], codes[j*w:(j+1)*w])
+		j++
+	}
+}
+
+// scatterDeltaRows undoes gatherDeltaRows, writing each row's codes as
+// two 8-byte words, the bytes past them written over by the rows after,
+// but for the last rows.
+func scatterDeltaRows(rows, s []byte, k, w int) {
+	rb := 4 + w
+	s0, s1, s2, s3, codes := s[:k], s[k:2*k], s[2*k:3*k], s[3*k:4*k], s[4*k:]
+	fast := 0
+	for fast < k && fast*rb+20 <= len(rows) && fast*w+16 <= len(codes) {
+		fast++
+	}
+	for i := range fast {
+		row := rows[i*rb : i*rb+20]
+		binary.LittleEndian.PutUint32(row, uint32(s0[i])|uint32(s1[i])<<8|uint32(s2[i])<<16|uint32(s3[i])<<24)
+		c := codes[i*w : i*w+16]
+		binary.LittleEndian.PutUint64(row[4:], binary.LittleEndian.Uint64(c))
+		binary.LittleEndian.PutUint64(row[12:], binary.LittleEndian.Uint64(c[8:]))
+	}
+	for i := fast; i < k; i++ {
+		row := rows[i*rb : (i+1)*rb]
+		row[0], row[1], row[2], row[3] = s0[i], s1[i], s2[i], s3[i]
+		copy(row[4:], codes[i*w:(i+1)*w])
+	}
 }
 
 // join undoes split: it writes the message of the streams s to msg, of
@@ -96,25 +178,7 @@ func (l rowLayout) join(msg, s []byte) {
 		return
 	}
 	copy(msg, s[:l.prefix])
-	rows, s := msg[l.prefix:], s[l.prefix:]
-	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
-	codes := s[h*k:]
-	if h == deltaHeader {
-		s0, s1, s2, s3 := s[:k], s[k:2*k], s[2*k:3*k], s[3*k:4*k]
-		for i := range k {
-			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-			row[0], row[1], row[2], row[3] = s0[i], s1[i], s2[i], s3[i]
-			copy(row[h:], codes[i*w:(i+1)*w])
-		}
-		return
-	}
-	for i := range k {
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		for j := range row[:h] {
-			row[j] = s[j*k+i]
-		}
-		copy(row[h:], codes[i*w:(i+1)*w])
-	}
+	l.scatterRows(msg[l.prefix:], s[l.prefix:], nil)
 }
 
 // splitSparse is split leaving out the rows whose bytes are all zero
@@ -129,39 +193,29 @@ func (l rowLayout) splitSparse(dst, msg []byte) ([]byte, int) {
 		return l.split(dst, msg), 0
 	}
 	at, rows := len(dst), msg[l.prefix:]
-	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
-	nb := (k + 7) / 8
-	dst = slices.Grow(dst, l.prefix+nb)[:at+l.prefix+nb]
-	copy(dst[at:], msg[:l.prefix])
-	bm := dst[at+l.prefix:]
-	clear(bm)
+	rb := l.rowBytes
+	k := len(rows) / rb
 	zeros := 0
 	for i := range k {
-		if allZero(rows[i*l.rowBytes : (i+1)*l.rowBytes]) {
-			bm[i/8] |= 1 << (i % 8)
+		if rows[i*rb] == 0 && allZero(rows[i*rb:(i+1)*rb]) {
 			zeros++
 		}
 	}
-	if zeros*l.rowBytes <= nb {
-		return l.split(dst[:at], msg), 0
+	nb := (k + 7) / 8
+	if zeros*rb <= nb {
+		return l.split(dst, msg), 0
 	}
 	m := k - zeros
-	start := len(dst)
-	dst = slices.Grow(dst, m*l.rowBytes)[:start+m*l.rowBytes]
-	out := dst[start:]
-	codes := out[h*m:]
-	j := 0
+	dst = slices.Grow(dst, l.prefix+nb+m*rb)[:at+l.prefix+nb+m*rb]
+	copy(dst[at:], msg[:l.prefix])
+	bm := dst[at+l.prefix : at+l.prefix+nb]
+	clear(bm)
 	for i := range k {
-		if bm[i/8]>>(i%8)&1 != 0 {
-			continue
+		if rows[i*rb] == 0 && allZero(rows[i*rb:(i+1)*rb]) {
+			bm[i/8] |= 1 << (i % 8)
 		}
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		for c, b := range row[:h] {
-			out[c*m+j] = b
-		}
-		copy(codes[j*w:(j+1)*w], row[h:])
-		j++
 	}
+	l.gatherRows(dst[at+l.prefix+nb:], rows, bm)
 	return dst, zeros
 }
 
@@ -180,25 +234,8 @@ func (l rowLayout) sparseSegments(dst []int, k, zeros int) []int {
 // streams are s to msg.
 func (l rowLayout) joinSparse(msg, s []byte, k int) {
 	copy(msg, s[:l.prefix])
-	rows, s := msg[l.prefix:], s[l.prefix:]
 	nb := (k + 7) / 8
-	bm, s := s[:nb], s[nb:]
-	h, w := l.header, l.rowBytes-l.header
-	m := (len(s)) / l.rowBytes
-	codes := s[h*m:]
-	j := 0
-	for i := range k {
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		if bm[i/8]>>(i%8)&1 != 0 {
-			clear(row)
-			continue
-		}
-		for c := range row[:h] {
-			row[c] = s[c*m+j]
-		}
-		copy(row[h:], codes[j*w:(j+1)*w])
-		j++
-	}
+	l.scatterRows(msg[l.prefix:], s[l.prefix+nb:], s[l.prefix:l.prefix+nb])
 }
 
 // zeroRowsIn counts the rows a splitSparse bitmap of k rows marks, or
