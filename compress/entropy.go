@@ -45,14 +45,16 @@ import (
 type Entropy struct {
 	Inner Compressor
 
-	msg   []byte // scratch: the wrapped codec's message
-	split []byte // scratch: a message split into its streams (rowLayout)
-	raw   []byte // scratch: a message joined, or its streams decoded
-	huff  []byte // scratch: a huff0 coding
-	segs  []int
-	hs    huff0.Scratch
-	zenc  *zstd.Encoder
-	zdec  *zstd.Decoder
+	msg    []byte // scratch: the wrapped codec's message
+	split  []byte // scratch: a message split into its streams (rowLayout)
+	zero   []byte // scratch: the bitmap of a split message's all-zero rows
+	sparse []byte // scratch: a split message without those rows
+	raw    []byte // scratch: a message joined, or its streams decoded
+	huff   []byte // scratch: a huff0 coding
+	segs   []int
+	hs     huff0.Scratch
+	zenc   *zstd.Encoder
+	zdec   *zstd.Decoder
 }
 
 // EntropyUsage is the form of an entropy-coded codec's spec.
@@ -210,7 +212,7 @@ func (e *Entropy) packRaw(dst, s []byte, l rowLayout) []byte {
 
 // packRows appends the entropy coding of msg, a message of layout l
 // (rowBytes > 0), to dst: huff0 blocks of its streams, its all-zero rows
-// left out where that pays (entropySparse, rowLayout.splitSparse), or its
+// left out where that pays (entropySparse, rowLayout.compact), or its
 // bytes as they are. The streams of the header bytes raw marks (bit j:
 // byte j, rawHeaderer) go as they are. zstd is not tried: what it finds
 // in these messages and Huffman coding does not (runs of rows of zeros,
@@ -220,14 +222,17 @@ func (e *Entropy) packRows(dst, msg []byte, l rowLayout, raw uint64) []byte {
 	if len(msg) == 0 {
 		return dst
 	}
-	var zeros int
-	e.split, zeros = l.splitSparse(e.split[:0], msg)
+	e.split = l.split(e.split[:0], msg)
+	k := (len(msg) - l.prefix) / l.rowBytes
+	nb := (k + 7) / 8
+	e.zero = slices.Grow(e.zero[:0], nb)[:nb]
+	zeros := l.zeroRows(e.zero, e.split[l.prefix:], k)
 	at := len(dst)
-	if zeros == 0 { // the header streams from the second on
+	if zeros*l.rowBytes <= nb { // every row, the header streams from the second on
 		dst = e.huffman(dst, entropyHuff, len(msg), e.split, l.segments(e.segs[:0], len(msg)), raw<<1)
-	} else { // from the third, after the bitmap
-		k := (len(msg) - l.prefix) / l.rowBytes
-		dst = e.huffman(dst, entropySparse, len(msg), e.split, l.sparseSegments(e.segs[:0], k, zeros), raw<<2)
+	} else { // the all-zero rows left out, the header streams from the third on, after the bitmap
+		e.sparse = l.compact(e.sparse[:0], e.split, e.zero, k, zeros)
+		dst = e.huffman(dst, entropySparse, len(msg), e.sparse, l.sparseSegments(e.segs[:0], k, zeros), raw<<2)
 	}
 	if len(dst)-at >= len(msg)+1 {
 		return append(append(dst[:at], entropyRaw), msg...)
@@ -331,7 +336,7 @@ func (e *Entropy) unpack(dst, src []byte, max int, layout func(n int) rowLayout)
 }
 
 // unhuffSparse decodes into e.raw the streams of an n-byte message of
-// layout l whose all-zero rows were left out (splitSparse), from src's
+// layout l whose all-zero rows were left out (compact), from src's
 // huff0 blocks: the prefix and the bitmap first, which say how long the
 // other streams are. It returns the message's rows and the rest of src.
 func (e *Entropy) unhuffSparse(src []byte, n int, l rowLayout) (int, []byte, error) {

@@ -41,6 +41,9 @@ func TestEntropyRowsRoundTrip(t *testing.T) {
 	for trial := range 300 {
 		l := rowLayout{prefix: r.IntN(40), header: 1 + r.IntN(8)}
 		l.rowBytes = l.header + 1 + r.IntN(30)
+		if trial%2 == 0 { // delta coding's headers, and its rows of up to 16 code bytes
+			l.header, l.rowBytes = deltaHeader, deltaHeader+1+r.IntN(18)
+		}
 		k := r.IntN(400)
 		if trial%50 == 0 {
 			k = 2*huffBlock/l.rowBytes + r.IntN(1000) // several blocks a stream
