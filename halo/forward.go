@@ -75,12 +75,24 @@ func (e *Exchange) forwardCoded(layer int, h, ext rowSet) {
 			continue
 		}
 		lo, hi := e.plan.haloRows(q)
-		out := ext.f32Rows(lo, hi, e)
-		if err := codec.Decode(out, hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q]); err != nil {
+		key := e.key(layer, q, me, false)
+		var err error
+		if p := codec.Caps().Pieces; p != nil && ext.b16 != nil {
+			// Rows held in bf16: each piece rounded into them as the codec
+			// hands it over, rather than all decoded into scratch first.
+			err = codec.decodePieces(p, hi-lo, w, ratio, key, e.recv[q], func(a, b int, rows []float32) {
+				ext.store(lo+a, rows)
+			})
+		} else {
+			out := ext.f32Rows(lo, hi, e)
+			if err = codec.Decode(out, hi-lo, w, ratio, key, e.recv[q]); err == nil {
+				ext.store(lo, out)
+			}
+		}
+		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-		ext.store(lo, out)
 	}
 	if e.keeps(layer) {
 		e.keeper.endForward(layer, e.step)
