@@ -153,7 +153,12 @@ func scatterDeltaRows(rows, s, zero []byte, k, w int) {
 	}
 	s0, s1, s2, s3, codes := s[:m], s[m:2*m], s[2*m:3*m], s[3*m:4*m], s[4*m:]
 	j := 0
-	for i := range k {
+	for i := 0; i < k; i++ {
+		if zero != nil && i%8 == 0 && zero[i/8] == 0xff && i+8 <= k {
+			clear(rows[i*rb : (i+8)*rb]) // eight rows left out
+			i += 7
+			continue
+		}
 		left := 0
 		if zero != nil {
 			left = int(zero[i/8] >> (i % 8) & 1)
