@@ -102,6 +102,31 @@ type Caps struct {
 	// Lossless says that Decode gives back the values encoded, bit for
 	// bit, whatever the ratio: none, and an entropy stage around it.
 	Lossless bool
+	// Pieces, when set, encodes a whole message from rows it asks for a
+	// piece at a time and hands the rows it decodes over a piece at a
+	// time (see Pieced): delta coding, and an entropy stage around it.
+	Pieces Pieced
+}
+
+// Pieced is what a codec whose Caps set Pieces does beyond a Compressor.
+// Its messages are encoded and decoded whole, but the rows need not be
+// in memory whole: EncodePieces asks for a cache-sized piece of rows at a
+// time, which an exchange gathers (or computes) as it is asked, and
+// DecodePieces hands over a piece of decoded rows at a time, which an
+// exchange adds where they go while they are in cache. The messages, and
+// any state the codec keeps, are Encode's and Decode's of the same rows,
+// bit for bit.
+type Pieced interface {
+	// EncodePieces appends the message Encode would append for the
+	// rows×width rows fill writes: fill(lo, hi, buf) writes rows [lo, hi)
+	// into buf ((hi−lo)·width values), for every row once, in order.
+	EncodePieces(dst []byte, rows, width int, ratio float64, key Key, fill func(lo, hi int, buf []float32)) []byte
+	// DecodePieces decodes src as Decode would and hands over the rows
+	// Decode would write, in order: put(lo, hi, rows) for every row once,
+	// rows holding rows [lo, hi) ((hi−lo)·width values), which put reads
+	// before it returns and does not write. A malformed message is an
+	// error before any put, and changes nothing.
+	DecodePieces(rows, width int, ratio float64, key Key, src []byte, put func(lo, hi int, rows []float32)) error
 }
 
 // RowCoder sizes the rows of a compressor whose Caps set Rows.

@@ -9,7 +9,7 @@ import "math"
 // SAGE-64, 100 epochs, 3 seeds) the delta coding matched full
 // communication's accuracy in 7 of the 8 cells measured (Amazon Computers
 // and Coauthor CS, 4 and 8 parts, random and multilevel) at 0.085–0.096×
-// of its halo bytes; the entropy stage is lossless and sends 0.62–0.73× of
+// of its halo bytes; the entropy stage is lossless and sends 0.58–0.73× of
 // the delta coding's bytes (docs/compression.md).
 const Auto = "auto"
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
+	mbits "math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +54,7 @@ type Delta struct {
 	streams map[streamEnd]*deltaStream
 	diff    []float32 // scratch: a row's difference
 	wide    []float32 // scratch: a block of a bfloat16 reconstruction, widened
+	piece   []float32 // scratch: a block of rows to encode (EncodePieces)
 }
 
 // StreamID names a stream of messages whose state a stateful codec
@@ -229,8 +230,15 @@ func (d *Delta) BitsAt(ratio float64) int {
 // FixedRatio is 0: the ratio a message achieves depends on the rows.
 func (d *Delta) FixedRatio(int) float64 { return 0 }
 
-// Caps: streaming (whole messages of variable size, in step order).
-func (d *Delta) Caps() Caps { return Caps{Streaming: d} }
+// Caps: streaming (whole messages of variable size, in step order), in
+// pieces unless another codec codes the gradients.
+func (d *Delta) Caps() Caps {
+	c := Caps{Streaming: d}
+	if d.Grad == nil {
+		c.Pieces = d // in pieces (deltapieces.go)
+	}
+	return c
+}
 
 // rowLayout: the bitmap, then each sent row after its 4-byte minimum and
 // step (none for exact rows); the gradient codec's layout where it codes
@@ -246,6 +254,17 @@ func (d *Delta) rowLayout(rows, width int, ratio float64, backward bool) (prefix
 		return (rows + 7) / 8, rowBytes(bits, width), deltaHeader
 	}
 	return 0, 0, 0
+}
+
+// rawHeader: the low bytes of a row's bfloat16 minimum and step (bytes 0
+// and 2), their mantissas' low bits, are all but random, and an entropy
+// stage sends them as they are; the gradient codec's where it codes the
+// gradients (none).
+func (d *Delta) rawHeader(backward bool) uint64 {
+	if backward && d.Grad != nil {
+		return 0
+	}
+	return 1<<0 | 1<<2
 }
 
 // rowBytes is the size of a sent row.
@@ -288,6 +307,24 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	if rows > 0 && width > 0 {
 		_ = x[rows*width-1] // x holds every row: the kernels read it unchecked, the Go loops within its capacity
 	}
+	dst, m := d.beginEncode(dst, rows, width, ratio, key)
+	d.encodePart(dst, &m, x[:rows*width], 0, rows)
+	return d.endEncode(dst, &m)
+}
+
+// deltaMessage is a message being encoded: its stream, its bit width and
+// row size, where its bitmap starts and where its next row goes, and
+// whether every row is sent and coded by the kernels (all).
+type deltaMessage struct {
+	s         *deltaStream
+	bits, rb  int
+	start, at int
+	all       bool
+}
+
+// beginEncode makes room in dst for a message of rows×width, its bitmap
+// cleared, or set where every row is sent.
+func (d *Delta) beginEncode(dst []byte, rows, width int, ratio float64, key Key) ([]byte, deltaMessage) {
 	s := d.stream(key, false, rows, width)
 	bits := d.BitsAt(ratio)
 	rb := rowBytes(bits, width)
@@ -297,9 +334,9 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 	if cap(d.diff) < width {
 		d.diff = make([]float32, width)
 	}
-	at := start + nb
-	all := deltaKernel != deltaGo && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0
-	if all {
+	m := deltaMessage{s: s, bits: bits, rb: rb, start: start, at: start + nb,
+		all: deltaKernel != deltaGo && d.Threshold == 0 && bits != 32 && rows > 0 && width > 0}
+	if m.all {
 		// Every row is sent: the kernel codes them one after another.
 		for i := range nb {
 			dst[start+i] = 0xff
@@ -308,16 +345,32 @@ func (d *Delta) Encode(dst []byte, x []float32, rows, width int, ratio float64, 
 			dst[start+nb-1] = 1<<(rows%8) - 1
 		}
 	}
-	if s.bf16 {
-		return dst[:d.encodeBF16(dst, start, at, x, s, bits, all)]
+	return dst, m
+}
+
+// encodePart codes rows [lo, hi) of m's message, x holding them, after
+// the rows before lo.
+func (d *Delta) encodePart(dst []byte, m *deltaMessage, x []float32, lo, hi int) {
+	s, width := m.s, m.s.width
+	switch {
+	case hi <= lo:
+	case s.bf16:
+		m.at = d.encodeBF16(dst, m, x, lo, hi)
+	case m.all:
+		_, _, _ = x[(hi-lo)*width-1], s.recon[hi*width-1], dst[m.at+(hi-lo)*m.rb-1]
+		deltaEncodeRows(&dst[m.at], &x[0], &s.recon[lo*width], hi-lo, width, m.bits)
+		m.at += (hi - lo) * m.rb
+	default:
+		m.at = d.encodeRows(dst, m.start, m.at, x, s.recon[lo*width:hi*width], s.skipped[lo:hi], lo, width, m.bits)
 	}
-	if all {
-		_ = s.recon[rows*width-1]
-		deltaEncodeRows(&dst[at], &x[0], &s.recon[0], rows, width, bits)
-		clear(s.skipped)
-		return dst
+}
+
+// endEncode ends m's message: every row coded.
+func (d *Delta) endEncode(dst []byte, m *deltaMessage) []byte {
+	if m.all {
+		clear(m.s.skipped)
 	}
-	return dst[:d.encodeRows(dst, start, at, x, s.recon, s.skipped, 0, width, bits)]
+	return dst[:m.at]
 }
 
 // encodeRows codes rows first, first+1, … of a message one at a time, as
@@ -388,39 +441,53 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	if rows > 0 && width > 0 {
 		_ = out[rows*width-1] // out holds every row
 	}
-	nb := (rows + 7) / 8
-	if len(src) < nb {
-		return sizeError("delta", len(src), nb)
-	}
-	sent := 0
-	for _, b := range src[:nb] {
-		sent += bits.OnesCount8(b)
-	}
-	if rows%8 != 0 && nb > 0 && src[nb-1]>>(rows%8) != 0 {
-		return errors.New("compress: delta message marks rows past its end")
-	}
-	bits := d.BitsAt(ratio)
-	rb := rowBytes(bits, width)
-	if want := nb + sent*rb; len(src) != want {
-		return sizeError("delta", len(src), want)
+	nb, bits, all, err := d.check(rows, width, ratio, src)
+	if err != nil {
+		return err
 	}
 	s := d.stream(key, true, rows, width)
-	all := deltaKernel != deltaGo && bits != 32 && sent == rows && rows > 0 && width > 0
 	if s.bf16 {
 		d.decodeBF16(out, s, src, nb, bits, all)
 		return nil
 	}
 	if all {
 		// Every row is sent: the kernel decodes them one after another,
-		// into the reconstruction and out at once.
-		_ = out[rows*width-1]
-		deltaApplyRows(&s.recon[0], &out[0], &src[nb], rows, width, bits)
+		// into the reconstruction and out at once, a block of rows at a
+		// time (it takes a block's even rows before its odd ones, which
+		// then are still in cache).
+		rb, chunk := rowBytes(bits, width), blockRows(width)
+		for lo := 0; lo < rows; lo += chunk {
+			hi := min(lo+chunk, rows)
+			deltaApplyRows(&s.recon[lo*width], &out[lo*width], &src[nb+lo*rb], hi-lo, width, bits)
+		}
 		clear(s.skipped)
 		return nil
 	}
 	applyRows(s.recon, s.skipped, src, 0, nb, width, bits)
 	copy(out[:rows*width], s.recon)
 	return nil
+}
+
+// check checks that src is a message of rows×width at ratio, and returns
+// the size of its bitmap, its bit width and whether every row is sent and
+// decoded by the kernels (all).
+func (d *Delta) check(rows, width int, ratio float64, src []byte) (nb, bits int, all bool, err error) {
+	nb = (rows + 7) / 8
+	if len(src) < nb {
+		return 0, 0, false, sizeError("delta", len(src), nb)
+	}
+	sent := 0
+	for _, b := range src[:nb] {
+		sent += mbits.OnesCount8(b)
+	}
+	if rows%8 != 0 && nb > 0 && src[nb-1]>>(rows%8) != 0 {
+		return 0, 0, false, errors.New("compress: delta message marks rows past its end")
+	}
+	bits = d.BitsAt(ratio)
+	if want := nb + sent*rowBytes(bits, width); len(src) != want {
+		return 0, 0, false, sizeError("delta", len(src), want)
+	}
+	return nb, bits, deltaKernel != deltaGo && bits != 32 && sent == rows && rows > 0 && width > 0, nil
 }
 
 // applyRows adds rows first, first+1, … of a message to recon's rows, as

@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // The plain delta coder as of commit b1b2f45, kept as the reference the
@@ -275,12 +278,16 @@ func benchDeltaStreamAt(b *testing.B, name, spec string, rows, width, steps int,
 	for i, x := range xs {
 		msgs = append(msgs, d.Encode(nil, x, rows, width, 1, Key{Step: i}))
 	}
+	var cpu0 time.Duration
 	report := func(b *testing.B) {
 		b.SetBytes(int64(4 * rows * width))
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*width), "ns/value")
+		// CPU time is steadier than wall time on a busy machine.
+		b.ReportMetric(float64((sysstat.CPUTime()-cpu0).Nanoseconds())/float64(b.N*rows*width), "cpu-ns/value")
 	}
 	b.Run(name+"/encode", func(b *testing.B) {
 		var buf []byte
+		cpu0 = sysstat.CPUTime()
 		for i := range b.N {
 			buf = d.Encode(buf[:0], xs[i%steps], rows, width, 1, Key{Step: steps + i})
 		}
@@ -290,6 +297,7 @@ func benchDeltaStreamAt(b *testing.B, name, spec string, rows, width, steps int,
 	r.Caps().Streaming.SetBF16(bf16)
 	out := make([]float32, rows*width)
 	b.Run(name+"/decode", func(b *testing.B) {
+		cpu0 = sysstat.CPUTime()
 		for i := range b.N {
 			if err := r.Decode(out, rows, width, 1, Key{Step: i}, msgs[i%steps]); err != nil {
 				b.Fatal(err)

@@ -43,27 +43,27 @@ func (d *Delta) widened(n int) []float32 {
 	return d.wide[:n]
 }
 
-// encodeBF16 is Encode's coding of x's rows against s's bfloat16
-// reconstruction, a block of rows at a time: widened into scratch, coded
-// (all: by the kernel, every row sent, the bitmap already set; else row
-// by row) and rounded back. It returns where the rows it wrote end.
-func (d *Delta) encodeBF16(dst []byte, start, at int, x []float32, s *deltaStream, bits int, all bool) int {
-	rows, width := s.rows, s.width
-	rb, chunk := rowBytes(bits, width), blockRows(width)
-	for lo := 0; lo < rows; lo += chunk {
-		hi := min(lo+chunk, rows)
-		half, rec := s.half[lo*width:hi*width], d.widened((hi-lo)*width)
+// encodeBF16 is encodePart's coding of rows [lo, hi) of m's message (x
+// holding them) against its stream's bfloat16 reconstruction, a block of
+// rows at a time: widened into scratch, coded (m.all: by the kernel, every
+// row sent, the bitmap already set; else row by row) and rounded back. It
+// returns where the rows it wrote end.
+func (d *Delta) encodeBF16(dst []byte, m *deltaMessage, x []float32, lo, hi int) int {
+	s, width, at := m.s, m.s.width, m.at
+	chunk := blockRows(width)
+	for a := lo; a < hi; a += chunk {
+		b := min(a+chunk, hi)
+		half, rec := s.half[a*width:b*width], d.widened((b-a)*width)
 		bfloat.Decode(rec, half)
-		if all {
-			deltaEncodeRows(&dst[at], &x[lo*width], &rec[0], hi-lo, width, bits)
-			at += (hi - lo) * rb
+		xa := x[(a-lo)*width : (b-lo)*width]
+		if m.all {
+			_ = dst[at+(b-a)*m.rb-1]
+			deltaEncodeRows(&dst[at], &xa[0], &rec[0], b-a, width, m.bits)
+			at += (b - a) * m.rb
 		} else {
-			at = d.encodeRows(dst, start, at, x[lo*width:hi*width], rec, s.skipped[lo:hi], lo, width, bits)
+			at = d.encodeRows(dst, m.start, at, xa, rec, s.skipped[a:b], a, width, m.bits)
 		}
 		bfloat.Encode(half, rec) // unsent rows widened and rounded back are as they were
-	}
-	if all {
-		clear(s.skipped)
 	}
 	return at
 }

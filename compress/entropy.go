@@ -20,18 +20,24 @@ import (
 // A quantiser's codes are far from uniform (rows of zeros, ReLU's zero
 // floor, gradients that vanish away from the training nodes), which the
 // packed codes do not exploit; Huffman coding of the bytes (huff0, in
-// blocks of 128 KiB, each with its own table) does, and zstd's fastest
-// level, which also finds runs and repeats, is tried where the bytes are
-// that redundant (Huffman below half their size). A message takes the
-// smallest of the two and of its raw bytes.
+// blocks of 128 KiB, each with its own table) does. A codec whose
+// messages are rows of one layout (a quantiser's, delta coding's:
+// rowLayouter) has each byte of its row headers coded as a stream of its
+// own and its codes as another, and its rows of zeros left out, a bitmap
+// saying which, where there are enough of them to pay for it. Other
+// messages are coded whole, and zstd's fastest level, which also finds
+// runs and repeats, is tried where their bytes are that redundant
+// (Huffman below half their size). A message takes the smallest of these
+// and of its raw bytes.
 //
 // The coded message is empty for an empty message, else one byte saying
 // how it is coded, then: the raw message (entropyRaw: so a message never
-// grows by more than a byte), or its length and either its huff0 blocks
-// or one zstd frame. Each huff0 block is a byte saying how it is coded
-// and then its bytes as they are (blockRaw), its one repeated byte
-// (blockRLE), or the length and bytes of its huff0 4-stream coding
-// (blockHuff).
+// grows by more than a byte), or its length and either the huff0 blocks
+// of its streams (entropyHuff; entropySparse: the prefix, the bitmap of
+// the rows left out, then the other rows' streams) or one zstd frame.
+// Each huff0 block is a byte saying how it is coded and then its bytes as
+// they are (blockRaw), its one repeated byte (blockRLE), or the length
+// and bytes of its huff0 4-stream coding (blockHuff).
 //
 // Messages of an Entropy codec are encoded and decoded whole and their
 // size depends on what they hold (Caps.Whole). Codecs whose gradients
@@ -39,14 +45,16 @@ import (
 type Entropy struct {
 	Inner Compressor
 
-	msg   []byte // scratch: the wrapped codec's message
-	split []byte // scratch: a message split into its streams (rowLayout)
-	raw   []byte // scratch: a message joined, or its streams decoded
-	huff  []byte // scratch: a huff0 coding
-	segs  []int
-	hs    huff0.Scratch
-	zenc  *zstd.Encoder
-	zdec  *zstd.Decoder
+	msg    []byte // scratch: the wrapped codec's message
+	split  []byte // scratch: a message split into its streams (rowLayout)
+	zero   []byte // scratch: the bitmap of a split message's all-zero rows
+	sparse []byte // scratch: a split message without those rows
+	raw    []byte // scratch: a message joined, or its streams decoded
+	huff   []byte // scratch: a huff0 coding
+	segs   []int
+	hs     huff0.Scratch
+	zenc   *zstd.Encoder
+	zdec   *zstd.Decoder
 }
 
 // EntropyUsage is the form of an entropy-coded codec's spec.
@@ -88,31 +96,70 @@ func (e *Entropy) Name() string { return "entropy:" + e.Inner.Name() }
 func (e *Entropy) FixedRatio(int) float64 { return 0 }
 
 // Caps: whole messages, and the wrapped codec's stream state if it keeps
-// one; lossless if the wrapped codec is.
+// one; lossless if the wrapped codec is; in pieces if it goes in pieces.
 func (e *Entropy) Caps() Caps {
 	inner := e.Inner.Caps()
-	return Caps{Whole: true, Streaming: inner.Streaming, Lossless: inner.Lossless}
+	c := Caps{Whole: true, Streaming: inner.Streaming, Lossless: inner.Lossless}
+	if inner.Pieces != nil {
+		c.Pieces = e
+	}
+	return c
 }
 
 // Encode appends the entropy coding of the wrapped codec's message of x.
 func (e *Entropy) Encode(dst []byte, x []float32, rows, width int, ratio float64, key Key) []byte {
 	e.msg = e.Inner.Encode(e.msg[:0], x, rows, width, ratio, key)
+	return e.code(dst, rows, width, ratio, key)
+}
+
+// EncodePieces is Encode of the rows fill writes, which the wrapped codec
+// asks for a piece at a time (Pieced).
+func (e *Entropy) EncodePieces(dst []byte, rows, width int, ratio float64, key Key, fill func(lo, hi int, buf []float32)) []byte {
+	e.msg = e.Inner.Caps().Pieces.EncodePieces(e.msg[:0], rows, width, ratio, key, fill)
+	return e.code(dst, rows, width, ratio, key)
+}
+
+// code appends the entropy coding of the wrapped codec's message e.msg:
+// in streams, its all-zero rows left out where that pays (packRows), if
+// the codec declares its rows' layout, else whole (pack).
+func (e *Entropy) code(dst []byte, rows, width int, ratio float64, key Key) []byte {
 	l := e.layout(len(e.msg), rows, width, ratio, key)
-	e.split = l.split(e.split[:0], e.msg)
-	return e.pack(dst, e.split, l)
+	if l.rowBytes == 0 {
+		return e.pack(dst, e.msg, l)
+	}
+	var raw uint64
+	if rh, ok := e.Inner.(rawHeaderer); ok {
+		raw = rh.rawHeader(key.Backward)
+	}
+	return e.packRows(dst, e.msg, l, raw)
 }
 
 // Decode decodes src's entropy coding and the wrapped codec's message in
 // it.
 func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key, src []byte) error {
+	if err := e.unpackMessage(src, rows, width, ratio, key); err != nil {
+		return err
+	}
+	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
+}
+
+// DecodePieces is Decode, the wrapped codec handing over its rows a piece
+// at a time (Pieced).
+func (e *Entropy) DecodePieces(rows, width int, ratio float64, key Key, src []byte, put func(lo, hi int, rows []float32)) error {
+	if err := e.unpackMessage(src, rows, width, ratio, key); err != nil {
+		return err
+	}
+	return e.Inner.Caps().Pieces.DecodePieces(rows, width, ratio, key, e.split, put)
+}
+
+// unpackMessage decodes src's entropy coding into e.split: the wrapped
+// codec's message.
+func (e *Entropy) unpackMessage(src []byte, rows, width int, ratio float64, key Key) error {
 	var err error
 	e.split, err = e.unpack(e.split[:0], src, maxMessage(rows, width), func(n int) rowLayout {
 		return e.layout(n, rows, width, ratio, key)
 	})
-	if err != nil {
-		return err
-	}
-	return e.Inner.Decode(out, rows, width, ratio, key, e.split)
+	return err
 }
 
 // maxMessage bounds the size of a wrapped codec's message of rows×width,
@@ -121,114 +168,12 @@ func (e *Entropy) Decode(out []float32, rows, width int, ratio float64, key Key,
 // (delta's exact rows and bitmap; a quantiser's header is 8 bytes a row).
 func maxMessage(rows, width int) int { return 4*rows*(width+4) + 64 }
 
-// rowLayouter is a codec whose message of rows×width at ratio (in the
-// direction backward says) is a prefix of bytes and then rows of one size
-// that each start with a header: a quantiser's rows, a scale and an offset
-// before the codes. An entropy stage codes each byte of the headers as a
-// stream of its own (a float's exponent byte is nearly constant, its low
-// mantissa bytes nearly random) and the codes apart from them. rowBytes 0
-// says the message has no such layout.
-type rowLayouter interface {
-	rowLayout(rows, width int, ratio float64, backward bool) (prefix, rowBytes, header int)
-}
-
-// rowLayout is a message's layout (rowLayouter), or none (rowBytes 0).
-type rowLayout struct{ prefix, rowBytes, header int }
-
-// layout is the layout of the wrapped codec's n-byte message: none unless
-// the codec declares one that n bytes fit.
-func (e *Entropy) layout(n, rows, width int, ratio float64, key Key) rowLayout {
-	rl, ok := e.Inner.(rowLayouter)
-	if !ok {
-		return rowLayout{}
-	}
-	p, rb, h := rl.rowLayout(rows, width, ratio, key.Backward)
-	if p < 0 || h <= 0 || rb <= h || n < p || (n-p)%rb != 0 {
-		return rowLayout{}
-	}
-	return rowLayout{p, rb, h}
-}
-
-// segments appends the sizes of the streams an n-byte message splits into:
-// the prefix, each header byte's stream, the codes; or the message whole.
-func (l rowLayout) segments(dst []int, n int) []int {
-	if l.rowBytes == 0 {
-		return append(dst, n)
-	}
-	k := (n - l.prefix) / l.rowBytes
-	dst = append(dst, l.prefix)
-	for range l.header {
-		dst = append(dst, k)
-	}
-	return append(dst, k*(l.rowBytes-l.header))
-}
-
-// split appends msg's streams, one after another, to dst: the prefix,
-// header byte 0 of every row, header byte 1, …, then every row's codes.
-// One pass over the rows writes all the streams.
-func (l rowLayout) split(dst, msg []byte) []byte {
-	if l.rowBytes == 0 {
-		return append(dst, msg...)
-	}
-	at := len(dst)
-	dst = slices.Grow(dst, len(msg))[:at+len(msg)]
-	out, rows := dst[at+l.prefix:], msg[l.prefix:]
-	copy(dst[at:], msg[:l.prefix])
-	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
-	codes := out[h*k:]
-	if h == deltaHeader {
-		s0, s1, s2, s3 := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k]
-		for i := range k {
-			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-			s0[i], s1[i], s2[i], s3[i] = row[0], row[1], row[2], row[3]
-			copy(codes[i*w:(i+1)*w], row[h:])
-		}
-		return dst
-	}
-	for i := range k {
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		for j, b := range row[:h] {
-			out[j*k+i] = b
-		}
-		copy(codes[i*w:(i+1)*w], row[h:])
-	}
-	return dst
-}
-
-// join undoes split: it writes the message of the streams s to msg, of
-// the same size.
-func (l rowLayout) join(msg, s []byte) {
-	if l.rowBytes == 0 {
-		copy(msg, s)
-		return
-	}
-	copy(msg, s[:l.prefix])
-	rows, s := msg[l.prefix:], s[l.prefix:]
-	k, h, w := len(rows)/l.rowBytes, l.header, l.rowBytes-l.header
-	codes := s[h*k:]
-	if h == deltaHeader {
-		s0, s1, s2, s3 := s[:k], s[k:2*k], s[2*k:3*k], s[3*k:4*k]
-		for i := range k {
-			row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-			row[0], row[1], row[2], row[3] = s0[i], s1[i], s2[i], s3[i]
-			copy(row[h:], codes[i*w:(i+1)*w])
-		}
-		return
-	}
-	for i := range k {
-		row := rows[i*l.rowBytes : (i+1)*l.rowBytes]
-		for j := range row[:h] {
-			row[j] = s[j*k+i]
-		}
-		copy(row[h:], codes[i*w:(i+1)*w])
-	}
-}
-
 // How a message, and a huff0 block, is coded.
 const (
-	entropyRaw  = 0
-	entropyHuff = 1
-	entropyZstd = 2
+	entropyRaw    = 0
+	entropyHuff   = 1
+	entropyZstd   = 2
+	entropySparse = 3
 
 	blockRaw  = 0
 	blockRLE  = 1
@@ -237,12 +182,14 @@ const (
 	huffBlock = 1 << 17 // ≤ huff0.BlockSizeMax
 )
 
-// pack appends the entropy coding of s, a message split by l, to dst.
+// pack appends the entropy coding of s, a message split by l, to dst:
+// huff0 blocks of its streams, or one zstd frame of it where Huffman
+// leaves under half its bytes and zstd fewer, or the bytes as they are.
 func (e *Entropy) pack(dst, s []byte, l rowLayout) []byte {
 	if len(s) == 0 {
 		return dst
 	}
-	e.huff = e.huffman(e.huff[:0], s, l)
+	e.huff = e.huffman(e.huff[:0], entropyHuff, len(s), s, l.segments(e.segs[:0], len(s)), 0)
 	best := e.huff
 	if len(e.huff) < len(s)/2 {
 		if z := e.zstd(s); len(z) < len(best) {
@@ -250,24 +197,64 @@ func (e *Entropy) pack(dst, s []byte, l rowLayout) []byte {
 		}
 	}
 	if len(best) >= len(s)+1 {
-		e.raw = slices.Grow(e.raw[:0], len(s))[:len(s)]
-		l.join(e.raw, s)
-		return append(append(dst, entropyRaw), e.raw...)
+		return e.packRaw(dst, s, l)
 	}
 	return append(dst, best...)
 }
 
-// huffman appends the huff0 coding (marker, length, blocks) of s, a
-// message split by l, to dst: each of l's streams in blocks of its own.
-func (e *Entropy) huffman(dst, s []byte, l rowLayout) []byte {
-	dst = binary.AppendUvarint(append(dst, entropyHuff), uint64(len(s)))
+// packRaw appends the message split by l into s as it is.
+func (e *Entropy) packRaw(dst, s []byte, l rowLayout) []byte {
+	at := len(dst) + 1
+	dst = slices.Grow(append(dst, entropyRaw), len(s))[:at+len(s)]
+	l.join(dst[at:], s)
+	return dst
+}
+
+// packRows appends the entropy coding of msg, a message of layout l
+// (rowBytes > 0), to dst: huff0 blocks of its streams, its all-zero rows
+// left out where that pays (entropySparse, rowLayout.compact), or its
+// bytes as they are. The streams of the header bytes raw marks (bit j:
+// byte j, rawHeaderer) go as they are. zstd is not tried: what it finds
+// in these messages and Huffman coding does not (runs of rows of zeros,
+// the gradients of rows far from the training nodes) is what leaving the
+// rows out removes.
+func (e *Entropy) packRows(dst, msg []byte, l rowLayout, raw uint64) []byte {
+	if len(msg) == 0 {
+		return dst
+	}
+	e.split = l.split(e.split[:0], msg)
+	k := (len(msg) - l.prefix) / l.rowBytes
+	nb := (k + 7) / 8
+	e.zero = slices.Grow(e.zero[:0], nb)[:nb]
+	zeros := l.zeroRows(e.zero, e.split[l.prefix:], k)
+	at := len(dst)
+	if zeros*l.rowBytes <= nb { // every row, the header streams from the second on
+		dst = e.huffman(dst, entropyHuff, len(msg), e.split, l.segments(e.segs[:0], len(msg)), raw<<1)
+	} else { // the all-zero rows left out, the header streams from the third on, after the bitmap
+		e.sparse = l.compact(e.sparse[:0], e.split, e.zero, k, zeros)
+		dst = e.huffman(dst, entropySparse, len(msg), e.sparse, l.sparseSegments(e.segs[:0], k, zeros), raw<<2)
+	}
+	if len(dst)-at >= len(msg)+1 {
+		return append(append(dst[:at], entropyRaw), msg...)
+	}
+	return dst
+}
+
+// huffman appends the huff0 coding of s (marker, the message's length n,
+// blocks) to dst: each of the streams of sizes segs in blocks of its own,
+// those raw marks (bit i: stream i) as they are.
+func (e *Entropy) huffman(dst []byte, marker byte, n int, s []byte, segs []int, raw uint64) []byte {
+	dst = binary.AppendUvarint(append(dst, marker), uint64(n))
 	e.hs.Reuse = huff0.ReusePolicyNone // every block carries its table
-	e.segs = l.segments(e.segs[:0], len(s))
-	for _, n := range e.segs {
+	for i, n := range segs {
 		seg := s[:n]
 		s = s[n:]
 		for b := range slices.Chunk(seg, huffBlock) {
-			out, _, err := huff0.Compress4X(b, &e.hs)
+			var out []byte
+			err := huff0.ErrIncompressible
+			if i >= 64 || raw>>i&1 == 0 {
+				out, _, err = huff0.Compress4X(b, &e.hs)
+			}
 			switch {
 			case err == huff0.ErrUseRLE:
 				dst = append(dst, blockRLE, b[0])
@@ -320,12 +307,19 @@ func (e *Entropy) unpack(dst, src []byte, max int, layout func(n int) rowLayout)
 	l := layout(int(n))
 	var err error
 	e.raw = e.raw[:0]
+	rows := -1 // the rows of a message whose all-zero rows were left out
 	switch mode {
 	case entropyHuff:
-		e.raw, err = e.unhuff(e.raw, src, l.segments(e.segs[:0], int(n)))
+		e.raw, src, err = e.unhuff(e.raw, src, l.segments(e.segs[:0], int(n)))
+	case entropySparse:
+		rows, src, err = e.unhuffSparse(src, int(n), l)
 	case entropyZstd:
 		e.raw, err = e.unzstd(e.raw, src, int(n))
+		src = nil
 	default:
+		err = errEntropy
+	}
+	if err == nil && len(src) != 0 {
 		err = errEntropy
 	}
 	if err != nil {
@@ -333,25 +327,48 @@ func (e *Entropy) unpack(dst, src []byte, max int, layout func(n int) rowLayout)
 	}
 	at := len(dst)
 	dst = slices.Grow(dst, int(n))[:at+int(n)]
-	l.join(dst[at:], e.raw)
+	if rows >= 0 {
+		l.joinSparse(dst[at:], e.raw, rows)
+	} else {
+		l.join(dst[at:], e.raw)
+	}
 	return dst, nil
 }
 
+// unhuffSparse decodes into e.raw the streams of an n-byte message of
+// layout l whose all-zero rows were left out (compact), from src's
+// huff0 blocks: the prefix and the bitmap first, which say how long the
+// other streams are. It returns the message's rows and the rest of src.
+func (e *Entropy) unhuffSparse(src []byte, n int, l rowLayout) (int, []byte, error) {
+	if l.rowBytes == 0 {
+		return 0, src, errEntropy
+	}
+	k := (n - l.prefix) / l.rowBytes
+	var err error
+	if e.raw, src, err = e.unhuff(e.raw, src, append(e.segs[:0], l.prefix, (k+7)/8)); err != nil {
+		return 0, src, err
+	}
+	zeros := zeroRowsIn(e.raw[l.prefix:], k)
+	if zeros <= 0 { // none left out is split's form, not this one
+		return 0, src, errEntropy
+	}
+	segs := l.sparseSegments(e.segs[:0], k, zeros)
+	e.raw, src, err = e.unhuff(e.raw, src, segs[2:])
+	return k, src, err
+}
+
 // unhuff appends the bytes of src's huff0 blocks, streams of sizes segs,
-// to dst.
-func (e *Entropy) unhuff(dst, src []byte, segs []int) ([]byte, error) {
+// to dst, and returns the rest of src.
+func (e *Entropy) unhuff(dst, src []byte, segs []int) ([]byte, []byte, error) {
 	for _, n := range segs {
 		for left := n; left > 0; left -= huffBlock {
 			var err error
 			if dst, src, err = e.unhuffBlock(dst, src, min(left, huffBlock)); err != nil {
-				return dst, err
+				return dst, src, err
 			}
 		}
 	}
-	if len(src) != 0 {
-		return dst, errEntropy
-	}
-	return dst, nil
+	return dst, src, nil
 }
 
 // unhuffBlock appends the size bytes of src's first huff0 block to dst and

@@ -33,7 +33,8 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 		stale = e.keeper.beginBackward(layer, e.step)
 	}
 	codec := e.codecFor(layer)
-	inPieces := e.keeps(layer) || codec.Caps().RowByRow
+	caps := codec.Caps()
+	inPieces := e.keeps(layer) || caps.RowByRow || caps.Pieces != nil
 	pulls := fill != nil && e.PullsGradients(layer)
 	if fill != nil && !pulls && (e.err != nil || stale != nil || e.uncompressed(layer) || !inPieces) {
 		fill(0, dext.Rows-own, &tensor.Matrix{Rows: dext.Rows - own, Cols: w, Data: dext.Data[own*w:]})
@@ -61,9 +62,16 @@ func (e *Exchange) Backward(layer int, dext, dh *tensor.Matrix, fill func(lo, hi
 		lo, hi := e.plan.haloRows(q)
 		// The forward message went q → me; its gradient answers it.
 		key := e.key(layer, q, me, true)
-		if fill != nil {
+		switch {
+		case fill != nil && caps.Pieces != nil:
+			var piece tensor.Matrix
+			e.send[q] = codec.encodePieces(caps.Pieces, e.send[q], hi-lo, w, ratio, key, func(a, b int, buf []float32) {
+				piece = tensor.Matrix{Rows: b - a, Cols: w, Data: buf}
+				fill(lo-own+a, lo-own+b, &piece)
+			})
+		case fill != nil:
 			e.send[q] = e.encodeGradPieces(e.send[q], codec, lo-own, hi-own, w, ratio, key, fill)
-		} else {
+		default:
 			e.send[q] = codec.Encode(e.send[q], dext.Data[lo*w:hi*w], hi-lo, w, ratio, key)
 		}
 	}
@@ -103,12 +111,18 @@ func (e *Exchange) encodeGradPieces(dst []byte, codec *timed, lo, hi, w int, rat
 // addGradients adds the gradient message msg into rows of dh. Messages go
 // row by row, so it decodes a piece at a time and adds each piece while it
 // is in cache, instead of writing the whole decoded message to memory and
-// reading it back; a streaming codec's messages, and those of a codec
-// whose Caps say Whole, are decoded whole.
+// reading it back; a codec that goes in pieces (compress.Caps.Pieces)
+// hands its rows over so; other streaming codecs' messages, and those of
+// a codec whose Caps say Whole, are decoded whole.
 func (e *Exchange) addGradients(dh *tensor.Matrix, rows []int32, codec *timed, ratio float64, key compress.Key, msg []byte) error {
 	n, w := len(rows), dh.Cols
 	if n == 0 {
 		return codec.Decode(nil, 0, w, ratio, key, msg) // the message must be empty too
+	}
+	if p := codec.Caps().Pieces; p != nil {
+		return codec.decodePieces(p, n, w, ratio, key, msg, func(lo, hi int, got []float32) {
+			addRows(dh, rows[lo:hi], got)
+		})
 	}
 	if caps := codec.Caps(); caps.Streaming != nil || caps.Whole { // a whole message of rows of no fixed size
 		buf := e.buffer(n * w)

@@ -29,7 +29,12 @@
 //     whole, in both directions; its state goes into checkpoints through
 //     CodecStates and RestoreCodec. A codec whose messages vary in size
 //     with what they hold (an entropy stage, compress.Caps.Whole) is
-//     encoded and decoded whole too.
+//     encoded and decoded whole too. Where such a codec goes in pieces
+//     (compress.Caps.Pieces, delta coding and an entropy stage around
+//     it), a message's rows are gathered, or its gradient rows made, a
+//     cache-sized piece at a time as the codec asks for them, and the
+//     gradient rows it decodes are added to the owned rows a piece at a
+//     time as it hands them over, so neither goes to memory whole.
 //
 // At bf16 precision (Config.BF16) the layers round what they exchange to
 // bfloat16 for every node, and the passes that send rows as they are send

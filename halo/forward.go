@@ -75,12 +75,24 @@ func (e *Exchange) forwardCoded(layer int, h, ext rowSet) {
 			continue
 		}
 		lo, hi := e.plan.haloRows(q)
-		out := ext.f32Rows(lo, hi, e)
-		if err := codec.Decode(out, hi-lo, w, ratio, e.key(layer, q, me, false), e.recv[q]); err != nil {
+		key := e.key(layer, q, me, false)
+		var err error
+		if p := codec.Caps().Pieces; p != nil && ext.b16 != nil {
+			// Rows held in bf16: each piece rounded into them as the codec
+			// hands it over, rather than all decoded into scratch first.
+			err = codec.decodePieces(p, hi-lo, w, ratio, key, e.recv[q], func(a, b int, rows []float32) {
+				ext.store(lo+a, rows)
+			})
+		} else {
+			out := ext.f32Rows(lo, hi, e)
+			if err = codec.Decode(out, hi-lo, w, ratio, key, e.recv[q]); err == nil {
+				ext.store(lo, out)
+			}
+		}
+		if err != nil {
 			e.fail(fmt.Errorf("halo rows from rank %d, layer %d: %w", q, layer, err))
 			return
 		}
-		ext.store(lo, out)
 	}
 	if e.keeps(layer) {
 		e.keeper.endForward(layer, e.step)
@@ -156,10 +168,16 @@ func (e *Exchange) sendPerPeer(layer int, codec *timed, h rowSet, ratio float64)
 
 // encodeRows appends to dst the encoding of rows of h by codec with key.
 // A row-by-row codec's rows are gathered and encoded a cache-sized piece
-// at a time, so that the gathered rows never go to memory; other codecs'
-// messages are gathered whole first.
+// at a time, so that the gathered rows never go to memory, and a codec
+// that goes in pieces (compress.Caps.Pieces) gathers them so as it asks
+// for them; other codecs' messages are gathered whole first.
 func (e *Exchange) encodeRows(dst []byte, codec *timed, h rowSet, rows []int32, ratio float64, key compress.Key) []byte {
 	w, n := h.cols(), len(rows)
+	if p := codec.Caps().Pieces; p != nil {
+		return codec.encodePieces(p, dst, n, w, ratio, key, func(lo, hi int, buf []float32) {
+			h.gather(buf, rows[lo:hi])
+		})
+	}
 	chunk := max(n, 1)
 	if codec.Caps().RowByRow {
 		chunk = max(1, rowChunk/max(w, 1))
