@@ -72,13 +72,7 @@ func GemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16,
 	if trivial(m, n, k, c, ldc, accumulate) {
 		return
 	}
-	ar, ac, br, bc := m, k, k, n
-	if transA {
-		ar, ac = k, m
-	}
-	if transB {
-		br, bc = n, k
-	}
+	ar, ac, br, bc := storedShapes(transA, transB, m, n, k)
 	checkMatrix16("A", a, ar, ac, lda)
 	checkMatrix16("B", b, br, bc, ldb)
 	kern := activeBF16
@@ -90,6 +84,24 @@ func GemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16,
 		kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, accumulate: accumulate,
 	}
+	p.run()
+}
+
+// storedShapes are A's and B's stored rows and columns for op(A)·op(B)
+// of m×k by k×n.
+func storedShapes(transA, transB bool, m, n, k int) (ar, ac, br, bc int) {
+	ar, ac, br, bc = m, k, k, n
+	if transA {
+		ar, ac = k, m
+	}
+	if transB {
+		br, bc = n, k
+	}
+	return ar, ac, br, bc
+}
+
+// run multiplies: by slices of k when the shape calls for it, else by rows.
+func (p *bfProblem) run() {
 	if chunks := p.reductionChunks(); chunks > 1 {
 		p.splitReduction(chunks)
 	} else {

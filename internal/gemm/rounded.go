@@ -13,13 +13,7 @@ func GemmRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []flo
 	if trivial(m, n, k, c, ldc, accumulate) {
 		return
 	}
-	ar, ac, br, bc := m, k, k, n
-	if transA {
-		ar, ac = k, m
-	}
-	if transB {
-		br, bc = n, k
-	}
+	ar, ac, br, bc := storedShapes(transA, transB, m, n, k)
 	checkMatrix("A", a, ar, ac, lda)
 	checkMatrix("B", b, br, bc, ldb)
 	kern := activeBF16
@@ -34,11 +28,7 @@ func GemmRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []flo
 		kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		a32: a, lda: lda, b32: b, ldb: ldb, c: c, ldc: ldc, accumulate: accumulate,
 	}
-	if chunks := p.reductionChunks(); chunks > 1 {
-		p.splitReduction(chunks)
-	} else {
-		p.splitRows()
-	}
+	p.run()
 }
 
 // roundValues sets dst to src's values rounded to bfloat16 (dst may be
