@@ -11,12 +11,14 @@ import (
 // TestGemmRoundedIsGemmBF16OfTheRounded checks GemmRounded against
 // GemmBF16 on operands rounded beforehand, bit for bit, with every bf16
 // kernel, in every form, with padded strides (odd ones included), into
-// C with and without accumulation, and at shapes that split k.
+// C with and without accumulation, at shapes that split k, and at one
+// wide enough that op(B) is packed a block of columns at a time.
 func TestGemmRoundedIsGemmBF16OfTheRounded(t *testing.T) {
 	shapes := []shape{
 		{1, 1, 1, 0}, {7, 5, 3, 1}, {13, 33, 17, 3}, {31, 61, 257, 5},
 		{145, 97, 513, 7}, {3, 293, 101, 0}, {40, 48, 1025, 2}, {50, 37, 4099, 1},
 		{17, 40, 2053, 0},
+		{7, 900, 2500, 1}, // op(B) packed in column blocks (splitRows' jc > 0)
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, kern := range bfKernels() {
