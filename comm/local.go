@@ -322,12 +322,42 @@ func (c *local) AllToAllPull(site string, rows []int, size int, write func(p, lo
 	}
 	c.g.enter(c.rank, "AllToAllPull", site)
 	defer c.g.leave(c.rank)
+	// An abort ends the call before the receivers are done reading: from
+	// then on, write must not run (the caller is free to reuse or drop what
+	// it reads), so the call waits for the writes under way and turns the
+	// later ones into zeros.
+	gd := new(pullGuard)
+	defer gd.close()
 	return c.allToAll("AllToAllPull", site, func(p int) offer {
-		return offer{pull: func(lo, hi int, dst []byte) { write(p, lo, hi, dst) }, n: rows[p], size: size}
+		return offer{pull: func(lo, hi int, dst []byte) { gd.write(write, p, lo, hi, dst) }, n: rows[p], size: size}
 	}, func(p int, o offer) int {
 		visit(p, o.n, o.pull)
 		return o.len()
 	})
+}
+
+// pullGuard keeps a sender's write from running once its AllToAllPull
+// has returned.
+type pullGuard struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+func (g *pullGuard) write(write func(p, lo, hi int, dst []byte), p, lo, hi int, dst []byte) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		clear(dst)
+		return
+	}
+	write(p, lo, hi, dst)
+}
+
+// close waits for the writes under way and refuses the later ones.
+func (g *pullGuard) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // intoBuffers delivers each peer p's message into recv[p], reusing its

@@ -1,6 +1,9 @@
 package gemm
 
-import "github.com/graft-gnn/graft/internal/bf16"
+import (
+	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/freelist"
+)
 
 // GemmRounded is GemmBF16 for float32 operands: C = op(A')·op(B'), or
 // C += op(A')·op(B') when accumulate is true, where A' and B' are A and B
@@ -31,15 +34,20 @@ func GemmRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []flo
 	p.run()
 }
 
+// roundScratches are roundValues' bf16 pieces: on the stack, one would
+// escape through bf16's function values and be allocated every call.
+var roundScratches freelist.List[[1024]uint16]
+
 // roundValues sets dst to src's values rounded to bfloat16 (dst may be
 // src).
 func roundValues(dst, src []float32) {
-	var h [1024]uint16
+	h := roundScratches.Get()
 	for lo := 0; lo < len(src); lo += len(h) {
 		hi := min(lo+len(h), len(src))
 		bf16.Encode(h[:hi-lo], src[lo:hi])
 		bf16.Decode(dst[lo:hi], h[:hi-lo])
 	}
+	roundScratches.Put(h)
 }
 
 // roundBlock rounds the block rows [r0, r0+rows) × columns [c0, c0+cols)

@@ -11,12 +11,14 @@ import (
 // TestGemmRoundedIsGemmBF16OfTheRounded checks GemmRounded against
 // GemmBF16 on operands rounded beforehand, bit for bit, with every bf16
 // kernel, in every form, with padded strides (odd ones included), into
-// C with and without accumulation, and at shapes that split k.
+// C with and without accumulation, at shapes that split k, and at one
+// wide enough that op(B) is packed a block of columns at a time.
 func TestGemmRoundedIsGemmBF16OfTheRounded(t *testing.T) {
 	shapes := []shape{
 		{1, 1, 1, 0}, {7, 5, 3, 1}, {13, 33, 17, 3}, {31, 61, 257, 5},
 		{145, 97, 513, 7}, {3, 293, 101, 0}, {40, 48, 1025, 2}, {50, 37, 4099, 1},
 		{17, 40, 2053, 0},
+		{7, 900, 2500, 1}, // op(B) packed in column blocks (splitRows' jc > 0)
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, kern := range bfKernels() {
@@ -56,24 +58,30 @@ func checkRounded(t *testing.T, rng *rand.Rand, kern string, s shape, transA, tr
 }
 
 // TestGemmRoundedAllocs checks that the rounding needs no allocation
-// once the workspaces are warm, as GemmBF16 needs none.
+// once the workspaces are warm, as GemmBF16 needs none, with every bf16
+// kernel (the conversion one rounds Gemm's packed blocks: a CPU without
+// bf16 instructions).
 func TestGemmRoundedAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	const m, n, k = 600, 64, 63
 	a, b, c := randSlice(rng, m*k), randSlice(rng, k*n), make([]float32, m*n)
-	for _, form := range []struct{ transA, transB bool }{{false, false}, {false, true}, {true, false}} {
-		lda, ldb := k, n
-		am, an := m, n
-		if form.transA {
-			lda = m
-		}
-		if form.transB {
-			ldb = k
-		}
-		run := func() { GemmRounded(form.transA, form.transB, am, an, k, a, lda, b, ldb, c, n, false) }
-		run()
-		if allocs := testing.AllocsPerRun(10, run); allocs > 0 {
-			t.Errorf("transA=%v transB=%v: %v allocations a call", form.transA, form.transB, allocs)
+	for _, kern := range bfKernels() {
+		for _, form := range []struct{ transA, transB bool }{{false, false}, {false, true}, {true, false}} {
+			lda, ldb := k, n
+			am, an := m, n
+			if form.transA {
+				lda = m
+			}
+			if form.transB {
+				ldb = k
+			}
+			run := func() { GemmRounded(form.transA, form.transB, am, an, k, a, lda, b, ldb, c, n, false) }
+			withBF16Kernel(kern, func() {
+				run()
+				if allocs := testing.AllocsPerRun(10, run); allocs > 0 {
+					t.Errorf("%s transA=%v transB=%v: %v allocations a call", kern.name, form.transA, form.transB, allocs)
+				}
+			})
 		}
 	}
 }

@@ -89,10 +89,13 @@ func New(c comm.Communicator, cfg train.Config, sp *partstore.Part, spec string,
 	if err != nil {
 		return nil, err
 	}
-	// Workers multiply in float32 at either precision: a worker's gradient
-	// is scaled by its own batch's share of the step, and operands rounded
-	// to bf16 would round it differently from one process's union batch,
-	// so N workers would no longer train one process's model.
+	// Workers multiply in float32 at either precision: each sums its weight
+	// gradient over its own rows and the all-reduce adds the sums, in
+	// another order than one process's sum over the union batch (whose
+	// blocks may also aggregate before they multiply where a worker's do
+	// not); operands rounded to bf16 would turn those float32-sized
+	// differences into bf16-sized ones, so N workers would drift from one
+	// process's model (docs/minibatch.md).
 	return &Stepper{sh: sh, model: model, sampler: sampler, batcher: t, eval: newEvaluator(sh, whole, model, sp)}, nil
 }
 
