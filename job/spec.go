@@ -58,8 +58,10 @@ type Spec struct {
 	Pipeline *PipelineSpec
 	// Precision is what a run holds its dense features in, and its
 	// stored activations (a mini-batch run's evaluation layers, a
-	// full-graph run's layer projections and halo rows): "fp32" (or "")
-	// or "bf16".
+	// full-graph run's layer projections and halo rows), and what its
+	// training products multiply at (bf16 on a CPU with bf16
+	// instructions, except data-parallel workers): "fp32" (or "") or
+	// "bf16".
 	Precision string
 
 	// Parts is the number of workers, each holding one part of the graph,
@@ -209,7 +211,7 @@ type Summary struct {
 	BatchSize   int    `json:"batch_size,omitempty"`
 	EvalSampler string `json:"eval_sampler,omitempty"`
 	// Precision is what the features and stored activations were held
-	// in: fp32 or bf16.
+	// in, and the training products multiplied at: fp32 or bf16.
 	Precision       string  `json:"precision"`
 	EvalMsMedian    float64 `json:"eval_ms_median,omitempty"`
 	EpochsPerSecond float64 `json:"epochs_per_second,omitempty"`
