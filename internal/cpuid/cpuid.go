@@ -43,6 +43,14 @@ var BF16 = Detected == AVX512 && cpu.X86.HasAVX512BF16
 var AMX = BF16 && os.Getenv(Env) != AVX512.String() &&
 	cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX()
 
+// Vendor is the CPU's vendor string ("GenuineIntel", "AuthenticAMD"), or
+// empty off amd64. Kernels whose best memory-prefetch strategy differs
+// between vendors' cores choose by it (see spmm's farGatherBytes).
+var Vendor = vendor()
+
+// Intel reports an Intel CPU.
+var Intel = Vendor == "GenuineIntel"
+
 func detect() Level {
 	x := cpu.X86
 	switch {

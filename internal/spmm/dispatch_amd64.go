@@ -39,7 +39,7 @@ func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
 		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, rowsFar: mulRowsFarAVX512, scatter: scatterAVX512,
-			rowsBF16: mulRowsBF16AVX512, rowsBF16Far: mulRowsBF16FarAVX512}
+			rowsBF16: mulRowsBF16AVX512, rowsBF16Far: mulRowsBF16FarAVX512, farPays: cpuid.Intel}
 	case level >= cpuid.AVX2:
 		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, rowsFar: mulRowsAVX2, scatter: scatterAVX2,
 			rowsBF16: mulRowsBF16AVX2, rowsBF16Far: mulRowsBF16AVX2}

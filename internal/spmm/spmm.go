@@ -24,8 +24,9 @@ type scatterKernel func(offsets []int64, indices []int32, values []float32, x []
 type rowKernelBF16 func(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
 // kernelSet holds one instruction set's kernels. rowsFar and rowsBF16Far
-// are the row kernels for gathers from a matrix larger than farGatherBytes;
-// a set without such variants repeats rows and rowsBF16 there.
+// are the row kernels for gathers from a matrix larger than farGatherBytes,
+// used where farPays; a set without such variants repeats rows and
+// rowsBF16 there.
 type kernelSet struct {
 	level       cpuid.Level
 	rows        rowKernel
@@ -33,6 +34,16 @@ type kernelSet struct {
 	scatter     scatterKernel
 	rowsBF16    rowKernelBF16
 	rowsBF16Far rowKernelBF16
+
+	// farPays is set where the far kernels beat the near ones: measured
+	// on Intel cores only. On an AMD EPYC (Zen 5), one core gathering from
+	// 488 MiB of rows (BenchmarkRowKernelsOneCore, far-speedup) ran the far
+	// kernel at 0.74–0.75× the near one's speed (the bf16 far kernel at
+	// 0.91–0.97×); prefetching into L2 with PREFETCHT1, or with PREFETCHT2
+	// at half the distance, 0.76–0.83×, and into L1 at twice the distance
+	// 1.02–1.05×: there the near kernels' L1 prefetch is the right one at
+	// any size.
+	farPays bool
 }
 
 var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, rowsFar: mulRowsGeneric, scatter: scatterGeneric,
@@ -40,19 +51,19 @@ var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, rowsFar: mul
 
 // farGatherBytes is the size of the gathered rows (x's rows times the
 // width gathered, in bytes) above which MulCSR and MulCSRBF16 use the row
-// kernels that prefetch into L2, further ahead: the rows then mostly come
-// from memory, where prefetches into L1 run out of L1 miss buffers. On an
-// Intel Xeon (Emerald Rapids), one core gathering 15 random 512-byte rows
-// per output row from 24 MiB of rows was 1.2× faster prefetching into L1,
-// 12 nonzeros ahead; from 48 MiB, 97 MiB, 195 MiB and 488 MiB, prefetching
-// into L2, 48 ahead, was 1.1×, 1.1×, 1.3× and 1.3× faster. The two
-// kernels' results are the same bits.
+// kernels that prefetch into L2, further ahead, on CPUs where that pays
+// (Intel's; see farPays): the rows then mostly come from memory, where
+// prefetches into L1 run out of L1 miss buffers. On an Intel Xeon (Emerald Rapids), one
+// core gathering 15 random 512-byte rows per output row from 24 MiB of rows
+// was 1.2× faster prefetching into L1, 12 nonzeros ahead; from 48 MiB,
+// 97 MiB, 195 MiB and 488 MiB, prefetching into L2, 48 ahead, was 1.1×,
+// 1.1×, 1.3× and 1.3× faster. The two kernels' results are the same bits.
 const farGatherBytes = 32 << 20
 
 // rowKernels returns the float32 and bf16 row kernels for gathering xRows
 // rows of width elements of elem bytes.
 func (k *kernelSet) rowKernels(xRows, width, elem int) (rowKernel, rowKernelBF16) {
-	if int64(xRows)*int64(width)*int64(elem) > farGatherBytes {
+	if k.farPays && int64(xRows)*int64(width)*int64(elem) > farGatherBytes {
 		return k.rowsFar, k.rowsBF16Far
 	}
 	return k.rows, k.rowsBF16

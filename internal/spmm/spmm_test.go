@@ -272,6 +272,7 @@ func TestKernelsAgree(t *testing.T) {
 
 func TestRowKernelsBySize(t *testing.T) {
 	k := kernelsFor(cpuid.Detected)
+	k.farPays = true
 	same := func(a, b rowKernel) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
 	for _, tc := range []struct {
 		xRows, width, elem int
@@ -291,6 +292,11 @@ func TestRowKernelsBySize(t *testing.T) {
 		if !same(rows, want) {
 			t.Errorf("rowKernels(%d, %d, %d): far = %v, want %v", tc.xRows, tc.width, tc.elem, !tc.far, tc.far)
 		}
+		k.farPays = false
+		if rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem); !same(rows, k.rows) {
+			t.Errorf("rowKernels(%d, %d, %d) took the far kernel where it does not pay", tc.xRows, tc.width, tc.elem)
+		}
+		k.farPays = true
 	}
 }
 

@@ -1,0 +1,32 @@
+package cpuid
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The vendor read by CPUID is the one the kernel reports.
+func TestVendorMatchesProcCPUInfo(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("compares with Linux's /proc/cpuinfo on amd64")
+	}
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(name) == "vendor_id" {
+			if want := strings.TrimSpace(value); Vendor != want {
+				t.Fatalf("Vendor = %q, /proc/cpuinfo says %q", Vendor, want)
+			}
+			if Intel != (Vendor == "GenuineIntel") {
+				t.Fatalf("Intel = %v for vendor %q", Intel, Vendor)
+			}
+			return
+		}
+	}
+	t.Fatal("/proc/cpuinfo has no vendor_id line")
+}
