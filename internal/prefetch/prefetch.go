@@ -1,5 +1,7 @@
 package prefetch
 
+import "unsafe"
+
 // Int32s prefetches base[i] for every i of idx. Indices need not be in
 // range: one that is not is a hint that loads nothing.
 func Int32s(base []int32, idx []int32) {
@@ -20,6 +22,13 @@ func Int64s(base []int64, idx []int32) {
 // copy. Indices need not be in range, as for Int32s.
 func Float32Rows(base []float32, width int, idx []int32) {
 	if len(base) > 0 && width > 0 && len(idx) > 0 {
-		float32Rows(base, width, idx)
+		rows(unsafe.Pointer(&base[0]), 4*width, idx)
+	}
+}
+
+// Uint16Rows is Float32Rows for a matrix of 2-byte values (bfloat16).
+func Uint16Rows(base []uint16, width int, idx []int32) {
+	if len(base) > 0 && width > 0 && len(idx) > 0 {
+		rows(unsafe.Pointer(&base[0]), 2*width, idx)
 	}
 }

@@ -38,13 +38,12 @@ loop64:
 done64:
 	RET
 
-// func float32Rows(base []float32, width int, idx []int32)
-TEXT ·float32Rows(SB), NOSPLIT, $0-56
-	MOVQ base_base+0(FP), AX
-	MOVQ width+24(FP), BX
-	SHLQ $2, BX // a row's bytes
-	MOVQ idx_base+32(FP), SI
-	MOVQ idx_len+40(FP), CX
+// func rows(base unsafe.Pointer, rowBytes int, idx []int32)
+TEXT ·rows(SB), NOSPLIT, $0-40
+	MOVQ base+0(FP), AX
+	MOVQ rowBytes+8(FP), BX
+	MOVQ idx_base+16(FP), SI
+	MOVQ idx_len+24(FP), CX
 	TESTQ CX, CX
 	JZ   doneRows
 

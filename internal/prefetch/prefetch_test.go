@@ -23,20 +23,22 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		for range 3 * n {
 			idx = append(idx, int32(r.IntN(2*n+3)-n-1))
 		}
-		f32 := make([]float32, n)
+		f32, u16 := make([]float32, n), make([]uint16, n)
 		for i := range f32 {
-			f32[i] = r.Float32()
+			f32[i], u16[i] = r.Float32(), uint16(r.Uint32())
 		}
-		w32, w64, wf32, wIdx := slices.Clone(b32), slices.Clone(b64), slices.Clone(f32), slices.Clone(idx)
+		w32, w64, wf32, wu16, wIdx := slices.Clone(b32), slices.Clone(b64), slices.Clone(f32), slices.Clone(u16), slices.Clone(idx)
 		Int32s(b32, idx)
 		Int64s(b64, idx)
 		Int32s(b32, nil)
 		Int64s(nil, idx)
 		for _, width := range []int{1, 3, 16, 100} { // rows past the end, too
 			Float32Rows(f32, width, idx)
+			Uint16Rows(u16, width, idx)
 		}
 		Float32Rows(f32, 0, idx)
-		if !slices.Equal(b32, w32) || !slices.Equal(b64, w64) || !slices.Equal(f32, wf32) || !slices.Equal(idx, wIdx) {
+		Uint16Rows(u16, 0, idx)
+		if !slices.Equal(b32, w32) || !slices.Equal(b64, w64) || !slices.Equal(f32, wf32) || !slices.Equal(u16, wu16) || !slices.Equal(idx, wIdx) {
 			t.Fatalf("%d elements: a prefetch changed a value", n)
 		}
 	}
