@@ -1,8 +1,6 @@
 package prefetch
 
 import (
-	"fmt"
-
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -84,7 +82,9 @@ func BenchmarkLookup(b *testing.B) {
 
 // BenchmarkRowGather copies rows of 100 float32s (a feature row) from
 // random places of a 512 MB matrix on huge pages, as a batch's feature
-// gather does, with the row some distance ahead prefetched or not.
+// gather does: without prefetching (none), prefetching one row 8 ahead of
+// each copy (ahead=8), or prefetching groups of 30 rows (12 KiB) a group
+// ahead (groups=30, minibatch's gather).
 func BenchmarkRowGather(b *testing.B) {
 	const width = 100
 	src := hugepage.Float32s(128 << 20)
@@ -98,15 +98,42 @@ func BenchmarkRowGather(b *testing.B) {
 		idx[i] = int32(r.IntN(rows))
 	}
 	dst := make([]float32, len(idx)*width)
-	for _, ahead := range []int{0, 8} {
-		b.Run(fmt.Sprintf("ahead=%d", ahead), func(b *testing.B) {
-			for b.Loop() {
-				for i, v := range idx {
-					if a := i + ahead; ahead > 0 && a < len(idx) {
-						Float32Rows(src, width, idx[a:a+1])
-					}
-					copy(dst[i*width:(i+1)*width], src[int(v)*width:(int(v)+1)*width])
+	copyRow := func(i int) {
+		v := int(idx[i])
+		copy(dst[i*width:(i+1)*width], src[v*width:(v+1)*width])
+	}
+	ways := []struct {
+		name   string
+		gather func()
+	}{
+		{"none", func() {
+			for i := range idx {
+				copyRow(i)
+			}
+		}},
+		{"ahead=8", func() {
+			for i := range idx {
+				if a := i + 8; a < len(idx) {
+					Float32Rows(src, width, idx[a:a+1])
 				}
+				copyRow(i)
+			}
+		}},
+		{"groups=30", func() {
+			const group = 30
+			for g := 0; g < len(idx); g += group {
+				end := min(g+group, len(idx))
+				Float32Rows(src, width, idx[end:min(end+group, len(idx))])
+				for i := g; i < end; i++ {
+					copyRow(i)
+				}
+			}
+		}},
+	}
+	for _, w := range ways {
+		b.Run(w.name, func(b *testing.B) {
+			for b.Loop() {
+				w.gather()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(idx)), "ns/row")
 		})
