@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -336,7 +337,7 @@ func TestWatchdogNamesEachRanksCollective(t *testing.T) {
 			case 1:
 				err = c.AllReduce("grad", make([]float32, 3))
 			case 3:
-				err = c.Barrier("stop")
+				err = c.Broadcast("stop", 3, make([]byte, 2))
 			default:
 				err = c.AllToAll("halo", make([][]byte, 4), make([][]byte, 4))
 			}
@@ -346,7 +347,7 @@ func TestWatchdogNamesEachRanksCollective(t *testing.T) {
 	for range 4 {
 		select {
 		case err := <-errs:
-			if err == nil || !strings.Contains(err.Error(), "ranks 0, 2 in AllToAll(halo); rank 1 in AllReduce(grad); rank 3 in Barrier(stop)") {
+			if err == nil || !strings.Contains(err.Error(), "ranks 0, 2 in AllToAll(halo); rank 1 in AllReduce(grad); rank 3 in Broadcast(stop)") {
 				t.Errorf("error %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -367,6 +368,62 @@ func TestGroupRefusesAnotherCollectivesData(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "rank 1 is in Broadcast(resume), but rank 0 sent it data for AllToAll(halo)") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Ranks that meet at the group's barrier from different collectives, or
+// from one kind at different sites, fail at once with an error naming
+// both: the collectives that are a barrier (Barrier, AllToAllShared,
+// Share, and AllReduce's two) would otherwise pass each other.
+func TestGroupBarrierRefusesAnotherCollective(t *testing.T) {
+	shared := func(c Communicator) error {
+		d, _ := DirectOf(c)
+		return d.AllToAllShared("halo", make([]int, 2), make([]int, 2))
+	}
+	share := func(c Communicator) error {
+		d, _ := DirectOf(c)
+		_, _, err := d.Share("buffers", 8)
+		return err
+	}
+	for _, tc := range []struct {
+		name     string
+		calls    [2]func(c Communicator) error
+		in0, in1 string
+	}{
+		{"all-reduce and all-to-all", [2]func(Communicator) error{
+			func(c Communicator) error { return c.AllReduce("grad", make([]float32, 3)) }, shared},
+			"AllReduce(grad)", "AllToAllShared(halo)"},
+		{"barrier and all-to-all", [2]func(Communicator) error{
+			func(c Communicator) error { return c.Barrier("stop") }, shared},
+			"Barrier(stop)", "AllToAllShared(halo)"},
+		{"share and barrier", [2]func(Communicator) error{
+			share, func(c Communicator) error { return c.Barrier("stop") }},
+			"Share(buffers)", "Barrier(stop)"},
+		{"two sites", [2]func(Communicator) error{
+			func(c Communicator) error { return c.Barrier("epoch") },
+			func(c Communicator) error { return c.Barrier("stop") }},
+			"Barrier(epoch)", "Barrier(stop)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGroup(2)
+			defer g.Watch(2 * time.Second)() // without the check, a rank left waiting fails here
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = tc.calls[r](g.Comm(r))
+				}()
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), "same order") || strings.Contains(err.Error(), "waited more than") ||
+					!strings.Contains(err.Error(), "rank 0 is in "+tc.in0) || !strings.Contains(err.Error(), "rank 1 is in "+tc.in1) {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+		})
 	}
 }
 

@@ -27,6 +27,7 @@ type Group struct {
 	barrierMu    sync.Mutex
 	barrierCount int
 	barrierDone  chan struct{}
+	barrierAt    barrierTag // the collective of the barrier's first rank
 
 	reduceSlots [][]float32 // each rank's AllReduce input, posted before the first barrier
 	reduceSum   []float32
@@ -248,10 +249,30 @@ func (g *Group) ack(src, dst int) {
 	}
 }
 
+// barrierTag is the collective kind(site) a rank meets the others at a
+// barrier in, and the rank.
+type barrierTag struct {
+	kind, site string
+	rank       int
+}
+
 // barrier blocks until every rank has called it, or the group is aborted.
-func (g *Group) barrier() error {
+// Every rank must call it in the same collective kind(site): a rank that
+// comes from another one than the rank that came first aborts the group
+// with an error naming both (a collective that is a barrier alone would
+// otherwise pass with ranks in different ones).
+func (g *Group) barrier(rank int, kind, site string) error {
 	g.barrierMu.Lock()
 	done := g.barrierDone
+	if g.barrierCount == 0 {
+		g.barrierAt = barrierTag{kind, site, rank}
+	} else if at := g.barrierAt; at.kind != kind || at.site != site {
+		g.barrierMu.Unlock()
+		err := fmt.Errorf("comm: rank %d is in %s(%s), but rank %d is in %s(%s): ranks must call the same collectives in the same order",
+			rank, kind, site, at.rank, at.kind, at.site)
+		g.Abort(err)
+		return err
+	}
 	g.barrierCount++
 	if g.barrierCount == g.size {
 		g.barrierCount = 0
@@ -437,7 +458,7 @@ func (c *local) AllReduce(site string, data []float32) error {
 	if r == 0 && cap(g.reduceSum) < len(data) {
 		g.reduceSum = make([]float32, len(data))
 	}
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(r, "AllReduce", site); err != nil {
 		return err
 	}
 	for p, s := range g.reduceSlots {
@@ -455,7 +476,7 @@ func (c *local) AllReduce(site string, data []float32) error {
 		canonicalSum(sum, g.reduceSlots, clo, chi, r)
 		lo = hi
 	}
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(r, "AllReduce", site); err != nil {
 		return err
 	}
 	copy(data, sum)
@@ -518,7 +539,7 @@ func (c *local) Barrier(site string) error {
 	start := time.Now()
 	c.g.enter(c.rank, "Barrier", site)
 	defer c.g.leave(c.rank)
-	if err := c.g.barrier(); err != nil {
+	if err := c.g.barrier(c.rank, "Barrier", site); err != nil {
 		return err
 	}
 	c.stats.record(site, c.rank, nil, nil, time.Since(start))
@@ -586,7 +607,7 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 		g.shared[site] = buf
 	}
 	g.sharedMu.Unlock()
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(c.rank, "Share", site); err != nil {
 		return nil, 0, err
 	}
 	c.stats.record(site, c.rank, nil, nil, time.Since(start))
@@ -605,7 +626,7 @@ func (c *local) AllToAllShared(site string, sent, recvd []int) error {
 	start := time.Now()
 	c.g.enter(c.rank, "AllToAllShared", site)
 	defer c.g.leave(c.rank)
-	if err := c.g.barrier(); err != nil {
+	if err := c.g.barrier(c.rank, "AllToAllShared", site); err != nil {
 		return err
 	}
 	s, r := c.scratch()
