@@ -183,6 +183,52 @@ type offer struct {
 	at   []int32
 	pull func(lo, hi int, dst []byte)
 	n    int
+
+	// guard and gen keep a receiver from reading buf once the sender's
+	// call has returned (offerGuard); nil for pull, which has its own.
+	guard *offerGuard
+	gen   uint64
+}
+
+// offerGuard is a rank's guard of the buffers its offers point to: a
+// receiver reads an offer of generation gen under the read lock, and only
+// while gen is the guard's; the sender, returning from its call, takes the
+// write lock, waiting for the reads under way, and moves to the next
+// generation, so a peer still holding an offer (the call ended on an
+// abort, or on an error of its own) reads nothing of buffers the caller is
+// then free to reuse.
+type offerGuard struct {
+	mu  sync.RWMutex
+	gen uint64
+}
+
+// close ends the current generation's reads, waiting for those under way.
+func (g *offerGuard) close() {
+	g.mu.Lock()
+	g.gen++
+	g.mu.Unlock()
+}
+
+// take hands o to deliver unless o's sender has returned from the call it
+// offered o in, and returns what deliver returns and whether it ran.
+func take(p int, o offer, deliver func(p int, o offer) int) (int, bool) {
+	if gd := o.guard; gd != nil {
+		gd.mu.RLock()
+		defer gd.mu.RUnlock()
+		if gd.gen != o.gen {
+			return 0, false
+		}
+	}
+	return deliver(p, o), true
+}
+
+// gone is the error of a rank that finds src's offer stale: src left the
+// collective kind(site) before dst read its message.
+func (g *Group) gone(src, dst int, kind, site string) error {
+	if err := g.err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("comm: rank %d is in %s(%s), but rank %d's call ended before it read its message", dst, kind, site, src)
 }
 
 // len is the message's size in bytes.
@@ -294,6 +340,7 @@ type local struct {
 	stats *Stats
 	sent  []int64 // per-call scratch
 	recvd []int64
+	guard offerGuard // of this rank's offers
 }
 
 func (c *local) Rank() int     { return c.rank }
@@ -408,15 +455,20 @@ func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, re
 
 // allToAll offers every peer p the message offerTo(p), hands every
 // peer's to deliver, in rank order, which returns the bytes it took, and
-// waits until the peers have taken its own.
+// waits until the peers have taken its own. Once it returns, no peer reads
+// its offers' buffers (offerGuard).
 func (c *local) allToAll(kind, site string, offerTo func(p int) offer, deliver func(p int, o offer) int) error {
 	g, r := c.g, c.rank
 	start := time.Now()
 	sent, recvd := c.scratch()
+	defer c.guard.close()
 	for p := range g.size {
 		if p != r {
 			o := offerTo(p)
 			o.kind, o.site = kind, site
+			if o.pull == nil {
+				o.guard, o.gen = &c.guard, c.guard.gen
+			}
 			if err := g.post(r, p, o); err != nil {
 				return err
 			}
@@ -431,7 +483,11 @@ func (c *local) allToAll(kind, site string, offerTo func(p int) offer, deliver f
 		if err != nil {
 			return err
 		}
-		recvd[p] = int64(deliver(p, o))
+		n, ok := take(p, o, deliver)
+		if !ok {
+			return g.gone(p, r, kind, site)
+		}
+		recvd[p] = int64(n)
 		g.ack(p, r)
 	}
 	// Our buffers may be reused only once every peer has copied them.
@@ -501,9 +557,10 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 	defer g.leave(r)
 	sent, recvd := c.scratch()
 	if r == root {
+		defer c.guard.close()
 		for p := range g.size {
 			if p != r {
-				if err := g.post(r, p, offer{kind: "Broadcast", site: site, buf: data}); err != nil {
+				if err := g.post(r, p, offer{kind: "Broadcast", site: site, buf: data, guard: &c.guard, gen: c.guard.gen}); err != nil {
 					return err
 				}
 				sent[p] = int64(len(data))
@@ -524,7 +581,10 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copy(data, o.buf)
+		n, ok := take(root, o, func(_ int, o offer) int { return copy(data, o.buf) })
+		if !ok {
+			return g.gone(root, r, "Broadcast", site)
+		}
 		g.ack(root, r)
 		if n != len(o.buf) || n != len(data) {
 			return fmt.Errorf("comm: Broadcast(%s): root sent %d bytes, rank %d expects %d", site, len(o.buf), r, len(data))
