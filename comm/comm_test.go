@@ -596,3 +596,56 @@ func TestShareAndAllToAllShared(t *testing.T) {
 		t.Errorf("the ranks report growth %v; want %d bytes, by one of them", grew, 8*size)
 	}
 }
+
+// Share's buffer stays the group's while a rank holds it: the ranks that
+// give it back (Unshare) learn nothing, and the last one its size, once;
+// a rank that shares the site again takes hold of the group's buffer
+// again while another holds it, and of a new one, counted as grown, once
+// every rank has given it back.
+func TestShareUntilEveryRankUnshares(t *testing.T) {
+	const size = 3
+	g := NewGroup(size)
+	d := make([]Direct, size)
+	for r := range size {
+		d[r], _ = DirectOf(g.Comm(r))
+	}
+	share := func(want int) [size][]byte {
+		t.Helper()
+		var bufs [size][]byte
+		grew := make([]int, size)
+		err := runGroup(g, func(c Communicator) error {
+			var err error
+			bufs[c.Rank()], grew[c.Rank()], err = d[c.Rank()].Share("s", 64)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total := grew[0] + grew[1] + grew[2]; total != want {
+			t.Fatalf("the group's buffer grew by %d bytes in all, want %d", total, want)
+		}
+		return bufs
+	}
+	first := share(64)
+	if n := d[0].Unshare("s") + d[1].Unshare("s") + d[1].Unshare("s"); n != 0 {
+		t.Fatalf("ranks 0 and 1 freed %d bytes while rank 2 holds the buffer", n)
+	}
+	again := share(0)
+	if &again[0][0] != &first[0][0] || &again[2][0] != &first[0][0] {
+		t.Fatal("the group's buffer changed while rank 2 held it")
+	}
+	for r := range size - 1 {
+		if n := d[r].Unshare("s"); n != 0 {
+			t.Fatalf("rank %d freed %d bytes while rank 2 holds the buffer", r, n)
+		}
+	}
+	if n := d[2].Unshare("s"); n != 64 {
+		t.Fatalf("the last rank to give the buffer back freed %d bytes, want 64", n)
+	}
+	if n := d[2].Unshare("s") + d[0].Unshare("other"); n != 0 {
+		t.Fatalf("giving back a buffer not held freed %d bytes", n)
+	}
+	if fresh := share(64); &fresh[0][0] == &first[0][0] {
+		t.Fatal("the dropped buffer came back")
+	}
+}

@@ -38,7 +38,15 @@ type Group struct {
 	inboxes []*inbox // each rank's point-to-point messages (p2p.go)
 
 	sharedMu sync.Mutex
-	shared   map[string][]float32 // Share's buffers, by site
+	shared   map[string]*sharedBuf // Share's buffers, by site
+}
+
+// sharedBuf is a Share buffer and the ranks that hold it: those that got
+// it from Share and have not given it back (Unshare).
+type sharedBuf struct {
+	buf     []float32
+	holders []bool
+	held    int
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -658,13 +666,22 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 	defer g.leave(c.rank)
 	g.sharedMu.Lock()
 	if g.shared == nil {
-		g.shared = map[string][]float32{}
+		g.shared = map[string]*sharedBuf{}
 	}
-	buf, grew := g.shared[site], 0
+	s := g.shared[site]
+	if s == nil {
+		s = &sharedBuf{holders: make([]bool, g.size)}
+		g.shared[site] = s
+	}
+	if !s.holders[c.rank] {
+		s.holders[c.rank] = true
+		s.held++
+	}
+	buf, grew := s.buf, 0
 	if 4*len(buf) < size {
 		grew = 4*((size+3)/4) - 4*len(buf)
 		buf = hugepage.Float32s((size + 3) / 4)
-		g.shared[site] = buf
+		s.buf = buf
 	}
 	g.sharedMu.Unlock()
 	if err := g.barrier(c.rank, "Share", site); err != nil {
@@ -675,6 +692,24 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 		return nil, grew, nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), size), grew, nil
+}
+
+// Unshare makes the in-process group Direct: the last holder of site's
+// buffer to give it back drops it from the group.
+func (c *local) Unshare(site string) int {
+	g := c.g
+	g.sharedMu.Lock()
+	defer g.sharedMu.Unlock()
+	s := g.shared[site]
+	if s == nil || !s.holders[c.rank] {
+		return 0
+	}
+	s.holders[c.rank] = false
+	if s.held--; s.held > 0 {
+		return 0
+	}
+	delete(g.shared, site)
+	return 4 * len(s.buf)
 }
 
 // AllToAllShared makes the in-process group Direct: a barrier, counted as
