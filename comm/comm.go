@@ -90,6 +90,16 @@ type Direct interface {
 	// grew the group's buffer, for the one rank whose call grew it (0 for
 	// the others), so that the group's memory is counted once.
 	Share(site string, size int) (buf []byte, grew int, err error)
+	// Unshare gives back this rank's hold of site's Share buffer (one
+	// however many times it called Share), which it then no longer reads
+	// or writes. Once every rank that got the buffer has given it back,
+	// the group drops it, and the call that gave it back last returns its
+	// size in bytes, for the memory that grew counted to be taken back (0
+	// from the others' calls, and for a site this rank does not hold).
+	// Not a collective: a rank's next Share of the site takes hold again,
+	// of the group's buffer if another rank still holds it, else of a new
+	// one.
+	Unshare(site string) (freed int)
 	// AllToAllShared is a barrier after which every rank reads what its
 	// peers wrote into a Share buffer, counted as AllToAll's messages
 	// would be: sent[p] bytes to and recvd[p] bytes from each peer p.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -336,7 +337,7 @@ func TestWatchdogNamesEachRanksCollective(t *testing.T) {
 			case 1:
 				err = c.AllReduce("grad", make([]float32, 3))
 			case 3:
-				err = c.Barrier("stop")
+				err = c.Broadcast("stop", 3, make([]byte, 2))
 			default:
 				err = c.AllToAll("halo", make([][]byte, 4), make([][]byte, 4))
 			}
@@ -346,7 +347,7 @@ func TestWatchdogNamesEachRanksCollective(t *testing.T) {
 	for range 4 {
 		select {
 		case err := <-errs:
-			if err == nil || !strings.Contains(err.Error(), "ranks 0, 2 in AllToAll(halo); rank 1 in AllReduce(grad); rank 3 in Barrier(stop)") {
+			if err == nil || !strings.Contains(err.Error(), "ranks 0, 2 in AllToAll(halo); rank 1 in AllReduce(grad); rank 3 in Broadcast(stop)") {
 				t.Errorf("error %v", err)
 			}
 		case <-time.After(10 * time.Second):
@@ -367,6 +368,62 @@ func TestGroupRefusesAnotherCollectivesData(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "rank 1 is in Broadcast(resume), but rank 0 sent it data for AllToAll(halo)") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Ranks that meet at the group's barrier from different collectives, or
+// from one kind at different sites, fail at once with an error naming
+// both: the collectives that are a barrier (Barrier, AllToAllShared,
+// Share, and AllReduce's two) would otherwise pass each other.
+func TestGroupBarrierRefusesAnotherCollective(t *testing.T) {
+	shared := func(c Communicator) error {
+		d, _ := DirectOf(c)
+		return d.AllToAllShared("halo", make([]int, 2), make([]int, 2))
+	}
+	share := func(c Communicator) error {
+		d, _ := DirectOf(c)
+		_, _, err := d.Share("buffers", 8)
+		return err
+	}
+	for _, tc := range []struct {
+		name     string
+		calls    [2]func(c Communicator) error
+		in0, in1 string
+	}{
+		{"all-reduce and all-to-all", [2]func(Communicator) error{
+			func(c Communicator) error { return c.AllReduce("grad", make([]float32, 3)) }, shared},
+			"AllReduce(grad)", "AllToAllShared(halo)"},
+		{"barrier and all-to-all", [2]func(Communicator) error{
+			func(c Communicator) error { return c.Barrier("stop") }, shared},
+			"Barrier(stop)", "AllToAllShared(halo)"},
+		{"share and barrier", [2]func(Communicator) error{
+			share, func(c Communicator) error { return c.Barrier("stop") }},
+			"Share(buffers)", "Barrier(stop)"},
+		{"two sites", [2]func(Communicator) error{
+			func(c Communicator) error { return c.Barrier("epoch") },
+			func(c Communicator) error { return c.Barrier("stop") }},
+			"Barrier(epoch)", "Barrier(stop)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGroup(2)
+			defer g.Watch(2 * time.Second)() // without the check, a rank left waiting fails here
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = tc.calls[r](g.Comm(r))
+				}()
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), "same order") || strings.Contains(err.Error(), "waited more than") ||
+					!strings.Contains(err.Error(), "rank 0 is in "+tc.in0) || !strings.Contains(err.Error(), "rank 1 is in "+tc.in1) {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+		})
 	}
 }
 
@@ -537,5 +594,58 @@ func TestShareAndAllToAllShared(t *testing.T) {
 	}
 	if total := grew[0] + grew[1] + grew[2]; total != 8*size || slices.Max(grew[:]) != total {
 		t.Errorf("the ranks report growth %v; want %d bytes, by one of them", grew, 8*size)
+	}
+}
+
+// Share's buffer stays the group's while a rank holds it: the ranks that
+// give it back (Unshare) learn nothing, and the last one its size, once;
+// a rank that shares the site again takes hold of the group's buffer
+// again while another holds it, and of a new one, counted as grown, once
+// every rank has given it back.
+func TestShareUntilEveryRankUnshares(t *testing.T) {
+	const size = 3
+	g := NewGroup(size)
+	d := make([]Direct, size)
+	for r := range size {
+		d[r], _ = DirectOf(g.Comm(r))
+	}
+	share := func(want int) [size][]byte {
+		t.Helper()
+		var bufs [size][]byte
+		grew := make([]int, size)
+		err := runGroup(g, func(c Communicator) error {
+			var err error
+			bufs[c.Rank()], grew[c.Rank()], err = d[c.Rank()].Share("s", 64)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total := grew[0] + grew[1] + grew[2]; total != want {
+			t.Fatalf("the group's buffer grew by %d bytes in all, want %d", total, want)
+		}
+		return bufs
+	}
+	first := share(64)
+	if n := d[0].Unshare("s") + d[1].Unshare("s") + d[1].Unshare("s"); n != 0 {
+		t.Fatalf("ranks 0 and 1 freed %d bytes while rank 2 holds the buffer", n)
+	}
+	again := share(0)
+	if &again[0][0] != &first[0][0] || &again[2][0] != &first[0][0] {
+		t.Fatal("the group's buffer changed while rank 2 held it")
+	}
+	for r := range size - 1 {
+		if n := d[r].Unshare("s"); n != 0 {
+			t.Fatalf("rank %d freed %d bytes while rank 2 holds the buffer", r, n)
+		}
+	}
+	if n := d[2].Unshare("s"); n != 64 {
+		t.Fatalf("the last rank to give the buffer back freed %d bytes, want 64", n)
+	}
+	if n := d[2].Unshare("s") + d[0].Unshare("other"); n != 0 {
+		t.Fatalf("giving back a buffer not held freed %d bytes", n)
+	}
+	if fresh := share(64); &fresh[0][0] == &first[0][0] {
+		t.Fatal("the dropped buffer came back")
 	}
 }

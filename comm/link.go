@@ -153,6 +153,8 @@ func (c linkedRows) Share(site string, size int) ([]byte, int, error) {
 	return c.rows.Share(site, size)
 }
 
+func (c linkedRows) Unshare(site string) int { return c.rows.Unshare(site) }
+
 func (c linkedRows) AllToAllShared(site string, sent, recvd []int) error {
 	if err := c.rows.AllToAllShared(site, sent, recvd); err != nil {
 		return err

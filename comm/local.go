@@ -27,6 +27,7 @@ type Group struct {
 	barrierMu    sync.Mutex
 	barrierCount int
 	barrierDone  chan struct{}
+	barrierAt    barrierTag // the collective of the barrier's first rank
 
 	reduceSlots [][]float32 // each rank's AllReduce input, posted before the first barrier
 	reduceSum   []float32
@@ -37,7 +38,15 @@ type Group struct {
 	inboxes []*inbox // each rank's point-to-point messages (p2p.go)
 
 	sharedMu sync.Mutex
-	shared   map[string][]float32 // Share's buffers, by site
+	shared   map[string]*sharedBuf // Share's buffers, by site
+}
+
+// sharedBuf is a Share buffer and the ranks that hold it: those that got
+// it from Share and have not given it back (Unshare).
+type sharedBuf struct {
+	buf     []float32
+	holders []bool
+	held    int
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -182,6 +191,52 @@ type offer struct {
 	at   []int32
 	pull func(lo, hi int, dst []byte)
 	n    int
+
+	// guard and gen keep a receiver from reading buf once the sender's
+	// call has returned (offerGuard); nil for pull, which has its own.
+	guard *offerGuard
+	gen   uint64
+}
+
+// offerGuard is a rank's guard of the buffers its offers point to: a
+// receiver reads an offer of generation gen under the read lock, and only
+// while gen is the guard's; the sender, returning from its call, takes the
+// write lock, waiting for the reads under way, and moves to the next
+// generation, so a peer still holding an offer (the call ended on an
+// abort, or on an error of its own) reads nothing of buffers the caller is
+// then free to reuse.
+type offerGuard struct {
+	mu  sync.RWMutex
+	gen uint64
+}
+
+// close ends the current generation's reads, waiting for those under way.
+func (g *offerGuard) close() {
+	g.mu.Lock()
+	g.gen++
+	g.mu.Unlock()
+}
+
+// take hands o to deliver unless o's sender has returned from the call it
+// offered o in, and returns what deliver returns and whether it ran.
+func take(p int, o offer, deliver func(p int, o offer) int) (int, bool) {
+	if gd := o.guard; gd != nil {
+		gd.mu.RLock()
+		defer gd.mu.RUnlock()
+		if gd.gen != o.gen {
+			return 0, false
+		}
+	}
+	return deliver(p, o), true
+}
+
+// gone is the error of a rank that finds src's offer stale: src left the
+// collective kind(site) before dst read its message.
+func (g *Group) gone(src, dst int, kind, site string) error {
+	if err := g.err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("comm: rank %d is in %s(%s), but rank %d's call ended before it read its message", dst, kind, site, src)
 }
 
 // len is the message's size in bytes.
@@ -248,10 +303,30 @@ func (g *Group) ack(src, dst int) {
 	}
 }
 
+// barrierTag is the collective kind(site) a rank meets the others at a
+// barrier in, and the rank.
+type barrierTag struct {
+	kind, site string
+	rank       int
+}
+
 // barrier blocks until every rank has called it, or the group is aborted.
-func (g *Group) barrier() error {
+// Every rank must call it in the same collective kind(site): a rank that
+// comes from another one than the rank that came first aborts the group
+// with an error naming both (a collective that is a barrier alone would
+// otherwise pass with ranks in different ones).
+func (g *Group) barrier(rank int, kind, site string) error {
 	g.barrierMu.Lock()
 	done := g.barrierDone
+	if g.barrierCount == 0 {
+		g.barrierAt = barrierTag{kind, site, rank}
+	} else if at := g.barrierAt; at.kind != kind || at.site != site {
+		g.barrierMu.Unlock()
+		err := fmt.Errorf("comm: rank %d is in %s(%s), but rank %d is in %s(%s): ranks must call the same collectives in the same order",
+			rank, kind, site, at.rank, at.kind, at.site)
+		g.Abort(err)
+		return err
+	}
 	g.barrierCount++
 	if g.barrierCount == g.size {
 		g.barrierCount = 0
@@ -273,6 +348,7 @@ type local struct {
 	stats *Stats
 	sent  []int64 // per-call scratch
 	recvd []int64
+	guard offerGuard // of this rank's offers
 }
 
 func (c *local) Rank() int     { return c.rank }
@@ -387,15 +463,20 @@ func (c *local) AllToAllRows(site string, src []byte, size int, at [][]int32, re
 
 // allToAll offers every peer p the message offerTo(p), hands every
 // peer's to deliver, in rank order, which returns the bytes it took, and
-// waits until the peers have taken its own.
+// waits until the peers have taken its own. Once it returns, no peer reads
+// its offers' buffers (offerGuard).
 func (c *local) allToAll(kind, site string, offerTo func(p int) offer, deliver func(p int, o offer) int) error {
 	g, r := c.g, c.rank
 	start := time.Now()
 	sent, recvd := c.scratch()
+	defer c.guard.close()
 	for p := range g.size {
 		if p != r {
 			o := offerTo(p)
 			o.kind, o.site = kind, site
+			if o.pull == nil {
+				o.guard, o.gen = &c.guard, c.guard.gen
+			}
 			if err := g.post(r, p, o); err != nil {
 				return err
 			}
@@ -410,7 +491,11 @@ func (c *local) allToAll(kind, site string, offerTo func(p int) offer, deliver f
 		if err != nil {
 			return err
 		}
-		recvd[p] = int64(deliver(p, o))
+		n, ok := take(p, o, deliver)
+		if !ok {
+			return g.gone(p, r, kind, site)
+		}
+		recvd[p] = int64(n)
 		g.ack(p, r)
 	}
 	// Our buffers may be reused only once every peer has copied them.
@@ -437,7 +522,7 @@ func (c *local) AllReduce(site string, data []float32) error {
 	if r == 0 && cap(g.reduceSum) < len(data) {
 		g.reduceSum = make([]float32, len(data))
 	}
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(r, "AllReduce", site); err != nil {
 		return err
 	}
 	for p, s := range g.reduceSlots {
@@ -455,7 +540,7 @@ func (c *local) AllReduce(site string, data []float32) error {
 		canonicalSum(sum, g.reduceSlots, clo, chi, r)
 		lo = hi
 	}
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(r, "AllReduce", site); err != nil {
 		return err
 	}
 	copy(data, sum)
@@ -480,9 +565,10 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 	defer g.leave(r)
 	sent, recvd := c.scratch()
 	if r == root {
+		defer c.guard.close()
 		for p := range g.size {
 			if p != r {
-				if err := g.post(r, p, offer{kind: "Broadcast", site: site, buf: data}); err != nil {
+				if err := g.post(r, p, offer{kind: "Broadcast", site: site, buf: data, guard: &c.guard, gen: c.guard.gen}); err != nil {
 					return err
 				}
 				sent[p] = int64(len(data))
@@ -503,7 +589,10 @@ func (c *local) Broadcast(site string, root int, data []byte) error {
 		if err != nil {
 			return err
 		}
-		n := copy(data, o.buf)
+		n, ok := take(root, o, func(_ int, o offer) int { return copy(data, o.buf) })
+		if !ok {
+			return g.gone(root, r, "Broadcast", site)
+		}
 		g.ack(root, r)
 		if n != len(o.buf) || n != len(data) {
 			return fmt.Errorf("comm: Broadcast(%s): root sent %d bytes, rank %d expects %d", site, len(o.buf), r, len(data))
@@ -518,7 +607,7 @@ func (c *local) Barrier(site string) error {
 	start := time.Now()
 	c.g.enter(c.rank, "Barrier", site)
 	defer c.g.leave(c.rank)
-	if err := c.g.barrier(); err != nil {
+	if err := c.g.barrier(c.rank, "Barrier", site); err != nil {
 		return err
 	}
 	c.stats.record(site, c.rank, nil, nil, time.Since(start))
@@ -577,16 +666,25 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 	defer g.leave(c.rank)
 	g.sharedMu.Lock()
 	if g.shared == nil {
-		g.shared = map[string][]float32{}
+		g.shared = map[string]*sharedBuf{}
 	}
-	buf, grew := g.shared[site], 0
+	s := g.shared[site]
+	if s == nil {
+		s = &sharedBuf{holders: make([]bool, g.size)}
+		g.shared[site] = s
+	}
+	if !s.holders[c.rank] {
+		s.holders[c.rank] = true
+		s.held++
+	}
+	buf, grew := s.buf, 0
 	if 4*len(buf) < size {
 		grew = 4*((size+3)/4) - 4*len(buf)
 		buf = hugepage.Float32s((size + 3) / 4)
-		g.shared[site] = buf
+		s.buf = buf
 	}
 	g.sharedMu.Unlock()
-	if err := g.barrier(); err != nil {
+	if err := g.barrier(c.rank, "Share", site); err != nil {
 		return nil, 0, err
 	}
 	c.stats.record(site, c.rank, nil, nil, time.Since(start))
@@ -594,6 +692,24 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 		return nil, grew, nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), size), grew, nil
+}
+
+// Unshare makes the in-process group Direct: the last holder of site's
+// buffer to give it back drops it from the group.
+func (c *local) Unshare(site string) int {
+	g := c.g
+	g.sharedMu.Lock()
+	defer g.sharedMu.Unlock()
+	s := g.shared[site]
+	if s == nil || !s.holders[c.rank] {
+		return 0
+	}
+	s.holders[c.rank] = false
+	if s.held--; s.held > 0 {
+		return 0
+	}
+	delete(g.shared, site)
+	return 4 * len(s.buf)
 }
 
 // AllToAllShared makes the in-process group Direct: a barrier, counted as
@@ -605,7 +721,7 @@ func (c *local) AllToAllShared(site string, sent, recvd []int) error {
 	start := time.Now()
 	c.g.enter(c.rank, "AllToAllShared", site)
 	defer c.g.leave(c.rank)
-	if err := c.g.barrier(); err != nil {
+	if err := c.g.barrier(c.rank, "AllToAllShared", site); err != nil {
 		return err
 	}
 	s, r := c.scratch()

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
@@ -183,6 +185,90 @@ func TestExchangeSharesRowsInProcess(t *testing.T) {
 	for r := range k {
 		if bytes[0][r] == 0 || bytes[0][r] != bytes[1][r] {
 			t.Errorf("rank %d: the shared pass counts %d bytes sent, the exchange %d", r, bytes[0][r], bytes[1][r])
+		}
+	}
+}
+
+// The in-process group's shared buffers leave the memory account when the
+// exchanges close: a process that runs one group after another (tests,
+// benchmarks, a re-partition's new exchanges) holds the account it held
+// before. A group whose parts make new exchanges in turn (each part's
+// exchanges take turns: one closes before the next one's first pass)
+// counts the buffers once while any part holds them.
+func TestExchangeCloseReleasesSharedBuffers(t *testing.T) {
+	const n, k, w = 150, 4, 9
+	_, l := testLayout(t, n, k, 8)
+	global := randomRows(rand.New(rand.NewPCG(2, 3)), n, w)
+	kinds := []memacct.Kind{memacct.Activations, memacct.Communication}
+	var before [2]int64
+	for i, kind := range kinds {
+		before[i] = memacct.Held(kind)
+	}
+	grown := func(i int) int64 { return memacct.Held(kinds[i]) - before[i] }
+	// The placement's buffers: the parts' row counts, then a row index per node.
+	placement := int64(8*k + 4*n)
+	var mu sync.Mutex
+	var during [][2]int64
+	err := comm.Run(k, func(c comm.Communicator) error {
+		p := &l.Parts[c.Rank()]
+		pass := func(e *Exchange) error {
+			e.Begin(0, true)
+			all, own := e.Shared(1, w)
+			if all == nil {
+				return fmt.Errorf("rank %d: the pass is not shared", c.Rank())
+			}
+			for i, v := range p.Owned {
+				copy(own.Row(i), global.Row(int(v)))
+			}
+			e.Written(1)
+			return e.Err()
+		}
+		first, err := New(c, p, Config{Seed: 1, Layers: 2})
+		if err != nil {
+			return err
+		}
+		if err := pass(first); err != nil {
+			return err
+		}
+		// A second exchange, as a re-partition makes, which takes over
+		// once the first has closed: the odd parts close theirs while the
+		// even ones are in the second's first pass, holding the buffers.
+		second, err := New(c, p, Config{Seed: 1, Layers: 2})
+		if err != nil {
+			return err
+		}
+		if c.Rank()%2 == 1 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		first.Close()
+		first.Close() // a second Close gives back nothing
+		if err := pass(second); err != nil {
+			return err
+		}
+		if err := c.Barrier("counted"); err != nil {
+			return err
+		}
+		mu.Lock()
+		during = append(during, [2]int64{grown(0), grown(1)})
+		mu.Unlock()
+		if err := c.Barrier("read"); err != nil {
+			return err
+		}
+		second.Close()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, g := range during {
+		if g[0] != int64(4*n*w) || g[1] != placement {
+			t.Errorf("reading %d: the account grew by %d bytes of activations and %d of communication, want %d and %d: the shared buffers, once",
+				r, g[0], g[1], 4*n*w, placement)
+		}
+	}
+	for i, kind := range []string{"activations", "communication"} {
+		if g := grown(i); g != 0 {
+			t.Errorf("after every exchange closed, the %s account holds %d bytes more than before", kind, g)
 		}
 	}
 }

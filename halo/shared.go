@@ -189,6 +189,24 @@ func (e *Exchange) placeRows() error {
 	return nil
 }
 
+// Close gives back the exchange's hold of the in-process group's shared
+// buffers (comm.Direct's Unshare): once every part's exchange on the group
+// has closed, the group drops them, and the memory account (package
+// memacct) takes back what their growth added to it. A group that runs
+// several exchanges in turn (a re-partition makes new ones) keeps the
+// buffers while a part holds them. A part's exchanges take turns: one
+// closes before the next one's first pass (the group knows holders by
+// part), and it is not used after Close.
+func (e *Exchange) Close() {
+	if e.direct == nil {
+		return
+	}
+	memacct.Add(memacct.Activations, -int64(e.direct.Unshare(sharedSite)))
+	for _, site := range []string{sharedCountSite, sharedRowsSite} {
+		memacct.Add(memacct.Communication, -int64(e.direct.Unshare(site)))
+	}
+}
+
 // share is Share for the placement's buffers, counted as the exchange's
 // memory.
 func (e *Exchange) share(site string, size int) ([]byte, error) {

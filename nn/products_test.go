@@ -110,3 +110,95 @@ func TestBF16ProductsRoundTheOperandsInTrainingOnly(t *testing.T) {
 		}
 	}
 }
+
+// Every product of a layer's training passes rounds at BF16Products: the
+// forward product, each weight gradient's and the input gradient's (which
+// a one-layer model never computes), on the whole graph (the input is
+// projected, then aggregated) and on a bipartite block (aggregated, then
+// projected), including GraphSAGE's root weight (WeightR) in each. The
+// second layer of a two-layer model runs alone (ForwardRange and
+// BackwardRange from layer 1), so its input gradient is returned. A product
+// left in float32 gives float32's result exactly where no other product
+// feeds it: the input gradient of GCN and of an MLP is one product of the
+// output gradient's aggregation, which bf16 products do not change, and
+// GraphSAGE's two weights are told apart by zeroing one at a time. GAT's
+// input gradient reads the attention, which the forward product changes,
+// so only its bound is checked.
+func TestBF16ProductsRoundEveryProduct(t *testing.T) {
+	if !tensor.BF16Products.Rounds() {
+		t.Skip("no bf16 instructions: bf16 products multiply in float32 (TestBF16ProductsRoundTheOperandsInTrainingOnly)")
+	}
+	const hidden, classes = 8, 5
+	rng := rand.New(rand.NewPCG(9, 10))
+	bipartite, _ := randomBlock(t, 10, 100, rng)
+	blocks := map[string]*Block{"whole graph": WholeGraph(randomGraph(t, 300, 6, 4)), "bipartite block": bipartite}
+	for _, where := range []string{"whole graph", "bipartite block"} {
+		g := blocks[where]
+		dy := randomMatrix(g.NumDst, classes, rng)
+		for _, tc := range []struct {
+			kind, zero string // zero: a weight of layer 1 set to 0
+		}{{"mlp", ""}, {"gcn", ""}, {"gat", ""}, {"sage", ""}, {"sage", "layers.1.lin_l.weight"}, {"sage", "layers.1.lin_r.weight"}} {
+			name := tc.kind + " on the " + where
+			if tc.zero != "" {
+				name += " without " + tc.zero
+			}
+			newModel := func() *Model {
+				m, err := NewModel(Config{Model: tc.kind, InFeatures: 3, Hidden: hidden, Classes: classes, Layers: 2, Heads: 2, Seed: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+			x := randomMatrix(g.InputRows(), newModel().LayerParams(1)[0].Value.Rows, rng) // GAT's heads widen it
+			run := func(p tensor.Products) (out, dx []float32, grads map[string][]float32) {
+				m := newModel()
+				for _, q := range m.LayerParams(1) {
+					copy(q.Value.Data, roundMatrix(q.Value).Data)
+					if q.Name == tc.zero {
+						clear(q.Value.Data)
+					}
+				}
+				m.SetProducts(p)
+				blocks := []*Block{g, g}
+				out = slices.Clone(m.ForwardRange(1, 2, blocks, DenseFeatures(x.Clone()), true).Data)
+				dx = slices.Clone(m.BackwardRange(1, 2, dy.Clone()).Data)
+				grads = map[string][]float32{}
+				for _, q := range m.LayerParams(1) {
+					if q.Value.Rows > 1 { // a weight: a bias's gradient is a sum, not a product
+						grads[q.Name] = slices.Clone(q.Grad.Data)
+					}
+				}
+				return out, dx, grads
+			}
+			// rounded returns how far got is from want, relative to want's
+			// largest value, failing beyond tol or, unless loose, when got is
+			// want to float32's sums.
+			rounded := func(what string, got, want []float32, tol float64, loose bool) {
+				t.Helper()
+				scale, worst := 0.0, 0.0
+				for i := range want {
+					scale = math.Max(scale, math.Abs(float64(want[i])))
+					worst = math.Max(worst, math.Abs(float64(got[i]-want[i])))
+				}
+				switch {
+				case scale == 0:
+					t.Fatalf("%s: %s is 0", name, what)
+				case worst > tol*scale:
+					t.Errorf("%s: %s off by %.3g of its largest value (want ≤ %.3g)", name, what, worst/scale, tol)
+				case !loose && worst < 1e-6*scale:
+					t.Errorf("%s: %s with bf16 products is float32's to %.3g: a product was not rounded", name, what, worst/scale)
+				}
+			}
+			out16, dx16, grads16 := run(tensor.BF16Products)
+			out32, dx32, grads32 := run(tensor.FP32Products)
+			rounded("the output", out16, out32, 1.5e-2, false)
+			rounded("the input gradient", dx16, dx32, 4e-2, tc.kind == "gat")
+			if len(grads32) == 0 {
+				t.Fatalf("%s: no weights", name)
+			}
+			for p, want := range grads32 {
+				rounded("the gradient of "+p, grads16[p], want, 4e-2, false)
+			}
+		}
+	}
+}

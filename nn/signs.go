@@ -29,11 +29,15 @@ func (m *Model) layerBackward(i, lo int, d *tensor.Matrix) *tensor.Matrix {
 
 // gradInto returns the matrix layer i's Backward may write its input
 // gradient into: its input's own storage, when that input is activation
-// i−1's output, ReLU'd in place and read as it is (no deferred dropout),
-// after saving where it is positive, which is all activation i−1's
-// backward pass then reads. nil otherwise: for the first layer of a
-// range, whose input gradient the range returns, and where layer i−1's
-// Backward takes its scratch from its output (scratch).
+// i−1's output, ReLU'd in place, after saving where it is positive, which
+// is all activation i−1's backward pass then reads. nil otherwise: for the
+// first layer of a range, whose input gradient the range returns, and
+// where layer i−1's Backward takes its scratch from its output (scratch).
+// Such an input never carries a deferred dropout (Features.drop): inside
+// a training range, layer i's dropout is fused into the ReLU
+// (actReLUDropInPlace), or there is none (p = 0), or the normalisation
+// comes between, whose output is not the ReLU's
+// (TestReLUOutputInputHasNoDeferredDropout).
 func (m *Model) gradInto(i, lo int) *tensor.Matrix {
 	if i <= lo {
 		return nil
@@ -43,7 +47,7 @@ func (m *Model) gradInto(i, lo int) *tensor.Matrix {
 		return nil
 	}
 	x, y := m.inputs[i], m.actOuts[k]
-	if x.Dense != y || x.drop != nil || x.Sparse != nil || x.BF16 != nil {
+	if x.Dense != y || x.Sparse != nil || x.BF16 != nil {
 		return nil
 	}
 	if s, ok := m.Layers[k].(interface{ scratchesOutput() bool }); ok && s.scratchesOutput() {

@@ -87,3 +87,51 @@ func TestInputGradientOverwritesTheInput(t *testing.T) {
 		})
 	}
 }
+
+// gradInto writes a layer's input gradient over its input when that input
+// is the ReLU's output: such an input never carries a deferred dropout
+// (Features.drop), over a whole training pass or ranges of it, with and
+// without dropout and normalisation, so gradInto does not check for one
+// (a check no pass could reach). A change that gave it one fails here:
+// whether gradInto must then refuse such inputs is to be looked at again.
+// The case itself, the ReLU's output as the next layer's input, does
+// occur.
+func TestReLUOutputInputHasNoDeferredDropout(t *testing.T) {
+	const n, in, hidden, classes = 40, 6, 12, 3
+	gg := randomGraph(t, n, 4, 2)
+	x := randomMatrix(n, in, rand.New(rand.NewPCG(4, 4)))
+	direct := 0
+	for _, model := range []string{"gcn", "sage", "gat", "mlp"} {
+		for _, dropout := range []float64{0, 0.4} {
+			for _, normalize := range []bool{false, true} {
+				m, err := NewModel(Config{Model: model, InFeatures: in, Hidden: hidden, Classes: classes, Layers: 4, Heads: 2,
+					Dropout: dropout, Seed: 5, Activation: ReLU, Normalize: normalize})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range [][2]int{{0, 4}, {0, 2}, {1, 3}, {2, 4}} {
+					lo, hi := r[0], r[1]
+					h := x
+					if lo > 0 {
+						h = randomMatrix(n, m.LayerParams(lo)[0].Value.Rows, rand.New(rand.NewPCG(5, 5)))
+					}
+					m.ForwardRange(lo, hi, []*Block{WholeGraph(gg)}, DenseFeatures(h), true)
+					for i := lo + 1; i < hi; i++ {
+						in, out := m.inputs[i], m.actOuts[i-1]
+						if in.Dense != out {
+							continue
+						}
+						direct++
+						if in.drop != nil {
+							t.Errorf("%s, dropout %v, normalise %v, layers [%d, %d): layer %d's input is the ReLU's output with a deferred dropout",
+								model, dropout, normalize, lo, hi, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	if direct == 0 {
+		t.Fatal("no layer's input was the ReLU's output")
+	}
+}

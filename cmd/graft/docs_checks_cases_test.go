@@ -123,12 +123,12 @@ func TestDocChecksEval(t *testing.T) {
 		{"memory.graph_bytes >= 0", "", "no field memory.graph_bytes (memory has features_bytes, rest_bytes)"},
 		{"test_acc.x >= 0", "", "no field test_acc.x (test_acc is 0.823)"},
 		{"epochs / nothing >= 0", "", "no field nothing"},
-		{"test_acc >= 0.8", "[rank 0] {\"test_acc\":0.85}\n[rank 1] {\"test_acc\":0.1}\n", ""},
-		{"test_acc >= 0.9", "[rank 0] {\"test_acc\":0.85}\n[rank 1] {\"test_acc\":0.95}\n", "test_acc is 0.85"},
+		{"test_acc >= 0.8", "{\"test_acc\":0.85}\n[rank 1] {\"test_acc\":0.1}\n", ""},
+		{"test_acc >= 0.9", "[rank 1] {\"test_acc\":0.95}\n{\"test_acc\":0.85}\n", "test_acc is 0.85"},
 		{"test_acc >= 0.8", "epochs 200\ntest acc 0.82\n", "standard output is not a JSON summary"},
 		{"test_acc >= 0.8", "{\"test_acc\":0.9}\n{\"test_acc\":0.9}\n", "more than one JSON value"},
-		{`stdout matches "ok over (shm|tcp)"`, "[rank 0] rank 0 of 2: ok over shm (...)\n", ""},
-		{`stdout matches "ok over tcp"`, "[rank 0] rank 0 of 2: ok over shm (...)\n", `does not match "ok over tcp"`},
+		{`stdout matches "ok over (shm|tcp)"`, "rank 0 of 2: ok over shm (...)\n[rank 1] rank 1 of 2: ok over shm (...)\n", ""},
+		{`stdout matches "ok over tcp"`, "rank 0 of 2: ok over shm (...)\n", `does not match "ok over tcp"`},
 	} {
 		checks, err := parseChecks(tc.check)
 		if err != nil {

@@ -32,8 +32,9 @@ import (
 // classes.0.name), and may be a quotient of two fields
 // (bytes_grad / epochs). Checks are separated by commas or "and". A
 // command with a PATH check and no --json gets --json appended; its
-// standard output must then be one JSON value (the "[rank 0] " prefix of
-// graft launch's output is removed, other ranks' lines dropped). A field
+// standard output must then be one JSON value (under graft launch, rank
+// 0's lines, which pass unprefixed; the other ranks' "[rank K] " lines are
+// dropped). A field
 // the summary does not have fails the check.
 
 // docCheck is one parsed check.
@@ -247,16 +248,13 @@ func parseCheck(toks []checkToken) (docCheck, error) {
 }
 
 // summaryJSON parses a command's standard output as one JSON value, as
-// rank 0 printed it under graft launch.
+// rank 0 printed it under graft launch: the other ranks' lines, which
+// graft launch prefixes with "[rank K] ", are left out.
 func summaryJSON(stdout string) (any, error) {
 	var b strings.Builder
 	for _, l := range strings.Split(stdout, "\n") {
-		if rest, ok := strings.CutPrefix(l, "[rank "); ok {
-			r, text, _ := strings.Cut(rest, "] ")
-			if r != "0" {
-				continue
-			}
-			l = text
+		if strings.HasPrefix(l, "[rank ") {
+			continue
 		}
 		b.WriteString(l)
 		b.WriteByte('\n')

@@ -171,8 +171,9 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
-		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); prefixes their output with [rank k]; exits with")
-		fmt.Fprintln(stderr, "the first failure's status after stopping the others (or, with --max-restarts, restarts them).")
+		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); passes rank 0's stdout as it is and")
+		fmt.Fprintln(stderr, "prefixes the other lines with [rank k]; exits with the first failure's status after stopping the")
+		fmt.Fprintln(stderr, "others (or, with --max-restarts, restarts them).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -255,7 +256,14 @@ func startLocalWorkers(exe string, n, port int, command func(k int) []string, en
 		cmd.Env = rankEnv(env, k, n, port, secret)
 		prefix := fmt.Sprintf("[rank %d] ", k)
 		// exec copies into these writers and Wait waits for the copying.
-		w.outs[k] = &lineWriter{prefix: prefix, w: stdout, mu: &out}
+		// Rank 0's standard output is the job's result (a summary, --json's
+		// JSON) and passes as it is; the other ranks' lines, and every
+		// rank's standard error, carry their rank.
+		outPrefix := prefix
+		if k == 0 {
+			outPrefix = ""
+		}
+		w.outs[k] = &lineWriter{prefix: outPrefix, w: stdout, mu: &out}
 		w.errs[k] = &lineWriter{prefix: prefix, w: stderr, mu: &out}
 		cmd.Stdout, cmd.Stderr = w.outs[k], w.errs[k]
 		cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipes cannot stall us

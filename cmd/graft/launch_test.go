@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,7 +55,11 @@ func TestLaunchSelftest(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
 			for r := range 3 {
-				if want := fmt.Sprintf("[rank %d] rank %d of 3: ok over %s (", r, r, tc.link); !strings.Contains(stdout, want) {
+				want := fmt.Sprintf("[rank %d] rank %d of 3: ok over %s (", r, r, tc.link)
+				if r == 0 { // rank 0's stdout passes unprefixed
+					want = fmt.Sprintf("rank 0 of 3: ok over %s (", tc.link)
+				}
+				if !strings.Contains(stdout, want) {
 					t.Errorf("stdout lacks %q:\n%s", want, stdout)
 				}
 			}
@@ -110,5 +115,50 @@ func TestLaunchUsage(t *testing.T) {
 	_, stderr, code, _ := graftProcess(t, "launch", "--nproc", "2")
 	if code != 2 || !strings.Contains(stderr, "missing the command") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Rank 0's standard output is the job's result as it is: `graft launch ...
+// -- train ... --json` prints one JSON summary that parses without any
+// stripping (graft launch ... | jq .), while the other ranks' standard
+// output and every rank's standard error keep their rank's prefix.
+func TestLaunchRankZeroStdoutUnprefixed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv("GRAFT_TEST_MAIN", "1") // graft launch's workers are this binary
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runGraft(t, "launch", "--nproc", "2", "--", "train", "--parts", "2", "--epochs", "2",
+		"--start-timeout", "30s", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var sum struct {
+		Epochs int `json:"epochs"`
+		Parts  int `json:"parts"`
+	}
+	var whole map[string]any
+	if err := json.Unmarshal([]byte(stdout), &whole); err != nil {
+		t.Fatalf("stdout is not one JSON value: %v\n%s", err, stdout)
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Epochs != 2 || sum.Parts != 2 {
+		t.Fatalf("summary %+v (%v)\n%s", sum, err, stdout)
+	}
+	if !strings.Contains(stderr, "[rank 0] ") {
+		t.Errorf("rank 0's stderr is not prefixed:\n%s", stderr)
+	}
+
+	// Every rank's stdout: rank 0's as it is, rank 1's prefixed.
+	code, stdout, stderr = runGraft(t, "launch", "--nproc", "2", "--", "worker", "selftest", "--start-timeout", "20s")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"\nrank 0 of 2: ok over ", "\n[rank 1] rank 1 of 2: ok over "} {
+		if !strings.Contains("\n"+stdout, want) {
+			t.Errorf("stdout lacks a line starting %q:\n%s", want[1:], stdout)
+		}
+	}
+	if strings.Contains(stdout, "[rank 0]") {
+		t.Errorf("rank 0's stdout is prefixed:\n%s", stdout)
 	}
 }

@@ -185,9 +185,6 @@ func TestTrainAsyncProcesses(t *testing.T) {
 		t.Helper()
 		var b psBytes
 		line := lastLine(stdout)
-		if _, after, ok := strings.Cut(stdout, "[rank 0] "); ok { // the launcher's prefix of rank 0's output
-			line, _, _ = strings.Cut(after, "\n")
-		}
 		if err := json.Unmarshal([]byte(line), &b); err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, stdout)
 		}

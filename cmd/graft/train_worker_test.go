@@ -96,7 +96,7 @@ func TestTrainProcessesMatchInProcess(t *testing.T) {
 					t.Fatalf("processes: exit %d\n%s\n%s", code, stdout, stderr)
 				}
 				// Only rank 0 reports.
-				if !strings.Contains(stdout, "[rank 0] saved") || strings.Contains(stdout+stderr, "[rank 1] epoch") {
+				if !strings.Contains("\n"+stdout, "\nsaved") || strings.Contains(stdout, "[rank 1]") || strings.Contains(stderr, "[rank 1] epoch") {
 					t.Errorf("output:\n%s\n%s", stdout, stderr)
 				}
 				sameEpochs(t, base+".in.jsonl", base+".mp.jsonl")

@@ -204,6 +204,11 @@ func run(ctx context.Context, c comm.Communicator, cfg train.Config, d Data, ex 
 	if err != nil {
 		return train.Result{}, nil, err
 	}
+	defer func() {
+		if s.ex != nil { // the exchange in force at the end (rebalancing closes the others)
+			s.ex.Close()
+		}
+	}()
 	s.model.SetBF16(opts.Precision == train.BF16)
 	s.model.SetProducts(opts.Precision.Products())
 	loop, err := train.New(cfg, s)

@@ -115,6 +115,9 @@ func (s *Stepper) rebind(data Data, ex *halo.Exchange) error {
 	if err := data.check(s.model.Config.Classes); err != nil {
 		return err
 	}
+	if s.ex != nil && s.ex != ex {
+		s.ex.Close()
+	}
 	s.data, s.blocks, s.ex = data, []*nn.Block{data.Block}, ex
 	return nil
 }
