@@ -126,13 +126,12 @@ type denseRows struct {
 // gatherGroupBytes is the size of the groups of rows a gather prefetches
 // at once, a group ahead of the one it copies. Rows prefetched one at a
 // time, 8 rows ahead, left the copy waiting: on an AMD EPYC (Zen 5), one
-// core gathering a products-sized batch's 802k rows of 100 features (a
-// throwaway benchmark alternating the ways, 30 times each, timed by CPU
-// time under heavy load from other processes), groups of 30 rows ran
-// 1.30×, 1.67× and 1.76× as fast (medians of pairs, three runs); groups
-// of 16 to 64 rows, one or two groups ahead, were within the noise of
-// each other. Prefetching bf16 rows so made their gather 1.5× as fast as
-// none.
+// core copying a products-sized batch's 802k rows of 100 features,
+// alternated with the one-row way 30 times and timed by CPU time under
+// heavy load, took 0.57–0.77 of its time in groups of 30 rows (medians of
+// pairs, three runs), and BenchmarkRowGather in internal/prefetch 0.71–1.02
+// (median 0.90); groups of 16 to 64 rows, one or two groups ahead, were
+// within the noise of each other.
 const gatherGroupBytes = 12 << 10
 
 // gatherGroup is the rows in a prefetch group of rows of the given bytes.
