@@ -1,6 +1,7 @@
 package dataparallel
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/graft-gnn/graft/comm"
@@ -109,6 +110,14 @@ func (e *evaluator) wholeLayer(l int, x rowStore) (rowStore, error) {
 		}
 		e.block.FinishSeeds(e.sh.owned)
 		e.built = true
+		// The gathered rows and those received, at the widest layer,
+		// and the owned nodes' outputs.
+		rows, w := len(e.block.Input), max(x.cols(), e.hiddenWidth())
+		need := 4 * int64(w) * int64(2*rows-len(e.sh.owned)+2*len(e.sh.owned))
+		if err := roomForEvaluation(need, fmt.Sprintf("rank %d's %d nodes' whole neighbourhood of %d rows, %d values each, gathered and received", e.sh.rank, len(e.sh.owned), rows, w),
+			"workers in one process (--parts without graft launch) share evaluation's rows instead"); err != nil {
+			return x, err
+		}
 	}
 	if err := e.batcher.split(e.block.Input); err != nil {
 		return x, err

@@ -46,6 +46,7 @@ type sharedEval struct {
 	drawn       sample.Rows
 	block       sample.Batch // a slice's
 	chunkNodes  int          // destinations a slice
+	holds       bool         // the group's buffers, kept from the last evaluation
 }
 
 // hiddenWidth is the width of the hidden layers' outputs.
@@ -120,6 +121,7 @@ func (e *evaluator) share(d comm.Direct, i, size int) ([]float32, error) {
 		return nil, fmt.Errorf("dataparallel: sharing evaluation's rows: %w", err)
 	}
 	memacct.Add(memacct.Activations, int64(grew))
+	e.shared.holds = true
 	if len(b) < 4 {
 		return nil, nil
 	}
@@ -131,6 +133,7 @@ func (e *evaluator) unshare(d comm.Direct, size int) {
 	if 2*size <= evalKeepBytes {
 		return
 	}
+	e.shared.holds = false
 	for _, site := range sharedEvalSites {
 		memacct.Add(memacct.Activations, -int64(d.Unshare(site)))
 	}
@@ -160,6 +163,13 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 		first = 1
 	} else {
 		size = max(size, 4*n*sh.x.cols())
+	}
+	if !e.shared.holds {
+		// The group's buffers are taken once (every worker checks alike).
+		if err := roomForEvaluation(2*int64(size), fmt.Sprintf("two rows of %d float32s for each of the graph's %d nodes, held once by the workers of this process", size/(4*max(n, 1)), n),
+			"one process's exact evaluation (without --parts) holds as much; without --parts, --eval-sampler evaluates on sampled batches instead"); err != nil {
+			return err
+		}
 	}
 	bufs := [2][]float32{}
 	for i := range bufs {

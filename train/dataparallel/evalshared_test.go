@@ -3,6 +3,7 @@ package dataparallel
 import (
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
@@ -121,5 +122,49 @@ func TestSharedEvaluationMemoryIsNotPerWorker(t *testing.T) {
 	}
 	if fetched < 2*one {
 		t.Errorf("4 workers fetching their rows allocated %d bytes, one process %d: the measurement cannot tell per-worker copies apart", fetched, one)
+	}
+}
+
+// An evaluation that would take more memory than is available is refused
+// before it takes it, on every worker, with an error naming the size and
+// the memory available: over shared rows and fetching them.
+func TestEvaluationBeyondMemoryRefused(t *testing.T) {
+	p := traintest.SBM(t, 6000, 32, 4)
+	layout := randomLayout(t, p, 2)
+	cfg := testConfig("sage")
+	cfg.Model.Hidden = 64 // layers of 6000·64·4 bytes: 1.5 MiB
+	defer func(f func() (int64, bool), floor int64) { availableMemory, roomFloor = f, floor }(availableMemory, roomFloor)
+	roomFloor = 0
+	for _, fetch := range []bool{false, true} {
+		for _, avail := range []int64{1 << 30, 1 << 20} {
+			availableMemory = func() (int64, bool) { return avail, true }
+			evs := make([]train.Evaluation, 2)
+			errs := make([]error, 2)
+			err := withTimeout(t, func() error {
+				return comm.Run(2, func(c comm.Communicator) error {
+					s, err := New(c, cfg, Parts(p, classes, layout)[c.Rank()], "neighbor:2,2", 8)
+					if err != nil {
+						return err
+					}
+					s.eval.fetchAll = fetch
+					evs[c.Rank()], errs[c.Rank()] = s.Evaluate(0)
+					return errs[c.Rank()]
+				})
+			})
+			switch {
+			case avail == 1<<30 && err != nil:
+				t.Fatalf("fetching %v, 1 GiB available: %v", fetch, err)
+			case avail == 1<<30:
+				if evs[0].ValCount == 0 {
+					t.Fatalf("fetching %v: evaluated nothing", fetch)
+				}
+			default:
+				for r, e := range errs {
+					if e == nil || !strings.Contains(e.Error(), "exact evaluation would take") || !strings.Contains(e.Error(), "more than the 1.0 MiB of memory available") {
+						t.Fatalf("fetching %v, 1 MiB available: rank %d's error %v", fetch, r, e)
+					}
+				}
+			}
+		}
 	}
 }
