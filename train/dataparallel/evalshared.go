@@ -128,9 +128,10 @@ func (e *evaluator) share(d comm.Direct, i, size int) ([]float32, error) {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4), nil
 }
 
-// unshare gives back the shared buffers if they are large.
+// unshare gives back the shared buffers if they are large (size bytes
+// together).
 func (e *evaluator) unshare(d comm.Direct, size int) {
-	if 2*size <= evalKeepBytes {
+	if size <= evalKeepBytes {
 		return
 	}
 	e.shared.holds = false
@@ -151,9 +152,9 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 	n, hidden := sh.n, e.hiddenWidth()
 	// Buffer 1 holds the features (unless sparse) and the odd layers'
 	// outputs, buffer 0 the even layers'.
-	size := 0
-	if L > 1 {
-		size = 4 * n * hidden
+	var size [2]int
+	for l := range L - 1 {
+		size[l%2] = 4 * n * hidden
 	}
 	first := 0 // the first layer computed from shared rows
 	if sh.x.csr != nil {
@@ -162,11 +163,11 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 		// neighbourhoods.
 		first = 1
 	} else {
-		size = max(size, 4*n*sh.x.cols())
+		size[1] = max(size[1], 4*n*sh.x.cols())
 	}
 	if !e.shared.holds {
 		// The group's buffers are taken once (every worker checks alike).
-		if err := roomForEvaluation(2*int64(size), fmt.Sprintf("two rows of %d float32s for each of the graph's %d nodes, held once by the workers of this process", size/(4*max(n, 1)), n),
+		if err := roomForEvaluation(int64(size[0]+size[1]), fmt.Sprintf("the rows of two layers' inputs, %d and %d float32s, for each of the graph's %d nodes, held once by the workers of this process", size[0]/(4*max(n, 1)), size[1]/(4*max(n, 1)), n),
 			"one process's exact evaluation (without --parts) holds as much; without --parts, --eval-sampler evaluates on sampled batches instead"); err != nil {
 			return err
 		}
@@ -174,11 +175,11 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 	bufs := [2][]float32{}
 	for i := range bufs {
 		var err error
-		if bufs[i], err = e.share(d, i, size); err != nil {
+		if bufs[i], err = e.share(d, i, size[i]); err != nil {
 			return err
 		}
 	}
-	defer e.unshare(d, size)
+	defer e.unshare(d, size[0]+size[1])
 	if first == 0 {
 		w := sh.x.cols()
 		for i, v := range sh.owned {
@@ -192,6 +193,9 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 			return err
 		}
 		if L > 1 {
+			if len(sh.owned) > 0 && e.cur.Cols != hidden {
+				return fmt.Errorf("dataparallel: layer 0 gives %d columns; evaluation expects %d", e.cur.Cols, hidden)
+			}
 			e.putOwn(bufs[0], &e.cur, hidden)
 			if err := e.exchanged(d, 4*hidden); err != nil {
 				return err

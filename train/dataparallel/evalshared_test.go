@@ -27,7 +27,7 @@ func evaluateWorkers(t *testing.T, cfg train.Config, parts []*partstore.Part, se
 	}
 	err := withTimeout(t, func() error {
 		return comm.Run(len(parts), func(c comm.Communicator) error {
-			s, err := New(c, cfg, parts[c.Rank()], "neighbor:2,2", 8)
+			s, err := New(c, cfg, parts[c.Rank()], "neighbor:2"+strings.Repeat(",2", cfg.Model.Layers-1), 8)
 			if err != nil {
 				return err
 			}
@@ -62,8 +62,8 @@ func evaluateWorkers(t *testing.T, cfg train.Config, parts []*partstore.Part, se
 // In the in-process group, evaluation over shared rows, a slice of
 // destinations at a time, gives each worker exactly the evaluation that
 // fetching its whole neighbourhood's rows gives: for every model, dense,
-// sparse and bf16 features, hidden layers rounded to bf16 or not, and
-// slices of every size down to one destination.
+// sparse and bf16 features, hidden layers rounded to bf16 or not, 1 to 3
+// layers, and slices of every size down to one destination.
 func TestSharedEvaluationEqualsFetched(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	layout := randomLayout(t, p, 4)
@@ -77,12 +77,14 @@ func TestSharedEvaluationEqualsFetched(t *testing.T) {
 		bf16 bool
 	}{{"dense", p, false}, {"sparse", sp, false}, {"dense, bf16", p, true}, {"bf16 features", bp, true}} {
 		for _, model := range []string{"gcn", "sage", "gat", "mlp"} {
-			cfg := testConfig(model)
-			want, _ := evaluateWorkers(t, cfg, Parts(in.p, classes, layout), func(s *Stepper) { s.eval.fetchAll, s.eval.bf16 = true, in.bf16 })
-			for _, chunk := range []int{0, 1, 7} {
-				got, _ := evaluateWorkers(t, cfg, Parts(in.p, classes, layout), func(s *Stepper) { s.eval.chunk, s.eval.bf16 = chunk, in.bf16 })
-				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("%s, %s features, slices of %d: shared rows' evaluation %+v, fetched rows' %+v", model, in.name, chunk, got, want)
+			for _, layers := range []int{1, 2, 3} {
+				cfg := traintest.Config(model, layers, 3)
+				want, _ := evaluateWorkers(t, cfg, Parts(in.p, classes, layout), func(s *Stepper) { s.eval.fetchAll, s.eval.bf16 = true, in.bf16 })
+				for _, chunk := range []int{0, 1, 7} {
+					got, _ := evaluateWorkers(t, cfg, Parts(in.p, classes, layout), func(s *Stepper) { s.eval.chunk, s.eval.bf16 = chunk, in.bf16 })
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s of %d layers, %s features, slices of %d: shared rows' evaluation %+v, fetched rows' %+v", model, layers, in.name, chunk, got, want)
+					}
 				}
 			}
 		}
