@@ -1,8 +1,10 @@
 package dataparallel
 
 import (
+	"fmt"
 	"slices"
 
+	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
@@ -14,7 +16,9 @@ import (
 // evaluator runs exact layer-wise inference over a worker's own nodes:
 // layer l's output of every owned node from its whole neighbourhood's
 // outputs of layer l−1, the neighbours' rows fetched from their owners.
-// It holds one layer's outputs of its own nodes and their neighbours'.
+// Over a transport between processes it holds one layer's outputs of its
+// own nodes and their neighbours' (evaluateFetched); in the in-process
+// group the workers share each layer's rows instead (evaluateShared).
 type evaluator struct {
 	sh      *share
 	model   *nn.Model
@@ -28,6 +32,12 @@ type evaluator struct {
 	// bf16 rounds the hidden layers' outputs to bfloat16, as one
 	// process's evaluation at bf16 stores them.
 	bf16 bool
+	// shared is the state of evaluation over the in-process group's
+	// shared rows (evaluateShared); fetchAll makes an in-process group
+	// fetch the rows as other transports do (tests).
+	shared   sharedEval
+	fetchAll bool
+	chunk    int // destinations a slice of evaluateShared, if set (tests)
 }
 
 func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partstore.Part) *evaluator {
@@ -38,43 +48,14 @@ func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partst
 // evaluate returns this worker's sums of the metrics; every worker calls
 // it together.
 func (e *evaluator) evaluate() (train.Evaluation, error) {
-	if !e.built {
-		// One block serves every layer: the owned nodes and their whole
-		// neighbourhoods.
-		var r sample.Rows
-		if err := e.whole.Draw(0, 0, e.sh.owned, &r); err != nil {
-			return train.Evaluation{}, err
-		}
-		if err := e.whole.SetLayer(&e.block, 0, e.sh.owned, &r); err != nil {
-			return train.Evaluation{}, err
-		}
-		e.block.FinishSeeds(e.sh.owned)
-		e.built = true
+	var err error
+	if d, ok := comm.DirectOf(e.sh.c); ok && !e.fetchAll {
+		err = e.evaluateShared(d)
+	} else {
+		err = e.evaluateFetched()
 	}
-	x := e.sh.x
-	for l := range e.model.Layers {
-		if err := e.batcher.split(e.block.Input); err != nil {
-			return train.Evaluation{}, err
-		}
-		in, err := e.batcher.fetch(EvalSite, x, e.block.Input)
-		if err != nil {
-			return train.Evaluation{}, err
-		}
-		if len(e.sh.owned) == 0 {
-			// No rows to compute, but the layers above exchange dense
-			// rows on every worker, whatever the input's storage.
-			x = rowStore{f32: &e.cur}
-			continue
-		}
-		y := e.model.ForwardLayer(l, e.block.Blocks[0], in)
-		e.cur.Rows, e.cur.Cols = y.Rows, y.Cols
-		e.cur.Data = append(e.cur.Data[:0], y.Data...)
-		if e.bf16 && l < len(e.model.Layers)-1 {
-			for i, v := range e.cur.Data {
-				e.cur.Data[i] = bf16.ToFloat32(bf16.FromFloat32(v))
-			}
-		}
-		x = rowStore{f32: &e.cur}
+	if err != nil {
+		return train.Evaluation{}, err
 	}
 	if len(e.sh.owned) == 0 {
 		// No rows, but the classes' sums every worker adds up.
@@ -96,4 +77,67 @@ func (e *evaluator) evaluate() (train.Evaluation, error) {
 		ev.ValLossSum = loss
 	}
 	return ev, nil
+}
+
+// evaluateFetched computes the last layer's outputs of the worker's nodes
+// into e.cur, each layer over the owned nodes' whole neighbourhoods at
+// once, their rows fetched from their owners.
+func (e *evaluator) evaluateFetched() error {
+	x := e.sh.x
+	for l := range e.model.Layers {
+		var err error
+		if x, err = e.wholeLayer(l, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wholeLayer computes layer l of the owned nodes into e.cur from x (the
+// layer's input, a row per owned node), over their whole neighbourhoods,
+// the other parts' rows fetched from their owners, and returns e.cur as
+// the next layer's input.
+func (e *evaluator) wholeLayer(l int, x rowStore) (rowStore, error) {
+	if !e.built {
+		// One block serves every layer: the owned nodes and their whole
+		// neighbourhoods.
+		var r sample.Rows
+		if err := e.whole.Draw(0, 0, e.sh.owned, &r); err != nil {
+			return x, err
+		}
+		if err := e.whole.SetLayer(&e.block, 0, e.sh.owned, &r); err != nil {
+			return x, err
+		}
+		e.block.FinishSeeds(e.sh.owned)
+		e.built = true
+		// The gathered rows and those received, at the widest layer,
+		// and the owned nodes' outputs.
+		rows, w := len(e.block.Input), max(x.cols(), e.hiddenWidth())
+		need := 4 * int64(w) * int64(2*rows-len(e.sh.owned)+2*len(e.sh.owned))
+		if err := roomForEvaluation(need, fmt.Sprintf("rank %d's %d nodes' whole neighbourhood of %d rows, %d values each, gathered and received", e.sh.rank, len(e.sh.owned), rows, w),
+			"workers in one process (--parts without graft launch) share evaluation's rows instead"); err != nil {
+			return x, err
+		}
+	}
+	if err := e.batcher.split(e.block.Input); err != nil {
+		return x, err
+	}
+	in, err := e.batcher.fetch(EvalSite, x, e.block.Input)
+	if err != nil {
+		return x, err
+	}
+	if len(e.sh.owned) == 0 {
+		// No rows to compute, but the layers above exchange dense
+		// rows on every worker, whatever the input's storage.
+		return rowStore{f32: &e.cur}, nil
+	}
+	y := e.model.ForwardLayer(l, e.block.Blocks[0], in)
+	e.cur.Rows, e.cur.Cols = y.Rows, y.Cols
+	e.cur.Data = append(e.cur.Data[:0], y.Data...)
+	if e.bf16 && l < len(e.model.Layers)-1 {
+		for i, v := range e.cur.Data {
+			e.cur.Data[i] = bf16.ToFloat32(bf16.FromFloat32(v))
+		}
+	}
+	return rowStore{f32: &e.cur}, nil
 }
