@@ -157,6 +157,8 @@ func TestBenchTrainSampledQuick(t *testing.T) {
 		GatheredBytes     float64 `json:"gathered_bytes"`
 		Flops             float64 `json:"flops"`
 		SampleGatherShare float64 `json:"sample_gather_share"`
+		SampleShare       float64 `json:"sample_share"`
+		GatherShare       float64 `json:"gather_share"`
 		PeakRSSBytes      int64   `json:"peak_rss_bytes"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil {
@@ -165,6 +167,9 @@ func TestBenchTrainSampledQuick(t *testing.T) {
 	if r.Sampler != "neighbor:5,3" || r.Batches < 1 || r.EpochMs <= 0 || r.TriadGBps <= 0 || r.GemmGFLOPS <= 0 ||
 		r.GatheredBytes <= 0 || r.Flops <= 0 || r.PeakRSSBytes <= 0 || r.SampleGatherShare <= 0 {
 		t.Errorf("result %+v", r)
+	}
+	if r.SampleShare <= 0 || r.GatherShare <= 0 || math.Abs(r.SampleShare+r.GatherShare-r.SampleGatherShare) > 1e-9 {
+		t.Errorf("sampling's share %v and gathering's %v, together %v", r.SampleShare, r.GatherShare, r.SampleGatherShare)
 	}
 	floor := max(r.GatheredBytes/(r.TriadGBps*1e6), r.Flops/(r.GemmGFLOPS*1e6))
 	if math.Abs(r.FloorMs-floor) > 1e-9*floor || math.Abs(r.TimesFloor-r.EpochMs/floor) > 1e-9*r.TimesFloor {

@@ -85,14 +85,16 @@ type MinibatchResult struct {
 	EpochMsMin   float64 `json:"epoch_ms_min"`
 	// The median epoch's figures: its floor and what bounds it ("memory"
 	// or "compute"), the bytes and flops behind it, the share of the
-	// epoch's wall time the background sampling and gathering took, and
-	// how long the model waited for a batch.
+	// epoch's wall time the background sampling and gathering took
+	// (together and each), and how long the model waited for a batch.
 	FloorMs           float64 `json:"floor_ms"`
 	FloorBound        string  `json:"floor_bound"`
 	TimesFloor        float64 `json:"times_floor"`
 	GatheredBytes     float64 `json:"gathered_bytes"`
 	Flops             float64 `json:"flops"`
 	SampleGatherShare float64 `json:"sample_gather_share"`
+	SampleShare       float64 `json:"sample_share"`
+	GatherShare       float64 `json:"gather_share"`
 	WaitMs            float64 `json:"wait_ms"`
 	SeedsPerSecond    float64 `json:"seeds_per_second"`
 	AllocPerEpoch     float64 `json:"alloc_bytes_per_epoch"` // over the timed epochs
@@ -220,7 +222,8 @@ func minibatchRun(name string, cfg MinibatchConfig) (MinibatchResult, error) {
 	r.EpochMs, r.EpochMsMin = med.ms, epochs[0].ms
 	st := med.stats
 	r.GatheredBytes, r.Flops = st.GatheredBytes, st.Flops
-	r.SampleGatherShare = (st.SampleSeconds + st.GatherSeconds) / (med.ms / 1e3)
+	r.SampleShare, r.GatherShare = st.SampleSeconds/(med.ms/1e3), st.GatherSeconds/(med.ms/1e3)
+	r.SampleGatherShare = r.SampleShare + r.GatherShare
 	r.WaitMs = st.WaitSeconds * 1e3
 	r.SeedsPerSecond = float64(st.Seeds) / (med.ms / 1e3)
 	if cfg.Eval {
