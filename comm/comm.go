@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graft-gnn/graft/internal/hugepage"
@@ -88,23 +89,36 @@ type Direct interface {
 	// the others': a call returns only once every rank is done with what
 	// it did before its own call. grew is the bytes by which the call
 	// grew the group's buffer, for the one rank whose call grew it (0 for
-	// the others), so that the group's memory is counted once.
-	Share(site string, size int) (buf []byte, grew int, err error)
-	// Unshare gives back this rank's hold of site's Share buffer (one
-	// however many times it called Share), which it then no longer reads
-	// or writes. Once every rank that got the buffer has given it back,
-	// the group drops it, and the call that gave it back last returns its
-	// size in bytes, for the memory that grew counted to be taken back (0
-	// from the others' calls, and for a site this rank does not hold).
-	// Not a collective: a rank's next Share of the site takes hold again,
-	// of the group's buffer if another rank still holds it, else of a new
-	// one.
-	Unshare(site string) (freed int)
+	// the others), so that the group's memory is counted once. The call
+	// takes hold of the buffer for h, one of this rank's holders (one
+	// hold however many times h calls Share), until h gives it back
+	// (Unshare).
+	Share(site string, h Holder, size int) (buf []byte, grew int, err error)
+	// Unshare gives back h's hold of site's Share buffer, which h then no
+	// longer reads or writes; the rank's other holders keep theirs. Once
+	// every holder of every rank has given it back, the group drops the
+	// buffer, and the call that gave it back last returns its size in
+	// bytes, for the memory that grew counted to be taken back (0 from the
+	// others' calls, and for a site h does not hold). Not a collective: a
+	// next Share of the site takes hold again, of the group's buffer if a
+	// holder still holds it, else of a new one.
+	Unshare(site string, h Holder) (freed int)
 	// AllToAllShared is a barrier after which every rank reads what its
 	// peers wrote into a Share buffer, counted as AllToAll's messages
 	// would be: sent[p] bytes to and recvd[p] bytes from each peer p.
 	AllToAllShared(site string, sent, recvd []int) error
 }
+
+// A Holder is one user of a rank's Share buffers that gives back its hold
+// on its own (Unshare): one of the rank's halo exchanges, say, so that an
+// exchange that closes after a newer one took hold of the same buffer
+// gives back its own hold only. NewHolder makes one.
+type Holder uint64
+
+var lastHolder atomic.Uint64
+
+// NewHolder returns a Holder that no other call returned.
+func NewHolder() Holder { return Holder(lastHolder.Add(1)) }
 
 // rowSender is a Communicator with Direct's all-to-alls.
 type rowSender interface {

@@ -382,7 +382,7 @@ func TestGroupBarrierRefusesAnotherCollective(t *testing.T) {
 	}
 	share := func(c Communicator) error {
 		d, _ := DirectOf(c)
-		_, _, err := d.Share("buffers", 8)
+		_, _, err := d.Share("buffers", NewHolder(), 8)
 		return err
 	}
 	for _, tc := range []struct {
@@ -553,11 +553,12 @@ func TestShareAndAllToAllShared(t *testing.T) {
 			return fmt.Errorf("a plain communicator is Direct")
 		}
 		d, _ := DirectOf(WithLink(c, link))
-		b, g1, err := d.Share("buf", 8*size)
+		h := NewHolder()
+		b, g1, err := d.Share("buf", h, 8*size)
 		if err != nil {
 			return err
 		}
-		b2, g2, err := d.Share("buf", 4*size) // smaller: the same buffer
+		b2, g2, err := d.Share("buf", h, 4*size) // smaller: the same buffer
 		if err != nil {
 			return err
 		}
@@ -597,55 +598,92 @@ func TestShareAndAllToAllShared(t *testing.T) {
 	}
 }
 
-// Share's buffer stays the group's while a rank holds it: the ranks that
-// give it back (Unshare) learn nothing, and the last one its size, once;
-// a rank that shares the site again takes hold of the group's buffer
-// again while another holds it, and of a new one, counted as grown, once
-// every rank has given it back.
-func TestShareUntilEveryRankUnshares(t *testing.T) {
+// Share's buffer stays the group's while a holder holds it: the holders
+// that give it back (Unshare) learn nothing, and the last one its size,
+// once; a holder that shares the site again takes hold of the group's
+// buffer again while another holds it, and of a new one, counted as grown,
+// once every holder has given it back.
+func TestShareUntilEveryHolderUnshares(t *testing.T) {
 	const size = 3
 	g := NewGroup(size)
 	d := make([]Direct, size)
+	h := make([]Holder, size)
 	for r := range size {
 		d[r], _ = DirectOf(g.Comm(r))
+		h[r] = NewHolder()
 	}
-	share := func(want int) [size][]byte {
-		t.Helper()
-		var bufs [size][]byte
-		grew := make([]int, size)
-		err := runGroup(g, func(c Communicator) error {
-			var err error
-			bufs[c.Rank()], grew[c.Rank()], err = d[c.Rank()].Share("s", 64)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if total := grew[0] + grew[1] + grew[2]; total != want {
-			t.Fatalf("the group's buffer grew by %d bytes in all, want %d", total, want)
-		}
-		return bufs
-	}
-	first := share(64)
-	if n := d[0].Unshare("s") + d[1].Unshare("s") + d[1].Unshare("s"); n != 0 {
+	first := shareAll(t, g, d, h, 64)
+	if n := d[0].Unshare("s", h[0]) + d[1].Unshare("s", h[1]) + d[1].Unshare("s", h[1]); n != 0 {
 		t.Fatalf("ranks 0 and 1 freed %d bytes while rank 2 holds the buffer", n)
 	}
-	again := share(0)
+	again := shareAll(t, g, d, h, 0)
 	if &again[0][0] != &first[0][0] || &again[2][0] != &first[0][0] {
 		t.Fatal("the group's buffer changed while rank 2 held it")
 	}
 	for r := range size - 1 {
-		if n := d[r].Unshare("s"); n != 0 {
+		if n := d[r].Unshare("s", h[r]); n != 0 {
 			t.Fatalf("rank %d freed %d bytes while rank 2 holds the buffer", r, n)
 		}
 	}
-	if n := d[2].Unshare("s"); n != 64 {
+	if n := d[2].Unshare("s", h[2]); n != 64 {
 		t.Fatalf("the last rank to give the buffer back freed %d bytes, want 64", n)
 	}
-	if n := d[2].Unshare("s") + d[0].Unshare("other"); n != 0 {
+	if n := d[2].Unshare("s", h[2]) + d[0].Unshare("other", h[0]); n != 0 {
 		t.Fatalf("giving back a buffer not held freed %d bytes", n)
 	}
-	if fresh := share(64); &fresh[0][0] == &first[0][0] {
+	if fresh := shareAll(t, g, d, h, 64); &fresh[0][0] == &first[0][0] {
 		t.Fatal("the dropped buffer came back")
 	}
+}
+
+// A rank's holders hold the buffer apart: an older holder that gives it
+// back after a newer one of the same rank took hold (out of turn) gives
+// back its own hold only, and the group keeps the buffer for the newer
+// one until it gives it back too.
+func TestUnshareGivesBackTheHoldersOwnHoldOnly(t *testing.T) {
+	const size = 2
+	g := NewGroup(size)
+	d := make([]Direct, size)
+	older, newer := make([]Holder, size), make([]Holder, size)
+	for r := range size {
+		d[r], _ = DirectOf(g.Comm(r))
+		older[r], newer[r] = NewHolder(), NewHolder()
+	}
+	first := shareAll(t, g, d, older, 64)
+	shareAll(t, g, d, newer, 0) // the same buffer: the older holders hold it
+	for r := range size {
+		if n := d[r].Unshare("s", older[r]); n != 0 {
+			t.Fatalf("rank %d's older holder freed %d bytes while the newer ones hold the buffer", r, n)
+		}
+	}
+	if again := shareAll(t, g, d, newer, 0); &again[0][0] != &first[0][0] || &again[1][0] != &first[0][0] {
+		t.Fatal("the group's buffer changed while the newer holders held it")
+	}
+	if n := d[0].Unshare("s", newer[0]) + d[1].Unshare("s", newer[1]); n != 64 {
+		t.Fatalf("the newer holders freed %d bytes, want 64", n)
+	}
+}
+
+// shareAll has every rank r of g share site "s" of size bytes for h[r] and
+// checks that the group's buffer grew by want bytes.
+func shareAll(t *testing.T, g *Group, d []Direct, h []Holder, want int) [][]byte {
+	t.Helper()
+	bufs := make([][]byte, len(d))
+	grew := make([]int, len(d))
+	err := runGroup(g, func(c Communicator) error {
+		var err error
+		bufs[c.Rank()], grew[c.Rank()], err = d[c.Rank()].Share("s", h[c.Rank()], 64)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range grew {
+		total += n
+	}
+	if total != want {
+		t.Fatalf("the group's buffer grew by %d bytes in all, want %d", total, want)
+	}
+	return bufs
 }

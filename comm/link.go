@@ -149,11 +149,11 @@ func (c linkedRows) AllToAllPull(site string, rows []int, size int, write func(p
 	return nil
 }
 
-func (c linkedRows) Share(site string, size int) ([]byte, int, error) {
-	return c.rows.Share(site, size)
+func (c linkedRows) Share(site string, h Holder, size int) ([]byte, int, error) {
+	return c.rows.Share(site, h, size)
 }
 
-func (c linkedRows) Unshare(site string) int { return c.rows.Unshare(site) }
+func (c linkedRows) Unshare(site string, h Holder) int { return c.rows.Unshare(site, h) }
 
 func (c linkedRows) AllToAllShared(site string, sent, recvd []int) error {
 	if err := c.rows.AllToAllShared(site, sent, recvd); err != nil {

@@ -41,12 +41,16 @@ type Group struct {
 	shared   map[string]*sharedBuf // Share's buffers, by site
 }
 
-// sharedBuf is a Share buffer and the ranks that hold it: those that got
+// sharedBuf is a Share buffer and its holders: those of each rank that got
 // it from Share and have not given it back (Unshare).
 type sharedBuf struct {
-	buf     []float32
-	holders []bool
-	held    int
+	buf   []float32
+	holds map[rankHolder]bool
+}
+
+type rankHolder struct {
+	rank int
+	h    Holder
 }
 
 // callState is the collective a rank is in (kind "" outside one) and since
@@ -656,7 +660,7 @@ func Run(size int, fn func(c Communicator) error) error {
 // Share makes the in-process group Direct: the first rank to call it for
 // site (or to ask for more than the site's buffer holds) allocates the
 // buffer, and the group keeps it for the site's next calls.
-func (c *local) Share(site string, size int) ([]byte, int, error) {
+func (c *local) Share(site string, h Holder, size int) ([]byte, int, error) {
 	if size < 0 {
 		return nil, 0, fmt.Errorf("comm: Share(%s): %d bytes", site, size)
 	}
@@ -670,13 +674,10 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 	}
 	s := g.shared[site]
 	if s == nil {
-		s = &sharedBuf{holders: make([]bool, g.size)}
+		s = &sharedBuf{holds: map[rankHolder]bool{}}
 		g.shared[site] = s
 	}
-	if !s.holders[c.rank] {
-		s.holders[c.rank] = true
-		s.held++
-	}
+	s.holds[rankHolder{c.rank, h}] = true
 	buf, grew := s.buf, 0
 	if 4*len(buf) < size {
 		grew = 4*((size+3)/4) - 4*len(buf)
@@ -696,16 +697,15 @@ func (c *local) Share(site string, size int) ([]byte, int, error) {
 
 // Unshare makes the in-process group Direct: the last holder of site's
 // buffer to give it back drops it from the group.
-func (c *local) Unshare(site string) int {
+func (c *local) Unshare(site string, h Holder) int {
 	g := c.g
 	g.sharedMu.Lock()
 	defer g.sharedMu.Unlock()
 	s := g.shared[site]
-	if s == nil || !s.holders[c.rank] {
+	if s == nil || !s.holds[rankHolder{c.rank, h}] {
 		return 0
 	}
-	s.holders[c.rank] = false
-	if s.held--; s.held > 0 {
+	if delete(s.holds, rankHolder{c.rank, h}); len(s.holds) > 0 {
 		return 0
 	}
 	delete(g.shared, site)

@@ -11,6 +11,7 @@ import (
 	"github.com/graft-gnn/graft/comm"
 	"github.com/graft-gnn/graft/compress"
 	"github.com/graft-gnn/graft/internal/memacct"
+	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -270,5 +271,109 @@ func TestExchangeCloseReleasesSharedBuffers(t *testing.T) {
 		if g := grown(i); g != 0 {
 			t.Errorf("after every exchange closed, the %s account holds %d bytes more than before", kind, g)
 		}
+	}
+}
+
+// A re-partition's exchanges take over the old ones' hold of the group's
+// shared buffers (TakeOver): their passes reuse the buffers, read the new
+// partition's rows, and the memory account grows no more. An exchange that
+// closes after a newer one of its part took hold (out of turn) gives back
+// its own hold only: the newer one keeps the buffers.
+func TestTakeOverReusesSharedBuffers(t *testing.T) {
+	const n, k, w = 150, 4, 9
+	g, l1 := testLayout(t, n, k, 8)
+	parts, err := partition.Random{}.Partition(g, k, partition.Options{Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, err := partition.BuildLayout(g, parts, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	global := randomRows(rand.New(rand.NewPCG(2, 3)), n, w)
+	kinds := []memacct.Kind{memacct.Activations, memacct.Communication}
+	var before [2]int64
+	for i, kind := range kinds {
+		before[i] = memacct.Held(kind)
+	}
+	grown := func() [2]int64 {
+		return [2]int64{memacct.Held(kinds[0]) - before[0], memacct.Held(kinds[1]) - before[1]}
+	}
+	want := [2]int64{4 * n * w, 8*k + 4*n} // the rows; the placement's counts and row indices
+	err = comm.Run(k, func(c comm.Communicator) error {
+		r := c.Rank()
+		// pass writes p's rows, checks every row the part reads and
+		// returns the buffer and the account once every part is done.
+		pass := func(e *Exchange, p *partition.Part) (*float32, [2]int64, error) {
+			e.Begin(0, true)
+			all, own := e.Shared(1, w)
+			if all == nil {
+				return nil, [2]int64{}, fmt.Errorf("rank %d: the pass is not shared", r)
+			}
+			for i, v := range p.Owned {
+				copy(own.Row(i), global.Row(int(v)))
+			}
+			e.Written(1)
+			if err := e.Err(); err != nil {
+				return nil, [2]int64{}, err
+			}
+			rows := e.SourceRows()
+			for j, v := range slices.Concat(p.Owned, p.Halo) {
+				if !slices.Equal(all.Row(int(rows[j])), global.Row(int(v))) {
+					return nil, [2]int64{}, fmt.Errorf("rank %d reads another node's row for node %d", r, v)
+				}
+			}
+			if err := c.Barrier("written"); err != nil {
+				return nil, [2]int64{}, err
+			}
+			held := grown()
+			return &all.Data[0], held, c.Barrier("counted")
+		}
+		cfg := Config{Seed: 1, Layers: 2}
+		first, err := New(c, &l1.Parts[r], cfg)
+		if err != nil {
+			return err
+		}
+		buf, held, err := pass(first, &l1.Parts[r])
+		if err != nil {
+			return err
+		}
+		if held != want {
+			return fmt.Errorf("rank %d: the account grew by %v bytes of activations and communication, want %v", r, held, want)
+		}
+		second, err := New(c, &l2.Parts[r], cfg)
+		if err != nil {
+			return err
+		}
+		second.TakeOver(first)
+		if b, h, err := pass(second, &l2.Parts[r]); err != nil {
+			return err
+		} else if b != buf || h != want {
+			return fmt.Errorf("rank %d: after the take-over the pass had another buffer (%t), the account %v bytes, want %v", r, b != buf, h, want)
+		}
+		third, err := New(c, &l1.Parts[r], cfg)
+		if err != nil {
+			return err
+		}
+		if _, _, err := pass(third, &l1.Parts[r]); err != nil {
+			return err
+		}
+		second.Close() // out of turn: the third took hold
+		if err := c.Barrier("closed"); err != nil {
+			return err
+		}
+		if b, h, err := pass(third, &l1.Parts[r]); err != nil {
+			return err
+		} else if b != buf || h != want {
+			return fmt.Errorf("rank %d: after an older exchange closed, the newer one's pass had another buffer (%t), the account %v bytes, want %v", r, b != buf, h, want)
+		}
+		third.Close()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := grown(); g != [2]int64{} {
+		t.Errorf("after every exchange closed, the account holds %v bytes more than before", g)
 	}
 }

@@ -83,6 +83,7 @@ type Exchange struct {
 	// read the peers' rows where they lie: no message buffers (nil
 	// elsewhere).
 	direct comm.Direct
+	holder comm.Holder // the exchange's hold of direct's shared buffers
 
 	observer compress.Observer // the schedule, if it watches the loss
 	stateful compress.Stateful // the schedule, if it has state to checkpoint
@@ -133,7 +134,7 @@ func New(c comm.Communicator, part *partition.Part, cfg Config) (*Exchange, erro
 		none: &timed{Compressor: none}, raw: compress.HostIsWireOrder,
 		send: make([][]byte, n), recv: make([][]byte, n), peerRows: make([][]float32, n), out: make([][]byte, n), in: make([][]byte, n)}
 	if d, ok := comm.DirectOf(c); ok {
-		e.direct = d
+		e.direct, e.holder = d, comm.NewHolder()
 	}
 	e.addTo = e.addGradientsFrom
 	e.pullRows = make([]int, n)

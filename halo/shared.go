@@ -121,7 +121,7 @@ func (e *Exchange) shareBuffer(layer, rowBytes, reserve int) []byte {
 	// Every part asks for the same sizes in the same order (the most asked
 	// for so far), so all get the group's one buffer.
 	size := max(s.total*max(rowBytes, reserve), s.size)
-	buf, grew, err := e.direct.Share(sharedSite, size)
+	buf, grew, err := e.direct.Share(sharedSite, e.holder, size)
 	if err != nil {
 		e.fail(fmt.Errorf("halo: sharing rows of layer %d: %w", layer, err))
 		return nil
@@ -190,27 +190,48 @@ func (e *Exchange) placeRows() error {
 }
 
 // Close gives back the exchange's hold of the in-process group's shared
-// buffers (comm.Direct's Unshare): once every part's exchange on the group
-// has closed, the group drops them, and the memory account (package
+// buffers (comm.Direct's Unshare): once every part's exchanges on the group
+// have closed, the group drops them, and the memory account (package
 // memacct) takes back what their growth added to it. A group that runs
 // several exchanges in turn (a re-partition makes new ones) keeps the
-// buffers while a part holds them. A part's exchanges take turns: one
-// closes before the next one's first pass (the group knows holders by
-// part), and it is not used after Close.
+// buffers while an exchange holds them; each exchange gives back its own
+// hold only, whatever the order its part's exchanges close in. The
+// exchange is not used after Close.
 func (e *Exchange) Close() {
 	if e.direct == nil {
 		return
 	}
-	memacct.Add(memacct.Activations, -int64(e.direct.Unshare(sharedSite)))
+	memacct.Add(memacct.Activations, -int64(e.direct.Unshare(sharedSite, e.holder)))
 	for _, site := range []string{sharedCountSite, sharedRowsSite} {
-		memacct.Add(memacct.Communication, -int64(e.direct.Unshare(site)))
+		memacct.Add(memacct.Communication, -int64(e.direct.Unshare(site, e.holder)))
 	}
+}
+
+// TakeOver closes old, an exchange of the same rank of e's group that e
+// replaces (a re-partition's), and gives e old's hold of the in-process
+// group's shared buffers: when every part's new exchange takes over, the
+// group keeps its buffers, and e's passes reuse them where they are large
+// enough (the same graph's rows, however it is split), instead of the
+// group dropping them and allocating them again. Reuse is safe: a shared
+// pass writes every row it reads after a barrier (Share, Written) that
+// waits for every part to be done with the buffer's last use. e gives back
+// what it held itself, if anything, first. old is not used after.
+func (e *Exchange) TakeOver(old *Exchange) {
+	if old == nil || old == e {
+		return
+	}
+	if e.direct == nil || old.direct == nil {
+		old.Close()
+		return
+	}
+	e.Close()
+	e.holder, old.holder = old.holder, e.holder
 }
 
 // share is Share for the placement's buffers, counted as the exchange's
 // memory.
 func (e *Exchange) share(site string, size int) ([]byte, error) {
-	b, grew, err := e.direct.Share(site, size)
+	b, grew, err := e.direct.Share(site, e.holder, size)
 	memacct.Add(memacct.Communication, int64(grew))
 	return b, err
 }

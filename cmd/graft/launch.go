@@ -96,6 +96,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		if why := notRestarted(status, w.interrupted); restart < opt.maxRestarts && why == "" {
 			var from string
 			command, from = plan.restartArgs(opt.command)
+			w.endLine()
 			fmt.Fprintf(stderr, "graft launch: rank %d failed (%v); restart %d of %d, %s\n", first.rank, first.err, restart+1, opt.maxRestarts, from)
 			continue
 		} else if opt.maxRestarts > 0 && why != "" {
@@ -171,9 +172,10 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
-		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); passes rank 0's stdout as it is and")
-		fmt.Fprintln(stderr, "prefixes the other lines with [rank k]; exits with the first failure's status after stopping the")
-		fmt.Fprintln(stderr, "others (or, with --max-restarts, restarts them).")
+		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); passes rank 0's stdout as it is, byte")
+		fmt.Fprintln(stderr, "for byte, and prefixes the other lines with [rank k] (a last line without a newline gets one);")
+		fmt.Fprintln(stderr, "exits with the first failure's status after stopping the others (or, with --max-restarts,")
+		fmt.Fprintln(stderr, "restarts them).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -329,13 +331,28 @@ func (w *localWorkers) signal(sig os.Signal) {
 	}
 }
 
-// flush writes the workers' last partial lines.
+// flush writes the workers' last partial lines: rank 0's standard output's
+// last, so that no other worker's line follows it on the line it leaves
+// open, if it ends without a newline.
 func (w *localWorkers) flush() {
 	for k := range w.outs {
 		if w.outs[k] != nil {
-			w.outs[k].flush()
+			if k > 0 {
+				w.outs[k].flush()
+			}
 			w.errs[k].flush()
 		}
+	}
+	if w.outs[0] != nil {
+		w.outs[0].flush()
+	}
+}
+
+// endLine ends the line rank 0's standard output left open, before another
+// attempt's workers write.
+func (w *localWorkers) endLine() {
+	if l := w.outs[0]; l != nil && l.open {
+		l.emit("\n")
 	}
 }
 
@@ -402,6 +419,7 @@ type lineWriter struct {
 	mu      *sync.Mutex
 	partial []byte
 	last    string
+	open    bool // the last line written lacks its newline
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -421,12 +439,21 @@ func (l *lineWriter) emit(line string) {
 	l.mu.Lock()
 	io.WriteString(l.w, l.prefix+line)
 	l.last = line
+	l.open = !strings.HasSuffix(line, "\n")
 	l.mu.Unlock()
 }
 
+// flush writes the partial line the worker's output ended with: as it is
+// where lines pass unprefixed (rank 0's standard output, the job's result,
+// byte for byte), ended with a newline where they carry a prefix, so that
+// the next prefixed line starts a line of its own.
 func (l *lineWriter) flush() {
 	if len(l.partial) > 0 {
-		l.emit(string(l.partial) + "\n")
+		line := string(l.partial)
+		if l.prefix != "" {
+			line += "\n"
+		}
+		l.emit(line)
 		l.partial = nil
 	}
 }

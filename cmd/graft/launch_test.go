@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,12 @@ import (
 // os.Executable, which here is this binary, with GRAFT_TEST_MAIN set.
 func TestMain(m *testing.M) {
 	if os.Getenv("GRAFT_TEST_MAIN") == "1" {
+		if len(os.Args) == 5 && os.Args[1] == "test-print" { // a worker that writes its arguments as they are
+			fmt.Fprint(os.Stdout, os.Args[2])
+			fmt.Fprint(os.Stderr, os.Args[3])
+			code, _ := strconv.Atoi(os.Args[4])
+			os.Exit(code)
+		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -160,5 +167,46 @@ func TestLaunchRankZeroStdoutUnprefixed(t *testing.T) {
 	}
 	if strings.Contains(stdout, "[rank 0]") {
 		t.Errorf("rank 0's stdout is prefixed:\n%s", stdout)
+	}
+}
+
+// graft launch passes rank 0's standard output byte for byte, a last line
+// without a newline included, after every other worker's lines; the
+// prefixed lines of the others end with a newline, the last one too. A
+// restart's workers start on a line of their own.
+func TestLaunchKeepsRankZerosLastLineAsItIs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Setenv("GRAFT_TEST_MAIN", "1") // graft launch's workers are this binary
+	for _, tc := range []struct {
+		code     string
+		restarts string
+		want     string
+	}{{"0", "0", "one\ntwo"}, {"1", "1", "one\ntwo\none\ntwo"}} {
+		code, stdout, stderr := runGraft(t, "launch", "--nproc", "2", "--grace", "1s", "--max-restarts", tc.restarts, "--",
+			"test-print", "one\ntwo", "oops", tc.code)
+		if strconv.Itoa(code) != tc.code {
+			t.Fatalf("exit %d, want %s\nstdout:\n%q\nstderr:\n%q", code, tc.code, stdout, stderr)
+		}
+		var zero []string
+		for _, line := range strings.SplitAfter(stdout, "\n") {
+			if !strings.HasPrefix(line, "[rank 1] ") {
+				zero = append(zero, line)
+			}
+		}
+		if got := strings.Join(zero, ""); got != tc.want || !strings.HasSuffix(stdout, "\ntwo") {
+			t.Errorf("rank 0's stdout came out as %q, and last in %q; want %q, last", got, stdout, tc.want)
+		}
+		for _, want := range []string{"[rank 1] one\n", "[rank 1] two\n"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%q", want, stdout)
+			}
+		}
+		for _, want := range []string{"[rank 0] oops\n", "[rank 1] oops\n"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%q", want, stderr)
+			}
+		}
 	}
 }

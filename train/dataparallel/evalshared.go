@@ -47,6 +47,7 @@ type sharedEval struct {
 	block       sample.Batch // a slice's
 	chunkNodes  int          // destinations a slice
 	holds       bool         // the group's buffers, kept from the last evaluation
+	holder      comm.Holder  // this evaluator's hold of them
 }
 
 // hiddenWidth is the width of the hidden layers' outputs.
@@ -116,7 +117,10 @@ func (e *evaluator) exchanged(d comm.Direct, rowBytes int) error {
 
 // share returns the group's buffer i of size bytes as float32s.
 func (e *evaluator) share(d comm.Direct, i, size int) ([]float32, error) {
-	b, grew, err := d.Share(sharedEvalSites[i], size)
+	if e.shared.holder == 0 {
+		e.shared.holder = comm.NewHolder()
+	}
+	b, grew, err := d.Share(sharedEvalSites[i], e.shared.holder, size)
 	if err != nil {
 		return nil, fmt.Errorf("dataparallel: sharing evaluation's rows: %w", err)
 	}
@@ -136,7 +140,7 @@ func (e *evaluator) unshare(d comm.Direct, size int) {
 	}
 	e.shared.holds = false
 	for _, site := range sharedEvalSites {
-		memacct.Add(memacct.Activations, -int64(d.Unshare(site)))
+		memacct.Add(memacct.Activations, -int64(d.Unshare(site, e.shared.holder)))
 	}
 }
 

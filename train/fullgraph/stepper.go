@@ -116,7 +116,7 @@ func (s *Stepper) rebind(data Data, ex *halo.Exchange) error {
 		return err
 	}
 	if s.ex != nil && s.ex != ex {
-		s.ex.Close()
+		ex.TakeOver(s.ex) // closes the old exchange; ex reuses its shared buffers
 	}
 	s.data, s.blocks, s.ex = data, []*nn.Block{data.Block}, ex
 	return nil
