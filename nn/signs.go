@@ -69,13 +69,7 @@ func saveSigns(buf *[]uint64, y *tensor.Matrix) {
 	bits := ensureSlice(buf, y.Rows*words)
 	parallel.For(y.Rows, rowGrain(y.Cols), rangeTask(func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			out := bits[r*words : (r+1)*words]
-			clear(out)
-			for j, v := range y.Row(r) {
-				if v > 0 {
-					out[j>>6] |= 1 << (j & 63)
-				}
-			}
+			vec.SignBits(bits[r*words:(r+1)*words], y.Row(r))
 		}
 	}))
 }
@@ -86,17 +80,12 @@ func saveSigns(buf *[]uint64, y *tensor.Matrix) {
 // dropout's).
 func reluBackwardSigns(dy *tensor.Matrix, signs []uint64, scale float32, scaled bool) {
 	words := signWords(dy.Cols)
+	if !scaled {
+		scale = 1 // dy·1 is dy
+	}
 	parallel.For(dy.Rows, rowGrain(dy.Cols), rangeTask(func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			row, bits := dy.Row(r), signs[r*words:(r+1)*words]
-			for j := range row {
-				if bits[j>>6]&(1<<(j&63)) == 0 {
-					row[j] = 0
-				}
-			}
-			if scaled {
-				vec.Scale(scale, row)
-			}
+			vec.KeepByBits(dy.Row(r), signs[r*words:(r+1)*words], scale)
 		}
 	}))
 }

@@ -37,6 +37,12 @@ func reluAVX512(dst, x []float32)
 func reluBackwardAVX512(dst, dy, y []float32)
 
 //go:noescape
+func signBitsAVX512(bits []uint64, x []float32)
+
+//go:noescape
+func keepByBitsAVX512(x []float32, bits []uint64, scale float32)
+
+//go:noescape
 func axpyAVX2(alpha float32, x, y []float32)
 
 //go:noescape
@@ -78,6 +84,8 @@ var avx512Kernels = kernels{
 	triad:        triadAVX512,
 	relu:         reluAVX512,
 	reluBackward: reluBackwardAVX512,
+	signBits:     signBitsAVX512,
+	keepByBits:   keepByBitsAVX512,
 }
 
 var avx2Kernels = kernels{
@@ -92,6 +100,8 @@ var avx2Kernels = kernels{
 	triad:        triadAVX2,
 	relu:         reluAVX2,
 	reluBackward: reluBackwardAVX2,
+	signBits:     signBitsGeneric, // no mask registers: the branch-free twin
+	keepByBits:   keepByBitsGeneric,
 }
 
 // kernelsFor returns the widest kernels level allows.

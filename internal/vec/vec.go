@@ -16,6 +16,8 @@ type kernels struct {
 	triad        func(a, b, c []float32, s float32)
 	relu         func(dst, x []float32)
 	reluBackward func(dst, dy, y []float32)
+	signBits     func(bits []uint64, x []float32)
+	keepByBits   func(x []float32, bits []uint64, scale float32)
 }
 
 var generic = kernels{
@@ -30,6 +32,8 @@ var generic = kernels{
 	triad:        triadGeneric,
 	relu:         reluGeneric,
 	reluBackward: reluBackwardGeneric,
+	signBits:     signBitsGeneric,
+	keepByBits:   keepByBitsGeneric,
 }
 
 // impl is the implementation in use, the widest this CPU and build support.
