@@ -49,15 +49,9 @@ type sharedEval struct {
 	holds       bool         // the group's buffers, kept from the last evaluation
 }
 
-// hiddenWidth is the width of the hidden layers' outputs.
-func (e *evaluator) hiddenWidth() int {
-	cfg := e.model.Config
-	w := cfg.Hidden
-	if cfg.Model == "gat" {
-		w *= max(cfg.Heads, 1)
-	}
-	return w
-}
+// hiddenWidth is the width of the hidden layers' outputs, every hidden
+// layer's (a one-layer model's: its output's).
+func (e *evaluator) hiddenWidth() int { return e.model.OutputWidth(0) }
 
 // countRows finds, once, the rows each worker reads of every other's: the
 // distinct nodes of other parts among its nodes' neighbours, and tells
@@ -278,7 +272,7 @@ func (e *evaluator) sliceLayer(l int, src []float32, w int, out []float32) error
 			e.cur.Rows += y.Rows
 			continue
 		}
-		wo := e.hiddenWidth()
+		wo := e.model.OutputWidth(l)
 		if y.Cols != wo {
 			return fmt.Errorf("dataparallel: layer %d gives %d columns; evaluation expects %d", l, y.Cols, wo)
 		}
