@@ -37,6 +37,9 @@ type input struct {
 	// partFeatures and partGraph are the bytes of the parts this process
 	// holds that problem and layout do not (holdPart; atomic).
 	partFeatures, partGraph int64
+	// cut is how many ranks of this process have cut their part from
+	// problem (partCut; atomic).
+	cut int64
 }
 
 // load reads the dataset and splits it (every worker of a job computes the

@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/metrics"
+	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/train/fullgraph"
 )
 
 // Sampled training over parts resumes where it stopped, whatever the
@@ -125,5 +128,43 @@ func TestDataParallelCompressesGradients(t *testing.T) {
 	exact, topk := bytesGrad(""), bytesGrad("topk:0.01")
 	if exact == 0 || topk*10 > exact {
 		t.Fatalf("gradient bytes: %d exact, %d with topk:0.01; want at least 10x fewer", exact, topk)
+	}
+}
+
+// Sampled training over parts in one process lets go of the whole
+// problem's graph and features once every rank has cut its part, before
+// the first epoch: the parts' rows are then the only copy of the
+// features. What the summary reads stays.
+func TestDataParallelInProcessDropsWholeProblem(t *testing.T) {
+	for _, tc := range []struct {
+		features  nn.Storage
+		precision string
+	}{{nn.Auto, ""}, {nn.ForceDense, "bf16"}} {
+		precision := tc.precision
+		s := coraSpec(t)
+		s.Log, s.Features, s.Precision = io.Discard, tc.features, precision
+		s.Sampler, s.BatchSize, s.Parts, s.Train.Epochs = "neighbor:5,5", 64, 3, 1
+		in, err := s.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Train.Model.Classes = in.classes
+		n, trainNodes := in.problem.Graph.N, len(in.problem.Train)
+		epochs := 0
+		onEpoch := func(metrics.Epoch) error {
+			epochs++
+			p := in.problem
+			if p.Graph.N != n || p.Graph.Offsets != nil || featureBytes(p.Features) != 0 || p.FeaturesBF16 != nil || p.Labels != nil {
+				t.Errorf("precision %q: in the first epoch the process holds the whole problem: %d nodes, %d offsets, %d bytes of features, bf16 %v, %d labels",
+					precision, p.Graph.N, len(p.Graph.Offsets), featureBytes(p.Features), p.FeaturesBF16 != nil, len(p.Labels))
+			}
+			return nil
+		}
+		if _, _, err := s.runInProcess(context.Background(), in, fullgraph.Options{}, onEpoch); err != nil {
+			t.Fatal(err)
+		}
+		if epochs != 1 || len(in.problem.Train) != trainNodes || in.partFeatures == 0 {
+			t.Errorf("precision %q: %d epochs, %d training nodes (had %d), parts' features %d bytes", precision, epochs, len(in.problem.Train), trainNodes, in.partFeatures)
+		}
 	}
 }

@@ -60,10 +60,12 @@ func TestMemoryAccount(t *testing.T) {
 	}
 	// Data-parallel workers hold sparse features this dense (every value
 	// stored) as dense rows: the parts' sparse copies and their dense
-	// rows, on top of the input's sparse matrix.
+	// rows; the input's sparse matrix is let go once the parts are cut.
+	// The two parts' sparse rows are the input's, with one more row
+	// offset (8 bytes): each part's rows start at offset 0.
 	sparse := run(1, 16, "", nn.ForceSparse).Memory.Features
-	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != 2*sparse+features {
-		t.Errorf("two data-parallel parts of dense-enough sparse features: %d bytes, want %d (the input's and parts' sparse copies, %d each, and the dense rows, %d)", dp, 2*sparse+features, sparse, features)
+	if dp := run(2, 16, "neighbor:5,5", nn.ForceSparse).Memory.Features; dp != sparse+8+features {
+		t.Errorf("two data-parallel parts of dense-enough sparse features: %d bytes, want %d (the parts' sparse copies, %d+8, and the dense rows, %d)", dp, sparse+8+features, sparse, features)
 	}
 	// A mini-batch run at bf16 holds its features in bf16 only.
 	s := coraSpec(t)

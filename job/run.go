@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/graft-gnn/graft/comm"
@@ -291,9 +292,11 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 		}
 		src.Split.Train, src.Split.Val, src.Split.Test = p.Train, p.Val, p.Test
 		sp = partstore.Build(src, &in.layout.Parts[c.Rank()], partstore.Fingerprint(in.layout))
+		in.holdPart(sp, false)
 		if s.Place.Size > 1 {
 			in.dropAllBut(c.Rank())
-			in.holdPart(sp, false)
+		} else {
+			in.partCut(s.Parts)
 		}
 	}
 	do := dataparallel.Options{Sampler: s.Sampler, BatchSize: s.BatchSize, Link: opts.Link, Schedule: opts.Schedule, OnBatch: s.BatchProgress,
@@ -314,19 +317,36 @@ func (s *Spec) runSampledRank(ctx context.Context, c comm.Communicator, in *inpu
 }
 
 // dropAllBut lets go of the whole problem once the worker of a
-// multi-process job has cut its part from it: the graph, the features and
-// the other parts' structure. What the summary and the saved model's
-// metadata read stays: the node count, the split and the parts' sizes.
+// multi-process job has cut its part from it (dropWhole), and of the other
+// parts' structure.
 func (in *input) dropAllBut(rank int) {
-	p := &in.problem
-	p.Graph = &graph.Graph{N: p.Graph.N}
-	p.Features, p.Labels = nn.Features{}, nil
+	in.dropWhole()
 	for i := range in.layout.Parts {
 		if i != rank {
 			part := &in.layout.Parts[i]
 			part.Local, part.Halo, part.Send = nil, nil, nil
 		}
 	}
+}
+
+// partCut is called by each of the parts ranks of one process once it has
+// cut its part from the whole problem: the last lets go of the whole
+// problem (dropWhole), so that the features are not held twice, as the
+// parts' rows and as the whole's. The parts keep their structure, which
+// they share with in.layout.
+func (in *input) partCut(parts int) {
+	if atomic.AddInt64(&in.cut, 1) == int64(parts) {
+		in.dropWhole()
+	}
+}
+
+// dropWhole lets go of the whole problem's graph, features and labels.
+// What the summary and the saved model's metadata read stays: the node
+// count, the split and the parts' sizes.
+func (in *input) dropWhole() {
+	p := &in.problem
+	p.Graph = &graph.Graph{N: p.Graph.N}
+	p.Features, p.FeaturesBF16, p.WillRead, p.Labels = nn.Features{}, nil, nil, nil
 }
 
 // metricSinks opens the metrics file (on the leader) and the Prometheus

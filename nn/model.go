@@ -108,6 +108,23 @@ func (c Config) WithDefaults() Config {
 	return cfg
 }
 
+// OutputWidth is the width of layer i's output: the classes for the last
+// layer (whose GAT heads are averaged), the hidden width for the others,
+// times the heads for GAT, which concatenates them.
+func (c Config) OutputWidth(i int) int {
+	c = c.WithDefaults()
+	switch {
+	case i == c.Layers-1:
+		return c.Classes
+	case c.Model == "gat":
+		return c.Hidden * c.Heads
+	}
+	return c.Hidden
+}
+
+// OutputWidth is the width of layer i's output (Config.OutputWidth).
+func (m *Model) OutputWidth(i int) int { return m.Config.OutputWidth(i) }
+
 // NewModel builds and initialises a model.
 func NewModel(cfg Config) (*Model, error) {
 	cfg = cfg.WithDefaults()
@@ -151,7 +168,6 @@ func NewModel(cfg Config) (*Model, error) {
 		var (
 			l   Layer
 			err error
-			w   = out
 		)
 		switch cfg.Model {
 		case "gcn":
@@ -173,9 +189,6 @@ func NewModel(cfg Config) (*Model, error) {
 			if last {
 				heads, concat = cfg.OutputHeads, false
 			}
-			if concat {
-				w = heads * out
-			}
 			l, err = NewGAT(i, prefix, GATConfig{In: in, Out: out, Heads: heads, Concat: concat,
 				AttentionDropout: cfg.AttentionDropout, AttentionSite: attentionSite + uint64(i)}, cfg.Init, rng)
 		default:
@@ -189,7 +202,7 @@ func NewModel(cfg Config) (*Model, error) {
 		if !last {
 			m.acts[i] = Act{Kind: cfg.Activation}
 		}
-		in = w
+		in = cfg.OutputWidth(i)
 	}
 	return m, nil
 }

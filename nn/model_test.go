@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -73,6 +74,48 @@ func TestInitBounds(t *testing.T) {
 		variance := sumSq / float64(len(m.Data))
 		if maxAbs > tc.bound || maxAbs < 0.95*tc.bound || math.Abs(variance-tc.bound*tc.bound/3) > 0.05*tc.bound*tc.bound/3 {
 			t.Errorf("%s: max |w| %v, variance %v; want bound %v, variance %v", tc.kind, maxAbs, variance, tc.bound, tc.bound*tc.bound/3)
+		}
+	}
+}
+
+// OutputWidth is the width of what each layer computes, for every model:
+// GAT's hidden layers concatenate their heads, its last averages them.
+func TestOutputWidth(t *testing.T) {
+	const n = 30
+	var src, dst []int32
+	for i := range n {
+		src, dst = append(src, int32(i)), append(dst, int32((i*7+3)%n))
+	}
+	g, err := graph.FromEdges(n, src, dst, graph.BuildOptions{Symmetrize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := WholeGraph(g)
+	x := tensor.New(n, 5)
+	for i := range x.Data {
+		x.Data[i] = float32(i%7) - 3
+	}
+	for _, model := range []string{"gcn", "sage", "gat", "mlp"} {
+		for layers := 1; layers <= 3; layers++ {
+			m, err := NewModel(Config{Model: model, InFeatures: 5, Hidden: 4, Classes: 3, Layers: layers, Heads: 3, OutputHeads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := DenseFeatures(x)
+			for l := range layers {
+				y := m.ForwardLayer(l, b, in)
+				want := 4
+				switch {
+				case l == layers-1:
+					want = 3
+				case model == "gat":
+					want = 12
+				}
+				if got := m.OutputWidth(l); got != y.Cols || got != want {
+					t.Errorf("%s of %d layers: layer %d computes %d columns; OutputWidth %d, want %d", model, layers, l, y.Cols, got, want)
+				}
+				in = DenseFeatures(y.Clone())
+			}
 		}
 	}
 }

@@ -38,11 +38,28 @@ type evaluator struct {
 	shared   sharedEval
 	fetchAll bool
 	chunk    int // destinations a slice of evaluateShared, if set (tests)
+	// wholeRows is the input rows of the owned nodes' whole
+	// neighbourhoods, wholeLayer's block: the part's local columns.
+	wholeRows int
 }
 
 func newEvaluator(sh *share, whole *sample.PartNeighbor, m *nn.Model, sp *partstore.Part) *evaluator {
-	return &evaluator{sh: sh, model: m, batcher: newBatcher(sh), whole: whole,
+	return &evaluator{sh: sh, model: m, batcher: newBatcher(sh), whole: whole, wholeRows: sp.Part.Local.Cols,
 		rows: [3][]int32{slices.Clone(sp.Train), slices.Clone(sp.Val), slices.Clone(sp.Test)}}
+}
+
+// checkRoom refuses an evaluation that would take more memory than is
+// available now, as evaluate refuses it before taking the memory: called
+// before training, so that a run that cannot evaluate says so before its
+// first epoch rather than after it.
+func (e *evaluator) checkRoom() error {
+	if _, ok := comm.DirectOf(e.sh.c); ok && !e.fetchAll {
+		if err := e.sharedRoom(e.sharedSizes()); err != nil || e.sh.x.csr == nil {
+			return err
+		}
+		// Sparse features: the first layer fetches its rows (evaluateShared).
+	}
+	return e.fetchedRoom(e.wholeRows)
 }
 
 // evaluate returns this worker's sums of the metrics; every worker calls
@@ -110,12 +127,7 @@ func (e *evaluator) wholeLayer(l int, x rowStore) (rowStore, error) {
 		}
 		e.block.FinishSeeds(e.sh.owned)
 		e.built = true
-		// The gathered rows and those received, at the widest layer,
-		// and the owned nodes' outputs.
-		rows, w := len(e.block.Input), max(x.cols(), e.hiddenWidth())
-		need := 4 * int64(w) * int64(2*rows-len(e.sh.owned)+2*len(e.sh.owned))
-		if err := roomForEvaluation(need, fmt.Sprintf("rank %d's %d nodes' whole neighbourhood of %d rows, %d values each, gathered and received", e.sh.rank, len(e.sh.owned), rows, w),
-			"workers in one process (--parts without graft launch) share evaluation's rows instead"); err != nil {
+		if err := e.fetchedRoom(len(e.block.Input)); err != nil {
 			return x, err
 		}
 	}
@@ -140,4 +152,14 @@ func (e *evaluator) wholeLayer(l int, x rowStore) (rowStore, error) {
 		}
 	}
 	return rowStore{f32: &e.cur}, nil
+}
+
+// fetchedRoom is roomForEvaluation of what wholeLayer holds at the widest
+// layer: the whole neighbourhood's rows gathered and those received, and
+// the owned nodes' outputs.
+func (e *evaluator) fetchedRoom(rows int) error {
+	own, w := len(e.sh.owned), max(e.sh.x.cols(), e.hiddenWidth())
+	need := 4 * int64(w) * int64(2*rows-own+2*own)
+	return roomForEvaluation(need, fmt.Sprintf("rank %d's %d nodes' whole neighbourhood of %d rows, %d values each, gathered and received", e.sh.rank, own, rows, w),
+		"workers in one process (--parts without graft launch) share evaluation's rows instead")
 }

@@ -50,15 +50,9 @@ type sharedEval struct {
 	holder      comm.Holder  // this evaluator's hold of them
 }
 
-// hiddenWidth is the width of the hidden layers' outputs.
-func (e *evaluator) hiddenWidth() int {
-	cfg := e.model.Config
-	w := cfg.Hidden
-	if cfg.Model == "gat" {
-		w *= max(cfg.Heads, 1)
-	}
-	return w
-}
+// hiddenWidth is the width of the hidden layers' outputs, every hidden
+// layer's (a one-layer model's: its output's).
+func (e *evaluator) hiddenWidth() int { return e.model.OutputWidth(0) }
 
 // countRows finds, once, the rows each worker reads of every other's: the
 // distinct nodes of other parts among its nodes' neighbours, and tells
@@ -153,26 +147,18 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 		}
 	}
 	sh, L := e.sh, len(e.model.Layers)
-	n, hidden := sh.n, e.hiddenWidth()
-	// Buffer 1 holds the features (unless sparse) and the odd layers'
-	// outputs, buffer 0 the even layers'.
-	var size [2]int
-	for l := range L - 1 {
-		size[l%2] = 4 * n * hidden
-	}
+	hidden := e.hiddenWidth()
+	size := e.sharedSizes()
 	first := 0 // the first layer computed from shared rows
 	if sh.x.csr != nil {
 		// Sparse rows stay sparse, as one process multiplies them: the
 		// first layer fetches its rows as before, over whole
 		// neighbourhoods.
 		first = 1
-	} else {
-		size[1] = max(size[1], 4*n*sh.x.cols())
 	}
 	if !e.shared.holds {
 		// The group's buffers are taken once (every worker checks alike).
-		if err := roomForEvaluation(int64(size[0]+size[1]), fmt.Sprintf("the rows of two layers' inputs, %d and %d float32s, for each of the graph's %d nodes, held once by the workers of this process", size[0]/(4*max(n, 1)), size[1]/(4*max(n, 1)), n),
-			"one process's exact evaluation (without --parts) holds as much; without --parts, --eval-sampler evaluates on sampled batches instead"); err != nil {
+		if err := e.sharedRoom(size); err != nil {
 			return err
 		}
 	}
@@ -223,6 +209,28 @@ func (e *evaluator) evaluateShared(d comm.Direct) error {
 	return nil
 }
 
+// sharedSizes is the bytes of the group's two buffers: buffer 1 holds
+// the features (unless sparse) and the odd layers' outputs, buffer 0 the
+// even layers'.
+func (e *evaluator) sharedSizes() [2]int {
+	var size [2]int
+	n, hidden := e.sh.n, e.hiddenWidth()
+	for l := range len(e.model.Layers) - 1 {
+		size[l%2] = 4 * n * hidden
+	}
+	if e.sh.x.csr == nil {
+		size[1] = max(size[1], 4*n*e.sh.x.cols())
+	}
+	return size
+}
+
+// sharedRoom is roomForEvaluation of the group's buffers of size bytes.
+func (e *evaluator) sharedRoom(size [2]int) error {
+	n := max(e.sh.n, 1)
+	return roomForEvaluation(int64(size[0]+size[1]), fmt.Sprintf("the rows of two layers' inputs, %d and %d float32s, for each of the graph's %d nodes, held once by the workers of this process", size[0]/(4*n), size[1]/(4*n), e.sh.n),
+		"one process's exact evaluation (without --parts) holds as much; without --parts, --eval-sampler evaluates on sampled batches instead")
+}
+
 // putOwn writes the rows of y, one per owned node, into buf at their
 // nodes' rows, width w.
 func (e *evaluator) putOwn(buf []float32, y *tensor.Matrix, w int) {
@@ -268,7 +276,7 @@ func (e *evaluator) sliceLayer(l int, src []float32, w int, out []float32) error
 			e.cur.Rows += y.Rows
 			continue
 		}
-		wo := e.hiddenWidth()
+		wo := e.model.OutputWidth(l)
 		if y.Cols != wo {
 			return fmt.Errorf("dataparallel: layer %d gives %d columns; evaluation expects %d", l, y.Cols, wo)
 		}

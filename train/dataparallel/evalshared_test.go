@@ -1,12 +1,15 @@
 package dataparallel
 
 import (
+	"context"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/graft-gnn/graft/comm"
+	"github.com/graft-gnn/graft/comm/commtest"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/train"
@@ -150,6 +153,10 @@ func TestEvaluationBeyondMemoryRefused(t *testing.T) {
 					}
 					s.eval.fetchAll = fetch
 					evs[c.Rank()], errs[c.Rank()] = s.Evaluate(0)
+					if fetch && errs[c.Rank()] == nil && len(s.eval.block.Input) != s.eval.wholeRows {
+						// What the check before training counts.
+						t.Errorf("rank %d: the whole neighbourhood has %d rows; the part has %d columns", c.Rank(), len(s.eval.block.Input), s.eval.wholeRows)
+					}
 					return errs[c.Rank()]
 				})
 			})
@@ -166,6 +173,57 @@ func TestEvaluationBeyondMemoryRefused(t *testing.T) {
 						t.Fatalf("fetching %v, 1 MiB available: rank %d's error %v", fetch, r, e)
 					}
 				}
+			}
+		}
+	}
+}
+
+// A run whose evaluation would not fit in the memory available stops
+// before it trains, with the error naming the size, the memory available
+// and what to do instead: in one process (shared rows) and over TCP
+// (fetched rows), on every worker. With the memory to evaluate, it trains.
+func TestEvaluationBeyondMemoryRefusedBeforeTraining(t *testing.T) {
+	p := traintest.SBM(t, 6000, 32, 4)
+	layout := randomLayout(t, p, 2)
+	cfg := traintest.Config("sage", 2, 1)
+	cfg.Model.Hidden = 64 // layers of 6000·64·4 bytes: 1.5 MiB
+	defer func(f func() (int64, bool), floor int64) { availableMemory, roomFloor = f, floor }(availableMemory, roomFloor)
+	roomFloor = 0
+	for _, avail := range []int64{1 << 30, 1 << 20} {
+		availableMemory = func() (int64, bool) { return avail, true }
+		var batches atomic.Int64
+		opts := Options{Sampler: "neighbor:2,2", BatchSize: 64, OnBatch: func(int, int, int) { batches.Add(1) }}
+		run := map[string]func() []error{
+			"in one process": func() []error {
+				_, _, err := RunInProcess(context.Background(), cfg, p, layout, opts, nil)
+				return []error{err}
+			},
+			"over TCP": func() []error {
+				if testing.Short() {
+					return nil
+				}
+				parts := Parts(p, classes, layout)
+				return commtest.TCP(t, 2, "room test", func(c comm.Communicator) error {
+					_, _, err := RunWorker(context.Background(), c, cfg, parts[c.Rank()], opts, nil)
+					return err
+				})
+			},
+		}
+		for _, name := range []string{"in one process", "over TCP"} {
+			batches.Store(0)
+			var errs []error
+			withTimeout(t, func() error { errs = run[name](); return nil })
+			for r, err := range errs {
+				switch {
+				case avail == 1<<30 && err != nil:
+					t.Fatalf("%s, 1 GiB available: rank %d: %v", name, r, err)
+				case avail == 1<<30:
+				case err == nil || !strings.Contains(err.Error(), "exact evaluation would take") || !strings.Contains(err.Error(), "more than the 1.0 MiB of memory available") || !strings.Contains(err.Error(), "instead"):
+					t.Fatalf("%s, 1 MiB available: rank %d's error %v", name, r, err)
+				}
+			}
+			if trained := batches.Load() > 0; len(errs) > 0 && trained != (avail == 1<<30) {
+				t.Errorf("%s, %d bytes available: %d batches trained", name, avail, batches.Load())
 			}
 		}
 	}

@@ -93,6 +93,10 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, sp *p
 		return train.Result{}, nil, err
 	}
 	s.eval.bf16 = opts.Precision == train.BF16
+	// A run that cannot evaluate says so before it trains.
+	if err := s.eval.checkRoom(); err != nil {
+		return train.Result{}, nil, err
+	}
 	if opts.Codec != nil {
 		sched := compress.Schedule(compress.Fixed(1))
 		if opts.Schedule != nil {
