@@ -14,3 +14,13 @@ func vendor() string {
 	binary.LittleEndian.PutUint32(s[8:], c)
 	return string(s[:])
 }
+
+// family decodes CPUID leaf 1's display family.
+func family() int {
+	a, _, _, _ := cpuidLeaf(1, 0)
+	f := int(a>>8) & 0xf
+	if f == 0xf {
+		f += int(a>>20) & 0xff
+	}
+	return f
+}

@@ -3,3 +3,5 @@
 package cpuid
 
 func vendor() string { return "" }
+
+func family() int { return 0 }

@@ -35,14 +35,16 @@ type kernelSet struct {
 	rowsBF16    rowKernelBF16
 	rowsBF16Far rowKernelBF16
 
-	// farPays is set where the far kernels beat the near ones: measured
-	// on Intel cores only. On an AMD EPYC (Zen 5), one core gathering from
-	// 488 MiB of rows (BenchmarkRowKernelsOneCore, far-speedup) ran the far
-	// kernel at 0.74–0.75× the near one's speed (the bf16 far kernel at
-	// 0.91–0.97×); prefetching into L2 with PREFETCHT1, or with PREFETCHT2
-	// at half the distance, 0.76–0.83×, and into L1 at twice the distance
-	// 1.02–1.05×: there the near kernels' L1 prefetch is the right one at
-	// any size.
+	// farPays is set where the far kernels beat the near ones: on Intel
+	// cores and AMD's Zen 4, not on Zen 5. One core gathering from 488 MiB
+	// of rows (BenchmarkRowKernelsOneCore, far-speedup) ran the far kernel
+	// at 1.50–1.56× the near one's speed on an AMD EPYC (Zen 4; the bf16
+	// far kernel at 1.33×) but at 0.74–0.75× on a Zen 5 (bf16 0.91–0.97×);
+	// there prefetching into L2 with PREFETCHT1, or with PREFETCHT2 at half
+	// the distance, ran at 0.76–0.83×, and into L1 at twice the distance at
+	// 1.02–1.05×: the near kernels' L1 prefetch is the right one at any size.
+	// On the Zen 4 the near kernel's speed does not change with its
+	// distance (6 to 32 nonzeros ahead), nor the far one's (24 to 128).
 	farPays bool
 }
 
@@ -52,7 +54,7 @@ var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, rowsFar: mul
 // farGatherBytes is the size of the gathered rows (x's rows times the
 // width gathered, in bytes) above which MulCSR and MulCSRBF16 use the row
 // kernels that prefetch into L2, further ahead, on CPUs where that pays
-// (Intel's; see farPays): the rows then mostly come from memory, where
+// (Intel's and Zen 4's; see farPays): the rows then mostly come from memory, where
 // prefetches into L1 run out of L1 miss buffers. On an Intel Xeon (Emerald Rapids), one
 // core gathering 15 random 512-byte rows per output row from 24 MiB of rows
 // was 1.2× faster prefetching into L1, 12 nonzeros ahead; from 48 MiB,
