@@ -61,6 +61,11 @@ var AMD = Vendor == "AuthenticAMD"
 // choose by it.
 var Family = family()
 
+// LastLevelCache is the size in bytes of the largest data cache CPUID
+// describes (the L3 a core shares with others, on most CPUs), or 0 where
+// CPUID does not say, off amd64.
+var LastLevelCache = lastLevelCache()
+
 func detect() Level {
 	x := cpu.X86
 	switch {

@@ -2,6 +2,7 @@ package cpuid
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -51,4 +52,32 @@ func TestFamilyMatchesProcCPUInfo(t *testing.T) {
 		}
 	}
 	t.Fatal("/proc/cpuinfo has no cpu family line")
+}
+
+// The last-level cache read by CPUID is the largest data or unified cache
+// the kernel lists for CPU 0.
+func TestLastLevelCacheMatchesSysfs(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("compares with Linux's sysfs on amd64")
+	}
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	var want int64
+	for _, d := range dirs {
+		kind, err1 := os.ReadFile(filepath.Join(d, "type"))
+		size, err2 := os.ReadFile(filepath.Join(d, "size"))
+		if err1 != nil || err2 != nil || strings.TrimSpace(string(kind)) == "Instruction" {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(size)), "K"), 10, 64)
+		if err != nil {
+			t.Fatalf("%s/size: %q", d, size)
+		}
+		want = max(want, kb<<10)
+	}
+	if want == 0 {
+		t.Skip("sysfs lists no caches")
+	}
+	if LastLevelCache != want {
+		t.Fatalf("LastLevelCache = %d, sysfs says %d", LastLevelCache, want)
+	}
 }
