@@ -51,6 +51,21 @@ var Vendor = vendor()
 // Intel reports an Intel CPU.
 var Intel = Vendor == "GenuineIntel"
 
+// AMD reports an AMD CPU.
+var AMD = Vendor == "AuthenticAMD"
+
+// Family is the CPU's family as the vendors number it (CPUID leaf 1's
+// base family, plus its extended family when the base is 15), or 0 off
+// amd64: on AMD, 0x19 for Zen 3 and Zen 4, 0x1A for Zen 5. Kernels whose
+// best prefetch differs between generations of one vendor's cores
+// choose by it.
+var Family = family()
+
+// LastLevelCache is the size in bytes of the largest data cache CPUID
+// describes (the L3 a core shares with others, on most CPUs), or 0 where
+// CPUID does not say, off amd64.
+var LastLevelCache = lastLevelCache()
+
 func detect() Level {
 	x := cpu.X86
 	switch {

@@ -2,7 +2,9 @@ package cpuid
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -22,11 +24,60 @@ func TestVendorMatchesProcCPUInfo(t *testing.T) {
 			if want := strings.TrimSpace(value); Vendor != want {
 				t.Fatalf("Vendor = %q, /proc/cpuinfo says %q", Vendor, want)
 			}
-			if Intel != (Vendor == "GenuineIntel") {
-				t.Fatalf("Intel = %v for vendor %q", Intel, Vendor)
+			if Intel != (Vendor == "GenuineIntel") || AMD != (Vendor == "AuthenticAMD") {
+				t.Fatalf("Intel = %v, AMD = %v for vendor %q", Intel, AMD, Vendor)
 			}
 			return
 		}
 	}
 	t.Fatal("/proc/cpuinfo has no vendor_id line")
+}
+
+// The family read by CPUID is the one the kernel reports.
+func TestFamilyMatchesProcCPUInfo(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("compares with Linux's /proc/cpuinfo on amd64")
+	}
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(name) == "cpu family" {
+			if want := strings.TrimSpace(value); strconv.Itoa(Family) != want {
+				t.Fatalf("Family = %d, /proc/cpuinfo says %s", Family, want)
+			}
+			return
+		}
+	}
+	t.Fatal("/proc/cpuinfo has no cpu family line")
+}
+
+// The last-level cache read by CPUID is the largest data or unified cache
+// the kernel lists for CPU 0.
+func TestLastLevelCacheMatchesSysfs(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("compares with Linux's sysfs on amd64")
+	}
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	var want int64
+	for _, d := range dirs {
+		kind, err1 := os.ReadFile(filepath.Join(d, "type"))
+		size, err2 := os.ReadFile(filepath.Join(d, "size"))
+		if err1 != nil || err2 != nil || strings.TrimSpace(string(kind)) == "Instruction" {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(size)), "K"), 10, 64)
+		if err != nil {
+			t.Fatalf("%s/size: %q", d, size)
+		}
+		want = max(want, kb<<10)
+	}
+	if want == 0 {
+		t.Skip("sysfs lists no caches")
+	}
+	if LastLevelCache != want {
+		t.Fatalf("LastLevelCache = %d, sysfs says %d", LastLevelCache, want)
+	}
 }

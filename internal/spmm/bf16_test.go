@@ -63,7 +63,8 @@ func TestMulCSRBF16(t *testing.T) {
 }
 
 // TestBF16KernelsAgree runs the bf16 row kernels directly against the
-// pure-Go twin (not bit for bit: the assembly fuses the multiply-add).
+// pure-Go twin (not bit for bit: the assembly fuses the multiply-add), and
+// every far and streaming variant against the plain kernel, bit for bit.
 func TestBF16KernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	m := randomCSR(rng, 64, 80, 9, 5, 200, true)
@@ -71,18 +72,18 @@ func TestBF16KernelsAgree(t *testing.T) {
 		k := kernelsFor(l)
 		for width := 1; width <= 300; width++ {
 			x, _ := toBF16(randomDense(rng, m.cols, width))
-			got := randomDense(rng, m.rows, width)
-			want := append([]float32(nil), got...)
-			far := append([]float32(nil), got...)
-			k.rowsBF16(m.offsets, m.indices, m.values, x, width, width, got, width, true)
-			k.rowsBF16Far(m.offsets, m.indices, m.values, x, width, width, far, width, true)
-			generic.rowsBF16(m.offsets, m.indices, m.values, x, width, width, want, width, true)
-			for i := range got {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
-					t.Fatalf("%v width %d: bf16 rows kernel [%d] = %v, generic %v", l, width, i, got[i], want[i])
+			y0 := randomDense(rng, m.rows, width)
+			for _, acc := range []bool{true, false} {
+				want := append([]float32(nil), y0...)
+				generic.rowsBF16[0][0](m.offsets, m.indices, m.values, x, width, width, want, width, acc)
+				variants := func(i int, y []float32, ld int) {
+					k.rowsBF16[i/2][i%2](m.offsets, m.indices, m.values, x, width, width, y, ld, acc)
 				}
-				if far[i] != got[i] {
-					t.Fatalf("%v width %d: far bf16 rows kernel [%d] = %v, rows kernel %v", l, width, i, far[i], got[i])
+				plain := agreeVariants(t, fmt.Sprintf("bf16 %v width %d accumulate %v", l, width, acc), y0, m.rows, width, variants)
+				for i := range plain {
+					if d := math.Abs(float64(plain[i] - want[i])); d > 1e-4 {
+						t.Fatalf("%v width %d: bf16 rows kernel [%d] = %v, generic %v", l, width, i, plain[i], want[i])
+					}
 				}
 			}
 		}

@@ -14,6 +14,16 @@ func mulRowsAVX512(offsets []int64, indices []int32, values []float32, x []float
 //go:noescape
 func mulRowsFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsStreamAVX512 and mulRowsFarStreamAVX512 are mulRowsAVX512 and
+// mulRowsFarAVX512 writing y's whole vectors with non-temporal stores: y
+// and ldy·4 must be multiples of 64 bytes (see streamStores).
+//
+//go:noescape
+func mulRowsStreamAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
+//go:noescape
+func mulRowsFarStreamAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
 //go:noescape
 func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 
@@ -31,18 +41,34 @@ func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []u
 //go:noescape
 func mulRowsBF16FarAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsBF16StreamAVX512 and mulRowsBF16FarStreamAVX512 are the bf16
+// kernels writing y as mulRowsStreamAVX512 does.
+//
+//go:noescape
+func mulRowsBF16StreamAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
+//go:noescape
+func mulRowsBF16FarStreamAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
 //go:noescape
 func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+
+// farPaysAVX512 reports whether the AVX-512 far kernels beat the near ones
+// on this CPU: on Intel cores and on AMD's family 0x19, whose only cores
+// with AVX-512 are Zen 4s; not on Zen 5 (family 0x1A). See farPays.
+func farPaysAVX512() bool { return cpuid.Intel || cpuid.AMD && cpuid.Family == 0x19 }
 
 // kernelsFor returns the widest kernels level allows.
 func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
-		return kernelSet{level: cpuid.AVX512, rows: mulRowsAVX512, rowsFar: mulRowsFarAVX512, scatter: scatterAVX512,
-			rowsBF16: mulRowsBF16AVX512, rowsBF16Far: mulRowsBF16FarAVX512, farPays: cpuid.Intel}
+		return kernelSet{level: cpuid.AVX512, scatter: scatterAVX512, farPays: farPaysAVX512(),
+			rows:     [2][2]rowKernel{{mulRowsAVX512, mulRowsStreamAVX512}, {mulRowsFarAVX512, mulRowsFarStreamAVX512}},
+			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}}}
 	case level >= cpuid.AVX2:
-		return kernelSet{level: cpuid.AVX2, rows: mulRowsAVX2, rowsFar: mulRowsAVX2, scatter: scatterAVX2,
-			rowsBF16: mulRowsBF16AVX2, rowsBF16Far: mulRowsBF16AVX2}
+		return kernelSet{level: cpuid.AVX2, scatter: scatterAVX2,
+			rows:     [2][2]rowKernel{{mulRowsAVX2, mulRowsAVX2}, {mulRowsAVX2, mulRowsAVX2}},
+			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}}}
 	}
 	return generic
 }

@@ -73,7 +73,7 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 // MULROWS512 is the AVX-512 row kernel; its blocks of 8, 4, 2 and 1
 // vectors prefetch with hint Hn, Dn nonzeros ahead (the masked block, under
 // a line a row, into L1 96 ahead: it was no faster with PREFETCHT2).
-#define MULROWS512(H8, D8, H4, D4, H2, D2, H1, D1) \
+#define MULROWS512(H8, D8, H4, D4, H2, D2, H1, D1, ST, FENCE) \
 	MOVQ offsets_base+0(FP), R8 \
 	MOVQ offsets_len+8(FP), R9 \
 	DECQ R9 \
@@ -159,14 +159,14 @@ mulavx512_b8loop: \
 	JLT  mulavx512_b8loop \
 mulavx512_b8store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
-	VMOVUPS Z1, 64(AX) \
-	VMOVUPS Z2, 128(AX) \
-	VMOVUPS Z3, 192(AX) \
-	VMOVUPS Z4, 256(AX) \
-	VMOVUPS Z5, 320(AX) \
-	VMOVUPS Z6, 384(AX) \
-	VMOVUPS Z7, 448(AX) \
+	ST Z0, 0(AX) \
+	ST Z1, 64(AX) \
+	ST Z2, 128(AX) \
+	ST Z3, 192(AX) \
+	ST Z4, 256(AX) \
+	ST Z5, 320(AX) \
+	ST Z6, 384(AX) \
+	ST Z7, 448(AX) \
 	ADDQ $512, R11 \
 	JMP  mulavx512_col \
 mulavx512_b4: \
@@ -204,10 +204,10 @@ mulavx512_b4loop: \
 	JLT  mulavx512_b4loop \
 mulavx512_b4store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
-	VMOVUPS Z1, 64(AX) \
-	VMOVUPS Z2, 128(AX) \
-	VMOVUPS Z3, 192(AX) \
+	ST Z0, 0(AX) \
+	ST Z1, 64(AX) \
+	ST Z2, 128(AX) \
+	ST Z3, 192(AX) \
 	ADDQ $256, R11 \
 	JMP  mulavx512_col \
 mulavx512_b2: \
@@ -237,8 +237,8 @@ mulavx512_b2loop: \
 	JLT  mulavx512_b2loop \
 mulavx512_b2store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
-	VMOVUPS Z1, 64(AX) \
+	ST Z0, 0(AX) \
+	ST Z1, 64(AX) \
 	ADDQ $128, R11 \
 	JMP  mulavx512_col \
 mulavx512_b1: \
@@ -264,7 +264,7 @@ mulavx512_b1loop: \
 	JLT  mulavx512_b1loop \
 mulavx512_b1store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
+	ST Z0, 0(AX) \
 	ADDQ $64, R11 \
 	JMP  mulavx512_col \
 mulavx512_bm: \
@@ -306,16 +306,25 @@ mulavx512_next: \
 	CMPQ R8, R9 \
 	JLT  mulavx512_row \
 mulavx512_done: \
+	FENCE \
 	VZEROUPPER \
 	RET
 
 // func mulRowsAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 TEXT ·mulRowsAVX512(SB), NOSPLIT, $0-145
-	MULROWS512(PREFETCHT0, 12, PREFETCHT0, 24, PREFETCHT0, 48, PREFETCHT0, 96)
+	MULROWS512(PREFETCHT0, 12, PREFETCHT0, 24, PREFETCHT0, 48, PREFETCHT0, 96, VMOVUPS, NOP)
+
+// func mulRowsStreamAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsStreamAVX512(SB), NOSPLIT, $0-145
+	MULROWS512(PREFETCHT0, 12, PREFETCHT0, 24, PREFETCHT0, 48, PREFETCHT0, 96, VMOVNTPS, SFENCE)
 
 // func mulRowsFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 TEXT ·mulRowsFarAVX512(SB), NOSPLIT, $0-145
-	MULROWS512(PREFETCHT2, 48, PREFETCHT2, 96, PREFETCHT2, 192, PREFETCHT2, 384)
+	MULROWS512(PREFETCHT2, 48, PREFETCHT2, 96, PREFETCHT2, 192, PREFETCHT2, 384, VMOVUPS, NOP)
+
+// func mulRowsFarStreamAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsFarStreamAVX512(SB), NOSPLIT, $0-145
+	MULROWS512(PREFETCHT2, 48, PREFETCHT2, 96, PREFETCHT2, 192, PREFETCHT2, 384, VMOVNTPS, SFENCE)
 
 // func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 TEXT ·scatterAVX512(SB), NOSPLIT, $0-144

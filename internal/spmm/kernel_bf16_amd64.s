@@ -36,7 +36,7 @@
 // 2 vectors prefetch with hint Hn, Dn nonzeros ahead (narrower ones: into
 // L1, 192 ahead); mulRowsBF16FarAVX512 prefetches into L2 four times as
 // far, as mulRowsFarAVX512 does.
-#define MULROWSBF16512(H8, D8, H2, D2) \
+#define MULROWSBF16512(H8, D8, H2, D2, ST, FENCE) \
 	MOVQ offsets_base+0(FP), R8 \
 	MOVQ offsets_len+8(FP), R9 \
 	DECQ R9 \
@@ -134,14 +134,14 @@ mulbf16_b8loop: \
 	JLT  mulbf16_b8loop \
 mulbf16_b8store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
-	VMOVUPS Z1, 64(AX) \
-	VMOVUPS Z2, 128(AX) \
-	VMOVUPS Z3, 192(AX) \
-	VMOVUPS Z4, 256(AX) \
-	VMOVUPS Z5, 320(AX) \
-	VMOVUPS Z6, 384(AX) \
-	VMOVUPS Z7, 448(AX) \
+	ST Z0, 0(AX) \
+	ST Z1, 64(AX) \
+	ST Z2, 128(AX) \
+	ST Z3, 192(AX) \
+	ST Z4, 256(AX) \
+	ST Z5, 320(AX) \
+	ST Z6, 384(AX) \
+	ST Z7, 448(AX) \
 	ADDQ $512, R11 \
 	JMP  mulbf16_col \
 mulbf16_b2: \
@@ -174,8 +174,8 @@ mulbf16_b2loop: \
 	JLT  mulbf16_b2loop \
 mulbf16_b2store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
-	VMOVUPS Z1, 64(AX) \
+	ST Z0, 0(AX) \
+	ST Z1, 64(AX) \
 	ADDQ $128, R11 \
 	JMP  mulbf16_col \
 mulbf16_b1: \
@@ -203,7 +203,7 @@ mulbf16_b1loop: \
 	JLT  mulbf16_b1loop \
 mulbf16_b1store: \
 	LEAQ (R12)(R11*1), AX \
-	VMOVUPS Z0, 0(AX) \
+	ST Z0, 0(AX) \
 	ADDQ $64, R11 \
 	JMP  mulbf16_col \
 mulbf16_bm: \
@@ -248,16 +248,25 @@ mulbf16_next: \
 	CMPQ R8, R9 \
 	JLT  mulbf16_row \
 mulbf16_done: \
+	FENCE \
 	VZEROUPPER \
 	RET
 
 // func mulRowsBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 TEXT ·mulRowsBF16AVX512(SB), NOSPLIT, $0-145
-	MULROWSBF16512(PREFETCHT0, 24, PREFETCHT0, 96)
+	MULROWSBF16512(PREFETCHT0, 24, PREFETCHT0, 96, VMOVUPS, NOP)
+
+// func mulRowsBF16StreamAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsBF16StreamAVX512(SB), NOSPLIT, $0-145
+	MULROWSBF16512(PREFETCHT0, 24, PREFETCHT0, 96, VMOVNTPS, SFENCE)
 
 // func mulRowsBF16FarAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 TEXT ·mulRowsBF16FarAVX512(SB), NOSPLIT, $0-145
-	MULROWSBF16512(PREFETCHT2, 96, PREFETCHT2, 384)
+	MULROWSBF16512(PREFETCHT2, 96, PREFETCHT2, 384, VMOVUPS, NOP)
+
+// func mulRowsBF16FarStreamAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
+TEXT ·mulRowsBF16FarStreamAVX512(SB), NOSPLIT, $0-145
+	MULROWSBF16512(PREFETCHT2, 96, PREFETCHT2, 384, VMOVNTPS, SFENCE)
 
 // func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/freelist"
@@ -23,36 +24,39 @@ type scatterKernel func(offsets []int64, indices []int32, values []float32, x []
 // rowKernelBF16 is rowKernel with x in bfloat16 (uint16 bit patterns).
 type rowKernelBF16 func(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
-// kernelSet holds one instruction set's kernels. rowsFar and rowsBF16Far
-// are the row kernels for gathers from a matrix larger than farGatherBytes,
-// used where farPays; a set without such variants repeats rows and
-// rowsBF16 there.
+// kernelSet holds one instruction set's kernels. rows[far][stream] and
+// rowsBF16[far][stream] are the row kernels: far for gathers from a matrix
+// larger than farGatherBytes, used where farPays; stream for outputs
+// larger than streamOutputBytes, written with non-temporal stores (see
+// streamStores). A set without such variants repeats its plain kernel;
+// all the variants' results are the same bits.
 type kernelSet struct {
-	level       cpuid.Level
-	rows        rowKernel
-	rowsFar     rowKernel
-	scatter     scatterKernel
-	rowsBF16    rowKernelBF16
-	rowsBF16Far rowKernelBF16
+	level    cpuid.Level
+	rows     [2][2]rowKernel
+	scatter  scatterKernel
+	rowsBF16 [2][2]rowKernelBF16
 
-	// farPays is set where the far kernels beat the near ones: measured
-	// on Intel cores only. On an AMD EPYC (Zen 5), one core gathering from
-	// 488 MiB of rows (BenchmarkRowKernelsOneCore, far-speedup) ran the far
-	// kernel at 0.74–0.75× the near one's speed (the bf16 far kernel at
-	// 0.91–0.97×); prefetching into L2 with PREFETCHT1, or with PREFETCHT2
-	// at half the distance, 0.76–0.83×, and into L1 at twice the distance
-	// 1.02–1.05×: there the near kernels' L1 prefetch is the right one at
-	// any size.
+	// farPays is set where the far kernels beat the near ones: on Intel
+	// cores and AMD's Zen 4, not on Zen 5. One core gathering from 488 MiB
+	// of rows (BenchmarkRowKernelsOneCore, far-speedup) ran the far kernel
+	// at 1.50–1.56× the near one's speed on an AMD EPYC (Zen 4; the bf16
+	// far kernel at 1.33×) but at 0.74–0.75× on a Zen 5 (bf16 0.91–0.97×);
+	// there prefetching into L2 with PREFETCHT1, or with PREFETCHT2 at half
+	// the distance, ran at 0.76–0.83×, and into L1 at twice the distance at
+	// 1.02–1.05×: the near kernels' L1 prefetch is the right one at any size.
+	// On the Zen 4 the near kernel's speed does not change with its
+	// distance (6 to 32 nonzeros ahead), nor the far one's (24 to 128).
 	farPays bool
 }
 
-var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, rowsFar: mulRowsGeneric, scatter: scatterGeneric,
-	rowsBF16: mulRowsBF16Generic, rowsBF16Far: mulRowsBF16Generic}
+var generic = kernelSet{level: cpuid.Generic, scatter: scatterGeneric,
+	rows:     [2][2]rowKernel{{mulRowsGeneric, mulRowsGeneric}, {mulRowsGeneric, mulRowsGeneric}},
+	rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16Generic, mulRowsBF16Generic}, {mulRowsBF16Generic, mulRowsBF16Generic}}}
 
 // farGatherBytes is the size of the gathered rows (x's rows times the
 // width gathered, in bytes) above which MulCSR and MulCSRBF16 use the row
 // kernels that prefetch into L2, further ahead, on CPUs where that pays
-// (Intel's; see farPays): the rows then mostly come from memory, where
+// (Intel's and Zen 4's; see farPays): the rows then mostly come from memory, where
 // prefetches into L1 run out of L1 miss buffers. On an Intel Xeon (Emerald Rapids), one
 // core gathering 15 random 512-byte rows per output row from 24 MiB of rows
 // was 1.2× faster prefetching into L1, 12 nonzeros ahead; from 48 MiB,
@@ -60,13 +64,40 @@ var generic = kernelSet{level: cpuid.Generic, rows: mulRowsGeneric, rowsFar: mul
 // 1.1×, 1.3× and 1.3× faster. The two kernels' results are the same bits.
 const farGatherBytes = 32 << 20
 
+// streamOutputBytes is the size of y (its rows times ldy, in bytes) past
+// which MulCSR and MulCSRBF16 write it with non-temporal stores, when they
+// overwrite it: twice the last-level cache, so that little of y would
+// still be cached for whatever reads it next. An ordinary store reads
+// each line of y from memory before writing it; a non-temporal one only
+// writes it, and does not evict the gathered rows on its way. On an AMD
+// EPYC (Zen 4), one core gathering 15 random 512-byte rows from 488 MiB
+// per output row of 512 bytes ran 1.18–1.30× as fast with non-temporal
+// stores (BenchmarkRowKernelsOneCore, stream-speedup, three runs), and
+// two cores 1.22–1.26× (BenchmarkMulCSRStream); the near kernel gained
+// 1.04×, its gather being the tighter bound.
+var streamOutputBytes = 2 * max(cpuid.LastLevelCache, 32<<20)
+
+// streamStores reports whether y, of rows rows at stride ldy, is written
+// with non-temporal stores: it is overwritten, larger than
+// streamOutputBytes, and its rows start on 64-byte boundaries, as the
+// stores require.
+func streamStores(y []float32, rows, ldy int, accumulate bool) bool {
+	return !accumulate && ldy%16 == 0 && uintptr(unsafe.Pointer(unsafe.SliceData(y)))%64 == 0 &&
+		int64(rows)*int64(ldy)*4 > streamOutputBytes
+}
+
 // rowKernels returns the float32 and bf16 row kernels for gathering xRows
-// rows of width elements of elem bytes.
-func (k *kernelSet) rowKernels(xRows, width, elem int) (rowKernel, rowKernelBF16) {
+// rows of width elements of elem bytes, into y with non-temporal stores
+// if stream.
+func (k *kernelSet) rowKernels(xRows, width, elem int, stream bool) (rowKernel, rowKernelBF16) {
+	far, s := 0, 0
 	if k.farPays && int64(xRows)*int64(width)*int64(elem) > farGatherBytes {
-		return k.rowsFar, k.rowsBF16Far
+		far = 1
 	}
-	return k.rows, k.rowsBF16
+	if stream {
+		s = 1
+	}
+	return k.rows[far][s], k.rowsBF16[far][s]
 }
 
 // impl is the kernel set in use, the widest this CPU and build support.
@@ -98,7 +129,7 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 	}
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
-	kernel, _ := impl.rowKernels(xRows, width, 4)
+	kernel, _ := impl.rowKernels(xRows, width, 4, streamStores(y, rows, ldy, accumulate))
 	*t = mulTask{
 		kernel: kernel, offsets: offsets, indices: indices, values: values,
 		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
@@ -124,7 +155,7 @@ func MulCSRBF16(rows int, offsets []int64, indices []int32, values []float32, x 
 	}
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
-	_, kernel := impl.rowKernels(xRows, width, 2)
+	_, kernel := impl.rowKernels(xRows, width, 2, streamStores(y, rows, ldy, accumulate))
 	*t = mulTask{
 		kernelBF16: kernel, offsets: offsets, indices: indices, values: values,
 		xb: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
 )
@@ -234,7 +235,9 @@ func TestMulCSRTrans(t *testing.T) {
 	}
 }
 
-// TestKernelsAgree runs the row kernels directly against the pure-Go twin.
+// TestKernelsAgree runs the row kernels directly against the pure-Go twin,
+// and every far and streaming variant against the plain kernel, bit for
+// bit, accumulating or not.
 func TestKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m := randomCSR(rng, 64, 80, 9, 5, 200, true)
@@ -242,23 +245,23 @@ func TestKernelsAgree(t *testing.T) {
 		k := kernelsFor(l)
 		for width := 1; width <= 300; width++ {
 			x := randomDense(rng, m.cols, width)
-			got := randomDense(rng, m.rows, width)
-			want := append([]float32(nil), got...)
-			far := append([]float32(nil), got...)
-			k.rows(m.offsets, m.indices, m.values, x, width, width, got, width, true)
-			k.rowsFar(m.offsets, m.indices, m.values, x, width, width, far, width, true)
-			generic.rows(m.offsets, m.indices, m.values, x, width, width, want, width, true)
-			for i := range got {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
-					t.Fatalf("%v width %d: rows kernel [%d] = %v, generic %v", l, width, i, got[i], want[i])
+			y0 := randomDense(rng, m.rows, width)
+			for _, acc := range []bool{true, false} {
+				want := append([]float32(nil), y0...)
+				generic.rows[0][0](m.offsets, m.indices, m.values, x, width, width, want, width, acc)
+				variants := func(i int, y []float32, ld int) {
+					k.rows[i/2][i%2](m.offsets, m.indices, m.values, x, width, width, y, ld, acc)
 				}
-				if far[i] != got[i] {
-					t.Fatalf("%v width %d: far rows kernel [%d] = %v, rows kernel %v", l, width, i, far[i], got[i])
+				plain := agreeVariants(t, fmt.Sprintf("%v width %d accumulate %v", l, width, acc), y0, m.rows, width, variants)
+				for i := range plain {
+					if d := math.Abs(float64(plain[i] - want[i])); d > 1e-4 {
+						t.Fatalf("%v width %d: rows kernel [%d] = %v, generic %v", l, width, i, plain[i], want[i])
+					}
 				}
 			}
 			xt := randomDense(rng, m.rows, width)
-			got = randomDense(rng, m.cols, width)
-			want = append(want[:0], got...)
+			got := randomDense(rng, m.cols, width)
+			want := append([]float32(nil), got...)
 			k.scatter(m.offsets, m.indices, m.values, xt, width, width, got, width)
 			generic.scatter(m.offsets, m.indices, m.values, xt, width, width, want, width)
 			for i := range got {
@@ -268,6 +271,57 @@ func TestKernelsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// agreeVariants runs the four row-kernel variants, run(i, y, ld) for
+// [far][stream] = [i/2][i%2], on copies of y0 (rows × width): the
+// streaming ones (odd i) into a 64-byte aligned y whose stride is rounded
+// up to 16 floats, as streamStores requires. It checks that all give
+// variant 0's bits and leave the padding alone, and returns variant 0's y.
+func agreeVariants(t *testing.T, name string, y0 []float32, rows, width int, run func(i int, y []float32, ld int)) []float32 {
+	t.Helper()
+	const pad = 1234
+	var first []float32
+	for i := range 4 {
+		ld := width
+		if i%2 == 1 {
+			ld = (width + 15) / 16 * 16
+		}
+		y := alignedFloats(rows * ld)
+		for r := range rows {
+			copy(y[r*ld:], y0[r*width:(r+1)*width])
+			for c := width; c < ld; c++ {
+				y[r*ld+c] = pad
+			}
+		}
+		run(i, y, ld)
+		got := make([]float32, rows*width)
+		for r := range rows {
+			copy(got[r*width:], y[r*ld:r*ld+width])
+			for c := width; c < ld; c++ {
+				if y[r*ld+c] != pad {
+					t.Fatalf("%s: variant %d wrote the padding y[%d,%d]", name, i, r, c)
+				}
+			}
+		}
+		if i == 0 {
+			first = got
+			continue
+		}
+		for j := range got {
+			if got[j] != first[j] {
+				t.Fatalf("%s: variant [far %d][stream %d] [%d] = %v, plain kernel %v", name, i/2, i%2, j, got[j], first[j])
+			}
+		}
+	}
+	return first
+}
+
+// alignedFloats returns n zeroed floats starting on a 64-byte boundary.
+func alignedFloats(n int) []float32 {
+	b := make([]float32, n+16)
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) % 64 / 4)
+	return b[(16-off)%16:][:n]
 }
 
 func TestRowKernelsBySize(t *testing.T) {
@@ -284,19 +338,71 @@ func TestRowKernelsBySize(t *testing.T) {
 		{farGatherBytes/256 + 1, 128, 2, true},
 		{1 << 30, 0, 4, false},
 	} {
-		rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem)
-		want := k.rows
-		if tc.far {
-			want = k.rowsFar
+		for s, stream := range []bool{false, true} {
+			f := 0
+			if tc.far {
+				f = 1
+			}
+			if rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem, stream); !same(rows, k.rows[f][s]) {
+				t.Errorf("rowKernels(%d, %d, %d, %v): far = %v, want %v", tc.xRows, tc.width, tc.elem, stream, !tc.far, tc.far)
+			}
+			k.farPays = false
+			if rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem, stream); !same(rows, k.rows[0][s]) {
+				t.Errorf("rowKernels(%d, %d, %d, %v) took the far kernel where it does not pay", tc.xRows, tc.width, tc.elem, stream)
+			}
+			k.farPays = true
 		}
-		if !same(rows, want) {
-			t.Errorf("rowKernels(%d, %d, %d): far = %v, want %v", tc.xRows, tc.width, tc.elem, !tc.far, tc.far)
+	}
+}
+
+// TestStreamStores checks when the output is written with non-temporal
+// stores: only when it is overwritten, past streamOutputBytes, and its
+// rows are 64-byte aligned.
+func TestStreamStores(t *testing.T) {
+	y := alignedFloats(64)
+	big := int(streamOutputBytes/(4*16)) + 1
+	for _, tc := range []struct {
+		y          []float32
+		rows, ldy  int
+		accumulate bool
+		want       bool
+	}{
+		{y, big, 16, false, true},
+		{y, big, 16, true, false},
+		{y, big - 1, 16, false, false},
+		{y[1:], big, 16, false, false},
+		{y, big, 17, false, false},
+		{y, big, 32, false, true},
+	} {
+		if got := streamStores(tc.y, tc.rows, tc.ldy, tc.accumulate); got != tc.want {
+			t.Errorf("streamStores(rows %d, ldy %d, accumulate %v, aligned %v) = %v, want %v",
+				tc.rows, tc.ldy, tc.accumulate, len(tc.y) == 64, got, tc.want)
 		}
-		k.farPays = false
-		if rows, _ := k.rowKernels(tc.xRows, tc.width, tc.elem); !same(rows, k.rows) {
-			t.Errorf("rowKernels(%d, %d, %d) took the far kernel where it does not pay", tc.xRows, tc.width, tc.elem)
+	}
+}
+
+// TestMulCSRStream multiplies into outputs past a lowered
+// streamOutputBytes, aligned and not, so that MulCSR takes the streaming
+// kernels where it may and never where it may not.
+func TestMulCSRStream(t *testing.T) {
+	saved := streamOutputBytes
+	defer func() { streamOutputBytes = saved }()
+	streamOutputBytes = 1024
+	rng := rand.New(rand.NewPCG(9, 10))
+	m := randomCSR(rng, 300, 200, 20, 7, 150, true)
+	for _, l := range levels() {
+		useLevel(t, l)
+		for _, width := range []int{16, 37, 128, 200} {
+			x := randomDense(rng, m.cols, width)
+			for _, ld := range []int{width, (width + 15) / 16 * 16} {
+				for shift := range 2 {
+					y := alignedFloats(m.rows*ld + 1)[shift:]
+					want, scale := reference(m, x, width, width, y, ld, false)
+					MulCSR(m.rows, m.offsets, m.indices, m.values, x, width, width, y, ld, false)
+					check(t, fmt.Sprintf("%v width %d ld %d shift %d", l, width, ld, shift), y, want, scale, m.rows, width, ld, 0)
+				}
+			}
 		}
-		k.farPays = true
 	}
 }
 
