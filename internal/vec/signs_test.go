@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
+
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // specialValues are the values whose sign bit a compare can get wrong.
@@ -78,6 +81,29 @@ func TestKeepByBits(t *testing.T) {
 					t.Fatalf("%v n=%d: wrote past the end", l, n)
 				}
 			}
+		}
+	}
+}
+
+// TestSignsStayInBounds runs every level's SignBits and KeepByBits on
+// values and bits that end where an inaccessible page begins, every bit
+// set (past the end too), so that a kernel reading or writing a lane past
+// either slice's end faults instead of passing by luck.
+func TestSignsStayInBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, l := range levels() {
+		useLevel(t, l)
+		for n := 1; n <= 200; n++ {
+			words := (n + 63) / 64
+			b := guardtest.Bytes(t, 8*words)
+			bits := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), words)
+			x := guardtest.Float32s(t, n)
+			copy(x, signTestValues(rng, n))
+			SignBits(bits, x)
+			for j := range bits {
+				bits[j] = ^uint64(0)
+			}
+			KeepByBits(x, bits, 1)
 		}
 	}
 }
