@@ -66,7 +66,8 @@ const farGatherBytes = 32 << 20
 
 // streamOutputBytes is the size of y (its rows times ldy, in bytes) past
 // which MulCSR and MulCSRBF16 write it with non-temporal stores, when they
-// overwrite it: twice the last-level cache, so that little of y would
+// overwrite it: twice the last-level cache (taken as 32 MiB at least,
+// where CPUID does not report it), so that little of y would
 // still be cached for whatever reads it next. An ordinary store reads
 // each line of y from memory before writing it; a non-temporal one only
 // writes it, and does not evict the gathered rows on its way. On an AMD
