@@ -76,9 +76,18 @@ func IsDelayed(m Method) bool {
 	return ok && d.DelaysGradients()
 }
 
+// Flags are the options a spec names after commas.
+type Flags struct {
+	// Feedback is error feedback: on unless the spec says ",noef".
+	Feedback bool
+	// Scaled (",scaled", top-k's) ranks each coordinate by its magnitude
+	// over the root mean square of the worker's recent gradients there.
+	Scaled bool
+}
+
 // Maker builds a method from the argument after the name's colon ("" if
-// none) and whether error feedback is on.
-type Maker func(arg string, feedback bool, o Options) (Method, error)
+// none) and the spec's flags. A method refuses a flag it does not take.
+type Maker func(arg string, f Flags, o Options) (Method, error)
 
 var registry = struct {
 	sync.RWMutex
@@ -106,18 +115,30 @@ func Names() []string {
 }
 
 // Usage is the forms New accepts, for help texts.
-const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off"
+const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off, ,scaled to rank top-k's coordinates by their gradients' scale"
 
 // New returns the method of spec: a name, ":ARG" where the method takes
-// one, and ",noef" to turn error feedback off.
+// one, then any of the options ",noef" (error feedback off) and ",scaled"
+// (top-k's scaled ranking), each at most once.
 func New(spec string, o Options) (Method, error) {
-	body, opt, hasOpt := strings.Cut(spec, ",")
-	feedback := true
-	if hasOpt {
-		if opt != "noef" {
-			return nil, fmt.Errorf("gradient compression %q: unknown option %q (want noef)", spec, opt)
+	body, opts, hasOpts := strings.Cut(spec, ",")
+	f := Flags{Feedback: true}
+	seen := map[string]bool{}
+	for opt := range strings.SplitSeq(opts, ",") {
+		if !hasOpts {
+			break
 		}
-		feedback = false
+		switch {
+		case seen[opt]:
+			return nil, fmt.Errorf("gradient compression %q: option %q twice", spec, opt)
+		case opt == "noef":
+			f.Feedback = false
+		case opt == "scaled":
+			f.Scaled = true
+		default:
+			return nil, fmt.Errorf("gradient compression %q: unknown option %q (want noef or scaled)", spec, opt)
+		}
+		seen[opt] = true
 	}
 	name, arg, _ := strings.Cut(body, ":")
 	registry.RLock()
@@ -126,7 +147,7 @@ func New(spec string, o Options) (Method, error) {
 	if !ok {
 		return nil, fmt.Errorf("gradient compression %q: unknown method %q (want %s)", spec, name, Usage)
 	}
-	m, err := make(arg, feedback, o)
+	m, err := make(arg, f, o)
 	if err != nil {
 		return nil, fmt.Errorf("gradient compression %q: %v", spec, err)
 	}
@@ -195,4 +216,7 @@ func restoreInto(mine []Tensor, state []Tensor) error {
 	return nil
 }
 
-var errNoArg = errors.New("takes no argument")
+var (
+	errNoArg    = errors.New("takes no argument")
+	errNoScaled = errors.New("only top-k takes ,scaled")
+)

@@ -62,6 +62,73 @@ func TestTopKSendsTheLargestAndKeepsTheRest(t *testing.T) {
 	}
 }
 
+// Scaled, top-k prefers a small value whose gradients are small to a
+// larger one whose gradients are large: the small one has waited longer
+// in units of its own gradient. It sends the chosen values as they are.
+func TestTopKScaledRanksByTheGradientScale(t *testing.T) {
+	sends := func(spec string) [][]float32 {
+		m := newMethod(t, spec, []Shape{{1, 2}}, 1)
+		var out [][]float32
+		for range 2 {
+			g := []float32{1, 0.001, 0}
+			if err := m.Reduce(one(), "grad", g); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, g[:2])
+		}
+		return out
+	}
+	// Step 1: both have waited one step (a tie, to the lower index).
+	// Step 2: 0.002 is two steps of its gradient, 1 only one.
+	if got, want := sends("topk:0.5,scaled"), [][]float32{{1, 0}, {0, 0.002}}; !equal2(got, want) {
+		t.Errorf("scaled sent %v, want %v", got, want)
+	}
+	if got, want := sends("topk:0.5"), [][]float32{{1, 0}, {1, 0}}; !equal2(got, want) {
+		t.Errorf("plain sent %v, want %v", got, want)
+	}
+}
+
+func equal2(a, b [][]float32) bool {
+	return slices.EqualFunc(a, b, func(x, y []float32) bool { return slices.Equal(x, y) })
+}
+
+// Scaled top-k is deterministic: two runs over the same gradients send the
+// same bits and keep the same state.
+func TestTopKScaledDeterministic(t *testing.T) {
+	shapes := []Shape{{40, 13}, {1, 13}}
+	n := paramSize(shapes) + 1
+	run := func() ([]float32, []Tensor) {
+		m := newMethod(t, "topk:0.05,scaled", shapes, 1)
+		var sum []float32
+		for step := range 20 {
+			g := randomVec(uint64(step), n)
+			for i := range g {
+				g[i] *= float32(1 + i%7*i%7) // coordinates of different scales
+			}
+			if err := m.Reduce(one(), "grad", g); err != nil {
+				t.Fatal(err)
+			}
+			sum = append(sum, g...)
+		}
+		return sum, m.State()
+	}
+	a, sa := run()
+	b, sb := run()
+	if !slices.Equal(a, b) {
+		t.Fatal("two runs sent different values")
+	}
+	for i := range sa {
+		if sa[i].Name != sb[i].Name || !slices.Equal(sa[i].Data, sb[i].Data) {
+			t.Errorf("state %q differs", sa[i].Name)
+		}
+	}
+	for _, s := range sa {
+		if s.Name == "gradsq-steps" && s.Data[0] != 20 {
+			t.Errorf("steps %v, want 20", s.Data)
+		}
+	}
+}
+
 func TestKthLargest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 200 {
@@ -84,7 +151,7 @@ func TestKthLargest(t *testing.T) {
 func TestErrorFeedbackCatchesUp(t *testing.T) {
 	shapes := []Shape{{8, 6}, {1, 6}}
 	grad := randomVec(3, 54)
-	for _, spec := range []string{"topk:0.05", "quant4", "powersgd:1"} {
+	for _, spec := range []string{"topk:0.05", "topk:0.05,scaled", "quant4", "powersgd:1"} {
 		t.Run(spec, func(t *testing.T) {
 			m := newMethod(t, spec, shapes, 1)
 			sent := make([]float64, len(grad))
@@ -236,7 +303,7 @@ func TestQuantisationErrorWithinHalfAStep(t *testing.T) {
 func TestWorkersAgree(t *testing.T) {
 	shapes := []Shape{{30, 16}, {1, 16}, {16, 7}, {1, 7}}
 	n := paramSize(shapes) + 1
-	for _, spec := range []string{"none", "topk:0.01", "topk:0.1,noef", "quant8", "quant4", "powersgd:2", "powersgd:1,noef"} {
+	for _, spec := range []string{"none", "topk:0.01", "topk:0.1,noef", "topk:0.01,scaled", "topk:0.1,noef,scaled", "quant8", "quant4", "powersgd:2", "powersgd:1,noef"} {
 		t.Run(spec, func(t *testing.T) {
 			out := make([][]float32, 4)
 			err := comm.Run(4, func(c comm.Communicator) error {
@@ -295,7 +362,7 @@ func TestNoneIsTheAllReduce(t *testing.T) {
 func TestStateRestores(t *testing.T) {
 	shapes := []Shape{{12, 9}, {1, 9}}
 	n := paramSize(shapes) + 1
-	for _, spec := range []string{"topk:0.1", "quant4", "powersgd:2"} {
+	for _, spec := range []string{"topk:0.1", "topk:0.1,scaled", "topk:0.1,scaled,noef", "quant4", "powersgd:2"} {
 		t.Run(spec, func(t *testing.T) {
 			a := newMethod(t, spec, shapes, 1)
 			for step := range 3 {
@@ -333,7 +400,7 @@ func TestTopKBytes(t *testing.T) {
 	shapes := []Shape{{500, 64}, {1, 64}, {64, 10}, {1, 10}}
 	n := paramSize(shapes) + 1
 	sent := map[string]int64{}
-	for _, spec := range []string{"none", "topk:0.01", "powersgd:2", "quant8"} {
+	for _, spec := range []string{"none", "topk:0.01", "topk:0.01,scaled", "powersgd:2", "quant8"} {
 		err := comm.Run(4, func(c comm.Communicator) error {
 			m := newMethod(t, spec, shapes, 4)
 			if err := m.Reduce(c, "grad", randomVec(uint64(c.Rank()), n)); err != nil {
@@ -352,6 +419,9 @@ func TestTopKBytes(t *testing.T) {
 	if r := float64(sent["none"]) / float64(sent["topk:0.01"]); r < 10 {
 		t.Errorf("topk:0.01 sent %d bytes against %d: only %.1f× fewer", sent["topk:0.01"], sent["none"], r)
 	}
+	if sent["topk:0.01,scaled"] != sent["topk:0.01"] {
+		t.Errorf("topk:0.01,scaled sent %d bytes, topk:0.01 %d", sent["topk:0.01,scaled"], sent["topk:0.01"])
+	}
 	if sent["powersgd:2"] >= sent["none"]/5 || sent["quant8"] >= sent["none"] {
 		t.Errorf("bytes sent: %v", sent)
 	}
@@ -359,7 +429,8 @@ func TestTopKBytes(t *testing.T) {
 
 func TestBadSpecs(t *testing.T) {
 	for _, spec := range []string{"", "topk", "topk:0", "topk:1.5", "topk:x", "powersgd", "powersgd:0", "powersgd:1.5",
-		"quant8:2", "quant2", "none:1", "zip", "topk:0.1,ef", "topk:0.1,noef,noef"} {
+		"quant8:2", "quant2", "none:1", "zip", "topk:0.1,ef", "topk:0.1,noef,noef", "topk:0.1,", "topk:0.1,scaled,scaled",
+		"powersgd:2,scaled", "quant8,scaled", "none,scaled"} {
 		err := Check(spec)
 		if err == nil {
 			t.Errorf("%q accepted", spec)
@@ -369,9 +440,22 @@ func TestBadSpecs(t *testing.T) {
 			t.Errorf("%q: a multi-line error: %v", spec, err)
 		}
 	}
-	for _, spec := range []string{"none", "topk:0.01", "topk:1", "powersgd:4", "quant8", "quant4,noef"} {
+	for _, spec := range []string{"none", "topk:0.01", "topk:1", "powersgd:4", "quant8", "quant4,noef", "topk:0.01,scaled", "topk:0.01,noef,scaled"} {
 		if err := Check(spec); err != nil {
 			t.Errorf("%q: %v", spec, err)
+		}
+	}
+	// A method's String is a spec that gives it back.
+	for spec, want := range map[string]string{"topk:0.01,noef,scaled": "topk:0.01,scaled,noef", "topk:0.01,scaled": "topk:0.01,scaled", "powersgd:2,noef": "powersgd:2,noef"} {
+		m, err := New(spec, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.String() != want {
+			t.Errorf("%s: String %q, want %q", spec, m.String(), want)
+		}
+		if again, err := New(m.String(), Options{}); err != nil || again.String() != want {
+			t.Errorf("%s: String %q does not parse back: %v", spec, m.String(), err)
 		}
 	}
 	for spec, want := range map[string]float64{"topk:0.1": 0.9, "topk:0.1,noef": 0, "powersgd:2": 0, "quant8": 0} {

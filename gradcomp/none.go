@@ -6,9 +6,12 @@ import "github.com/graft-gnn/graft/comm"
 type none struct{}
 
 func init() {
-	Register("none", func(arg string, _ bool, _ Options) (Method, error) {
+	Register("none", func(arg string, f Flags, _ Options) (Method, error) {
 		if arg != "" {
 			return nil, errNoArg
+		}
+		if f.Scaled {
+			return nil, errNoScaled
 		}
 		return none{}, nil
 	})

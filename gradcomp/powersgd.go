@@ -44,12 +44,15 @@ type psgdBlock struct {
 }
 
 func init() {
-	Register("powersgd", func(arg string, feedback bool, o Options) (Method, error) {
+	Register("powersgd", func(arg string, f Flags, o Options) (Method, error) {
 		r, err := strconv.Atoi(arg)
 		if err != nil || r < 1 {
 			return nil, fmt.Errorf("powersgd:RANK needs a rank of 1 or more, not %q", arg)
 		}
-		return &powerSGD{rank: r, feedback: feedback, seed: o.Seed}, nil
+		if f.Scaled {
+			return nil, errNoScaled
+		}
+		return &powerSGD{rank: r, feedback: f.Feedback, seed: o.Seed}, nil
 	})
 }
 

@@ -36,11 +36,14 @@ type quantizer struct {
 
 func init() {
 	for _, bits := range []int{8, 4} {
-		Register(fmt.Sprintf("quant%d", bits), func(arg string, feedback bool, _ Options) (Method, error) {
+		Register(fmt.Sprintf("quant%d", bits), func(arg string, f Flags, _ Options) (Method, error) {
 			if arg != "" {
 				return nil, errNoArg
 			}
-			return &quantizer{bits: bits, feedback: feedback}, nil
+			if f.Scaled {
+				return nil, errNoScaled
+			}
+			return &quantizer{bits: bits, feedback: f.Feedback}, nil
 		})
 	}
 }

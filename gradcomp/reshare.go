@@ -13,8 +13,10 @@ import (
 // worker takes the total and the others start at zero, and the owed
 // gradient still arrives, once. PowerSGD's warm-start factors are the
 // same on every worker (they come out of all-reduces), and each new
-// worker takes the first's. A name it does not know is an error rather
-// than a guess.
+// worker takes the first's, as it takes the step count of scaled top-k's
+// average of squared gradients; that average is each worker's own
+// estimate, and every new worker takes their mean. A name it does not
+// know is an error rather than a guess.
 func Reshare(states [][]Tensor, to int) ([][]Tensor, error) {
 	if len(states) == 0 || to < 1 {
 		return nil, fmt.Errorf("gradcomp: reshare the state of %d workers among %d", len(states), to)
@@ -32,20 +34,28 @@ func Reshare(states [][]Tensor, to int) ([][]Tensor, error) {
 	}
 	out := make([][]Tensor, to)
 	for i, t := range first {
-		shared, err := isShared(t.Name)
+		k, err := kindOf(t.Name)
 		if err != nil {
 			return nil, err
 		}
 		for r := range out {
 			data := make([]float32, len(t.Data))
 			switch {
-			case shared:
+			case k == shared:
 				copy(data, t.Data)
-			case r == 0:
+			case k == owed && r == 0:
 				for _, s := range states { // in rank order, as the reductions add
 					for j, v := range s[i].Data {
 						data[j] += v
 					}
+				}
+			case k == averaged:
+				for j := range data {
+					sum := 0.0
+					for _, s := range states {
+						sum += float64(s[i].Data[j])
+					}
+					data[j] = float32(sum / float64(len(states)))
 				}
 			}
 			out[r] = append(out[r], Tensor{Name: t.Name, Data: data})
@@ -54,15 +64,27 @@ func Reshare(states [][]Tensor, to int) ([][]Tensor, error) {
 	return out, nil
 }
 
-// isShared says whether the state tensor of that name is the same on every
-// worker (PowerSGD's factors q0, q1, ...) or a worker's share of a sum
-// (residual, velocity).
-func isShared(name string) (bool, error) {
+// How a state tensor is reshared.
+type kind int
+
+const (
+	owed     kind = iota // a worker's share of a sum: the first takes the total
+	shared               // the same on every worker: every one takes the first's
+	averaged             // a worker's estimate: every one takes the mean
+)
+
+// kindOf says how the state tensor of that name is reshared: a residual
+// and DGC's velocity are owed, PowerSGD's factors q0, q1, ... and scaled
+// top-k's step count shared, its average of squared gradients averaged.
+func kindOf(name string) (kind, error) {
 	switch {
 	case name == "residual" || name == "velocity":
-		return false, nil
-	case len(name) > 1 && name[0] == 'q' && strings.Trim(name[1:], "0123456789") == "":
-		return true, nil
+		return owed, nil
+	case name == "gradsq-steps",
+		len(name) > 1 && name[0] == 'q' && strings.Trim(name[1:], "0123456789") == "":
+		return shared, nil
+	case name == "gradsq":
+		return averaged, nil
 	}
-	return false, fmt.Errorf("gradcomp: no rule to reshare state %q among a different number of workers", name)
+	return owed, fmt.Errorf("gradcomp: no rule to reshare state %q among a different number of workers", name)
 }

@@ -44,7 +44,7 @@ func TestReshareKeepsTheOwedTotal(t *testing.T) {
 // Reshare knows.
 func TestReshareRestoresIntoMethods(t *testing.T) {
 	shapes := []Shape{{Rows: 4, Cols: 5}}
-	for _, spec := range []string{"topk:0.1", "powersgd:2", "quant4"} {
+	for _, spec := range []string{"topk:0.1", "topk:0.1,scaled", "powersgd:2", "quant4"} {
 		old := make([][]Tensor, 3)
 		for r := range old {
 			m, err := New(spec, Options{Seed: 1})
@@ -73,6 +73,24 @@ func TestReshareRestoresIntoMethods(t *testing.T) {
 			if err := m.Restore(out[r]); err != nil {
 				t.Fatalf("%s: worker %d restores its reshared state: %v", spec, r, err)
 			}
+		}
+	}
+}
+
+// Scaled top-k's average of squared gradients is each worker's estimate:
+// every new worker takes the mean; its step count is every worker's.
+func TestReshareAveragesTheSquares(t *testing.T) {
+	states := [][]Tensor{
+		{{"gradsq", []float32{1, 4}}, {"gradsq-steps", []float32{5}}},
+		{{"gradsq", []float32{3, 8}}, {"gradsq-steps", []float32{5}}},
+	}
+	out, err := Reshare(states, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, s := range out {
+		if !slices.Equal(s[0].Data, []float32{2, 6}) || !slices.Equal(s[1].Data, []float32{5}) {
+			t.Errorf("worker %d: %v", r, s)
 		}
 	}
 }

@@ -18,15 +18,22 @@ import (
 // With Options.Momentum (Deep Gradient Compression's momentum correction
 // and momentum factor masking) the worker accumulates u = m·u + g and
 // v = v + u, sends the top-k of v, and clears the sent entries of u and v.
+// Scaled, it ranks each value by its magnitude over the root mean square
+// of the worker's recent gradients at that coordinate (an exponential
+// moving average of their squares, with Adam's β₂ and bias correction),
+// and sends the chosen values themselves.
 type topK struct {
 	fraction float64
 	feedback bool
 	momentum float64
+	scaled   bool
 
 	shapes   []Shape
 	k        []int     // per parameter
 	residual []float32 // v: what was not sent yet
 	velocity []float32 // u, with momentum
+	sq       []float32 // scaled: the average of the squared gradients
+	steps    []float32 // scaled: one value, the steps that average has seen
 	keys     []uint32
 	scratch  []uint32 // keys, reordered by the selection
 	msg      []byte
@@ -35,16 +42,16 @@ type topK struct {
 }
 
 func init() {
-	Register("topk", func(arg string, feedback bool, o Options) (Method, error) {
-		f, err := strconv.ParseFloat(arg, 64)
-		if err != nil || !(f > 0 && f <= 1) {
+	Register("topk", func(arg string, f Flags, o Options) (Method, error) {
+		fr, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(fr > 0 && fr <= 1) {
 			return nil, fmt.Errorf("topk:FRACTION needs a fraction in (0, 1], not %q", arg)
 		}
 		if o.Momentum < 0 || o.Momentum >= 1 {
 			return nil, fmt.Errorf("momentum %v; want [0, 1)", o.Momentum)
 		}
-		t := &topK{fraction: f, feedback: feedback}
-		if feedback { // the correction accumulates what is not sent
+		t := &topK{fraction: fr, feedback: f.Feedback, scaled: f.Scaled}
+		if f.Feedback { // the correction accumulates what is not sent
 			t.momentum = o.Momentum
 		}
 		return t, nil
@@ -53,6 +60,9 @@ func init() {
 
 func (t *topK) String() string {
 	s := "topk:" + strconv.FormatFloat(t.fraction, 'g', -1, 64)
+	if t.scaled {
+		s += ",scaled"
+	}
 	if !t.feedback {
 		s += ",noef"
 	}
@@ -79,17 +89,23 @@ func (t *topK) Init(shapes []Shape, workers int) error {
 	if t.momentum > 0 {
 		t.velocity = make([]float32, n)
 	}
+	if t.scaled {
+		t.sq, t.steps = make([]float32, n), make([]float32, 1)
+	}
 	t.send, t.recv = make([][]byte, workers), make([][]byte, workers)
 	return nil
 }
 
 func (t *topK) State() []Tensor {
-	if !t.feedback {
-		return nil
+	var s []Tensor
+	if t.feedback {
+		s = append(s, Tensor{"residual", t.residual})
 	}
-	s := []Tensor{{"residual", t.residual}}
 	if t.momentum > 0 {
 		s = append(s, Tensor{"velocity", t.velocity})
+	}
+	if t.scaled {
+		s = append(s, Tensor{"gradsq", t.sq}, Tensor{"gradsq-steps", t.steps})
 	}
 	return s
 }
@@ -114,6 +130,7 @@ func (t *topK) Reduce(c comm.Communicator, site string, g []float32) error {
 	if len(t.send) != c.Size() {
 		return fmt.Errorf("gradcomp: topk initialised for %d workers, reducing over %d", len(t.send), c.Size())
 	}
+	t.averageSquares(g[:np])
 	v := t.accumulate(g[:np])
 	msg := compress.AppendFloats(t.msg[:0], g[np:])
 	off := 0
@@ -162,16 +179,53 @@ func (t *topK) accumulate(g []float32) []float32 {
 	return v
 }
 
-// pick appends the k entries of v[off:off+n] of largest magnitude (ties
+// Adam's β₂ and ε, for the scaled ranking.
+const (
+	scaledBeta2 = 0.999
+	scaledEps   = 1e-8
+)
+
+// averageSquares updates the scaled ranking's moving average of the
+// squared gradient g, and its step count.
+func (t *topK) averageSquares(g []float32) {
+	if !t.scaled {
+		return
+	}
+	t.steps[0]++
+	b := float32(scaledBeta2)
+	for i, x := range g {
+		t.sq[i] = b*t.sq[i] + (1-b)*x*x
+	}
+}
+
+// rankKeys sets t.keys to the ranking keys of x = v[off:off+len(x)],
+// larger first: the bits of |x| (which order as the magnitudes do, NaNs
+// above ∞), or scaled, of |x| / (√(sq / (1 − β₂^steps)) + ε).
+func (t *topK) rankKeys(x []float32, off int) {
+	keys := t.keys[:0]
+	if !t.scaled {
+		for _, f := range x {
+			keys = append(keys, math.Float32bits(f)&0x7fffffff)
+		}
+		t.keys = keys
+		return
+	}
+	c := 1 - math.Pow(scaledBeta2, float64(t.steps[0]))
+	sq := t.sq[off : off+len(x)]
+	for i, f := range x {
+		d := float32(math.Sqrt(float64(sq[i])/c)) + scaledEps
+		keys = append(keys, math.Float32bits(f/d)&0x7fffffff)
+	}
+	t.keys = keys
+}
+
+// pick appends the k entries of v[off:off+n] that rank highest (ties
 // to the lower index), in index order, and clears them in the residual
 // (and velocity).
 func (t *topK) pick(msg []byte, v []float32, off, n, k int) []byte {
 	x := v[off : off+n]
-	keys := t.keys[:0]
-	for _, f := range x {
-		keys = append(keys, math.Float32bits(f)&0x7fffffff) // orders magnitudes (NaNs above ∞)
-	}
-	t.keys = keys
+	t.rankKeys(x, off)
+	keys := t.keys
 	t.scratch = append(t.scratch[:0], keys...)
 	thr := kthLargest(t.scratch, k)
 	above := 0

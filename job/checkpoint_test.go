@@ -229,12 +229,12 @@ func TestResumeOnAnotherNumberOfWorkers(t *testing.T) {
 	}
 	dir2 := t.TempDir()
 	s := checkpointSpec(t, dir2, 2)
-	s.Parts, s.GradCompress = 2, "topk:0.3"
+	s.Parts, s.GradCompress = 2, "topk:0.3,scaled"
 	if _, err := Run(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
 	s = checkpointSpec(t, dir2, 4)
-	s.Parts, s.GradCompress, s.Resume, s.ResumeAllow = 3, "topk:0.3", dir2, []string{"epochs", "parts"}
+	s.Parts, s.GradCompress, s.Resume, s.ResumeAllow = 3, "topk:0.3,scaled", dir2, []string{"epochs", "parts"}
 	if sum, err := Run(context.Background(), s); err != nil || sum.Epochs != 4 || sum.BytesGrad == 0 {
 		t.Fatalf("a run with compressed gradients resumed on 3 workers: %+v, %v", sum, err)
 	}

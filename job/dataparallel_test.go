@@ -23,7 +23,7 @@ import (
 // residuals the checkpoint keeps.
 func TestDataParallelResumeEqualsUninterrupted(t *testing.T) {
 	for _, tc := range []struct{ sampler, grad string }{
-		{"neighbor:5,5", ""}, {"neighbor:5,5", "topk:0.3"}, {"neighbor:5,5", "powersgd:2"},
+		{"neighbor:5,5", ""}, {"neighbor:5,5", "topk:0.3"}, {"neighbor:5,5", "topk:0.3,scaled"}, {"neighbor:5,5", "powersgd:2"},
 		{"fastgcn:40,40", ""}, {"ladies:40,40", ""},
 		{"saint-node:200", ""}, {"saint-edge:100", ""}, {"saint-rw:50:2", ""},
 		{"cluster:8:2", ""},

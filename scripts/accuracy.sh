@@ -4,7 +4,7 @@
 # of the selected epoch (best validation accuracy, or lowest validation loss
 # in the Shchur setting) is summarised as mean ± std.
 #
-#   GRAFT_DATA=/path/to/data [SET=full|minibatch|gradients|precision] [JOBS=2] [ONLY=regex] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
+#   GRAFT_DATA=/path/to/data [SET=full|minibatch|gradients|precision] [JOBS=2] [ONLY=regex] [FIRST=1] [GRAFT=bin] scripts/accuracy.sh [SEEDS]
 #
 # SET=full (the default) is README.md's table of full-graph training;
 # SET=minibatch is docs/minibatch.md's, where each sampled configuration
@@ -21,7 +21,9 @@
 # Cora runs without a data directory (it is embedded); the other datasets are
 # skipped with a note when GRAFT_DATA is unset. JOBS runs that many trainings
 # at once (default 1); ONLY restricts the run to configurations whose name
-# matches the extended regular expression. Raw results go to $OUT (default
+# matches the extended regular expression. FIRST (default 1) starts the
+# seeds there, FIRST..SEEDS, to add seeds to runs already made (a fixed
+# seed gives the same run). Raw results go to $OUT (default
 # accuracy-results.jsonl), one `graft train --json` line per run, each tagged
 # with its configuration, in configuration and seed order, and with the epoch
 # of lowest validation loss (the model Shchur et al. select) as
@@ -31,6 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seeds=${1:-10}
+first=${FIRST:-1}
 out=${OUT:-accuracy-results.jsonl}
 jobs=${JOBS:-1}
 only=${ONLY:-.}
@@ -195,7 +198,7 @@ for i in "${!configs[@]}"; do
 		echo "skipping $name: set GRAFT_DATA to the data directory" >&2
 		continue
 	fi
-	for seed in $(seq 1 "$seeds"); do
+	for seed in $(seq "$first" "$seeds"); do
 		f=$(printf '%s/%02d-%03d.json' "$work" "$i" "$seed")
 		files+=("$f")
 		if ((running >= jobs)); then

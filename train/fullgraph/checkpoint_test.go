@@ -30,7 +30,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 		codec     string
 		grad      string
 		precision train.Precision
-	}{{1, "truncate", "", ""}, {3, "truncate", "", ""}, {3, "truncate", "topk:0.05", ""}, {3, "truncate", "powersgd:2", ""},
+	}{{1, "truncate", "", ""}, {3, "truncate", "", ""}, {3, "truncate", "topk:0.05", ""}, {3, "truncate", "topk:0.05,scaled", ""}, {3, "truncate", "powersgd:2", ""},
 		{3, "delta:2:0.05:3", "", ""}, {3, "entropy:delta:2:0.05:3", "", ""}, {3, "entropy:delta:2:0.05:3", "", train.BF16}} {
 		k := tc.k
 		name := fmt.Sprintf("%d workers, %s %s", k, tc.codec, tc.grad)
