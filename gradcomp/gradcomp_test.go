@@ -471,3 +471,36 @@ func TestBadSpecs(t *testing.T) {
 		t.Errorf("momentum 1 accepted")
 	}
 }
+
+// Scaled top-k's ranking key of every coordinate is |v| / (√v̂ + ε), v̂
+// the bias-corrected moving average (Adam's β₂) of that coordinate's own
+// squared gradients, not of the accumulated values, nor another
+// parameter's.
+func TestTopKScaledKeys(t *testing.T) {
+	shapes := []Shape{{1, 3}, {2, 2}}
+	m := newMethod(t, "topk:0.25,scaled", shapes, 1).(*topK)
+	const beta = 0.999
+	sq := make([]float64, 7)
+	for step := 1; step <= 3; step++ {
+		g := randomVec(uint64(step), 7)
+		for i := range g {
+			g[i] *= float32(1 + 3*i) // a different scale at each coordinate
+		}
+		v := slices.Clone(stateOf(m, "residual"))
+		for i, x := range g {
+			v[i] += x
+			sq[i] = beta*sq[i] + (1-beta)*float64(x)*float64(x)
+		}
+		if err := m.Reduce(one(), "grad", g); err != nil {
+			t.Fatal(err)
+		}
+		c := 1 - math.Pow(beta, float64(step))
+		for j, key := range m.keys { // the last parameter's, at offset 3
+			i := 3 + j
+			want := math.Abs(float64(v[i])) / (math.Sqrt(sq[i]/c) + 1e-8)
+			if got := float64(math.Float32frombits(key)); math.Abs(got-want) > 1e-4*want {
+				t.Errorf("step %d, coordinate %d: key %v, want %v", step, i, got, want)
+			}
+		}
+	}
+}
