@@ -23,7 +23,8 @@
 # at once (default 1); ONLY restricts the run to configurations whose name
 # matches the extended regular expression. FIRST (default 1) starts the
 # seeds there, FIRST..SEEDS, to add seeds to runs already made (a fixed
-# seed gives the same run). Raw results go to $OUT (default
+# seed gives the same run; $OUT is rewritten, so give the new seeds another
+# OUT and append it to the earlier results). Raw results go to $OUT (default
 # accuracy-results.jsonl), one `graft train --json` line per run, each tagged
 # with its configuration, in configuration and seed order, and with the epoch
 # of lowest validation loss (the model Shchur et al. select) as
