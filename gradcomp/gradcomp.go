@@ -115,7 +115,7 @@ func Names() []string {
 }
 
 // Usage is the forms New accepts, for help texts.
-const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off, ,scaled to rank top-k's coordinates by their gradients' scale"
+const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off and, for top-k, ,scaled to rank coordinates by their gradients' scale"
 
 // New returns the method of spec: a name, ":ARG" where the method takes
 // one, then any of the options ",noef" (error feedback off) and ",scaled"

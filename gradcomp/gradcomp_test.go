@@ -78,7 +78,7 @@ func TestTopKScaledRanksByTheGradientScale(t *testing.T) {
 		}
 		return out
 	}
-	// Step 1: both have waited one step (a tie, to the lower index).
+	// Step 1: both have waited one step; ε puts index 1 just below index 0.
 	// Step 2: 0.002 is two steps of its gradient, 1 only one.
 	if got, want := sends("topk:0.5,scaled"), [][]float32{{1, 0}, {0, 0.002}}; !equal2(got, want) {
 		t.Errorf("scaled sent %v, want %v", got, want)
