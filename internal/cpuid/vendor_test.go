@@ -9,8 +9,10 @@ import (
 	"testing"
 )
 
-// The vendor read by CPUID is the one the kernel reports.
-func TestVendorMatchesProcCPUInfo(t *testing.T) {
+// procCPUInfo returns the value of the first line of /proc/cpuinfo named
+// field, skipping the test off Linux on amd64.
+func procCPUInfo(t *testing.T, field string) string {
+	t.Helper()
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("compares with Linux's /proc/cpuinfo on amd64")
 	}
@@ -20,38 +22,29 @@ func TestVendorMatchesProcCPUInfo(t *testing.T) {
 	}
 	for _, line := range strings.Split(string(info), "\n") {
 		name, value, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(name) == "vendor_id" {
-			if want := strings.TrimSpace(value); Vendor != want {
-				t.Fatalf("Vendor = %q, /proc/cpuinfo says %q", Vendor, want)
-			}
-			if Intel != (Vendor == "GenuineIntel") || AMD != (Vendor == "AuthenticAMD") {
-				t.Fatalf("Intel = %v, AMD = %v for vendor %q", Intel, AMD, Vendor)
-			}
-			return
+		if ok && strings.TrimSpace(name) == field {
+			return strings.TrimSpace(value)
 		}
 	}
-	t.Fatal("/proc/cpuinfo has no vendor_id line")
+	t.Fatalf("/proc/cpuinfo has no %s line", field)
+	return ""
+}
+
+// The vendor read by CPUID is the one the kernel reports.
+func TestVendorMatchesProcCPUInfo(t *testing.T) {
+	if want := procCPUInfo(t, "vendor_id"); Vendor != want {
+		t.Fatalf("Vendor = %q, /proc/cpuinfo says %q", Vendor, want)
+	}
+	if Intel != (Vendor == "GenuineIntel") || AMD != (Vendor == "AuthenticAMD") {
+		t.Fatalf("Intel = %v, AMD = %v for vendor %q", Intel, AMD, Vendor)
+	}
 }
 
 // The family read by CPUID is the one the kernel reports.
 func TestFamilyMatchesProcCPUInfo(t *testing.T) {
-	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
-		t.Skip("compares with Linux's /proc/cpuinfo on amd64")
+	if want := procCPUInfo(t, "cpu family"); strconv.Itoa(Family) != want {
+		t.Fatalf("Family = %d, /proc/cpuinfo says %s", Family, want)
 	}
-	info, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(info), "\n") {
-		name, value, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(name) == "cpu family" {
-			if want := strings.TrimSpace(value); strconv.Itoa(Family) != want {
-				t.Fatalf("Family = %d, /proc/cpuinfo says %s", Family, want)
-			}
-			return
-		}
-	}
-	t.Fatal("/proc/cpuinfo has no cpu family line")
 }
 
 // The last-level cache read by CPUID is the largest data or unified cache
