@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
@@ -77,7 +76,10 @@ func GemmBF16(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16,
 	checkMatrix16("B", b, br, bc, ldb)
 	kern := activeBF16
 	if kern.run == nil {
-		gemmByConversion(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, ar, ac, br, bc)
+		// Gemm's kernels, the blocks widened to float32 as packed.
+		p := problem{kern: active, transA: transA, transB: transB, m: m, n: n, k: k,
+			a16: a, lda: lda, b16: b, ldb: ldb, c: c, ldc: ldc, accumulate: accumulate}
+		p.run()
 		return
 	}
 	p := bfProblem{
@@ -116,23 +118,6 @@ func checkMatrix16(name string, s []uint16, rows, cols, ld int) {
 	if rows > 0 && cols > 0 && len(s) < (rows-1)*ld+cols {
 		panic(fmt.Sprintf("gemm: len(%s) = %d too short for %d×%d with stride %d", name, len(s), rows, cols, ld))
 	}
-}
-
-// convScratch holds the widened operands of the conversion fallback.
-type convScratch struct{ a, b []float32 }
-
-var convScratches freelist.List[convScratch]
-
-// gemmByConversion widens A and B (stored ar×ac and br×bc) to float32,
-// exactly, and calls Gemm.
-func gemmByConversion(transA, transB bool, m, n, k int, a []uint16, lda int, b []uint16, ldb int, c []float32, ldc int, accumulate bool, ar, ac, br, bc int) {
-	s := convScratches.Get()
-	na, nb := (ar-1)*lda+ac, (br-1)*ldb+bc
-	s.a, s.b = grow(s.a, na), grow(s.b, nb)
-	bf16.Decode(s.a, a[:na])
-	bf16.Decode(s.b, b[:nb])
-	Gemm(transA, transB, m, n, k, s.a, lda, s.b, ldb, c, ldc, accumulate)
-	convScratches.Put(s)
 }
 
 // bfProblem is one GemmBF16 call; its methods are the blocked algorithm,

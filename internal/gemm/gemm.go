@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
@@ -75,18 +76,26 @@ func span[T float32 | uint16](s []T, ld, row0, rows, col0, cols int) (start, end
 
 // spanA is span for the block op(A)[i0:i0+mb, p0:p0+kb].
 func (p *problem) spanA(i0, mb, p0, kb int) (uintptr, uintptr) {
+	r0, rows, c0, cols := i0, mb, p0, kb
 	if p.transA {
-		return span(p.a, p.lda, p0, kb, i0, mb)
+		r0, rows, c0, cols = p0, kb, i0, mb
 	}
-	return span(p.a, p.lda, i0, mb, p0, kb)
+	if p.a16 != nil {
+		return span(p.a16, p.lda, r0, rows, c0, cols)
+	}
+	return span(p.a, p.lda, r0, rows, c0, cols)
 }
 
 // spanB is span for the block op(B)[p0:p0+kb, j0:j0+nb].
 func (p *problem) spanB(p0, kb, j0, nb int) (uintptr, uintptr) {
+	r0, rows, c0, cols := p0, kb, j0, nb
 	if p.transB {
-		return span(p.b, p.ldb, j0, nb, p0, kb)
+		r0, rows, c0, cols = j0, nb, p0, kb
 	}
-	return span(p.b, p.ldb, p0, kb, j0, nb)
+	if p.b16 != nil {
+		return span(p.b16, p.ldb, r0, rows, c0, cols)
+	}
+	return span(p.b, p.ldb, r0, rows, c0, cols)
 }
 
 // trivial checks the dimensions and C, and does the products that need no
@@ -174,14 +183,17 @@ type problem struct {
 	c              []float32
 	ldc            int
 	accumulate     bool
-	round          bool // operands rounded to bfloat16 as packed (GemmRounded without bf16 kernels)
+	round          bool     // operands rounded to bfloat16 as packed (GemmRounded without bf16 kernels)
+	a16, b16       []uint16 // bfloat16 operands widened as packed, in place of a and b (GemmBF16 without bf16 kernels)
 }
 
 // workspace is one goroutine's packing memory, pooled across calls.
 type workspace struct {
-	a    []float32 // packed mc×kc block of op(A)
-	b    []float32 // packed block of op(B), when not shared
-	tile []float32 // mr×nr write-back buffer for ragged edges
+	a     []float32 // packed mc×kc block of op(A)
+	b     []float32 // packed block of op(B), when not shared
+	tile  []float32 // mr×nr write-back buffer for ragged edges
+	wideA []float32 // a bfloat16 block of A widened for packing (GemmBF16 by conversion)
+	wideB []float32 // the same for B
 }
 
 // Packing memory and task structs are reused across calls and garbage
@@ -199,7 +211,18 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 
 // packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels, each kb steps of
 // mr values, zero-padding the rows past mb.
-func (p *problem) packA(dst []float32, i0, mb, p0, kb int) {
+func (p *problem) packA(ws *workspace, dst []float32, i0, mb, p0, kb int) {
+	if p.a16 != nil {
+		q := *p
+		q.a16 = nil
+		if p.transA {
+			q.a, q.lda = widenBlock(&ws.wideA, p.a16, p.lda, p0, kb, i0, mb), mb
+		} else {
+			q.a, q.lda = widenBlock(&ws.wideA, p.a16, p.lda, i0, mb, p0, kb), kb
+		}
+		q.packA(ws, dst, 0, mb, 0, kb)
+		return
+	}
 	mr := p.kern.mr
 	for r := 0; r < mb; r += mr {
 		w := min(mr, mb-r)
@@ -217,7 +240,18 @@ func (p *problem) packA(dst []float32, i0, mb, p0, kb int) {
 
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels, each kb steps
 // of nr values, zero-padding the columns past nb.
-func (p *problem) packB(dst []float32, p0, kb, j0, nb int) {
+func (p *problem) packB(ws *workspace, dst []float32, p0, kb, j0, nb int) {
+	if p.b16 != nil {
+		q := *p
+		q.b16 = nil
+		if p.transB {
+			q.b, q.ldb = widenBlock(&ws.wideB, p.b16, p.ldb, j0, nb, p0, kb), kb
+		} else {
+			q.b, q.ldb = widenBlock(&ws.wideB, p.b16, p.ldb, p0, kb, j0, nb), nb
+		}
+		q.packB(ws, dst, 0, kb, 0, nb)
+		return
+	}
 	nr := p.kern.nr
 	for j := 0; j < nb; j += nr {
 		w := min(nr, nb-j)
@@ -242,6 +276,18 @@ func packCopy(dst, src []float32, ld, row0, col0, w, kb, width int) {
 		copy(d, src[o:o+w])
 		clear(d[w:])
 	}
+}
+
+// widenBlock widens the rows [r0, r0+rows) × columns [c0, c0+cols) of
+// the bfloat16 matrix src (row stride ld) to float32, exactly, into *buf
+// at stride cols: one block at a time, so the operand is never copied
+// whole and the widened block is packed from cache.
+func widenBlock(buf *[]float32, src []uint16, ld, r0, rows, c0, cols int) []float32 {
+	*buf = grow(*buf, rows*cols)
+	for r := 0; r < rows; r++ {
+		bf16.Decode((*buf)[r*cols:(r+1)*cols], src[(r0+r)*ld+c0:][:cols])
+	}
+	return *buf
 }
 
 // packTranspose packs src rows row0..row0+w, columns col0..col0+kb, so that
@@ -345,7 +391,7 @@ func (t *rowTask) Run(lo, hi int) {
 		for pc := 0; pc < p.k; pc += kcBlock {
 			kb := min(kcBlock, p.k-pc)
 			ws.a = grow(ws.a, roundUp(mb, mr)*kb)
-			p.packA(ws.a, ic, mb, pc, kb)
+			p.packA(ws, ws.a, ic, mb, pc, kb)
 			var pf prefetcher
 			if pc+kb < p.k {
 				pf.next, pf.end = p.spanA(ic, mb, pc+kb, min(kcBlock, p.k-pc-kb))
@@ -374,7 +420,7 @@ func splitRows(p *problem) {
 		ws.b = grow(ws.b, p.k*nbPad)
 		for pc := 0; pc < p.k; pc += kcBlock {
 			kb := min(kcBlock, p.k-pc)
-			p.packB(ws.b[pc*nbPad:], pc, kb, jc, nb)
+			p.packB(ws, ws.b[pc*nbPad:], pc, kb, jc, nb)
 		}
 		*t = rowTask{p: *p, bp: ws.b, j0: jc, nb: nb}
 		parallel.For(panels, max(1, mcBlock/p.kern.mr/2), t)
@@ -422,15 +468,20 @@ func (t *reduceTask) Run(lo, hi int) {
 		for pc := t.bounds[ch]; pc < t.bounds[ch+1]; pc += kcBlock {
 			kb := min(kcBlock, t.bounds[ch+1]-pc)
 			var ab aBlock
-			if p.transA && !p.round {
+			switch {
+			case p.transA && p.a16 != nil: // widened, then read in place
+				q := *p
+				q.a, q.lda, q.a16 = widenBlock(&ws.wideA, p.a16, p.lda, pc, kb, 0, p.m), p.m, nil
+				ab = q.directA(ws, 0, kb)
+			case p.transA && !p.round:
 				ab = p.directA(ws, pc, kb)
-			} else {
+			default:
 				ws.a = grow(ws.a, mPad*kb)
-				p.packA(ws.a, 0, p.m, pc, kb)
+				p.packA(ws, ws.a, 0, p.m, pc, kb)
 				ab = p.packedA(ws.a, kb)
 			}
 			ws.b = grow(ws.b, nPad*kb)
-			p.packB(ws.b, pc, kb, 0, p.n)
+			p.packB(ws, ws.b, pc, kb, 0, p.n)
 			var pf prefetcher
 			if next := pc + kb; next < t.bounds[ch+1] {
 				nkb := min(kcBlock, t.bounds[ch+1]-next)

@@ -60,11 +60,13 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes against the
-// float32 Gemm with the active kernel, alternating the two call by call so
-// that a shared machine's load falls on both. It reports each one's best
-// rate, the ratio of the best wall times and the ratio of the process CPU
-// time the two took in all (steadier when other processes crowd the cores).
+// BenchmarkGemmBF16 times GemmBF16 at BenchmarkGemm's shapes, on every
+// kernel this CPU runs but the pure-Go ones, against the float32 Gemm with
+// the active kernel, alternating the two call by call so that a shared
+// machine's load falls on both. It reports each one's best rate, the ratio
+// of the best wall times and the ratio of the process CPU time the two
+// took in all (steadier when other processes crowd the cores). Comparing
+// the kernels' ratios shows which one bestBF16Kernel should pick here.
 func BenchmarkGemmBF16(b *testing.B) {
 	const rows = 100000
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -93,11 +95,19 @@ func BenchmarkGemmBF16(b *testing.B) {
 				bb, c, b32 = big2, outSmall, f2
 			}
 			flops := 2 * float64(tc.m) * float64(tc.n) * float64(tc.k)
-			b.Run(fmt.Sprintf("%s/%s/%dx%d", KernelBF16(), tc.form, rows, d), func(b *testing.B) {
-				reportPair(b, flops,
-					func() { Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false) },
-					func() { GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false) })
-			})
+			for _, kern := range bfKernels() {
+				if kern == genericBF16 || kern == genericTiles {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/%s/%dx%d", kern.name, tc.form, rows, d), func(b *testing.B) {
+					saved := activeBF16
+					activeBF16 = kern
+					defer func() { activeBF16 = saved }()
+					reportPair(b, flops,
+						func() { Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, a32, lda, b32, ldb, c, tc.n, false) },
+						func() { GemmBF16(tc.transA, tc.transB, tc.m, tc.n, tc.k, a, lda, bb, ldb, c, tc.n, false) })
+				})
+			}
 		}
 	}
 }

@@ -196,13 +196,14 @@ func BenchmarkPackA(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					p := problem{kern: kern, m: m, k: sh.k, a: a, lda: sh.k}
 					buf := make([]float32, roundUp(mcBlock, kern.mr)*kcBlock)
+					var ws workspace
 					withTransposer(tr, func() {
 						for b.Loop() {
 							for ic := 0; ic < m; ic += mcBlock {
 								mb := min(mcBlock, m-ic)
 								for pc := 0; pc < sh.k; pc += kcBlock {
 									kb := min(kcBlock, sh.k-pc)
-									p.packA(buf, ic, mb, pc, kb)
+									p.packA(&ws, buf, ic, mb, pc, kb)
 									if hot {
 										break
 									}
