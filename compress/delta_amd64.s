@@ -373,13 +373,17 @@ dcb_store:
 	VMOVDQU8 X5, K3, 0(DI)
 	RET
 
-// func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits int)
+// func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits, stream int)
 //
 // Adds each of rows rows' decoded difference (header and codes,
 // rowBytes(nbits, width) bytes each, one after another at src) to rec's
-// rows and writes the sums to out's too, the even rows before the odd
-// ones (see deltaEncodeRowsAVX512).
-TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-48
+// rows and writes the sums to out's too. Rows whose width has a partial
+// block go the even rows before the odd ones (see
+// deltaEncodeRowsAVX512), others in order. With stream set and out apart
+// from rec, the whole blocks of out that start on a 64-byte line are
+// written with non-temporal stores, which skip reading the line into the
+// cache first (see deltaStreamOut).
+TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-56
 	MOVQ         out+8(FP), DI
 	SUBQ         rec+0(FP), DI        // out − rec, in bytes
 	MOVQ         rows+24(FP), R12
@@ -396,10 +400,20 @@ TEXT ·deltaApplyRowsAVX512(SB), NOSPLIT, $0-48
 	ADDQ         $4, CX
 	MOVQ         CX, R14              // a row's bytes
 	XORQ         R13, R13             // the row
+	MOVQ         $-1, R15             // no out address has its bits clear: cached stores
+	MOVQ         stream+48(FP), AX
+	TESTQ        AX, AX
+	JEQ          da_row
+	TESTQ        DI, DI
+	JEQ          da_row
+	MOVQ         $63, R15             // streamed: the 64-byte-aligned blocks
 
 da_row:
 	CMPQ  R13, R12
 	JLT   da_go
+	MOVQ  width+32(FP), AX
+	TESTQ $15, AX                     // whole blocks only: the rows went in order
+	JEQ   da_done
 	TESTQ $1, R13
 	JNE   da_done
 	MOVQ  $1, R13                     // the odd rows
@@ -448,7 +462,16 @@ da_widen:
 	VMOVUPS    0(DX), Z4
 	VADDPS     Z3, Z4, Z4             // rec + level
 	VMOVUPS    Z4, 0(DX)
-	VMOVUPS    Z4, 0(DX)(DI*1)
+	LEAQ       0(DX)(DI*1), AX
+	TESTQ      R15, AX
+	JNE        da_cached
+	VMOVNTPS   Z4, 0(AX)
+	JMP        da_next
+
+da_cached:
+	VMOVUPS Z4, 0(AX)
+
+da_next:
 	ADDQ       R10, SI
 	ADDQ       $64, DX
 	SUBQ       $16, CX
@@ -468,10 +491,15 @@ da_tail:
 	CALL  deltaApplyBlock<>(SB)
 
 da_row_done:
-	ADDQ $2, R13
-	JMP  da_row
+	INCQ  R13
+	MOVQ  width+32(FP), AX
+	TESTQ $15, AX
+	JEQ   da_row
+	INCQ  R13
+	JMP   da_row
 
 da_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
