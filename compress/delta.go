@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graft-gnn/graft/internal/hugepage"
 	"github.com/graft-gnn/graft/internal/memacct"
 )
 
@@ -96,9 +95,9 @@ type deltaStream struct {
 func newDeltaStream(rows, width int, half bool) *deltaStream {
 	s := &deltaStream{rows: rows, width: width, bf16: half, skipped: make([]int32, rows)}
 	if half {
-		s.half = hugepage.Uint16s(rows * width)
+		s.half = make([]uint16, rows*width)
 	} else {
-		s.recon = hugepage.Float32s(rows * width)
+		s.recon = make([]float32, rows*width)
 	}
 	memacct.Add(memacct.Communication, s.bytes())
 	return s
