@@ -288,9 +288,13 @@ der_codes:
 	VMOVD        X8, BX
 	MOVL         BX, 0(DI)
 	ADDQ         $4, DI
+	MOVQ         width+32(FP), CX
+	CMPQ         CX, $16
+	JLT          der_no_table         // no whole block
 	VMULPS       deltaIota<>(SB), Z13, Z20
 	VADDPS       Z20, Z12, Z20        // the levels dlo + k·dstep, k < 16
-	MOVQ         width+32(FP), CX
+
+der_no_table:
 	IMULQ        CX, AX
 	LEAQ         0(R13)(AX*4), SI
 	LEAQ         0(R14)(AX*4), DX
@@ -487,9 +491,11 @@ da_go:
 	SHLL         $16, AX
 	VMOVD        AX, X13
 	VBROADCASTSS X13, Z13             // dstep
+	ADDQ         $4, SI
+	CMPQ         CX, $16
+	JLT          da_loop              // no whole block
 	VMULPS       deltaIota<>(SB), Z13, Z14
 	VADDPS       Z14, Z12, Z14        // the levels dlo + k·dstep, k < 16
-	ADDQ         $4, SI
 
 	// Whole blocks: deltaApplyBlock with every lane and byte, inline.
 da_loop:
