@@ -86,7 +86,7 @@ func (s *Spec) foreign(fe *checkpoint.ForeignError) error {
 		return errors.New(msg)
 	}
 	var ce *checkpoint.ConfigError
-	if err := (&checkpoint.State{Config: fe.Config}).CheckConfig(s.record); !errors.As(err, &ce) {
+	if err := (&checkpoint.State{Config: canonicalSpecs(fe.Config)}).CheckConfig(s.record); !errors.As(err, &ce) {
 		return fmt.Errorf("%s (that run has this one's settings)", msg)
 	}
 	return fmt.Errorf("%s (that run was trained with %s)", msg, flagDiffs(ce))
@@ -98,7 +98,7 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	if st.Config == nil {
 		fmt.Fprintf(s.Log, "graft train: the checkpoint records no settings to compare with this run's (an older graft wrote it)\n")
 	}
-	was, want := withAdded(st.Config), s.record
+	was, want := canonicalSpecs(withAdded(st.Config)), s.record
 	if was != nil && was[recordVersionKey] == "" {
 		var unknown []string
 		was, want, unknown = fromFirstRecord(was, want)
