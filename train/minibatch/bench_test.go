@@ -111,15 +111,7 @@ func benchmarkStep(b *testing.B, model, spec string, layers int, precision strin
 func BenchmarkBatchInput(b *testing.B) {
 	for _, huge := range []bool{false, true} {
 		b.Run(map[bool]string{false: "pages=4KiB", true: "pages=2MiB"}[huge], func(b *testing.B) {
-			g, x, err := productsShaped(huge)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var seeds []int32
-			for v := int32(0); int(v) < g.N; v += 10 {
-				seeds = append(seeds, v)
-			}
-			s := sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5})
+			s, x := productsSampler(b, huge)
 			var batch sample.Batch
 			var gat gatherer
 			if err := s.Sample(1, 0, &batch); err != nil { // buffers grow to their sizes
@@ -149,15 +141,7 @@ func BenchmarkBatchInput(b *testing.B) {
 // shared machine's load falls on both: each one's mean milliseconds a
 // batch, and the ratio of their process CPU times (12 KiB over 2560 B).
 func BenchmarkGatherGroups(b *testing.B) {
-	g, x, err := productsShaped(true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var seeds []int32
-	for v := int32(0); int(v) < g.N; v += 10 {
-		seeds = append(seeds, v)
-	}
-	s := sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5})
+	s, x := productsSampler(b, true)
 	batches := make([]sample.Batch, 4)
 	for i := range batches {
 		if err := s.Sample(1, i, &batches[i]); err != nil {
@@ -183,6 +167,20 @@ func BenchmarkGatherGroups(b *testing.B) {
 	if cpu[1] > 0 {
 		b.ReportMetric(cpu[0].Seconds()/cpu[1].Seconds(), "cpu-ratio")
 	}
+}
+
+// productsSampler is the neighbour sampler (fanouts 15,10,5, 1024 seeds,
+// every tenth node a seed) over productsShaped's graph, and its features.
+func productsSampler(b *testing.B, huge bool) (*sample.Neighbor, *tensor.Matrix) {
+	g, x, err := productsShaped(huge)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seeds []int32
+	for v := int32(0); int(v) < g.N; v += 10 {
+		seeds = append(seeds, v)
+	}
+	return sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5}), x
 }
 
 // productsShaped is BenchmarkBatchInput's graph and features, made once
