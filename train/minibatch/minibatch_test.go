@@ -362,17 +362,24 @@ func TestEvaluationOfALargeGraphIsLarge(t *testing.T) {
 // A one-layer model has no hidden output however wide --hidden is, and a
 // GAT's last layer averages its heads.
 func TestHeldEstimateIsWhatEvaluationHolds(t *testing.T) {
-	p := traintest.SBMProblem(t, 500)
+	all := traintest.SBMProblem(t, 500)
+	some := all // 50 of the 500 nodes labelled: the last layer's rows are theirs only
+	some.Train, some.Val, some.Test = all.Train[:min(30, len(all.Train))], all.Val[:min(10, len(all.Val))], all.Test[:min(10, len(all.Test))]
 	for _, c := range []struct {
 		model                    string
 		layers, hidden, outHeads int
-		bf16                     bool
+		bf16, fewLabelled        bool
 	}{
-		{"gcn", 1, 64, 0, false}, {"sage", 1, 64, 0, true}, {"gat", 1, 64, 3, false},
-		{"gcn", 2, 32, 0, false}, {"sage", 3, 32, 0, false}, {"sage", 2, 2, 0, false}, {"mlp", 2, 16, 0, false},
-		{"gat", 2, 8, 3, false}, {"gat", 3, 8, 1, true}, {"gcn", 3, 32, 0, true},
+		{"gcn", 1, 64, 0, false, false}, {"sage", 1, 64, 0, true, false}, {"gat", 1, 64, 3, false, false},
+		{"gcn", 2, 32, 0, false, false}, {"sage", 3, 32, 0, false, false}, {"sage", 2, 2, 0, false, false}, {"mlp", 2, 16, 0, false, false},
+		{"gat", 2, 8, 3, false, false}, {"gat", 3, 8, 1, true, false}, {"gcn", 3, 32, 0, true, false},
+		{"gcn", 2, 32, 0, false, true}, {"sage", 3, 16, 0, true, true}, {"gat", 2, 8, 3, false, true},
 	} {
-		name := fmt.Sprintf("%s/%d layers/hidden %d/output heads %d/bf16 %v", c.model, c.layers, c.hidden, c.outHeads, c.bf16)
+		name := fmt.Sprintf("%s/%d layers/hidden %d/output heads %d/bf16 %v/few labelled %v", c.model, c.layers, c.hidden, c.outHeads, c.bf16, c.fewLabelled)
+		p := all
+		if c.fewLabelled {
+			p = some
+		}
 		cfg := testConfig(c.model)
 		cfg.Model.Layers, cfg.Model.Hidden, cfg.Model.Heads, cfg.Model.OutputHeads = c.layers, c.hidden, 4, c.outHeads
 		model, err := train.NewModel(cfg, p.Features.Cols())
