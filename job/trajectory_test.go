@@ -258,4 +258,19 @@ func TestResumeComparesSpecsAsParsed(t *testing.T) {
 	if err := resume(4, "topk:0.1,scaled,noef", "delta", "entropy:none"); err != nil {
 		t.Fatalf("resuming a checkpoint that recorded the specs as typed: %v", err)
 	}
+	// A new run in that directory is told it can continue the run there,
+	// whichever way either spelt the specs.
+	st, _, err = checkpoint.LoadLatest(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Config["grad-compress"], st.Config["compress"], st.Config["eval-compress"] = "topk:0.1,noef,scaled", "delta:4", "entropy"
+	if _, err := checkpoint.Save(dir, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	fresh := checkpointSpec(t, dir, 4)
+	fresh.Parts, fresh.GradCompress, fresh.Codec, fresh.EvalCodec = 2, "topk:0.10,scaled,noef", "delta:4:0:0", "entropy:none"
+	if _, err := Run(context.Background(), fresh); err == nil || !strings.Contains(err.Error(), "(that run has this one's settings)") {
+		t.Fatalf("a new run with the settings, spelt otherwise, of the run in its directory: %v", err)
+	}
 }
