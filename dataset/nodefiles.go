@@ -56,7 +56,8 @@ const LabelFormats = `.npy: one integer label per node, in node order (-1 or NaN
 text: "id,label" lines (comma, tab or blanks), optionally after a header line
       (first field "id" or "node", or a column name such as "user_id" that is no node);
       ids are the graph's node ids; integer labels (3 or 3.0) are class numbers, any other
-      labels are class names (classes then numbered in sorted order); nodes
+      labels are class names (classes then numbered in sorted order), never
+      a mix of the two; nodes
       not listed, and labels "", "nan" or -1, are unlabelled`
 
 // ReadLabels sets d's labels from a file (see LabelFormats), replacing any
@@ -160,6 +161,9 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 	if len(node) == 0 {
 		return nil, 0, nil, fmt.Errorf("%s: no labels", path)
 	}
+	if err := mixedLabels(path, text, node, seen); err != nil {
+		return nil, 0, nil, err
+	}
 	labels := make([]int32, n)
 	for i := range labels {
 		labels[i] = Unlabelled
@@ -203,15 +207,48 @@ func integerLabels(text []string) ([]int64, bool) {
 			raw[i] = -1
 			continue
 		}
-		// "3.0" is 3: pandas writes integer labels so once a column
-		// has a missing one.
-		v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
-		if err != nil || v < -1 {
+		v, ok := integerLabel(s)
+		if !ok || v < -1 {
 			return nil, false
 		}
 		raw[i] = v
 	}
 	return raw, true
+}
+
+// integerLabel parses a label that is an integer: "3", or "3.0" as pandas
+// writes integer labels once a column has a missing one.
+func integerLabel(s string) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
+	return v, err == nil
+}
+
+// mixedLabels refuses labels that are neither all class numbers nor all
+// class names: a negative number other than -1 among numbers, or names
+// among numbers ("x", "1.5", "NA"), which would otherwise turn every label
+// into a name and renumber the classes in the names' byte order ("10"
+// before "2"). line[node[i]] is the line of text[i].
+func mixedLabels(path string, text []string, node, line []int32) error {
+	number, name := -1, -1 // the first label of each kind
+	for i, s := range text {
+		if missingLabel(s) {
+			continue
+		}
+		v, ok := integerLabel(s)
+		switch {
+		case ok && v < -1:
+			return fmt.Errorf("%s: line %d: label %q: a class number is 0 or more (-1, nan or an empty label: unlabelled)", path, line[node[i]], clip(s, 40))
+		case ok && number < 0:
+			number = i
+		case !ok && name < 0:
+			name = i
+		}
+	}
+	if number < 0 || name < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: line %d: label %q is not a class number, but line %d's %q is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)",
+		path, line[node[name]], clip(text[name], 40), line[node[number]], clip(text[number], 40))
 }
 
 func missingLabel(s string) bool {

@@ -140,6 +140,9 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"twice", "y.csv", "alice,1\n\nalice,0\n", `y.csv: line 3: node "alice" is labelled again (first on line 1)`},
 		{"three columns", "y.csv", "alice,1,2\n", `y.csv: line 1: want 2 columns (node id, label), found 3 in "alice,1,2"`},
 		{"empty", "y.csv", "# nothing\n", "y.csv: no labels"},
+		{"negative class", "y.csv", "alice,1\nbob,-2\n", `y.csv: line 2: label "-2": a class number is 0 or more (-1, nan or an empty label: unlabelled)`},
+		{"a name among numbers", "y.csv", "id,label\nalice,2\nbob,10\ncarol,NA\n", `y.csv: line 4: label "NA" is not a class number, but line 2's "2" is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)`},
+		{"a fraction among numbers", "y.csv", "alice,1.5\nbob,1\n", `y.csv: line 1: label "1.5" is not a class number, but line 2's "1" is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)`},
 		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"},
 	}
 	for _, tc := range tests {
