@@ -64,10 +64,11 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 		fmt.Fprintf(stderr, "graft %s: %s\n", fs.Name(), note)
 	}
 	source, files := f.dataset, f.files
-	if files.Labels == "" && files.Features == "" && (source == "" || source == info.Source) {
+	if files.Labels == "" && files.Features == "" && (source == "" || job.RecordedPath(source) == info.Source) {
 		files.Labels, files.Features = info.Files.Labels, info.Files.Features // the run's own labels and features files
 	}
-	if source == "" {
+	recorded := source == ""
+	if recorded {
 		source = info.Source
 		if source == "" {
 			source = info.Dataset
@@ -77,11 +78,41 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	if spec == "" && f.rows == "all" && fs.Name() == "predict" {
 		spec = "none" // every node, labelled or not: no split needed
 	}
+	if err := recordedFilesExist(f.modelFile, source, recorded, files, info.Files); err != nil {
+		return nil, nil, err
+	}
 	in, err := saved.Prepare(source, f.dataDir, files, spec, seed)
 	if err != nil {
 		return nil, nil, err
 	}
 	return saved, in, nil
+}
+
+// recordedFilesExist checks that the files a model file records, of those
+// graft predict or evaluate is about to read (the dataset when recorded,
+// the labels and features when the run's own), are still there: a model
+// moved to another machine, or files moved since, are then named with the
+// flags that say where they are now.
+func recordedFilesExist(modelFile, source string, recorded bool, files, run dataset.NodeFiles) error {
+	check := []struct{ path, what, flag string }{
+		{files.Labels, "labels", "--labels"}, {files.Features, "features", "--features"},
+	}
+	if recorded && !dataset.IsSynthetic(source) && !slices.Contains(dataset.KnownNames(), source) {
+		check = append([]struct{ path, what, flag string }{{source, "dataset", "--dataset"}}, check...)
+	}
+	for _, c := range check {
+		if c.path == "" || c.what != "dataset" && c.path != run.Labels && c.path != run.Features {
+			continue
+		}
+		if _, err := os.Stat(c.path); errors.Is(err, os.ErrNotExist) {
+			err := fmt.Errorf("%s: the run read its %s from %s, which is not there (moved?); say where it is with %s PATH", modelFile, c.what, c.path, c.flag)
+			if c.what == "dataset" && (run.Labels != "" || run.Features != "") {
+				err = fmt.Errorf("%v, and its node files with --labels and --features (the run read %s)", err, strings.Join(slices.DeleteFunc([]string{run.Labels, run.Features}, func(p string) bool { return p == "" }), " and "))
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // rowSets are the values of --split that pick rows of the training run's

@@ -433,3 +433,45 @@ func TestEvaluateExplainsASampledEvaluation(t *testing.T) {
 		t.Fatalf("evaluate of a model evaluated on samples says:\n%s", stdout)
 	}
 }
+
+// A model trained on files named relative to the working directory is
+// predicted on and evaluated from any other directory: the model file
+// records where the run's dataset, labels, features and split file are.
+// When one has moved since, the error names it and the flag that says
+// where it is now.
+func TestPredictFromAnotherDirectory(t *testing.T) {
+	edges, _, features := twoCommunities(t)
+	dir := filepath.Dir(edges)
+	var split strings.Builder
+	for i, set := range []string{"train", "train", "train", "val", "test"} {
+		split.WriteString("a" + strconv.Itoa(i) + "," + set + "\nb" + strconv.Itoa(i) + "," + set + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "split.csv"), []byte(split.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	model := filepath.Join(dir, "m.safetensors")
+	if code, _, stderr := runGraft(t, "train", "--dataset", "g.tsv", "--labels", "y.csv", "--features", "x.csv",
+		"--split", "file:split.csv", "--epochs", "3", "--save", "m.safetensors"); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runGraft(t, "predict", "--model-file", model, "--split", "test")
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != 0 || len(lines) != 3 || lines[0] != "node,pred,p0,p1" {
+		t.Fatalf("predict: exit %d, output %q: %s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "evaluate", "--model-file", model); code != 0 || !strings.Contains(stdout, "the training run reported the same accuracies") {
+		t.Fatalf("evaluate: exit %d: %s%s", code, stdout, stderr)
+	}
+	// The same dataset named another way still takes the run's node files.
+	if code, _, stderr := runGraft(t, "predict", "--model-file", model, "--dataset", filepath.Join(dir, ".", "g.tsv")); code != 0 {
+		t.Fatalf("predict --dataset: exit %d: %s", code, stderr)
+	}
+	if err := os.Rename(features, features+".old"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runGraft(t, "predict", "--model-file", model)
+	if want := "the run read its features from " + features + ", which is not there (moved?); say where it is with --features PATH"; code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("predict with the features moved: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+}
