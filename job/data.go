@@ -88,6 +88,9 @@ func (s *Spec) loadInput() (*input, error) {
 		if len(split.Test) == 0 {
 			fmt.Fprintf(s.Log, "graft train: split %s has no test nodes: the test metrics are 0\n", split.Name)
 		}
+		if ds.NumFeatures() == 0 && ds.Mapped == nil {
+			fmt.Fprintf(s.Log, "graft train: %s has no node features: every node's input is the constant 1, so the model learns from the graph's structure alone (give them with --features FILE)\n", ds.Name)
+		}
 	}
 	data, err := s.trainData(ds, split)
 	if err != nil {

@@ -284,3 +284,24 @@ func dataInfoOf(t *testing.T, args ...string) dataInfo {
 	}
 	return info
 }
+
+// A graph without features trains on a constant input, which the run
+// says, naming the flag that gives features; with them it says nothing.
+func TestTrainNotesMissingFeatures(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	const note = "g.tsv has no node features: every node's input is the constant 1"
+	for _, tt := range []struct {
+		args []string
+		note bool
+	}{
+		{nil, true},
+		{[]string{"--sampler", "neighbor:3,3"}, true},
+		{[]string{"--features", features}, false},
+	} {
+		args := append([]string{"train", "--dataset", edges, "--labels", labels, "--split", "frac:0.5:0.25", "--epochs", "2"}, tt.args...)
+		code, _, stderr := runGraft(t, args...)
+		if code != 0 || strings.Contains(stderr, note) != tt.note {
+			t.Errorf("%v: exit %d, stderr %q; want the note %v", tt.args, code, stderr, tt.note)
+		}
+	}
+}
