@@ -27,6 +27,7 @@ type input struct {
 	name, split string
 	splitSeed   uint64 // the seed the split was resolved with
 	classes     int
+	classNames  []string // the classes' names, as the labels named them
 	sparse      bool
 	problem     train.Problem
 	layout      *partition.Layout
@@ -96,7 +97,7 @@ func (s *Spec) loadInput() (*input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
-	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.Sparse != nil,
+	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, classNames: ds.ClassNames, sparse: data.Features.Sparse != nil,
 		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
 	in.useMapped(ds, s.Log)
 	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {

@@ -31,6 +31,7 @@ func (s *Spec) saveModel(in *input, res train.Result, model *nn.Model) error {
 	info.BF16 = s.Precision == string(train.BF16) && s.Sampler == ""
 	info.BF16Layers = s.Precision == string(train.BF16) && s.Sampler != ""
 	info.EvalSampler = s.EvalSampler
+	info.ClassNames = namedClasses(in.classNames)
 	// Settings that only affect training say nothing about the model.
 	info.Model.Dropout, info.Model.AttentionDropout, info.Model.Init = 0, 0, ""
 	if in.sparse {
@@ -92,4 +93,15 @@ func recordedSplit(split string) string {
 		}
 	}
 	return split
+}
+
+// namedClasses is names, the classes' names, unless they are the numbers
+// 0, 1, … that a dataset of numbered classes gives them: then nil.
+func namedClasses(names []string) []string {
+	for c, name := range names {
+		if name != strconv.Itoa(c) {
+			return names
+		}
+	}
+	return nil
 }

@@ -132,7 +132,9 @@ func TestPredictOutputs(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	header, rows := readCSV(t, stdout)
-	if want := []string{"node", "pred", "p0", "p1", "p2", "p3", "p4", "p5", "p6"}; !slices.Equal(header, want) {
+	// Cora's classes have names (its labels' topics): the last column
+	// names each node's predicted class.
+	if want := []string{"node", "pred", "p0", "p1", "p2", "p3", "p4", "p5", "p6", "class"}; !slices.Equal(header, want) {
 		t.Fatalf("header %v, want %v", header, want)
 	}
 	if len(rows) != 2708 {
@@ -164,6 +166,9 @@ func TestPredictOutputs(t *testing.T) {
 		preds[i], _ = strconv.Atoi(r[1])
 		if p[preds[i]] != slices.Max(p) {
 			t.Errorf("node %d: predicted %d, which is not the most probable class of %v", i, preds[i], p)
+		}
+		if r[9] != cora.ClassNames[preds[i]] {
+			t.Errorf("node %d: predicted class %d named %q, want %q", i, preds[i], r[9], cora.ClassNames[preds[i]])
 		}
 		probs[r[0]] = p
 	}
@@ -457,7 +462,7 @@ func TestPredictFromAnotherDirectory(t *testing.T) {
 	}
 	t.Chdir(t.TempDir())
 	code, stdout, stderr := runGraft(t, "predict", "--model-file", model, "--split", "test")
-	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != 0 || len(lines) != 3 || lines[0] != "node,pred,p0,p1" {
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != 0 || len(lines) != 3 || lines[0] != "node,pred,p0,p1,class" {
 		t.Fatalf("predict: exit %d, output %q: %s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := runGraft(t, "evaluate", "--model-file", model); code != 0 || !strings.Contains(stdout, "the training run reported the same accuracies") {
@@ -474,4 +479,50 @@ func TestPredictFromAnotherDirectory(t *testing.T) {
 	if want := "the run read its features from " + features + ", which is not there (moved?); say where it is with --features PATH"; code == 0 || !strings.Contains(stderr, want) {
 		t.Errorf("predict with the features moved: exit %d, stderr %q; want %q", code, stderr, want)
 	}
+}
+
+// Predictions name the classes as the training run's labels did: a model
+// trained on labels "blue" and "red" predicts "blue" or "red" in the last
+// column, class; numbered classes need no names and have no such column.
+func TestPredictNamesClasses(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	dir := filepath.Dir(edges)
+	model := filepath.Join(dir, "m.safetensors")
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features,
+		"--split", "frac:0.5:0.25", "--epochs", "30", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runGraft(t, "predict", "--model-file", model)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	header, rows := readCSV(t, stdout)
+	if want := []string{"node", "pred", "p0", "p1", "class"}; !slices.Equal(header, want) || len(rows) != 20 {
+		t.Fatalf("header %v and %d rows, want %v and 20", header, len(rows), want)
+	}
+	for _, r := range rows {
+		if want := []string{"blue", "red"}[r[1][0]-'0']; r[4] != want { // classes in sorted order of their names
+			t.Errorf("node %s: class %s named %q, want %q", r[0], r[1], r[4], want)
+		}
+	}
+	numbered := filepath.Join(dir, "numbered.csv")
+	if err := os.WriteFile(numbered, []byte(strings.NewReplacer("blue", "0", "red", "1").Replace(mustRead(t, labels))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", numbered, "--features", features,
+		"--split", "frac:0.5:0.25", "--epochs", "3", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "predict", "--model-file", model); code != 0 || !strings.HasPrefix(stdout, "node,pred,p0,p1\n") {
+		t.Fatalf("predict numbered classes: exit %d, output %.60q: %s", code, stdout, stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
