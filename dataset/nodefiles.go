@@ -145,7 +145,7 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		}
 		v, ok := d.NodeIndex(string(f[0]))
 		if !ok {
-			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), n)
+			return lr.errorf("%s", d.notANode(f[0]))
 		}
 		if seen[v] != 0 {
 			return lr.errorf("node %q is labelled again (first on line %d)", f[0], seen[v])
@@ -474,7 +474,7 @@ func (d *Dataset) readFeatureText(path string) error {
 			key, rest := firstField(line)
 			v, ok := d.NodeIndex(string(key))
 			if !ok {
-				return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(key), 40), n)
+				return lr.errorf("%s", d.notANode(key))
 			}
 			if seen == nil {
 				seen = make([]bool, n)
@@ -569,7 +569,7 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		}
 		v, ok := d.NodeIndex(string(f[0]))
 		if !ok {
-			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), d.NumNodes())
+			return lr.errorf("%s", d.notANode(f[0]))
 		}
 		var set *[]int32
 		switch strings.ToLower(string(f[1])) {
@@ -628,4 +628,15 @@ func (d *Dataset) rowsHint() string {
 	}
 	return fmt.Sprintf(" (the nodes are ids 0..%d, %d of them, such as %d, in no edge); number the nodes from 0 without gaps, or key each row by its node id in a text file",
 		d.Graph.N-1, isolated, first)
+}
+
+// notANode says that id, read from a labels, features or split file, is
+// no node of d's graph; a graph read from an edge list has the nodes its
+// lines name, and a line holding an id alone adds a node in no edge.
+func (d *Dataset) notANode(id []byte) string {
+	msg := fmt.Sprintf("node id %q is not a node of the graph (%d nodes)", clip(string(id), 40), d.NumNodes())
+	if d.EdgeList != "" {
+		msg += fmt.Sprintf("; the nodes are the ids of %s, where a line holding an id alone adds a node in no edge", d.EdgeList)
+	}
+	return msg
 }
