@@ -140,7 +140,7 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f)) {
+		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
@@ -273,6 +273,32 @@ func (d *Dataset) namesColumns(f [][]byte) bool {
 	}
 	for _, x := range f[1:] {
 		if _, ok := parseFloat32(x); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// indexHeader reports whether a first line, split into fields, is the
+// header pandas writes for a frame with its index (DataFrame.to_csv()):
+// an empty first field, the index's, then the columns' names. No node has
+// an empty id.
+func indexHeader(f [][]byte) bool {
+	return len(f) > 1 && len(f[0]) == 0
+}
+
+// columnNames reports whether a first line, split into fields, names
+// columns and nothing else: no field is a number, and the first is no
+// node ("f1,f2,f3", as pandas writes a frame without its index).
+func (d *Dataset) columnNames(f [][]byte) bool {
+	if len(f) == 0 {
+		return false
+	}
+	if _, ok := d.NodeIndex(string(f[0])); ok {
+		return false
+	}
+	for _, x := range f {
+		if _, ok := parseFloat32(x); ok || len(x) == 0 {
 			return false
 		}
 	}
@@ -452,20 +478,27 @@ func (d *Dataset) setFeatures(dense *tensor.Matrix, sparse *tensor.CSR) {
 func (d *Dataset) readFeatureText(path string) error {
 	n := d.NumNodes()
 	rows := newFeatureRows(n)
-	keyed, first := false, true
+	keyed, first, decided := false, true, false
 	var order []int32
 	var seen []bool
 	err := readLines(path, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
 		}
-		if first {
-			first = false
+		if !decided {
 			key, _ := firstField(line)
-			if isHeader(key) || d.namesColumns(splitFields(line)) {
-				keyed = true
-				return nil
+			if first {
+				first = false
+				f := splitFields(line)
+				switch {
+				case isHeader(key) || d.namesColumns(f) || indexHeader(f):
+					keyed, decided = true, true
+					return nil
+				case d.columnNames(f):
+					return nil // the first row says whether an id leads the rows
+				}
 			}
+			decided = true
 			if _, ok := parseFloat32(key); !ok {
 				keyed = true
 			}
@@ -564,7 +597,7 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if (isHeader(f[0]) || d.namesColumns(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+		if (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))

@@ -116,6 +116,7 @@ func TestReadLabels(t *testing.T) {
 	}{
 		{"names with header", "y.csv", "id,label\ncarol,spam\nalice,ham\nbob,spam\n", []int32{0, 1, 1, Unlabelled}, []string{"ham", "spam"}},
 		{"integers, tabs", "y.tsv", "dave\t2\nalice\t0\nbob\t-1\n", []int32{0, Unlabelled, Unlabelled, 2}, []string{"0", "1", "2"}},
+		{"pandas index header", "y.csv", ",label\ncarol,spam\nalice,ham\n", []int32{0, Unlabelled, 1, Unlabelled}, []string{"ham", "spam"}},
 		{"npy in node order", "y.npy", "", []int32{1, 0, -1, 1}, []string{"0", "1"}},
 	}
 	for _, tc := range tests {
@@ -171,6 +172,11 @@ func TestReadFeatures(t *testing.T) {
 		{"keyed by id, any order", "x.csv", "dave,7,8\nalice,1,2\ncarol, 5, 6\nbob,3,4\n", false},
 		{"header", "x.csv", "id,a,b\nalice,1,2\nbob,3,4\ncarol,5,6\ndave,7,8\n", false},
 		{"plain rows", "x.txt", "1 2\n3\t4\n5 6\n7 8\n", false},
+		// pandas: DataFrame.to_csv(index=False), then to_csv() with the
+		// index, which heads the index's column with an empty name.
+		{"header of names, rows in node order", "x.csv", "f1,f2\n1,2\n3,4\n5,6\n7,8\n", false},
+		{"header of names, keyed rows", "x.csv", "user,f2\ncarol,5,6\nalice,1,2\nbob,3,4\ndave,7,8\n", false},
+		{"pandas index header", "x.csv", ",f1,f2\nbob,3,4\nalice,1,2\ncarol,5,6\ndave,7,8\n", false},
 		{"npy", "x.npy", "", false},
 		{"sparse rows", "x.csv", "alice,1,0,0,0\nbob,0,0,2,0\ncarol,0,0,0,0\ndave,0,3,0,0\n", true},
 	}
