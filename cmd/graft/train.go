@@ -226,6 +226,9 @@ func unusedFlags(fs *flag.FlagSet, s job.Spec) []string {
 	if flagSet(fs, "checkpoint-every") && s.CheckpointDir == "" && s.Resume == "" {
 		notes = append(notes, given("checkpoint-every")+" has no effect without --checkpoint-dir DIR: nothing is checkpointed")
 	}
+	if every := s.CheckpointEvery; s.CheckpointDir != "" && s.Resume == "" && every > s.Train.Epochs {
+		notes = append(notes, fmt.Sprintf("--checkpoint-every %d is more than the run's %d epochs: it checkpoints only if interrupted (SIGINT or SIGTERM); give --checkpoint-every N of at most %d for checkpoints as it trains", every, s.Train.Epochs, s.Train.Epochs))
+	}
 	if flagSet(fs, "resume-allow") && s.Resume == "" {
 		notes = append(notes, given("resume-allow")+" has no effect without --resume DIR: the run starts afresh")
 	}

@@ -396,6 +396,7 @@ func TestTrainNotesFlagsWithoutEffect(t *testing.T) {
 		{[]string{"--resume-allow", "epochs"}, "--resume-allow epochs has no effect without --resume"},
 		{[]string{"--sampler", "neighbor:5,5", "--batch-size", "64", "--accumulate", "2"}, ""},
 		{[]string{"--checkpoint-dir", filepath.Join(dir, "ck"), "--checkpoint-every", "1"}, ""},
+		{[]string{"--checkpoint-dir", filepath.Join(dir, "ck2")}, "--checkpoint-every 10 is more than the run's 1 epochs: it checkpoints only if interrupted"},
 		{[]string{}, ""},
 	} {
 		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "1"}, tt.args...)...)
