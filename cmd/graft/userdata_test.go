@@ -305,3 +305,19 @@ func TestTrainNotesMissingFeatures(t *testing.T) {
 		}
 	}
 }
+
+// A --dataset that is a path (a directory or an extension) and does not
+// exist is named as a missing file, with the nearest directory that does
+// exist, not as an unknown dataset name; a name is still an unknown name.
+func TestTrainMissingDatasetPath(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope", "g.txt")
+	code, _, stderr := runGraft(t, "train", "--dataset", missing, "--epochs", "1")
+	if want := "dataset " + missing + ": no such file or directory (" + missing + ": the nearest of its directories that exists is " + dir + ")"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	code, _, stderr = runGraft(t, "train", "--dataset", "corra", "--epochs", "1")
+	if code != 1 || !strings.Contains(stderr, `unknown dataset "corra": not a known name`) {
+		t.Errorf("a name: exit %d, stderr %q", code, stderr)
+	}
+}
