@@ -254,7 +254,7 @@ func TestPredictErrors(t *testing.T) {
 		{"no model file", []string{"predict"}, 2, "--model-file is required"},
 		{"evaluate without a model file", []string{"evaluate"}, 2, "--model-file is required"},
 		{"missing file", []string{"evaluate", "--model-file", filepath.Join(dir, "none.safetensors")}, 1, "no such file"},
-		{"not a model", []string{"predict", "--model-file", notModel}, 1, "not a valid safetensors file"},
+		{"not a model", []string{"predict", "--model-file", notModel}, 1, `not a valid safetensors file, the model file graft train --save writes: it begins with text, "hello, this is not a model"`},
 		{"an unknown split", []string{"predict", "--model-file", file, "--split", "tset"}, 1, "tset"},
 		{"seed without a split spec", []string{"evaluate", "--model-file", file, "--seed", "4"}, 2, "--seed seeds a random split"},
 		{"bad output extension", []string{"predict", "--model-file", file, "--out", filepath.Join(dir, "p.txt")}, 2, "want a .csv or .npy file"},
