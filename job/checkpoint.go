@@ -124,8 +124,13 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		}
 	}
 	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, flagDiffs(ce))
-	if len(allow) > 0 {
+	switch fixed := len(ce.Diffs) - len(allow); {
+	case fixed == 0:
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
+	case len(allow) > 0:
+		msg += fmt.Sprintf(" (--resume-allow %s lets %s change; the others cannot change within a run: to train with them, start afresh, without --resume)", strings.Join(allow, ","), strings.Join(allow, " and "))
+	default:
+		msg += ", or start afresh, without --resume, to train with these (they cannot change within a run)"
 	}
 	return errors.New(msg)
 }

@@ -126,6 +126,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if spec.Place.Rank != 0 { // as one worker of a job, only rank 0 reports
 		progressOut = io.Discard
 	}
+	for _, note := range unusedFlags(fs, spec) {
+		fmt.Fprintf(progressOut, "graft train: %s\n", note)
+	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
 	if err := spec.CheckOutputs(); err != nil { // before the profile is created
@@ -203,6 +206,33 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		s.Parts = d.parts
 	}
 	return s, nil
+}
+
+// unusedFlags names the flags given that the run does not use, each with
+// the flag that would make it act: a run trains as it would without them,
+// and should not do so in silence.
+func unusedFlags(fs *flag.FlagSet, s job.Spec) []string {
+	var notes []string
+	given := func(name string) string {
+		return "--" + name + " " + fs.Lookup(name).Value.String()
+	}
+	if s.Sampler == "" {
+		for _, name := range []string{"batch-size", "accumulate"} {
+			if flagSet(fs, name) {
+				notes = append(notes, given(name)+" has no effect without --sampler: full-graph training takes one step an epoch on the whole graph (add --sampler, e.g. neighbor:10,10, to train on mini-batches)")
+			}
+		}
+	}
+	if flagSet(fs, "checkpoint-every") && s.CheckpointDir == "" && s.Resume == "" {
+		notes = append(notes, given("checkpoint-every")+" has no effect without --checkpoint-dir DIR: nothing is checkpointed")
+	}
+	if every := s.CheckpointEvery; s.CheckpointDir != "" && s.Resume == "" && every > s.Train.Epochs {
+		notes = append(notes, fmt.Sprintf("--checkpoint-every %d is more than the run's %d epochs: it checkpoints only if interrupted (SIGINT or SIGTERM); give --checkpoint-every N of at most %d for checkpoints as it trains", every, s.Train.Epochs, s.Train.Epochs))
+	}
+	if flagSet(fs, "resume-allow") && s.Resume == "" {
+		notes = append(notes, given("resume-allow")+" has no effect without --resume DIR: the run starts afresh")
+	}
+	return notes
 }
 
 // printSummary writes the text summary of a job.
