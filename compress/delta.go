@@ -453,12 +453,14 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	if all {
 		// Every row is sent: the kernel decodes them one after another,
 		// into the reconstruction and out at once, a block of rows at a
-		// time (it takes a block's even rows before its odd ones, which
-		// then are still in cache).
+		// time (where a row ends in a partial block of 16 values, it takes
+		// a block's even rows before its odd ones, which then are still in
+		// cache), out around the cache if the message is large.
 		rb, chunk := rowBytes(bits, width), blockRows(width)
+		stream := 4*rows*width >= deltaStreamOut
 		for lo := 0; lo < rows; lo += chunk {
 			hi := min(lo+chunk, rows)
-			deltaApplyRows(&s.recon[lo*width], &out[lo*width], &src[nb+lo*rb], hi-lo, width, bits)
+			deltaApplyRows(&s.recon[lo*width], &out[lo*width], &src[nb+lo*rb], hi-lo, width, bits, stream)
 		}
 		clear(s.skipped)
 		return nil
@@ -467,6 +469,15 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 	copy(out[:rows*width], s.recon)
 	return nil
 }
+
+// deltaStreamOut is the smallest message, in bytes of decoded rows,
+// whose rows Decode writes around the cache (non-temporal stores, in the
+// AVX-512 kernel): rows of a message that size leave a core's cache
+// before the layer reads them anyway, and a store that goes straight to
+// memory does not first read the line it writes, a third of the memory
+// traffic of decoding into out. A variable, so that tests can stream
+// small messages too.
+var deltaStreamOut = 2 << 20
 
 // check checks that src is a message of rows×width at ratio, and returns
 // the size of its bitmap, its bit width and whether every row is sent and

@@ -32,10 +32,15 @@ func deltaEncodeRows(dst *byte, x, rec *float32, rows, width, nbits int) {
 	deltaEncodeRowsAVX2(dst, x, rec, rows, width, nbits)
 }
 
-// deltaApplyRows runs deltaKernel's decoder.
-func deltaApplyRows(rec, out *float32, src *byte, rows, width, nbits int) {
+// deltaApplyRows runs deltaKernel's decoder; with stream, the AVX-512
+// one writes out past the cache (deltaStreamOut).
+func deltaApplyRows(rec, out *float32, src *byte, rows, width, nbits int, stream bool) {
 	if deltaKernel == deltaAVX512 {
-		deltaApplyRowsAVX512(rec, out, src, rows, width, nbits)
+		s := 0
+		if stream {
+			s = 1
+		}
+		deltaApplyRowsAVX512(rec, out, src, rows, width, nbits, s)
 		return
 	}
 	deltaApplyRowsAVX2(rec, out, src, rows, width, nbits)
@@ -50,10 +55,11 @@ func deltaEncodeRowsAVX512(dst *byte, x, rec *float32, rows, width, nbits int)
 
 // deltaApplyRowsAVX512 is applyDeltaRow of each of rows ≥ 1 rows of
 // width ≥ 1 in turn: rows·rowBytes(nbits, width) bytes at src, added to
-// rec's rows, the sums written to out's rows too (out may be rec).
+// rec's rows, the sums written to out's rows too (out may be rec), with
+// non-temporal stores where stream is not 0 and out is not rec.
 //
 //go:noescape
-func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits int)
+func deltaApplyRowsAVX512(rec, out *float32, src *byte, rows, width, nbits, stream int)
 
 // deltaEncodeRowsAVX2 is deltaEncodeRowsAVX512 with AVX2 alone.
 //

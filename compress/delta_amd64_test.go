@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/guardtest"
@@ -190,7 +191,7 @@ func TestDeltaKernelsStayInBounds(t *testing.T) {
 							out[rows*width+i] = 9
 						}
 						deltaEncodeRows(&msg[0], &x[0], &rec[0], rows, width, bits)
-						deltaApplyRows(&rec[0], &out[0], &msg[0], rows, width, bits)
+						deltaApplyRows(&rec[0], &out[0], &msg[0], rows, width, bits, true)
 						for i := range guard {
 							if msg[rows*rb+i] != 0xa5 || rec[rows*width+i] != 7 || out[rows*width+i] != 9 {
 								t.Fatalf("bits %d width %d rows %d: a guard changed", bits, width, rows)
@@ -223,7 +224,7 @@ func TestDeltaKernelsReadNothingPastTheEnd(t *testing.T) {
 						out := guardtest.Float32s(t, n)
 						deltaEncodeRows(&msg[0], &x[0], &rec[0], rows, width, bits)
 						rec2 := guardtest.Float32s(t, n)
-						deltaApplyRows(&rec2[0], &out[0], &msg[0], rows, width, bits)
+						deltaApplyRows(&rec2[0], &out[0], &msg[0], rows, width, bits, true)
 						for i := range rec {
 							if rec2[i] != rec[i] {
 								t.Fatalf("bits %d width %d rows %d: decoded reconstruction [%d] = %v, sender's %v", bits, width, rows, i, rec2[i], rec[i])
@@ -234,4 +235,52 @@ func TestDeltaKernelsReadNothingPastTheEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Decoding into out around the cache (deltaStreamOut) writes the same
+// rows and reconstruction as through it, whether out's rows start on a
+// 64-byte line or not, at widths of whole blocks and with tails.
+func TestDeltaApplyStreamedMatchesCached(t *testing.T) {
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) {
+			defer func(v int) { deltaKernel = v }(deltaKernel)
+			deltaKernel = k
+			r := rand.New(rand.NewPCG(21, 6))
+			for _, bits := range []int{1, 2, 4, 8} {
+				for _, width := range []int{1, 15, 16, 17, 32, 40, 64, 67} {
+					for _, skew := range []int{0, 1, 8} { // out's first value, in float32s past a 64-byte line
+						const rows = 37
+						n := rows * width
+						msg := make([]byte, rows*rowBytes(bits, width))
+						rec := make([]float32, n)
+						deltaEncodeRows(&msg[0], &randValues(r, n)[0], &rec[0], rows, width, bits)
+						// A second message, against the first's reconstruction.
+						deltaEncodeRows(&msg[0], &randValues(r, n)[0], &rec[0], rows, width, bits)
+						base := randRows(r, rows, width)
+						cached, streamed := slices.Clone(base), slices.Clone(base)
+						want, got := aligned(n, skew), aligned(n, skew)
+						deltaApplyRows(&cached[0], &want[0], &msg[0], rows, width, bits, false)
+						deltaApplyRows(&streamed[0], &got[0], &msg[0], rows, width, bits, true)
+						if !slices.Equal(float32Bits(got), float32Bits(want)) || !slices.Equal(float32Bits(streamed), float32Bits(cached)) {
+							t.Fatalf("bits %d width %d skew %d: streamed decoding differs", bits, width, skew)
+						}
+						if !slices.Equal(float32Bits(got), float32Bits(streamed)) {
+							t.Fatalf("bits %d width %d skew %d: out is not the reconstruction", bits, width, skew)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// randValues is n random values.
+func randValues(r *rand.Rand, n int) []float32 { return randRows(r, 1, n) }
+
+// aligned is n float32s starting skew float32s past a 64-byte line.
+func aligned(n, skew int) []float32 {
+	b := make([]float32, n+32)
+	off := int(uintptr(unsafe.Pointer(&b[0]))%64) / 4
+	start := (16-off)%16 + skew
+	return b[start : start+n]
 }

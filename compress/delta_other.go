@@ -9,6 +9,6 @@ func deltaEncodeRows(*byte, *float32, *float32, int, int, int) {
 	panic("compress: no delta kernels in this build")
 }
 
-func deltaApplyRows(*float32, *float32, *byte, int, int, int) {
+func deltaApplyRows(*float32, *float32, *byte, int, int, int, bool) {
 	panic("compress: no delta kernels in this build")
 }

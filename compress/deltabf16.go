@@ -81,7 +81,7 @@ func (d *Delta) decodeBF16(out []float32, s *deltaStream, src []byte, at, bits i
 		half, rec := s.half[lo*width:hi*width], out[lo*width:hi*width]
 		bfloat.Decode(rec, half)
 		if all {
-			deltaApplyRows(&rec[0], &rec[0], &src[at], hi-lo, width, bits)
+			deltaApplyRows(&rec[0], &rec[0], &src[at], hi-lo, width, bits, false)
 			at += (hi - lo) * rb
 		} else {
 			at = applyRows(rec, s.skipped[lo:hi], src, lo, at, width, bits)

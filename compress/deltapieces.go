@@ -58,7 +58,7 @@ func (d *Delta) DecodePieces(rows, width int, ratio float64, key Key, src []byte
 		}
 		if all {
 			_ = src[at+(hi-lo)*rb-1]
-			deltaApplyRows(&rec[0], &rec[0], &src[at], hi-lo, width, bits)
+			deltaApplyRows(&rec[0], &rec[0], &src[at], hi-lo, width, bits, false)
 			at += (hi - lo) * rb
 		} else {
 			at = applyRows(rec, s.skipped[lo:hi], src, lo, at, width, bits)

@@ -182,7 +182,7 @@ func encodeCodes4(codes []byte, diff, rec []float32, tab *[16]float32, lo, inv f
 func applyDeltaRow(rec []float32, b []byte, bits int) {
 	if deltaKernel != deltaGo && len(rec) > 0 {
 		_ = b[rowBytes(bits, len(rec))-1]
-		deltaApplyRows(&rec[0], &rec[0], &b[0], 1, len(rec), bits)
+		deltaApplyRows(&rec[0], &rec[0], &b[0], 1, len(rec), bits, false)
 		return
 	}
 	lo := fromBF16(binary.LittleEndian.Uint16(b))

@@ -51,8 +51,10 @@ type Entropy struct {
 	sparse []byte // scratch: a split message without those rows
 	raw    []byte // scratch: a message joined, or its streams decoded
 	huff   []byte // scratch: a huff0 coding
+	block  []byte // scratch: a block's huff0 coding
 	segs   []int
-	hs     huff0.Scratch
+	hs     huff0.Scratch // reads the blocks' tables
+	hc     huffCoder     // codes the blocks
 	zenc   *zstd.Encoder
 	zdec   *zstd.Decoder
 }
@@ -245,7 +247,6 @@ func (e *Entropy) packRows(dst, msg []byte, l rowLayout, raw uint64) []byte {
 // those raw marks (bit i: stream i) as they are.
 func (e *Entropy) huffman(dst []byte, marker byte, n int, s []byte, segs []int, raw uint64) []byte {
 	dst = binary.AppendUvarint(append(dst, marker), uint64(n))
-	e.hs.Reuse = huff0.ReusePolicyNone // every block carries its table
 	for i, n := range segs {
 		seg := s[:n]
 		s = s[n:]
@@ -253,7 +254,8 @@ func (e *Entropy) huffman(dst []byte, marker byte, n int, s []byte, segs []int, 
 			var out []byte
 			err := huff0.ErrIncompressible
 			if i >= 64 || raw>>i&1 == 0 {
-				out, _, err = huff0.Compress4X(b, &e.hs)
+				out, err = e.hc.compress(e.block[:0], b) // huff0.Compress4X's bytes
+				e.block = out
 			}
 			switch {
 			case err == huff0.ErrUseRLE:

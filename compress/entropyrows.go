@@ -90,13 +90,25 @@ func (l rowLayout) gatherRows(out, rows []byte) {
 }
 
 // gatherDeltaRows is gatherRows of k rows of delta coding's 4-byte headers
-// and w ≤ 16 bytes of codes: each row's codes copied as two 8-byte words
-// where both ends have room, the bytes past them written over by the
-// next row's.
+// and w ≤ 16 bytes of codes: whole groups of 16 rows by the AVX-512
+// kernel where the CPU has it (streamrows.go), the rest in Go.
 func gatherDeltaRows(out, rows []byte, k, w int) {
+	from := 0
+	if g := k / 16; deltaRowsAsm && g > 0 {
+		_, _ = out[4*k+16*g*w-1], rows[16*g*(4+w)-1]
+		gatherDeltaRowsAVX512(&out[0], &rows[0], g, k, w, deltaRowsPlans[w])
+		from = 16 * g
+	}
+	gatherDeltaRowsGo(out, rows, k, w, from)
+}
+
+// gatherDeltaRowsGo is gatherDeltaRows of rows from, from+1, … of k in Go:
+// each row's codes copied as two 8-byte words where both ends have room,
+// the bytes past them written over by the next row's.
+func gatherDeltaRowsGo(out, rows []byte, k, w, from int) {
 	rb := 4 + w
 	s0, s1, s2, s3, codes := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k], out[4*k:]
-	for i := range k {
+	for i := from; i < k; i++ {
 		if i*rb+20 <= len(rows) && i*w+16 <= len(codes) {
 			row := rows[i*rb : i*rb+20]
 			v := binary.LittleEndian.Uint32(row)
@@ -139,12 +151,26 @@ func (l rowLayout) scatterRows(rows, s, zero []byte) {
 }
 
 // scatterDeltaRows is scatterRows of k rows of delta coding's 4-byte
-// headers and w ≤ 16 bytes of codes, writing each row as a 4-byte
+// headers and w ≤ 16 bytes of codes: with no rows left out, whole groups
+// of 16 rows by the AVX-512 kernel where the CPU has it
+// (streamrows.go), the rest in Go.
+func scatterDeltaRows(rows, s, zero []byte, k, w int) {
+	from := 0
+	if g := k / 16; zero == nil && deltaRowsAsm && g > 0 && len(s) == k*(4+w) {
+		_ = rows[16*g*(4+w)-1]
+		scatterDeltaRowsAVX512(&rows[0], &s[0], g, k, w, deltaRowsPlans[w])
+		from = 16 * g
+	}
+	scatterDeltaRowsGo(rows, s, zero, k, w, from)
+}
+
+// scatterDeltaRowsGo is scatterDeltaRows of rows from, from+1, … of k in
+// Go (with no rows left out before from), writing each row as a 4-byte
 // header and two 8-byte words of codes where there is room, the bytes
 // past it written over by the rows after. A row left out is the next
 // row's bytes masked to zeros, so that which rows are left out takes no
 // branch.
-func scatterDeltaRows(rows, s, zero []byte, k, w int) {
+func scatterDeltaRowsGo(rows, s, zero []byte, k, w, from int) {
 	rb := 4 + w
 	m := len(s) / rb
 	if m == 0 {
@@ -152,8 +178,8 @@ func scatterDeltaRows(rows, s, zero []byte, k, w int) {
 		return
 	}
 	s0, s1, s2, s3, codes := s[:m], s[m:2*m], s[2*m:3*m], s[3*m:4*m], s[4*m:]
-	j := 0
-	for i := 0; i < k; i++ {
+	j := from
+	for i := from; i < k; i++ {
 		if zero != nil && i%8 == 0 && zero[i/8] == 0xff && i+8 <= k {
 			clear(rows[i*rb : (i+8)*rb]) // eight rows left out
 			i += 7
