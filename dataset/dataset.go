@@ -66,6 +66,9 @@ type Dataset struct {
 	// when it was read as a header naming the columns rather than as an
 	// edge, so that a loader can say so; empty otherwise.
 	EdgeListHeader string
+	// EdgeList is the edge list file the graph was read from, if it was,
+	// for errors about ids that are no node to say how to add one.
+	EdgeList string
 }
 
 // NumNodes is the number of nodes.

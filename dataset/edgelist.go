@@ -243,6 +243,6 @@ func loadEdgeListDataset(name, path string, n int) (*Dataset, error) {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(path), ".gz")
 	}
-	d := &Dataset{Name: name, Graph: g, NodeIDs: ids, EdgeListHeader: header}
+	d := &Dataset{Name: name, Graph: g, NodeIDs: ids, EdgeListHeader: header, EdgeList: path}
 	return d, d.Validate()
 }

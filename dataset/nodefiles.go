@@ -56,7 +56,8 @@ const LabelFormats = `.npy: one integer label per node, in node order (-1 or NaN
 text: "id,label" lines (comma, tab or blanks), optionally after a header line
       (first field "id" or "node", or a column name such as "user_id" that is no node);
       ids are the graph's node ids; integer labels (3 or 3.0) are class numbers, any other
-      labels are class names (classes then numbered in sorted order); nodes
+      labels are class names (classes then numbered in sorted order), never
+      a mix of the two; nodes
       not listed, and labels "", "nan" or -1, are unlabelled`
 
 // ReadLabels sets d's labels from a file (see LabelFormats), replacing any
@@ -139,12 +140,12 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f)) {
+		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
 		if !ok {
-			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), n)
+			return lr.errorf("%s", d.notANode(f[0]))
 		}
 		if seen[v] != 0 {
 			return lr.errorf("node %q is labelled again (first on line %d)", f[0], seen[v])
@@ -159,6 +160,9 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 	}
 	if len(node) == 0 {
 		return nil, 0, nil, fmt.Errorf("%s: no labels", path)
+	}
+	if err := mixedLabels(path, text, node, seen); err != nil {
+		return nil, 0, nil, err
 	}
 	labels := make([]int32, n)
 	for i := range labels {
@@ -203,15 +207,48 @@ func integerLabels(text []string) ([]int64, bool) {
 			raw[i] = -1
 			continue
 		}
-		// "3.0" is 3: pandas writes integer labels so once a column
-		// has a missing one.
-		v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
-		if err != nil || v < -1 {
+		v, ok := integerLabel(s)
+		if !ok || v < -1 {
 			return nil, false
 		}
 		raw[i] = v
 	}
 	return raw, true
+}
+
+// integerLabel parses a label that is an integer: "3", or "3.0" as pandas
+// writes integer labels once a column has a missing one.
+func integerLabel(s string) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSuffix(s, ".0"), 10, 64)
+	return v, err == nil
+}
+
+// mixedLabels refuses labels that are neither all class numbers nor all
+// class names: a negative number other than -1 among numbers, or names
+// among numbers ("x", "1.5", "NA"), which would otherwise turn every label
+// into a name and renumber the classes in the names' byte order ("10"
+// before "2"). line[node[i]] is the line of text[i].
+func mixedLabels(path string, text []string, node, line []int32) error {
+	number, name := -1, -1 // the first label of each kind
+	for i, s := range text {
+		if missingLabel(s) {
+			continue
+		}
+		v, ok := integerLabel(s)
+		switch {
+		case ok && v < -1:
+			return fmt.Errorf("%s: line %d: label %q: a class number is 0 or more (-1, nan or an empty label: unlabelled)", path, line[node[i]], clip(s, 40))
+		case ok && number < 0:
+			number = i
+		case !ok && name < 0:
+			name = i
+		}
+	}
+	if number < 0 || name < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: line %d: label %q is not a class number, but line %d's %q is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)",
+		path, line[node[name]], clip(text[name], 40), line[node[number]], clip(text[number], 40))
 }
 
 func missingLabel(s string) bool {
@@ -236,6 +273,32 @@ func (d *Dataset) namesColumns(f [][]byte) bool {
 	}
 	for _, x := range f[1:] {
 		if _, ok := parseFloat32(x); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// indexHeader reports whether a first line, split into fields, is the
+// header pandas writes for a frame with its index (DataFrame.to_csv()):
+// an empty first field, the index's, then the columns' names. No node has
+// an empty id.
+func indexHeader(f [][]byte) bool {
+	return len(f) > 1 && len(f[0]) == 0
+}
+
+// columnNames reports whether a first line, split into fields, names
+// columns and nothing else: no field is a number, and the first is no
+// node ("f1,f2,f3", as pandas writes a frame without its index).
+func (d *Dataset) columnNames(f [][]byte) bool {
+	if len(f) == 0 {
+		return false
+	}
+	if _, ok := d.NodeIndex(string(f[0])); ok {
+		return false
+	}
+	for _, x := range f {
+		if _, ok := parseFloat32(x); ok || len(x) == 0 {
 			return false
 		}
 	}
@@ -415,20 +478,27 @@ func (d *Dataset) setFeatures(dense *tensor.Matrix, sparse *tensor.CSR) {
 func (d *Dataset) readFeatureText(path string) error {
 	n := d.NumNodes()
 	rows := newFeatureRows(n)
-	keyed, first := false, true
+	keyed, first, decided := false, true, false
 	var order []int32
 	var seen []bool
 	err := readLines(path, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
 		}
-		if first {
-			first = false
+		if !decided {
 			key, _ := firstField(line)
-			if isHeader(key) || d.namesColumns(splitFields(line)) {
-				keyed = true
-				return nil
+			if first {
+				first = false
+				f := splitFields(line)
+				switch {
+				case isHeader(key) || d.namesColumns(f) || indexHeader(f):
+					keyed, decided = true, true
+					return nil
+				case d.columnNames(f):
+					return nil // the first row says whether an id leads the rows
+				}
 			}
+			decided = true
 			if _, ok := parseFloat32(key); !ok {
 				keyed = true
 			}
@@ -437,7 +507,7 @@ func (d *Dataset) readFeatureText(path string) error {
 			key, rest := firstField(line)
 			v, ok := d.NodeIndex(string(key))
 			if !ok {
-				return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(key), 40), n)
+				return lr.errorf("%s", d.notANode(key))
 			}
 			if seen == nil {
 				seen = make([]bool, n)
@@ -527,12 +597,12 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if (isHeader(f[0]) || d.namesColumns(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+		if (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))
 		if !ok {
-			return lr.errorf("node id %q is not a node of the graph (%d nodes)", clip(string(f[0]), 40), d.NumNodes())
+			return lr.errorf("%s", d.notANode(f[0]))
 		}
 		var set *[]int32
 		switch strings.ToLower(string(f[1])) {
@@ -591,4 +661,15 @@ func (d *Dataset) rowsHint() string {
 	}
 	return fmt.Sprintf(" (the nodes are ids 0..%d, %d of them, such as %d, in no edge); number the nodes from 0 without gaps, or key each row by its node id in a text file",
 		d.Graph.N-1, isolated, first)
+}
+
+// notANode says that id, read from a labels, features or split file, is
+// no node of d's graph; a graph read from an edge list has the nodes its
+// lines name, and a line holding an id alone adds a node in no edge.
+func (d *Dataset) notANode(id []byte) string {
+	msg := fmt.Sprintf("node id %q is not a node of the graph (%d nodes)", clip(string(id), 40), d.NumNodes())
+	if d.EdgeList != "" {
+		msg += fmt.Sprintf("; the nodes are the ids of %s, where a line holding an id alone adds a node in no edge", d.EdgeList)
+	}
+	return msg
 }

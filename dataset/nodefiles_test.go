@@ -3,6 +3,7 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -80,7 +81,7 @@ func TestEdgeListLargeIDModestMemory(t *testing.T) {
 
 func TestEdgeListIDErrors(t *testing.T) {
 	tests := []struct{ name, input, wantErr string }{
-		{"one column", "a b\nc\n", "g.txt: line 2: want 2 columns (source, target), found 1"},
+		{"a separator without a target", "a b\nc ,\n", "g.txt: line 2: want 2 columns (source, target), found 1"},
 		{"three columns", "a b\na b 0.5\n", "g.txt: line 2: want 2 columns (source, target), found more"},
 		{"empty target", "a,\n", "g.txt: line 1: want 2 columns"},
 		{"long id", "a " + strings.Repeat("x", 2000) + "\n", "g.txt: line 1: a node id longer than 1024 bytes"},
@@ -115,6 +116,7 @@ func TestReadLabels(t *testing.T) {
 	}{
 		{"names with header", "y.csv", "id,label\ncarol,spam\nalice,ham\nbob,spam\n", []int32{0, 1, 1, Unlabelled}, []string{"ham", "spam"}},
 		{"integers, tabs", "y.tsv", "dave\t2\nalice\t0\nbob\t-1\n", []int32{0, Unlabelled, Unlabelled, 2}, []string{"0", "1", "2"}},
+		{"pandas index header", "y.csv", ",label\ncarol,spam\nalice,ham\n", []int32{0, Unlabelled, 1, Unlabelled}, []string{"ham", "spam"}},
 		{"npy in node order", "y.npy", "", []int32{1, 0, -1, 1}, []string{"0", "1"}},
 	}
 	for _, tc := range tests {
@@ -136,10 +138,13 @@ func TestReadLabels(t *testing.T) {
 
 func TestReadLabelsErrors(t *testing.T) {
 	tests := []struct{ name, file, content, wantErr string }{
-		{"unknown id", "y.csv", "alice,1\nerin,0\n", `y.csv: line 2: node id "erin" is not a node of the graph (4 nodes)`},
+		{"unknown id", "y.csv", "alice,1\nerin,0\n", `g.tsv, where a line holding an id alone adds a node in no edge`},
 		{"twice", "y.csv", "alice,1\n\nalice,0\n", `y.csv: line 3: node "alice" is labelled again (first on line 1)`},
 		{"three columns", "y.csv", "alice,1,2\n", `y.csv: line 1: want 2 columns (node id, label), found 3 in "alice,1,2"`},
 		{"empty", "y.csv", "# nothing\n", "y.csv: no labels"},
+		{"negative class", "y.csv", "alice,1\nbob,-2\n", `y.csv: line 2: label "-2": a class number is 0 or more (-1, nan or an empty label: unlabelled)`},
+		{"a name among numbers", "y.csv", "id,label\nalice,2\nbob,10\ncarol,NA\n", `y.csv: line 4: label "NA" is not a class number, but line 2's "2" is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)`},
+		{"a fraction among numbers", "y.csv", "alice,1.5\nbob,1\n", `y.csv: line 1: label "1.5" is not a class number, but line 2's "1" is; labels are either all class numbers (integers from 0) or all class names (an unlabelled node: -1, nan or an empty label)`},
 		{"npy length", "y.npy", "", "y.npy: labels have shape (3,), want (4,): one per node; rows in node order follow the node ids sorted (graft data info says how many): key each row by its node id in a text file instead"},
 	}
 	for _, tc := range tests {
@@ -167,6 +172,11 @@ func TestReadFeatures(t *testing.T) {
 		{"keyed by id, any order", "x.csv", "dave,7,8\nalice,1,2\ncarol, 5, 6\nbob,3,4\n", false},
 		{"header", "x.csv", "id,a,b\nalice,1,2\nbob,3,4\ncarol,5,6\ndave,7,8\n", false},
 		{"plain rows", "x.txt", "1 2\n3\t4\n5 6\n7 8\n", false},
+		// pandas: DataFrame.to_csv(index=False), then to_csv() with the
+		// index, which heads the index's column with an empty name.
+		{"header of names, rows in node order", "x.csv", "f1,f2\n1,2\n3,4\n5,6\n7,8\n", false},
+		{"header of names, keyed rows", "x.csv", "user,f2\ncarol,5,6\nalice,1,2\nbob,3,4\ndave,7,8\n", false},
+		{"pandas index header", "x.csv", ",f1,f2\nbob,3,4\nalice,1,2\ncarol,5,6\ndave,7,8\n", false},
 		{"npy", "x.npy", "", false},
 		{"sparse rows", "x.csv", "alice,1,0,0,0\nbob,0,0,2,0\ncarol,0,0,0,0\ndave,0,3,0,0\n", true},
 	}
@@ -346,5 +356,47 @@ func TestLINQSNodeIDs(t *testing.T) {
 	p := writeFile(t, dir, "y.csv", []byte(d.NodeID(7)+",1\n"+d.NodeID(9)+",0\n"))
 	if err := d.ReadLabels(p); err != nil || d.Labels[7] != 1 || d.Labels[9] != 0 || d.Labels[8] != Unlabelled {
 		t.Errorf("labels by paper id: %v, %v", err, d.Labels[7:10])
+	}
+}
+
+// A line of an edge list holding one id alone is a node in no edge: the
+// way to give an isolated node labels and features. An id that is no node
+// is an error that says so.
+func TestEdgeListIsolatedNodes(t *testing.T) {
+	dir := t.TempDir()
+	edges := writeFile(t, dir, "g.txt", []byte("alice bob\ncarol\n\"dave\"\nbob\n"))
+	d, err := LoadPath(edges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.NodeIDs, []string{"alice", "bob", "carol", "dave"}) || d.Graph.NumEdges() != 2 {
+		t.Fatalf("nodes %q, %d directed edges; want alice, bob, carol and dave and 2", d.NodeIDs, d.Graph.NumEdges())
+	}
+	for _, id := range []string{"carol", "dave"} {
+		if v, ok := d.NodeIndex(id); !ok || d.Graph.Degree(int(v)) != 0 {
+			t.Errorf("node %s: present %v, want an isolated node", id, ok)
+		}
+	}
+	labels := writeFile(t, dir, "y.csv", []byte("alice,a\nbob,b\ncarol,a\ndave,b\n"))
+	features := writeFile(t, dir, "x.csv", []byte("alice,1\nbob,2\ncarol,3\ndave,4\n"))
+	if err := d.AddFiles(NodeFiles{Labels: labels, Features: features}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Labels, []int32{0, 1, 0, 1}) || d.Dense.At(2, 0) != 3 {
+		t.Errorf("labels %v, features %v", d.Labels, d.Dense.Data)
+	}
+	// Integer ids: an id alone is node number id.
+	n, err := LoadPath(writeFile(t, dir, "n.txt", []byte("0 1\n4\n")))
+	if err != nil || n.NumNodes() != 5 || n.Graph.Degree(4) != 0 {
+		t.Fatalf("integer ids: %v nodes, err %v; want 5", n.NumNodes(), err)
+	}
+	d, err = LoadPath(writeFile(t, dir, "h.txt", []byte("alice bob\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.ReadLabels(writeFile(t, dir, "z.csv", []byte("alice,a\nerin,b\n")))
+	want := `z.csv: line 2: node id "erin" is not a node of the graph (2 nodes); the nodes are the ids of ` + filepath.Join(dir, "h.txt") + `, where a line holding an id alone adds a node in no edge`
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("err = %v, want one ending in %q", err, want)
 	}
 }

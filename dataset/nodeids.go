@@ -179,7 +179,8 @@ func (t *idTable) nodes() (n int, src, dst []int32, ids []string) {
 const maxIDBytes = 1024
 
 // readEdgeListIDs reads an edge list whose ids may be any tokens: one edge
-// per line as two ids separated by tabs, spaces or one comma; blank lines
+// per line as two ids separated by tabs, spaces or one comma, or one id
+// alone, a node in no edge unless another line names it; blank lines
 // and '#' or '%' comments are skipped, and so is a first line that names
 // the columns (see isHeader), which is returned (clipped to 80 bytes) as
 // header; the file may be gzipped.
@@ -205,7 +206,11 @@ func parseEdgeListIDs(name string, r io.Reader) (n int, src, dst []int32, ids []
 		if msg != "" {
 			return lr.errorf("%s", msg)
 		}
-		if lines++; lines == 1 {
+		if b == nil {
+			// An id alone is a node, in no edge unless another line
+			// has it: a self loop, which the graph drops.
+			b = a
+		} else if lines++; lines == 1 {
 			if _, ok := parseInt63(a); !ok {
 				if _, ok := parseInt63(b); !ok {
 					head, headLine = [2]string{string(a), string(b)}, clip(string(line), 80)
@@ -272,13 +277,16 @@ var columnNames = map[string]bool{
 	"from_id": true, "to_id": true, "node_1": true, "node_2": true, "id_1": true, "id_2": true,
 }
 
-// splitEdge cuts "u<sep>v" into its two ids, or returns why it cannot.
+// splitEdge cuts "u<sep>v" into its two ids, or returns why it cannot;
+// a line holding one id alone, without a separator, returns it with b nil.
 // Ids in double quotes, as R's write.csv writes them, are read without
 // the quotes, as the labels and features files' are.
 func splitEdge(line []byte) (a, b []byte, msg string) {
 	if bytes.IndexByte(line, '"') >= 0 {
 		f := splitQuoted(line)
 		switch {
+		case len(f) == 1 && len(f[0]) > 0 && len(f[0]) <= maxIDBytes && bytes.IndexByte(line, ',') < 0:
+			return f[0], nil, ""
 		case len(f) < 2 || len(f[0]) == 0:
 			return nil, nil, fmt.Sprintf("want 2 columns (source, target), found 1 in %q", clip(string(line), 80))
 		case len(f[1]) == 0:
@@ -294,6 +302,9 @@ func splitEdge(line []byte) (a, b []byte, msg string) {
 	end := tokenEnd(line, i)
 	a = line[i:end]
 	j := skipBlanks(line, end)
+	if j == len(line) && len(a) > 0 && len(a) <= maxIDBytes {
+		return a, nil, ""
+	}
 	if j < len(line) && line[j] == ',' {
 		j = skipBlanks(line, j+1)
 	}

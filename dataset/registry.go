@@ -161,6 +161,9 @@ func read(nameOrPath, dataDir string, mode Mapping) (*Dataset, error) {
 		}
 	}
 	if _, err := os.Stat(nameOrPath); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && looksLikePath(nameOrPath) {
+			return nil, fmt.Errorf("dataset %s: no such file or directory (%s)", nameOrPath, missingPathHint(nameOrPath))
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("unknown dataset %q: not a known name (%s) nor an existing path; "+
 				"named datasets other than cora are read from a data directory given by --data-dir or %s",
@@ -305,4 +308,28 @@ func EmbeddedCora() (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// looksLikePath reports whether a --dataset argument is meant as a path,
+// not a name: it has a directory or a file extension.
+func looksLikePath(s string) bool {
+	return strings.ContainsRune(s, filepath.Separator) || strings.ContainsRune(s, '/') || filepath.Ext(s) != ""
+}
+
+// missingPathHint names the path made absolute and the nearest of its
+// directories that exists, so that a mistyped directory, or a path
+// relative to another working directory, shows.
+func missingPathHint(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return err.Error()
+	}
+	dir := filepath.Dir(abs)
+	for {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return fmt.Sprintf("%s: the nearest of its directories that exists is %s", abs, dir)
 }

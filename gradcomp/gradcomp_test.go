@@ -504,3 +504,58 @@ func TestTopKScaledKeys(t *testing.T) {
 		}
 	}
 }
+
+// A non-finite gradient entry (NaN, ±∞) adds nothing to scaled top-k's
+// average of squared gradients, as a zero would: the steps after it rank
+// and send as in a run whose gradient had zeros there, rather than that
+// coordinate being ranked first (NaN) or last (∞) for the rest of the run.
+func TestTopKScaledAverageSkipsNonFinite(t *testing.T) {
+	shapes := []Shape{{2, 4}}
+	inf := float32(math.Inf(1))
+	bad := map[int]float32{1: float32(math.NaN()), 4: inf, 6: -inf}
+	run := func(poison bool) ([][]float32, []float32) {
+		m := newMethod(t, "topk:0.25,scaled,noef", shapes, 1)
+		var sent [][]float32
+		for step := range 6 {
+			g := randomVec(uint64(10+step), 9)
+			for i := range g {
+				g[i] *= float32(1 + i%3*5) // coordinates of different scales
+			}
+			if step == 2 {
+				for i, x := range bad {
+					if g[i] = 0; poison {
+						g[i] = x
+					}
+				}
+			}
+			if err := m.Reduce(one(), "grad", g); err != nil {
+				t.Fatal(err)
+			}
+			if step > 2 {
+				sent = append(sent, g)
+			}
+		}
+		return sent, stateOf(m, "gradsq")
+	}
+	got, gotSq := run(true)
+	want, wantSq := run(false)
+	if !equal2(got, want) {
+		t.Errorf("after a non-finite gradient sent %v, with zeros there %v", got, want)
+	}
+	if !slices.Equal(gotSq, wantSq) {
+		t.Errorf("average of squares %v, with zeros there %v", gotSq, wantSq)
+	}
+
+	// A finite gradient whose square overflows float32 saturates the
+	// average at the largest float32, which later gradients decay.
+	m := newMethod(t, "topk:0.5,scaled", []Shape{{1, 2}}, 1)
+	for step, g := range [][]float32{{1e30, 1, 0}, {1, 1, 0}} {
+		if err := m.Reduce(one(), "grad", g); err != nil {
+			t.Fatal(err)
+		}
+		sq := stateOf(m, "gradsq")
+		if want := float32(math.MaxFloat32 * math.Pow(0.999, float64(step))); math.Abs(float64(sq[0]-want)) > 1e-6*float64(want) {
+			t.Errorf("step %d: average of squares %v after a gradient of 1e30, want %v", step, sq[0], want)
+		}
+	}
+}

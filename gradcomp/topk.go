@@ -186,7 +186,13 @@ const (
 )
 
 // averageSquares updates the scaled ranking's moving average of the
-// squared gradient g, and its step count.
+// squared gradient g, and its step count. The average is state the rest
+// of the run ranks by, so it stays finite: a non-finite entry (NaN, ±∞)
+// adds nothing to it, as a zero would, and a square too large for
+// float32 saturates at the largest float32. The entry itself is still
+// ranked (above every finite one) and sent, and the trainer stops at the
+// first non-finite loss it causes; refusing here, on the one worker that
+// sees it, would leave the others waiting in the exchange.
 func (t *topK) averageSquares(g []float32) {
 	if !t.scaled {
 		return
@@ -194,7 +200,11 @@ func (t *topK) averageSquares(g []float32) {
 	t.steps[0]++
 	b := float32(scaledBeta2)
 	for i, x := range g {
-		t.sq[i] = b*t.sq[i] + (1-b)*x*x
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			t.sq[i] *= b
+			continue
+		}
+		t.sq[i] = min(b*t.sq[i]+(1-b)*x*x, math.MaxFloat32)
 	}
 }
 

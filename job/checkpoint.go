@@ -86,7 +86,7 @@ func (s *Spec) foreign(fe *checkpoint.ForeignError) error {
 		return errors.New(msg)
 	}
 	var ce *checkpoint.ConfigError
-	if err := (&checkpoint.State{Config: fe.Config}).CheckConfig(s.record); !errors.As(err, &ce) {
+	if err := (&checkpoint.State{Config: canonicalSpecs(fe.Config)}).CheckConfig(s.record); !errors.As(err, &ce) {
 		return fmt.Errorf("%s (that run has this one's settings)", msg)
 	}
 	return fmt.Errorf("%s (that run was trained with %s)", msg, flagDiffs(ce))
@@ -98,7 +98,7 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 	if st.Config == nil {
 		fmt.Fprintf(s.Log, "graft train: the checkpoint records no settings to compare with this run's (an older graft wrote it)\n")
 	}
-	was, want := withAdded(st.Config), s.record
+	was, want := canonicalSpecs(withAdded(st.Config)), s.record
 	if was != nil && was[recordVersionKey] == "" {
 		var unknown []string
 		was, want, unknown = fromFirstRecord(was, want)
@@ -124,8 +124,13 @@ func (s *Spec) checkResume(st *checkpoint.State) error {
 		}
 	}
 	msg := fmt.Sprintf("--resume %s: the checkpointed run was trained with %s; resume with its settings", s.Resume, flagDiffs(ce))
-	if len(allow) > 0 {
+	switch fixed := len(ce.Diffs) - len(allow); {
+	case fixed == 0:
 		msg += fmt.Sprintf(" (--resume-allow %s lets them change)", strings.Join(allow, ","))
+	case len(allow) > 0:
+		msg += fmt.Sprintf(" (--resume-allow %s lets %s change; the others cannot change within a run: to train with them, start afresh, without --resume)", strings.Join(allow, ","), strings.Join(allow, " and "))
+	default:
+		msg += ", or start afresh, without --resume, to train with these (they cannot change within a run)"
 	}
 	return errors.New(msg)
 }

@@ -27,6 +27,7 @@ type input struct {
 	name, split string
 	splitSeed   uint64 // the seed the split was resolved with
 	classes     int
+	classNames  []string // the classes' names, as the labels named them
 	sparse      bool
 	problem     train.Problem
 	layout      *partition.Layout
@@ -88,12 +89,15 @@ func (s *Spec) loadInput() (*input, error) {
 		if len(split.Test) == 0 {
 			fmt.Fprintf(s.Log, "graft train: split %s has no test nodes: the test metrics are 0\n", split.Name)
 		}
+		if ds.NumFeatures() == 0 && ds.Mapped == nil {
+			fmt.Fprintf(s.Log, "graft train: %s has no node features: every node's input is the constant 1, so the model learns from the graph's structure alone (give them with --features FILE)\n", ds.Name)
+		}
 	}
 	data, err := s.trainData(ds, split)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %v", ds.Name, err)
 	}
-	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, sparse: data.Features.Sparse != nil,
+	in := &input{name: ds.Name, split: split.Name, splitSeed: s.Train.Model.Seed, classes: ds.NumClasses, classNames: ds.ClassNames, sparse: data.Features.Sparse != nil,
 		problem: train.Problem{Graph: ds.Graph, Features: data.Features, Labels: data.Labels, Train: data.Train, Val: data.Val, Test: data.Test}}
 	in.useMapped(ds, s.Log)
 	if in.layout, err = s.layout(ds.Graph, data.Train); err != nil {

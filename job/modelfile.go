@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/graft-gnn/graft/dataset"
 	"regexp"
@@ -57,6 +58,10 @@ type ModelInfo struct {
 	Epoch                     int
 	TrainAcc, ValAcc, TestAcc float64
 	Scored                    bool
+	// ClassNames are the names of the classes 0..Classes-1 as the run's
+	// labels named them, when they were names (nil when the classes were
+	// numbered, or the file does not record them).
+	ClassNames []string
 	// Assumed lists the settings the file does not record (older files, or
 	// a run from a part directory), which took graft train's defaults.
 	Assumed []string
@@ -88,6 +93,10 @@ func (info ModelInfo) metadata() map[string]string {
 	}
 	if info.EvalSampler != "" {
 		m["eval_sampler"] = info.EvalSampler
+	}
+	if info.ClassNames != nil {
+		b, _ := json.Marshal(info.ClassNames)
+		m["class_names"] = string(b)
 	}
 	if info.Files.Labels != "" {
 		m["labels_file"] = info.Files.Labels
@@ -131,6 +140,11 @@ func ReadModelInfo(h *nn.ParamsHeader) (ModelInfo, error) {
 		TrainAcc: r.float("train_acc"), ValAcc: r.float("val_acc"), TestAcc: r.float("test_acc"), Scored: true,
 	}
 	info.Assumed = r.missing
+	if v, ok := md["class_names"]; ok {
+		if err := json.Unmarshal([]byte(v), &info.ClassNames); err != nil || len(info.ClassNames) != info.Model.Classes {
+			return ModelInfo{}, fmt.Errorf("model file metadata class_names: want a JSON list of %d names, one per class", info.Model.Classes)
+		}
+	}
 	info.SplitSeed = info.Model.Seed
 	if _, ok := md["split_seed"]; ok {
 		info.SplitSeed = r.uint("split_seed")

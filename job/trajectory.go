@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/graft-gnn/graft/compress"
+	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/tensor"
@@ -112,6 +114,56 @@ func (s *Spec) trajectory(in *input, schedule string) map[string]string {
 	})
 	r["data"] = dataIdentity(in)
 	r[recordVersionKey] = recordVersion
+	return canonicalSpecs(r)
+}
+
+// specSettings are the recorded settings that name a method by a spec of
+// its own, with the spec the method parsed from it writes: gradient
+// compression's options in one order, a codec's every field (delta is
+// delta:4:0:0:delta). Specs that parse to the same method are the same
+// setting.
+var specSettings = map[string]func(spec string) (string, error){
+	"grad-compress": func(spec string) (string, error) {
+		m, err := gradcomp.New(spec, gradcomp.Options{})
+		if err != nil {
+			return "", err
+		}
+		return m.String(), nil
+	},
+	"compress":      codecName,
+	"eval-compress": codecName,
+}
+
+func codecName(spec string) (string, error) {
+	c, err := compress.New(spec)
+	if err != nil {
+		return "", err
+	}
+	return c.Name(), nil
+}
+
+// canonicalSpecs returns record with its specSettings written as their
+// methods write them, so that a resume compares what they parse to (a
+// checkpoint records them so since this; an older one, as they were
+// typed). A value that does not parse ("unused", a method this graft
+// does not know) stays as it is, as does one whose method writes a spec
+// that would not give it back.
+func canonicalSpecs(record map[string]string) map[string]string {
+	if record == nil {
+		return nil
+	}
+	r := maps.Clone(record)
+	for name, canonical := range specSettings {
+		v, ok := r[name]
+		if !ok {
+			continue
+		}
+		if c, err := canonical(v); err == nil {
+			if again, err := canonical(c); err == nil && again == c {
+				r[name] = c
+			}
+		}
+	}
 	return r
 }
 

@@ -218,3 +218,59 @@ func TestDataIdentity(t *testing.T) {
 		}
 	}
 }
+
+// Spec-valued settings are compared as what they parse to, not as typed:
+// a resume that writes --grad-compress's options in another order, or a
+// codec's default fields out, continues the run, and so does one from a
+// checkpoint that recorded them as typed; another value is still refused.
+func TestResumeComparesSpecsAsParsed(t *testing.T) {
+	dir := t.TempDir()
+	a := checkpointSpec(t, dir, 2)
+	a.Parts, a.GradCompress, a.Codec, a.EvalCodec = 2, "topk:0.1,noef,scaled", "delta", "entropy"
+	if _, err := Run(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(epochs int, grad, codec, eval string) error {
+		r := checkpointSpec(t, dir, epochs)
+		r.Parts, r.GradCompress, r.Codec, r.EvalCodec = 2, grad, codec, eval
+		r.Resume, r.ResumeAllow = dir, []string{"epochs"}
+		_, err := Run(context.Background(), r)
+		return err
+	}
+	if err := resume(3, "topk:0.10,scaled,noef", "delta:4:0:0", "entropy:none"); err != nil {
+		t.Fatalf("resuming with the same settings spelt otherwise: %v", err)
+	}
+	if err := resume(4, "topk:0.1,scaled", "delta:4", "entropy"); err == nil || !strings.Contains(err.Error(), "--grad-compress") {
+		t.Fatalf("resuming with error feedback on: %v", err)
+	}
+	if err := resume(4, "topk:0.1,scaled,noef", "delta:2", "entropy"); err == nil || !strings.Contains(err.Error(), "--compress") {
+		t.Fatalf("resuming with 2-bit delta coding: %v", err)
+	}
+	// A checkpoint that recorded the specs as they were typed.
+	st, _, err := checkpoint.LoadLatest(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Config["grad-compress"], st.Config["compress"], st.Config["eval-compress"] = "topk:0.1,noef,scaled", "delta:4", "entropy"
+	if _, err := checkpoint.Save(dir, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(4, "topk:0.1,scaled,noef", "delta", "entropy:none"); err != nil {
+		t.Fatalf("resuming a checkpoint that recorded the specs as typed: %v", err)
+	}
+	// A new run in that directory is told it can continue the run there,
+	// whichever way either spelt the specs.
+	st, _, err = checkpoint.LoadLatest(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Config["grad-compress"], st.Config["compress"], st.Config["eval-compress"] = "topk:0.1,noef,scaled", "delta:4", "entropy"
+	if _, err := checkpoint.Save(dir, st, 0); err != nil {
+		t.Fatal(err)
+	}
+	fresh := checkpointSpec(t, dir, 4)
+	fresh.Parts, fresh.GradCompress, fresh.Codec, fresh.EvalCodec = 2, "topk:0.10,scaled,noef", "delta:4:0:0", "entropy:none"
+	if _, err := Run(context.Background(), fresh); err == nil || !strings.Contains(err.Error(), "(that run has this one's settings)") {
+		t.Fatalf("a new run with the settings, spelt otherwise, of the run in its directory: %v", err)
+	}
+}

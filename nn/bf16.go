@@ -45,8 +45,9 @@ func (m *Model) SetBF16(on bool) {
 // float32 (productsFor). At tensor.BF16Products both operands are
 // rounded to bfloat16 as the product packs them and the sums are float32,
 // as mixed-precision training multiplies everywhere: twice float32's rate
-// or more where the CPU multiplies bf16 pairs (AVX512_BF16, AMX), at the
-// cost of a rounding of 2⁻⁸ relative per operand. Sparse inputs, the
+// or more where the CPU's bf16 instructions outpace its float32 ones (AMX,
+// AVX512_BF16 on AMD's cores: gemm.BF16Hardware), at the cost of a
+// rounding of 2⁻⁸ relative per operand; elsewhere they stay float32. Sparse inputs, the
 // aggregations and the attention stay float32. The default is
 // tensor.FP32Products.
 func (m *Model) SetProducts(p tensor.Products) {

@@ -48,8 +48,9 @@ func checkProduct(c, a *Matrix, ta bool, b *Matrix, tb bool) (m, k int) {
 
 // Products multiplies matrices at one precision, chosen once for a model:
 // FP32Products multiplies the float32 values as they are (the functions
-// above); BF16Products, on a CPU that multiplies bf16 pairs (AMX or
-// AVX512_BF16: gemm.BF16Hardware), rounds both operands to bfloat16 as it
+// above); BF16Products, on a CPU whose bf16 instructions outpace its
+// float32 ones (AMX, or AVX512_BF16 on AMD's cores: gemm.BF16Hardware),
+// rounds both operands to bfloat16 as it
 // packs them and sums in float32, mixed-precision training's products at
 // the bf16 kernels' rate (gemm.GemmRounded). Elsewhere rounding would only
 // cost time, so BF16Products multiplies as FP32Products does (Rounds).

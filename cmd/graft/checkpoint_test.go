@@ -113,3 +113,27 @@ func TestResumeRefusesChangedData(t *testing.T) {
 		t.Fatalf("resuming on changed labels: exit %d: %s", code, errOut)
 	}
 }
+
+// A resume with settings that --resume-allow cannot let change (the model,
+// its widths) says that they are fixed for the run and how to train with
+// them, rather than suggest --resume-allow for them too.
+func TestResumeNamesWhatCannotChange(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	dir := t.TempDir()
+	if code, _, errOut := runGraft(t, "train", "--epochs", "2", "--checkpoint-dir", dir, "--checkpoint-every", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--epochs", "3"}, "(--resume-allow epochs lets them change)"},
+		{[]string{"--epochs", "3", "--hidden", "8"}, "(--resume-allow epochs lets epochs change; the others cannot change within a run: to train with them, start afresh, without --resume)"},
+		{[]string{"--epochs", "2", "--hidden", "8"}, ", or start afresh, without --resume, to train with these (they cannot change within a run)"},
+	} {
+		code, _, errOut := runGraft(t, append([]string{"train", "--resume", dir}, tt.args...)...)
+		if last := lastLine(errOut); code == 0 || !strings.Contains(last, "--hidden 16 (now 8)") == (len(tt.args) > 2) || !strings.HasSuffix(last, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want one ending in %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}

@@ -64,10 +64,11 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 		fmt.Fprintf(stderr, "graft %s: %s\n", fs.Name(), note)
 	}
 	source, files := f.dataset, f.files
-	if files.Labels == "" && files.Features == "" && (source == "" || source == info.Source) {
+	if files.Labels == "" && files.Features == "" && (source == "" || job.RecordedPath(source) == info.Source) {
 		files.Labels, files.Features = info.Files.Labels, info.Files.Features // the run's own labels and features files
 	}
-	if source == "" {
+	recorded := source == ""
+	if recorded {
 		source = info.Source
 		if source == "" {
 			source = info.Dataset
@@ -77,11 +78,41 @@ func (f *savedFlags) load(fs *flag.FlagSet, stderr io.Writer) (*job.Saved, *job.
 	if spec == "" && f.rows == "all" && fs.Name() == "predict" {
 		spec = "none" // every node, labelled or not: no split needed
 	}
+	if err := recordedFilesExist(f.modelFile, source, recorded, files, info.Files); err != nil {
+		return nil, nil, err
+	}
 	in, err := saved.Prepare(source, f.dataDir, files, spec, seed)
 	if err != nil {
 		return nil, nil, err
 	}
 	return saved, in, nil
+}
+
+// recordedFilesExist checks that the files a model file records, of those
+// graft predict or evaluate is about to read (the dataset when recorded,
+// the labels and features when the run's own), are still there: a model
+// moved to another machine, or files moved since, are then named with the
+// flags that say where they are now.
+func recordedFilesExist(modelFile, source string, recorded bool, files, run dataset.NodeFiles) error {
+	check := []struct{ path, what, flag string }{
+		{files.Labels, "labels", "--labels"}, {files.Features, "features", "--features"},
+	}
+	if recorded && !dataset.IsSynthetic(source) && !slices.Contains(dataset.KnownNames(), source) {
+		check = append([]struct{ path, what, flag string }{{source, "dataset", "--dataset"}}, check...)
+	}
+	for _, c := range check {
+		if c.path == "" || c.what != "dataset" && c.path != run.Labels && c.path != run.Features {
+			continue
+		}
+		if _, err := os.Stat(c.path); errors.Is(err, os.ErrNotExist) {
+			err := fmt.Errorf("%s: the run read its %s from %s, which is not there (moved?); say where it is with %s PATH", modelFile, c.what, c.path, c.flag)
+			if c.what == "dataset" && (run.Labels != "" || run.Features != "") {
+				err = fmt.Errorf("%v, and its node files with --labels and --features (the run read %s)", err, strings.Join(slices.DeleteFunc([]string{run.Labels, run.Features}, func(p string) bool { return p == "" }), " and "))
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // rowSets are the values of --split that pick rows of the training run's
@@ -111,15 +142,19 @@ func selectedRows(in *job.Input, rows string) []int32 {
 	return sel
 }
 
-// nodeID is node i's source id as a CSV field: in double quotes (a quote
-// within doubled) when it holds a comma, a quote, a line break or blanks
-// at its ends, as CSV readers and graft's own read it back.
+// nodeID is node i's source id as a CSV field (csvField).
 func nodeID(ds *dataset.Dataset, i int32) string {
-	id := ds.NodeID(int(i))
-	if strings.ContainsAny(id, ",\"\r\n") || strings.TrimSpace(id) != id {
-		return `"` + strings.ReplaceAll(id, `"`, `""`) + `"`
+	return csvField(ds.NodeID(int(i)))
+}
+
+// csvField is s as a CSV field: in double quotes (a quote within doubled)
+// when it holds a comma, a quote, a line break or blanks at its ends, as
+// CSV readers and graft's own read it back.
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\r\n") || strings.TrimSpace(s) != s {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
-	return id
+	return s
 }
 
 const predictUsage = `usage: graft predict --model-file FILE [--dataset NAME|PATH] [--split all|train|val|test|SPEC] [--out FILE.csv|FILE.npy]
@@ -130,7 +165,9 @@ architecture, the split with its seed, --lcc, --row-normalize and the
 feature storage), and writes one row per node of --split:
 
   .csv (and stdout): node,pred,p0,p1,...  the node's id, the predicted
-        class (the most probable) and the probability of every class
+        class (the most probable) and the probability of every class; when
+        the training run's labels named the classes, a last column, class,
+        holds the predicted class's name
   .npy: an N×C float32 array of the probabilities only, one row per node
         in ascending id order (all nodes with --split all); the predicted
         class of a row is its argmax
@@ -148,7 +185,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	var out string
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	f.register(fs, "the nodes to write: all (every node, labelled or not), or the training run's train, val or test set")
-	fs.StringVar(&out, "out", "", "write to `FILE`: .csv (node,pred,p0,p1,...) or .npy (N×C float32 probabilities); default CSV on stdout")
+	fs.StringVar(&out, "out", "", "write to `FILE`: .csv (node,pred,p0,p1,...[,class]) or .npy (N×C float32 probabilities); default CSV on stdout")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), predictUsage)
 		fs.PrintDefaults()
@@ -173,7 +210,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	rows := selectedRows(in, f.rows)
 	if out == "" {
-		return writePredictionsCSV(stdout, in.Dataset, pred, probs, rows)
+		return writePredictionsCSV(stdout, in.Dataset, pred, probs, rows, saved.Info.ClassNames)
 	}
 	file, err := os.Create(out)
 	if err != nil {
@@ -183,7 +220,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if ext == ".npy" {
 		err = writeProbabilitiesNPY(w, probs, rows)
 	} else {
-		err = writePredictionsCSV(w, in.Dataset, pred, probs, rows)
+		err = writePredictionsCSV(w, in.Dataset, pred, probs, rows, saved.Info.ClassNames)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -220,12 +257,17 @@ func writeNodeIDs(path string, ds *dataset.Dataset, rows []int32) error {
 }
 
 // writePredictionsCSV writes node,pred,p0,p1,... for every node of rows:
-// its id, its predicted class and its class probabilities.
-func writePredictionsCSV(w io.Writer, ds *dataset.Dataset, pred []int, probs *tensor.Matrix, rows []int32) error {
+// its id, its predicted class and its class probabilities, and, when the
+// training run's labels named the classes (names), the predicted class's
+// name in a last column, class.
+func writePredictionsCSV(w io.Writer, ds *dataset.Dataset, pred []int, probs *tensor.Matrix, rows []int32, names []string) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("node,pred")
 	for c := range probs.Cols {
 		fmt.Fprintf(bw, ",p%d", c)
+	}
+	if names != nil {
+		bw.WriteString(",class")
 	}
 	bw.WriteByte('\n')
 	var num []byte
@@ -238,6 +280,10 @@ func writePredictionsCSV(w io.Writer, ds *dataset.Dataset, pred []int, probs *te
 			bw.WriteByte(',')
 			num = strconv.AppendFloat(num[:0], float64(v), 'g', -1, 32)
 			bw.Write(num)
+		}
+		if names != nil {
+			bw.WriteByte(',')
+			bw.WriteString(csvField(names[pred[r]]))
 		}
 		bw.WriteByte('\n')
 	}

@@ -132,7 +132,9 @@ func TestPredictOutputs(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	header, rows := readCSV(t, stdout)
-	if want := []string{"node", "pred", "p0", "p1", "p2", "p3", "p4", "p5", "p6"}; !slices.Equal(header, want) {
+	// Cora's classes have names (its labels' topics): the last column
+	// names each node's predicted class.
+	if want := []string{"node", "pred", "p0", "p1", "p2", "p3", "p4", "p5", "p6", "class"}; !slices.Equal(header, want) {
 		t.Fatalf("header %v, want %v", header, want)
 	}
 	if len(rows) != 2708 {
@@ -164,6 +166,9 @@ func TestPredictOutputs(t *testing.T) {
 		preds[i], _ = strconv.Atoi(r[1])
 		if p[preds[i]] != slices.Max(p) {
 			t.Errorf("node %d: predicted %d, which is not the most probable class of %v", i, preds[i], p)
+		}
+		if r[9] != cora.ClassNames[preds[i]] {
+			t.Errorf("node %d: predicted class %d named %q, want %q", i, preds[i], r[9], cora.ClassNames[preds[i]])
 		}
 		probs[r[0]] = p
 	}
@@ -249,7 +254,7 @@ func TestPredictErrors(t *testing.T) {
 		{"no model file", []string{"predict"}, 2, "--model-file is required"},
 		{"evaluate without a model file", []string{"evaluate"}, 2, "--model-file is required"},
 		{"missing file", []string{"evaluate", "--model-file", filepath.Join(dir, "none.safetensors")}, 1, "no such file"},
-		{"not a model", []string{"predict", "--model-file", notModel}, 1, "not a valid safetensors file"},
+		{"not a model", []string{"predict", "--model-file", notModel}, 1, `not a valid safetensors file, the model file graft train --save writes: it begins with text, "hello, this is not a model"`},
 		{"an unknown split", []string{"predict", "--model-file", file, "--split", "tset"}, 1, "tset"},
 		{"seed without a split spec", []string{"evaluate", "--model-file", file, "--seed", "4"}, 2, "--seed seeds a random split"},
 		{"bad output extension", []string{"predict", "--model-file", file, "--out", filepath.Join(dir, "p.txt")}, 2, "want a .csv or .npy file"},
@@ -432,4 +437,92 @@ func TestEvaluateExplainsASampledEvaluation(t *testing.T) {
 	if !strings.Contains(stdout, "--eval-sampler neighbor:2,2; this evaluation is exact") || strings.Contains(stdout, "other data") {
 		t.Fatalf("evaluate of a model evaluated on samples says:\n%s", stdout)
 	}
+}
+
+// A model trained on files named relative to the working directory is
+// predicted on and evaluated from any other directory: the model file
+// records where the run's dataset, labels, features and split file are.
+// When one has moved since, the error names it and the flag that says
+// where it is now.
+func TestPredictFromAnotherDirectory(t *testing.T) {
+	edges, _, features := twoCommunities(t)
+	dir := filepath.Dir(edges)
+	var split strings.Builder
+	for i, set := range []string{"train", "train", "train", "val", "test"} {
+		split.WriteString("a" + strconv.Itoa(i) + "," + set + "\nb" + strconv.Itoa(i) + "," + set + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "split.csv"), []byte(split.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	model := filepath.Join(dir, "m.safetensors")
+	if code, _, stderr := runGraft(t, "train", "--dataset", "g.tsv", "--labels", "y.csv", "--features", "x.csv",
+		"--split", "file:split.csv", "--epochs", "3", "--save", "m.safetensors"); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runGraft(t, "predict", "--model-file", model, "--split", "test")
+	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); code != 0 || len(lines) != 3 || lines[0] != "node,pred,p0,p1,class" {
+		t.Fatalf("predict: exit %d, output %q: %s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "evaluate", "--model-file", model); code != 0 || !strings.Contains(stdout, "the training run reported the same accuracies") {
+		t.Fatalf("evaluate: exit %d: %s%s", code, stdout, stderr)
+	}
+	// The same dataset named another way still takes the run's node files.
+	if code, _, stderr := runGraft(t, "predict", "--model-file", model, "--dataset", filepath.Join(dir, ".", "g.tsv")); code != 0 {
+		t.Fatalf("predict --dataset: exit %d: %s", code, stderr)
+	}
+	if err := os.Rename(features, features+".old"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runGraft(t, "predict", "--model-file", model)
+	if want := "the run read its features from " + features + ", which is not there (moved?); say where it is with --features PATH"; code == 0 || !strings.Contains(stderr, want) {
+		t.Errorf("predict with the features moved: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+}
+
+// Predictions name the classes as the training run's labels did: a model
+// trained on labels "blue" and "red" predicts "blue" or "red" in the last
+// column, class; numbered classes need no names and have no such column.
+func TestPredictNamesClasses(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	dir := filepath.Dir(edges)
+	model := filepath.Join(dir, "m.safetensors")
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", labels, "--features", features,
+		"--split", "frac:0.5:0.25", "--epochs", "30", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runGraft(t, "predict", "--model-file", model)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, stderr)
+	}
+	header, rows := readCSV(t, stdout)
+	if want := []string{"node", "pred", "p0", "p1", "class"}; !slices.Equal(header, want) || len(rows) != 20 {
+		t.Fatalf("header %v and %d rows, want %v and 20", header, len(rows), want)
+	}
+	for _, r := range rows {
+		if want := []string{"blue", "red"}[r[1][0]-'0']; r[4] != want { // classes in sorted order of their names
+			t.Errorf("node %s: class %s named %q, want %q", r[0], r[1], r[4], want)
+		}
+	}
+	numbered := filepath.Join(dir, "numbered.csv")
+	if err := os.WriteFile(numbered, []byte(strings.NewReplacer("blue", "0", "red", "1").Replace(mustRead(t, labels))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runGraft(t, "train", "--dataset", edges, "--labels", numbered, "--features", features,
+		"--split", "frac:0.5:0.25", "--epochs", "3", "--save", model); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "predict", "--model-file", model); code != 0 || !strings.HasPrefix(stdout, "node,pred,p0,p1\n") {
+		t.Fatalf("predict numbered classes: exit %d, output %.60q: %s", code, stdout, stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

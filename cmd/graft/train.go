@@ -74,7 +74,7 @@ func newTrainFlags(o *trainOptions) *flag.FlagSet {
 	fs.StringVar(&o.sampler, "sampler", "", "train on sampled mini-batches instead of the whole graph (with --parts N, data-parallel over the parts, each worker sampling from its own part; see docs/minibatch.md): "+strings.Join(sample.Forms(), "; "))
 	fs.IntVar(&o.batchSize, "batch-size", 1024, "seeds per mini-batch with --sampler (per worker with --parts: N workers train on batches of N·B)")
 	fs.StringVar(&o.evalSampler, "eval-sampler", "", "with --sampler: evaluate on batches of --batch-size labelled nodes drawn by this seed-driven sampler (neighbor, fastgcn, ladies), the same batches every time, instead of exactly over whole neighbourhoods; it bounds evaluation's memory to one batch")
-	fs.StringVar(&o.precision, "precision", "fp32", "fp32, or bf16 to hold the dense features in bfloat16 (half their bytes) and, full-graph, the layers' projections and the halo exchange's forward rows (docs/training.md), or, with --sampler, exact evaluation's stored layers (docs/minibatch.md), and to multiply in training on the CPU's bf16 instructions (AMX, AVX512_BF16; data-parallel workers, --sampler with --parts, multiply in float32); parameters, optimiser state, gradients and sums stay float32")
+	fs.StringVar(&o.precision, "precision", "fp32", "fp32, or bf16 to hold the dense features in bfloat16 (half their bytes) and, full-graph, the layers' projections and the halo exchange's forward rows (docs/training.md), or, with --sampler, exact evaluation's stored layers (docs/minibatch.md), and to multiply in training on the CPU's bf16 instructions where they outpace float32 (AMX, AVX512_BF16 on AMD; data-parallel workers, --sampler with --parts, multiply in float32); parameters, optimiser state, gradients and sums stay float32")
 	fs.IntVar(&o.evalEvery, "eval-every", 1, "evaluate every `K` epochs (and after the last); model selection sees only the evaluated epochs")
 	fs.IntVar(&o.accumulate, "accumulate", 1, "sum the gradients of `K` micro-batches per optimiser step (K batches of B seeds step as one of K·B)")
 	fs.StringVar(&o.selectBy, "select", "", "model selection (default: the recipe's): acc keeps the epoch of the best validation --metric; loss keeps the epoch of lowest validation loss and counts patience on the loss (Shchur et al.)")
@@ -125,6 +125,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	progressOut := stderr
 	if spec.Place.Rank != 0 { // as one worker of a job, only rank 0 reports
 		progressOut = io.Discard
+	}
+	for _, note := range unusedFlags(fs, spec) {
+		fmt.Fprintf(progressOut, "graft train: %s\n", note)
 	}
 	progress := newTrainProgress(progressOut, spec.Train.Epochs, fmt.Sprintf("%s %s", o.model, o.dataset))
 	spec.Progress, spec.BatchProgress, spec.Log = failAt(spec.Place.Rank, progress.epoch), progress.batch, stderr
@@ -203,6 +206,33 @@ func (o *trainOptions) spec(fs *flag.FlagSet) (job.Spec, error) {
 		s.Parts = d.parts
 	}
 	return s, nil
+}
+
+// unusedFlags names the flags given that the run does not use, each with
+// the flag that would make it act: a run trains as it would without them,
+// and should not do so in silence.
+func unusedFlags(fs *flag.FlagSet, s job.Spec) []string {
+	var notes []string
+	given := func(name string) string {
+		return "--" + name + " " + fs.Lookup(name).Value.String()
+	}
+	if s.Sampler == "" {
+		for _, name := range []string{"batch-size", "accumulate"} {
+			if flagSet(fs, name) {
+				notes = append(notes, given(name)+" has no effect without --sampler: full-graph training takes one step an epoch on the whole graph (add --sampler, e.g. neighbor:10,10, to train on mini-batches)")
+			}
+		}
+	}
+	if flagSet(fs, "checkpoint-every") && s.CheckpointDir == "" && s.Resume == "" {
+		notes = append(notes, given("checkpoint-every")+" has no effect without --checkpoint-dir DIR: nothing is checkpointed")
+	}
+	if every := s.CheckpointEvery; s.CheckpointDir != "" && s.Resume == "" && every > s.Train.Epochs {
+		notes = append(notes, fmt.Sprintf("--checkpoint-every %d is more than the run's %d epochs: it checkpoints only if interrupted (SIGINT or SIGTERM); give --checkpoint-every N of at most %d for checkpoints as it trains", every, s.Train.Epochs, s.Train.Epochs))
+	}
+	if flagSet(fs, "resume-allow") && s.Resume == "" {
+		notes = append(notes, given("resume-allow")+" has no effect without --resume DIR: the run starts afresh")
+	}
+	return notes
 }
 
 // printSummary writes the text summary of a job.

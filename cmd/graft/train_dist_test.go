@@ -380,3 +380,32 @@ func exitsWithin(t *testing.T, cmd *exec.Cmd, d time.Duration, after string, std
 		t.Fatalf("still running %v after %s:\n%s", d, after, stderr.String())
 	}
 }
+
+// Flags that only act with another one (--batch-size and --accumulate with
+// --sampler, --checkpoint-every with --checkpoint-dir, --resume-allow with
+// --resume) are named on stderr when given without it, and not otherwise.
+func TestTrainNotesFlagsWithoutEffect(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		note string // "" for none
+	}{
+		{[]string{"--batch-size", "64"}, "--batch-size 64 has no effect without --sampler"},
+		{[]string{"--accumulate", "4"}, "--accumulate 4 has no effect without --sampler"},
+		{[]string{"--checkpoint-every", "5"}, "--checkpoint-every 5 has no effect without --checkpoint-dir"},
+		{[]string{"--resume-allow", "epochs"}, "--resume-allow epochs has no effect without --resume"},
+		{[]string{"--sampler", "neighbor:5,5", "--batch-size", "64", "--accumulate", "2"}, ""},
+		{[]string{"--checkpoint-dir", filepath.Join(dir, "ck"), "--checkpoint-every", "1"}, ""},
+		{[]string{"--checkpoint-dir", filepath.Join(dir, "ck2")}, "--checkpoint-every 10 is more than the run's 1 epochs: it checkpoints only if interrupted"},
+		{[]string{}, ""},
+	} {
+		code, _, stderr := runGraft(t, append([]string{"train", "--epochs", "1"}, tt.args...)...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tt.args, code, stderr)
+			continue
+		}
+		if tt.note == "" && strings.Contains(stderr, "has no effect") || tt.note != "" && !strings.Contains(stderr, tt.note) {
+			t.Errorf("%v: stderr %q; want note %q", tt.args, stderr, tt.note)
+		}
+	}
+}

@@ -284,3 +284,40 @@ func dataInfoOf(t *testing.T, args ...string) dataInfo {
 	}
 	return info
 }
+
+// A graph without features trains on a constant input, which the run
+// says, naming the flag that gives features; with them it says nothing.
+func TestTrainNotesMissingFeatures(t *testing.T) {
+	edges, labels, features := twoCommunities(t)
+	const note = "g.tsv has no node features: every node's input is the constant 1"
+	for _, tt := range []struct {
+		args []string
+		note bool
+	}{
+		{nil, true},
+		{[]string{"--sampler", "neighbor:3,3"}, true},
+		{[]string{"--features", features}, false},
+	} {
+		args := append([]string{"train", "--dataset", edges, "--labels", labels, "--split", "frac:0.5:0.25", "--epochs", "2"}, tt.args...)
+		code, _, stderr := runGraft(t, args...)
+		if code != 0 || strings.Contains(stderr, note) != tt.note {
+			t.Errorf("%v: exit %d, stderr %q; want the note %v", tt.args, code, stderr, tt.note)
+		}
+	}
+}
+
+// A --dataset that is a path (a directory or an extension) and does not
+// exist is named as a missing file, with the nearest directory that does
+// exist, not as an unknown dataset name; a name is still an unknown name.
+func TestTrainMissingDatasetPath(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nope", "g.txt")
+	code, _, stderr := runGraft(t, "train", "--dataset", missing, "--epochs", "1")
+	if want := "dataset " + missing + ": no such file or directory (" + missing + ": the nearest of its directories that exists is " + dir + ")"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr, want)
+	}
+	code, _, stderr = runGraft(t, "train", "--dataset", "corra", "--epochs", "1")
+	if code != 1 || !strings.Contains(stderr, `unknown dataset "corra": not a known name`) {
+		t.Errorf("a name: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -21,8 +21,9 @@ import (
 // Unless pf is 0, it may also prefetch the prefetchBytes(steps) bytes from
 // pf on, as microKernel does (the AMX kernel does not: its tile loads of
 // the packed panels keep few misses in flight).
-// A kernel with a nil run is the conversion fallback: GemmBF16 widens the
-// operands to float32 and calls Gemm. A kernel with rowsA (AMX tiles)
+// A kernel with a nil run is the conversion fallback: GemmBF16 runs Gemm's
+// kernels, which widen the operands to float32 block by block as they
+// pack them. A kernel with rowsA (AMX tiles)
 // takes a's panel row by row instead: mr rows of steps pairs each. Panels
 // hold a multiple of stepAlign steps, the padding zero.
 type bfKernel struct {
@@ -42,7 +43,8 @@ func (k *bfKernel) mc() int { return max(k.mr, mcBlock/k.mr*k.mr) }
 func (k *bfKernel) steps(kb int) int { return roundUp(steps(kb), max(1, k.stepAlign)) }
 
 // convertBF16 widens to float32 and multiplies with Gemm's kernel: the
-// path for CPUs with AVX-512 or AVX2 but without AVX512_BF16.
+// path for CPUs with AVX-512 or AVX2 but without AVX512_BF16, and for
+// Intel's without AMX (bestBF16Kernel).
 var convertBF16 = &bfKernel{name: "convert"}
 
 // kcBF16 is the k block, in elements (even, so blocks hold whole pairs): a

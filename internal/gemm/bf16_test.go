@@ -284,26 +284,45 @@ func checkGemmBF16(t *testing.T, rng *rand.Rand, s shape, transA, transB, accumu
 	for _, kern := range bfKernels() {
 		for _, pk := range packersFor(kern) {
 			z, tr := pk.z, pk.tr
-			copy(c, orig)
-			withBF16Kernel(kern, func() {
-				withZipper(z, func() {
-					withTransposer(tr, func() { GemmBF16(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate) })
+			for _, f32 := range float32KernelsFor(kern) {
+				copy(c, orig)
+				withKernel(f32, func() {
+					withBF16Kernel(kern, func() {
+						withZipper(z, func() {
+							withTransposer(tr, func() { GemmBF16(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate) })
+						})
+					})
 				})
-			})
-			for i := 0; i < m; i++ {
-				for j := 0; j < ldc; j++ {
-					got := c[i*ldc+j]
-					if j >= n {
-						if got != orig[i*ldc+j] {
-							t.Fatalf("%s %v transA=%v transB=%v acc=%v: padding c[%d,%d] changed", kern.name, s, transA, transB, accumulate, i, j)
-						}
-						continue
-					}
-					if w := want[i*n+j]; math.Abs(float64(got)-w) > tol[i*n+j] {
-						t.Fatalf("%s (zip %s, transpose %s) %v transA=%v transB=%v acc=%v: c[%d,%d] = %v, want %v ± %.3g",
-							kern.name, z.name, tr.name, s, transA, transB, accumulate, i, j, got, w, tol[i*n+j])
-					}
+				checkBF16Result(t, c, orig, want, tol, m, n, ldc, fmt.Sprintf("%s (float32 kernel %s, zip %s, transpose %s) %v transA=%v transB=%v acc=%v", kern.name, f32.name, z.name, tr.name, s, transA, transB, accumulate))
+			}
+		}
+	}
+}
+
+// float32KernelsFor lists the float32 micro-kernels to run kern with:
+// every one for the conversion, which multiplies on them, else the active.
+func float32KernelsFor(kern *bfKernel) []*microKernel {
+	if kern.run == nil {
+		return kernels()
+	}
+	return []*microKernel{active}
+}
+
+// checkBF16Result checks c (m×n, stride ldc) against want ± tol and its
+// padding columns against orig.
+func checkBF16Result(t *testing.T, c, orig []float32, want, tol []float64, m, n, ldc int, what string) {
+	t.Helper()
+	for i := 0; i < m; i++ {
+		for j := 0; j < ldc; j++ {
+			got := c[i*ldc+j]
+			if j >= n {
+				if got != orig[i*ldc+j] {
+					t.Fatalf("%s: padding c[%d,%d] changed", what, i, j)
 				}
+				continue
+			}
+			if w := want[i*n+j]; math.Abs(float64(got)-w) > tol[i*n+j] {
+				t.Fatalf("%s: c[%d,%d] = %v, want %v ± %.3g", what, i, j, got, w, tol[i*n+j])
 			}
 		}
 	}

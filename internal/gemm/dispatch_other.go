@@ -16,7 +16,7 @@ func transposers() []*transposer { return []*transposer{goTransposer} }
 func bestBF16Kernel() *bfKernel { return genericBF16 }
 
 // bfKernels lists every bf16 kernel this build can run on this CPU.
-func bfKernels() []*bfKernel { return []*bfKernel{genericBF16, genericTiles} }
+func bfKernels() []*bfKernel { return []*bfKernel{genericBF16, genericTiles, convertBF16} }
 
 func bestZipper() *zipper { return goZipper }
 

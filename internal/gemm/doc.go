@@ -13,8 +13,10 @@
 // GemmBF16 multiplies bfloat16 operands into a float32 C. Its packing puts
 // pairs of k side by side, the unit of AVX512_BF16's VDPBF16PS and of AMX's
 // TDPBF16PS. Where the CPU has AMX tiles and Linux grants them, a 32×32
-// micro-kernel runs on TDPBF16PS; otherwise on VDPBF16PS (both encoded by
-// hand: Go's assembler lacks them); a CPU with neither widens the operands
-// to float32 for Gemm's kernels, and the noasm build runs pure-Go twins of
-// the instructions' arithmetic.
+// micro-kernel runs on TDPBF16PS; otherwise, on AMD's cores, on VDPBF16PS
+// (both encoded by hand: Go's assembler lacks them); any other CPU,
+// Intel's without AMX among them (their VDPBF16PS multiplies at half
+// float32's rate), widens the operands block by block as Gemm's kernels
+// pack them, and the noasm build runs pure-Go twins of the instructions'
+// arithmetic.
 package gemm

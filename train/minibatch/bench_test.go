@@ -8,6 +8,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/hugepage"
+	"github.com/graft-gnn/graft/internal/sysstat"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
@@ -110,15 +111,7 @@ func benchmarkStep(b *testing.B, model, spec string, layers int, precision strin
 func BenchmarkBatchInput(b *testing.B) {
 	for _, huge := range []bool{false, true} {
 		b.Run(map[bool]string{false: "pages=4KiB", true: "pages=2MiB"}[huge], func(b *testing.B) {
-			g, x, err := productsShaped(huge)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var seeds []int32
-			for v := int32(0); int(v) < g.N; v += 10 {
-				seeds = append(seeds, v)
-			}
-			s := sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5})
+			s, x := productsSampler(b, huge)
 			var batch sample.Batch
 			var gat gatherer
 			if err := s.Sample(1, 0, &batch); err != nil { // buffers grow to their sizes
@@ -140,6 +133,54 @@ func BenchmarkBatchInput(b *testing.B) {
 			b.ReportMetric(gathering.Seconds()*1e3/float64(b.N), "gather-ms")
 		})
 	}
+}
+
+// BenchmarkGatherGroups gathers the input rows of products-shaped
+// batches (huge pages) with the prefetch groups of AMD's cores (12 KiB)
+// and of Intel's (2560 B), alternating the two batch by batch so that a
+// shared machine's load falls on both: each one's mean milliseconds a
+// batch, and the ratio of their process CPU times (12 KiB over 2560 B).
+func BenchmarkGatherGroups(b *testing.B) {
+	s, x := productsSampler(b, true)
+	batches := make([]sample.Batch, 4)
+	for i := range batches {
+		if err := s.Sample(1, i, &batches[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	saved := gatherGroupBytes
+	defer func() { gatherGroupBytes = saved }()
+	sizes := []int{12 << 10, 2560}
+	var gat gatherer
+	var wall, cpu [2]time.Duration
+	for i := 0; b.Loop(); i++ {
+		for k, size := range sizes {
+			gatherGroupBytes = size
+			c0, t0 := sysstat.CPUTime(), time.Now()
+			gat.gather(nn.DenseFeatures(x), batches[i%len(batches)].Input)
+			wall[k] += time.Since(t0)
+			cpu[k] += sysstat.CPUTime() - c0
+		}
+	}
+	b.ReportMetric(wall[0].Seconds()*1e3/float64(b.N), "12KiB-ms")
+	b.ReportMetric(wall[1].Seconds()*1e3/float64(b.N), "2560B-ms")
+	if cpu[1] > 0 {
+		b.ReportMetric(cpu[0].Seconds()/cpu[1].Seconds(), "cpu-ratio")
+	}
+}
+
+// productsSampler is the neighbour sampler (fanouts 15,10,5, 1024 seeds,
+// every tenth node a seed) over productsShaped's graph, and its features.
+func productsSampler(b *testing.B, huge bool) (*sample.Neighbor, *tensor.Matrix) {
+	g, x, err := productsShaped(huge)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seeds []int32
+	for v := int32(0); int(v) < g.N; v += 10 {
+		seeds = append(seeds, v)
+	}
+	return sample.NewNeighbor(sample.Config{Graph: g, Train: seeds, BatchSize: 1024, Layers: 3, Aggregation: sample.Mean, Seed: 1}, []int{15, 10, 5}), x
 }
 
 // productsShaped is BenchmarkBatchInput's graph and features, made once

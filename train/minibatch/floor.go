@@ -54,19 +54,18 @@ func batchFlops(cfg nn.Config, blocks []*nn.Block, inputDense bool) float64 {
 		b := blocks[min(i, len(blocks)-1)]
 		nnz := float64(blockOperator(b).NNZ())
 		dst, src := float64(b.NumDst), float64(b.NumSrc)
-		out := float64(cfg.Hidden)
-		if i == cfg.Layers-1 {
-			out = float64(cfg.Classes)
-		}
+		out := float64(cfg.OutputWidth(i)) // what the layer outputs, and the next reads
 		var f float64
 		switch cfg.Model {
 		case "gat":
-			heads := float64(cfg.Heads)
+			// Every head computes its own columns: a hidden layer's
+			// output is its heads' side by side, the last layer's their
+			// average.
+			cols := out
 			if i == cfg.Layers-1 {
-				heads = float64(cfg.OutputHeads)
+				cols *= float64(cfg.OutputHeads)
 			}
-			f = src*in*out*heads + 3*nnz*out*heads // transform, scores and weighted sums
-			out *= heads
+			f = src*in*cols + 3*nnz*cols // transform, scores and weighted sums
 		default:
 			transform, aggregate := src*in*out+nnz*out, nnz*in+dst*in*out
 			f = transform

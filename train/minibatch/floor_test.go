@@ -28,6 +28,15 @@ func TestBatchFlops(t *testing.T) {
 			t.Errorf("dense input %v: %v flops, want %v", c.dense, got, c.want)
 		}
 	}
+	// GAT on the same block, 2 layers: the hidden layer's 2 heads of 2
+	// compute 4 columns, which the last layer reads; its 3 heads compute
+	// 4 classes each, averaged. Each layer transforms its sources and
+	// scores and sums every entry, 3 a column: 5·3·4 + 3·6·4 = 132, then
+	// 5·4·12 + 3·6·12 = 456 multiply-adds.
+	gat := nn.Config{Model: "gat", InFeatures: 3, Hidden: 2, Heads: 2, Classes: 4, OutputHeads: 3, Layers: 2}
+	if got, want := batchFlops(gat, []*nn.Block{b}, true), float64(2*(132+132)+2*(456+2*456)); got != want {
+		t.Errorf("GAT: %v flops, want %v", got, want)
+	}
 	x := nn.DenseFeatures(tensor.New(5, 3))
 	if got, want := gatheredBytes(x, 4, []*nn.Block{b}), float64(4*15+8*3+8*6); got != want {
 		t.Errorf("%v bytes gathered, want %v", got, want)

@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/internal/prefetch"
 	"github.com/graft-gnn/graft/nn"
@@ -125,14 +126,22 @@ type denseRows struct {
 
 // gatherGroupBytes is the size of the groups of rows a gather prefetches
 // at once, a group ahead of the one it copies. Rows prefetched one at a
-// time, 8 rows ahead, left the copy waiting: on an AMD EPYC (Zen 5), one
-// core copying a products-sized batch's 802k rows of 100 features,
-// alternated with the one-row way 30 times and timed by CPU time under
-// heavy load, took 0.57–0.77 of its time in groups of 30 rows (medians of
-// pairs, three runs), and BenchmarkRowGather in internal/prefetch 0.71–1.02
-// (median 0.90); groups of 16 to 64 rows, one or two groups ahead, were
-// within the noise of each other.
-const gatherGroupBytes = 12 << 10
+// time, 8 rows ahead, left the copy waiting on AMD's cores: on an AMD EPYC
+// (Zen 5), one core copying a products-sized batch's 802k rows of 100
+// features, alternated with the one-row way 30 times and timed by CPU
+// time under heavy load, took 0.57–0.77 of its time in groups of 30 rows
+// (medians of pairs, three runs), and BenchmarkRowGather in
+// internal/prefetch 0.71–1.02 (median 0.90); groups of 16 to 64 rows, one
+// or two groups ahead, were within the noise of each other. Intel's cores
+// stall on so many prefetches in flight: on a Xeon (family 6, model 207),
+// one core, BenchmarkRowGather's groups of 30 rows took 120 ns a row
+// against 87 for rows 8 ahead, and groups of 4 to 6 rows (1.6–2.4 KB) 83–93.
+var gatherGroupBytes = func() int {
+	if cpuid.Intel {
+		return 2560
+	}
+	return 12 << 10
+}()
 
 // gatherGroup is the rows in a prefetch group of rows of the given bytes.
 func gatherGroup(rowBytes int) int { return max(1, gatherGroupBytes/max(1, rowBytes)) }

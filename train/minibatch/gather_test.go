@@ -1,6 +1,7 @@
 package minibatch
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,6 +14,21 @@ import (
 // included, whatever the rows' width (one prefetch group of many rows, or
 // rows wider than a group) and the batch's size (the parallel split).
 func TestGatherCopiesTheRows(t *testing.T) {
+	withEachGroupSize(t, testGatherCopiesTheRows)
+}
+
+// withEachGroupSize runs test with the prefetch groups of AMD's cores and
+// of Intel's, whichever this CPU is.
+func withEachGroupSize(t *testing.T, test func(*testing.T)) {
+	saved := gatherGroupBytes
+	defer func() { gatherGroupBytes = saved }()
+	for _, bytes := range []int{12 << 10, 2560} {
+		gatherGroupBytes = bytes
+		t.Run(fmt.Sprintf("groups-of-%dB", bytes), test)
+	}
+}
+
+func testGatherCopiesTheRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct{ rows, cols, batch int }{{50, 7, 13}, {5000, 100, 4000}, {10, 1, 10}, {40, 5000, 30}, {3, 3, 0}} {
 		x := tensor.New(tc.rows, tc.cols)

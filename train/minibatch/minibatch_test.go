@@ -340,10 +340,68 @@ func TestLargeEvaluationLetsTheFeedsBatchesGo(t *testing.T) {
 	}
 }
 
-// heldEstimate is over keepBytes for a graph of ogbn-products' size.
+// heldEstimate is over keepBytes for a graph of ogbn-products' size: 3
+// SAGE layers of width 256 hold the first layer's output and the last
+// layer's two projections (47 classes wide) of every node, over 3 GB.
 func TestEvaluationOfALargeGraphIsLarge(t *testing.T) {
-	e := &evaluator{model: &nn.Model{Config: nn.Config{Model: "sage", Hidden: 256}}, p: train.Problem{Graph: &graph.Graph{N: 2_400_000}}}
-	if e.heldEstimate() < 4<<30 {
-		t.Fatalf("heldEstimate %d bytes for 2.4M nodes at width 256", e.heldEstimate())
+	m, err := nn.NewModel(nn.Config{Model: "sage", InFeatures: 100, Hidden: 256, Classes: 47, Layers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evaluator{model: m, p: train.Problem{Graph: &graph.Graph{N: 2_400_000}}}
+	if want := 4 * 2_400_000 * (256 + 2*47); e.heldEstimate() != want || want < keepBytes {
+		t.Fatalf("heldEstimate %d bytes for 2.4M nodes at width 256, want %d", e.heldEstimate(), want)
+	}
+}
+
+// heldEstimate, reckoned from the model's layer widths (nn.Model's
+// OutputWidth) before any evaluation, is what exact evaluation then holds:
+// a hidden layer's output for every node, the last layer's for the
+// labelled ones only, the projections in place of the layer before the
+// last where the last aggregates them, bfloat16 hidden outputs at bf16.
+// A one-layer model has no hidden output however wide --hidden is, and a
+// GAT's last layer averages its heads.
+func TestHeldEstimateIsWhatEvaluationHolds(t *testing.T) {
+	all := traintest.SBMProblem(t, 500)
+	some := all // 50 of the 500 nodes labelled: the last layer's rows are theirs only
+	some.Train, some.Val, some.Test = all.Train[:min(30, len(all.Train))], all.Val[:min(10, len(all.Val))], all.Test[:min(10, len(all.Test))]
+	for _, c := range []struct {
+		model                    string
+		layers, hidden, outHeads int
+		bf16, fewLabelled        bool
+	}{
+		{"gcn", 1, 64, 0, false, false}, {"sage", 1, 64, 0, true, false}, {"gat", 1, 64, 3, false, false},
+		{"gcn", 2, 32, 0, false, false}, {"sage", 3, 32, 0, false, false}, {"sage", 2, 2, 0, false, false}, {"mlp", 2, 16, 0, false, false},
+		{"gat", 2, 8, 3, false, false}, {"gat", 3, 8, 1, true, false}, {"gcn", 3, 32, 0, true, false},
+		{"gcn", 2, 32, 0, false, true}, {"sage", 3, 16, 0, true, true}, {"gat", 2, 8, 3, false, true},
+	} {
+		name := fmt.Sprintf("%s/%d layers/hidden %d/output heads %d/bf16 %v/few labelled %v", c.model, c.layers, c.hidden, c.outHeads, c.bf16, c.fewLabelled)
+		p := all
+		if c.fewLabelled {
+			p = some
+		}
+		cfg := testConfig(c.model)
+		cfg.Model.Layers, cfg.Model.Hidden, cfg.Model.Heads, cfg.Model.OutputHeads = c.layers, c.hidden, 4, c.outHeads
+		model, err := train.NewModel(cfg, p.Features.Cols())
+		if err != nil {
+			t.Fatal(err)
+		}
+		agg, err := sample.AggregationOf(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := p
+		if c.bf16 {
+			q = p.WithBF16Features()
+		}
+		e := newEvaluator(model, q, sample.NewNeighborhoods(p.Graph, agg), c.bf16)
+		e.keepBytes = math.MaxInt
+		want := e.heldEstimate()
+		if _, err := e.evaluate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.outputBytes(); got != want {
+			t.Errorf("%s: evaluation holds %d bytes, heldEstimate said %d", name, got, want)
+		}
 	}
 }

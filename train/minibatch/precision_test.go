@@ -31,6 +31,10 @@ func roundedBF16(x []float32) []float32 {
 // float32 features rounded to bf16, whatever the batch's size (the
 // parallel split of its rows) and with repeated rows.
 func TestBF16GatherIsRoundedRows(t *testing.T) {
+	withEachGroupSize(t, testBF16GatherIsRoundedRows)
+}
+
+func testBF16GatherIsRoundedRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct{ rows, cols, batch int }{{50, 7, 13}, {3000, 33, 2500}, {10, 1, 10}} {
 		x := tensor.New(tc.rows, tc.cols)
