@@ -475,9 +475,8 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 // AVX-512 kernel): rows of a message that size leave a core's cache
 // before the layer reads them anyway, and a store that goes straight to
 // memory does not first read the line it writes, a third of the memory
-// traffic of decoding into out. A variable, so that tests can stream
-// small messages too.
-var deltaStreamOut = 2 << 20
+// traffic of decoding into out.
+const deltaStreamOut = 2 << 20
 
 // check checks that src is a message of rows×width at ratio, and returns
 // the size of its bitmap, its bit width and whether every row is sent and

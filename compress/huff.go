@@ -34,7 +34,9 @@ var errHuffTable = errors.New("compress: huff0 wrote a table it cannot read")
 
 // compress appends the huff0 4-stream coding of src (table, jump table,
 // streams) to dst, or returns huff0.ErrUseRLE (one repeated byte) or
-// huff0.ErrIncompressible, as huff0.Compress4X would, with dst as it was.
+// huff0.ErrIncompressible, as huff0.Compress4X would (except for an empty
+// src, which the entropy stage never hands it: ErrIncompressible, where
+// huff0 says ErrUseRLE), with dst as it was.
 // Without the kernel it is huff0.Compress4X, whose Go loop is faster than
 // encodeGo.
 func (h *huffCoder) compress(dst, src []byte) ([]byte, error) {
