@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -210,6 +211,30 @@ func TestShmConnDeadlinesAndEnds(t *testing.T) {
 	if _, err := b.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("read after Close: %v, want net.ErrClosed", err)
 	}
+}
+
+// This side's Close is this side's doing also where the end of the
+// connection it causes is seen with it: a wait that finds both ends with
+// net.ErrClosed, never the peer's end, which a rank would report as the
+// peer lost.
+func TestShmCloseIsNotThePeersEnd(t *testing.T) {
+	a, _ := shmPair(t, 4096)
+	a.mu.RLock() // as a Read or Write in progress holds it
+	closing := make(chan struct{})
+	go func() { a.Close(); close(closing) }()
+	<-a.closed
+	<-a.peerGone // Close ended the connection; it waits for the mapping
+	for range 100 {
+		var flag atomic.Uint32
+		var deadline atomic.Int64
+		spin := shmSpin
+		if err := a.wait(&flag, func() bool { return false }, a.dataBell, &deadline, &spin, nil); !errors.Is(err, net.ErrClosed) {
+			a.mu.RUnlock()
+			t.Fatalf("waiting after this side's Close: %v, want net.ErrClosed", err)
+		}
+	}
+	a.mu.RUnlock()
+	<-closing
 }
 
 // Two ranks add the peer's values where they lie in the ring (lending),

@@ -287,7 +287,8 @@ func (c *shmConn) write(p []byte) (int, error) {
 
 // wait returns once ready() holds: it polls for up to *spin, then sets
 // flag so that the other side rings, and sleeps until the doorbell, the
-// deadline, the peer's end (errShmPeerGone), Close or stop's closing
+// deadline, the peer's end (errShmPeerGone), Close (net.ErrClosed, also
+// when Close's end of the connection is seen first) or stop's closing
 // (errSendStopped; nil: never). The flag is set
 // before ready is checked again, and the other side publishes before it
 // reads the flag, so one of the two sees the other: a doorbell is never
@@ -330,6 +331,11 @@ func (c *shmConn) wait(flag *atomic.Uint32, ready func() bool, bell chan struct{
 		case <-bell:
 		case <-c.peerGone:
 			flag.Store(0)
+			select {
+			case <-c.closed: // this side's Close ended the connection: not the peer's end
+				return net.ErrClosed
+			default:
+			}
 			return errShmPeerGone
 		case <-c.closed:
 			return net.ErrClosed

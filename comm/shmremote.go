@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -192,7 +193,9 @@ func (c *shmConn) readRemoteFrame(n int, addr uint64, next func(int) ([]byte, er
 	return nil
 }
 
-var errShmClosedRemote = fmt.Errorf("shared memory: %w", os.ErrClosed)
+// errShmClosedRemote: this side closed the link during a remote frame (as
+// net.ErrClosed, this side's doing, not the peer's).
+var errShmClosedRemote = fmt.Errorf("shared memory: %w", net.ErrClosed)
 
 // errRemoteGaveUp: the writer stopped waiting for a remote frame before
 // the reader's copy was complete, so the copy may hold anything. What

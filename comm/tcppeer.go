@@ -356,6 +356,9 @@ func (p *peer) readRemoteData(op *recvOp) remoteRead {
 	switch {
 	case errors.Is(err, errRemoteGaveUp):
 		return remoteGaveUp
+	case errors.Is(err, net.ErrClosed): // closed on this side
+		p.readFailed(err)
+		return remoteFailed
 	case err != nil:
 		p.t.fail(p.lost(err))
 		return remoteFailed
