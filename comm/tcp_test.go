@@ -28,6 +28,12 @@ func connectAll(t testing.TB, size int, edit func(rank int, o *Options)) ([]*TCP
 	if err != nil {
 		t.Fatal(err)
 	}
+	return connectOn(t, ln, size, edit)
+}
+
+// connectOn is connectAll with rank 0's listener ln (its rendezvous).
+func connectOn(t testing.TB, ln net.Listener, size int, edit func(rank int, o *Options)) ([]*TCP, []error) {
+	t.Helper()
 	comms := make([]*TCP, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
@@ -79,6 +85,18 @@ func forLinks(t *testing.T, fn func(t *testing.T, link string)) {
 	}
 }
 
+// linkOptions sets o for link, one of testLinks or "auto".
+func linkOptions(link string, o *Options) {
+	switch link {
+	case TransportTCP:
+		o.Transport = TransportTCP
+	case "shm-copy":
+		o.noRemote = true
+	case "shm-page":
+		o.shmRing = 4096
+	}
+}
+
 // meshOver forms a mesh whose pairs all use one link: "tcp", or "shm" and
 // "shm-page" (see testLinks; the test fails if a pair could not share
 // memory), or whatever "auto" picks.
@@ -87,16 +105,7 @@ func meshOver(t testing.TB, size int, link string) []*TCP {
 	if strings.HasPrefix(link, linkShm) && hostIdentity() == "" {
 		t.Skip("no shared memory on this system")
 	}
-	comms, errs := connectAll(t, size, func(_ int, o *Options) {
-		switch link {
-		case TransportTCP:
-			o.Transport = TransportTCP
-		case "shm-copy":
-			o.noRemote = true
-		case "shm-page":
-			o.shmRing = 4096
-		}
-	})
+	comms, errs := connectAll(t, size, func(_ int, o *Options) { linkOptions(link, o) })
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -326,13 +335,7 @@ func TestTCPLostPeerIsNamedWithinTheDeadline(t *testing.T) {
 		limit time.Duration
 		want  string
 	}{
-		{"crash", func(c *TCP) { // connections drop without a goodbye, as on SIGKILL
-			for _, p := range c.peers {
-				if p != nil {
-					p.conn.Close()
-				}
-			}
-		}, time.Second, "rank 2"},
+		{"crash", crash, time.Second, "rank 2"},
 		{"abort", func(c *TCP) { c.Abort(errors.New("disk full")) }, time.Second, "disk full"},
 		{"close", func(c *TCP) { c.Close() }, time.Second, "closed its communicator"},
 	}
@@ -340,6 +343,23 @@ func TestTCPLostPeerIsNamedWithinTheDeadline(t *testing.T) {
 		forLinks(t, func(t *testing.T, link string) {
 			t.Run(tc.name, func(t *testing.T) { testLostPeer(t, link, tc.fail, tc.limit, tc.want) })
 		})
+	}
+}
+
+// crash stops c as a killed process stops (TestKilledPeerIsNamed kills
+// one): all at once, saying nothing more. It sends no goodbye and no
+// abort, its writers stop, and what its readers then see of its
+// connections closing is reported to nobody; the connections drop, as
+// the kernel drops a dead process's. Close still releases what c holds.
+func crash(c *TCP) {
+	c.failOnce.Do(func() {
+		c.err = errors.New("crashed (simulated)")
+		close(c.failed) // stops the writers and the readers waiting for a receive
+	})
+	for _, p := range c.peers {
+		if p != nil {
+			p.conn.Close()
+		}
 	}
 }
 
