@@ -457,7 +457,7 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 		// a block's even rows before its odd ones, which then are still in
 		// cache), out around the cache if the message is large.
 		rb, chunk := rowBytes(bits, width), blockRows(width)
-		stream := 4*rows*width >= deltaStreamOut
+		stream := streamsOut(rows, width)
 		for lo := 0; lo < rows; lo += chunk {
 			hi := min(lo+chunk, rows)
 			deltaApplyRows(&s.recon[lo*width], &out[lo*width], &src[nb+lo*rb], hi-lo, width, bits, stream)
@@ -477,6 +477,10 @@ func (d *Delta) Decode(out []float32, rows, width int, ratio float64, key Key, s
 // memory does not first read the line it writes, a third of the memory
 // traffic of decoding into out.
 const deltaStreamOut = 2 << 20
+
+// streamsOut says whether Decode writes a message of rows×width around
+// the cache (deltaStreamOut).
+func streamsOut(rows, width int) bool { return 4*rows*width >= deltaStreamOut }
 
 // check checks that src is a message of rows×width at ratio, and returns
 // the size of its bitmap, its bit width and whether every row is sent and

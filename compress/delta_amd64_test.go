@@ -284,3 +284,59 @@ func aligned(n, skew int) []float32 {
 	start := (16-off)%16 + skew
 	return b[start : start+n]
 }
+
+// Decode picks writing around the cache from the message's size alone:
+// messages just below and at or just above deltaStreamOut (widths of
+// whole blocks and with a tail, out on a 64-byte line or off it) decode to
+// the Go twin's rows and reconstruction, bit for bit, and the rows the two
+// sizes share decode alike.
+func TestDeltaDecodeAtTheStreamingThreshold(t *testing.T) {
+	for name, k := range deltaKernelsHere(t) {
+		t.Run(name, func(t *testing.T) {
+			defer func(v int) { deltaKernel = v }(deltaKernel)
+			for _, width := range []int{64, 67} {
+				below := (deltaStreamOut - 1) / (4 * width) // the most rows under the threshold
+				if streamsOut(below, width) || !streamsOut(below+1, width) {
+					t.Fatalf("width %d: %d rows stream %v, %d rows %v; want the threshold between them", width, below, streamsOut(below, width), below+1, streamsOut(below+1, width))
+				}
+				for _, skew := range []int{0, 1} {
+					var first []float32 // the smaller message's rows
+					for _, rows := range []int{below, below + 1, below + 2} {
+						n := rows * width
+						spec := "delta:4:0:0"
+						send, recv, twin := newDelta(t, spec), newDelta(t, spec), newDelta(t, spec)
+						got, want := aligned(n, skew), aligned(n, skew)
+						for step := range 2 {
+							src := rand.New(rand.NewPCG(uint64(width), uint64(step))) // the same values for the rows both sizes share
+							x := make([]float32, n)
+							for i := range x {
+								x[i] = float32(src.NormFloat64()) * float32(1+step)
+							}
+							deltaKernel = deltaGo
+							msg := send.Encode(nil, x, rows, width, 1, Key{Step: step})
+							deltaKernel = k
+							if err := recv.Decode(got, rows, width, 1, Key{Step: step}, msg); err != nil {
+								t.Fatal(err)
+							}
+							deltaKernel = deltaGo
+							if err := twin.Decode(want, rows, width, 1, Key{Step: step}, msg); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if !slices.Equal(float32Bits(got), float32Bits(want)) {
+							t.Fatalf("width %d, %d rows (streamed %v), skew %d: the kernel decodes other rows than Go", width, rows, streamsOut(rows, width), skew)
+						}
+						if gr, wr := recv.streams[streamEnd{Recv: true}].recon, twin.streams[streamEnd{Recv: true}].recon; len(wr) != n || !slices.Equal(float32Bits(gr), float32Bits(wr)) {
+							t.Fatalf("width %d, %d rows, skew %d: the reconstructions differ", width, rows, skew)
+						}
+						if first == nil {
+							first = slices.Clone(got)
+						} else if !slices.Equal(float32Bits(got[:len(first)]), float32Bits(first)) {
+							t.Fatalf("width %d, %d rows, skew %d: the rows below the threshold decode otherwise above it", width, rows, skew)
+						}
+					}
+				}
+			}
+		})
+	}
+}
