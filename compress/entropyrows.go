@@ -75,8 +75,8 @@ func (l rowLayout) split(dst, msg []byte) []byte {
 func (l rowLayout) gatherRows(out, rows []byte) {
 	rb, h, w := l.rowBytes, l.header, l.rowBytes-l.header
 	k := len(rows) / rb
-	if h == deltaHeader && w <= 16 {
-		gatherDeltaRows(out, rows, k, w)
+	if h == 4 && w <= 16 {
+		gatherShortRows(out, rows, k, w)
 		return
 	}
 	codes := out[h*k:]
@@ -89,23 +89,24 @@ func (l rowLayout) gatherRows(out, rows []byte) {
 	}
 }
 
-// gatherDeltaRows is gatherRows of k rows of delta coding's 4-byte headers
-// and w ≤ 16 bytes of codes: whole groups of 16 rows by the AVX-512
-// kernel where the CPU has it (streamrows.go), the rest in Go.
-func gatherDeltaRows(out, rows []byte, k, w int) {
+// gatherShortRows is gatherRows of k short rows, each a 4-byte header (as
+// delta coding's, deltaHeader) and w ≤ 16 bytes of codes, whatever codec's
+// layout they are: whole groups of 16 rows by the AVX-512 kernel where the
+// CPU has it (streamrows.go), the rest in Go.
+func gatherShortRows(out, rows []byte, k, w int) {
 	from := 0
-	if g := k / 16; deltaRowsAsm && g > 0 {
+	if g := k / 16; shortRowsAsm && g > 0 {
 		_, _ = out[4*k+16*g*w-1], rows[16*g*(4+w)-1]
-		gatherDeltaRowsAVX512(&out[0], &rows[0], g, k, w, deltaRowsPlans[w])
+		gatherShortRowsAVX512(&out[0], &rows[0], g, k, w, shortRowsPlans[w])
 		from = 16 * g
 	}
-	gatherDeltaRowsGo(out, rows, k, w, from)
+	gatherShortRowsGo(out, rows, k, w, from)
 }
 
-// gatherDeltaRowsGo is gatherDeltaRows of rows from, from+1, … of k in Go:
+// gatherShortRowsGo is gatherShortRows of rows from, from+1, … of k in Go:
 // each row's codes copied as two 8-byte words where both ends have room,
 // the bytes past them written over by the next row's.
-func gatherDeltaRowsGo(out, rows []byte, k, w, from int) {
+func gatherShortRowsGo(out, rows []byte, k, w, from int) {
 	rb := 4 + w
 	s0, s1, s2, s3, codes := out[:k], out[k:2*k], out[2*k:3*k], out[3*k:4*k], out[4*k:]
 	for i := from; i < k; i++ {
@@ -130,8 +131,8 @@ func gatherDeltaRowsGo(out, rows []byte, k, w, from int) {
 func (l rowLayout) scatterRows(rows, s, zero []byte) {
 	rb, h, w := l.rowBytes, l.header, l.rowBytes-l.header
 	k, m := len(rows)/rb, len(s)/rb
-	if h == deltaHeader && w <= 16 {
-		scatterDeltaRows(rows, s, zero, k, w)
+	if h == 4 && w <= 16 {
+		scatterShortRows(rows, s, zero, k, w)
 		return
 	}
 	codes := s[h*m:]
@@ -150,27 +151,27 @@ func (l rowLayout) scatterRows(rows, s, zero []byte) {
 	}
 }
 
-// scatterDeltaRows is scatterRows of k rows of delta coding's 4-byte
-// headers and w ≤ 16 bytes of codes: with no rows left out, whole groups
+// scatterShortRows is scatterRows of k short rows, each a 4-byte header
+// and w ≤ 16 bytes of codes: with no rows left out, whole groups
 // of 16 rows by the AVX-512 kernel where the CPU has it
 // (streamrows.go), the rest in Go.
-func scatterDeltaRows(rows, s, zero []byte, k, w int) {
+func scatterShortRows(rows, s, zero []byte, k, w int) {
 	from := 0
-	if g := k / 16; zero == nil && deltaRowsAsm && g > 0 && len(s) == k*(4+w) {
+	if g := k / 16; zero == nil && shortRowsAsm && g > 0 && len(s) == k*(4+w) {
 		_ = rows[16*g*(4+w)-1]
-		scatterDeltaRowsAVX512(&rows[0], &s[0], g, k, w, deltaRowsPlans[w])
+		scatterShortRowsAVX512(&rows[0], &s[0], g, k, w, shortRowsPlans[w])
 		from = 16 * g
 	}
-	scatterDeltaRowsGo(rows, s, zero, k, w, from)
+	scatterShortRowsGo(rows, s, zero, k, w, from)
 }
 
-// scatterDeltaRowsGo is scatterDeltaRows of rows from, from+1, … of k in
+// scatterShortRowsGo is scatterShortRows of rows from, from+1, … of k in
 // Go (with no rows left out before from), writing each row as a 4-byte
 // header and two 8-byte words of codes where there is room, the bytes
 // past it written over by the rows after. A row left out is the next
 // row's bytes masked to zeros, so that which rows are left out takes no
 // branch.
-func scatterDeltaRowsGo(rows, s, zero []byte, k, w, from int) {
+func scatterShortRowsGo(rows, s, zero []byte, k, w, from int) {
 	rb := 4 + w
 	m := len(s) / rb
 	if m == 0 {

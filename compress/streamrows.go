@@ -1,19 +1,21 @@
 package compress
 
-// Delta coding's rows split into an entropy stage's streams and joined
-// back (gatherDeltaRows, scatterDeltaRows) 16 rows at a time by AVX-512
+// Short rows, a 4-byte header and at most 16 bytes of codes (delta
+// coding's rows of width·bits ≤ 128, or any codec's row layout of that
+// shape), split into an entropy stage's streams and joined
+// back (gatherShortRows, scatterShortRows) 16 rows at a time by AVX-512
 // byte permutes where the CPU has them (VBMI's VPERMB): a group's 16 rows
 // of 4 header bytes and w ≤ 16 bytes of codes are at most 320 bytes, five
 // 64-byte windows of the message; their header bytes are one vector (byte
 // j of row r in lane 16j+r) and their codes at most four. Each vector is
 // put together from the windows, or each window from the vectors, by one
-// masked permute per pair; deltaRowsPlan holds their indices and masks
+// masked permute per pair; shortRowsPlan holds their indices and masks
 // for a width.
 
-// deltaRowsPlan is the permutes of a group of 16 rows of w bytes of
+// shortRowsPlan is the permutes of a group of 16 rows of w bytes of
 // codes. The kernels read it at fixed offsets (streamrows_amd64.s), which
-// TestDeltaRowsPlanLayout checks.
-type deltaRowsPlan struct {
+// TestShortRowsPlanLayout checks.
+type shortRowsPlan struct {
 	hdrIdx   [64]byte     // gather: lane 16j+r ← window byte of row r's header byte j
 	codeIdx  [4][64]byte  // gather: lane L of codes vector m ← its window byte
 	outIdx   [5][64]byte  // scatter: window byte L ← a lane of the header or a codes vector
@@ -25,10 +27,10 @@ type deltaRowsPlan struct {
 	outCode  [5][4]uint64 // scatter: the bytes of window s from codes vector m
 }
 
-// newDeltaRowsPlan is the plan of rows of 4 header bytes and w bytes of
+// newShortRowsPlan is the plan of rows of 4 header bytes and w bytes of
 // codes, 1 ≤ w ≤ 16.
-func newDeltaRowsPlan(w int) *deltaRowsPlan {
-	p := &deltaRowsPlan{}
+func newShortRowsPlan(w int) *shortRowsPlan {
+	p := &shortRowsPlan{}
 	rb := 4 + w
 	for o := range 16 * rb { // the group's bytes, row r's byte c at o
 		r, c := o/rb, o%rb
@@ -53,10 +55,10 @@ func newDeltaRowsPlan(w int) *deltaRowsPlan {
 	return p
 }
 
-// deltaRowsPlans are the plans of each width 1–16.
-var deltaRowsPlans = func() (p [17]*deltaRowsPlan) {
+// shortRowsPlans are the plans of each width 1–16.
+var shortRowsPlans = func() (p [17]*shortRowsPlan) {
 	for w := 1; w <= 16; w++ {
-		p[w] = newDeltaRowsPlan(w)
+		p[w] = newShortRowsPlan(w)
 	}
 	return p
 }()

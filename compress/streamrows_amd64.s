@@ -2,9 +2,9 @@
 
 #include "textflag.h"
 
-// The AVX-512 (VBMI) kernels of streamrows.go: gatherDeltaRows and
-// scatterDeltaRows of whole groups of 16 rows, by masked byte permutes
-// (VPERMB) whose indices and masks a deltaRowsPlan holds at these offsets.
+// The AVX-512 (VBMI) kernels of streamrows.go: gatherShortRows and
+// scatterShortRows of whole groups of 16 rows, by masked byte permutes
+// (VPERMB) whose indices and masks a shortRowsPlan holds at these offsets.
 #define hdrIdx 0
 #define codeIdx 64
 #define outIdx 320
@@ -15,12 +15,12 @@
 #define outHdr 912
 #define outCode 952
 
-// func gatherDeltaRowsAVX512(out, rows *byte, groups, k, w int, p *deltaRowsPlan)
+// func gatherShortRowsAVX512(out, rows *byte, groups, k, w int, p *shortRowsPlan)
 //
 // For each of groups groups of 16 rows at rows (4+w bytes each), writes
 // their header bytes j to out[j·k+16g:] and their codes to
-// out[4k+16g·w:], as gatherDeltaRowsGo does.
-TEXT ·gatherDeltaRowsAVX512(SB), NOSPLIT, $0-48
+// out[4k+16g·w:], as gatherShortRowsGo does.
+TEXT ·gatherShortRowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ      out+0(FP), DI
 	MOVQ      rows+8(FP), SI
 	MOVQ      groups+16(FP), CX
@@ -128,12 +128,12 @@ gdr_done:
 	VZEROUPPER
 	RET
 
-// func scatterDeltaRowsAVX512(rows, s *byte, groups, k, w int, p *deltaRowsPlan)
+// func scatterShortRowsAVX512(rows, s *byte, groups, k, w int, p *shortRowsPlan)
 //
 // For each of groups groups of 16 rows, writes to rows (4+w bytes each)
 // the rows whose header bytes j are at s[j·k+16g:] and codes at
-// s[4k+16g·w:], as scatterDeltaRowsGo does with no rows left out.
-TEXT ·scatterDeltaRowsAVX512(SB), NOSPLIT, $0-48
+// s[4k+16g·w:], as scatterShortRowsGo does with no rows left out.
+TEXT ·scatterShortRowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ      rows+0(FP), DI
 	MOVQ      s+8(FP), SI
 	MOVQ      groups+16(FP), CX

@@ -12,8 +12,8 @@ import (
 )
 
 // The kernels read the plan at the offsets streamrows_amd64.s names.
-func TestDeltaRowsPlanLayout(t *testing.T) {
-	var p deltaRowsPlan
+func TestShortRowsPlanLayout(t *testing.T) {
+	var p shortRowsPlan
 	for _, c := range []struct {
 		name      string
 		got, want uintptr
@@ -25,7 +25,7 @@ func TestDeltaRowsPlanLayout(t *testing.T) {
 		{"outCode", unsafe.Offsetof(p.outCode), 952},
 	} {
 		if c.got != c.want {
-			t.Errorf("deltaRowsPlan.%s at %d, the kernels read it at %d", c.name, c.got, c.want)
+			t.Errorf("shortRowsPlan.%s at %d, the kernels read it at %d", c.name, c.got, c.want)
 		}
 	}
 }
@@ -34,11 +34,11 @@ func TestDeltaRowsPlanLayout(t *testing.T) {
 // Go loops do, at every width of codes and for messages of every number
 // of rows up to a few groups, reading and writing nothing past the
 // buffers (each ends at a page that faults when touched).
-func TestDeltaRowsKernelsMatchGo(t *testing.T) {
-	if !deltaRowsAsm {
+func TestShortRowsKernelsMatchGo(t *testing.T) {
+	if !shortRowsAsm {
 		t.Skip("no AVX-512 VBMI on this CPU")
 	}
-	defer func(v bool) { deltaRowsAsm = v }(deltaRowsAsm)
+	defer func(v bool) { shortRowsAsm = v }(shortRowsAsm)
 	r := rand.New(rand.NewPCG(31, 1))
 	for w := 1; w <= 16; w++ {
 		for _, k := range []int{0, 1, 15, 16, 17, 31, 32, 33, 47, 64, 100, 257} {
@@ -48,16 +48,16 @@ func TestDeltaRowsKernelsMatchGo(t *testing.T) {
 				rows[i] = byte(r.Uint32())
 			}
 			l := rowLayout{0, rb, 4}
-			deltaRowsAsm = true
+			shortRowsAsm = true
 			got := guardtest.Bytes(t, k*rb)
 			l.gatherRows(got, rows)
-			deltaRowsAsm = false
+			shortRowsAsm = false
 			want := make([]byte, k*rb)
 			l.gatherRows(want, rows)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("w %d, %d rows: the kernel gathers other streams", w, k)
 			}
-			deltaRowsAsm = true
+			shortRowsAsm = true
 			back := guardtest.Bytes(t, k*rb)
 			l.scatterRows(back, want, nil)
 			if !bytes.Equal(back, rows) {

@@ -3,12 +3,12 @@
 package compress
 
 // This build has no assembly: the streams are split and joined in Go.
-var deltaRowsAsm = false
+var shortRowsAsm = false
 
-func gatherDeltaRowsAVX512(*byte, *byte, int, int, int, *deltaRowsPlan) {
+func gatherShortRowsAVX512(*byte, *byte, int, int, int, *shortRowsPlan) {
 	panic("compress: no assembly in this build")
 }
 
-func scatterDeltaRowsAVX512(*byte, *byte, int, int, int, *deltaRowsPlan) {
+func scatterShortRowsAVX512(*byte, *byte, int, int, int, *shortRowsPlan) {
 	panic("compress: no assembly in this build")
 }
