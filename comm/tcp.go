@@ -205,7 +205,11 @@ func (t *TCP) Close() error {
 }
 
 // fail records the first failure, tells the peers who was lost, and closes
-// the connections.
+// the connections. The rank it names is told too: one declared lost while
+// alive (stalled past the peer timeout, or sending what this rank cannot
+// take) then names itself, as the others do, instead of this rank, whose
+// connection it would otherwise only see close. Writing to a rank that
+// has died fails at once or within the shutdown's grace.
 func (t *TCP) fail(err error) {
 	t.failOnce.Do(func() {
 		t.err = err
@@ -228,7 +232,7 @@ func (t *TCP) fail(err error) {
 		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason, Aborted: errors.Is(err, ErrPeerAborted)})
 		frame := appendFrame(nil, frameControl, 0, 0, 0, msg)
 		for _, p := range t.peers {
-			if p != nil && p.rank != lost {
+			if p != nil {
 				p.ctrl <- frame
 			}
 		}

@@ -525,6 +525,40 @@ func TestTCPSilentPeerIsLost(t *testing.T) {
 	}
 }
 
+// A rank declared lost while it is alive (here: silent for longer than
+// its peer trusts a silent peer) is told so: its error names itself, as
+// the peer saw it, not the peer whose connection then closes.
+func TestTCPRankDeclaredLostIsTold(t *testing.T) {
+	forLinks(t, func(t *testing.T, link string) {
+		if strings.HasPrefix(link, linkShm) && hostIdentity() == "" {
+			t.Skip("no shared memory on this system")
+		}
+		comms, errs := connectAll(t, 2, func(rank int, o *Options) {
+			linkOptions(link, o)
+			if rank == 0 {
+				o.PeerTimeout, o.HeartbeatInterval = 300*time.Millisecond, 100*time.Millisecond
+			} else { // heartbeats too seldom for rank 0
+				o.PeerTimeout, o.HeartbeatInterval = 10*time.Second, 5*time.Second
+			}
+		})
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for comms[1].Err() == nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		err := comms[1].Err()
+		var pe *PeerError
+		if !errors.As(err, &pe) || pe.Rank != 1 || !strings.Contains(err.Error(), "reported by rank 0") || !strings.Contains(err.Error(), "silent") {
+			t.Fatalf("rank 1: %v; want it to name itself, reported silent by rank 0", err)
+		}
+		if err := comms[0].Err(); !errors.As(err, &pe) || pe.Rank != 1 {
+			t.Fatalf("rank 0: %v; want rank 1 lost", err)
+		}
+	})
+}
+
 func pipePair(t *testing.T) (net.Conn, net.Conn) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

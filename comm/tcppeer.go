@@ -273,7 +273,7 @@ func (p *peer) readControl(h *frameHeader) {
 	case "abort":
 		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size { // the peer's own failure
 			p.t.fail(p.lost(abortError{m.Reason}))
-		} else {
+		} else { // another rank's, or this rank's as the peer saw it
 			p.t.fail(&PeerError{Rank: m.Lost, Err: reportedError{by: p.rank, reason: m.Reason, aborted: m.Aborted}})
 		}
 	default:
