@@ -51,12 +51,11 @@ func Keep(key, row, col uint64, thr int32) bool {
 // it is dropped. y may alias x and must be at least as long.
 func Apply(y, x []float32, key, row uint64, thr int32, scale float32) {
 	y = y[:len(x)]
-	j := 0
 	if wide && thr < Drop {
-		j = len(x) &^ 31
-		applyAVX512(y[:j], x[:j], key, row<<32, thr, scale)
+		applyAVX512(y, x, key, row<<32, thr, scale)
+		return
 	}
-	applyFrom(y, x, j, key, row, thr, scale)
+	applyFrom(y, x, 0, key, row, thr, scale)
 }
 
 // wide says whether Apply may use the AVX-512 kernel.

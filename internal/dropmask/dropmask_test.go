@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
 // TestApplyMatchesTwin checks the kernel in use against the pure-Go twin bit
@@ -40,6 +42,27 @@ func TestApplyMatchesTwin(t *testing.T) {
 			}
 			if got[n] != 7 || in[n] != 7 {
 				t.Fatalf("thr %d n %d: guard overwritten", thr, n)
+			}
+		}
+	}
+}
+
+// TestApplyStaysInsideTheRow runs Apply on rows that end where a page no
+// one may touch begins: the last columns, short of a vector, must be read
+// and written under their length alone.
+func TestApplyStaysInsideTheRow(t *testing.T) {
+	for _, n := range []int{1, 4, 17, 31, 33, 100} {
+		x, y := guardtest.Float32s(t, n), guardtest.Float32s(t, n)
+		for i := range x {
+			x[i] = float32(i + 1)
+		}
+		want := make([]float32, n)
+		applyFrom(want, x, 0, 9, 11, 30000, 2)
+		Apply(y, x, 9, 11, 30000, 2)
+		Apply(x, x, 9, 11, 30000, 2)
+		for i := range n {
+			if y[i] != want[i] || x[i] != want[i] {
+				t.Fatalf("n %d col %d: %v (in place %v), want %v", n, i, y[i], x[i], want[i])
 			}
 		}
 	}
