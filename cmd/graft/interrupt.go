@@ -29,20 +29,21 @@ import (
 // partitioned or GraphSAINT pre-samples, which can take long) there is no
 // epoch to keep, and the first signal stops a process that is not such a
 // worker at once. A process stopped at once first runs beforeExit (which
-// writes the CPU profile), for at most exitCleanupLimit. The returned
-// function releases the signals.
+// writes the CPU profile), for at most exitCleanupLimit. began is called
+// as training begins (train.WithBegan). The returned function releases
+// the signals.
 const secondSignalAfter = time.Second
 
 // exitCleanupLimit bounds beforeExit, so that a signal ends the process
 // promptly whatever it waits for.
 const exitCleanupLimit = 2 * time.Second
 
-func interruptible(log io.Writer, worker bool, beforeExit func()) (context.Context, func()) {
+func interruptible(log io.Writer, worker bool, beforeExit, began func()) (context.Context, func()) {
 	if worker {
-		return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		return signal.NotifyContext(train.WithBegan(context.Background(), began), os.Interrupt, syscall.SIGTERM)
 	}
-	var began atomic.Bool
-	ctx, cancel := context.WithCancel(train.WithBegan(context.Background(), func() { began.Store(true) }))
+	var training atomic.Bool
+	ctx, cancel := context.WithCancel(train.WithBegan(context.Background(), func() { training.Store(true); began() }))
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -53,7 +54,7 @@ func interruptible(log io.Writer, worker bool, beforeExit func()) (context.Conte
 		case <-done:
 			return
 		}
-		if !began.Load() {
+		if !training.Load() {
 			fmt.Fprintln(log, "graft train: stopped before training began")
 			exitAfter(beforeExit, s)
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -138,7 +139,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(stderr, spec.Place.Size > 1, stopProfile)
+	ctx, stop := interruptible(stderr, spec.Place.Size > 1, stopProfile, progress.begin)
 	defer stop()
 	sum, err := job.Run(ctx, spec)
 	stopProfile()
@@ -359,18 +360,28 @@ func (o *trainOptions) config(fs *flag.FlagSet) (train.Config, nn.Storage, error
 
 // trainProgress shows training progress on stderr: a progress bar on a
 // terminal, otherwise (CI logs, files) a plain line every tenth of the run.
+// Its methods may be called from any goroutine.
 type trainProgress struct {
+	mu    sync.Mutex
 	w     io.Writer
 	bar   *progressbar.ProgressBar
 	total int
 	every int
 	last  metrics.Epoch
-	// The current epoch's start and when a line about its batches was
-	// last printed: long mini-batch epochs report every batchEvery.
-	epochStart, batchLine time.Time
+	// The current epoch's start, when a line about its batches was last
+	// printed (long mini-batch epochs report every batchEvery) and when
+	// any line was.
+	epochStart, batchLine, lastLine time.Time
+	// The heartbeat's goroutine, from begin to finish.
+	stop, stopped chan struct{}
 }
 
 var batchEvery = 10 * time.Second
+
+// heartbeatAfter is how long an epoch may run without a line before one
+// says it is still at work: a full-graph epoch of a large graph, or the
+// exact evaluation after it, takes minutes with nothing else to report.
+var heartbeatAfter = 30 * time.Second
 
 func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	p := &trainProgress{w: w, total: epochs, every: max(1, epochs/10)}
@@ -387,26 +398,89 @@ func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	return p
 }
 
+// begin notes that the first epoch has started (train.WithBegan; every
+// worker of an in-process run calls it) and starts the heartbeat.
+func (p *trainProgress) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stop != nil {
+		return
+	}
+	p.epochStart, p.batchLine = time.Now(), time.Now()
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	go p.heartbeat(p.stop, p.stopped)
+}
+
+// heartbeat says how long the epoch under way has run when nothing has
+// been printed about it for heartbeatAfter.
+func (p *trainProgress) heartbeat(stop, stopped chan struct{}) {
+	defer close(stopped)
+	tick := time.NewTicker(max(heartbeatAfter/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			p.mu.Lock()
+			if quiet := p.epochStart; !quiet.IsZero() {
+				if p.lastLine.After(quiet) {
+					quiet = p.lastLine
+				}
+				if now.Sub(quiet) >= heartbeatAfter {
+					p.say(p.underWay(now))
+				}
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// underWay describes the epoch under way at now. A resumed run's first
+// epoch number is not known here.
+func (p *trainProgress) underWay(now time.Time) string {
+	took := now.Sub(p.epochStart).Seconds()
+	if p.last.Epoch == 0 {
+		return fmt.Sprintf("first epoch: %.0f s so far", took)
+	}
+	return fmt.Sprintf("epoch %d: %.0f s so far", p.last.Epoch+1, took)
+}
+
+// say shows msg: the bar's description on a terminal, else a line.
+func (p *trainProgress) say(msg string) {
+	p.lastLine = time.Now()
+	if p.bar != nil {
+		p.bar.Describe(msg)
+		return
+	}
+	fmt.Fprintln(p.w, msg)
+}
+
 // batch notes mini-batch progress: a line every batchEvery of an epoch
 // (the bar, on a terminal, says how many batches are done).
 func (p *trainProgress) batch(epoch, done, batches int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	now := time.Now()
 	if p.epochStart.IsZero() {
 		p.epochStart, p.batchLine = now, now
 	}
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("epoch %d: batch %d/%d", epoch, done, batches))
+		p.lastLine = now
 		return
 	}
 	if now.Sub(p.batchLine) >= batchEvery && done < batches {
 		p.batchLine = now
-		fmt.Fprintf(p.w, "epoch %d: batch %d/%d, %.0f s\n", epoch, done, batches, now.Sub(p.epochStart).Seconds())
+		p.say(fmt.Sprintf("epoch %d: batch %d/%d, %.0f s", epoch, done, batches, now.Sub(p.epochStart).Seconds()))
 	}
 }
 
 func (p *trainProgress) epoch(m metrics.Epoch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.last = m
-	p.epochStart = time.Time{}
+	p.epochStart, p.batchLine = time.Now(), time.Now() // the next epoch's
 	if p.bar != nil {
 		if m.Evaluated {
 			p.bar.Describe(fmt.Sprintf("loss %.4f val %.4f", m.Loss, m.ValAcc))
@@ -429,12 +503,23 @@ func (p *trainProgress) line(m metrics.Epoch) {
 	if m.Evaluated {
 		scores = fmt.Sprintf("train %.4f  val %.4f  test %.4f", m.TrainAcc, m.ValAcc, m.TestAcc)
 	}
-	fmt.Fprintf(p.w, "epoch %*d/%d  loss %.4f  %s  %.1f ms\n", len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, scores, 1000*m.EpochSeconds)
+	p.say(fmt.Sprintf("epoch %*d/%d  loss %.4f  %s  %.1f ms", len(fmt.Sprint(p.total)), m.Epoch, p.total, m.Loss, scores, 1000*m.EpochSeconds))
 }
 
-// finish ends the bar, or prints the last epoch if its line was skipped
-// (early stopping).
+// finish stops the heartbeat and ends the bar, or prints the last epoch if
+// its line was skipped (early stopping).
 func (p *trainProgress) finish() {
+	p.mu.Lock()
+	stop, stopped := p.stop, p.stopped
+	p.stop = nil
+	p.epochStart = time.Time{}
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Finish()
 		return

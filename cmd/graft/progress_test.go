@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graft-gnn/graft/metrics"
+)
+
+// An epoch that runs for heartbeatAfter without a line gets one saying how
+// long it has run; epochs that finish sooner do not, and nothing is
+// printed after finish.
+func TestTrainProgressHeartbeat(t *testing.T) {
+	defer func(d time.Duration) { heartbeatAfter = d }(heartbeatAfter)
+	heartbeatAfter = 40 * time.Millisecond
+	var out bytes.Buffer
+	p := newTrainProgress(&out, 100, "test")
+	p.begin()
+	time.Sleep(150 * time.Millisecond)
+	p.epoch(metrics.Epoch{Epoch: 1, Loss: 1, Evaluated: true})
+	for e := 2; e <= 4; e++ { // quick epochs
+		time.Sleep(5 * time.Millisecond)
+		p.epoch(metrics.Epoch{Epoch: e, Loss: 1, Evaluated: true})
+	}
+	time.Sleep(150 * time.Millisecond)
+	p.finish()
+	got := out.String()
+	first, second, line := strings.Index(got, "first epoch: 0 s so far"), strings.Index(got, "epoch 5: 0 s so far"), strings.Index(got, "epoch   1/100")
+	if first < 0 || line < first || second < line {
+		t.Fatalf("want a heartbeat for the first epoch, its line, then one for the fifth:\n%s", got)
+	}
+	for _, e := range []string{"epoch 2:", "epoch 3:", "epoch 4:"} {
+		if strings.Contains(got, e) {
+			t.Errorf("a heartbeat for a quick epoch (%q):\n%s", e, got)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out.String() != got {
+		t.Errorf("printed after finish:\n%s", strings.TrimPrefix(out.String(), got))
+	}
+}
+
+// graft train starts the heartbeat when training begins, on one part and
+// on in-process parts.
+func TestTrainReportsLongEpochs(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	defer func(d time.Duration) { heartbeatAfter = d }(heartbeatAfter)
+	heartbeatAfter = 0 // every tick: any epoch is long
+	for _, parts := range []string{"1", "2"} {
+		code, _, stderr := runGraft(t, "train", "--epochs", "30", "--parts", parts)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, " s so far") {
+			t.Errorf("--parts %s: no heartbeat:\n%s", parts, stderr)
+		}
+	}
+}
