@@ -14,7 +14,7 @@ func init() {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprintln(stderr, "usage: graft bench kernels [--json] [--quick] [--reps N]")
 		fmt.Fprintln(stderr, "       graft bench train [--json] [--quick] [--reps N] [--nodes N] [--data-dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "       graft bench train --sampler S [--batch-size B] [--layers L] [--hidden H] [--graph G]... [--json] [--quick]")

@@ -26,7 +26,7 @@ func init() {
 }
 
 func runWorker(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprintln(stderr, "usage: graft worker selftest|bench [flags]   (run under graft launch, torchrun, srun or mpirun)")
 		if len(args) == 0 {
 			return usageError{errors.New("missing selftest or bench")}
