@@ -46,11 +46,12 @@ func EpochPanels(runs []Run) []Panel {
 	epochs := axis{value: func(e Epoch) float64 { return float64(e.Epoch) }}
 	bytesMB := axis{value: func(e Epoch) float64 { return float64(e.Bytes()) / 1e6 }, cumulative: true, optional: true}
 	emulated := axis{value: func(e Epoch) float64 { return e.EmulatedSeconds }, cumulative: true, optional: true}
+	one := 1.0 // accuracy axes end at 1 at most
 	candidates := []Panel{
 		{Title: titleLoss, XLabel: "epoch", YLabel: "loss", Series: curves(runs, lossQuantities, epochs)},
-		{Title: titleAccuracy, XLabel: "epoch", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, epochs)},
-		{Title: titleAccuracyBytes, XLabel: "bytes sent, cumulative (MB)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, bytesMB)},
-		{Title: titleAccuracyTime, XLabel: "emulated time, cumulative (s)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, emulated)},
+		{Title: titleAccuracy, XLabel: "epoch", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, epochs), YMax: &one},
+		{Title: titleAccuracyBytes, XLabel: "bytes sent, cumulative (MB)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, bytesMB), YMax: &one},
+		{Title: titleAccuracyTime, XLabel: "emulated time, cumulative (s)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, emulated), YMax: &one},
 		{Title: titleWorkers, XLabel: "worker", YLabel: "compute seconds", Series: workerBars(runs), Bars: true},
 	}
 	var panels []Panel

@@ -328,3 +328,59 @@ func TestPlotLegendOutside(t *testing.T) {
 		t.Errorf("two panels, one legend outside: %v, want twice %v side by side", two, long)
 	}
 }
+
+// An accuracy axis ends at 1 at most: the legend's room is made above
+// the data only below 1, else the legend goes to the bottom right when no
+// line passes there, or beside the panel; and an axis of low accuracies
+// ends just above them.
+func TestAccuracyAxisEndsAtOne(t *testing.T) {
+	rising := func(top float64) []Epoch {
+		var es []Epoch
+		for i := range 100 {
+			f := 1 - math.Exp(-float64(i)/10)
+			es = append(es, Epoch{Epoch: i + 1, Loss: 2 - f, TrainAcc: 0.1 + (top-0.1)*f, ValAcc: 0.1 + (top-0.2)*f, TestAcc: 0.1 + (top-0.25)*f})
+		}
+		return es
+	}
+	stuck := rising(1)
+	for i := range stuck {
+		stuck[i].TestAcc = 0.12 // a curve along the bottom, under the bottom right corner
+	}
+	for _, tc := range []struct {
+		name          string
+		epochs        []Epoch
+		outside       bool
+		maxLow, maxHi float64
+	}{
+		{"reaching 1", rising(1), false, 1, 1},
+		{"a line along the bottom", stuck, true, 1, 1},
+		{"low accuracy", rising(0.45), false, 0.46, 0.95},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var acc Panel
+			for _, pn := range EpochPanels([]Run{{Epochs: tc.epochs}}) {
+				if pn.Title == titleAccuracy {
+					acc = pn
+				}
+			}
+			p, outside, err := acc.layout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Y.Max < tc.maxLow || p.Y.Max > tc.maxHi {
+				t.Errorf("the y axis ends at %g, want within [%g, %g]", p.Y.Max, tc.maxLow, tc.maxHi)
+			}
+			if outside != tc.outside {
+				t.Errorf("legend beside the panel: %v, want %v", outside, tc.outside)
+			}
+			if !outside && !p.Legend.Top && acc.linesIn([4]float64{p.X.Max - (p.X.Max-p.X.Min)/4, p.X.Max, p.Y.Min, p.Y.Min + (p.Y.Max-p.Y.Min)/4}) {
+				t.Error("the legend is at the bottom right, where a line passes")
+			}
+		})
+	}
+	// Loss has no such bound.
+	loss := EpochPanels([]Run{{Epochs: rising(1)}})[0]
+	if p, _, err := loss.layout(); err != nil || p.Y.Max <= 2 {
+		t.Errorf("loss axis ends at %g (err %v), want room above the data's 2", p.Y.Max, err)
+	}
+}
