@@ -39,7 +39,11 @@ func epochsWith(n int, fill func(e *Epoch)) []Epoch {
 }
 
 func withBytes(e *Epoch)    { e.BytesFwd, e.BytesBwd, e.BytesGrad = 2e6, 2e6, 1e6 }
-func withEmulated(e *Epoch) { e.EmulatedSeconds = 0.5 }
+func withEmulated(e *Epoch) { e.EmulatedSeconds, e.EmulatedCommSeconds = 0.5, 0.3 }
+
+// withoutLink is a run on no emulated link: its emulated time is its
+// compute time.
+func withoutLink(e *Epoch) { e.ComputeSeconds, e.EmulatedSeconds = 0.2, 0.2 }
 func withWorkers(k int) func(*Epoch) {
 	return func(e *Epoch) {
 		e.WorkerCompute = make([]float64, k)
@@ -64,6 +68,7 @@ func TestEpochPanels(t *testing.T) {
 		{"one worker", []Run{{Epochs: epochsWith(5, withWorkers(1))}}, []string{titleLoss, titleAccuracy}},
 		{"bytes", []Run{{Epochs: epochsWith(5, withBytes)}}, []string{titleLoss, titleAccuracy, titleAccuracyBytes}},
 		{"emulated link", []Run{{Epochs: epochsWith(5, withEmulated)}}, []string{titleLoss, titleAccuracy, titleAccuracyTime}},
+		{"no link", []Run{{Epochs: epochsWith(5, withoutLink)}}, []string{titleLoss, titleAccuracy}},
 		{"two workers", []Run{{Epochs: epochsWith(5, withWorkers(2))}}, []string{titleLoss, titleAccuracy, titleWorkers}},
 		{"everything", []Run{{Epochs: epochsWith(5, all)}},
 			[]string{titleLoss, titleAccuracy, titleAccuracyBytes, titleAccuracyTime, titleWorkers}},

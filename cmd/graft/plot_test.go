@@ -150,6 +150,15 @@ func TestPlotTrainMetrics(t *testing.T) {
 			t.Errorf("stdout %q lacks the panel %q", stdout, panel)
 		}
 	}
+	// One process on no emulated link: loss and accuracy only (its
+	// emulated time is its compute time, no panel of its own).
+	one := filepath.Join(dir, "one.jsonl")
+	if code, _, stderr := runGraft(t, "train", "--epochs", "3", "--metrics", one); code != 0 {
+		t.Fatalf("graft train: exit code %d, stderr %q", code, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "plot", one, "-o", out); code != 0 || stdout != "wrote "+out+": loss; accuracy\n" {
+		t.Errorf("exit code %d, stdout %q (stderr %q); want only loss and accuracy panels", code, stdout, stderr)
+	}
 }
 
 func TestRunNames(t *testing.T) {
