@@ -170,6 +170,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 				if strings.Contains(stdout, "Usage:") {
 					t.Errorf("\"Usage:\" beside the commands' \"usage:\" in:\n%s", stdout)
 				}
+				checkHelpText(t, args, stdout)
 			})
 		}
 		if args[0] == "version" || len(args) == 1 && (args[0] == "data" || args[0] == "bench" || args[0] == "worker" || args[0] == "decentral") {
@@ -181,6 +182,34 @@ func TestEveryCommandHasHelp(t *testing.T) {
 				t.Errorf("exit code %d, stdout %q, stderr %q; want 2, nothing and the error", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// checkHelpText checks what a command's help says: the arguments a
+// subcommand takes besides flags, a sentence on what it does, no empty
+// "Flags:" section, and for each flag a placeholder that says what it
+// takes ("-graph value" does not) and a text that stands alone (flags are
+// listed in name order, so "... with this status" loses its start).
+func checkHelpText(t *testing.T, args []string, help string) {
+	t.Helper()
+	positional := map[string]string{"data info": "<name|path>", "data generate": "<spec> --out DIR", "decentral table": "DIR", "plot": "FILE.jsonl..."}
+	if want, ok := positional[strings.Join(args, " ")]; ok && !strings.Contains(strings.SplitN(help, "\n", 2)[0], want) {
+		t.Errorf("the usage line does not name the arguments %q:\n%s", want, help)
+	}
+	if paragraphs := strings.Split(strings.TrimSpace(help), "\n\n"); len(paragraphs) < 2 || strings.HasPrefix(paragraphs[1], "Flags:") {
+		t.Errorf("no sentence on what the command does:\n%s", help)
+	}
+	if strings.HasSuffix(strings.TrimSpace(help), "Flags:") {
+		t.Errorf("an empty Flags: section:\n%s", help)
+	}
+	lines := strings.Split(help, "\n")
+	for i, line := range lines {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  -") && len(f) == 2 && f[1] == "value" {
+			t.Errorf("%q: the placeholder says nothing of what the flag takes", line)
+		}
+		if strings.HasPrefix(line, "  -") && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "...") {
+			t.Errorf("%q: its text %q continues another flag's", line, strings.TrimSpace(lines[i+1]))
+		}
 	}
 }
 
