@@ -89,6 +89,11 @@ func TestPlotCommandErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\"epoch\":1}\n{\"epoch\":2}\n{\"epoch\":3,\"loss\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// JSON lines of another kind: graft decentral's, or anything else.
+	other := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(other, []byte("{\"task\":\"regression\",\"metric\":\"test_mse\",\"rounds\":42}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out.png")
 	tests := []struct {
 		name     string
@@ -102,6 +107,7 @@ func TestPlotCommandErrors(t *testing.T) {
 		{"missing file", []string{"plot", filepath.Join(dir, "nope.jsonl"), "-o", out}, 1, "nope.jsonl: no such file or directory"},
 		{"empty file", []string{"plot", empty, "-o", out}, 1, "empty.jsonl is empty"},
 		{"bad line", []string{"plot", good, bad, "-o", out}, 1, "bad.jsonl: line 3: unexpected end of JSON input"},
+		{"not epoch records", []string{"plot", good, other, "-o", out}, 1, "other.jsonl has nothing to plot: line 1 is not an epoch record that 'graft train --metrics' writes"},
 		{"unknown image type", []string{"plot", good, "-o", filepath.Join(dir, "out.jpg")}, 1, "want a .png or .svg file name"},
 	}
 	for _, tt := range tests {
