@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -56,4 +57,38 @@ func (pn Panel) linesIn(box [4]float64) bool {
 		}
 	}
 	return false
+}
+
+// plainTicks are gonum's default ticks without the zeros it writes after
+// the point of every label when its step is 2.5 units ("0.00, 25.00,
+// 50.00"): as many trailing zeros as all the labels share go, with a point
+// left bare.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	trim := -1
+	for _, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		dot := strings.IndexByte(t.Label, '.')
+		if dot < 0 || strings.ContainsAny(t.Label, "eE") {
+			return ticks
+		}
+		zeros := len(t.Label) - len(strings.TrimRight(t.Label, "0"))
+		if trim < 0 || zeros < trim {
+			trim = zeros
+		}
+	}
+	if trim <= 0 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if t.Label != "" {
+			l := t.Label[:len(t.Label)-trim]
+			ticks[i].Label = strings.TrimSuffix(l, ".")
+		}
+	}
+	return ticks
 }

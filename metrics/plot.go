@@ -199,7 +199,10 @@ func (pn Panel) draw() (*plot.Plot, int, error) {
 		// label at the arithmetic middle of the range, near the right end
 		// on a log scale, and shrinks the chart to make room for it.
 		p.X.Tick.Marker = powersOfTen{}
+	} else {
+		p.X.Tick.Marker = plainTicks{}
 	}
+	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
 	var entries int
 	var err error

@@ -389,3 +389,25 @@ func TestAccuracyAxisEndsAtOne(t *testing.T) {
 		t.Errorf("loss axis ends at %g (err %v), want room above the data's 2", p.Y.Max, err)
 	}
 }
+
+// Tick labels carry no zeros after the point that every label has.
+func TestPlainTicks(t *testing.T) {
+	for _, tc := range []struct {
+		min, max float64
+		want     []string
+	}{
+		{0, 53, []string{"0", "25", "50"}},
+		{0.3, 1, []string{"0.3", "0.6", "0.9"}},
+		{0, 1, []string{"0.0", "0.5", "1.0"}},
+	} {
+		var got []string
+		for _, tk := range (plainTicks{}).Ticks(tc.min, tc.max) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("[%g, %g]: labels %q, want %q", tc.min, tc.max, got, tc.want)
+		}
+	}
+}
