@@ -146,14 +146,13 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		_, isNode := d.NodeIndex(string(f[0]))
-		if lines == 1 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f) || columnNumbers(f) && !isNode) {
+		v, ok := d.NodeIndex(string(f[0]))
+		if lines == 1 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f) || columnNumbers(f) && !ok) {
 			return nil
 		}
 		if lines == 1 && columnNumbers(f) {
 			numbers = &numberedColumns{line: lr.line, text: string(line), fields: 2}
 		}
-		v, ok := d.NodeIndex(string(f[0]))
 		if !ok {
 			return lr.errorf("%s", d.notANode(f[0]))
 		}
