@@ -188,8 +188,9 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // checkHelpText checks what a command's help says: the arguments a
 // subcommand takes besides flags, a sentence on what it does, no empty
 // "Flags:" section, and for each flag a placeholder that says what it
-// takes ("-graph value" does not) and a text that stands alone (flags are
-// listed in name order, so "... with this status" loses its start).
+// takes ("-graph value" does not), a text that stands alone (flags are
+// listed in name order, so "... with this status" loses its start) and
+// its default last.
 func checkHelpText(t *testing.T, args []string, help string) {
 	t.Helper()
 	positional := map[string]string{"data info": "<name|path>", "data generate": "<spec> --out DIR", "decentral table": "DIR", "plot": "FILE.jsonl..."}
@@ -209,6 +210,9 @@ func checkHelpText(t *testing.T, args []string, help string) {
 		}
 		if strings.HasPrefix(line, "  -") && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "...") {
 			t.Errorf("%q: its text %q continues another flag's", line, strings.TrimSpace(lines[i+1]))
+		}
+		if strings.HasPrefix(line, "  -") && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "(default") {
+			t.Errorf("%q: its text starts with its default, which the others give last", line)
 		}
 	}
 }
