@@ -132,20 +132,32 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 	node := make([]int32, 0)
 	var text []string // labels as written, in file order
 	seen := make([]int32, n)
+	// A first line of column numbers ("0,1") that names a node is read as
+	// its label until the node is labelled again or the other labels are
+	// class names: it was a header then.
+	var numbers *numberedColumns
+	lines := 0
 	err := readLines(path, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
 		}
+		lines++
 		f := splitFields(line)
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, label), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if len(node) == 0 && len(text) == 0 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) {
+		v, ok := d.NodeIndex(string(f[0]))
+		if lines == 1 && (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f) || columnNumbers(f) && !ok) {
 			return nil
 		}
-		v, ok := d.NodeIndex(string(f[0]))
+		if lines == 1 && columnNumbers(f) {
+			numbers = &numberedColumns{line: lr.line, text: string(line), fields: 2}
+		}
 		if !ok {
 			return lr.errorf("%s", d.notANode(f[0]))
+		}
+		if numbers != nil && seen[v] == int32(numbers.line) {
+			node, text, seen[v], numbers = node[1:], text[1:], 0, nil // the first line was a header
 		}
 		if seen[v] != 0 {
 			return lr.errorf("node %q is labelled again (first on line %d)", f[0], seen[v])
@@ -155,6 +167,13 @@ func (d *Dataset) readLabelText(path string) ([]int32, int, []string, error) {
 		text = append(text, string(f[1]))
 		return nil
 	})
+	if numbers != nil && err == nil && len(text) > 1 && classNames(text[1:]) {
+		seen[node[0]] = 0
+		node, text, numbers = node[1:], text[1:], nil // the first line was a header
+	}
+	if err != nil && numbers != nil {
+		err = fmt.Errorf("%w (%s, was read as node %s's label; if it is a header, name the columns: \"id,label\")", err, numbers, d.NodeID(int(node[0])))
+	}
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -409,7 +428,8 @@ const FeatureFormats = `.npy: a 2-D float array, one row per node in node order
 text: one row of numbers per node (comma, tab or blank separated), in node order;
       or "id,f1,f2,..." rows keyed by node id, in any order, when the first line
       is a header whose first field is "id" (or "node") or the first field is not
-      a number; every node needs a row`
+      a number; every node needs a row. A first line of column numbers (0,1,2,...)
+      is a header when the rows after it are one per node`
 
 // ReadFeatures sets d's features from a file (see FeatureFormats),
 // replacing any the source had. Text rows are stored sparse while at most
@@ -481,6 +501,7 @@ func (d *Dataset) readFeatureText(path string) error {
 	keyed, first, decided := false, true, false
 	var order []int32
 	var seen []bool
+	var numbers *numberedColumns // a first line of column numbers
 	err := readLines(path, func(lr *lineReader, line []byte) error {
 		if isComment(line) {
 			return nil
@@ -496,11 +517,21 @@ func (d *Dataset) readFeatureText(path string) error {
 					return nil
 				case d.columnNames(f):
 					return nil // the first row says whether an id leads the rows
+				case columnNumbers(f):
+					// A header or a row: the rows after it say which.
+					numbers = &numberedColumns{line: lr.line, text: string(line), fields: len(f)}
+					return nil
 				}
 			}
 			decided = true
 			if _, ok := parseFloat32(key); !ok {
 				keyed = true
+			}
+			if w := len(splitFields(line)); numbers != nil && !keyed && w != numbers.fields {
+				if w == numbers.fields+1 {
+					return lr.errorf("%d columns, one more than %s, numbers: if each row starts with its node's id, head that column \"id\" (pandas: to_csv(index_label=\"id\"))", w, numbers)
+				}
+				return lr.errorf("%d columns, but the first row has %d (%s)", w, numbers.fields, numbers)
 			}
 		}
 		if keyed {
@@ -519,6 +550,9 @@ func (d *Dataset) readFeatureText(path string) error {
 			order = append(order, v)
 			line = rest
 		} else if rows.rows == n {
+			if numbers != nil {
+				return lr.errorf("more feature rows than the graph's %d nodes, even without %s, which may be a header numbering the columns%s", n, numbers, d.rowsHint())
+			}
 			return lr.errorf("more feature rows than the graph's %d nodes%s", n, d.rowsHint())
 		}
 		if msg := rows.parse(line, separator(line)); msg != "" {
@@ -529,6 +563,9 @@ func (d *Dataset) readFeatureText(path string) error {
 		}
 		return nil
 	})
+	if err == nil && numbers != nil {
+		err = d.numbersRow(path, numbers, keyed, rows, &order, &seen)
+	}
 	if err != nil {
 		return err
 	}
@@ -597,7 +634,8 @@ func (d *Dataset) readSplitText(path string) (Split, error) {
 		if len(f) != 2 {
 			return lr.errorf("want 2 columns (node id, set), found %d in %q", len(f), clip(string(line), 80))
 		}
-		if (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
+		// A first line of column numbers ("0,1") is a header: no set is a number.
+		if (isHeader(f[0]) || d.namesColumns(f) || indexHeader(f) || columnNumbers(f)) && len(s.Train)+len(s.Val)+len(s.Test) == 0 {
 			return nil
 		}
 		v, ok := d.NodeIndex(string(f[0]))

@@ -211,7 +211,7 @@ func TestReadFeaturesErrors(t *testing.T) {
 		{"not a number", "alice,1\nbob,z\n", `x.csv: line 2: column 1: "z" is not a number`},
 		{"nan", "1\nnan\n", "x.csv: line 2: column 1 is NaN; features must be finite"},
 		{"too few rows", "1\n2\n", "x.csv: 2 feature rows for 4 nodes"},
-		{"too many rows", "1\n2\n3\n4\n5\n", "x.csv: line 5: more feature rows than the graph's 4 nodes"},
+		{"too many rows", "5\n6\n7\n8\n9\n", "x.csv: line 5: more feature rows than the graph's 4 nodes"},
 		{"unknown id", "id,a\nzed,1\n", `x.csv: line 2: node id "zed" is not a node of the graph`},
 		{"twice", "alice,1\nalice,1\n", `x.csv: line 2: node "alice" has a second feature row`},
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/graft-gnn/graft/internal/filekind"
 	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
@@ -321,7 +322,7 @@ func readNPYHeader(r io.Reader) (npyHeader, error) {
 		return npyHeader{}, fmt.Errorf("reading magic: %w", noEOF(err))
 	}
 	if !bytes.Equal(pre[:6], npyMagic) {
-		return npyHeader{}, errors.New(`not a .npy array (missing "\x93NUMPY" magic)`)
+		return npyHeader{}, fmt.Errorf(`not a .npy array (missing "\x93NUMPY" magic)%s`, whatItIs(pre[:8]))
 	}
 	var hlen int
 	switch major := pre[6]; major {
@@ -725,4 +726,18 @@ func halfToFloat32(h uint16) float32 {
 		e--
 	}
 	return math.Float32frombits(sign | e<<23 | (frac&0x3ff)<<13)
+}
+
+// whatItIs says, after an error about a file of the wrong kind, what its
+// first bytes head look like: a known format, or text; "" otherwise.
+func whatItIs(head []byte) string {
+	if what := filekind.Known(head, -1); what != "" {
+		return "; it is " + what
+	}
+	for _, c := range head {
+		if c < ' ' && c != '\t' && c != '\n' && c != '\r' || c > '~' {
+			return ""
+		}
+	}
+	return fmt.Sprintf("; it begins with text, %q", head)
 }

@@ -121,6 +121,23 @@ func ResolveDataDir(flagValue string) string {
 	return os.Getenv(DataDirEnv)
 }
 
+// DataDirProblem says what is wrong with dir as a data directory, "does
+// not exist" or "is not a directory", or "" when it is one (or is "").
+func DataDirProblem(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	switch info, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist"
+	case err != nil:
+		return err.Error()
+	case !info.IsDir():
+		return "is not a directory"
+	}
+	return ""
+}
+
 // Load returns the dataset called nameOrPath: a registry name (see
 // Registry), read from files under dataDir, a generated graph (see
 // SyntheticSpecs), or a path to a supported file or directory (an .npz, a
@@ -156,6 +173,8 @@ func read(nameOrPath, dataDir string, mode Mapping) (*Dataset, error) {
 		case dataDir == "":
 			return nil, fmt.Errorf("dataset %s is read from %s under a data directory; pass --data-dir DIR or set %s",
 				e.Name, strings.Join(e.Files, ", "), DataDirEnv)
+		case DataDirProblem(dataDir) != "":
+			return nil, fmt.Errorf("dataset %s: the data directory %s %s (--data-dir or %s)", e.Name, dataDir, DataDirProblem(dataDir), DataDirEnv)
 		default:
 			return nil, fmt.Errorf("dataset %s: %s not found (data directory %s)", e.Name, missing, dataDir)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/graft-gnn/graft/internal/filekind"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -48,6 +49,12 @@ func newLineReader(name string, r io.Reader) (*lineReader, error) {
 	// and renumbered every node.
 	if bom, _ := lr.br.Peek(3); string(bom) == "\xef\xbb\xbf" {
 		lr.br.Discard(3)
+	}
+	// A binary file given for a text one (a model file as an edge list, a
+	// PNG as features) is named for what it is, not parsed into nonsense.
+	if head, _ := lr.br.Peek(4 << 10); filekind.Binary(head, -1) {
+		lr.close()
+		return nil, fmt.Errorf("%s is not a text file: %s", name, filekind.Describe(head, -1))
 	}
 	// Lines that end in a bare carriage return, as Excel's "CSV
 	// (Macintosh)" writes them: a start with a CR followed by another

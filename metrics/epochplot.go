@@ -45,12 +45,16 @@ const (
 func EpochPanels(runs []Run) []Panel {
 	epochs := axis{value: func(e Epoch) float64 { return float64(e.Epoch) }}
 	bytesMB := axis{value: func(e Epoch) float64 { return float64(e.Bytes()) / 1e6 }, cumulative: true, optional: true}
-	emulated := axis{value: func(e Epoch) float64 { return e.EmulatedSeconds }, cumulative: true, optional: true}
+	// Every run counts emulated time, its compute time without a link:
+	// the axis is a run's only when it had an emulated link (--link).
+	emulated := axis{value: func(e Epoch) float64 { return e.EmulatedSeconds }, cumulative: true, optional: true,
+		measure: func(e Epoch) float64 { return e.EmulatedCommSeconds }}
+	one := 1.0 // accuracy axes end at 1 at most
 	candidates := []Panel{
 		{Title: titleLoss, XLabel: "epoch", YLabel: "loss", Series: curves(runs, lossQuantities, epochs)},
-		{Title: titleAccuracy, XLabel: "epoch", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, epochs)},
-		{Title: titleAccuracyBytes, XLabel: "bytes sent, cumulative (MB)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, bytesMB)},
-		{Title: titleAccuracyTime, XLabel: "emulated time, cumulative (s)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, emulated)},
+		{Title: titleAccuracy, XLabel: "epoch", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, epochs), YMax: &one},
+		{Title: titleAccuracyBytes, XLabel: "bytes sent, cumulative (MB)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, bytesMB), YMax: &one},
+		{Title: titleAccuracyTime, XLabel: "emulated time, cumulative (s)", YLabel: "accuracy", Series: curves(runs, accuracyQuantities, emulated), YMax: &one},
 		{Title: titleWorkers, XLabel: "worker", YLabel: "compute seconds", Series: workerBars(runs), Bars: true},
 	}
 	var panels []Panel
@@ -88,6 +92,9 @@ type axis struct {
 	// it did not measure them (one worker sends no bytes, and only a run
 	// on an emulated link has emulated time).
 	optional bool
+	// measure, if set, is the figure that is zero at every epoch of a run
+	// that did not measure the axis (else value is).
+	measure func(Epoch) float64
 }
 
 // of gives the axis's value at each epoch, or nil when the run has none.
@@ -97,7 +104,11 @@ func (a axis) of(epochs []Epoch) []float64 {
 	measured := false
 	for i, e := range epochs {
 		v := a.value(e)
-		measured = measured || v != 0
+		if a.measure != nil {
+			measured = measured || a.measure(e) != 0
+		} else {
+			measured = measured || v != 0
+		}
 		if a.cumulative {
 			sum += v
 			v = sum

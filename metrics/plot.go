@@ -52,6 +52,11 @@ type Panel struct {
 	// steeply and then level off show their level part at full height;
 	// lines below it are cut at the axis. Nil fits the axis to the data.
 	YMin *float64
+	// YMax, when set, is the most the y axis may show, 1 for a fraction
+	// such as accuracy: room for the legend is made above the data only
+	// up to it, and when that is not enough the legend goes to the bottom
+	// right, if no line passes there, or beside the panel.
+	YMax *float64
 	// LegendOutside draws the legend to the right of the chart instead of
 	// over it, for panels of many series: the image widens to hold it, and
 	// grows taller if the legend is taller than a panel.
@@ -84,12 +89,12 @@ func PlotPanels(panels []Panel, path string) error {
 	outside := make([]*plot.Legend, len(panels)) // legends drawn beside their panel
 	tileWidth, tileHeight := panelWidth, panelHeight
 	for i, pn := range panels {
-		p, err := pn.plot()
+		p, legendOutside, err := pn.layout()
 		if err != nil {
 			return fmt.Errorf("metrics: panel %q: %w", pn.Title, err)
 		}
 		grid[i/cols][i%cols] = p
-		if size := p.Legend.Rectangle(draw.Canvas{}).Size(); pn.LegendOutside && size.X > 0 {
+		if size := p.Legend.Rectangle(draw.Canvas{}).Size(); legendOutside && size.X > 0 {
 			l := p.Legend
 			l.Top, l.Left = true, true
 			p.Legend = plot.NewLegend()
@@ -157,12 +162,32 @@ func newImage(path string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 	return nil, fmt.Errorf("metrics: %s: want a .png or .svg file name, to choose the image format", path)
 }
 
+// plot is layout without saying where the legend goes.
 func (pn Panel) plot() (*plot.Plot, error) {
+	p, _, err := pn.layout()
+	return p, err
+}
+
+// layout draws the panel and says whether its legend goes beside it.
+func (pn Panel) layout() (*plot.Plot, bool, error) {
+	p, entries, err := pn.draw()
+	if err != nil {
+		return nil, false, err
+	}
+	if pn.LegendOutside {
+		return p, true, nil
+	}
+	return p, pn.makeRoomForLegend(p, entries), nil
+}
+
+// draw draws the panel's series and returns the plot and the number of
+// its legend entries.
+func (pn Panel) draw() (*plot.Plot, int, error) {
 	if len(pn.Series) == 0 {
-		return nil, errors.New("no series")
+		return nil, 0, errors.New("no series")
 	}
 	if pn.Bars && pn.LogX {
-		return nil, errors.New("bars on a log x axis")
+		return nil, 0, errors.New("bars on a log x axis")
 	}
 	p := plot.New()
 	p.Title.Text = pn.Title
@@ -174,7 +199,10 @@ func (pn Panel) plot() (*plot.Plot, error) {
 		// label at the arithmetic middle of the range, near the right end
 		// on a log scale, and shrinks the chart to make room for it.
 		p.X.Tick.Marker = powersOfTen{}
+	} else {
+		p.X.Tick.Marker = plainTicks{}
 	}
+	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
 	var entries int
 	var err error
@@ -184,33 +212,15 @@ func (pn Panel) plot() (*plot.Plot, error) {
 		entries, err = pn.addLines(p)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if pn.YMin != nil {
 		if *pn.YMin >= p.Y.Max {
-			return nil, fmt.Errorf("the y axis's minimum %g is not below the data's maximum %g", *pn.YMin, p.Y.Max)
+			return nil, 0, fmt.Errorf("the y axis's minimum %g is not below the data's maximum %g", *pn.YMin, p.Y.Max)
 		}
 		p.Y.Min = *pn.YMin
 	}
-	if !pn.LegendOutside {
-		makeRoomForLegend(p, entries)
-	}
-	return p, nil
-}
-
-// makeRoomForLegend puts the legend at the top right and raises the y
-// axis so that no line or bar runs under it: a gonum legend has no
-// background, and training curves cross every corner of a panel.
-func makeRoomForLegend(p *plot.Plot, entries int) {
-	if entries == 0 || p.Y.Max <= p.Y.Min {
-		return
-	}
-	p.Legend.Top = true
-	// The share of the panel's data area the legend's rows take, the
-	// margins of title and axes left out.
-	dataHeight := panelHeight - 2.5*vg.Centimeter
-	share := min(0.6, float64(vg.Length(entries+1)*p.Legend.TextStyle.Height("M")/dataHeight))
-	p.Y.Max += (p.Y.Max - p.Y.Min) * share / (1 - share)
+	return p, entries, nil
 }
 
 // addLines draws pn's series as lines and returns the number of legend

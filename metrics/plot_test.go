@@ -39,7 +39,11 @@ func epochsWith(n int, fill func(e *Epoch)) []Epoch {
 }
 
 func withBytes(e *Epoch)    { e.BytesFwd, e.BytesBwd, e.BytesGrad = 2e6, 2e6, 1e6 }
-func withEmulated(e *Epoch) { e.EmulatedSeconds = 0.5 }
+func withEmulated(e *Epoch) { e.EmulatedSeconds, e.EmulatedCommSeconds = 0.5, 0.3 }
+
+// withoutLink is a run on no emulated link: its emulated time is its
+// compute time.
+func withoutLink(e *Epoch) { e.ComputeSeconds, e.EmulatedSeconds = 0.2, 0.2 }
 func withWorkers(k int) func(*Epoch) {
 	return func(e *Epoch) {
 		e.WorkerCompute = make([]float64, k)
@@ -64,6 +68,7 @@ func TestEpochPanels(t *testing.T) {
 		{"one worker", []Run{{Epochs: epochsWith(5, withWorkers(1))}}, []string{titleLoss, titleAccuracy}},
 		{"bytes", []Run{{Epochs: epochsWith(5, withBytes)}}, []string{titleLoss, titleAccuracy, titleAccuracyBytes}},
 		{"emulated link", []Run{{Epochs: epochsWith(5, withEmulated)}}, []string{titleLoss, titleAccuracy, titleAccuracyTime}},
+		{"no link", []Run{{Epochs: epochsWith(5, withoutLink)}}, []string{titleLoss, titleAccuracy}},
 		{"two workers", []Run{{Epochs: epochsWith(5, withWorkers(2))}}, []string{titleLoss, titleAccuracy, titleWorkers}},
 		{"everything", []Run{{Epochs: epochsWith(5, all)}},
 			[]string{titleLoss, titleAccuracy, titleAccuracyBytes, titleAccuracyTime, titleWorkers}},
@@ -326,5 +331,83 @@ func TestPlotLegendOutside(t *testing.T) {
 	}
 	if two := size(append(many(30, true), many(3, false)...)); two.X < 2*long.X-1 || two.X > 2*long.X+1 || two.Y != long.Y {
 		t.Errorf("two panels, one legend outside: %v, want twice %v side by side", two, long)
+	}
+}
+
+// An accuracy axis ends at 1 at most: the legend's room is made above
+// the data only below 1, else the legend goes to the bottom right when no
+// line passes there, or beside the panel; and an axis of low accuracies
+// ends just above them.
+func TestAccuracyAxisEndsAtOne(t *testing.T) {
+	rising := func(top float64) []Epoch {
+		var es []Epoch
+		for i := range 100 {
+			f := 1 - math.Exp(-float64(i)/10)
+			es = append(es, Epoch{Epoch: i + 1, Loss: 2 - f, TrainAcc: 0.1 + (top-0.1)*f, ValAcc: 0.1 + (top-0.2)*f, TestAcc: 0.1 + (top-0.25)*f})
+		}
+		return es
+	}
+	stuck := rising(1)
+	for i := range stuck {
+		stuck[i].TestAcc = 0.12 // a curve along the bottom, under the bottom right corner
+	}
+	for _, tc := range []struct {
+		name          string
+		epochs        []Epoch
+		outside       bool
+		maxLow, maxHi float64
+	}{
+		{"reaching 1", rising(1), false, 1, 1},
+		{"a line along the bottom", stuck, true, 1, 1},
+		{"low accuracy", rising(0.45), false, 0.46, 0.95},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var acc Panel
+			for _, pn := range EpochPanels([]Run{{Epochs: tc.epochs}}) {
+				if pn.Title == titleAccuracy {
+					acc = pn
+				}
+			}
+			p, outside, err := acc.layout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Y.Max < tc.maxLow || p.Y.Max > tc.maxHi {
+				t.Errorf("the y axis ends at %g, want within [%g, %g]", p.Y.Max, tc.maxLow, tc.maxHi)
+			}
+			if outside != tc.outside {
+				t.Errorf("legend beside the panel: %v, want %v", outside, tc.outside)
+			}
+			if !outside && !p.Legend.Top && acc.linesIn([4]float64{p.X.Max - (p.X.Max-p.X.Min)/4, p.X.Max, p.Y.Min, p.Y.Min + (p.Y.Max-p.Y.Min)/4}) {
+				t.Error("the legend is at the bottom right, where a line passes")
+			}
+		})
+	}
+	// Loss has no such bound.
+	loss := EpochPanels([]Run{{Epochs: rising(1)}})[0]
+	if p, _, err := loss.layout(); err != nil || p.Y.Max <= 2 {
+		t.Errorf("loss axis ends at %g (err %v), want room above the data's 2", p.Y.Max, err)
+	}
+}
+
+// Tick labels carry no zeros after the point that every label has.
+func TestPlainTicks(t *testing.T) {
+	for _, tc := range []struct {
+		min, max float64
+		want     []string
+	}{
+		{0, 53, []string{"0", "25", "50"}},
+		{0.3, 1, []string{"0.3", "0.6", "0.9"}},
+		{0, 1, []string{"0.0", "0.5", "1.0"}},
+	} {
+		var got []string
+		for _, tk := range (plainTicks{}).Ticks(tc.min, tc.max) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("[%g, %g]: labels %q, want %q", tc.min, tc.max, got, tc.want)
+		}
 	}
 }

@@ -102,13 +102,11 @@ func ReadParamsHeader(path string) (*ParamsHeader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nn: %w", err)
 	}
+	if what := notModelFile(buf); what != "" {
+		return nil, fmt.Errorf("nn: %s is not a graft model file, the safetensors file graft train --save writes: %s", path, what)
+	}
 	f, err := safetensors.Parse(buf)
 	if err != nil {
-		if text := textStart(buf); text != "" {
-			// A model file begins with its header's length, 8 binary
-			// bytes: a CSV, JSON or log file given by mistake says so.
-			return nil, fmt.Errorf("nn: %s is not a valid safetensors file, the model file graft train --save writes: it begins with text, %q", path, text)
-		}
 		return nil, fmt.Errorf("nn: %s is not a valid safetensors file: %w", path, err)
 	}
 	h := &ParamsHeader{Metadata: f.Metadata, Shapes: make(map[string][]int, len(f.Tensors))}
@@ -124,18 +122,4 @@ func ReadParamsHeader(path string) (*ParamsHeader, error) {
 		h.Shapes[t.Name] = shape
 	}
 	return h, nil
-}
-
-// textStart is the start of buf (up to 40 bytes) when its first 8 bytes
-// are printable text, else "".
-func textStart(buf []byte) string {
-	if len(buf) < 8 {
-		return ""
-	}
-	for _, c := range buf[:8] {
-		if c < ' ' && c != '\t' && c != '\n' && c != '\r' || c > '~' {
-			return ""
-		}
-	}
-	return string(buf[:min(len(buf), 40)])
 }

@@ -45,6 +45,9 @@ func LoadParams(r io.Reader, params []*Param) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nn: reading parameters: %w", err)
 	}
+	if what := notModelFile(buf); what != "" {
+		return nil, fmt.Errorf("nn: parameters are not a graft model file, the safetensors file graft train --save writes: %s", what)
+	}
 	f, err := safetensors.Parse(buf)
 	if err != nil {
 		return nil, fmt.Errorf("nn: parameters are not a valid safetensors file: %w", err)

@@ -14,11 +14,12 @@ func init() {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprintln(stderr, "usage: graft bench kernels [--json] [--quick] [--reps N]")
 		fmt.Fprintln(stderr, "       graft bench train [--json] [--quick] [--reps N] [--nodes N] [--data-dir DIR] [--cpuprofile FILE]")
 		fmt.Fprintln(stderr, "       graft bench train --sampler S [--batch-size B] [--layers L] [--hidden H] [--graph G]... [--json] [--quick]")
 		fmt.Fprintln(stderr, "       graft bench sample [--json] [--quick] [--graph G]... [--sampler S]... [--batch-size B] [--batches N] [--cpuprofile FILE]")
+		fmt.Fprintf(stderr, "\n%s.\n\nRun 'graft bench <kernels|train|sample> -h' for one's flags.\n", upperFirst(commands["bench"].summary))
 		if len(args) == 0 {
 			return usageError{fmt.Errorf("missing what to benchmark: kernels, train or sample")}
 		}

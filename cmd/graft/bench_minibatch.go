@@ -30,7 +30,7 @@ func minibatchBenchFlags(fs *flag.FlagSet) minibatchFlags {
 	f.hidden = fs.Int("hidden", 256, "with --sampler: the model's hidden width")
 	f.precision = fs.String("precision", "fp32", "with --sampler: fp32, or bf16 (features and evaluation's stored layers in bfloat16, products on the CPU's bf16 instructions where they outpace float32, as graft train --precision bf16)")
 	f.evaluate = fs.Bool("eval", true, "with --sampler: time one exact layer-wise evaluation after the epochs (its memory counts in the peak RSS)")
-	fs.Var(f.graphs, "graph", "with --sampler: a dataset name or generated graph (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
+	fs.Var(f.graphs, "graph", "with --sampler: a dataset name or generated `graph` (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
 	return f
 }
 

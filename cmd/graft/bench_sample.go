@@ -21,9 +21,9 @@ func benchSample(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	quick := fs.Bool("quick", false, "a 20k-node SBM, for a smoke test")
 	var graphs, samplers listFlag
-	fs.Var(&graphs, "graph", "a dataset name or generated graph to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
+	fs.Var(&graphs, "graph", "a dataset name or generated `graph` to sample (repeatable; default the ogbn-products-sized sbm:2400000:52:100:47, and amazon-computers when the data directory is set)")
 	full, small := bench.DefaultSampleConfig(), bench.QuickSampleConfig()
-	fs.Var(&samplers, "sampler", "a sampler form to time, each for the depth its form gives (repeatable; default one of every kind: "+strings.Join(full.Samplers, " ")+"; with --quick "+strings.Join(small.Samplers, " ")+")")
+	fs.Var(&samplers, "sampler", "a `sampler` form to time, each for the depth its form gives (repeatable; default one of every kind: "+strings.Join(full.Samplers, " ")+"; with --quick "+strings.Join(small.Samplers, " ")+")")
 	batch := fs.Int("batch-size", 0, "seeds per batch"+quickDefault(full.BatchSize, small.BatchSize))
 	batches := fs.Int("batches", 0, "batches timed per run"+quickDefault(full.Batches, small.Batches))
 	dataDir := fs.String("data-dir", "", "data directory for named datasets (default $GRAFT_DATA)")

@@ -144,15 +144,39 @@ func editDistance(a, b string) int {
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: graft %s [flags]\n", name)
+		sub, isSub := subcommands[name]
+		if isSub {
+			fmt.Fprintf(fs.Output(), "usage: graft %s %s\n\n%s\n", name, sub.args, sub.summary)
+		} else {
+			fmt.Fprintf(fs.Output(), "usage: graft %s [flags]\n", name)
+		}
 		top, _, _ := strings.Cut(name, " ")
 		if c, ok := commands[top]; ok && top == name {
 			fmt.Fprintf(fs.Output(), "\n%s\n", upperFirst(c.summary))
 		}
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(fs.Output(), "\nFlags:")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
+}
+
+// subcommands are the arguments and summary each subcommand's -h shows.
+var subcommands = map[string]struct{ args, summary string }{
+	"data info":            {"<name|path> [flags]", "Describes a dataset: its nodes, edges, features, classes and splits, its degrees, and the time and\nmemory its loading took."},
+	"data list":            {"[flags]", "Lists the named datasets and whether the data directory holds each."},
+	"data generate":        {"<spec> --out DIR [flags]", "Writes a generated graph (sbm:..., rmat:...) to DIR in graft's .npy layout, for graft train\n--dataset DIR."},
+	"bench kernels":        {"[flags]", "Times graft's compute kernels against a STREAM triad, the memory bandwidth they can reach."},
+	"bench train":          {"[flags]", "Times training epochs and their peak memory: full-graph on generated graphs (and Amazon Computers\nwhen the data directory holds it), or with --sampler on mini-batches."},
+	"bench sample":         {"[flags]", "Times the mini-batch samplers: seeds and sampled edges per second."},
+	"worker selftest":      {"[flags]", "Forms the workers' mesh and checks every collective's result, so that passing proves the processes\nexchanged data (run under graft launch, torchrun, srun or mpirun)."},
+	"worker bench":         {"[flags]", "Times all-reduce and all-to-all between the workers, and a plain copy of the same bytes for scale\n(run under graft launch, torchrun, srun or mpirun)."},
+	"decentral regression": {"[flags]", "Trains the regression task with one agent per node, each talking only to its neighbours, and\nreports the metric against a centralized reference."},
+	"decentral power":      {"[flags]", "Trains the wireless power-allocation task with one agent per node, each talking only to its neighbours, and\nreports the metric against a centralized reference."},
+	"decentral scheduling": {"[flags]", "Trains the link-scheduling task with one agent per node, each talking only to its neighbours, and\nreports the metric against a centralized reference."},
 }
 
 func upperFirst(s string) string {

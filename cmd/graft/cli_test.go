@@ -127,33 +127,112 @@ func TestHelpCommand(t *testing.T) {
 	}
 	// The same help as -h gives.
 	_, help, _ := runGraft(t, "help", "train")
-	if _, _, h := runGraft(t, "train", "-h"); h != help {
+	if _, h, _ := runGraft(t, "train", "-h"); h != help {
 		t.Errorf("graft help train differs from graft train -h:\n%s\n---\n%s", help, h)
 	}
 }
 
-// Every command and subcommand answers -h with its help and exit code 0.
+// Every command and subcommand answers -h, -help and --help alike, as
+// graft -h does: its help on stdout, nothing on stderr, exit code 0; and a
+// mistyped flag with one line on stderr, nothing on stdout, exit code 2.
 func TestEveryCommandHasHelp(t *testing.T) {
-	for _, args := range [][]string{
+	all := [][]string{
 		{"train"}, {"partition"}, {"plot"}, {"launch"}, {"version"}, {"predict"}, {"evaluate"},
-		{"data"}, {"data", "info"}, {"data", "list"},
+		{"data"}, {"data", "info"}, {"data", "list"}, {"data", "generate"},
 		{"bench"}, {"bench", "kernels"}, {"bench", "train"}, {"bench", "sample"},
 		{"worker"}, {"worker", "selftest"}, {"worker", "bench"},
 		{"decentral"}, {"decentral", "regression"}, {"decentral", "power"}, {"decentral", "scheduling"},
 		{"decentral", "table"}, {"decentral", "plot"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, stdout, stderr := runGraft(t, append(args, "-h")...)
-			if code != 0 {
-				t.Errorf("exit code %d, stderr %q", code, stderr)
-			}
-			if help := stdout + stderr; !strings.Contains(help, "usage:") || !strings.Contains(help, "graft "+args[0]) {
-				t.Errorf("no usage line in:\n%s", help)
-			}
-			if help := stdout + stderr; strings.Contains(help, "Usage:") {
-				t.Errorf("\"Usage:\" beside the commands' \"usage:\" in:\n%s", help)
+	}
+	listed := map[string]bool{}
+	for _, args := range all {
+		listed[args[0]] = true
+	}
+	for _, name := range commandNames() {
+		if !listed[name] {
+			t.Errorf("command %s is not in this test's table", name)
+		}
+	}
+	_, topHelp, _ := runGraft(t, "-h")
+	if !strings.Contains(topHelp, "Commands:") {
+		t.Fatalf("graft -h printed no list of commands on stdout: %q", topHelp)
+	}
+	for _, args := range all {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			t.Run(strings.Join(append(args, h), " "), func(t *testing.T) {
+				code, stdout, stderr := runGraft(t, append(args, h)...)
+				if code != 0 || stderr != "" {
+					t.Errorf("exit code %d, stderr %q; want 0 and nothing on stderr", code, stderr)
+				}
+				if !strings.Contains(stdout, "usage:") || !strings.Contains(stdout, "graft "+args[0]) {
+					t.Errorf("no usage line on stdout:\n%s", stdout)
+				}
+				if strings.Contains(stdout, "Usage:") {
+					t.Errorf("\"Usage:\" beside the commands' \"usage:\" in:\n%s", stdout)
+				}
+				checkHelpText(t, args, stdout)
+			})
+		}
+		if args[0] == "version" || len(args) == 1 && (args[0] == "data" || args[0] == "bench" || args[0] == "worker" || args[0] == "decentral") {
+			continue // no flags of their own to mistype
+		}
+		t.Run(strings.Join(args, " ")+" --no-such-flag", func(t *testing.T) {
+			code, stdout, stderr := runGraft(t, append(args, "--no-such-flag")...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "unknown flag --no-such-flag") {
+				t.Errorf("exit code %d, stdout %q, stderr %q; want 2, nothing and the error", code, stdout, stderr)
 			}
 		})
+	}
+}
+
+// checkHelpText checks what a command's help says: the arguments a
+// subcommand takes besides flags, a sentence on what it does, no empty
+// "Flags:" section, and for each flag a placeholder that says what it
+// takes ("-graph value" does not), a text that stands alone (flags are
+// listed in name order, so "... with this status" loses its start) and
+// its default last.
+func checkHelpText(t *testing.T, args []string, help string) {
+	t.Helper()
+	positional := map[string]string{"data info": "<name|path>", "data generate": "<spec> --out DIR", "decentral table": "DIR", "plot": "FILE.jsonl..."}
+	if want, ok := positional[strings.Join(args, " ")]; ok && !strings.Contains(strings.SplitN(help, "\n", 2)[0], want) {
+		t.Errorf("the usage line does not name the arguments %q:\n%s", want, help)
+	}
+	if paragraphs := strings.Split(strings.TrimSpace(help), "\n\n"); len(paragraphs) < 2 || strings.HasPrefix(paragraphs[1], "Flags:") {
+		t.Errorf("no sentence on what the command does:\n%s", help)
+	}
+	if strings.HasSuffix(strings.TrimSpace(help), "Flags:") {
+		t.Errorf("an empty Flags: section:\n%s", help)
+	}
+	lines := strings.Split(help, "\n")
+	for i, line := range lines {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  -") && len(f) == 2 && f[1] == "value" {
+			t.Errorf("%q: the placeholder says nothing of what the flag takes", line)
+		}
+		if strings.HasPrefix(line, "  -") && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "...") {
+			t.Errorf("%q: its text %q continues another flag's", line, strings.TrimSpace(lines[i+1]))
+		}
+		if strings.HasPrefix(line, "  -") && i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "(default") {
+			t.Errorf("%q: its text starts with its default, which the others give last", line)
+		}
+	}
+}
+
+// A -h after launch's flags is the launched command's, not launch's, and
+// one after "--" is an argument.
+func TestAsksHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"launch", "--nproc", "2", "-h"}, true},
+		{[]string{"launch", "--nproc", "2", "train", "-h"}, false},
+		{[]string{"launch", "--nproc", "2", "--", "train", "--help"}, false},
+		{[]string{"data", "info", "cora", "--help"}, true},
+		{[]string{"plot", "--", "-h"}, false},
+	} {
+		if got := asksHelp(tc.args[0], tc.args[1:]); got != tc.want {
+			t.Errorf("asksHelp(%q) = %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }
 
@@ -162,7 +241,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 func TestHelpShowsDefaultsOnce(t *testing.T) {
 	for _, args := range [][]string{{"train"}, {"partition"}, {"bench", "kernels"}, {"bench", "train"}, {"bench", "sample"},
 		{"decentral", "power"}, {"worker", "bench"}, {"worker", "selftest"}, {"launch"}, {"data", "info"}} {
-		_, _, help := runGraft(t, append(args, "-h")...)
+		_, help, _ := runGraft(t, append(args, "-h")...)
 		for _, line := range strings.Split(help, "\n") {
 			// flag appends " (default X)" to a flag's text when X is not
 			// the zero value.

@@ -77,6 +77,8 @@ func runDataList(args []string, stdout, stderr io.Writer) error {
 	dir := dataset.ResolveDataDir(*dataDir)
 	if dir == "" {
 		fmt.Fprintf(stdout, "data directory: none (set --data-dir or %s)\n\n", dataset.DataDirEnv)
+	} else if problem := dataset.DataDirProblem(dir); problem != "" {
+		fmt.Fprintf(stdout, "data directory: %s (it %s; set --data-dir or %s)\n\n", dir, problem, dataset.DataDirEnv)
 	} else {
 		fmt.Fprintf(stdout, "data directory: %s\n\n", dir)
 	}

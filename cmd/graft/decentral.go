@@ -66,8 +66,8 @@ func decentralTrain(task string, args []string, stdout, stderr io.Writer) error 
 	drop := fs.Float64("drop", 0, "probability that each message is lost")
 	var cuts cutFlags
 	var outages outageFlags
-	fs.Var(&cuts, "cut", "silence the link between nodes A and B for ROUNDS rounds from round FROM, as A-B:FROM:ROUNDS (repeatable)")
-	fs.Var(&outages, "outage", "take NODE off the network for ROUNDS rounds from round FROM, as NODE:FROM:ROUNDS (repeatable); it rejoins with its old parameters")
+	fs.Var(&cuts, "cut", "silence the link between nodes A and B for ROUNDS rounds from round FROM, as `A-B:FROM:ROUNDS` (repeatable)")
+	fs.Var(&outages, "outage", "take NODE off the network for ROUNDS rounds from round FROM, as `NODE:FROM:ROUNDS` (repeatable); it rejoins with its old parameters")
 	seed := fs.Uint64("seed", 1, "seed for data, initialisation and faults")
 	lr := fs.Float64("lr", 0, "learning rate (default the task's: "+decentralLRs()+")")
 	quick := fs.Bool("quick", false, "the small version of the task used in tests")

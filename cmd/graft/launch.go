@@ -171,11 +171,13 @@ func parseLaunchFlags(args []string, stderr io.Writer) (*launchOptions, error) {
 	fs.StringVar(&opt.metricsHost, "metrics-host", "127.0.0.1", "`HOST` the workers serve --metrics-sd's metrics on (0.0.0.0: every interface, listed by host name)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: graft launch --nproc N [--port P] [--] <command> [flags]")
+		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Starts N workers of this graft binary on this machine with RANK, WORLD_SIZE, MASTER_ADDR,")
 		fmt.Fprintln(stderr, "MASTER_PORT and GRAFT_TOKEN (yours if set, else a fresh one); passes rank 0's stdout as it is, byte")
 		fmt.Fprintln(stderr, "for byte, and prefixes the other lines with [rank k] (a last line without a newline gets one);")
 		fmt.Fprintln(stderr, "exits with the first failure's status after stopping the others (or, with --max-restarts,")
 		fmt.Fprintln(stderr, "restarts them).")
+		fmt.Fprintln(stderr, "\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, stderr); err != nil {

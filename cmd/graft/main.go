@@ -61,7 +61,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "run 'graft help' for the list")
 		return 2
 	}
-	err := cmd.run(args[1:], stdout, stderr)
+	// Help goes where graft -h and graft help print it, to stdout, from
+	// every command and subcommand; errors stay on stderr.
+	msgs := stderr
+	if asksHelp(name, args[1:]) {
+		msgs = stdout
+	}
+	err := cmd.run(args[1:], stdout, msgs)
 	switch {
 	case err == nil:
 		return 0
@@ -77,6 +83,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// asksHelp reports whether command name's arguments ask for its help: a
+// -h, -help or --help before any "--". Launch's are its own flags only:
+// the command it starts, after them, may ask for its own.
+func asksHelp(name string, args []string) bool {
+	if name == "launch" {
+		_, err := parseLaunchFlags(args, io.Discard)
+		return errors.Is(err, flag.ErrHelp)
+	}
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {
@@ -95,7 +120,8 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// parseFlags parses args into fs. Help (-h) goes to stderr; an error is
+// parseFlags parses args into fs. Help (-h) goes to stderr, which run
+// makes stdout for a command line that asks for help; an error is
 // one line, an unknown flag naming the nearest defined ones, that run
 // prints with a pointer to the help instead of the whole of it.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {

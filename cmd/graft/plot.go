@@ -49,6 +49,11 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		for n, e := range epochs {
+			if e.Epoch < 1 {
+				return fmt.Errorf("%s has nothing to plot: line %d is not an epoch record that 'graft train --metrics' writes (epoch, loss, train_acc, …)", path, n+1)
+			}
+		}
 		runs[i] = metrics.Run{Name: names[i], Epochs: epochs}
 	}
 	panels := metrics.EpochPanels(runs)

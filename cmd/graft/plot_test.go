@@ -89,6 +89,11 @@ func TestPlotCommandErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{\"epoch\":1}\n{\"epoch\":2}\n{\"epoch\":3,\"loss\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// JSON lines of another kind: graft decentral's, or anything else.
+	other := filepath.Join(dir, "other.jsonl")
+	if err := os.WriteFile(other, []byte("{\"task\":\"regression\",\"metric\":\"test_mse\",\"rounds\":42}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out.png")
 	tests := []struct {
 		name     string
@@ -102,6 +107,7 @@ func TestPlotCommandErrors(t *testing.T) {
 		{"missing file", []string{"plot", filepath.Join(dir, "nope.jsonl"), "-o", out}, 1, "nope.jsonl: no such file or directory"},
 		{"empty file", []string{"plot", empty, "-o", out}, 1, "empty.jsonl is empty"},
 		{"bad line", []string{"plot", good, bad, "-o", out}, 1, "bad.jsonl: line 3: unexpected end of JSON input"},
+		{"not epoch records", []string{"plot", good, other, "-o", out}, 1, "other.jsonl has nothing to plot: line 1 is not an epoch record that 'graft train --metrics' writes"},
 		{"unknown image type", []string{"plot", good, "-o", filepath.Join(dir, "out.jpg")}, 1, "want a .png or .svg file name"},
 	}
 	for _, tt := range tests {
@@ -149,6 +155,15 @@ func TestPlotTrainMetrics(t *testing.T) {
 		if !strings.Contains(stdout, panel) {
 			t.Errorf("stdout %q lacks the panel %q", stdout, panel)
 		}
+	}
+	// One process on no emulated link: loss and accuracy only (its
+	// emulated time is its compute time, no panel of its own).
+	one := filepath.Join(dir, "one.jsonl")
+	if code, _, stderr := runGraft(t, "train", "--epochs", "3", "--metrics", one); code != 0 {
+		t.Fatalf("graft train: exit code %d, stderr %q", code, stderr)
+	}
+	if code, stdout, stderr := runGraft(t, "plot", one, "-o", out); code != 0 || stdout != "wrote "+out+": loss; accuracy\n" {
+		t.Errorf("exit code %d, stdout %q (stderr %q); want only loss and accuracy panels", code, stdout, stderr)
 	}
 }
 

@@ -240,6 +240,19 @@ func TestPredictErrors(t *testing.T) {
 	if err := os.WriteFile(notModel, []byte("hello, this is not a model"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Binary files that are no model file: each is named for what it is.
+	binary := map[string][]byte{
+		"x.npy":  append([]byte("\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"), make([]byte, 8)...),
+		"x.png":  []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01"),
+		"x.npz":  []byte("PK\x03\x04\x14\x00\x00\x00\x00\x00arr_0.npy"),
+		"x.bin":  {0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09},
+		"x.ckpt": []byte("GRAFTCK1\x10\x00\x00\x00{}"),
+	}
+	for name, b := range binary {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A graph of 3 nodes with 1 feature column: not what the model takes.
 	edges := filepath.Join(dir, "tiny.edges")
 	if err := os.WriteFile(edges, []byte("0 1\n1 2\n"), 0o644); err != nil {
@@ -254,7 +267,12 @@ func TestPredictErrors(t *testing.T) {
 		{"no model file", []string{"predict"}, 2, "--model-file is required"},
 		{"evaluate without a model file", []string{"evaluate"}, 2, "--model-file is required"},
 		{"missing file", []string{"evaluate", "--model-file", filepath.Join(dir, "none.safetensors")}, 1, "no such file"},
-		{"not a model", []string{"predict", "--model-file", notModel}, 1, `not a valid safetensors file, the model file graft train --save writes: it begins with text, "hello, this is not a model"`},
+		{"not a model", []string{"predict", "--model-file", notModel}, 1, `not a graft model file, the safetensors file graft train --save writes: it begins with text, "hello, this is not a model"`},
+		{"a .npy array", []string{"predict", "--model-file", filepath.Join(dir, "x.npy")}, 1, `not a graft model file, the safetensors file graft train --save writes: it is a NumPy .npy array (it begins with "\x93NUMPY")`},
+		{"a PNG image", []string{"evaluate", "--model-file", filepath.Join(dir, "x.png")}, 1, `not a graft model file, the safetensors file graft train --save writes: it is a PNG image`},
+		{"a zip archive", []string{"evaluate", "--model-file", filepath.Join(dir, "x.npz")}, 1, `not a graft model file, the safetensors file graft train --save writes: it is a zip archive (a NumPy .npz, or a PyTorch .pt/.pth file`},
+		{"random bytes", []string{"predict", "--model-file", filepath.Join(dir, "x.bin")}, 1, `not a graft model file, the safetensors file graft train --save writes: it begins with the bytes de ad be ef 01 02`},
+		{"a checkpoint", []string{"predict", "--model-file", filepath.Join(dir, "x.ckpt")}, 1, `not a graft model file, the safetensors file graft train --save writes: it is a graft checkpoint`},
 		{"an unknown split", []string{"predict", "--model-file", file, "--split", "tset"}, 1, "tset"},
 		{"seed without a split spec", []string{"evaluate", "--model-file", file, "--seed", "4"}, 2, "--seed seeds a random split"},
 		{"bad output extension", []string{"predict", "--model-file", file, "--out", filepath.Join(dir, "p.txt")}, 2, "want a .csv or .npy file"},

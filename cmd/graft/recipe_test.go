@@ -173,12 +173,12 @@ func TestTrainHelpNamesTheRecipe(t *testing.T) {
 		{[]string{"train", "--dataset", "my.edges", "-h"}, "Recipe in force for --dataset my.edges --model gcn: none (--recipe auto)"},
 	}
 	for _, tt := range tests {
-		code, _, stderr := runGraft(t, tt.args...)
-		if code != 0 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("%v: exit %d, help without %q:\n%s", tt.args, code, tt.want, stderr)
+		code, help, _ := runGraft(t, tt.args...)
+		if code != 0 || !strings.Contains(help, tt.want) {
+			t.Errorf("%v: exit %d, help without %q:\n%s", tt.args, code, tt.want, help)
 		}
 		for _, r := range []string{"planetoid:", "shchur:", "none:"} {
-			if !strings.Contains(stderr, r) {
+			if !strings.Contains(help, r) {
 				t.Errorf("%v: help does not describe recipe %s", tt.args, r)
 			}
 		}

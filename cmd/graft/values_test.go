@@ -94,7 +94,7 @@ func TestTrainFlagsOverPreset(t *testing.T) {
 // -h says that the hyperparameters default to the recipe's, and --recipe
 // lists each recipe's values per model.
 func TestTrainHelpDefaults(t *testing.T) {
-	_, _, help := runGraft(t, "train", "-h")
+	_, help, _ := runGraft(t, "train", "-h")
 	for _, want := range []string{
 		"number of layers (default: the recipe's, 2)\n",
 		"hidden width, per head for GAT (default: the recipe's)\n",

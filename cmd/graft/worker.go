@@ -26,8 +26,10 @@ func init() {
 }
 
 func runWorker(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		fmt.Fprintln(stderr, "usage: graft worker selftest|bench [flags]   (run under graft launch, torchrun, srun or mpirun)")
+		fmt.Fprintln(stderr, "\nChecks the transport of a multi-process job: selftest forms the workers' mesh and checks every")
+		fmt.Fprintln(stderr, "collective's result; bench times all-reduce and all-to-all.\n\nRun 'graft worker <selftest|bench> -h' for one's flags.")
 		if len(args) == 0 {
 			return usageError{errors.New("missing selftest or bench")}
 		}
@@ -55,9 +57,9 @@ func workerSelftest(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 3<<20, "values in the all-reduce (more than one ring round at 2 workers)")
 	exitRank := new(int)
 	*exitRank = -1
-	fs.Var(launch.OptionalCount{P: exitRank}, "exit-rank", "for failure tests: this `rank` exits at once after the mesh forms ...")
-	exitCode := fs.Int("exit-code", 3, "... with this status, while the others keep calling all-reduce")
-	exitSignal := fs.String("exit-signal", "", "... or by sending itself KILL (a crash) or STOP (a hang)")
+	fs.Var(launch.OptionalCount{P: exitRank}, "exit-rank", "for failure tests: this `rank` exits at once after the mesh forms (with --exit-code, or by --exit-signal), while the others keep calling all-reduce")
+	exitCode := fs.Int("exit-code", 3, "the exit status of --exit-rank")
+	exitSignal := fs.String("exit-signal", "", "make --exit-rank end by sending itself `SIGNAL`, KILL (a crash) or STOP (a hang), instead of exiting")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -163,7 +165,7 @@ func workerBench(args []string, stdout, stderr io.Writer) error {
 	wf := launch.AddFlags(fs)
 	mib := fs.Int("mib", 64, "all-reduce buffer and all-to-all bytes per rank, in MiB")
 	reps := fs.Int("reps", 10, "timed repetitions (best and median are reported)")
-	only := fs.String("op", "", "time only this collective, `allreduce` or alltoall (memcpy always runs, for scale)")
+	only := fs.String("op", "", "time only this `collective`, allreduce or alltoall (memcpy always runs, for scale)")
 	profile := fs.String("cpuprofile", "", "each rank writes a CPU profile of the collectives from the first one's timed repetitions on (not memcpy or the first warm-up; with both, the second's warm-up too: --op picks one) to `FILE`.RANK (go tool pprof)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err

@@ -14,6 +14,7 @@ var layer = map[string]int{
 	"internal/cpuid": 0, "internal/freelist": 0, "internal/atomicfile": 0, "internal/stats": 0,
 	"internal/sysstat": 0, "internal/datatest": 0, "internal/guardtest": 0, "internal/layers": 0,
 	"internal/codelimits": 0, "internal/memacct": 0, "internal/prefetch": 0, "internal/hugepage": 0,
+	"internal/filekind": 0,
 	"internal/parallel": 1,
 	"internal/vec":      2, "internal/bf16": 2,
 	"internal/gemm": 3, "internal/spmm": 3, "internal/dropmask": 3,
