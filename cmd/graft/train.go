@@ -283,15 +283,16 @@ func printSummary(w io.Writer, sum job.Summary) {
 	}
 	if sum.Parts > 1 {
 		fmt.Fprintf(w, "workers         %d (%s partition; compute imbalance %.2f)\n", sum.Parts, sum.Partition, sum.WorkerImbalance)
-		halo := "no halo traffic"
+		halo, coded := "no halo traffic", "halo"
 		switch {
 		case sum.Sampler != "":
 			halo = formatBytes(sum.BytesSetup) + " at setup, " + formatBytes(sum.BytesStructure) + " sampled structure, " + formatBytes(sum.BytesFeatures) + " features"
+			coded = "features" // --compress codes the fetched feature rows
 		case sum.BytesFwd+sum.BytesBwd > 0:
 			halo = formatBytes(sum.BytesFwd) + " halo forward, " + formatBytes(sum.BytesBwd) + " halo backward"
 		}
 		grad := cmp.Or(sum.GradCompress, "none")
-		fmt.Fprintf(w, "sent            %s, %s gradients (%s, %s; gradients %s)\n", halo, formatBytes(sum.BytesGrad), sum.Compress, sum.Schedule, grad)
+		fmt.Fprintf(w, "sent            %s, %s gradients (%s %s, %s; gradients %s)\n", halo, formatBytes(sum.BytesGrad), coded, sum.Compress, sum.Schedule, grad)
 		if sum.Link != "" {
 			fmt.Fprintf(w, "emulated time   %.2f s on %s\n", sum.EmulatedSeconds, sum.Link)
 		}

@@ -389,3 +389,24 @@ func TestMemoryAccountCountsThePartsHeld(t *testing.T) {
 		}
 	}
 }
+
+// The text summary's "sent" line names what --compress coded: the fetched
+// feature rows of a data-parallel run, the halo of a partition-parallel one.
+func TestTrainPartsSummaryNamesWhatWasCoded(t *testing.T) {
+	t.Setenv("GRAFT_DATA", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampler", "neighbor:5,5", "--batch-size", "32", "--parts", "2"}, "(features none, "},
+		{[]string{"--parts", "2"}, "(halo none, "},
+	} {
+		code, stdout, stderr := runGraft(t, append([]string{"train", "--model", "gcn", "--epochs", "2"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+		if !strings.Contains(stdout, tc.want) {
+			t.Errorf("%v: the summary lacks %q:\n%s", tc.args, tc.want, stdout)
+		}
+	}
+}
