@@ -337,3 +337,19 @@ func TestShmClosedDuringAllReduce(t *testing.T) {
 		}
 	}
 }
+
+// A remote frame that this side's Close interrupts ends with
+// net.ErrClosed, this side's doing, which a rank reports as its own
+// closing rather than as the peer lost; so does a remote write begun
+// after Close.
+func TestShmRemoteAfterCloseIsThisSides(t *testing.T) {
+	a, _ := shmPair(t, 4096)
+	a.Close()
+	if err := a.readRemoteFrame(0, 0, nil); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("reading a remote frame after Close: %v, want net.ErrClosed", err)
+	}
+	var hdr [frameHeaderLen]byte
+	if err := a.writeRemote(frameHeader{}, make([]byte, 8), &hdr, nil); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("writing a remote frame after Close: %v, want net.ErrClosed", err)
+	}
+}

@@ -122,7 +122,8 @@ func ResolveDataDir(flagValue string) string {
 }
 
 // DataDirProblem says what is wrong with dir as a data directory, "does
-// not exist" or "is not a directory", or "" when it is one (or is "").
+// not exist", "is not a directory" or "cannot be read: " and why (a path
+// through a file, a missing permission), or "" when it is one (or is "").
 func DataDirProblem(dir string) string {
 	if dir == "" {
 		return ""
@@ -131,7 +132,11 @@ func DataDirProblem(dir string) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "does not exist"
 	case err != nil:
-		return err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // its path is dir, which the message gives
+			err = pe.Err
+		}
+		return "cannot be read: " + err.Error()
 	case !info.IsDir():
 		return "is not a directory"
 	}

@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -95,5 +97,26 @@ func TestRegistryLoadsStagedCounts(t *testing.T) {
 				t.Errorf("public split = %d/%d/%d, want %d/%d/%d", len(s.Train), len(s.Val), len(s.Test), want.train, want.val, want.test)
 			}
 		})
+	}
+}
+
+// DataDirProblem says what is wrong once, in words: a path through a file
+// or one that cannot be examined does not repeat itself after "stat".
+func TestDataDirProblem(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, want string }{
+		{"", ""},
+		{dir, ""},
+		{filepath.Join(dir, "none"), "does not exist"},
+		{file, "is not a directory"},
+		{filepath.Join(file, "sub"), "cannot be read: not a directory"},
+	} {
+		if got := DataDirProblem(tc.dir); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.dir, got, tc.want)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		}
 		for n, e := range epochs {
 			if e.Epoch < 1 {
-				return fmt.Errorf("%s has nothing to plot: line %d is not an epoch record that 'graft train --metrics' writes (epoch, loss, train_acc, …)", path, n+1)
+				return fmt.Errorf("%s: line %d is not an epoch record that 'graft train --metrics' writes (epoch, loss, train_acc, …)", path, recordLine(path, n))
 			}
 		}
 		runs[i] = metrics.Run{Name: names[i], Epochs: epochs}
@@ -84,6 +84,25 @@ func readJSONLinesFile[T any](path string) ([]T, error) {
 		return nil, fmt.Errorf("%s is empty: nothing to plot", path)
 	}
 	return records, nil
+}
+
+// recordLine is the line number of record n (from 0) of the JSON lines
+// file at path, whose blank lines hold no record.
+func recordLine(path string, n int) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return n + 1
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if n == 0 {
+			return i + 1
+		}
+		n--
+	}
+	return n + 1
 }
 
 // runNames names each file's run in the legend: its base name without the

@@ -94,6 +94,11 @@ func TestPlotCommandErrors(t *testing.T) {
 	if err := os.WriteFile(other, []byte("{\"task\":\"regression\",\"metric\":\"test_mse\",\"rounds\":42}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An epoch record after blank lines, then one of another kind.
+	mixed := filepath.Join(dir, "mixed.jsonl")
+	if err := os.WriteFile(mixed, []byte("\n\n{\"epoch\":1,\"loss\":1}\n\n{\"task\":\"regression\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out.png")
 	tests := []struct {
 		name     string
@@ -107,7 +112,8 @@ func TestPlotCommandErrors(t *testing.T) {
 		{"missing file", []string{"plot", filepath.Join(dir, "nope.jsonl"), "-o", out}, 1, "nope.jsonl: no such file or directory"},
 		{"empty file", []string{"plot", empty, "-o", out}, 1, "empty.jsonl is empty"},
 		{"bad line", []string{"plot", good, bad, "-o", out}, 1, "bad.jsonl: line 3: unexpected end of JSON input"},
-		{"not epoch records", []string{"plot", good, other, "-o", out}, 1, "other.jsonl has nothing to plot: line 1 is not an epoch record that 'graft train --metrics' writes"},
+		{"not epoch records", []string{"plot", good, other, "-o", out}, 1, "other.jsonl: line 1 is not an epoch record that 'graft train --metrics' writes"},
+		{"not an epoch record after blank lines", []string{"plot", good, mixed, "-o", out}, 1, "mixed.jsonl: line 5 is not an epoch record"},
 		{"unknown image type", []string{"plot", good, "-o", filepath.Join(dir, "out.jpg")}, 1, "want a .png or .svg file name"},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,41 @@ func TestTrainReportsLongEpochs(t *testing.T) {
 		if !strings.Contains(stderr, " s so far") {
 			t.Errorf("--parts %s: no heartbeat:\n%s", parts, stderr)
 		}
+	}
+}
+
+// The heartbeat counts the epoch under way from its start, says nothing
+// more often than every heartbeatAfter, and after the run's last epoch
+// (its final evaluation, saving) names no epoch past the run's.
+func TestTrainProgressHeartbeatCounts(t *testing.T) {
+	p := newTrainProgress(io.Discard, 3, "test")
+	before := time.Now()
+	p.epoch(metrics.Epoch{Epoch: 2, Loss: 1})
+	if got, want := p.underWay(before.Add(90*time.Second)), "epoch 3: 90 s so far"; got != want {
+		t.Errorf("after epoch 2 of 3: %q, want %q", got, want)
+	}
+	before = time.Now()
+	p.epoch(metrics.Epoch{Epoch: 3, Loss: 1})
+	if got := p.underWay(before.Add(45 * time.Second)); strings.Contains(got, "epoch 4") || !strings.Contains(got, "last epoch") || !strings.Contains(got, "45 s so far") {
+		t.Errorf("after the last of 3 epochs: %q, want no epoch 4, the last epoch and 45 s", got)
+	}
+
+	defer func(d time.Duration) { heartbeatAfter = d }(heartbeatAfter)
+	heartbeatAfter = 40 * time.Millisecond
+	var out bytes.Buffer
+	p = newTrainProgress(&out, 100, "test")
+	start := time.Now()
+	p.begin()
+	p.begin() // as every in-process worker does
+	time.Sleep(200 * time.Millisecond)
+	p.finish()
+	took := time.Since(start)
+	got := out.String()
+	if n, most := strings.Count(got, "first epoch:"), int(took/heartbeatAfter)+1; n == 0 || n > most {
+		t.Errorf("%d heartbeats in %v, want 1 to %d:\n%s", n, took, most, got)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out.String() != got {
+		t.Errorf("printed after finish:\n%s", strings.TrimPrefix(out.String(), got))
 	}
 }

@@ -437,12 +437,16 @@ func (p *trainProgress) heartbeat(stop, stopped chan struct{}) {
 	}
 }
 
-// underWay describes the epoch under way at now. A resumed run's first
-// epoch number is not known here.
+// underWay describes the epoch under way at now, or after the run's last
+// epoch what follows it (the final evaluation, saving). A resumed run's
+// first epoch number is not known here.
 func (p *trainProgress) underWay(now time.Time) string {
 	took := now.Sub(p.epochStart).Seconds()
-	if p.last.Epoch == 0 {
+	switch {
+	case p.last.Epoch == 0:
 		return fmt.Sprintf("first epoch: %.0f s so far", took)
+	case p.last.Epoch >= p.total:
+		return fmt.Sprintf("after the last epoch: %.0f s so far", took)
 	}
 	return fmt.Sprintf("epoch %d: %.0f s so far", p.last.Epoch+1, took)
 }
