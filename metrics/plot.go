@@ -162,12 +162,6 @@ func newImage(path string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 	return nil, fmt.Errorf("metrics: %s: want a .png or .svg file name, to choose the image format", path)
 }
 
-// plot is layout without saying where the legend goes.
-func (pn Panel) plot() (*plot.Plot, error) {
-	p, _, err := pn.layout()
-	return p, err
-}
-
 // layout draws the panel and says whether its legend goes beside it.
 func (pn Panel) layout() (*plot.Plot, bool, error) {
 	p, entries, err := pn.draw()

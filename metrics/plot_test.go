@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -410,4 +411,10 @@ func TestPlainTicks(t *testing.T) {
 			t.Errorf("[%g, %g]: labels %q, want %q", tc.min, tc.max, got, tc.want)
 		}
 	}
+}
+
+// plot is layout without saying where the legend goes.
+func (pn Panel) plot() (*plot.Plot, error) {
+	p, _, err := pn.layout()
+	return p, err
 }
