@@ -322,7 +322,8 @@ func readNPYHeader(r io.Reader) (npyHeader, error) {
 		return npyHeader{}, fmt.Errorf("reading magic: %w", noEOF(err))
 	}
 	if !bytes.Equal(pre[:6], npyMagic) {
-		return npyHeader{}, fmt.Errorf(`not a .npy array (missing "\x93NUMPY" magic)%s`, whatItIs(pre[:8]))
+		n, _ := io.ReadFull(r, pre[8:]) // a safetensors file is known by its ninth byte
+		return npyHeader{}, fmt.Errorf(`not a .npy array (missing "\x93NUMPY" magic)%s`, whatItIs(pre[:8+n]))
 	}
 	var hlen int
 	switch major := pre[6]; major {

@@ -72,6 +72,7 @@ func TestParseNPYErrors(t *testing.T) {
 		{"truncated data", "truncated", good[:len(good)-1]},
 		{"truncated header", "reading", good[:20]},
 		{"bad magic", "magic", append([]byte("XNUMPY"), good[6:]...)},
+		{"a model file", "safetensors", append([]byte{9, 0, 0, 0, 0, 0, 0, 0}, `{"a":{}}  `...)},
 		{"version 9", "version 9", append(append([]byte{}, good[:6]...), append([]byte{9, 0}, good[8:]...)...)},
 		{"negative dim", "bad dimension", npyBytes("<f4", false, []int{-1}, nil)},
 		{"structured", "descr", []byte("\x93NUMPY\x01\x00\x30\x00{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }")},
