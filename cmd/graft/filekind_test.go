@@ -30,7 +30,7 @@ func TestBinaryFilesNamedForWhatTheyAre(t *testing.T) {
 		{"a model file as the dataset", []string{"train", "--dataset", model}, "m.safetensors is not a text file: it is a safetensors file"},
 		{"a PNG as features", []string{"train", "--features", png}, `x.png is not a text file: it is a PNG image (it begins with "\x89PNG\r\n\x1a\n")`},
 		{"a zip archive as labels", []string{"data", "info", "cora", "--labels", zip}, "y.csv is not a text file: it is a zip archive"},
-		{"text as .npy", []string{"train", "--features", csvAsNPY}, `x.npy: not a .npy array (missing "\x93NUMPY" magic); it begins with text, "node,f1,"`},
+		{"text as .npy", []string{"train", "--features", csvAsNPY}, `x.npy: not a .npy array (missing "\x93NUMPY" magic); it begins with text, "node,f1,f2"`},
 		{"a PNG as a split", []string{"train", "--split", "file:" + png}, "x.png is not a text file: it is a PNG image"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkFailure(t, tc.args, 1, tc.want) })
