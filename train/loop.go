@@ -320,8 +320,8 @@ type progress struct {
 // saves its checkpoint and returns an error wrapping ErrInterrupted.
 func (l *Loop) Run(ctx context.Context, hooks Hooks) (Result, error) {
 	var res Result
-	Began(ctx)
 	pr := l.startProgress()
+	Began(ctx, pr.Epoch+1)
 	res.Best, res.Epochs = pr.Best, pr.Epoch
 	defer func() {
 		if pr.Epoch > 0 {

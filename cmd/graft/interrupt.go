@@ -38,12 +38,12 @@ const secondSignalAfter = time.Second
 // promptly whatever it waits for.
 const exitCleanupLimit = 2 * time.Second
 
-func interruptible(log io.Writer, worker bool, beforeExit, began func()) (context.Context, func()) {
+func interruptible(log io.Writer, worker bool, beforeExit func(), began func(epoch int)) (context.Context, func()) {
 	if worker {
 		return signal.NotifyContext(train.WithBegan(context.Background(), began), os.Interrupt, syscall.SIGTERM)
 	}
 	var training atomic.Bool
-	ctx, cancel := context.WithCancel(train.WithBegan(context.Background(), func() { training.Store(true); began() }))
+	ctx, cancel := context.WithCancel(train.WithBegan(context.Background(), func(epoch int) { training.Store(true); began(epoch) }))
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})

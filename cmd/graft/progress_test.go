@@ -18,7 +18,7 @@ func TestTrainProgressHeartbeat(t *testing.T) {
 	heartbeatAfter = 40 * time.Millisecond
 	var out bytes.Buffer
 	p := newTrainProgress(&out, 100, "test")
-	p.begin()
+	p.begin(1)
 	time.Sleep(150 * time.Millisecond)
 	p.epoch(metrics.Epoch{Epoch: 1, Loss: 1, Evaluated: true})
 	for e := 2; e <= 4; e++ { // quick epochs
@@ -28,7 +28,7 @@ func TestTrainProgressHeartbeat(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	p.finish()
 	got := out.String()
-	first, second, line := strings.Index(got, "first epoch: 0 s so far"), strings.Index(got, "epoch 5: 0 s so far"), strings.Index(got, "epoch   1/100")
+	first, second, line := strings.Index(got, "epoch 1: 0 s so far"), strings.Index(got, "epoch 5: 0 s so far"), strings.Index(got, "epoch   1/100")
 	if first < 0 || line < first || second < line {
 		t.Fatalf("want a heartbeat for the first epoch, its line, then one for the fifth:\n%s", got)
 	}
@@ -54,9 +54,21 @@ func TestTrainReportsLongEpochs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		if !strings.Contains(stderr, " s so far") {
-			t.Errorf("--parts %s: no heartbeat:\n%s", parts, stderr)
+		if !strings.Contains(stderr, "epoch 1: ") || !strings.Contains(stderr, " s so far") {
+			t.Errorf("--parts %s: no heartbeat for epoch 1:\n%s", parts, stderr)
 		}
+	}
+	// A resumed run's heartbeat names the epoch it resumes at.
+	dir := t.TempDir()
+	if code, _, stderr := runGraft(t, "train", "--epochs", "3", "--checkpoint-dir", dir, "--checkpoint-every", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runGraft(t, "train", "--epochs", "30", "--resume", dir, "--resume-allow", "epochs")
+	if code != 0 {
+		t.Fatalf("resumed: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "epoch 4: ") || strings.Contains(stderr, "epoch 1: ") {
+		t.Errorf("resumed after epoch 3: want a heartbeat for epoch 4 and none for epoch 1:\n%s", stderr)
 	}
 }
 
@@ -81,13 +93,13 @@ func TestTrainProgressHeartbeatCounts(t *testing.T) {
 	var out bytes.Buffer
 	p = newTrainProgress(&out, 100, "test")
 	start := time.Now()
-	p.begin()
-	p.begin() // as every in-process worker does
+	p.begin(7) // a resumed run's first epoch
+	p.begin(7) // as every in-process worker does
 	time.Sleep(200 * time.Millisecond)
 	p.finish()
 	took := time.Since(start)
 	got := out.String()
-	if n, most := strings.Count(got, "first epoch:"), int(took/heartbeatAfter)+1; n == 0 || n > most {
+	if n, most := strings.Count(got, "epoch 7:"), int(took/heartbeatAfter)+1; n == 0 || n > most {
 		t.Errorf("%d heartbeats in %v, want 1 to %d:\n%s", n, took, most, got)
 	}
 	time.Sleep(100 * time.Millisecond)

@@ -373,8 +373,10 @@ type trainProgress struct {
 	// printed (long mini-batch epochs report every batchEvery) and when
 	// any line was.
 	epochStart, batchLine, lastLine time.Time
-	// The heartbeat's goroutine, from begin to finish.
+	// The heartbeat's goroutine, from begin to finish, and the first
+	// epoch it saw start (a resumed run's is past 1).
 	stop, stopped chan struct{}
+	first         int
 }
 
 var batchEvery = 10 * time.Second
@@ -399,14 +401,15 @@ func newTrainProgress(w io.Writer, epochs int, title string) *trainProgress {
 	return p
 }
 
-// begin notes that the first epoch has started (train.WithBegan; every
-// worker of an in-process run calls it) and starts the heartbeat.
-func (p *trainProgress) begin() {
+// begin notes that training has started at epoch first (train.WithBegan;
+// every worker of an in-process run calls it) and starts the heartbeat.
+func (p *trainProgress) begin(first int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil {
 		return
 	}
+	p.first = first
 	p.epochStart, p.batchLine = time.Now(), time.Now()
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
 	go p.heartbeat(p.stop, p.stopped)
@@ -438,13 +441,12 @@ func (p *trainProgress) heartbeat(stop, stopped chan struct{}) {
 }
 
 // underWay describes the epoch under way at now, or after the run's last
-// epoch what follows it (the final evaluation, saving). A resumed run's
-// first epoch number is not known here.
+// epoch what follows it (the final evaluation, saving).
 func (p *trainProgress) underWay(now time.Time) string {
 	took := now.Sub(p.epochStart).Seconds()
 	switch {
 	case p.last.Epoch == 0:
-		return fmt.Sprintf("first epoch: %.0f s so far", took)
+		return fmt.Sprintf("epoch %d: %.0f s so far", p.first, took)
 	case p.last.Epoch >= p.total:
 		return fmt.Sprintf("after the last epoch: %.0f s so far", took)
 	}

@@ -181,7 +181,7 @@ func RunRank(ctx context.Context, c comm.Communicator, cfg train.Config, p train
 		rep = &reporter{cfg: cfg, opts: opts, stepper: stepper, eval: evalLoop, servers: servers, onEpoch: onEpoch, ctx: ctx, c: c, last: time.Now()}
 		wc.OnStep = rep.step
 	}
-	train.Began(ctx)
+	train.Began(ctx, 1) // an asynchronous run does not resume
 	start := time.Now()
 	err = Work(c, stepper, wc)
 	if rep != nil {
