@@ -13,6 +13,14 @@ import (
 	"github.com/graft-gnn/graft/train"
 )
 
+// secondSignalAfter is how long after the first signal a second one
+// stops the process at once (signals that arrive together are one).
+const secondSignalAfter = time.Second
+
+// exitCleanupLimit bounds beforeExit, so that a signal ends the process
+// promptly whatever it waits for.
+const exitCleanupLimit = 2 * time.Second
+
 // interruptible returns a context that the first SIGINT or SIGTERM
 // cancels: training stops after the epoch under way, which it keeps (and
 // checkpoints, with --checkpoint-dir), so that every worker stops after the
@@ -32,12 +40,6 @@ import (
 // writes the CPU profile), for at most exitCleanupLimit. began is called
 // as training begins (train.WithBegan). The returned function releases
 // the signals.
-const secondSignalAfter = time.Second
-
-// exitCleanupLimit bounds beforeExit, so that a signal ends the process
-// promptly whatever it waits for.
-const exitCleanupLimit = 2 * time.Second
-
 func interruptible(log io.Writer, worker bool, beforeExit func(), began func(epoch int)) (context.Context, func()) {
 	if worker {
 		return signal.NotifyContext(train.WithBegan(context.Background(), began), os.Interrupt, syscall.SIGTERM)
