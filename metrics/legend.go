@@ -40,10 +40,16 @@ func (pn Panel) makeRoomForLegend(p *plot.Plot, entries int) (outside bool) {
 	return pn.linesIn(box)
 }
 
-// linesIn reports whether a line of the panel has a point in the box
-// [xmin, xmax, ymin, ymax], in the axes' coordinates.
+// linesIn reports whether a line of the panel passes through the box
+// [xmin, xmax, ymin, ymax], in the axes' coordinates: a point in it, or
+// a segment between two of its points that crosses it (a line drawn
+// through a few far-apart points has none in the box it crosses). On a
+// log x axis the points it cannot show are left out, as the line joins
+// the ones around them.
 func (pn Panel) linesIn(box [4]float64) bool {
 	for _, s := range pn.Series {
+		var x0, y0 float64
+		first := true
 		for i, x := range s.X {
 			if pn.LogX {
 				if x <= 0 {
@@ -51,12 +57,45 @@ func (pn Panel) linesIn(box [4]float64) bool {
 				}
 				x = math.Log10(x)
 			}
-			if x >= box[0] && x <= box[1] && s.Y[i] >= box[2] && s.Y[i] <= box[3] {
+			if first {
+				x0, y0 = x, s.Y[i]
+				first = false
+			}
+			if segmentMeetsBox(x0, y0, x, s.Y[i], box) {
 				return true
 			}
+			x0, y0 = x, s.Y[i]
 		}
 	}
 	return false
+}
+
+// segmentMeetsBox reports whether the segment from (x0, y0) to (x1, y1),
+// a point where the two are equal, has a point in the closed box [xmin,
+// xmax, ymin, ymax] (Liang and Barsky's clipping: the segment's part
+// within each of the box's four half-planes is an interval of its
+// parameter t in [0, 1], and it meets the box where all four overlap).
+func segmentMeetsBox(x0, y0, x1, y1 float64, box [4]float64) bool {
+	dx, dy := x1-x0, y1-y0
+	lo, hi := 0.0, 1.0
+	// Each half-plane as p·t ≤ q.
+	for _, e := range [4][2]float64{{-dx, x0 - box[0]}, {dx, box[1] - x0}, {-dy, y0 - box[2]}, {dy, box[3] - y0}} {
+		p, q := e[0], e[1]
+		switch {
+		case p == 0: // parallel to this edge: all in or all out
+			if q < 0 {
+				return false
+			}
+		case p < 0:
+			lo = max(lo, q/p)
+		default:
+			hi = min(hi, q/p)
+		}
+		if lo > hi {
+			return false
+		}
+	}
+	return true
 }
 
 // plainTicks are gonum's default ticks without the zeros it writes after
