@@ -81,7 +81,10 @@ func Connect(ctx context.Context, opt Options) (*TCP, error) {
 				c.Close()
 			}
 		}
-		return nil, err
+		// The package's prefix goes on here, once: the rendezvous's errors
+		// also travel to other ranks as reasons, which they wrap in errors
+		// of their own.
+		return nil, fmt.Errorf("comm: %w", err)
 	}
 	return newTCP(opt, conns), nil
 }
@@ -341,7 +344,7 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 			addr = opt.Listen
 		}
 		if ln, err = net.Listen("tcp", addr); err != nil {
-			return nil, fmt.Errorf("comm: rendezvous: %w", err)
+			return nil, fmt.Errorf("rendezvous: %w", err)
 		}
 	}
 	where := ln.Addr().String()
@@ -386,7 +389,7 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 					absent = append(absent, r)
 				}
 			}
-			err := fmt.Errorf("comm: %s never arrived at the rendezvous on %s within %v", rankList(absent), where, opt.StartTimeout)
+			err := fmt.Errorf("%s never arrived at the rendezvous on %s within %v", rankList(absent), where, opt.StartTimeout)
 			broadcastError(err.Error())
 			return conns, err
 		}
@@ -396,7 +399,7 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 	<-accepting
 	for r := 1; r < opt.Size; r++ {
 		if err := writeControl(conns[r], control{Kind: "table", Addrs: addrs}); err != nil {
-			err = fmt.Errorf("comm: rendezvous: rank %d: %w", r, err)
+			err = fmt.Errorf("rendezvous: rank %d: %w", r, err)
 			broadcastError(err.Error())
 			return conns, err
 		}
@@ -407,14 +410,14 @@ func rendezvousRoot(ctx context.Context, opt *Options) ([]net.Conn, error) {
 			err = fmt.Errorf("unexpected %q", m.Kind)
 		}
 		if err != nil {
-			err = fmt.Errorf("comm: rank %d could not join the mesh: %w", r, err)
+			err = fmt.Errorf("rank %d: could not join the mesh: %w", r, err)
 			broadcastError(err.Error())
 			return conns, err
 		}
 	}
 	for r := 1; r < opt.Size; r++ {
 		if err := writeControl(conns[r], control{Kind: "start"}); err != nil {
-			return conns, fmt.Errorf("comm: rank %d: %w", r, err)
+			return conns, fmt.Errorf("rank %d: %w", r, err)
 		}
 	}
 	return conns, nil
@@ -424,7 +427,7 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	conns = make([]net.Conn, opt.Size)
 	root, err := dial(ctx, opt.Rendezvous, opt)
 	if err != nil {
-		return conns, fmt.Errorf("comm: rank %d: rendezvous with rank 0: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: rendezvous with rank 0: %w", opt.Rank, err)
 	}
 	conns[0] = root
 	// Whatever goes wrong from here, rank 0 tells everyone.
@@ -441,18 +444,18 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return conns, fmt.Errorf("comm: rank %d: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: %w", opt.Rank, err)
 	}
 	defer ln.Close()
 	if err := writeControl(root, control{Kind: "join", Rank: opt.Rank, Size: opt.Size, Addr: ln.Addr().String(), Order: byteOrder}); err != nil {
-		return conns, fmt.Errorf("comm: rank %d: rendezvous: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: rendezvous: %w", opt.Rank, err)
 	}
 	table, err := readControl(root)
 	if err == nil && (table.Kind != "table" || len(table.Addrs) != opt.Size) {
 		err = fmt.Errorf("%w: bad table", ErrCorruptFrame)
 	}
 	if err != nil {
-		return conns, fmt.Errorf("comm: rank %d: rendezvous: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: rendezvous: %w", opt.Rank, err)
 	}
 	// Accept the ranks above us while dialling the ones below.
 	actx, stop := context.WithCancel(ctx)
@@ -466,7 +469,7 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 			conns[r] = c
 		}
 		if err != nil {
-			return conns, fmt.Errorf("comm: rank %d: connecting to rank %d: %w", opt.Rank, r, err)
+			return conns, fmt.Errorf("rank %d: connecting to rank %d: %w", opt.Rank, r, err)
 		}
 	}
 	for missing := opt.Size - 1 - opt.Rank; missing > 0; {
@@ -487,21 +490,21 @@ func rendezvousJoin(ctx context.Context, opt *Options) (conns []net.Conn, err er
 					absent = append(absent, r)
 				}
 			}
-			return conns, fmt.Errorf("comm: %s never connected to rank %d within %v", rankList(absent), opt.Rank, opt.StartTimeout)
+			return conns, fmt.Errorf("%s never connected to rank %d within %v", rankList(absent), opt.Rank, opt.StartTimeout)
 		}
 	}
 	stop()
 	ln.Close()
 	<-accepting
 	if err := writeControl(root, control{Kind: "ready", Rank: opt.Rank}); err != nil {
-		return conns, fmt.Errorf("comm: rank %d: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: %w", opt.Rank, err)
 	}
 	m, err := readControl(root)
 	if err == nil && m.Kind != "start" {
 		err = fmt.Errorf("%w: unexpected %q", ErrCorruptFrame, m.Kind)
 	}
 	if err != nil {
-		return conns, fmt.Errorf("comm: rank %d: waiting for the start: %w", opt.Rank, err)
+		return conns, fmt.Errorf("rank %d: waiting for the start: %w", opt.Rank, err)
 	}
 	return conns, nil
 }

@@ -213,19 +213,23 @@ func (t *TCP) Close() error {
 func (t *TCP) fail(err error) {
 	t.failOnce.Do(func() {
 		t.err = err
-		lost := t.rank
+		// The abort names the rank lost; its reason is what befell that
+		// rank, without the "comm: rank N: " of err, which the receiver
+		// puts on its own error naming N.
+		lost, reason := t.rank, err.Error()
 		var pe *PeerError
 		if errors.As(err, &pe) {
-			lost = pe.Rank
+			lost, reason = pe.Rank, pe.Err.Error()
 		}
 		switch {
 		case errors.Is(err, errPeerClosed):
-		case lost == t.rank && errors.As(err, &pe):
+		case pe == nil:
+			t.opt.Logf("comm: rank %d: %v", t.rank, err)
+		case lost == t.rank:
 			t.opt.Logf("%v", err) // already "comm: rank <this rank>: ..."
 		default:
-			t.opt.Logf("comm: rank %d: %v", t.rank, err)
+			t.opt.Logf("comm: rank %d: rank %d: %v", t.rank, lost, pe.Err)
 		}
-		reason := err.Error()
 		if ae := (abortError{}); errors.As(err, &ae) && lost == t.rank {
 			reason = ae.reason
 		}

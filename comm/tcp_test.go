@@ -430,6 +430,8 @@ func TestTCPMissingRankIsNamed(t *testing.T) {
 	for r := range 2 {
 		if errs[r] == nil || !strings.Contains(errs[r].Error(), "ranks 2, 3 never arrived") {
 			t.Errorf("rank %d: %v; want it to name ranks 2 and 3", r, errs[r])
+		} else {
+			onePrefix(t, fmt.Sprintf("rank %d's error", r), errs[r].Error()) // rank 1 quotes rank 0's
 		}
 	}
 }
@@ -553,6 +555,7 @@ func TestTCPRankDeclaredLostIsTold(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Rank != 1 || !strings.Contains(err.Error(), "reported by rank 0") || !strings.Contains(err.Error(), "silent") {
 			t.Fatalf("rank 1: %v; want it to name itself, reported silent by rank 0", err)
 		}
+		onePrefix(t, "rank 1's error", err.Error()) // it quotes rank 0's
 		if err := comms[0].Err(); !errors.As(err, &pe) || pe.Rank != 1 {
 			t.Fatalf("rank 0: %v; want rank 1 lost", err)
 		}
@@ -586,7 +589,7 @@ func testAbort(t *testing.T, link string) {
 	for _, c := range comms[1:] {
 		err := c.Barrier("b")
 		var pe *PeerError
-		if !errors.As(err, &pe) || pe.Rank != 0 || !errors.Is(err, ErrPeerAborted) || !strings.Contains(err.Error(), "comm: rank 0: aborted: disk full") {
+		if !errors.As(err, &pe) || pe.Rank != 0 || !errors.Is(err, ErrPeerAborted) || !strings.HasPrefix(err.Error(), "comm: rank 0: ") || !strings.Contains(err.Error(), "aborted: disk full") {
 			t.Errorf("rank %d: %v", c.Rank(), err)
 		}
 	}

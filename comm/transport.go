@@ -75,7 +75,7 @@ func setUpLinks(ctx context.Context, opt *Options, conns []net.Conn) ([]net.Conn
 					conns[i].Close()
 				}
 			}
-			return nil, fmt.Errorf("comm: rank %d: choosing the link to rank %d: %w", opt.Rank, r, err)
+			return nil, fmt.Errorf("rank %d: choosing the link to rank %d: %w", opt.Rank, r, err)
 		}
 	}
 	return links, nil
