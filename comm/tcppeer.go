@@ -352,13 +352,13 @@ func (p *peer) readRemoteData(op *recvOp) remoteRead {
 		p.t.fail(p.lost(fmt.Errorf("%w: remote frame of %d bytes exceeds the %d-byte limit", ErrCorruptFrame, n, maxRemotePayload)))
 		return remoteFailed
 	}
+	// A link closed on this side (errShmClosedRemote) is not told apart:
+	// links close only once the communicator has failed (shutdown), and
+	// fail then keeps the first failure.
 	err := sc.readRemoteFrame(int(n), addr, op.next)
 	switch {
 	case errors.Is(err, errRemoteGaveUp):
 		return remoteGaveUp
-	case errors.Is(err, net.ErrClosed): // closed on this side
-		p.readFailed(err)
-		return remoteFailed
 	case err != nil:
 		p.t.fail(p.lost(err))
 		return remoteFailed
