@@ -102,10 +102,22 @@ func linkOptions(link string, o *Options) {
 // memory), or whatever "auto" picks.
 func meshOver(t testing.TB, size int, link string) []*TCP {
 	t.Helper()
+	return meshWith(t, size, link, nil)
+}
+
+// meshWith is meshOver with edit, if not nil, changing each rank's options
+// after the link's.
+func meshWith(t testing.TB, size int, link string, edit func(o *Options)) []*TCP {
+	t.Helper()
 	if strings.HasPrefix(link, linkShm) && hostIdentity() == "" {
 		t.Skip("no shared memory on this system")
 	}
-	comms, errs := connectAll(t, size, func(_ int, o *Options) { linkOptions(link, o) })
+	comms, errs := connectAll(t, size, func(_ int, o *Options) {
+		linkOptions(link, o)
+		if edit != nil {
+			edit(o)
+		}
+	})
 	for r, err := range errs {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
@@ -364,7 +376,13 @@ func crash(c *TCP) {
 }
 
 func testLostPeer(t *testing.T, link string, fail func(c *TCP), limit time.Duration, want string) {
-	comms := meshOver(t, 3, link)
+	// Nothing here waits for a silent peer: rank 2's failure shows on its
+	// connections (closed, or carrying its last frame). So the peer and
+	// start-up timeouts, far above the deadline asserted below, cannot
+	// help meet it; they only keep a loaded machine, where a rank's
+	// goroutines may not run for seconds, from failing the mesh or its
+	// warm-up on them.
+	comms := meshWith(t, 3, link, func(o *Options) { o.PeerTimeout, o.StartTimeout = time.Minute, time.Minute })
 	errs := make([]error, 2)
 	took := make([]time.Duration, 2)
 	var wg sync.WaitGroup
