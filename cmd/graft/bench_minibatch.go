@@ -77,8 +77,8 @@ func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, c benchCommon, stdout, s
 	}
 	defer stopProfile()
 	if !c.asJSON {
-		fmt.Fprintf(stdout, "%-24s %-5s %-18s %7s %10s %10s %8s %8s %9s %9s %11s %10s\n", "graph", "model", "sampler", "batches",
-			"epoch ms", "floor ms", "bound", "× floor", "smp+gath", "wait ms", "alloc/epoch", "peak RSS")
+		fmt.Fprintf(stdout, "%-24s %-5s %-18s %7s %10s %10s %8s %8s %9s %9s %9s %11s %10s\n", "graph", "model", "sampler", "batches",
+			"epoch ms", "floor ms", "bound", "× floor", "smp+gath", "alone", "wait ms", "alloc/epoch", "peak RSS")
 	}
 	enc := json.NewEncoder(stdout)
 	var encErr error
@@ -91,8 +91,8 @@ func benchMinibatch(fs *flag.FlagSet, f minibatchFlags, c benchCommon, stdout, s
 				}
 				return
 			}
-			fmt.Fprintf(stdout, "%-24s %-5s %-18s %7d %10.0f %10.0f %8s %8.2f %8.0f%% %9.0f %11s %10s\n", r.Graph, r.Model, r.Sampler,
-				r.Batches, r.EpochMs, r.FloorMs, r.FloorBound, r.TimesFloor, 100*r.SampleGatherShare, r.WaitMs,
+			fmt.Fprintf(stdout, "%-24s %-5s %-18s %7d %10.0f %10.0f %8s %8.2f %8.0f%% %8.0f%% %9.0f %11s %10s\n", r.Graph, r.Model, r.Sampler,
+				r.Batches, r.EpochMs, r.FloorMs, r.FloorBound, r.TimesFloor, 100*r.SampleGatherShare, 100*r.SampleGatherAloneShare, r.WaitMs,
 				formatAlloc(r.AllocPerEpoch), formatBytes(r.PeakRSSBytes))
 		})
 		if err != nil {

@@ -159,6 +159,9 @@ func TestBenchTrainSampledQuick(t *testing.T) {
 		SampleGatherShare float64 `json:"sample_gather_share"`
 		SampleShare       float64 `json:"sample_share"`
 		GatherShare       float64 `json:"gather_share"`
+		SampleAloneMs     float64 `json:"sample_alone_ms"`
+		GatherAloneMs     float64 `json:"gather_alone_ms"`
+		AloneShare        float64 `json:"sample_gather_alone_share"`
 		PeakRSSBytes      int64   `json:"peak_rss_bytes"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil {
@@ -170,6 +173,9 @@ func TestBenchTrainSampledQuick(t *testing.T) {
 	}
 	if r.SampleShare <= 0 || r.GatherShare <= 0 || math.Abs(r.SampleShare+r.GatherShare-r.SampleGatherShare) > 1e-9 {
 		t.Errorf("sampling's share %v and gathering's %v, together %v", r.SampleShare, r.GatherShare, r.SampleGatherShare)
+	}
+	if r.SampleAloneMs <= 0 || r.GatherAloneMs <= 0 || math.Abs((r.SampleAloneMs+r.GatherAloneMs)/r.EpochMs-r.AloneShare) > 1e-9 {
+		t.Errorf("alone: sampling %v ms, gathering %v ms, share %v of a %v ms epoch", r.SampleAloneMs, r.GatherAloneMs, r.AloneShare, r.EpochMs)
 	}
 	floor := max(r.GatheredBytes/(r.TriadGBps*1e6), r.Flops/(r.GemmGFLOPS*1e6))
 	if math.Abs(r.FloorMs-floor) > 1e-9*floor || math.Abs(r.TimesFloor-r.EpochMs/floor) > 1e-9*r.TimesFloor {

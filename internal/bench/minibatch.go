@@ -96,14 +96,24 @@ type MinibatchResult struct {
 	SampleShare       float64 `json:"sample_share"`
 	GatherShare       float64 `json:"gather_share"`
 	WaitMs            float64 `json:"wait_ms"`
-	SeedsPerSecond    float64 `json:"seeds_per_second"`
-	AllocPerEpoch     float64 `json:"alloc_bytes_per_epoch"` // over the timed epochs
-	EvalMs            float64 `json:"eval_ms,omitempty"`
-	PeakRSSBytes      int64   `json:"peak_rss_bytes"` // graph, training and evaluation
+	// SampleAloneMs and GatherAloneMs are what sampling and gathering the
+	// median epoch's batches took with the model idle
+	// (minibatch.Stepper.PrepareAlone), and SampleGatherAloneShare their
+	// sum over the epoch's wall time: what they cost, where the shares
+	// above count, too, the time the background work waited for a core
+	// the model's products held.
+	SampleAloneMs          float64 `json:"sample_alone_ms"`
+	GatherAloneMs          float64 `json:"gather_alone_ms"`
+	SampleGatherAloneShare float64 `json:"sample_gather_alone_share"`
+	SeedsPerSecond         float64 `json:"seeds_per_second"`
+	AllocPerEpoch          float64 `json:"alloc_bytes_per_epoch"` // over the timed epochs
+	EvalMs                 float64 `json:"eval_ms,omitempty"`
+	PeakRSSBytes           int64   `json:"peak_rss_bytes"` // graph, training and evaluation
 }
 
 // epochFigures is one timed epoch.
 type epochFigures struct {
+	epoch int
 	ms    float64
 	stats minibatch.Stats
 }
@@ -226,6 +236,12 @@ func minibatchRun(name string, cfg MinibatchConfig) (MinibatchResult, error) {
 	r.SampleGatherShare = r.SampleShare + r.GatherShare
 	r.WaitMs = st.WaitSeconds * 1e3
 	r.SeedsPerSecond = float64(st.Seeds) / (med.ms / 1e3)
+	alone, err := s.PrepareAlone(med.epoch)
+	if err != nil {
+		return r, err
+	}
+	r.SampleAloneMs, r.GatherAloneMs = alone.SampleSeconds*1e3, alone.GatherSeconds*1e3
+	r.SampleGatherAloneShare = (r.SampleAloneMs + r.GatherAloneMs) / med.ms
 	if cfg.Eval {
 		start := time.Now()
 		if _, err := s.Evaluate(0); err != nil {
@@ -252,7 +268,7 @@ func timeMinibatchEpoch(loop *train.Loop, s *minibatch.Stepper, epoch int, progr
 			progress("epoch %d: batch %d of %d, %.0f s", epoch, b+1, s.Batches(), time.Since(start).Seconds())
 		}
 	}
-	return epochFigures{ms: ms(time.Since(start)), stats: s.TakeStats()}, nil
+	return epochFigures{epoch: epoch, ms: ms(time.Since(start)), stats: s.TakeStats()}, nil
 }
 
 // minibatchProblem loads name with its public split and its features as

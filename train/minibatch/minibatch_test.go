@@ -405,3 +405,53 @@ func TestHeldEstimateIsWhatEvaluationHolds(t *testing.T) {
 		}
 	}
 }
+
+// PrepareAlone samples and gathers the very batches training draws, with
+// their figures, and leaves training as it was: a run that stops mid-epoch
+// to prepare a whole epoch alone goes on bit for bit as one that does not.
+func TestPrepareAloneLeavesTrainingAsItWas(t *testing.T) {
+	p := traintest.SBMProblem(t, 400)
+	cfg := testConfig("sage")
+	run := func(alone bool) (outcome, Stats, Stats) {
+		s := neighborStepper(t, cfg, p, 32, Options{})
+		defer s.Close()
+		loop, err := train.New(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o outcome
+		var trained, prepared Stats
+		for epoch := 1; epoch <= 3; epoch++ {
+			for b := range s.Batches() {
+				loss, err := loop.Step(epoch, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.losses = append(o.losses, loss)
+				if alone && epoch == 2 && b == 1 {
+					if prepared, err = s.PrepareAlone(3); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if epoch == 3 {
+				trained = s.TakeStats()
+			} else {
+				s.TakeStats()
+			}
+		}
+		return collect(t, train.Result{}, loop, nil, &o), trained, prepared
+	}
+	plain, _, _ := run(false)
+	interrupted, trained, alone := run(true)
+	if !slices.Equal(plain.losses, interrupted.losses) || !slices.Equal(plain.params, interrupted.params) {
+		t.Errorf("preparing an epoch alone changed training: losses %v against %v", interrupted.losses, plain.losses)
+	}
+	if alone.Batches != trained.Batches || alone.InputNodes != trained.InputNodes || alone.InputEdges != trained.InputEdges ||
+		alone.Seeds != trained.Seeds || alone.GatheredBytes != trained.GatheredBytes || alone.Flops != trained.Flops {
+		t.Errorf("epoch 3 prepared alone %+v, trained %+v: not the same batches", alone, trained)
+	}
+	if alone.SampleSeconds <= 0 || alone.GatherSeconds <= 0 || alone.ComputeSeconds != 0 {
+		t.Errorf("prepared alone: sampling %v s, gathering %v s, compute %v s", alone.SampleSeconds, alone.GatherSeconds, alone.ComputeSeconds)
+	}
+}

@@ -249,8 +249,10 @@ func (s *Stepper) takeStep(b train.Batch) error {
 }
 
 // count adds a batch's figures to the stats.
-func (s *Stepper) count(p *prepared) {
-	st := &s.stats
+func (s *Stepper) count(p *prepared) { s.add(&s.stats, p) }
+
+// add adds a batch's figures to st.
+func (s *Stepper) add(st *Stats, p *prepared) {
 	st.Batches++
 	st.SampleSeconds += p.sampleSeconds
 	st.GatherSeconds += p.gatherSeconds
@@ -263,6 +265,27 @@ func (s *Stepper) count(p *prepared) {
 		st.GatheredBytes += gatheredBytes(p.x, s.feed.x.valueBytes(), p.batch.Blocks)
 	}
 	st.Flops += batchFlops(s.model.Config, p.batch.Blocks, s.feed.x.x.Sparse == nil)
+}
+
+// PrepareAlone samples and gathers every batch of epoch, one after
+// another, with the model idle, and returns their figures. In training
+// the feed runs beside the model on the cores its products use, so its
+// wall time there (Stats' SampleSeconds and GatherSeconds) counts, too,
+// the time it waited for a core; alone it is what sampling and gathering
+// cost. Training takes up where it was at the next step, unchanged: the
+// feed starts again there.
+func (s *Stepper) PrepareAlone(epoch int) (Stats, error) {
+	var st Stats
+	s.feed.close()
+	p := <-s.feed.free
+	defer s.feed.give(p)
+	for b := range s.sampler.Batches() {
+		if s.feed.fill(p, epoch, b); p.err != nil {
+			return st, fmt.Errorf("sampling batch %d of epoch %d: %w", b, epoch, p.err)
+		}
+		s.add(&st, p)
+	}
+	return st, nil
 }
 
 // TakeStats returns the figures since the last call and starts anew.
