@@ -8,6 +8,7 @@ import (
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -20,14 +21,20 @@ var (
 
 // PartOf returns the Data the worker holding part trains on: its owned rows
 // of the global features x and labels, its share of the split (given in
-// global node ids), and local operators built with g's global degrees, so
-// that the partitioned model computes exactly what the whole-graph model
-// computes. halo connects the worker to the others (nil with one part).
-func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, halo nn.Halo) (Data, error) {
-	ops, err := localOperators(g, part)
+// global node ids), and the local operators that a model aggregating as agg
+// reads (sample.AggregationOf), built with g's global degrees, so that the
+// partitioned model computes exactly what the whole-graph model computes.
+// halo connects the worker to the others (nil with one part).
+func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, agg sample.Aggregation, halo nn.Halo) (Data, error) {
+	ops, err := localOperators(part, part.ColumnDegrees(g), operatorsOf(agg))
 	if err != nil {
 		return Data{}, err
 	}
+	return partData(x, labels, train, val, test, part, ops, halo)
+}
+
+// partData is PartOf with the part's operators given.
+func partData(x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, ops nn.Operators, halo nn.Halo) (Data, error) {
 	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
 	ids = append(append(ids, part.Owned...), part.Halo...)
 	lg, err := nn.NewBlock(ops, ids, halo)
@@ -43,25 +50,73 @@ func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []in
 	return d, nil
 }
 
-// localOperators builds the GCN, mean and self-loop operators of part. Rows
-// keep the global neighbour order, with the self loop where the global
-// operator has it, so every row sums its terms in the same order as the
-// whole-graph operator does.
-func localOperators(g *graph.Graph, part *partition.Part) (nn.Operators, error) {
-	return localOperatorsWithDegrees(part, part.ColumnDegrees(g))
+// operatorSet is which of a part's operators to build.
+type operatorSet struct{ loops, gcn, mean bool }
+
+// allOperators builds every operator, whatever the model reads.
+var allOperators = operatorSet{loops: true, gcn: true, mean: true}
+
+// operatorsOf is the set a model aggregating as agg reads: GCN's operator
+// (whose pattern serves as the self-loop adjacency), the mean alone
+// (GraphSAGE, and the MLP, which reads none but whose block takes its
+// shape from one), or the self-loop pattern alone (GAT). On a large graph
+// each operator is hundreds of megabytes a part.
+func operatorsOf(agg sample.Aggregation) operatorSet {
+	switch agg {
+	case sample.GCN:
+		return operatorSet{gcn: true}
+	case sample.Attention:
+		return operatorSet{loops: true}
+	}
+	return operatorSet{mean: true}
 }
 
-// localOperatorsWithDegrees is localOperators with the column degrees of A+I given.
-func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.Operators, error) {
+// localOperators builds the operators of part that set names, with colDeg
+// the column degrees of A+I. Rows keep the global neighbour order, with
+// the self loop where the global operator has it, so every row sums its
+// terms in the same order as the whole-graph operator does. GCN shares the
+// self-loop adjacency's offsets and indices, and Loops is set only when
+// GCN is not (nn.Block then reads GCN's pattern).
+func localOperators(part *partition.Part, colDeg []int32, set operatorSet) (nn.Operators, error) {
 	local := part.Local
 	own := len(part.Owned)
+	var ops nn.Operators
+	if set.loops || set.gcn {
+		withLoops := selfLoops(part)
+		if set.gcn {
+			gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
+			if err != nil {
+				return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+			}
+			ops.GCN = gcn
+		}
+		if set.loops {
+			ops.Loops = withLoops
+		}
+	}
+	if set.mean {
+		rowLen := make([]int32, local.Rows)
+		for i := range rowLen {
+			rowLen[i] = int32(local.Offsets[i+1] - local.Offsets[i])
+		}
+		mean, err := graph.MeanNormWithDegrees(local, rowLen)
+		if err != nil {
+			return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+		}
+		ops.Mean = mean
+	}
+	return ops, nil
+}
+
+// selfLoops is part's local adjacency with the self loop inserted in every
+// row where the global A+I has it.
+func selfLoops(part *partition.Part) *tensor.CSR {
+	local := part.Local
 	withLoops := &tensor.CSR{Rows: local.Rows, Cols: local.Cols, Offsets: make([]int64, local.Rows+1),
 		Indices: make([]int32, 0, local.NNZ()+local.Rows)}
-	rowLen := make([]int32, local.Rows)
 	for i := range local.Rows {
 		v := part.Owned[i]
 		row := local.Indices[local.Offsets[i]:local.Offsets[i+1]]
-		rowLen[i] = int32(len(row))
 		inserted := false
 		for _, c := range row {
 			gc := part.Global(c)
@@ -78,13 +133,5 @@ func localOperatorsWithDegrees(part *partition.Part, colDeg []int32) (nn.Operato
 		}
 		withLoops.Offsets[i+1] = int64(len(withLoops.Indices))
 	}
-	gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
-	if err != nil {
-		return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
-	}
-	mean, err := graph.MeanNormWithDegrees(local, rowLen)
-	if err != nil {
-		return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
-	}
-	return nn.Operators{Loops: withLoops, GCN: gcn, Mean: mean}, nil
+	return withLoops
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/traintest"
 )
@@ -63,6 +64,18 @@ func runWhole(t *testing.T, s sbmTask, cfg train.Config) runOutcome {
 
 func runPartitioned(t *testing.T, s sbmTask, cfg train.Config, method string, k int) runOutcome {
 	t.Helper()
+	return runParts(t, s, cfg, method, k, false)
+}
+
+// runParts is runPartitioned with every part holding all its operators
+// when all is set, whatever the model reads, and those PartOf builds for
+// the model otherwise.
+func runParts(t *testing.T, s sbmTask, cfg train.Config, method string, k int, all bool) runOutcome {
+	t.Helper()
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := partition.New(method)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +95,16 @@ func runPartitioned(t *testing.T, s sbmTask, cfg train.Config, method string, k 
 		if err != nil {
 			return err
 		}
-		d, err := PartOf(s.g, s.x, s.labels, s.train, s.val, s.test, part, ex)
+		var d Data
+		if all {
+			ops, err := localOperators(part, part.ColumnDegrees(s.g), allOperators)
+			if err != nil {
+				return err
+			}
+			d, err = partData(s.x, s.labels, s.train, s.val, s.test, part, ops, ex)
+		} else {
+			d, err = PartOf(s.g, s.x, s.labels, s.train, s.val, s.test, part, agg, ex)
+		}
 		if err != nil {
 			return err
 		}

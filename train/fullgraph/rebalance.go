@@ -15,6 +15,7 @@ import (
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -243,8 +244,12 @@ func (r *rebalancer) rebind(s *Stepper, layout *partition.Layout, acc *epochAcco
 	if err != nil {
 		return err
 	}
+	agg, err := sample.AggregationOf(s.model.Config.Model)
+	if err != nil {
+		return err
+	}
 	p := r.p
-	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex)
+	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, agg, ex)
 	if err != nil {
 		return err
 	}

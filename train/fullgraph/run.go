@@ -14,6 +14,7 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partition"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 )
 
@@ -98,13 +99,17 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 			return train.Result{}, nil, err
 		}
 	}
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
 	hc := exchangeConfig(cfg, opts)
 	part := &layout.Parts[c.Rank()]
 	ex, err := halo.New(c, part, hc)
 	if err != nil {
 		return train.Result{}, nil, err
 	}
-	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, ex)
+	d, err := PartOf(p.Graph, p.Features, p.Labels, p.Train, p.Val, p.Test, part, agg, ex)
 	if err != nil {
 		return train.Result{}, nil, err
 	}

@@ -11,15 +11,22 @@ import (
 	"github.com/graft-gnn/graft/metrics"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
 
-// StoredData returns what the worker holding sp trains on, like PartOf;
-// halo connects it to the other workers (nil with one part).
-func StoredData(sp *partstore.Part, halo nn.Halo) (Data, error) {
+// StoredData returns what the worker holding sp trains on, like PartOf,
+// with the operators a model aggregating as agg reads; halo connects it to
+// the other workers (nil with one part).
+func StoredData(sp *partstore.Part, agg sample.Aggregation, halo nn.Halo) (Data, error) {
+	return storedData(sp, operatorsOf(agg), halo)
+}
+
+// storedData is StoredData building the operators set names.
+func storedData(sp *partstore.Part, set operatorSet, halo nn.Halo) (Data, error) {
 	part := &sp.Part
-	ops, err := localOperatorsWithDegrees(part, sp.ColDegree)
+	ops, err := localOperators(part, sp.ColDegree, set)
 	if err != nil {
 		return Data{}, err
 	}
@@ -76,7 +83,11 @@ func RunStoredWorker(ctx context.Context, c comm.Communicator, cfg train.Config,
 		// ones instead.
 		sp.Features = nn.BF16Features(tensor.MatrixToBF16(sp.Features.Dense))
 	}
-	d, err := StoredData(sp, hx)
+	agg, err := sample.AggregationOf(cfg.Model.Model)
+	if err != nil {
+		return train.Result{}, nil, err
+	}
+	d, err := StoredData(sp, agg, hx)
 	if err != nil {
 		return train.Result{}, nil, err
 	}

@@ -178,6 +178,6 @@ func FuzzStoredData(f *testing.F) {
 		if err != nil {
 			return
 		}
-		StoredData(sp, nil)
+		storedData(sp, allOperators, nil)
 	})
 }
