@@ -75,7 +75,7 @@ func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAc
 		for i := range in.layout.Parts {
 			m.Graph += partGraphBytes(&in.layout.Parts[i])
 		}
-		if inProcess { // full-graph parts copy their rows beside the whole's (sampled ones let the whole's go: dropWhole)
+		if inProcess { // rebalancing full-graph parts copy their rows beside the whole's (the others let the whole's go: dropWhole)
 			m.Features *= 2
 		}
 	}

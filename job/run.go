@@ -189,6 +189,9 @@ func (s *Spec) roundFeatures(in *input) {
 func (s *Spec) runInProcess(ctx context.Context, in *input, opts fullgraph.Options, onEpoch func(metrics.Epoch) error) (train.Result, *train.Loop, error) {
 	s.roundFeatures(in)
 	if in.manifest == nil && s.Sampler == "" {
+		if in.layout != nil && in.layout.K > 1 {
+			opts.Cut = func() { in.fullPartCut(in.layout.K) }
+		}
 		return fullgraph.RunInProcess(ctx, s.Train, in.problem, in.layout, opts, onEpoch)
 	}
 	// Every part is read in this process, so the directory must hold them
@@ -336,6 +339,21 @@ func (in *input) dropAllBut(rank int) {
 // they share with in.layout.
 func (in *input) partCut(parts int) {
 	if atomic.AddInt64(&in.cut, 1) == int64(parts) {
+		in.dropWhole()
+	}
+}
+
+// fullPartCut is partCut for full-graph parts (fullgraph.Options.Cut),
+// which copy their rows without holdPart: when the last has cut its part,
+// the account counts the whole's feature bytes, what the parts' rows add
+// up to, as the parts'.
+func (in *input) fullPartCut(parts int) {
+	if atomic.AddInt64(&in.cut, 1) == int64(parts) {
+		rows := featureBytes(in.problem.Features)
+		if x := in.problem.FeaturesBF16; x != nil {
+			rows += x.Bytes()
+		}
+		atomic.AddInt64(&in.partFeatures, rows)
 		in.dropWhole()
 	}
 }

@@ -55,6 +55,13 @@ type Options struct {
 	// parts or more, every worker holding the whole problem).
 	Rebalance *Rebalance
 
+	// Cut, if set, is called by each worker of a layout of two parts or
+	// more once it has taken its part's rows from the whole problem,
+	// unless it rebalances (which cuts anew from the whole): after every
+	// worker's call, nothing of the run reads the whole problem's graph,
+	// features or labels, and the caller may let them go.
+	Cut func()
+
 	// Precision is what the run holds its features and the layers'
 	// per-node projections in, and what the halo exchange's forward rows
 	// travel in (train.BF16: bfloat16; see nn.Model.SetBF16). Parameters,
@@ -114,7 +121,11 @@ func RunWorker(ctx context.Context, c comm.Communicator, cfg train.Config, p tra
 		return train.Result{}, nil, err
 	}
 	var rb *rebalancer
-	if opts.Rebalance != nil {
+	if opts.Rebalance == nil {
+		if opts.Cut != nil {
+			opts.Cut()
+		}
+	} else {
 		if rb, err = newRebalancer(*opts.Rebalance, c, p, hc, layout, records, opts.layouts); err != nil {
 			return train.Result{}, nil, err
 		}
