@@ -407,8 +407,9 @@ func TestHeldEstimateIsWhatEvaluationHolds(t *testing.T) {
 }
 
 // PrepareAlone samples and gathers the very batches training draws, with
-// their figures, and leaves training as it was: a run that stops mid-epoch
-// to prepare a whole epoch alone goes on bit for bit as one that does not.
+// their figures, and leaves training as it was: a run that stops mid-epoch,
+// with the feed's pool full, to prepare a whole epoch alone goes on bit for
+// bit as one that does not, and its stats count training's batches only.
 func TestPrepareAloneLeavesTrainingAsItWas(t *testing.T) {
 	p := traintest.SBMProblem(t, 400)
 	cfg := testConfig("sage")
@@ -428,27 +429,38 @@ func TestPrepareAloneLeavesTrainingAsItWas(t *testing.T) {
 					t.Fatal(err)
 				}
 				o.losses = append(o.losses, loss)
-				if alone && epoch == 2 && b == 1 {
+				if alone && epoch == 3 && b == 1 {
+					for len(s.feed.ready) < cap(s.feed.ready) { // the producer has filled every free batch
+						runtime.Gosched()
+					}
 					if prepared, err = s.PrepareAlone(3); err != nil {
 						t.Fatal(err)
 					}
+					if s.feed.on || len(s.feed.free) != cap(s.feed.free)-len(s.pending) {
+						t.Fatalf("after PrepareAlone the feed is on (%v) or holds %d of %d free batches with %d pending", s.feed.on, len(s.feed.free), cap(s.feed.free), len(s.pending))
+					}
 				}
 			}
+			st := s.TakeStats()
 			if epoch == 3 {
-				trained = s.TakeStats()
-			} else {
-				s.TakeStats()
+				trained = st
 			}
 		}
 		return collect(t, train.Result{}, loop, nil, &o), trained, prepared
 	}
-	plain, _, _ := run(false)
+	plain, plainTrained, _ := run(false)
 	interrupted, trained, alone := run(true)
 	if !slices.Equal(plain.losses, interrupted.losses) || !slices.Equal(plain.params, interrupted.params) {
 		t.Errorf("preparing an epoch alone changed training: losses %v against %v", interrupted.losses, plain.losses)
 	}
-	if alone.Batches != trained.Batches || alone.InputNodes != trained.InputNodes || alone.InputEdges != trained.InputEdges ||
-		alone.Seeds != trained.Seeds || alone.GatheredBytes != trained.GatheredBytes || alone.Flops != trained.Flops {
+	same := func(a, b Stats) bool {
+		return a.Batches == b.Batches && a.InputNodes == b.InputNodes && a.InputEdges == b.InputEdges &&
+			a.Seeds == b.Seeds && a.GatheredBytes == b.GatheredBytes && a.Flops == b.Flops
+	}
+	if !same(trained, plainTrained) {
+		t.Errorf("epoch 3's stats %+v with an epoch prepared alone in it, %+v without", trained, plainTrained)
+	}
+	if !same(alone, trained) {
 		t.Errorf("epoch 3 prepared alone %+v, trained %+v: not the same batches", alone, trained)
 	}
 	if alone.SampleSeconds <= 0 || alone.GatherSeconds <= 0 || alone.ComputeSeconds != 0 {
