@@ -98,7 +98,7 @@ func TestTCPJoinFailureCarriesThePrefixOnce(t *testing.T) {
 		if r == 0 {
 			o.Listener = ln
 		} else {
-			o.StartTimeout = 100 * time.Millisecond // and 2 s more: verdictGrace
+			o.StartTimeout = 500 * time.Millisecond // and 2 s more: verdictGrace
 		}
 		wg.Add(1)
 		go func() {
@@ -117,6 +117,7 @@ func TestTCPJoinFailureCarriesThePrefixOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
+	root.SetDeadline(time.Now().Add(time.Minute)) // a regression fails the test, not hangs it
 	if err := writeControl(root, control{Kind: "join", Rank: 2, Size: 3, Addr: "127.0.0.1:1", Order: byteOrder}); err != nil {
 		t.Fatal(err)
 	}

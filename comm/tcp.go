@@ -219,7 +219,7 @@ func (t *TCP) fail(err error) {
 		lost, reason := t.rank, err.Error()
 		var pe *PeerError
 		if errors.As(err, &pe) {
-			lost, reason = pe.Rank, pe.Err.Error()
+			lost, reason = pe.Rank, fmt.Sprint(pe.Err)
 		}
 		switch {
 		case errors.Is(err, errPeerClosed):
