@@ -2,6 +2,7 @@ package comm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -138,5 +139,61 @@ func TestTCPJoinFailureCarriesThePrefixOnce(t *testing.T) {
 	onePrefix(t, "rank 0's error", errs[0].Error())
 	if toRank2 == nil || !strings.Contains(toRank2.Error(), want) || strings.Contains(toRank2.Error(), "comm:") {
 		t.Errorf("rank 0 told rank 2 %q; want its error without the prefix, which the receiver adds", toRank2)
+	}
+}
+
+// A rank declared lost by another, and told so, relays its loss to its
+// peers marked as relayed: they report it lost, as it does, where a rank
+// that stops for a reason of its own (Abort, or a failure of its own) is
+// reported as aborted. Both ends are checked against a socket playing
+// rank 1.
+func TestRelayedLossIsALoss(t *testing.T) {
+	// Receiving: an abort from rank 1 naming itself.
+	for _, tc := range []struct {
+		name    string
+		msg     string
+		aborted bool
+	}{
+		{"relayed", `{"kind":"abort","rank":1,"lost":1,"relayed":true,"reason":"reported by rank 0: lost: silent for 2s"}`, false},
+		{"aborted", `{"kind":"abort","rank":1,"lost":1,"aborted":true,"reason":"disk full"}`, true},
+		{"own failure", `{"kind":"abort","rank":1,"lost":1,"reason":"shared memory: no space left"}`, true},
+	} {
+		c, other := rawPeer(t)
+		other.Write(appendFrame(nil, frameControl, 0, 0, 0, []byte(tc.msg)))
+		err := c.Barrier("b")
+		var pe *PeerError
+		if !errors.As(err, &pe) || pe.Rank != 1 || errors.Is(err, ErrPeerAborted) != tc.aborted {
+			t.Errorf("%s: %v; want rank 1, aborted %v", tc.name, err, tc.aborted)
+		}
+		onePrefix(t, tc.name, err.Error())
+	}
+	// Sending: rank 0 told it is lost relays it marked; its own abort is not.
+	for _, tc := range []struct {
+		name    string
+		err     error
+		relayed bool
+	}{
+		{"declared lost", &PeerError{Rank: 0, Err: reportedError{by: 1, reason: "lost: silent for 2s"}}, true},
+		{"aborted", &PeerError{Rank: 0, Err: abortError{"disk full"}}, false},
+		{"another rank lost", &PeerError{Rank: 1, Err: errors.New("lost: connection closed")}, false},
+	} {
+		c, other := rawPeer(t)
+		c.fail(tc.err)
+		other.SetReadDeadline(time.Now().Add(time.Minute))
+		var m control
+		for m.Kind != "abort" {
+			h, payload, err := readFrame(other, 1<<20, nil)
+			if err != nil {
+				t.Fatalf("%s: reading rank 0's frames: %v", tc.name, err)
+			}
+			if h.typ == frameControl {
+				if err := json.Unmarshal(payload, &m); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if m.Relayed != tc.relayed {
+			t.Errorf("%s: rank 0 sent %+v; want relayed %v", tc.name, m, tc.relayed)
+		}
 	}
 }

@@ -233,7 +233,11 @@ func (t *TCP) fail(err error) {
 		if ae := (abortError{}); errors.As(err, &ae) && lost == t.rank {
 			reason = ae.reason
 		}
-		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason, Aborted: errors.Is(err, ErrPeerAborted)})
+		// A rank relaying its own loss, as another rank reported it, says
+		// so: its peers then report it lost, as that rank does, not
+		// stopped for a reason of its own.
+		relayed := lost == t.rank && errors.As(err, new(reportedError))
+		msg, _ := json.Marshal(control{Kind: "abort", Rank: t.rank, Lost: lost, Reason: reason, Aborted: errors.Is(err, ErrPeerAborted), Relayed: relayed})
 		frame := appendFrame(nil, frameControl, 0, 0, 0, msg)
 		for _, p := range t.peers {
 			if p != nil {
@@ -286,7 +290,11 @@ type control struct {
 	// Aborted: in an abort naming another rank, that rank aborted (rather
 	// than being lost), so the error this rank reports wraps ErrPeerAborted
 	// whether the news came from it or from a peer.
-	Aborted bool   `json:"aborted,omitempty"`
+	Aborted bool `json:"aborted,omitempty"`
+	// Relayed: in an abort naming its sender, the sender relays its loss
+	// as another rank declared it, rather than stopping for a reason of
+	// its own.
+	Relayed bool   `json:"relayed,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Host    string `json:"host,omitempty"`  // link: where this rank's memory is (hostIdentity)
 	Path    string `json:"path,omitempty"`  // shm: the segment to map

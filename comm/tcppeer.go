@@ -271,9 +271,12 @@ func (p *peer) readControl(h *frameHeader) {
 		close(p.gone)
 		p.t.inbox.leave(p.rank)
 	case "abort":
-		if m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size { // the peer's own failure
+		switch {
+		case m.Lost == p.rank && m.Relayed: // the peer's loss, as another rank declared it
+			p.t.fail(p.lost(errors.New(m.Reason)))
+		case m.Lost == p.rank || m.Lost < 0 || m.Lost >= p.t.size: // the peer's own failure
 			p.t.fail(p.lost(abortError{m.Reason}))
-		} else { // another rank's, or this rank's as the peer saw it
+		default: // another rank's, or this rank's as the peer saw it
 			p.t.fail(&PeerError{Rank: m.Lost, Err: reportedError{by: p.rank, reason: m.Reason, aborted: m.Aborted}})
 		}
 	default:
