@@ -23,7 +23,7 @@ func TestPartsLetTheWholeProblemGo(t *testing.T) {
 	for _, rebalance := range []bool{false, true} {
 		p := traintest.SBMProblem(t, 300)
 		graphRef, featuresRef := weak.Make(p.Graph), weak.Make(p.Features.Dense)
-		layout := partsOf(t, p.Graph, 2)
+		layout := partsOf(t, p.Graph, "multilevel", 2)
 		var cuts atomic.Int32
 		opts := Options{Cut: func() { cuts.Add(1) }}
 		if rebalance {
@@ -59,10 +59,10 @@ func TestPartsLetTheWholeProblemGo(t *testing.T) {
 	}
 }
 
-// partsOf is g's multilevel layout of k parts.
-func partsOf(t *testing.T, g *graph.Graph, k int) *partition.Layout {
+// partsOf is g's layout of k parts by method, seeded alike in every test.
+func partsOf(t *testing.T, g *graph.Graph, method string, k int) *partition.Layout {
 	t.Helper()
-	p, err := partition.New("multilevel")
+	p, err := partition.New(method)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/halo"
 	"github.com/graft-gnn/graft/nn"
-	"github.com/graft-gnn/graft/partition"
 	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/train"
 	"github.com/graft-gnn/graft/train/traintest"
@@ -76,18 +75,7 @@ func runParts(t *testing.T, s sbmTask, cfg train.Config, method string, k int, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := partition.New(method)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts, err := p.Partition(s.g, k, partition.Options{Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := partition.BuildLayout(s.g, parts, k)
-	if err != nil {
-		t.Fatal(err)
-	}
+	layout := partsOf(t, s.g, method, k)
 	outs := make([]runOutcome, k)
 	err = comm.Run(k, func(c comm.Communicator) error {
 		part := &layout.Parts[c.Rank()]
