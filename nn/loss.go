@@ -10,9 +10,10 @@ import (
 // CrossEntropy is log-softmax followed by the negative log-likelihood of the
 // labels of some rows. It keeps its buffers across calls.
 type CrossEntropy struct {
-	logp, grad *tensor.Matrix
-	picked     *tensor.Matrix // Loss's copy of the loss rows' logits
-	listed     []bool         // false between calls: the rows seen while checking them
+	grad   *tensor.Matrix // Forward's, which holds the log-probabilities first
+	logp   *tensor.Matrix // Loss's, of the loss rows only
+	picked *tensor.Matrix // Loss's copy of the loss rows' logits
+	listed []bool         // false between calls: the rows seen while checking them
 }
 
 // Forward returns Σ_{r ∈ rows} −log softmax(logits_r)[labels[r]] / norm and
@@ -59,27 +60,27 @@ func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int
 		}
 	}
 	// Only the loss rows' log-probabilities are needed (labelled rows are
-	// often a small part of a graph).
-	logp := ensure(&c.logp, logits.Rows, logits.Cols)
-	tensor.LogSoftmaxRows(logp, logits, rows)
+	// often a small part of a graph), and each becomes its row of the
+	// gradient in place: one buffer of the logits' size, not two.
 	grad := ensure(&c.grad, logits.Rows, logits.Cols)
 	grad.Zero()
+	tensor.LogSoftmaxRows(grad, logits, rows)
 	inv := 1 / norm
 	var loss float64
 	for i, r := range rows {
 		y := labels[r]
-		lp, g := logp.Row(int(r)), grad.Row(int(r))
+		row := grad.Row(int(r)) // log-probabilities, then their gradient
 		scale := inv
 		if weights == nil {
-			loss -= float64(lp[y])
+			loss -= float64(row[y])
 		} else {
-			loss -= float64(weights[i]) * float64(lp[y])
+			loss -= float64(weights[i]) * float64(row[y])
 			scale *= float64(weights[i])
 		}
-		for j, v := range lp {
-			g[j] = float32(math.Exp(float64(v)) * scale)
+		for j, lp := range row {
+			row[j] = float32(math.Exp(float64(lp)) * scale)
 		}
-		g[y] -= float32(scale)
+		row[y] -= float32(scale)
 	}
 	return loss * inv, grad, nil
 }
