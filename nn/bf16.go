@@ -28,6 +28,7 @@ import (
 // read as they are at any setting. Full-graph training sets it for
 // --precision bf16.
 func (m *Model) SetBF16(on bool) {
+	m.setNarrowing(on)
 	for _, l := range m.Layers {
 		switch l := l.(type) {
 		case *GCN:

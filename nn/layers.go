@@ -145,6 +145,10 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.prod, l.Weight.Grad, dh)
+	if inputGrad && l.dx.overDY {
+		gradOverDY(l.prod, dy, dh, l.Weight.Value, nil, &l.dx.own)
+		return dy
+	}
 	return inputGradient(l.prod, l.dx.slot(), l.x, dh, l.Weight, inputGrad)
 }
 
@@ -241,6 +245,10 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.prod, l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.prod, l.WeightR.Grad, dy)
+	if inputGrad && l.dx.overDY {
+		gradOverDY(l.prod, dy, dh, l.WeightL.Value, l.WeightR.Value, &l.dx.own)
+		return dy
+	}
 	dx := inputGradient(l.prod, l.dx.slot(), l.x, dh, l.WeightL, inputGrad)
 	if dx != nil {
 		l.prod.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
@@ -285,7 +293,10 @@ func scratch(g *Block, bf16 bool, y **tensor.Matrix, work *transient) **tensor.M
 // dense input: its own buffer, or the matrix the model handed it for the
 // pass (Model.gradInto), the input's own storage, which Backward reads
 // only before it writes the gradient (for the weight gradients).
-type gradBuffer struct{ own, to *tensor.Matrix }
+type gradBuffer struct {
+	own, to *tensor.Matrix
+	overDY  bool // write the gradient over the output's (gradOverDY), through own as a tile
+}
 
 func (b *gradBuffer) slot() **tensor.Matrix {
 	if b.to != nil {

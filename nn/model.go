@@ -56,6 +56,7 @@ type Model struct {
 	step     uint64
 	dout     *tensor.Matrix
 	products tensor.Products // SetProducts
+	narrow   narrowing       // hidden outputs in bf16 (narrow.go)
 }
 
 // actMode is how an activation between layers runs.
@@ -239,10 +240,11 @@ func (m *Model) ForwardRange(lo, hi int, blocks []*Block, x Features, train bool
 	if train {
 		m.step++
 	}
+	m.plan(lo, hi, len(blocks), blocks[min(lo, len(blocks)-1)])
 	var out *tensor.Matrix
 	for i := lo; i < hi; i++ {
 		out = m.layer(i, lo, hi, blocks[min(i, len(blocks)-1)], x, mode)
-		x = Features{Dense: out}
+		x = m.nextInput(i, out)
 	}
 	return out
 }

@@ -336,9 +336,14 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 	const n, in, classes = 40, 12, 4
 	gg := randomGraph(t, n, 4, 31)
 	for _, parts := range []int{2, 3, 4, 5} {
-		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat", "gcn-bf16", "sage-bf16", "gat-bf16"} {
+		for _, model := range []string{"gcn", "sage", "sage-normalize", "gat", "gcn-bf16", "sage-bf16", "gat-bf16", "gcn-bf16-4", "sage-bf16-4"} {
 			for _, storage := range []Storage{ForceDense, ForceSparse} {
 				name := model + map[Storage]string{ForceDense: "/dense", ForceSparse: "/sparse"}[storage]
+				model, four := strings.CutSuffix(model, "-4") // four layers: two hidden outputs held in bf16
+				layers := 3
+				if four {
+					layers = 4
+				}
 				model, bf16 := strings.CutSuffix(model, "-bf16")
 				model, normalize := strings.CutSuffix(model, "-normalize")
 				features := func(x *tensor.Matrix) Features {
@@ -360,7 +365,7 @@ func TestPartitionedEqualsWhole(t *testing.T) {
 					for v := range owner {
 						owner[v] = rng.IntN(parts)
 					}
-					cfg := Config{Model: model, InFeatures: in, Hidden: 6, Classes: classes, Layers: 3, Heads: 2,
+					cfg := Config{Model: model, InFeatures: in, Hidden: 6, Classes: classes, Layers: layers, Heads: 2,
 						Dropout: 0.3, AttentionDropout: 0.3, Seed: 8, Normalize: normalize}
 					whole, err := NewModel(cfg)
 					if err != nil {

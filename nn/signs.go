@@ -18,6 +18,12 @@ import (
 // writing its input gradient over its input where gradInto allows.
 func (m *Model) layerBackward(i, lo int, d *tensor.Matrix) *tensor.Matrix {
 	l := m.Layers[i]
+	if i > lo && m.heldInput(i) {
+		n := m.narrow.layers[i]
+		n.gradOverDY(true)
+		defer n.gradOverDY(false)
+		return l.Backward(d, true)
+	}
 	if t, ok := l.(interface{ gradInto(*tensor.Matrix) }); ok {
 		if into := m.gradInto(i, lo); into != nil {
 			t.gradInto(into)

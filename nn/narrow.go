@@ -1,0 +1,193 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/vec"
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Hidden outputs in bfloat16 (SetBF16). A full-graph pass keeps every
+// layer's output until the backward pass, a hidden-wide row per node a
+// layer, which on a large graph is most of a run's memory. At bf16 the
+// output of every hidden layer but the last is rounded to bf16 after its
+// ReLU (and the next layer's dropout, fused into it), on the whole graph
+// as on parts: in training the products that read it round it anyway, so
+// only evaluation's float32 products see the difference. Where the
+// layers allow (GCN and GraphSAGE, on a part with a halo, in one pass over
+// all layers), the rounded output is held in bf16, half its bytes, and
+// the float32 buffer the layer computed into is the one the last hidden
+// layer computes into next. That buffer then carries the gradient back:
+// the last layer writes its input gradient over it (gradInto), and each
+// layer whose input is held in bf16 writes its input gradient over its
+// output's gradient, a tile of rows at a time (gradOverDY), once nothing
+// reads that gradient any more. An L-layer model then keeps one float32
+// hidden-wide buffer where it kept L − 1.
+//
+// The last hidden output stays float32 because it is that buffer; the
+// ReLU's backward pass reads the signs of the rounded values, saved when
+// they are rounded.
+
+// narrowable is a layer (GCN, SAGE) whose output buffer the model can
+// choose, and whose Backward can write its input gradient over the
+// gradient of its output.
+type narrowable interface {
+	outputSlot() **tensor.Matrix // where the layer's Forward computes into
+	gradOverDY(on bool)
+}
+
+func (l *GCN) outputSlot() **tensor.Matrix  { return &l.y }
+func (l *SAGE) outputSlot() **tensor.Matrix { return &l.y }
+func (l *GCN) gradOverDY(on bool)           { l.dx.overDY = on }
+func (l *SAGE) gradOverDY(on bool)          { l.dx.overDY = on }
+
+// narrowing is what a model keeps for its hidden outputs in bf16.
+type narrowing struct {
+	on     bool           // SetBF16
+	layers []narrowable   // layers[i]: layer i, or nil if it is not narrowable
+	wide   *tensor.Matrix // the float32 output buffer the holding layers share
+	held   []tensor.MatrixBF16
+	data   [][]uint16      // held[i]'s storage
+	pass   []outputStorage // how each layer's output is kept in the current pass
+}
+
+// outputStorage is how a pass keeps a layer's output.
+type outputStorage uint8
+
+const (
+	outputFloat32 outputStorage = iota // as the layer computed it
+	outputRounded                      // rounded to bf16 in place
+	outputHeld                         // rounded, held in bf16; computed into wide
+	outputWide                         // the last hidden layer's, computed into wide
+)
+
+// setNarrowing turns hidden outputs in bf16 on or off (SetBF16).
+func (m *Model) setNarrowing(on bool) {
+	n := &m.narrow
+	n.on = on
+	L := len(m.Layers)
+	n.layers = make([]narrowable, L)
+	for i, l := range m.Layers {
+		n.layers[i], _ = l.(narrowable)
+	}
+	n.held = make([]tensor.MatrixBF16, L)
+	n.data = make([][]uint16, L)
+	n.pass = make([]outputStorage, L)
+	if n.wide == nil {
+		n.wide = &tensor.Matrix{}
+	}
+}
+
+// plan decides how a pass over layers [lo, hi) on nb blocks, the first of
+// them g, keeps each layer's output, and points the layers at their
+// buffers.
+func (m *Model) plan(lo, hi, nb int, g *Block) {
+	n := &m.narrow
+	if n.layers == nil {
+		return
+	}
+	L := len(m.Layers)
+	holding := false
+	for i := range n.pass {
+		n.pass[i] = outputFloat32
+		if !n.on || nb != 1 || i < lo || i+2 >= L || i+1 >= hi || m.acts[i].Kind != ReLU || m.Config.Normalize {
+			continue
+		}
+		n.pass[i] = outputRounded
+		// A layer without a halo takes its backward scratch from its output
+		// (scratch), which cannot then be the buffer the gradient runs in.
+		if g.Halo != nil && n.layers[i] != nil && n.layers[i+1] != nil && n.layers[L-2] != nil && L-2 < hi {
+			n.pass[i] = outputHeld
+			holding = true
+		}
+	}
+	if holding {
+		n.pass[L-2] = outputWide
+	}
+	for i, l := range n.layers {
+		if l == nil {
+			continue
+		}
+		slot := l.outputSlot()
+		switch {
+		case n.pass[i] == outputHeld || n.pass[i] == outputWide:
+			*slot = n.wide
+		case *slot == n.wide:
+			*slot = nil // its own buffer again, made by its next Forward
+		}
+		if i >= lo && i < len(m.signed) {
+			m.signed[i] = false // hold, or the next layer's gradInto, sets it
+		}
+	}
+}
+
+// nextInput is layer i's output y as the next layer's input, rounded or
+// held in bf16 as the pass keeps it.
+func (m *Model) nextInput(i int, y *tensor.Matrix) Features {
+	n := &m.narrow
+	if n.layers == nil {
+		return Features{Dense: y}
+	}
+	switch n.pass[i] {
+	case outputRounded:
+		roundBF16(y)
+	case outputHeld:
+		return Features{BF16: m.hold(i, y)}
+	}
+	return Features{Dense: y}
+}
+
+// hold rounds y, layer i's output, into held[i] and saves where it is
+// positive for the ReLU's backward pass.
+func (m *Model) hold(i int, y *tensor.Matrix) *tensor.MatrixBF16 {
+	n := &m.narrow
+	h := &n.held[i]
+	*h = tensor.MatrixBF16{Rows: y.Rows, Cols: y.Cols, Data: ensureSlice(&n.data[i], y.Rows*y.Cols)}
+	words := signWords(y.Cols)
+	bits := ensureSlice(&m.signs[i], y.Rows*words)
+	parallel.For(y.Rows, rowGrain(y.Cols), rangeTask(func(lo, hi int) {
+		a, b := lo*y.Cols, hi*y.Cols
+		bf16.Encode(h.Data[a:b], y.Data[a:b])
+		bf16.Decode(y.Data[a:b], h.Data[a:b]) // the rounded values, whose signs the ReLU's gradient takes
+		for r := lo; r < hi; r++ {
+			vec.SignBits(bits[r*words:(r+1)*words], y.Row(r))
+		}
+	}))
+	m.signed[i] = true
+	return h
+}
+
+// heldInput reports whether layer i's input in the last pass was layer
+// i−1's output held in bf16.
+func (m *Model) heldInput(i int) bool {
+	return i > 0 && m.narrow.layers != nil && m.inputs[i].BF16 == &m.narrow.held[i-1]
+}
+
+// overDYTile is the float32s of a tile of gradOverDY's rows.
+const overDYTile = 1 << 20
+
+// gradOverDY writes the input gradient dh·W_hᵀ (+ dy·W_yᵀ, for a non-nil
+// wy) over dy, a tile of rows at a time through the buffer tile: the rows
+// of both products are the same nodes' (a full-graph layer whose input
+// rows are its destinations), and no tile of dy is written before both
+// products have read it.
+func gradOverDY(p tensor.Products, dy, dh, wh, wy *tensor.Matrix, tile **tensor.Matrix) {
+	if dh.Rows != dy.Rows || wh.Rows != dy.Cols {
+		panic(fmt.Sprintf("nn: an input gradient of %d×%d over an output gradient of %d×%d", dh.Rows, wh.Rows, dy.Rows, dy.Cols))
+	}
+	cols := dy.Cols
+	step := max(1, overDYTile/max(cols, 1))
+	for lo := 0; lo < dy.Rows; lo += step {
+		hi := min(lo+step, dy.Rows)
+		t := ensure(tile, hi-lo, cols)
+		a := tensor.Matrix{Rows: hi - lo, Cols: dh.Cols, Data: dh.Data[lo*dh.Cols : hi*dh.Cols]}
+		p.MatMulNT(t, &a, wh)
+		if wy != nil {
+			b := tensor.Matrix{Rows: hi - lo, Cols: cols, Data: dy.Data[lo*cols : hi*cols]}
+			p.MatMulNTAdd(t, &b, wy)
+		}
+		copy(dy.Data[lo*cols:hi*cols], t.Data)
+	}
+}
