@@ -12,12 +12,12 @@ import (
 // Hidden outputs in bfloat16 (SetBF16). A full-graph pass keeps every
 // layer's output until the backward pass, a hidden-wide row per node a
 // layer, which on a large graph is most of a run's memory. At bf16 the
-// output of every hidden layer but the last is rounded to bf16 after its
-// ReLU (and the next layer's dropout, fused into it), on the whole graph
-// as on parts: in training the products that read it round it anyway, so
-// only evaluation's float32 products see the difference. Where the
-// layers allow (GCN and GraphSAGE, on a part with a halo, in one pass over
-// all layers), the rounded output is held in bf16, half its bytes, and
+// output of every hidden GCN or GraphSAGE layer but the last (ReLU, no
+// normalisation) is rounded to bf16 after its ReLU (and the next layer's
+// dropout, fused into it), on the whole graph as on parts. Where training's
+// products run in bf16 they round it anyway, and only evaluation's float32
+// products see the difference. On a part with a halo, in a pass over all
+// layers, the rounded output is held in bf16, half its bytes, and
 // the float32 buffer the layer computed into is the one the last hidden
 // layer computes into next. That buffer then carries the gradient back:
 // the last layer writes its input gradient over it (gradInto), and each
@@ -92,13 +92,14 @@ func (m *Model) plan(lo, hi, nb int, g *Block) {
 	holding := false
 	for i := range n.pass {
 		n.pass[i] = outputFloat32
-		if !n.on || nb != 1 || i < lo || i+2 >= L || i+1 >= hi || m.acts[i].Kind != ReLU || m.Config.Normalize {
+		if !n.on || nb != 1 || i < lo || i+2 >= L || i+1 >= hi || n.layers[i] == nil || n.layers[i+1] == nil ||
+			m.acts[i].Kind != ReLU || m.Config.Normalize {
 			continue
 		}
 		n.pass[i] = outputRounded
 		// A layer without a halo takes its backward scratch from its output
 		// (scratch), which cannot then be the buffer the gradient runs in.
-		if g.Halo != nil && n.layers[i] != nil && n.layers[i+1] != nil && n.layers[L-2] != nil && L-2 < hi {
+		if g.Halo != nil && n.layers[L-2] != nil && L-2 < hi {
 			n.pass[i] = outputHeld
 			holding = true
 		}
