@@ -30,41 +30,72 @@ func (c *CrossEntropy) Forward(logits *tensor.Matrix, labels, rows []int32, norm
 // / norm. GraphSAINT weights each node's loss by its inverse inclusion
 // probability.
 func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int32, weights []float32, norm float64) (float64, *tensor.Matrix, error) {
+	if err := c.check(logits, labels, rows, weights, norm); err != nil {
+		return 0, nil, err
+	}
+	grad := ensure(&c.grad, logits.Rows, logits.Cols)
+	return c.forward(logits, grad, labels, rows, weights, norm), grad, nil
+}
+
+// ForwardInPlace is Forward with the gradient written over logits, for a
+// caller that reads the logits no more and whose model's Backward does not
+// either (Model.OutputFree): no buffer of the logits' size of its own.
+func (c *CrossEntropy) ForwardInPlace(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, error) {
+	if err := c.check(logits, labels, rows, nil, norm); err != nil {
+		return 0, err
+	}
+	return c.forward(logits, logits, labels, rows, nil, norm), nil
+}
+
+// check refuses what the loss cannot take, and marks the loss rows in
+// c.listed for forward, which clears them.
+func (c *CrossEntropy) check(logits *tensor.Matrix, labels, rows []int32, weights []float32, norm float64) error {
 	if len(labels) != logits.Rows {
-		return 0, nil, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
+		return fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
 	}
 	if norm <= 0 {
-		return 0, nil, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
+		return fmt.Errorf("nn: loss normaliser %v is not positive", norm)
 	}
 	if weights != nil && len(weights) != len(rows) {
-		return 0, nil, fmt.Errorf("nn: %d loss weights for %d rows", len(weights), len(rows))
+		return fmt.Errorf("nn: %d loss weights for %d rows", len(weights), len(rows))
 	}
 	c.listed = ensureSlice(&c.listed, logits.Rows)
-	defer func() {
-		for _, r := range rows {
-			if r >= 0 && int(r) < len(c.listed) {
-				c.listed[r] = false
-			}
-		}
-	}()
-	for _, r := range rows {
+	for i, r := range rows {
 		if r < 0 || int(r) >= logits.Rows {
-			return 0, nil, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
+			c.unlist(rows[:i])
+			return fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
 		}
 		if c.listed[r] {
-			return 0, nil, fmt.Errorf("nn: loss row %d listed twice", r)
+			c.unlist(rows[:i])
+			return fmt.Errorf("nn: loss row %d listed twice", r)
 		}
 		c.listed[r] = true
 		if y := labels[r]; y < 0 || int(y) >= logits.Cols {
-			return 0, nil, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
+			c.unlist(rows[:i+1])
+			return fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
 		}
 	}
-	// Only the loss rows' log-probabilities are needed (labelled rows are
-	// often a small part of a graph), and each becomes its row of the
-	// gradient in place: one buffer of the logits' size, not two.
-	grad := ensure(&c.grad, logits.Rows, logits.Cols)
-	grad.Zero()
+	return nil
+}
+
+func (c *CrossEntropy) unlist(rows []int32) {
+	for _, r := range rows {
+		c.listed[r] = false
+	}
+}
+
+// forward writes the gradient into grad (which may be logits) and returns
+// the loss. Only the loss rows' log-probabilities are needed (labelled
+// rows are often a small part of a graph), and each becomes its row of
+// the gradient in place; the other rows are zero.
+func (c *CrossEntropy) forward(logits, grad *tensor.Matrix, labels, rows []int32, weights []float32, norm float64) float64 {
+	defer c.unlist(rows)
 	tensor.LogSoftmaxRows(grad, logits, rows)
+	for r, listed := range c.listed {
+		if !listed {
+			clear(grad.Row(r))
+		}
+	}
 	inv := 1 / norm
 	var loss float64
 	for i, r := range rows {
@@ -82,7 +113,7 @@ func (c *CrossEntropy) ForwardWeighted(logits *tensor.Matrix, labels, rows []int
 		}
 		row[y] -= float32(scale)
 	}
-	return loss * inv, grad, nil
+	return loss * inv
 }
 
 // Loss is Forward's loss without its gradient: the same value, with

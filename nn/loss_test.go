@@ -66,3 +66,43 @@ func TestCrossEntropyForwardKeepsOneBuffer(t *testing.T) {
 		t.Errorf("Forward allocated %d bytes for logits of %d bytes", got, matrix)
 	}
 }
+
+// ForwardInPlace is Forward bit for bit, its gradient written over the
+// logits, with no logits-sized buffer of its own; both refuse bad rows
+// and leave the loss ready for the next call.
+func TestCrossEntropyForwardInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, c = 3000, 9
+	logits := randomMatrix(n, c, rng)
+	labels := make([]int32, n)
+	var rows []int32
+	for i := range labels {
+		labels[i] = int32(rng.IntN(c))
+		if i%3 != 1 {
+			rows = append(rows, int32(i))
+		}
+	}
+	var a, b CrossEntropy
+	want, grad, err := a.Forward(logits, labels, rows, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ForwardInPlace(logits, labels, []int32{3, 3}, 1); err == nil {
+		t.Fatal("a row listed twice was accepted")
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := b.ForwardInPlace(logits, labels, rows, 7)
+	runtime.ReadMemStats(&after)
+	if err != nil || got != want {
+		t.Fatalf("in place: loss %v (%v), Forward's %v", got, err, want)
+	}
+	for i, v := range grad.Data {
+		if logits.Data[i] != v {
+			t.Fatalf("in place: gradient[%d] = %v, Forward's %v", i, logits.Data[i], v)
+		}
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*n*c/2 {
+		t.Errorf("in place: allocated %d bytes for logits of %d", grew, 4*n*c)
+	}
+}

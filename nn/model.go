@@ -54,7 +54,6 @@ type Model struct {
 	signed   []bool
 	norms    []RowL2Norm // hidden-layer normalisations, with Config.Normalize
 	step     uint64
-	dout     *tensor.Matrix
 	products tensor.Products // SetProducts
 	narrow   narrowing       // hidden outputs in bf16 (narrow.go)
 }
@@ -350,6 +349,15 @@ func (m *Model) activateBackward(i int, dy *tensor.Matrix) *tensor.Matrix {
 		return dy
 	}
 	return m.acts[i].Backward(dy)
+}
+
+// OutputFree reports whether the caller may write over the last
+// Forward's output (its gradient, CrossEntropy.ForwardInPlace) before
+// Backward: layers do not read their output in Backward, and the last
+// layer does not take its scratch from it there (scratch).
+func (m *Model) OutputFree() bool {
+	s, ok := m.Layers[len(m.Layers)-1].(interface{ scratchesOutput() bool })
+	return !ok || !s.scratchesOutput()
 }
 
 // Backward overwrites every parameter's gradient with that of the last

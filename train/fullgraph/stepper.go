@@ -134,11 +134,18 @@ func (s *Stepper) Step(b train.Batch) (float64, error) {
 		s.ex.Begin(b.Step, true)
 	}
 	logits := s.model.Forward(s.blocks, d.Features, true)
-	loss, dlogits, err := s.loss.Forward(logits, d.Labels, d.Train, s.trainCount*float64(max(b.Micros, 1)))
+	norm := s.trainCount * float64(max(b.Micros, 1))
+	var loss float64
+	var err error
+	if s.model.OutputFree() {
+		loss, err = s.loss.ForwardInPlace(logits, d.Labels, d.Train, norm) // a row of the classes' width a node less
+	} else {
+		loss, logits, err = s.loss.Forward(logits, d.Labels, d.Train, norm)
+	}
 	if err != nil {
 		return 0, err
 	}
-	s.model.Backward(dlogits)
+	s.model.Backward(logits)
 	if s.ex != nil && s.ex.Err() != nil {
 		return 0, s.ex.Err()
 	}
@@ -162,8 +169,9 @@ func (s *Stepper) Evaluate(step int) (train.Evaluation, error) {
 		Assessment: train.Assess(logits, d.Labels, d.Val, d.Test),
 	}
 	if len(d.Val) > 0 {
-		// Normalised by 1 so that the workers' sums add up.
-		loss, _, err := s.loss.Forward(logits, d.Labels, d.Val, 1)
+		// Normalised by 1 so that the workers' sums add up; Loss keeps no
+		// buffer of the logits' size, as training's ForwardInPlace does not.
+		loss, err := s.loss.Loss(logits, d.Labels, d.Val, 1)
 		if err != nil {
 			return train.Evaluation{}, err
 		}
