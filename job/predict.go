@@ -172,7 +172,7 @@ func Evaluate(logits *tensor.Matrix, in *Input) (Scores, error) {
 	sc := Scores{TrainAcc: acc(d.Train), ValAcc: acc(d.Val), TestAcc: acc(d.Test)}
 	if len(d.Val) > 0 {
 		var ce nn.CrossEntropy
-		loss, _, err := ce.Forward(logits, d.Labels, d.Val, float64(len(d.Val)))
+		loss, err := ce.Loss(logits, d.Labels, d.Val, float64(len(d.Val)))
 		if err != nil {
 			return Scores{}, err
 		}

@@ -145,8 +145,8 @@ func (l *GCN) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.gcnTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.prod, l.Weight.Grad, dh)
-	if inputGrad && l.dx.overDY {
-		gradOverDY(l.prod, dy, dh, l.Weight.Value, nil, &l.dx.own)
+	if inputGrad && l.dx.tile != nil {
+		gradOverDY(l.prod, dy, dh, l.Weight.Value, nil, l.dx.tile)
 		return dy
 	}
 	return inputGradient(l.prod, l.dx.slot(), l.x, dh, l.Weight, inputGrad)
@@ -245,8 +245,8 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)
 	l.x.mulTN(l.prod, l.WeightL.Grad, dh)
 	l.xdst.mulTN(l.prod, l.WeightR.Grad, dy)
-	if inputGrad && l.dx.overDY {
-		gradOverDY(l.prod, dy, dh, l.WeightL.Value, l.WeightR.Value, &l.dx.own)
+	if inputGrad && l.dx.tile != nil {
+		gradOverDY(l.prod, dy, dh, l.WeightL.Value, l.WeightR.Value, l.dx.tile)
 		return dy
 	}
 	dx := inputGradient(l.prod, l.dx.slot(), l.x, dh, l.WeightL, inputGrad)
@@ -295,7 +295,7 @@ func scratch(g *Block, bf16 bool, y **tensor.Matrix, work *transient) **tensor.M
 // only before it writes the gradient (for the weight gradients).
 type gradBuffer struct {
 	own, to *tensor.Matrix
-	overDY  bool // write the gradient over the output's (gradOverDY), through own as a tile
+	tile    **tensor.Matrix // non-nil: write the gradient over the output's through it (gradOverDY)
 }
 
 func (b *gradBuffer) slot() **tensor.Matrix {
@@ -313,8 +313,8 @@ func (l *GAT) gradInto(m *tensor.Matrix)    { l.dx.to = m }
 // scratchesOutput reports whether the layer's next Backward takes its
 // scratch from its output's buffer (scratch), which then cannot hold the
 // gradient of that output (Model.gradInto).
-func (l *GCN) scratchesOutput() bool  { return l.s16.on && l.g.Halo == nil && !l.pre.on }
-func (l *SAGE) scratchesOutput() bool { return l.s16.on && l.g.Halo == nil && !l.pre.on }
+func (l *GCN) scratchesOutput() bool  { return l.s16.on && l.g != nil && l.g.Halo == nil && !l.pre.on }
+func (l *SAGE) scratchesOutput() bool { return l.s16.on && l.g != nil && l.g.Halo == nil && !l.pre.on }
 
 // aggregationGrad returns the buffer of a GCN or SAGE layer's gradient of
 // its aggregation, cols wide, in layer's backward pass: this part's rows

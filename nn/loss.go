@@ -120,20 +120,12 @@ func (c *CrossEntropy) forward(logits, grad *tensor.Matrix, labels, rows []int32
 // buffers of the loss rows' size rather than the logits', for evaluation,
 // whose logits may be every node's.
 func (c *CrossEntropy) Loss(logits *tensor.Matrix, labels, rows []int32, norm float64) (float64, error) {
-	if len(labels) != logits.Rows {
-		return 0, fmt.Errorf("nn: %d labels for %d rows of logits", len(labels), logits.Rows)
+	if err := c.check(logits, labels, rows, nil, norm); err != nil {
+		return 0, err
 	}
-	if norm <= 0 {
-		return 0, fmt.Errorf("nn: loss normaliser %v is not positive", norm)
-	}
+	defer c.unlist(rows)
 	picked := ensure(&c.picked, len(rows), logits.Cols)
 	for i, r := range rows {
-		if r < 0 || int(r) >= logits.Rows {
-			return 0, fmt.Errorf("nn: loss row %d outside [0, %d)", r, logits.Rows)
-		}
-		if y := labels[r]; y < 0 || int(y) >= logits.Cols {
-			return 0, fmt.Errorf("nn: label %d of row %d outside [0, %d)", y, r, logits.Cols)
-		}
 		copy(picked.Row(i), logits.Row(int(r)))
 	}
 	logp := ensure(&c.logp, len(rows), logits.Cols)

@@ -32,6 +32,12 @@ func TestCrossEntropyLossIsForwardsLoss(t *testing.T) {
 	if _, err := b.Loss(logits, labels, []int32{n}, 1); err == nil {
 		t.Error("a row outside the logits was accepted")
 	}
+	if _, err := b.Loss(logits, labels, []int32{4, 9, 4}, 1); err == nil {
+		t.Error("a row listed twice was accepted")
+	}
+	if got, err := b.Loss(logits, labels, rows, 2.5); err != nil || got != want {
+		t.Errorf("after refusals: Loss %v (%v), Forward's loss %v", got, err, want)
+	}
 	labels[3] = c
 	if _, err := b.Loss(logits, labels, rows, 1); err == nil {
 		t.Error("a label outside the classes was accepted")

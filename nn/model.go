@@ -239,11 +239,11 @@ func (m *Model) ForwardRange(lo, hi int, blocks []*Block, x Features, train bool
 	if train {
 		m.step++
 	}
-	m.plan(lo, hi, len(blocks), blocks[min(lo, len(blocks)-1)])
+	m.plan(lo, hi, len(blocks))
 	var out *tensor.Matrix
 	for i := lo; i < hi; i++ {
 		out = m.layer(i, lo, hi, blocks[min(i, len(blocks)-1)], x, mode)
-		x = m.nextInput(i, out)
+		x = m.nextInput(i, out, train)
 	}
 	return out
 }

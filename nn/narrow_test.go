@@ -8,11 +8,11 @@ import (
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// At bf16 a part's GCN and GraphSAGE layers hold every hidden output but
-// the last in bf16 and compute into one float32 buffer, in training and
-// evaluation passes; on the whole graph (no halo) the outputs are rounded
-// in place instead; at fp32 nothing changes. TestPartitionedEqualsWhole
-// checks that all of them compute the same.
+// At bf16 GCN and GraphSAGE layers hold every hidden output but the last
+// in bf16 and compute into one float32 buffer, in training and evaluation
+// passes, on parts as on the whole graph; at fp32, and for GAT, nothing
+// changes. TestPartitionedEqualsWhole checks that parts compute what the
+// whole graph does.
 func TestHiddenOutputsHeldInBF16(t *testing.T) {
 	const n, in, hidden, classes, parts = 40, 12, 6, 4, 3
 	gg := randomGraph(t, n, 4, 31)
@@ -72,18 +72,17 @@ func TestHiddenOutputsHeldInBF16(t *testing.T) {
 			}
 		}
 	}
-	for _, bf16 := range []bool{false, true} {
-		m, _ := NewModel(Config{Model: "sage", InFeatures: in, Hidden: hidden, Classes: classes, Layers: 3, Seed: 8})
-		m.SetBF16(bf16)
+	for _, tc := range []struct {
+		model string
+		bf16  bool
+		want  outputStorage
+	}{{"sage", false, outputFloat32}, {"sage", true, outputHeld}, {"gcn", true, outputHeld}, {"gat", true, outputFloat32}} {
+		m, _ := NewModel(Config{Model: tc.model, InFeatures: in, Hidden: hidden, Classes: classes, Layers: 3, Heads: 2, Activation: ReLU, Seed: 8})
+		m.SetBF16(tc.bf16)
 		rng := rand.New(rand.NewPCG(5, 6))
 		m.Forward([]*Block{WholeGraph(gg)}, DenseFeatures(randomMatrix(n, in, rng)), true)
-		want := outputFloat32
-		if bf16 {
-			want = outputRounded
-		}
-		if m.narrow.pass[0] != want || *m.narrow.layers[0].outputSlot() == m.narrow.wide {
-			t.Errorf("bf16 %v, whole graph: the first layer's output kept as %d in the shared buffer %v, want %d in its own",
-				bf16, m.narrow.pass[0], *m.narrow.layers[0].outputSlot() == m.narrow.wide, want)
+		if m.narrow.pass[0] != tc.want {
+			t.Errorf("%s, bf16 %v, whole graph: the first layer's output kept as %d, want %d", tc.model, tc.bf16, m.narrow.pass[0], tc.want)
 		}
 	}
 }
@@ -114,8 +113,8 @@ func TestHiddenOutputGradients(t *testing.T) {
 			m.SetStep(5)
 			m.SetBF16(true)
 			y := m.Forward([]*Block{WholeGraph(gg)}, BF16Features(x16), true)
-			if m.narrow.pass[0] != outputRounded {
-				t.Fatalf("the first hidden output kept as %d, want rounded", m.narrow.pass[0])
+			if m.narrow.pass[0] != outputHeld {
+				t.Fatalf("the first hidden output kept as %d, want held in bf16", m.narrow.pass[0])
 			}
 			vars := map[string]fdVar{}
 			var list []fdVar
@@ -158,5 +157,84 @@ func TestHiddenOutputGradients(t *testing.T) {
 			m.Backward(r32(r, y.Rows, y.Cols))
 			checkGradients(t, r, ref, list...)
 		})
+	}
+}
+
+// gradOverDY's tiles give the products of the whole rows: dh·W_hᵀ +
+// dy·W_yᵀ, or dh·W_hᵀ alone, written over dy, for tiles of one row, of a
+// few rows and of all of them.
+func TestGradOverDYTiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const rows, in, out = 37, 6, 6
+	dh, wh, wy := randomMatrix(rows, out, rng), randomMatrix(in, out, rng), randomMatrix(in, out, rng)
+	dy := randomMatrix(rows, out, rng)
+	for _, withY := range []bool{true, false} {
+		want := tensor.New(rows, in)
+		tensor.FP32Products.MatMulNT(want, dh, wh)
+		w := wy
+		if withY {
+			tensor.FP32Products.MatMulNTAdd(want, dy, wy)
+		} else {
+			w = nil
+		}
+		for _, floats := range []int{1, 13, 5 * out, rows * out, 1 << 20} {
+			got := dy.Clone()
+			var tile *tensor.Matrix
+			gradOverDYTiled(tensor.FP32Products, got, dh, wh, w, &tile, floats)
+			for i, v := range want.Data {
+				if got.Data[i] != v {
+					t.Fatalf("with dy %v, tiles of %d floats: [%d] = %v, want %v", withY, floats, i, got.Data[i], v)
+				}
+			}
+		}
+	}
+}
+
+// Where training's products round their operands to bf16, holding the
+// hidden outputs in bf16 trains exactly what keeping them in float32
+// trains: logits and parameter gradients bit for bit, over two steps.
+func TestHeldOutputsTrainAsFloat32(t *testing.T) {
+	if !tensor.BF16Products.Rounds() {
+		t.Skip("this CPU's training products do not run in bf16, and see the rounding")
+	}
+	const n, in, hidden, classes = 50, 8, 16, 4
+	gg := randomGraph(t, n, 4, 17)
+	x := tensor.MatrixToBF16(randomMatrix(n, in, rand.New(rand.NewPCG(2, 3))))
+	for _, model := range []string{"gcn", "sage"} {
+		var logits [2][]float32
+		var models [2]*Model
+		for k := range models {
+			m, err := NewModel(Config{Model: model, InFeatures: in, Hidden: hidden, Classes: classes, Layers: 4, Dropout: 0.3, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetBF16(true)
+			m.SetProducts(tensor.BF16Products)
+			if k == 1 {
+				m.narrow.layers = nil // nothing held
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			for range 2 {
+				y := m.Forward([]*Block{WholeGraph(gg)}, BF16Features(x), true)
+				logits[k] = append(logits[k], y.Data...)
+				m.Backward(randomMatrix(n, classes, r))
+			}
+			models[k] = m
+		}
+		if models[0].narrow.pass[0] != outputHeld {
+			t.Fatalf("%s: the first hidden output is not held", model)
+		}
+		for i, v := range logits[0] {
+			if logits[1][i] != v {
+				t.Fatalf("%s: logit %d: %v held, %v in float32", model, i, v, logits[1][i])
+			}
+		}
+		for j, p := range models[0].Params() {
+			for i, v := range p.Grad.Data {
+				if w := models[1].Params()[j].Grad.Data[i]; w != v {
+					t.Fatalf("%s: %s[%d]: %v held, %v in float32", model, p.Name, i, v, w)
+				}
+			}
+		}
 	}
 }

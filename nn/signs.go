@@ -20,8 +20,8 @@ func (m *Model) layerBackward(i, lo int, d *tensor.Matrix) *tensor.Matrix {
 	l := m.Layers[i]
 	if i > lo && m.heldInput(i) {
 		n := m.narrow.layers[i]
-		n.gradOverDY(true)
-		defer n.gradOverDY(false)
+		n.gradOverDY(&m.narrow.tile)
+		defer n.gradOverDY(nil)
 		return l.Backward(d, true)
 	}
 	if t, ok := l.(interface{ gradInto(*tensor.Matrix) }); ok {

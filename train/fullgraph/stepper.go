@@ -32,9 +32,10 @@ type Stepper struct {
 	blocks []*nn.Block
 	ex     *halo.Exchange
 
-	// loss is the training and the evaluation passes' loss: they never
-	// overlap (Step's gradient is spent before it returns), so they share
-	// its buffers, two rows of logits' width per node.
+	// loss is the training and the evaluation passes' loss. Training writes
+	// the gradient over the logits where the model allows
+	// (nn.Model.OutputFree), and evaluation's validation loss keeps rows of
+	// the validation nodes only (nn.CrossEntropy.Loss).
 	loss       nn.CrossEntropy
 	trainCount float64 // training rows over all workers: the loss normaliser
 

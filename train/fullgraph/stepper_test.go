@@ -405,3 +405,27 @@ func TestEvaluationAddsNoBuffers(t *testing.T) {
 		}
 	}
 }
+
+// A training step writes the loss's gradient over the logits: the loss
+// keeps no buffer of the logits' size, which a gradient of its own then
+// adds.
+func TestStepWritesTheLossGradientOverTheLogits(t *testing.T) {
+	ds, data := coraData(t)
+	for _, model := range []string{"gcn", "sage", "gat"} {
+		s, err := NewStepper(presetConfig(t, model, ds.NumClasses, 1), data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Step(train.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+		logits := s.model.Forward(s.blocks, data.Features, false)
+		held := memacct.Held(memacct.Activations)
+		if _, _, err := s.loss.Forward(logits, data.Labels, data.Train, 1); err != nil {
+			t.Fatal(err)
+		}
+		if grown, size := memacct.Held(memacct.Activations)-held, int64(4*logits.Rows*logits.Cols); grown < size {
+			t.Errorf("%s: a gradient of the loss's own grew the activations by %d bytes, want the logits' %d", model, grown, size)
+		}
+	}
+}
