@@ -29,7 +29,8 @@ import (
 // The last hidden output stays float32: over parts its buffer is where
 // the gradient runs back (gradInto), on the whole graph the layers'
 // backward scratch (scratch). The ReLU's backward pass reads the signs of
-// the rounded values, saved when they are rounded.
+// its output, saved before the rounding, which the backward pass takes
+// as the identity.
 
 // narrowable is a layer (GCN, SAGE) whose output buffer the model can
 // choose, and whose Backward can write its input gradient over the
@@ -148,15 +149,10 @@ func (m *Model) hold(i int, y *tensor.Matrix, train bool) *tensor.MatrixBF16 {
 		bits = ensureSlice(&m.signs[i], y.Rows*words)
 	}
 	parallel.For(y.Rows, rowGrain(y.Cols), rangeTask(func(lo, hi int) {
-		a, b := lo*y.Cols, hi*y.Cols
-		bf16.Encode(h.Data[a:b], y.Data[a:b])
-		if !train {
-			return
+		for r := lo; r < hi && train; r++ {
+			vec.SignBits(bits[r*words:(r+1)*words], y.Row(r)) // the ReLU's own output, before the rounding
 		}
-		bf16.Decode(y.Data[a:b], h.Data[a:b]) // the rounded values, whose signs the ReLU's gradient takes
-		for r := lo; r < hi; r++ {
-			vec.SignBits(bits[r*words:(r+1)*words], y.Row(r))
-		}
+		bf16.Encode(h.Data[lo*y.Cols:hi*y.Cols], y.Data[lo*y.Cols:hi*y.Cols])
 	}))
 	m.signed[i] = train
 	return h
@@ -185,17 +181,19 @@ func gradOverDYTiled(p tensor.Products, dy, dh, wh, wy *tensor.Matrix, tile **te
 	if dh.Rows != dy.Rows || wh.Rows != dy.Cols {
 		panic(fmt.Sprintf("nn: an input gradient of %d×%d over an output gradient of %d×%d", dh.Rows, wh.Rows, dy.Rows, dy.Cols))
 	}
+	if wy == nil { // dy is not read: the product goes straight over it
+		p.MatMulNT(dy, dh, wh)
+		return
+	}
 	cols := dy.Cols
 	step := max(1, floats/max(cols, 1))
 	for lo := 0; lo < dy.Rows; lo += step {
 		hi := min(lo+step, dy.Rows)
 		t := ensure(tile, hi-lo, cols)
 		a := tensor.Matrix{Rows: hi - lo, Cols: dh.Cols, Data: dh.Data[lo*dh.Cols : hi*dh.Cols]}
+		b := tensor.Matrix{Rows: hi - lo, Cols: cols, Data: dy.Data[lo*cols : hi*cols]}
 		p.MatMulNT(t, &a, wh)
-		if wy != nil {
-			b := tensor.Matrix{Rows: hi - lo, Cols: cols, Data: dy.Data[lo*cols : hi*cols]}
-			p.MatMulNTAdd(t, &b, wy)
-		}
-		copy(dy.Data[lo*cols:hi*cols], t.Data)
+		p.MatMulNTAdd(t, &b, wy)
+		copy(b.Data, t.Data)
 	}
 }
