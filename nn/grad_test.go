@@ -558,15 +558,7 @@ func TestModelGradients(t *testing.T) {
 				list = append(list, v)
 			}
 			x := f64(x32.Data)
-			drop := func(v []float64, cols int, site uint64) []float64 {
-				out := make([]float64, len(v))
-				for i := range v {
-					if !Dropped(0.2, 77, 5, site, uint64(i/cols), uint64(i%cols)) {
-						out[i] = v[i] / 0.8
-					}
-				}
-				return out
-			}
+			drop := dropRef
 			kept := func(site uint64) func(h int, i, j uint64) float64 { return attentionScale(77, 5, site, 0.2) }
 			p := func(name string) []float64 { return vars[name].val }
 			ref := func() []float64 {
@@ -613,6 +605,18 @@ func TestModelGradients(t *testing.T) {
 			checkGradients(t, r, ref, list...)
 		})
 	}
+}
+
+// dropRef is the reference of the model tests' dropout (0.2, seed 77, step
+// 5) at site, over rows of cols values.
+func dropRef(v []float64, cols int, site uint64) []float64 {
+	out := make([]float64, len(v))
+	for i := range v {
+		if !Dropped(0.2, 77, 5, site, uint64(i/cols), uint64(i%cols)) {
+			out[i] = v[i] / 0.8
+		}
+	}
+	return out
 }
 
 // frozenRounding makes the references' projections those of a bf16 layer

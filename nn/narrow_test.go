@@ -123,15 +123,7 @@ func TestHiddenOutputGradients(t *testing.T) {
 				list = append(list, vars[p.Name])
 			}
 			p := func(name string) []float64 { return vars[name].val }
-			drop := func(v []float64, cols int, site uint64) []float64 {
-				out := make([]float64, len(v))
-				for i := range v {
-					if !Dropped(0.2, 77, 5, site, uint64(i/cols), uint64(i%cols)) {
-						out[i] = v[i] / 0.8
-					}
-				}
-				return out
-			}
+			drop := dropRef
 			layer := func(i int, h []float64, width int) []float64 {
 				pre := "layers." + string(rune('0'+i))
 				if model == "gcn" {
