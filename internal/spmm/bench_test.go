@@ -244,8 +244,9 @@ func BenchmarkMulCSRTransNarrow(b *testing.B) {
 // CPU time (steadier when other processes crowd the cores).
 func BenchmarkMulCSRBF16(b *testing.B) {
 	benchData(b)
-	xb := make([]uint16, len(bench.x))
+	xb := hugepage.Uint16s(len(bench.x)) // on huge pages, as bench.x is
 	bf16.Encode(xb, bench.x)
+	hugepage.Collapse(xb)
 	for _, l := range levels()[:1] {
 		b.Run(l.String(), func(b *testing.B) {
 			benchData(b)
