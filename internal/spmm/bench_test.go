@@ -1,6 +1,7 @@
 package spmm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -201,6 +202,30 @@ func BenchmarkMulCSRCached(b *testing.B) {
 	}
 }
 
+// BenchmarkMulCSRBF16Cached is BenchmarkMulCSRCached with x in bf16 (4
+// MiB), at the benchmark's width (blocks of 128 columns) and at 32 and 16
+// columns (the narrower blocks), where the kernels' arithmetic weighs more
+// than on the large benchmark's gather from memory.
+func BenchmarkMulCSRBF16Cached(b *testing.B) {
+	const rows, cols = 100_000, 16_384
+	rng := rand.New(rand.NewPCG(13, 14))
+	m := randomFixedDegree(rng, rows, cols)
+	xb := make([]uint16, cols*benchWidth)
+	bf16.Encode(xb, randomDense(rng, cols, benchWidth))
+	y := randomDense(rng, rows, benchWidth)
+	for _, l := range levels() {
+		for _, width := range []int{benchWidth, 32, 16} {
+			b.Run(fmt.Sprintf("%v/width=%d", l, width), func(b *testing.B) {
+				useLevel(b, l)
+				for b.Loop() {
+					MulCSRBF16(m.rows, m.offsets, m.indices, m.values, xb, benchWidth, width, y, benchWidth, false)
+				}
+				b.ReportMetric(float64(m.rows)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+			})
+		}
+	}
+}
+
 func BenchmarkMulCSRTrans(b *testing.B) {
 	for _, l := range levels() {
 		b.Run(l.String(), func(b *testing.B) {
@@ -244,8 +269,9 @@ func BenchmarkMulCSRTransNarrow(b *testing.B) {
 // CPU time (steadier when other processes crowd the cores).
 func BenchmarkMulCSRBF16(b *testing.B) {
 	benchData(b)
-	xb := make([]uint16, len(bench.x))
+	xb := hugepage.Uint16s(len(bench.x)) // on huge pages, as bench.x is
 	bf16.Encode(xb, bench.x)
+	hugepage.Collapse(xb)
 	for _, l := range levels()[:1] {
 		b.Run(l.String(), func(b *testing.B) {
 			benchData(b)

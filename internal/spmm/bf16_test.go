@@ -90,6 +90,52 @@ func TestBF16KernelsAgree(t *testing.T) {
 	}
 }
 
+// TestBF16KernelsMatchFloat32 runs every bf16 row kernel against the
+// float32 row kernel of its level and variant on the exactly widened x:
+// each column of y takes the same multiply-adds in the same order, so the
+// results must agree bit for bit, whatever order the bf16 kernel keeps its
+// columns in between (the AVX-512 blocks split even and odd columns). The
+// widths take every block of 128, 32 and 16 columns and the masked tail,
+// each alone and after the others; the matrix has empty rows and a long
+// one; y is strided, and its padding must be kept.
+func TestBF16KernelsMatchFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	m := randomCSR(rng, 48, 70, 7, 4, 150, true)
+	for _, l := range levels() {
+		k := kernelsFor(l)
+		for width := 1; width <= 300; width++ {
+			if width > 180 && width%16 != 0 && width%16 != 15 && width%16 != 1 {
+				continue
+			}
+			const ldPad, pad = 3, 777
+			ldx, ldy := width+ldPad, (width+15)/16*16+16 // aligned, for the streaming stores
+			xb, xw := toBF16(randomDense(rng, m.cols, ldx))
+			y0 := randomDense(rng, m.rows, ldy)
+			for r := range m.rows {
+				for c := width; c < ldy; c++ {
+					y0[r*ldy+c] = pad
+				}
+			}
+			for _, acc := range []bool{false, true} {
+				for v := range 4 {
+					far, stream := v/2, v%2
+					want := append([]float32(nil), y0...)
+					k.rows[far][stream](m.offsets, m.indices, m.values, xw, ldx, width, want, ldy, acc)
+					got := alignedFloats(len(y0))
+					copy(got, y0)
+					k.rowsBF16[far][stream](m.offsets, m.indices, m.values, xb, ldx, width, got, ldy, acc)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%v width %d accumulate %v [far %d][stream %d]: y[%d,%d] = %v, float32 kernel %v",
+								l, width, acc, far, stream, i/ldy, i%ldy, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestMulCSRBF16BadInputPanics(t *testing.T) {
 	offsets := []int64{0, 2, 1}
 	x := make([]uint16, 4*2)

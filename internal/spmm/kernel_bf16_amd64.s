@@ -28,14 +28,89 @@
 	JZ 2(PC) \
 	VBROADCASTSS (DX)(BX*4), Y15
 
-// MULROWSBF16512 is mulRowsAVX512 with x in bfloat16: each gathered 16 columns are 32 bytes,
-// widened exactly (zero-extend, shift left 16) before the float32
-// multiply-add. R11 is the column offset in y's bytes, R15 the gathered
+// The permutations between y's column order and the even/odd split of the
+// AVX-512 accumulators: bf16even and bf16odd gather the even and odd
+// columns of 32 (two vectors of 16), bf16lo and bf16hi interleave an even
+// and an odd vector back into columns 0-15 and 16-31.
+DATA bf16even<>+0(SB)/8, $0x0000000200000000
+DATA bf16even<>+8(SB)/8, $0x0000000600000004
+DATA bf16even<>+16(SB)/8, $0x0000000a00000008
+DATA bf16even<>+24(SB)/8, $0x0000000e0000000c
+DATA bf16even<>+32(SB)/8, $0x0000001200000010
+DATA bf16even<>+40(SB)/8, $0x0000001600000014
+DATA bf16even<>+48(SB)/8, $0x0000001a00000018
+DATA bf16even<>+56(SB)/8, $0x0000001e0000001c
+GLOBL bf16even<>(SB), RODATA|NOPTR, $64
+
+DATA bf16odd<>+0(SB)/8, $0x0000000300000001
+DATA bf16odd<>+8(SB)/8, $0x0000000700000005
+DATA bf16odd<>+16(SB)/8, $0x0000000b00000009
+DATA bf16odd<>+24(SB)/8, $0x0000000f0000000d
+DATA bf16odd<>+32(SB)/8, $0x0000001300000011
+DATA bf16odd<>+40(SB)/8, $0x0000001700000015
+DATA bf16odd<>+48(SB)/8, $0x0000001b00000019
+DATA bf16odd<>+56(SB)/8, $0x0000001f0000001d
+GLOBL bf16odd<>(SB), RODATA|NOPTR, $64
+
+DATA bf16lo<>+0(SB)/8, $0x0000001000000000
+DATA bf16lo<>+8(SB)/8, $0x0000001100000001
+DATA bf16lo<>+16(SB)/8, $0x0000001200000002
+DATA bf16lo<>+24(SB)/8, $0x0000001300000003
+DATA bf16lo<>+32(SB)/8, $0x0000001400000004
+DATA bf16lo<>+40(SB)/8, $0x0000001500000005
+DATA bf16lo<>+48(SB)/8, $0x0000001600000006
+DATA bf16lo<>+56(SB)/8, $0x0000001700000007
+GLOBL bf16lo<>(SB), RODATA|NOPTR, $64
+
+DATA bf16hi<>+0(SB)/8, $0x0000001800000008
+DATA bf16hi<>+8(SB)/8, $0x0000001900000009
+DATA bf16hi<>+16(SB)/8, $0x0000001a0000000a
+DATA bf16hi<>+24(SB)/8, $0x0000001b0000000b
+DATA bf16hi<>+32(SB)/8, $0x0000001c0000000c
+DATA bf16hi<>+40(SB)/8, $0x0000001d0000000d
+DATA bf16hi<>+48(SB)/8, $0x0000001e0000000e
+DATA bf16hi<>+56(SB)/8, $0x0000001f0000000f
+GLOBL bf16hi<>(SB), RODATA|NOPTR, $64
+
+// BF16SPLIT multiplies-adds 32 gathered bf16 columns at off(AX), read as
+// 16 doublewords, into the even columns' accumulator E and the odd ones' O:
+// shifted left 16, a doubleword is its even (low) word widened exactly; and
+// with 0xffff0000 (Z30), its odd (high) word. No shuffles per nonzero.
+#define BF16SPLIT(off, T, U, E, O) \
+	VMOVDQU32 off(AX), T \
+	VPSLLD $16, T, U \
+	VPANDD Z30, T, T \
+	VFMADD231PS U, Z31, E \
+	VFMADD231PS T, Z31, O
+
+// BF16LOAD loads y's 32 columns at lo(AX) and hi(AX) into E (even) and O (odd).
+#define BF16LOAD(lo, hi, E, O) \
+	VMOVUPS lo(AX), E \
+	VMOVAPS E, O \
+	VPERMT2PS hi(AX), Z26, E \
+	VPERMT2PS hi(AX), Z27, O
+
+// BF16STORE interleaves E and O (clobbering E and T) and stores the 32
+// columns at lo(AX) and hi(AX) with ST.
+#define BF16STORE(ST, lo, hi, E, O, T) \
+	VMOVAPS E, T \
+	VPERMT2PS O, Z28, T \
+	VPERMT2PS O, Z29, E \
+	ST T, lo(AX) \
+	ST E, hi(AX)
+
+// MULROWSBF16512 is mulRowsAVX512 with x in bfloat16. The blocks of 128,
+// 32 and 16 columns read the gathered row with plain loads and keep the
+// even and odd columns in separate accumulators (BF16SPLIT), permuted from
+// and to y's order once per row and block; each column of y still takes
+// the same multiply-adds in the same order as in mulRowsAVX512 on the
+// widened x. The masked tail widens each 16 columns (zero-extend, shift
+// left 16). R11 is the column offset in y's bytes, R15 the gathered
 // matrix plus half of it. The prefetch distances are the float32 kernel's
-// in bytes: twice the nonzeros, for rows half as long. The blocks of 8 and
-// 2 vectors prefetch with hint Hn, Dn nonzeros ahead (narrower ones: into
-// L1, 192 ahead); mulRowsBF16FarAVX512 prefetches into L2 four times as
-// far, as mulRowsFarAVX512 does.
+// in bytes: twice the nonzeros, for rows half as long. The blocks of 128
+// and 32 columns prefetch with hint Hn, Dn nonzeros ahead (narrower ones:
+// into L1, 192 ahead); mulRowsBF16FarAVX512 prefetches into L2 four times
+// as far, as mulRowsFarAVX512 does.
 #define MULROWSBF16512(H8, D8, H2, D2, ST, FENCE) \
 	MOVQ offsets_base+0(FP), R8 \
 	MOVQ offsets_len+8(FP), R9 \
@@ -52,6 +127,12 @@
 	SHLQ $1, R10 \
 	MOVL $0x3f800000, AX \
 	VPBROADCASTD AX, Z31 \
+	MOVL $0xffff0000, AX \
+	VPBROADCASTD AX, Z30 \
+	VMOVDQU32 bf16even<>(SB), Z26 \
+	VMOVDQU32 bf16odd<>(SB), Z27 \
+	VMOVDQU32 bf16lo<>(SB), Z28 \
+	VMOVDQU32 bf16hi<>(SB), Z29 \
 mulbf16_row: \
 	MOVQ (R8), R13 \
 	MOVQ 8(R8), CX \
@@ -75,14 +156,10 @@ mulbf16_b8: \
 	LEAQ (R12)(R11*1), AX \
 	CMPB accumulate+144(FP), $0 \
 	JEQ  mulbf16_b8zero \
-	VMOVUPS 0(AX), Z0 \
-	VMOVUPS 64(AX), Z1 \
-	VMOVUPS 128(AX), Z2 \
-	VMOVUPS 192(AX), Z3 \
-	VMOVUPS 256(AX), Z4 \
-	VMOVUPS 320(AX), Z5 \
-	VMOVUPS 384(AX), Z6 \
-	VMOVUPS 448(AX), Z7 \
+	BF16LOAD(0, 64, Z0, Z1) \
+	BF16LOAD(128, 192, Z2, Z3) \
+	BF16LOAD(256, 320, Z4, Z5) \
+	BF16LOAD(384, 448, Z6, Z7) \
 	JMP  mulbf16_b8start \
 mulbf16_b8zero: \
 	VPXORD Z0, Z0, Z0 \
@@ -105,51 +182,26 @@ mulbf16_b8loop: \
 	H8 192(AX) \
 	CUR_ROW \
 	VALUE512 \
-	VPMOVZXWD 0(AX), Z8 \
-	VPSLLD $16, Z8, Z8 \
-	VFMADD231PS Z8, Z31, Z0 \
-	VPMOVZXWD 32(AX), Z9 \
-	VPSLLD $16, Z9, Z9 \
-	VFMADD231PS Z9, Z31, Z1 \
-	VPMOVZXWD 64(AX), Z10 \
-	VPSLLD $16, Z10, Z10 \
-	VFMADD231PS Z10, Z31, Z2 \
-	VPMOVZXWD 96(AX), Z11 \
-	VPSLLD $16, Z11, Z11 \
-	VFMADD231PS Z11, Z31, Z3 \
-	VPMOVZXWD 128(AX), Z12 \
-	VPSLLD $16, Z12, Z12 \
-	VFMADD231PS Z12, Z31, Z4 \
-	VPMOVZXWD 160(AX), Z13 \
-	VPSLLD $16, Z13, Z13 \
-	VFMADD231PS Z13, Z31, Z5 \
-	VPMOVZXWD 192(AX), Z14 \
-	VPSLLD $16, Z14, Z14 \
-	VFMADD231PS Z14, Z31, Z6 \
-	VPMOVZXWD 224(AX), Z15 \
-	VPSLLD $16, Z15, Z15 \
-	VFMADD231PS Z15, Z31, Z7 \
+	BF16SPLIT(0, Z8, Z9, Z0, Z1) \
+	BF16SPLIT(64, Z10, Z11, Z2, Z3) \
+	BF16SPLIT(128, Z12, Z13, Z4, Z5) \
+	BF16SPLIT(192, Z14, Z15, Z6, Z7) \
 	INCQ BX \
 	CMPQ BX, CX \
 	JLT  mulbf16_b8loop \
 mulbf16_b8store: \
 	LEAQ (R12)(R11*1), AX \
-	ST Z0, 0(AX) \
-	ST Z1, 64(AX) \
-	ST Z2, 128(AX) \
-	ST Z3, 192(AX) \
-	ST Z4, 256(AX) \
-	ST Z5, 320(AX) \
-	ST Z6, 384(AX) \
-	ST Z7, 448(AX) \
+	BF16STORE(ST, 0, 64, Z0, Z1, Z8) \
+	BF16STORE(ST, 128, 192, Z2, Z3, Z9) \
+	BF16STORE(ST, 256, 320, Z4, Z5, Z10) \
+	BF16STORE(ST, 384, 448, Z6, Z7, Z11) \
 	ADDQ $512, R11 \
 	JMP  mulbf16_col \
 mulbf16_b2: \
 	LEAQ (R12)(R11*1), AX \
 	CMPB accumulate+144(FP), $0 \
 	JEQ  mulbf16_b2zero \
-	VMOVUPS 0(AX), Z0 \
-	VMOVUPS 64(AX), Z1 \
+	BF16LOAD(0, 64, Z0, Z1) \
 	JMP  mulbf16_b2start \
 mulbf16_b2zero: \
 	VPXORD Z0, Z0, Z0 \
@@ -163,29 +215,25 @@ mulbf16_b2loop: \
 	H2 0(AX) \
 	CUR_ROW \
 	VALUE512 \
-	VPMOVZXWD 0(AX), Z8 \
-	VPSLLD $16, Z8, Z8 \
-	VFMADD231PS Z8, Z31, Z0 \
-	VPMOVZXWD 32(AX), Z9 \
-	VPSLLD $16, Z9, Z9 \
-	VFMADD231PS Z9, Z31, Z1 \
+	BF16SPLIT(0, Z8, Z9, Z0, Z1) \
 	INCQ BX \
 	CMPQ BX, CX \
 	JLT  mulbf16_b2loop \
 mulbf16_b2store: \
 	LEAQ (R12)(R11*1), AX \
-	ST Z0, 0(AX) \
-	ST Z1, 64(AX) \
+	BF16STORE(ST, 0, 64, Z0, Z1, Z8) \
 	ADDQ $128, R11 \
 	JMP  mulbf16_col \
 mulbf16_b1: \
 	LEAQ (R12)(R11*1), AX \
 	CMPB accumulate+144(FP), $0 \
 	JEQ  mulbf16_b1zero \
-	VMOVUPS 0(AX), Z0 \
+	VPERMPS (AX), Z26, Z0 \
+	VPERMPS (AX), Z27, Z1 \
 	JMP  mulbf16_b1start \
 mulbf16_b1zero: \
 	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
 mulbf16_b1start: \
 	MOVQ R13, BX \
 	CMPQ BX, CX \
@@ -195,14 +243,17 @@ mulbf16_b1loop: \
 	PREFETCHT0 0(AX) \
 	CUR_ROW \
 	VALUE512 \
-	VPMOVZXWD 0(AX), Z8 \
-	VPSLLD $16, Z8, Z8 \
-	VFMADD231PS Z8, Z31, Z0 \
+	VMOVDQU32 0(AX), Y8 \
+	VPSLLD $16, Y8, Y9 \
+	VPANDD Y30, Y8, Y8 \
+	VFMADD231PS Y9, Y31, Y0 \
+	VFMADD231PS Y8, Y31, Y1 \
 	INCQ BX \
 	CMPQ BX, CX \
 	JLT  mulbf16_b1loop \
 mulbf16_b1store: \
 	LEAQ (R12)(R11*1), AX \
+	VPERMT2PS Z1, Z28, Z0 \
 	ST Z0, 0(AX) \
 	ADDQ $64, R11 \
 	JMP  mulbf16_col \
