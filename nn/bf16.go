@@ -24,8 +24,9 @@ import (
 // evaluated at the rounded values.
 
 // SetBF16 makes the model's graph layers hold their per-node quantity in
-// bf16 (see above) when on is set; features in bf16 (BF16Features) are
-// read as they are at any setting. Full-graph training sets it for
+// bf16 (see above), and full-graph passes hold the hidden outputs before
+// the last in bf16 (narrow.go), when on is set; features in bf16
+// (BF16Features) are read as they are at any setting. Full-graph training sets it for
 // --precision bf16.
 func (m *Model) SetBF16(on bool) {
 	m.setNarrowing(on)

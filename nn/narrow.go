@@ -127,11 +127,7 @@ func (m *Model) plan(lo, hi, nb int) {
 // nextInput is layer i's output y as the next layer's input: y, or y held
 // in bf16 as the pass keeps it.
 func (m *Model) nextInput(i int, y *tensor.Matrix, train bool) Features {
-	n := &m.narrow
-	if n.layers == nil {
-		return Features{Dense: y}
-	}
-	if n.pass[i] == outputHeld {
+	if n := &m.narrow; n.layers != nil && n.pass[i] == outputHeld {
 		return Features{BF16: m.hold(i, y, train)}
 	}
 	return Features{Dense: y}
