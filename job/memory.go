@@ -18,13 +18,16 @@ import (
 // peak RSS
 // minus the others, never below zero: the Go runtime, garbage not yet
 // collected (graft collects at 25% heap growth unless GOGC says
-// otherwise), the operators and samplers' structures, the buffers of
-// data-parallel fetches and of the transports, and temporaries.
+// otherwise), the samplers' structures and the blocks they sample, the
+// buffers of data-parallel fetches and of the transports, and temporaries.
 type MemoryAccount struct {
 	// Graph is the graph's adjacency (int64 offsets, int32 neighbours) and,
 	// partitioned, the parts' local adjacencies and halos (every part's in
 	// one process, or read from --part-dir; a worker of a multi-process
-	// job its own).
+	// job its own), and the aggregation operators built from them: the
+	// normalised adjacencies the layers multiply by, their transposes for
+	// the backward pass, and their copies renumbered to the rows of the
+	// buffer parts in one process share (the most held at once).
 	Graph int64 `json:"graph_bytes"`
 	// Features is the input feature matrix (dense, sparse or bf16),
 	// partitioned in one process the parts' copies of their rows, the
@@ -79,7 +82,7 @@ func (s *Spec) memoryAccount(in *input, model *nn.Model, peakRSS int64) MemoryAc
 			m.Features *= 2
 		}
 	}
-	m.Graph += atomic.LoadInt64(&in.partGraph)
+	m.Graph += atomic.LoadInt64(&in.partGraph) + in.memory.Peak(memacct.Operators)
 	m.Features += atomic.LoadInt64(&in.partFeatures) + in.memory.Peak(memacct.Features)
 	replicas := int64(1)
 	switch {

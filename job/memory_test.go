@@ -62,6 +62,20 @@ func TestMemoryAccount(t *testing.T) {
 			t.Errorf("%s: the account sums to %d, peak RSS %d (%+v)", c.name, total, c.sum.PeakRSSBytes, *m)
 		}
 	}
+	// One worker's GCN on the whole graph: its adjacency, the self-loop
+	// pattern it builds and GCN's values over it (the graph is symmetric:
+	// the backward pass reuses the operator as its transpose).
+	one := coraSpec(t)
+	one.Dataset, one.Split, one.Features, one.Log = "sbm:2000:10:16:4:7", "", nn.ForceDense, io.Discard
+	in, err := one.loadInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := in.problem.Graph
+	n, e, l := int64(g.N), int64(len(g.Neighbors)), int64(len(g.WithSelfLoops().Neighbors))
+	if want := 8*(n+1) + 4*e + 8*(n+1) + 4*l + 4*l; narrow.Memory.Graph != want {
+		t.Errorf("one worker: graph %d bytes, want %d (the adjacency, %d, and GCN's operator, %d)", narrow.Memory.Graph, want, 8*(n+1)+4*e, 8*(n+1)+8*l)
+	}
 	if rebalancing.Memory.Graph <= parted.Memory.Graph || parted.Memory.Graph <= 0 || parted.Memory.Communication > 2*64<<10+4*2000+2*8 {
 		t.Errorf("two parts: graph %d (rebalancing, the whole graph kept too, %d), communication %d; want the parts' adjacencies alone counted, and no halo buffers beyond a piece",
 			parted.Memory.Graph, rebalancing.Memory.Graph, parted.Memory.Communication)
@@ -100,7 +114,7 @@ func TestMemoryAccount(t *testing.T) {
 		return s
 	}
 	none := spec("none", "")
-	in, err := none.loadInput()
+	in, err = none.loadInput()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/graft-gnn/graft/graph"
 	"github.com/graft-gnn/graft/internal/dropmask"
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
@@ -115,6 +116,8 @@ type Block struct {
 	gcnTBuf, meanTBuf, loopsTBuf tensor.CSR
 
 	renumbered []renumbered // operators renumbered for a SharedHalo
+
+	opBytes int64 // operators built for the block, in the memory account until Release
 }
 
 // WholeGraph returns the single-process block of g: every node is a
@@ -167,8 +170,11 @@ func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 	if ops.Loops == nil {
 		ops.Loops = ops.GCN
 	}
+	for _, r := range g.renumbered { // copies of the old operators, let go
+		g.count(-4 * int64(cap(r.op.Indices)))
+	}
 	*g = Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean,
-		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, loopsPerm: g.loopsPerm[:0]}
+		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, loopsPerm: g.loopsPerm[:0], opBytes: g.opBytes}
 	for _, op := range []struct {
 		name string
 		a    *tensor.CSR
@@ -208,6 +214,28 @@ func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 	return nil
 }
 
+// count records n more bytes (fewer when negative) of operators built for
+// the block in the memory account (memacct.Operators).
+func (g *Block) count(n int64) {
+	g.opBytes += n
+	memacct.Add(memacct.Operators, n)
+}
+
+// capBytes is the bytes a CSR's arrays hold.
+func capBytes(a *tensor.CSR) int64 {
+	return 8*int64(cap(a.Offsets)) + 4*int64(cap(a.Indices)+cap(a.Values))
+}
+
+// HoldOperators counts in the memory account n bytes of the operators the
+// block was made with that were built for it alone (a part's local
+// operators, beside the part's adjacency), so that Release lets them go
+// with the transposes the block builds itself.
+func (g *Block) HoldOperators(n int64) { g.count(n) }
+
+// Release takes every operator counted for the block out of the memory
+// account: its owner is done with it.
+func (g *Block) Release() { g.count(-g.opBytes) }
+
 // Operators returns the operators the block was made with (none for a
 // WholeGraph block, which builds its own when a layer first needs them).
 func (g *Block) Operators() Operators {
@@ -238,6 +266,7 @@ func (g *Block) globalID(i int) uint64 {
 func (g *Block) loopsOp() *tensor.CSR {
 	if g.loops == nil && g.whole != nil {
 		g.loops = g.whole.WithSelfLoops().Matrix(nil)
+		g.count(capBytes(g.loops))
 	}
 	if g.loops == nil {
 		panic("nn: this Graph has no self-loop adjacency (Operators.Loops or GCN)")
@@ -257,6 +286,7 @@ func (g *Block) gcnOp() *tensor.CSR {
 			panic("nn: " + err.Error()) // unreachable: every row has its self loop
 		}
 		g.gcn = a
+		g.count(4 * int64(cap(a.Values))) // the self-loop pattern's values
 	}
 	if g.gcn == nil {
 		panic("nn: this Graph has no GCN operator (Operators.GCN)")
@@ -321,8 +351,7 @@ func (g *Block) gcnTOp() *tensor.CSR {
 			// bit, so the backward product reuses it.
 			g.gcnT = a
 		} else {
-			a.TransposeInto(&g.gcnTBuf)
-			g.gcnT = &g.gcnTBuf
+			g.gcnT = g.transposeInto(a, &g.gcnTBuf)
 		}
 	}
 	return g.gcnT
@@ -331,6 +360,7 @@ func (g *Block) gcnTOp() *tensor.CSR {
 func (g *Block) meanOp() *tensor.CSR {
 	if g.mean == nil && g.whole != nil {
 		g.mean = g.whole.MeanNorm()
+		g.count(4 * int64(cap(g.mean.Values))) // the graph's own pattern
 	}
 	if g.mean == nil {
 		panic("nn: this Graph has no mean operator (Operators.Mean)")
@@ -359,12 +389,30 @@ func (g *Block) meanTOp() *tensor.CSR {
 				}
 			}))
 			g.meanT = t
+			g.count(4 * int64(cap(t.Values)))
 		} else {
-			a.TransposeInto(&g.meanTBuf)
-			g.meanT = &g.meanTBuf
+			g.meanT = g.transposeInto(a, &g.meanTBuf)
 		}
 	}
 	return g.meanT
+}
+
+// transposeInto transposes a into buf, storage the block keeps across
+// Reset, counting what buf grows by, and returns buf.
+func (g *Block) transposeInto(a, buf *tensor.CSR) *tensor.CSR {
+	was := capBytes(buf)
+	a.TransposeInto(buf)
+	g.count(capBytes(buf) - was)
+	return buf
+}
+
+// resized is s with length n, its storage reused when large enough, else
+// allocated to n exactly.
+func resized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // loopsTranspose returns the transposed self-loop pattern and, for each of
@@ -374,12 +422,13 @@ func (g *Block) loopsTranspose() (*tensor.CSR, []int64) {
 	if g.loopsT == nil {
 		l := g.loopsOp()
 		t := &g.loopsTBuf
+		was := capBytes(t) + 8*int64(cap(g.loopsPerm))
 		t.Rows, t.Cols = l.Cols, l.Rows
-		t.Offsets = slices.Grow(t.Offsets[:0], l.Cols+1)[:l.Cols+1]
+		t.Offsets = resized(t.Offsets, l.Cols+1)
 		clear(t.Offsets)
-		t.Indices = slices.Grow(t.Indices[:0], l.NNZ())[:l.NNZ()]
+		t.Indices = resized(t.Indices, l.NNZ())
 		t.Values = nil
-		perm := slices.Grow(g.loopsPerm[:0], l.NNZ())[:l.NNZ()]
+		perm := resized(g.loopsPerm, l.NNZ())
 		for _, c := range l.Indices[:l.NNZ()] {
 			t.Offsets[c+1]++
 		}
@@ -400,6 +449,7 @@ func (g *Block) loopsTranspose() (*tensor.CSR, []int64) {
 		}
 		t.Offsets[0] = 0
 		g.loopsT, g.loopsPerm = t, perm
+		g.count(capBytes(t) + 8*int64(cap(perm)) - was)
 	}
 	return g.loopsT, g.loopsPerm
 }
@@ -473,6 +523,7 @@ func (g *Block) sharedOp(op *tensor.CSR, rows []int32, total int) *tensor.CSR {
 		}
 	}))
 	g.renumbered = append(g.renumbered, renumbered{op, r})
+	g.count(4 * int64(cap(r.Indices)))
 	return r
 }
 

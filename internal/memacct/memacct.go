@@ -18,6 +18,11 @@ const (
 	// dense copies data-parallel workers make of sparse features, and the
 	// bf16 copies of float32 ones.
 	Features
+	// Operators are the aggregation operators built from the graph's
+	// structure: a part's local normalised adjacencies, the whole graph's
+	// when a layer first needs them, their transposes and their copies
+	// with columns renumbered to a shared buffer's rows.
+	Operators
 	kinds
 )
 

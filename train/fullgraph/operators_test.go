@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/graft-gnn/graft/internal/memacct"
 	"github.com/graft-gnn/graft/nn"
 	"github.com/graft-gnn/graft/partstore"
 	"github.com/graft-gnn/graft/sample"
@@ -46,7 +47,11 @@ func TestPartsWithTheirOperatorsTrainAsWithAll(t *testing.T) {
 // from the whole graph (PartOf) or from a stored part (StoredData): SAGE
 // and the MLP the mean alone, GCN its operator (serving as the self-loop
 // pattern, no copy of it) and no mean, GAT the self-loop pattern alone.
+// The memory account counts what each built (the mean's values, which
+// share the part's adjacency's pattern; the self-loop pattern, with room
+// for a loop in every row, and GCN's values) until the block's Release.
 func TestPartsHoldOnlyTheOperatorsTheirModelReads(t *testing.T) {
+	held := func() int64 { return memacct.Held(memacct.Operators) }
 	const k = 3
 	s, p, layout := storedTask(t, k, false)
 	for _, model := range []string{"gcn", "sage", "gat", "mlp"} {
@@ -56,17 +61,32 @@ func TestPartsHoldOnlyTheOperatorsTheirModelReads(t *testing.T) {
 		}
 		for i := range layout.Parts {
 			part := &layout.Parts[i]
+			base := held()
 			d, err := PartOf(s.g, s.x, s.labels, s.train, s.val, s.test, part, agg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			counted := map[string]int64{"PartOf": held() - base}
 			sp := partstore.Build(source(p, s.classes), part, partstore.Fingerprint(layout))
+			before := held()
 			ds, err := StoredData(sp, agg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			counted["StoredData"] = held() - before
 			for from, b := range map[string]*nn.Block{"PartOf": d.Block, "StoredData": ds.Block} {
 				ops := b.Operators()
+				rows, nnz := int64(part.Local.Rows), int64(part.Local.NNZ())
+				want := 4 * nnz // the mean's values
+				if model == "gcn" || model == "gat" {
+					want = 8*(rows+1) + 4*(nnz+rows) // the self-loop pattern
+					if model == "gcn" {
+						want += 4 * int64(ops.GCN.NNZ())
+					}
+				}
+				if counted[from] != want {
+					t.Errorf("%s part %d from %s: %d bytes of operators counted, want %d", model, i, from, counted[from], want)
+				}
 				var bad string
 				switch model {
 				case "gcn":
@@ -86,6 +106,10 @@ func TestPartsHoldOnlyTheOperatorsTheirModelReads(t *testing.T) {
 					t.Errorf("%s part %d from %s: Loops %v, GCN %v, Mean %v: %s", model, i, from,
 						ops.Loops != nil, ops.GCN != nil, ops.Mean != nil, bad)
 				}
+				b.Release()
+			}
+			if held() != base {
+				t.Errorf("%s part %d: %d bytes of operators counted after Release", model, i, held()-base)
 			}
 		}
 	}

@@ -26,18 +26,12 @@ var (
 // partitioned model computes exactly what the whole-graph model computes.
 // halo connects the worker to the others (nil with one part).
 func PartOf(g *graph.Graph, x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, agg sample.Aggregation, halo nn.Halo) (Data, error) {
-	ops, err := localOperators(part, part.ColumnDegrees(g), operatorsOf(agg))
-	if err != nil {
-		return Data{}, err
-	}
-	return partData(x, labels, train, val, test, part, ops, halo)
+	return partData(g, x, labels, train, val, test, part, operatorsOf(agg), halo)
 }
 
-// partData is PartOf with the part's operators given.
-func partData(x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, ops nn.Operators, halo nn.Halo) (Data, error) {
-	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
-	ids = append(append(ids, part.Owned...), part.Halo...)
-	lg, err := nn.NewBlock(ops, ids, halo)
+// partData is PartOf building the operators set names.
+func partData(g *graph.Graph, x nn.Features, labels []int32, train, val, test []int32, part *partition.Part, set operatorSet, halo nn.Halo) (Data, error) {
+	lg, err := partBlock(part, part.ColumnDegrees(g), set, halo)
 	if err != nil {
 		return Data{}, err
 	}
@@ -48,6 +42,24 @@ func partData(x nn.Features, labels []int32, train, val, test []int32, part *par
 	d.Features = partstore.OwnedFeatures(x, part.Owned)
 	d.Train, d.Val, d.Test = partstore.LocalRows(train, part.Owned), partstore.LocalRows(val, part.Owned), partstore.LocalRows(test, part.Owned)
 	return d, nil
+}
+
+// partBlock is part's block, with the operators of set built for it (and
+// counted in the memory account: nn.Block.HoldOperators) and its sources
+// the owned nodes, then the halo.
+func partBlock(part *partition.Part, colDeg []int32, set operatorSet, halo nn.Halo) (*nn.Block, error) {
+	ops, built, err := localOperators(part, colDeg, set)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
+	ids = append(append(ids, part.Owned...), part.Halo...)
+	lg, err := nn.NewBlock(ops, ids, halo)
+	if err != nil {
+		return nil, err
+	}
+	lg.HoldOperators(built)
+	return lg, nil
 }
 
 // operatorSet is which of a part's operators to build.
@@ -76,19 +88,21 @@ func operatorsOf(agg sample.Aggregation) operatorSet {
 // the self loop where the global operator has it, so every row sums its
 // terms in the same order as the whole-graph operator does. GCN shares the
 // self-loop adjacency's offsets and indices, and Loops is set only when
-// GCN is not (nn.Block then reads GCN's pattern).
-func localOperators(part *partition.Part, colDeg []int32, set operatorSet) (nn.Operators, error) {
+// GCN is not (nn.Block then reads GCN's pattern). built is the bytes of
+// what it allocated: the mean shares the part's adjacency's pattern.
+func localOperators(part *partition.Part, colDeg []int32, set operatorSet) (ops nn.Operators, built int64, err error) {
 	local := part.Local
 	own := len(part.Owned)
-	var ops nn.Operators
 	if set.loops || set.gcn {
 		withLoops := selfLoops(part)
+		built += 8*int64(cap(withLoops.Offsets)) + 4*int64(cap(withLoops.Indices))
 		if set.gcn {
 			gcn, err := graph.GCNNormWithDegrees(withLoops, colDeg[:own], colDeg)
 			if err != nil {
-				return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+				return nn.Operators{}, 0, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 			}
 			ops.GCN = gcn
+			built += 4 * int64(cap(gcn.Values))
 		}
 		if set.loops {
 			ops.Loops = withLoops
@@ -101,11 +115,12 @@ func localOperators(part *partition.Part, colDeg []int32, set operatorSet) (nn.O
 		}
 		mean, err := graph.MeanNormWithDegrees(local, rowLen)
 		if err != nil {
-			return nn.Operators{}, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
+			return nn.Operators{}, 0, fmt.Errorf("fullgraph: part %d: %w", part.ID, err)
 		}
 		ops.Mean = mean
+		built += 4 * int64(cap(mean.Values))
 	}
-	return ops, nil
+	return ops, built, nil
 }
 
 // selfLoops is part's local adjacency with the self loop inserted in every

@@ -85,11 +85,7 @@ func runParts(t *testing.T, s sbmTask, cfg train.Config, method string, k int, a
 		}
 		var d Data
 		if all {
-			ops, err := localOperators(part, part.ColumnDegrees(s.g), allOperators)
-			if err != nil {
-				return err
-			}
-			d, err = partData(s.x, s.labels, s.train, s.val, s.test, part, ops, ex)
+			d, err = partData(s.g, s.x, s.labels, s.train, s.val, s.test, part, allOperators, ex)
 		} else {
 			d, err = PartOf(s.g, s.x, s.labels, s.train, s.val, s.test, part, agg, ex)
 		}

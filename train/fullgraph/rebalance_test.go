@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graft-gnn/graft/internal/memacct"
+
 	"github.com/graft-gnn/graft/checkpoint"
 	"github.com/graft-gnn/graft/gradcomp"
 	"github.com/graft-gnn/graft/graph"
@@ -149,6 +151,9 @@ type rebalancedRun struct {
 	losses  []float64
 	params  [][]float32
 	records []Record
+	// operators is what the run left counted in the memory account's
+	// operators: the parts' it ended on.
+	operators int64
 }
 
 func runRebalanced(t *testing.T, ctx context.Context, cfg train.Config, p train.Problem, layout *partition.Layout, opts Options, rebalance bool) (rebalancedRun, error) {
@@ -164,10 +169,12 @@ func runRebalanced(t *testing.T, ctx context.Context, cfg train.Config, p train.
 				}
 			}}
 	}
+	before := memacct.Held(memacct.Operators)
 	_, loop, err := RunInProcess(ctx, cfg, p, layout, opts, func(m metrics.Epoch) error {
 		out.losses = append(out.losses, m.Loss)
 		return nil
 	})
+	out.operators = memacct.Held(memacct.Operators) - before
 	if loop != nil {
 		for _, q := range loop.Model().Params() {
 			out.params = append(out.params, append([]float32(nil), q.Value.Data...))
@@ -216,6 +223,11 @@ func TestRebalancedRunEqualsTheRunThatIsNot(t *testing.T) {
 			}
 			if len(got.records) != 1 {
 				t.Errorf("%d rebalances, want 1 (the imbalance after it is below the threshold)", len(got.records))
+			}
+			// The old parts' operators are let go: the account holds one
+			// partition's, about as many bytes as the run that kept its own.
+			if got.operators <= 0 || got.operators > plain.operators*5/4 {
+				t.Errorf("%d bytes of operators counted after the rebalanced run, %d after the other: want the new parts' alone", got.operators, plain.operators)
 			}
 			for e := range plain.losses {
 				if !relClose(got.losses[e], plain.losses[e], tol) {

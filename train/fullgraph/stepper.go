@@ -119,6 +119,9 @@ func (s *Stepper) rebind(data Data, ex *halo.Exchange) error {
 	if s.ex != nil && s.ex != ex {
 		ex.TakeOver(s.ex) // closes the old exchange; ex reuses its shared buffers
 	}
+	if old := s.data.Block; old != nil && old != data.Block {
+		old.Release()
+	}
 	s.data, s.blocks, s.ex = data, []*nn.Block{data.Block}, ex
 	return nil
 }

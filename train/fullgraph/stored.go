@@ -25,14 +25,7 @@ func StoredData(sp *partstore.Part, agg sample.Aggregation, halo nn.Halo) (Data,
 
 // storedData is StoredData building the operators set names.
 func storedData(sp *partstore.Part, set operatorSet, halo nn.Halo) (Data, error) {
-	part := &sp.Part
-	ops, err := localOperators(part, sp.ColDegree, set)
-	if err != nil {
-		return Data{}, err
-	}
-	ids := make([]int32, 0, len(part.Owned)+len(part.Halo))
-	ids = append(append(ids, part.Owned...), part.Halo...)
-	lg, err := nn.NewBlock(ops, ids, halo)
+	lg, err := partBlock(&sp.Part, sp.ColDegree, set, halo)
 	if err != nil {
 		return Data{}, err
 	}
