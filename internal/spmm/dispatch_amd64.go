@@ -30,6 +30,11 @@ func scatterAVX512(offsets []int64, indices []int32, values []float32, x []float
 //go:noescape
 func mulRowsAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsStreamAVX2 is mulRowsAVX2 writing y as mulRowsStreamAVX512 does.
+//
+//go:noescape
+func mulRowsStreamAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool)
+
 //go:noescape
 func scatterAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int)
 
@@ -67,7 +72,7 @@ func kernelsFor(level cpuid.Level) kernelSet {
 			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}}}
 	case level >= cpuid.AVX2:
 		return kernelSet{level: cpuid.AVX2, scatter: scatterAVX2,
-			rows:     [2][2]rowKernel{{mulRowsAVX2, mulRowsAVX2}, {mulRowsAVX2, mulRowsAVX2}},
+			rows:     [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
 			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}}}
 	}
 	return generic
