@@ -101,5 +101,5 @@ var generic = kernels{level: cpuid.Generic, encode: encodeGeneric, decode: decod
 // impl is the kernel set in use, the widest this CPU and build support.
 var impl = kernelsFor(cpuid.Detected)
 
-// Kernel names the kernels in use: "avx512" or "generic".
+// Kernel names the kernels in use: "avx512", "avx2" or "generic".
 func Kernel() string { return impl.level.String() }

@@ -91,7 +91,7 @@ func TestToFloat32RoundTrip(t *testing.T) {
 // levels lists every kernel level this CPU and build can run.
 func levels() []cpuid.Level {
 	var ls []cpuid.Level
-	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.Generic} {
+	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.AVX2, cpuid.Generic} {
 		if l <= cpuid.Detected && kernelsFor(l).level == l {
 			ls = append(ls, l)
 		}
