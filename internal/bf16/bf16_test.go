@@ -217,6 +217,23 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
+func BenchmarkDecode(b *testing.B) {
+	src := make([]uint16, 1<<20)
+	for i := range src {
+		src[i] = uint16(i * 0x9e37)
+	}
+	dst := make([]float32, len(src))
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			useLevel(b, l)
+			b.SetBytes(6 << 20)
+			for b.Loop() {
+				Decode(dst, src)
+			}
+		})
+	}
+}
+
 func BenchmarkGather(b *testing.B) {
 	const rows, width = 1 << 20, 128
 	src := make([]uint16, rows*width)
