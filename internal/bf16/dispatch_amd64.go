@@ -18,6 +18,9 @@ func encodeAVX2(dst *uint16, src *float32, n int)
 func decodeAVX2(dst *float32, src *uint16, n int)
 
 //go:noescape
+func decodeRowsAVX2(dst *float32, ldd int, src *uint16, lds, rows, cols int)
+
+//go:noescape
 func encodeAVX512(dst *uint16, src *float32, n int)
 
 //go:noescape
@@ -55,6 +58,27 @@ func decode2(dst []float32, src []uint16) {
 	decodeGeneric(dst[n:len(src)], src[n:])
 }
 
+// decodeRows2 widens the columns up to a multiple of 8 in assembly, the
+// rest of each row with the twin.
+func decodeRows2(dst []float32, ldd int, src []uint16, lds, rows, cols int) {
+	n := cols &^ 7
+	if n > 0 {
+		decodeRowsAVX2(unsafe.SliceData(dst), ldd, unsafe.SliceData(src), lds, rows, n)
+	}
+	if n < cols {
+		for r := 0; r < rows; r++ {
+			decodeGeneric(dst[r*ldd+n:r*ldd+cols], src[r*lds+n:r*lds+cols])
+		}
+	}
+}
+
+// decodeRows512 widens each row with decode512.
+func decodeRows512(dst []float32, ldd int, src []uint16, lds, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		decode512(dst[r*ldd:r*ldd+cols], src[r*lds:r*lds+cols])
+	}
+}
+
 // gather512 widens each row with the assembly Decode; the rows are short
 // (a feature row is a few hundred bytes) and random, so the cost is the
 // row's cache misses, which the next row's prefetch hides.
@@ -86,8 +110,8 @@ func prefetchRow(src []uint16, off, width int) {
 }
 
 var (
-	avx512Kernels = kernels{level: cpuid.AVX512, encode: encode512, decode: decode512, gather: gather512}
-	avx2Kernels   = kernels{level: cpuid.AVX2, encode: encode2, decode: decode2, gather: gather2}
+	avx512Kernels = kernels{level: cpuid.AVX512, encode: encode512, decode: decode512, decodeRows: decodeRows512, gather: gather512}
+	avx2Kernels   = kernels{level: cpuid.AVX2, encode: encode2, decode: decode2, decodeRows: decodeRows2, gather: gather2}
 )
 
 // kernelsFor returns the widest kernels level allows.

@@ -149,3 +149,50 @@ dec2_loop:
 	JNE       dec2_loop
 	VZEROUPPER
 	RET
+
+// func decodeRowsAVX2(dst *float32, ldd int, src *uint16, lds, rows, cols int)
+//
+// decodeAVX2 on each of rows rows (rows ≥ 1), cols a multiple of 8 (≥ 8)
+// a row: 16 columns a step, then 8.
+TEXT ·decodeRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $1, R9
+	MOVQ rows+32(FP), BX
+	MOVQ cols+40(FP), DX
+
+rows_loop:
+	XORQ AX, AX
+	MOVQ DX, CX
+	CMPQ CX, $16
+	JLT  rows_8
+
+rows_16:
+	VPMOVZXWD (SI)(AX*2), Y0
+	VPMOVZXWD 16(SI)(AX*2), Y1
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VMOVDQU   Y0, (DI)(AX*4)
+	VMOVDQU   Y1, 32(DI)(AX*4)
+	ADDQ      $16, AX
+	SUBQ      $16, CX
+	CMPQ      CX, $16
+	JGE       rows_16
+
+rows_8:
+	TESTQ     CX, CX
+	JEQ       rows_next
+	VPMOVZXWD (SI)(AX*2), Y0
+	VPSLLD    $16, Y0, Y0
+	VMOVDQU   Y0, (DI)(AX*4)
+
+rows_next:
+	ADDQ R9, SI
+	ADDQ R8, DI
+	DECQ BX
+	JNE  rows_loop
+	VZEROUPPER
+	RET
