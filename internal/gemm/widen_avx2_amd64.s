@@ -3,21 +3,38 @@
 #include "textflag.h"
 
 // widenTransposeAVX2 is transposeAVX2 on a bfloat16 src, widening as it
-// loads: each row's 8 columns are 16 bytes, zero-extended to 32 bits and
-// shifted left by 16 (exactly the float32 of each value), and the rest is
-// transposeAVX2's, strips, groups, stores and prefetches alike. The
-// caller handles kb < 8.
+// goes, with the strips, groups, ragged last strip, stores and prefetches
+// of transposeAVX2 (the caller handles kb < 8). A strip's 8 columns of a
+// row are 16 bytes: row r of a group (r < 4) is loaded into the low lane
+// of a register and row r+4 into its high lane; unpacking its words with
+// zeros (VPUNPCKLWD, VPUNPCKHWD) puts each value in the high half of a
+// 32-bit lane, exactly its float32, columns 0-3 in one register and 4-7
+// in another. Rows r and r+4 sharing a register, the 4×4 transposes
+// within lanes that follow leave each column's 8 rows in one register in
+// order, so no cross-lane stage is needed: fewer shuffles than widening
+// every row to 8 lanes first and transposing 8×8.
 //
 // Registers as in transposeAVX2, but R9 is the row stride of src in bytes
-// at 2 a column, and SI steps 16 bytes, 8 columns, a strip.
+// at 2 a column, SI steps 16 bytes (8 columns) a strip, the columns end in
+// Y0-Y7, and Y15 is zero while the rows are widened.
 
-#define LOADROW(YR, n, zl) \
+// LOADLO loads row n of the group into the low lane, zeroing the high one,
+// unless n is h: then rows n to 7 are all zero.
+#define LOADLO(XR, n, zl) \
 	CMPQ R10, $n; \
 	JEQ  zl; \
 	ADDQ R9, DX; \
 	PREFETCHT0 (DX)(R13*1); \
-	VPMOVZXWD (DX), YR; \
-	VPSLLD $16, YR, YR
+	VMOVDQU (DX), XR
+
+// LOADHI inserts row n (n-4 of the low lane) into the high lane, unless n
+// is h: then it and the rows after it stay zero.
+#define LOADHI(YR, n) \
+	CMPQ R10, $n; \
+	JEQ  widen; \
+	ADDQ R9, DX; \
+	PREFETCHT0 (DX)(R13*1); \
+	VINSERTI128 $1, (DX), YR, YR
 
 // Stores of the group's lanes of one column, for each count of lanes.
 #define ST8(YR, XR) \
@@ -61,14 +78,14 @@
 	ADDQ   R11, DX
 
 #define STORE8COLS(ST) \
-	ST(Y8, X8); \
-	ST(Y9, X9); \
-	ST(Y10, X10); \
-	ST(Y11, X11); \
-	ST(Y12, X12); \
-	ST(Y13, X13); \
-	ST(Y14, X14); \
-	ST(Y15, X15); \
+	ST(Y0, X0); \
+	ST(Y1, X1); \
+	ST(Y2, X2); \
+	ST(Y3, X3); \
+	ST(Y4, X4); \
+	ST(Y5, X5); \
+	ST(Y6, X6); \
+	ST(Y7, X7); \
 	JMP stored
 
 // func widenTransposeAVX2(dst *float32, ldd, lanes int, src *uint16, lds, h, kb int)
@@ -98,79 +115,72 @@ strip:
 lanes0:
 	MOVQ       SI, DX
 	PREFETCHT0 (DX)(R13*1)
-	VPMOVZXWD  (DX), Y0
-	VPSLLD     $16, Y0, Y0
-	LOADROW(Y1, 1, z1)
-	LOADROW(Y2, 2, z2)
-	LOADROW(Y3, 3, z3)
-	LOADROW(Y4, 4, z4)
-	LOADROW(Y5, 5, z5)
-	LOADROW(Y6, 6, z6)
-	LOADROW(Y7, 7, z7)
-	MOVQ DI, DX
-	JMP  transpose
+	VMOVDQU    (DX), X0
+	LOADLO(X1, 1, z1)
+	LOADLO(X2, 2, z2)
+	LOADLO(X3, 3, z3)
+	LOADHI(Y0, 4)
+	LOADHI(Y1, 5)
+	LOADHI(Y2, 6)
+	LOADHI(Y3, 7)
+	JMP widen
 
 group1:
 	// Group 1: rows 8-15, lanes 8 to lanes.
 	MOVQ $1, BX
 	MOVQ R8, AX
 	SUBQ $8, AX
-	LEAQ 32(DI), DX
 	CMPQ R10, $8
 	JGT  rows1
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	LEAQ   32(DI), DX
 	JMP    store
 
 rows1:
 	LEAQ       (SI)(R9*8), DX
 	PREFETCHT0 (DX)(R13*1)
-	VPMOVZXWD  (DX), Y0
-	VPSLLD     $16, Y0, Y0
-	LOADROW(Y1, 9, z1)
-	LOADROW(Y2, 10, z2)
-	LOADROW(Y3, 11, z3)
-	LOADROW(Y4, 12, z4)
-	LOADROW(Y5, 13, z5)
-	LOADROW(Y6, 14, z6)
-	LOADROW(Y7, 15, z7)
-	LEAQ 32(DI), DX
-	JMP  transpose
+	VMOVDQU    (DX), X0
+	LOADLO(X1, 9, z1)
+	LOADLO(X2, 10, z2)
+	LOADLO(X3, 11, z3)
+	LOADHI(Y0, 12)
+	LOADHI(Y1, 13)
+	LOADHI(Y2, 14)
+	LOADHI(Y3, 15)
+	JMP widen
 
-	// Rows past h are zero; z(n) zeroes rows n to 7 of the group.
+	// Rows past h are zero; z(n) zeroes rows n to 3 of the low lanes, and
+	// with them the high lanes, rows 4 to 7.
 z1:
-	VXORPS Y1, Y1, Y1
+	VPXOR X1, X1, X1
 
 z2:
-	VXORPS Y2, Y2, Y2
+	VPXOR X2, X2, X2
 
 z3:
-	VXORPS Y3, Y3, Y3
+	VPXOR X3, X3, X3
 
-z4:
-	VXORPS Y4, Y4, Y4
+widen:
+	// Y(r) = rows r | r+4, columns 0-3; Y(4+r) the same of columns 4-7.
+	VPXOR      Y15, Y15, Y15
+	VPUNPCKHWD Y0, Y15, Y4
+	VPUNPCKLWD Y0, Y15, Y0
+	VPUNPCKHWD Y1, Y15, Y5
+	VPUNPCKLWD Y1, Y15, Y1
+	VPUNPCKHWD Y2, Y15, Y6
+	VPUNPCKLWD Y2, Y15, Y2
+	VPUNPCKHWD Y3, Y15, Y7
+	VPUNPCKLWD Y3, Y15, Y3
 
-z5:
-	VXORPS Y5, Y5, Y5
-
-z6:
-	VXORPS Y6, Y6, Y6
-
-z7:
-	VXORPS Y7, Y7, Y7
-	MOVQ   DI, DX
-	TESTQ  BX, BX
-	JEQ    transpose
-	ADDQ   $32, DX
-
-transpose:
-	// Interleave row pairs: Y8 = r0 r1 columns 0, 1 | 4, 5; Y9 = 2, 3 | 6, 7.
+	// Interleave row pairs: Y8 = rows 0, 1 of columns 0, 1 | rows 4, 5 of
+	// the same; Y9 = columns 2, 3.
 	VUNPCKLPS Y1, Y0, Y8
 	VUNPCKHPS Y1, Y0, Y9
 	VUNPCKLPS Y3, Y2, Y10
@@ -180,7 +190,7 @@ transpose:
 	VUNPCKLPS Y7, Y6, Y14
 	VUNPCKHPS Y7, Y6, Y15
 
-	// Y(c) = rows 0-3 of columns c | c+4, Y(4+c) the same of rows 4-7.
+	// Y(c) = column c, rows 0-3 | 4-7.
 	VSHUFPS $0x44, Y10, Y8, Y0
 	VSHUFPS $0xee, Y10, Y8, Y1
 	VSHUFPS $0x44, Y11, Y9, Y2
@@ -190,15 +200,10 @@ transpose:
 	VSHUFPS $0x44, Y15, Y13, Y6
 	VSHUFPS $0xee, Y15, Y13, Y7
 
-	// Y(8+c) = column c.
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
+	MOVQ  DI, DX
+	TESTQ BX, BX
+	JEQ   store
+	ADDQ  $32, DX
 
 store:
 	CMPQ AX, $6
