@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/guardtest"
@@ -139,6 +140,50 @@ func TestGemmBF16Convert(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// BenchmarkWideningTransposer packs a cached mcBlock-row block of a bf16
+// operand with each widening transposer, alternated pass by pass with the
+// same transposer packing the float32 block (lanes = 6, packA's panels
+// for the AVX2 kernel; 16, packB's with transB): it reports each one's
+// best ns per value and the float32-over-bf16 ratio of the best times.
+func BenchmarkWideningTransposer(b *testing.B) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	for _, tr := range widening() {
+		for _, kb := range []int{128, 256} {
+			for _, lanes := range []int{6, 16} {
+				src16 := randHalves(rng, mcBlock*kb)
+				for i := range src16 {
+					src16[i] &= 0xbfff
+				}
+				src32 := widened(src16)
+				dst := make([]float32, roundUp(mcBlock, lanes)*kb)
+				pass := func(widen bool) float64 {
+					t0 := time.Now()
+					for r := 0; r < mcBlock; r += lanes {
+						h := min(lanes, mcBlock-r)
+						if widen {
+							tr.widen(dst[r*kb:], lanes, lanes, src16[r*kb:], kb, h, kb)
+						} else {
+							tr.run(dst[r*kb:], lanes, lanes, src32[r*kb:], kb, h, kb)
+						}
+					}
+					return time.Since(t0).Seconds()
+				}
+				b.Run(fmt.Sprintf("%s/kb=%d/lanes=%d", tr.name, kb, lanes), func(b *testing.B) {
+					best := [2]float64{math.Inf(1), math.Inf(1)}
+					for b.Loop() {
+						best[0] = min(best[0], pass(false))
+						best[1] = min(best[1], pass(true))
+					}
+					n := float64(mcBlock * kb)
+					b.ReportMetric(best[0]*1e9/n, "fp32-ns/value")
+					b.ReportMetric(best[1]*1e9/n, "bf16-ns/value")
+					b.ReportMetric(best[0]/best[1], "ratio")
+				})
 			}
 		}
 	}
