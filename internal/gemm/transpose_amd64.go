@@ -27,7 +27,7 @@ var avx512Transposer = &transposer{name: "avx512", run: func(dst []float32, ldd,
 func transposeAVX2(dst *float32, ldd, lanes int, src *float32, lds, h, kb int)
 
 // widenTransposeAVX2 is transposeAVX2 from a bfloat16 src, widening each
-// value as it loads it, for kb ≥ 8.
+// value to its float32 as it moves it, for kb ≥ 8.
 //
 //go:noescape
 func widenTransposeAVX2(dst *float32, ldd, lanes int, src *uint16, lds, h, kb int)
