@@ -73,22 +73,25 @@ func TestWideningTransposers(t *testing.T) {
 }
 
 // TestWideningTransposerGuardPage runs every widening transposer on
-// operands that end at an inaccessible page.
+// operands that end at an inaccessible page, with columns apart and back
+// to back (ldd = lanes, as packing's panels are).
 func TestWideningTransposerGuardPage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, tr := range widening() {
-		for _, lanes := range []int{3, 6, 8, 11, 16} {
+		for _, lanes := range []int{3, 5, 6, 7, 8, 11, 16} {
 			for _, h := range []int{1, lanes - 1, lanes} {
 				for _, kb := range []int{1, 7, 8, 9, 17, 255} {
-					if h < 1 {
-						continue
+					for _, gap := range []int{0, 2} {
+						if h < 1 {
+							continue
+						}
+						ldd, lds := lanes+gap, kb+3
+						src := guardtest.Uint16s(t, (h-1)*lds+kb)
+						copy(src, randHalves(rng, len(src)))
+						dst := guardtest.Float32s(t, (kb-1)*ldd+lanes)
+						copy(dst, randBits(rng, len(dst)))
+						checkWiden(t, tr, dst, ldd, lanes, src, lds, h, kb)
 					}
-					ldd, lds := lanes+2, kb+3
-					src := guardtest.Uint16s(t, (h-1)*lds+kb)
-					copy(src, randHalves(rng, len(src)))
-					dst := guardtest.Float32s(t, (kb-1)*ldd+lanes)
-					copy(dst, randBits(rng, len(dst)))
-					checkWiden(t, tr, dst, ldd, lanes, src, lds, h, kb)
 				}
 			}
 		}
