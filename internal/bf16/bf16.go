@@ -42,6 +42,19 @@ func Decode(dst []float32, src []uint16) {
 	impl.decode(dst[:len(src)], src)
 }
 
+// DecodeRows widens rows×cols values of src (row stride lds) into dst
+// (row stride ldd): a block of a bf16 matrix, or the panels a GEMM packs
+// it into. It panics if the slices are too short for the shape.
+func DecodeRows(dst []float32, ldd int, src []uint16, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if rows < 0 || cols < 0 || ldd < cols || lds < cols || len(dst) < (rows-1)*ldd+cols || len(src) < (rows-1)*lds+cols {
+		panic(fmt.Sprintf("bf16: DecodeRows: %d×%d, strides %d and %d, len(dst) = %d, len(src) = %d", rows, cols, ldd, lds, len(dst), len(src)))
+	}
+	impl.decodeRows(dst, ldd, src, lds, rows, cols)
+}
+
 // Gather copies rows idx[i] of src (width values each, row stride lds) to
 // row i of dst (stride ldd), widening them to float32: the step that feeds
 // a batch's bf16 features to float32 code. It panics if an index falls
@@ -90,16 +103,18 @@ func GatherBF16(dst []uint16, ldd int, src []uint16, lds, width int, idx []int32
 }
 
 type kernels struct {
-	level  cpuid.Level
-	encode func(dst []uint16, src []float32)
-	decode func(dst []float32, src []uint16)
-	gather func(dst []float32, ldd int, src []uint16, lds, width int, idx []int32)
+	level      cpuid.Level
+	encode     func(dst []uint16, src []float32)
+	decode     func(dst []float32, src []uint16)
+	decodeRows func(dst []float32, ldd int, src []uint16, lds, rows, cols int)
+	gather     func(dst []float32, ldd int, src []uint16, lds, width int, idx []int32)
 }
 
-var generic = kernels{level: cpuid.Generic, encode: encodeGeneric, decode: decodeGeneric, gather: gatherGeneric}
+var generic = kernels{level: cpuid.Generic, encode: encodeGeneric, decode: decodeGeneric,
+	decodeRows: decodeRowsGeneric, gather: gatherGeneric}
 
 // impl is the kernel set in use, the widest this CPU and build support.
 var impl = kernelsFor(cpuid.Detected)
 
-// Kernel names the kernels in use: "avx512" or "generic".
+// Kernel names the kernels in use: "avx512", "avx2" or "generic".
 func Kernel() string { return impl.level.String() }

@@ -91,7 +91,7 @@ func TestToFloat32RoundTrip(t *testing.T) {
 // levels lists every kernel level this CPU and build can run.
 func levels() []cpuid.Level {
 	var ls []cpuid.Level
-	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.Generic} {
+	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.AVX2, cpuid.Generic} {
 		if l <= cpuid.Detected && kernelsFor(l).level == l {
 			ls = append(ls, l)
 		}
@@ -151,6 +151,40 @@ func checkBulk(t *testing.T, src []float32) {
 	}
 }
 
+// TestDecodeRows checks DecodeRows at every level against the scalar
+// widening, over widths on both sides of the 8- and 16-value steps and
+// strides past the width, leaving the gaps between rows alone.
+func TestDecodeRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, l := range levels() {
+		useLevel(t, l)
+		for rows := 1; rows <= 4; rows++ {
+			for cols := 0; cols <= 40; cols++ {
+				ldd, lds := cols+rng.IntN(3), cols+rng.IntN(3)
+				src := make([]uint16, (rows-1)*lds+cols)
+				for i := range src {
+					src[i] = uint16(rng.Uint32())
+				}
+				dst := make([]float32, (rows-1)*ldd+cols+1)
+				for i := range dst {
+					dst[i] = -1
+				}
+				DecodeRows(dst, ldd, src, lds, rows, cols)
+				for i, v := range dst {
+					r, c := i/max(ldd, 1), i%max(ldd, 1)
+					want := uint32(0xbf800000) // -1, untouched
+					if r < rows && c < cols && ldd > 0 {
+						want = uint32(src[r*lds+c]) << 16
+					}
+					if math.Float32bits(v) != want {
+						t.Fatalf("%v %d×%d ldd=%d lds=%d: dst[%d] = %#08x, want %#08x", l, rows, cols, ldd, lds, i, math.Float32bits(v), want)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGather(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, l := range levels() {
@@ -188,6 +222,9 @@ func TestGatherPanicsOnBadIndex(t *testing.T) {
 		func() { Gather(make([]float32, 4), 4, make([]uint16, 8), 4, 4, []int32{2}) },
 		func() { GatherBF16(make([]uint16, 4), 4, make([]uint16, 8), 4, 4, []int32{-1}) },
 		func() { Gather(make([]float32, 3), 4, make([]uint16, 8), 4, 4, []int32{0}) },
+		func() { DecodeRows(make([]float32, 7), 4, make([]uint16, 8), 4, 2, 4) },
+		func() { DecodeRows(make([]float32, 8), 4, make([]uint16, 7), 4, 2, 4) },
+		func() { DecodeRows(make([]float32, 8), 3, make([]uint16, 8), 4, 2, 4) },
 	} {
 		func() {
 			defer func() {
@@ -212,6 +249,23 @@ func BenchmarkEncode(b *testing.B) {
 			b.SetBytes(6 << 20)
 			for b.Loop() {
 				Encode(dst, src)
+			}
+		})
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	src := make([]uint16, 1<<20)
+	for i := range src {
+		src[i] = uint16(i * 0x9e37)
+	}
+	dst := make([]float32, len(src))
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			useLevel(b, l)
+			b.SetBytes(6 << 20)
+			for b.Loop() {
+				Decode(dst, src)
 			}
 		})
 	}
@@ -260,6 +314,19 @@ func TestGuardPage(t *testing.T) {
 			Gather(g, n, h, n, n, []int32{0})
 			if g[n-1] != back[n-1] {
 				t.Fatalf("%v n=%d: gathered %v, want %v", l, n, g[n-1], back[n-1])
+			}
+			// Two rows of n-1 values, strides n: the last value read and
+			// written is the slices' last.
+			if n > 1 {
+				h2 := guardtest.Uint16s(t, 2*n-1)
+				for i := range h2 {
+					h2[i] = FromFloat32(float32(i) + 0.5)
+				}
+				rows := guardtest.Float32s(t, 2*n-1)
+				DecodeRows(rows, n, h2, n, 2, n-1)
+				if got, want := rows[2*n-2], float32(2*n-2)+0.5; got != want {
+					t.Fatalf("%v n=%d: DecodeRows' last value %v, want %v", l, n, got, want)
+				}
 			}
 		}
 	}

@@ -16,6 +16,13 @@ func decodeGeneric(dst []float32, src []uint16) {
 	}
 }
 
+// decodeRowsGeneric is the pure-Go twin of the assembly DecodeRows.
+func decodeRowsGeneric(dst []float32, ldd int, src []uint16, lds, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		decodeGeneric(dst[r*ldd:r*ldd+cols], src[r*lds:r*lds+cols])
+	}
+}
+
 // gatherGeneric is the pure-Go twin of the assembly Gather.
 func gatherGeneric(dst []float32, ldd int, src []uint16, lds, width int, idx []int32) {
 	for i, r := range idx {

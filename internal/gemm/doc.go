@@ -16,7 +16,7 @@
 // micro-kernel runs on TDPBF16PS; otherwise, on AMD's cores, on VDPBF16PS
 // (both encoded by hand: Go's assembler lacks them); any other CPU,
 // Intel's without AMX among them (their VDPBF16PS multiplies at half
-// float32's rate), widens the operands block by block as Gemm's kernels
-// pack them, and the noasm build runs pure-Go twins of the instructions'
-// arithmetic.
+// float32's rate), widens the operands as Gemm's kernels pack them (in
+// the packing pass itself with AVX2, block by block first with AVX-512),
+// and the noasm build runs pure-Go twins of the instructions' arithmetic.
 package gemm

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/freelist"
 	"github.com/graft-gnn/graft/internal/parallel"
 )
@@ -212,6 +211,10 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 // packA packs op(A)[i0:i0+mb, p0:p0+kb] into mr-row panels, each kb steps of
 // mr values, zero-padding the rows past mb.
 func (p *problem) packA(ws *workspace, dst []float32, i0, mb, p0, kb int) {
+	if p.a16 != nil && activeT.widen != nil {
+		p.packA16(dst, i0, mb, p0, kb)
+		return
+	}
 	if p.a16 != nil {
 		q := *p
 		q.a16 = nil
@@ -241,6 +244,10 @@ func (p *problem) packA(ws *workspace, dst []float32, i0, mb, p0, kb int) {
 // packB packs op(B)[p0:p0+kb, j0:j0+nb] into nr-column panels, each kb steps
 // of nr values, zero-padding the columns past nb.
 func (p *problem) packB(ws *workspace, dst []float32, p0, kb, j0, nb int) {
+	if p.b16 != nil && activeT.widen != nil {
+		p.packB16(dst, p0, kb, j0, nb)
+		return
+	}
 	if p.b16 != nil {
 		q := *p
 		q.b16 = nil
@@ -276,18 +283,6 @@ func packCopy(dst, src []float32, ld, row0, col0, w, kb, width int) {
 		copy(d, src[o:o+w])
 		clear(d[w:])
 	}
-}
-
-// widenBlock widens the rows [r0, r0+rows) × columns [c0, c0+cols) of
-// the bfloat16 matrix src (row stride ld) to float32, exactly, into *buf
-// at stride cols: one block at a time, so the operand is never copied
-// whole and the widened block is packed from cache.
-func widenBlock(buf *[]float32, src []uint16, ld, r0, rows, c0, cols int) []float32 {
-	*buf = grow(*buf, rows*cols)
-	for r := 0; r < rows; r++ {
-		bf16.Decode((*buf)[r*cols:(r+1)*cols], src[(r0+r)*ld+c0:][:cols])
-	}
-	return *buf
 }
 
 // packTranspose packs src rows row0..row0+w, columns col0..col0+kb, so that

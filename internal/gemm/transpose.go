@@ -1,12 +1,17 @@
 package gemm
 
+import "github.com/graft-gnn/graft/internal/bf16"
+
 // transposer moves an h×kb block of src (row stride lds) into kb columns of
 // dst (stride ldd): dst[s*ldd+r] = src[r*lds+s] for r < h, and zero for
 // h ≤ r < lanes, where 1 ≤ h ≤ lanes ≤ 16. Packing only moves values, so
-// every transposer gives bit-identical results.
+// every transposer gives bit-identical results. widen, where there is one,
+// does the same from a bfloat16 src, widening each value to its float32 as
+// it moves it (the conversion GEMM's packing, see widenTranspose).
 type transposer struct {
-	name string
-	run  func(dst []float32, ldd, lanes int, src []float32, lds, h, kb int)
+	name  string
+	run   func(dst []float32, ldd, lanes int, src []float32, lds, h, kb int)
+	widen func(dst []float32, ldd, lanes int, src []uint16, lds, h, kb int)
 }
 
 // transposeGo is the pure-Go transposer, the twin of the assembly ones. It
@@ -34,7 +39,20 @@ func transposeGo(dst []float32, ldd, lanes int, src []float32, lds, h, kb int) {
 	}
 }
 
-var goTransposer = &transposer{name: "generic", run: transposeGo}
+// widenTransposeGo is transposeGo from a bfloat16 src, the twin of the
+// assembly widening transposers.
+func widenTransposeGo(dst []float32, ldd, lanes int, src []uint16, lds, h, kb int) {
+	for r := 0; r < h; r++ {
+		for s, v := range src[r*lds:][:kb] {
+			dst[s*ldd+r] = bf16.ToFloat32(v)
+		}
+	}
+	for s := 0; s < kb; s++ {
+		clear(dst[s*ldd+h : s*ldd+lanes])
+	}
+}
+
+var goTransposer = &transposer{name: "generic", run: transposeGo, widen: widenTransposeGo}
 
 // activeT is the transposer packTranspose uses; tests swap it.
 var activeT = bestTransposer()
