@@ -13,9 +13,10 @@ import "github.com/graft-gnn/graft/tensor"
 // aggregateFirst reports whether a layer of in inputs and out outputs runs
 // on g faster by aggregating first: only for a block without a halo (whose
 // exchange moves transformed rows) with more sources than destinations (a
-// whole graph keeps its order, and its bits), from a dense input.
+// whole graph keeps its order, and its bits), from a dense input (or
+// Selected rows of one).
 func aggregateFirst(g *Block, op *tensor.CSR, x Features, in, out int) bool {
-	if g.Halo != nil || g.NumSrc <= g.NumDst || x.Dense == nil {
+	if g.Halo != nil || g.NumSrc <= g.NumDst || x.Dense == nil && x.Selected == nil {
 		return false
 	}
 	nnz := float64(op.NNZ())
@@ -34,13 +35,40 @@ type preAggregated struct {
 	dx       *tensor.Matrix
 }
 
-// forward computes a = op·x and returns it.
-func (p *preAggregated) forward(op *tensor.CSR, x Features) *tensor.Matrix {
+// forward computes a = op·x on g and returns it. Selected rows are
+// gathered by op renumbered to the rows they lie in (Block.selectedOp), as
+// the same sums in the same order.
+func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
 	p.on = true
+	if s := x.Selected; s != nil {
+		p.xv = s.Head
+		a := ensure(&p.a, op.Rows, s.From.Cols())
+		at := g.selectedOp(op, s.IDs, s.From.Rows())
+		if x16 := s.From.BF16; x16 != nil {
+			tensor.SpMMBF16(a, at, x16)
+		} else {
+			tensor.SpMM(a, at, s.From.Dense)
+		}
+		return a
+	}
 	p.xv = x.values(&p.xbuf)
 	a := ensure(&p.a, op.Rows, p.xv.Cols)
 	tensor.SpMM(a, op, p.xv)
 	return a
+}
+
+// selectedReader is a layer that reads Selected input rows where they
+// lie on the blocks where it aggregates its input first.
+type selectedReader interface {
+	aggregatesFirst(g *Block, x Features) bool
+}
+
+func (l *GCN) aggregatesFirst(g *Block, x Features) bool {
+	return aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols)
+}
+
+func (l *SAGE) aggregatesFirst(g *Block, x Features) bool {
+	return aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols)
 }
 
 // inputGradient returns the gradient of x given the gradient da of op·x:

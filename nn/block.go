@@ -112,8 +112,9 @@ type Block struct {
 	loopsT      *tensor.CSR // transposed pattern of loops
 	loopsPerm   []int64     // loopsPerm[q] = position in loops of entry q of loopsT
 
-	// Storage of the transposes, kept across Reset.
-	gcnTBuf, meanTBuf, loopsTBuf tensor.CSR
+	// Storage of the transposes and of the operator renumbered to
+	// Selected rows, kept across Reset.
+	gcnTBuf, meanTBuf, loopsTBuf, selected tensor.CSR
 
 	renumbered []renumbered // operators renumbered for a SharedHalo
 
@@ -174,7 +175,7 @@ func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 		g.count(-4 * int64(cap(r.op.Indices)))
 	}
 	*g = Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean,
-		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, loopsPerm: g.loopsPerm[:0], opBytes: g.opBytes}
+		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, selected: g.selected, loopsPerm: g.loopsPerm[:0], opBytes: g.opBytes}
 	for _, op := range []struct {
 		name string
 		a    *tensor.CSR
@@ -501,6 +502,24 @@ func (g *Block) projectShared(p tensor.Products, layer int, x Features, w *tenso
 	x.mul(p, own, w)
 	sh.Written(layer)
 	return all, g.sharedOp(op, sh.SourceRows(), all.Rows)
+}
+
+// selectedOp returns op with its columns renumbered through ids (source
+// i is row ids[i]) to rows of a matrix of rows rows, for Selected input
+// rows: the same entries in the same order, in storage the block keeps
+// across Reset.
+func (g *Block) selectedOp(op *tensor.CSR, ids []int32, rows int) *tensor.CSR {
+	t := &g.selected
+	was := cap(t.Indices)
+	t.Indices = resized(t.Indices, op.NNZ())
+	g.count(4 * int64(cap(t.Indices)-was))
+	t.Rows, t.Cols, t.Offsets, t.Values = op.Rows, rows, op.Offsets, op.Values
+	parallel.For(op.Rows, 4096, rangeTask(func(lo, hi int) {
+		for p := op.Offsets[lo]; p < op.Offsets[hi]; p++ {
+			t.Indices[p] = ids[op.Indices[p]]
+		}
+	}))
+	return t
 }
 
 // renumbered is an operator with its columns renumbered to rows of a

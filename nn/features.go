@@ -3,10 +3,13 @@ package nn
 import (
 	"fmt"
 
+	"github.com/graft-gnn/graft/internal/bf16"
+	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/tensor"
 )
 
-// Features is a layer input: exactly one of Dense, Sparse and BF16 is set.
+// Features is a layer input: exactly one of Dense, Sparse, BF16 and
+// Selected is set.
 // Sparse (bag-of-words) features make the first layer a sparse-dense
 // product, which on such data is hundreds of times cheaper than the dense
 // one. BF16 holds dense features in bfloat16 (mixed precision, half the
@@ -16,11 +19,46 @@ type Features struct {
 	Dense  *tensor.Matrix
 	Sparse *tensor.CSR
 	BF16   *tensor.MatrixBF16
+	// Selected is rows of a larger matrix, left where they lie.
+	Selected *Selected
 
 	// drop, when set, is dropout applied to Dense (or BF16) on the fly: the
 	// products below read the rows through it block by block, so the
 	// dropped copy of a large input never exists in full.
 	drop *lazyDrop
+}
+
+// Selected is a mini-batch's input rows left in the feature matrix they
+// come from rather than copied into the batch: row i is From's row
+// IDs[i], and Head holds the first rows (the first block's destinations)
+// copied in float32. A GCN or GraphSAGE layer that aggregates its input
+// before transforming it (aggregateFirst) gathers the rows through its
+// operator where they lie, and a SAGE layer reads its destinations' own
+// rows from Head: on a large graph the batch's hundreds of thousands of
+// input rows are then read once, never copied. Any other reader gets a
+// copy (Model.ReadsSelected says which a pass takes).
+type Selected struct {
+	From Features // Dense or BF16
+	IDs  []int32
+	Head *tensor.Matrix
+}
+
+// copyRows returns the rows copied in float32 (bf16 widened exactly)
+// into *buf.
+func (s *Selected) copyRows(buf **tensor.Matrix) *tensor.Matrix {
+	cols := s.From.Cols()
+	out := ensure(buf, len(s.IDs), cols)
+	parallel.For(len(s.IDs), rowGrain(cols), rangeTask(func(lo, hi int) {
+		if x := s.From.BF16; x != nil {
+			bf16.Gather(out.Data[lo*cols:hi*cols], cols, x.Data, cols, cols, s.IDs[lo:hi])
+			return
+		}
+		x := s.From.Dense
+		for i, v := range s.IDs[lo:hi] {
+			copy(out.Row(lo+i), x.Row(int(v)))
+		}
+	}))
+	return out
 }
 
 // Storage chooses how input features are kept.
@@ -81,6 +119,9 @@ type headView struct {
 // features returns the first n rows of f, sharing its storage (and its
 // deferred dropout, whose rows keep their ids).
 func (h *headView) features(f Features, n int) Features {
+	if s := f.Selected; s != nil {
+		return Features{Dense: h.matrix(s.Head, n)}
+	}
 	if f.Rows() == n {
 		return f
 	}
@@ -107,6 +148,8 @@ func (h *headView) matrix(m *tensor.Matrix, n int) *tensor.Matrix {
 // Rows is the number of rows.
 func (f Features) Rows() int {
 	switch {
+	case f.Selected != nil:
+		return len(f.Selected.IDs)
 	case f.Sparse != nil:
 		return f.Sparse.Rows
 	case f.BF16 != nil:
@@ -118,6 +161,8 @@ func (f Features) Rows() int {
 // Cols is the number of columns (features).
 func (f Features) Cols() int {
 	switch {
+	case f.Selected != nil:
+		return f.Selected.From.Cols()
 	case f.Sparse != nil:
 		return f.Sparse.Cols
 	case f.BF16 != nil:

@@ -114,8 +114,8 @@ func (l *GCN) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		addRowVector(y, l.Bias.Value.Data)
 		return y
 	}
-	if aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols) {
-		a := l.pre.forward(g.gcnOp(), x)
+	if l.aggregatesFirst(g, x) {
+		a := l.pre.forward(g, g.gcnOp(), x)
 		y := ensure(&l.y, g.NumDst, l.Weight.Value.Cols)
 		prod.MatMul(y, a, l.Weight.Value)
 		addRowVector(y, l.Bias.Value.Data)
@@ -207,8 +207,8 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
-	if aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols) {
-		a := l.pre.forward(g.meanOp(), x)
+	if l.aggregatesFirst(g, x) {
+		a := l.pre.forward(g, g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
 		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)
 		prod.MatMul(y, a, l.WeightL.Value)

@@ -56,6 +56,8 @@ type Model struct {
 	step     uint64
 	products tensor.Products // SetProducts
 	narrow   narrowing       // hidden outputs in bf16 (narrow.go)
+
+	selectedRows *tensor.Matrix // Selected input rows copied, for a layer that cannot read them in place
 }
 
 // actMode is how an activation between layers runs.
@@ -262,6 +264,9 @@ func (m *Model) ForwardLayer(i int, g *Block, x Features) *tensor.Matrix {
 // layer, its activation and normalisation. The activation of a layer
 // before hi may take the next layer's dropout with it.
 func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Matrix {
+	if x.Selected != nil && !m.readsSelected(i, g, x, mode.Train) {
+		x = Features{Dense: x.Selected.copyRows(&m.selectedRows)}
+	}
 	if m.dropsItself(i, lo) || !mode.Train {
 		x = m.drops[i].forwardLazy(g, x, mode)
 	}
@@ -274,6 +279,21 @@ func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Ma
 		out = m.norms[i].Forward(out)
 	}
 	return out
+}
+
+// ReadsSelected reports whether a training pass over blocks from its
+// first layer reads Selected input rows where they lie (see Selected):
+// whether a mini-batch can leave its input rows in the feature matrix.
+// Otherwise the pass copies them first.
+func (m *Model) ReadsSelected(blocks []*Block, x Features) bool {
+	return len(blocks) > 0 && m.readsSelected(0, blocks[0], x, true)
+}
+
+// readsSelected reports whether layer i reads Selected rows x on g: it
+// aggregates them first, and no dropout applies to them.
+func (m *Model) readsSelected(i int, g *Block, x Features, train bool) bool {
+	r, ok := m.Layers[i].(selectedReader)
+	return ok && (!train || m.drops[i].P <= 0) && r.aggregatesFirst(g, x)
 }
 
 // dropsItself reports whether layer i of a training pass over layers from

@@ -37,6 +37,10 @@ type feed struct {
 	next  struct{ epoch, index int } // what ready's next batch is, once started
 	on    bool
 	noX   bool // the batches' features are not gathered
+
+	// reads is the model's nn.Model.ReadsSelected: a batch whose input
+	// rows the model reads where they lie gathers its destinations' alone.
+	reads func([]*nn.Block, nn.Features) bool
 }
 
 // newFeed returns a feed that prepares up to depth batches ahead while its
@@ -116,7 +120,7 @@ func (f *feed) fill(p *prepared, epoch, index int) {
 	}
 	sampled := time.Now()
 	if p.x = (nn.Features{}); !f.noX {
-		p.x = f.x.gather(&p.gather, p.batch.Input)
+		p.x = f.x.prepare(&p.gather, &p.batch, f.reads)
 	}
 	p.labels = p.labels[:0]
 	for _, v := range p.batch.Output {

@@ -32,7 +32,7 @@ func gatheredBytes(x nn.Features, valueBytes int, blocks []*nn.Block) float64 {
 	if x.Sparse != nil {
 		bytes = 8 * float64(x.Sparse.NNZ())
 	} else {
-		bytes = float64(valueBytes * x.Dense.Rows * x.Dense.Cols)
+		bytes = float64(valueBytes * x.Rows() * x.Cols())
 	}
 	for _, b := range blocks {
 		op := blockOperator(b)

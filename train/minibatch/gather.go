@@ -6,6 +6,7 @@ import (
 	"github.com/graft-gnn/graft/internal/parallel"
 	"github.com/graft-gnn/graft/internal/prefetch"
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
 	"github.com/graft-gnn/graft/train"
 )
@@ -13,8 +14,9 @@ import (
 // gatherer copies the rows of a feature matrix a batch reads into storage
 // of its own, reused from batch to batch.
 type gatherer struct {
-	dense  tensor.Matrix
-	sparse tensor.CSR
+	dense    tensor.Matrix
+	sparse   tensor.CSR
+	selected nn.Selected
 }
 
 // gather returns the rows ids of x.
@@ -91,10 +93,37 @@ func (in input) gather(g *gatherer, ids []int32) nn.Features {
 	if in.willRead != nil {
 		in.willRead(ids)
 	}
+	return in.copyRows(g, ids)
+}
+
+func (in input) copyRows(g *gatherer, ids []int32) nn.Features {
 	if in.x16 != nil {
 		return g.gatherBF16(in.x16, ids)
 	}
 	return g.gather(in.x, ids)
+}
+
+// prepare returns the input features of batch b: its rows gathered, or,
+// dense ones where the model reads them where they lie (reads:
+// nn.Model.ReadsSelected), the rows left in place, nn.Selected, with only
+// the first block's destinations' rows gathered.
+func (in input) prepare(g *gatherer, b *sample.Batch, reads func([]*nn.Block, nn.Features) bool) nn.Features {
+	if in.x.Sparse != nil || reads == nil || len(b.Blocks) == 0 {
+		return in.gather(g, b.Input)
+	}
+	g.selected = nn.Selected{From: in.x, IDs: b.Input}
+	if in.x16 != nil {
+		g.selected.From = nn.BF16Features(in.x16)
+	}
+	x := nn.Features{Selected: &g.selected}
+	if !reads(b.Blocks, x) {
+		return in.gather(g, b.Input)
+	}
+	if in.willRead != nil {
+		in.willRead(b.Input)
+	}
+	g.selected.Head = in.copyRows(g, b.Input[:b.Blocks[0].NumDst]).Dense
+	return x
 }
 
 // valueBytes is the size of a dense value as stored.

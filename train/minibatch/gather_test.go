@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/graft-gnn/graft/nn"
+	"github.com/graft-gnn/graft/sample"
 	"github.com/graft-gnn/graft/tensor"
+	"github.com/graft-gnn/graft/train"
+	"github.com/graft-gnn/graft/train/traintest"
 )
 
 // The gather copies exactly the rows asked for, in order, repeats
@@ -44,5 +47,82 @@ func testGatherCopiesTheRows(t *testing.T) {
 		if got.Rows != tc.batch || got.Cols != tc.cols || !slices.Equal(got.Data, x.SelectRows(ids).Data) {
 			t.Fatalf("%+v: the gathered rows are not x's rows ids", tc)
 		}
+	}
+}
+
+// A batch whose input rows the model reads where they lie (nn.Selected:
+// a first GCN or SAGE layer that aggregates first, no dropout on the
+// input) trains bit for bit as the same batch gathered, in float32 and
+// bf16, and gathers only its first block's destinations; with dropout on
+// the input every batch is gathered whole.
+func TestSelectedInputTrainsAsGathered(t *testing.T) {
+	p := traintest.SBMProblem(t, 600)
+	for _, tc := range []struct {
+		model   string
+		dropout float64
+		bf16    bool
+		want    bool
+	}{{"sage", 0, false, true}, {"gcn", 0, false, true}, {"sage", 0, true, true}, {"gcn", 0, true, true}, {"sage", 0.5, false, false}} {
+		t.Run(fmt.Sprintf("%s/dropout%v/bf16=%v", tc.model, tc.dropout, tc.bf16), func(t *testing.T) {
+			cfg := traintest.Config(tc.model, 2, 5)
+			cfg.Model.Dropout, cfg.Model.Hidden = tc.dropout, 32
+			q := p
+			if tc.bf16 {
+				q = p.WithBF16Features()
+			}
+			run := func(selected bool) (outcome, int, Stats) {
+				agg, err := sample.AggregationOf(tc.model)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sampler, err := sample.New("neighbor:5,5", sample.Config{Graph: q.Graph, Train: q.Train, BatchSize: 32, Layers: 2, Aggregation: agg, Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := New(cfg, q, sampler, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				if !selected {
+					s.feed.reads = nil
+				}
+				loop, err := train.New(cfg, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var o outcome
+				left := 0
+				for epoch := 1; epoch <= 2; epoch++ {
+					for b := range s.Batches() {
+						loss, err := loop.Step(epoch, b)
+						if err != nil {
+							t.Fatal(err)
+						}
+						o.losses = append(o.losses, loss)
+						for _, p := range s.pending {
+							if sel := p.x.Selected; sel != nil {
+								left++
+								if sel.Head.Rows != p.batch.Blocks[0].NumDst || len(sel.IDs) != len(p.batch.Input) {
+									t.Fatalf("selected rows: %d gathered for %d destinations, %d ids for %d inputs", sel.Head.Rows, p.batch.Blocks[0].NumDst, len(sel.IDs), len(p.batch.Input))
+								}
+							}
+						}
+					}
+				}
+				return collect(t, train.Result{}, loop, nil, &o), left, s.TakeStats()
+			}
+			gathered, none, gst := run(false)
+			got, left, st := run(true)
+			if none != 0 || (left > 0) != tc.want {
+				t.Fatalf("%d batches left their rows in place (%d with the model's answer off), want some: %v", left, none, tc.want)
+			}
+			if !slices.Equal(got.losses, gathered.losses) || !slices.Equal(got.params, gathered.params) {
+				t.Fatalf("losses %v, gathered %v", got.losses, gathered.losses)
+			}
+			if st.GatheredBytes != gst.GatheredBytes || st.Flops != gst.Flops {
+				t.Errorf("the floor's figures changed: %v bytes, %v flops; gathered %v, %v", st.GatheredBytes, st.Flops, gst.GatheredBytes, gst.Flops)
+			}
+		})
 	}
 }

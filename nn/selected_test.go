@@ -1,0 +1,84 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/graft-gnn/graft/tensor"
+)
+
+// Selected input rows train as the same rows copied into the batch, bit
+// for bit: read where they lie by a first layer that aggregates them first
+// (GCN and SAGE, float32 and bf16 features), and copied by the model where
+// it cannot (dropout on the input, GAT, a block where the layer transforms
+// first), over two steps that reuse the buffers.
+func TestSelectedRowsTrainAsCopiedRows(t *testing.T) {
+	const n, classes = 400, 3
+	gg := randomGraph(t, n, 3, 23)
+	seeds := []int32{41, 3, 17, 28, 9, 300, 211}
+	blocks := fullBlocks(t, gg, seeds, 2)
+	for _, tc := range []struct {
+		model         string
+		in, hidden    int
+		dropout       float64
+		bf16, inPlace bool
+	}{
+		{"gcn", 8, 32, 0, false, true},
+		{"sage", 8, 32, 0, false, true},
+		{"gcn", 8, 32, 0, true, true},
+		{"sage", 8, 32, 0, true, true},
+		{"sage", 8, 32, 0.3, false, false},
+		{"gat", 8, 32, 0, false, false},
+		{"sage", 64, 1, 0, false, false}, // transforms first: fewer multiply-adds
+	} {
+		t.Run(fmt.Sprintf("%s/in%d/hidden%d/dropout%v/bf16=%v", tc.model, tc.in, tc.hidden, tc.dropout, tc.bf16), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 9))
+			x := randomMatrix(n, tc.in, rng)
+			whole, copied := Features{Dense: x}, Features{Dense: selectRows(x, blocks[0].SrcIDs)}
+			if tc.bf16 {
+				x16 := &tensor.MatrixBF16{Rows: n, Cols: tc.in, Data: make([]uint16, n*tc.in)}
+				tensor.ToBF16(x16.Data, x.Data)
+				// A batch gathers bf16 rows widened to float32.
+				rows := x16.SelectRows(blocks[0].SrcIDs)
+				widened := tensor.New(rows.Rows, rows.Cols)
+				tensor.FromBF16(widened.Data, rows.Data)
+				whole, copied = Features{BF16: x16}, Features{Dense: widened}
+			}
+			head := tensor.FromSlice(blocks[0].NumDst, tc.in, slices.Clone(copied.Dense.Data[:blocks[0].NumDst*tc.in]))
+			selected := Features{Selected: &Selected{From: whole, IDs: blocks[0].SrcIDs, Head: head}}
+			cfg := Config{Model: tc.model, InFeatures: tc.in, Hidden: tc.hidden, Classes: classes, Layers: 2, Heads: 2,
+				Dropout: tc.dropout, Seed: 8}
+			want, _ := NewModel(cfg)
+			got, _ := NewModel(cfg)
+			if r := got.ReadsSelected(blocks, selected); r != tc.inPlace {
+				t.Fatalf("ReadsSelected = %v, want %v", r, tc.inPlace)
+			}
+			for step := range 2 {
+				wl := want.Forward(blocks, copied, true).Clone()
+				gl := got.Forward(blocks, selected, true)
+				same(t, fmt.Sprintf("step %d: logits", step), gl.Data, wl.Data)
+				dy := randomMatrix(wl.Rows, wl.Cols, rng)
+				want.Backward(dy)
+				got.Backward(dy)
+				for k, p := range want.Params() {
+					same(t, fmt.Sprintf("step %d: %s's gradient", step, p.Name), got.Params()[k].Grad.Data, p.Grad.Data)
+				}
+			}
+		})
+	}
+}
+
+func same(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
