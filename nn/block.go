@@ -510,9 +510,11 @@ func (g *Block) projectShared(p tensor.Products, layer int, x Features, w *tenso
 // across Reset.
 func (g *Block) selectedOp(op *tensor.CSR, ids []int32, rows int) *tensor.CSR {
 	t := &g.selected
-	was := cap(t.Indices)
-	t.Indices = resized(t.Indices, op.NNZ())
-	g.count(4 * int64(cap(t.Indices)-was))
+	if n, was := op.NNZ(), cap(t.Indices); was < n { // batches differ in size: grow with room to spare
+		t.Indices = make([]int32, n, growTo(was, n))
+		g.count(4 * int64(cap(t.Indices)-was))
+	}
+	t.Indices = t.Indices[:op.NNZ()]
 	t.Rows, t.Cols, t.Offsets, t.Values = op.Rows, rows, op.Offsets, op.Values
 	parallel.For(op.Rows, 4096, rangeTask(func(lo, hi int) {
 		for p := op.Offsets[lo]; p < op.Offsets[hi]; p++ {
