@@ -20,13 +20,8 @@ func applyAVX512(y, x []float32, key, base uint64, thr int32, scale float32)
 //go:noescape
 func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32)
 
-// kernelFor returns the widest kernel level allows, nil for none.
-func kernelFor(level cpuid.Level) func(y, x []float32, key, base uint64, thr int32, scale float32) {
-	switch {
-	case level >= cpuid.AVX512:
-		return applyAVX512
-	case level >= cpuid.AVX2:
-		return applyAVX2
-	}
-	return nil
+// kernelLevel returns the widest kernel level allows: AVX512, AVX2 or
+// Generic (none).
+func kernelLevel(level cpuid.Level) cpuid.Level {
+	return min(level, cpuid.AVX512)
 }

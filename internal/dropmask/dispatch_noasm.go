@@ -4,7 +4,13 @@ package dropmask
 
 import "github.com/graft-gnn/graft/internal/cpuid"
 
-// kernelFor returns nil: this build has no assembly.
-func kernelFor(cpuid.Level) func(y, x []float32, key, base uint64, thr int32, scale float32) {
-	return nil
+// kernelLevel returns Generic: this build has no assembly.
+func kernelLevel(cpuid.Level) cpuid.Level { return cpuid.Generic }
+
+func applyAVX512(y, x []float32, key, base uint64, thr int32, scale float32) {
+	panic("dropmask: no assembly in this build")
+}
+
+func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32) {
+	panic("dropmask: no assembly in this build")
 }

@@ -51,17 +51,22 @@ func Keep(key, row, col uint64, thr int32) bool {
 // it is dropped. y may alias x and must be at least as long.
 func Apply(y, x []float32, key, row uint64, thr int32, scale float32) {
 	y = y[:len(x)]
-	if kernel != nil && thr < Drop {
-		kernel(y, x, key, row<<32, thr, scale)
-		return
+	if thr < Drop {
+		switch level { // direct calls: a func value would make y and x escape
+		case cpuid.AVX512:
+			applyAVX512(y, x, key, row<<32, thr, scale)
+			return
+		case cpuid.AVX2:
+			applyAVX2(y, x, key, row<<32, thr, scale)
+			return
+		}
 	}
 	applyFrom(y, x, 0, key, row, thr, scale)
 }
 
-// kernel is Apply's assembly kernel for thr < Drop, the widest the CPU and
-// build allow: applyFrom(y, x, 0, key, base>>32, thr, scale) for len(y) ≥
-// len(x). nil means Apply runs the twin.
-var kernel = kernelFor(cpuid.Detected)
+// level is the level of Apply's assembly kernel for thr < Drop, the widest
+// the CPU and build allow; Generic means Apply runs the twin.
+var level = kernelLevel(cpuid.Detected)
 
 // applyFrom is Apply's pure-Go twin from column j0, a multiple of group, on.
 func applyFrom(y, x []float32, j0 int, key, row uint64, thr int32, scale float32) {

@@ -15,7 +15,7 @@ import (
 func levels() []cpuid.Level {
 	var ls []cpuid.Level
 	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.AVX2} {
-		if l <= cpuid.Detected && kernelFor(l) != nil {
+		if l <= cpuid.Detected && kernelLevel(l) == l {
 			ls = append(ls, l)
 		}
 	}
@@ -24,9 +24,9 @@ func levels() []cpuid.Level {
 
 // useLevel switches Apply's kernel for the rest of the test.
 func useLevel(t testing.TB, l cpuid.Level) {
-	saved := kernel
-	kernel = kernelFor(l)
-	t.Cleanup(func() { kernel = saved })
+	saved := level
+	level = kernelLevel(l)
+	t.Cleanup(func() { level = saved })
 }
 
 // TestApplyMatchesTwin checks every level's kernel against the pure-Go twin
@@ -87,6 +87,20 @@ func TestApplyStaysInsideTheRow(t *testing.T) {
 					t.Fatalf("%v n %d col %d: %v (in place %v), want %v", l, n, i, y[i], x[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// TestApplyAllocatesNothing checks that Apply leaves its rows where they
+// are: rows on the caller's stack must not escape to the heap.
+func TestApplyAllocatesNothing(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		if a := testing.AllocsPerRun(100, func() {
+			var x, y [40]float32
+			Apply(y[:], x[:], 1, 2, 30000, 2)
+		}); a != 0 {
+			t.Errorf("%v: %v allocations per Apply", l, a)
 		}
 	}
 }
