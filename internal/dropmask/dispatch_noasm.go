@@ -2,8 +2,15 @@
 
 package dropmask
 
-const haveAsm = false
+import "github.com/graft-gnn/graft/internal/cpuid"
+
+// kernelLevel returns Generic: this build has no assembly.
+func kernelLevel(cpuid.Level) cpuid.Level { return cpuid.Generic }
 
 func applyAVX512(y, x []float32, key, base uint64, thr int32, scale float32) {
+	panic("dropmask: no assembly in this build")
+}
+
+func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32) {
 	panic("dropmask: no assembly in this build")
 }

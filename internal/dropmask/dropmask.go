@@ -51,15 +51,22 @@ func Keep(key, row, col uint64, thr int32) bool {
 // it is dropped. y may alias x and must be at least as long.
 func Apply(y, x []float32, key, row uint64, thr int32, scale float32) {
 	y = y[:len(x)]
-	if wide && thr < Drop {
-		applyAVX512(y, x, key, row<<32, thr, scale)
-		return
+	if thr < Drop {
+		switch level { // direct calls: a func value would make y and x escape
+		case cpuid.AVX512:
+			applyAVX512(y, x, key, row<<32, thr, scale)
+			return
+		case cpuid.AVX2:
+			applyAVX2(y, x, key, row<<32, thr, scale)
+			return
+		}
 	}
 	applyFrom(y, x, 0, key, row, thr, scale)
 }
 
-// wide says whether Apply may use the AVX-512 kernel.
-var wide = cpuid.Detected >= cpuid.AVX512 && haveAsm
+// level is the level of Apply's assembly kernel for thr < Drop, the widest
+// the CPU and build allow; Generic means Apply runs the twin.
+var level = kernelLevel(cpuid.Detected)
 
 // applyFrom is Apply's pure-Go twin from column j0, a multiple of group, on.
 func applyFrom(y, x []float32, j0 int, key, row uint64, thr int32, scale float32) {

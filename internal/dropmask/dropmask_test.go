@@ -1,69 +1,106 @@
 package dropmask
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"testing"
 
+	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/guardtest"
 )
 
-// TestApplyMatchesTwin checks the kernel in use against the pure-Go twin bit
-// for bit: lengths around the 32-column step, thresholds at their ends, NaN
-// and negative zero, in place and out of place, and a guard element past
-// the end that must stay untouched.
-func TestApplyMatchesTwin(t *testing.T) {
-	if !wide {
-		t.Log("no AVX-512 kernel on this CPU or build: Apply is the twin")
+// levels lists every kernel level this CPU and build can run, widest
+// first, the twin (Generic) last.
+func levels() []cpuid.Level {
+	var ls []cpuid.Level
+	for _, l := range []cpuid.Level{cpuid.AVX512, cpuid.AVX2} {
+		if l <= cpuid.Detected && kernelLevel(l) == l {
+			ls = append(ls, l)
+		}
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, thr := range []int32{0, 1, 6554, 32768, 65535, Drop} {
-		for n := 0; n <= 200; n++ {
-			key, row := rng.Uint64(), rng.Uint64()>>rng.IntN(64)
-			x := make([]float32, n)
-			for i := range x {
-				x[i] = rng.Float32()*4 - 2
-			}
-			if n > 5 {
-				x[3], x[5] = float32(math.NaN()), float32(math.Copysign(0, -1))
-			}
-			want := make([]float32, n)
-			applyFrom(want, x, 0, key, row, thr, 1.25)
-			got := append(make([]float32, n), 7) // guard
-			Apply(got, x, key, row, thr, 1.25)
-			in := append(append([]float32(nil), x...), 7)
-			Apply(in[:n], in[:n], key, row, thr, 1.25)
-			for i := range n {
-				w := math.Float32bits(want[i])
-				if math.Float32bits(got[i]) != w || math.Float32bits(in[i]) != w {
-					t.Fatalf("thr %d n %d col %d: got %v (in place %v), want %v", thr, n, i, got[i], in[i], want[i])
+	return append(ls, cpuid.Generic)
+}
+
+// useLevel switches Apply's kernel for the rest of the test.
+func useLevel(t testing.TB, l cpuid.Level) {
+	saved := level
+	level = kernelLevel(l)
+	t.Cleanup(func() { level = saved })
+}
+
+// TestApplyMatchesTwin checks every level's kernel against the pure-Go twin
+// bit for bit: lengths around the 16- and 32-column steps, thresholds at
+// their ends, NaN and negative zero, in place and out of place, and a
+// guard element past the end that must stay untouched.
+func TestApplyMatchesTwin(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, thr := range []int32{0, 1, 6554, 32768, 65535, Drop} {
+			for n := 0; n <= 200; n++ {
+				key, row := rng.Uint64(), rng.Uint64()>>rng.IntN(64)
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = rng.Float32()*4 - 2
 				}
-			}
-			if got[n] != 7 || in[n] != 7 {
-				t.Fatalf("thr %d n %d: guard overwritten", thr, n)
+				if n > 5 {
+					x[3], x[5] = float32(math.NaN()), float32(math.Copysign(0, -1))
+				}
+				want := make([]float32, n)
+				applyFrom(want, x, 0, key, row, thr, 1.25)
+				got := append(make([]float32, n), 7) // guard
+				Apply(got, x, key, row, thr, 1.25)
+				in := append(append([]float32(nil), x...), 7)
+				Apply(in[:n], in[:n], key, row, thr, 1.25)
+				for i := range n {
+					w := math.Float32bits(want[i])
+					if math.Float32bits(got[i]) != w || math.Float32bits(in[i]) != w {
+						t.Fatalf("%v thr %d n %d col %d: got %v (in place %v), want %v", l, thr, n, i, got[i], in[i], want[i])
+					}
+				}
+				if got[n] != 7 || in[n] != 7 {
+					t.Fatalf("%v thr %d n %d: guard overwritten", l, thr, n)
+				}
 			}
 		}
 	}
 }
 
-// TestApplyStaysInsideTheRow runs Apply on rows that end where a page no
-// one may touch begins: the last columns, short of a vector, must be read
-// and written under their length alone.
+// TestApplyStaysInsideTheRow runs every level's Apply on rows that end
+// where a page no one may touch begins: the last columns, short of a
+// vector, must be read and written under their length alone.
 func TestApplyStaysInsideTheRow(t *testing.T) {
-	for _, n := range []int{1, 4, 17, 31, 33, 100} {
-		x, y := guardtest.Float32s(t, n), guardtest.Float32s(t, n)
-		for i := range x {
-			x[i] = float32(i + 1)
-		}
-		want := make([]float32, n)
-		applyFrom(want, x, 0, 9, 11, 30000, 2)
-		Apply(y, x, 9, 11, 30000, 2)
-		Apply(x, x, 9, 11, 30000, 2)
-		for i := range n {
-			if y[i] != want[i] || x[i] != want[i] {
-				t.Fatalf("n %d col %d: %v (in place %v), want %v", n, i, y[i], x[i], want[i])
+	for _, l := range levels() {
+		useLevel(t, l)
+		for n := 1; n <= 100; n++ {
+			x, y := guardtest.Float32s(t, n), guardtest.Float32s(t, n)
+			for i := range x {
+				x[i] = float32(i + 1)
 			}
+			want := make([]float32, n)
+			applyFrom(want, x, 0, 9, 11, 30000, 2)
+			Apply(y, x, 9, 11, 30000, 2)
+			Apply(x, x, 9, 11, 30000, 2)
+			for i := range n {
+				if y[i] != want[i] || x[i] != want[i] {
+					t.Fatalf("%v n %d col %d: %v (in place %v), want %v", l, n, i, y[i], x[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestApplyAllocatesNothing checks that Apply leaves its rows where they
+// are: rows on the caller's stack must not escape to the heap.
+func TestApplyAllocatesNothing(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		if a := testing.AllocsPerRun(100, func() {
+			var x, y [40]float32
+			Apply(y[:], x[:], 1, 2, 30000, 2)
+		}); a != 0 {
+			t.Errorf("%v: %v allocations per Apply", l, a)
 		}
 	}
 }
@@ -130,8 +167,8 @@ func TestThreshold(t *testing.T) {
 	}
 }
 
-// BenchmarkApply compares the kernel in use with the twin on rows of 100
-// (ogbn-products' features) and 256 (a hidden layer) columns.
+// BenchmarkApply times every level's Apply (generic: the twin) on rows of
+// 100 (ogbn-products' features) and 256 (a hidden layer) columns.
 func BenchmarkApply(b *testing.B) {
 	for _, cols := range []int{100, 256} {
 		x := make([]float32, cols)
@@ -139,17 +176,14 @@ func BenchmarkApply(b *testing.B) {
 		for i := range x {
 			x[i] = float32(i)
 		}
-		b.Run("kernel/"+strconv.Itoa(cols), func(b *testing.B) {
-			b.SetBytes(int64(8 * cols))
-			for i := 0; b.Loop(); i++ {
-				Apply(y, x, 7, uint64(i), 32768, 2)
-			}
-		})
-		b.Run("twin/"+strconv.Itoa(cols), func(b *testing.B) {
-			b.SetBytes(int64(8 * cols))
-			for i := 0; b.Loop(); i++ {
-				applyFrom(y, x, 0, 7, uint64(i), 32768, 2)
-			}
-		})
+		for _, l := range levels() {
+			b.Run(fmt.Sprintf("%d/%v", cols, l), func(b *testing.B) {
+				useLevel(b, l)
+				b.SetBytes(int64(8 * cols))
+				for i := 0; b.Loop(); i++ {
+					Apply(y, x, 7, uint64(i), 32768, 2)
+				}
+			})
+		}
 	}
 }

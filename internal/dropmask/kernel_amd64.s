@@ -89,3 +89,119 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// MULLO sets Y0 to Y0·m mod 2⁶⁴ in each 64-bit lane, from 32-bit
+// products (AVX2 has no VPMULLQ): lo·lo + (hi·lo + lo·hi)<<32, where
+// ml and mh hold m's low and high 32 bits.
+#define MULLO(ml, mh) \
+	VPMULUDQ ml, Y0, Y1; \
+	VPSRLQ   $32, Y0, Y2; \
+	VPMULUDQ ml, Y2, Y2; \
+	VPMULUDQ mh, Y0, Y3; \
+	VPADDQ   Y3, Y2, Y2; \
+	VPSLLQ   $32, Y2, Y2; \
+	VPADDQ   Y2, Y1, Y0
+
+// HASH2 sets Y4 and Y5 to the keep masks of the 16 columns of the four
+// groups in Y7 (columns 0–7 and 8–15): a lane h keeps its column when
+// h ≥ thr, unsigned, that is when max(h, thr) = h.
+#define HASH2 \
+	VPOR     Y14, Y7, Y0; \
+	VPXOR    Y15, Y0, Y0; \
+	VPSRLQ   $30, Y0, Y1; \
+	VPXOR    Y1, Y0, Y0; \
+	MULLO(Y11, Y10); \
+	VPSRLQ   $27, Y0, Y1; \
+	VPXOR    Y1, Y0, Y0; \
+	MULLO(Y9, Y8); \
+	VPSRLQ   $31, Y0, Y1; \
+	VPXOR    Y1, Y0, Y0; \
+	VPMAXUW  Y13, Y0, Y1; \
+	VPCMPEQW Y1, Y0, Y0; \
+	VPMOVSXWD X0, Y4; \
+	VEXTRACTI128 $1, Y0, X5; \
+	VPMOVSXWD X5, Y5
+
+// droptail<>+32−4r holds r all-ones lanes followed by zero lanes.
+DATA droptail<>+0(SB)/8, $0xffffffffffffffff
+DATA droptail<>+8(SB)/8, $0xffffffffffffffff
+DATA droptail<>+16(SB)/8, $0xffffffffffffffff
+DATA droptail<>+24(SB)/8, $0xffffffffffffffff
+DATA droptail<>+32(SB)/8, $0
+DATA droptail<>+40(SB)/8, $0
+DATA droptail<>+48(SB)/8, $0
+DATA droptail<>+56(SB)/8, $0
+GLOBL droptail<>(SB), RODATA|NOPTR, $64
+
+// func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32)
+//
+// One step covers 16 columns: four column groups, whose hashes' 16 16-bit
+// lanes line up with the 16 floats (lane i is lane i%4 of group i/4), each
+// lane widened to a 32-bit mask that ANDs with x·scale as the twin does.
+// A last step of fewer than 16 columns loads and stores under masks of
+// its length (8 columns each), which keep it inside the row.
+TEXT ·applyAVX2(SB), NOSPLIT, $0-72
+	MOVQ y_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	VPBROADCASTQ key+48(FP), Y15
+	VPBROADCASTQ base+56(FP), Y14
+	MOVL         thr+64(FP), AX
+	VMOVD        AX, X13
+	VPBROADCASTW X13, Y13
+	VBROADCASTSS scale+68(FP), Y12
+	VPBROADCASTQ dropconst<>+64(SB), Y11
+	VPSRLQ       $32, Y11, Y10
+	VPBROADCASTQ dropconst<>+72(SB), Y9
+	VPSRLQ       $32, Y9, Y8
+	VMOVDQU      dropconst<>+0(SB), Y7 // groups 0…3
+	VPBROADCASTQ dropconst<>+32(SB), Y6 // 4: a step's groups
+
+avx2_loop:
+	CMPQ CX, $16
+	JLT  avx2_tail
+	HASH2
+	VMOVUPS 0(SI), Y2
+	VMULPS  Y12, Y2, Y2
+	VANDPS  Y4, Y2, Y2
+	VMOVUPS Y2, 0(DI)
+	VMOVUPS 32(SI), Y3
+	VMULPS  Y12, Y3, Y3
+	VANDPS  Y5, Y3, Y3
+	VMOVUPS Y3, 32(DI)
+	VPADDQ  Y6, Y7, Y7
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     avx2_loop
+
+avx2_tail:
+	TESTQ CX, CX
+	JZ    avx2_done
+	HASH2
+	MOVQ    $8, AX
+	CMPQ    CX, AX
+	CMOVQLT CX, AX // the first 8 columns' count
+	SUBQ    AX, CX // the last 8 columns' count
+	SHLQ    $2, AX
+	SHLQ    $2, CX
+	LEAQ    droptail<>+32(SB), BX
+	MOVQ    BX, DX
+	SUBQ    AX, BX
+	SUBQ    CX, DX
+	VMOVDQU (BX), Y6
+	VMASKMOVPS 0(SI), Y6, Y2
+	VMULPS     Y12, Y2, Y2
+	VANDPS     Y4, Y2, Y2
+	VMASKMOVPS Y2, Y6, 0(DI)
+	TESTQ      CX, CX
+	JZ         avx2_done // no columns past the first 8
+	VMOVDQU    (DX), Y7
+	VMASKMOVPS 32(SI), Y7, Y3
+	VMULPS     Y12, Y3, Y3
+	VANDPS     Y5, Y3, Y3
+	VMASKMOVPS Y3, Y7, 32(DI)
+
+avx2_done:
+	VZEROUPPER
+	RET

@@ -12,6 +12,7 @@ func BenchmarkKernels(b *testing.B) {
 	for i := range x {
 		x[i], y[i] = float32(i%7)-3, float32(i%5)-2
 	}
+	bits := make([]uint64, n/64)
 	var sink float32
 	for _, bc := range []struct {
 		name    string
@@ -28,6 +29,8 @@ func BenchmarkKernels(b *testing.B) {
 		{"Triad", 3, func() { Triad(z, x, y, 2) }},
 		{"ReLU", 2, func() { ReLU(z, x) }},
 		{"ReLUBackward", 3, func() { ReLUBackward(z, y, x) }},
+		{"SignBits", 1, func() { SignBits(bits, x) }},        // and a bit per value
+		{"KeepByBits", 2, func() { KeepByBits(z, bits, 1) }}, // and a bit per value
 	} {
 		for _, l := range levels() {
 			b.Run(fmt.Sprintf("%s/%v", bc.name, l), func(b *testing.B) {

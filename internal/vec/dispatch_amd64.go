@@ -4,7 +4,7 @@ package vec
 
 import "github.com/graft-gnn/graft/internal/cpuid"
 
-// Assembly kernels in kernels_amd64.s, twins of the *Generic functions.
+// Assembly kernels in kernels_amd64.s and signs_amd64.s, twins of the *Generic functions.
 
 //go:noescape
 func axpyAVX512(alpha float32, x, y []float32)
@@ -72,6 +72,12 @@ func reluAVX2(dst, x []float32)
 //go:noescape
 func reluBackwardAVX2(dst, dy, y []float32)
 
+//go:noescape
+func signBitsAVX2(bits []uint64, x []float32)
+
+//go:noescape
+func keepByBitsAVX2(x []float32, bits []uint64, scale float32)
+
 var avx512Kernels = kernels{
 	level:        cpuid.AVX512,
 	axpy:         axpyAVX512,
@@ -100,8 +106,8 @@ var avx2Kernels = kernels{
 	triad:        triadAVX2,
 	relu:         reluAVX2,
 	reluBackward: reluBackwardAVX2,
-	signBits:     signBitsGeneric, // no mask registers: the branch-free twin
-	keepByBits:   keepByBitsGeneric,
+	signBits:     signBitsAVX2,
+	keepByBits:   keepByBitsAVX2,
 }
 
 // kernelsFor returns the widest kernels level allows.

@@ -85,6 +85,45 @@ func TestKeepByBits(t *testing.T) {
 	}
 }
 
+// TestSignsMatchTwins checks every level's SignBits and KeepByBits against
+// the pure-Go twins word for word and bit for bit, NaN payloads included,
+// over the special values at every length up to 300 and beyond and over
+// scales that are special themselves (zeros, infinity, a denormal).
+func TestSignsMatchTwins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	scales := []float32{1, 1.25, -2, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), math.SmallestNonzeroFloat32}
+	for _, l := range levels() {
+		useLevel(t, l)
+		for _, n := range lengths {
+			x := signTestValues(rng, n)
+			want := make([]uint64, (n+63)/64)
+			signBitsGeneric(want, x)
+			got := make([]uint64, len(want))
+			SignBits(got, x)
+			for w := range want {
+				if got[w] != want[w] {
+					t.Fatalf("%v n=%d: SignBits word %d = %#x, want %#x", l, n, w, got[w], want[w])
+				}
+			}
+			for _, scale := range scales {
+				bits := make([]uint64, len(want))
+				for i := range bits {
+					bits[i] = rng.Uint64() >> rng.IntN(64) // runs of clear bits too
+				}
+				wantX := append([]float32(nil), x...)
+				keepByBitsGeneric(wantX, bits, scale)
+				gotX := append([]float32(nil), x...)
+				KeepByBits(gotX, bits, scale)
+				for j := range gotX {
+					if g, w := math.Float32bits(gotX[j]), math.Float32bits(wantX[j]); g != w {
+						t.Fatalf("%v n=%d scale %v: [%d] (value %v) = %#x, want %#x", l, n, scale, j, x[j], g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestSignsStayInBounds runs every level's SignBits and KeepByBits on
 // values and bits that end where an inaccessible page begins, every bit
 // set (past the end too), so that a kernel reading or writing a lane past
