@@ -331,7 +331,7 @@ mulavx512_done: \
 	MOVQ y_base+112(FP), R12 \
 	SHLQ $2, R10 \
 	MOVL $0x3f800000, AX \
-	MOVL AX, X15 \
+	VMOVD AX, X15 \
 	VBROADCASTSS X15, Y15 \
 mulavx2_row: \
 	MOVQ (R8), R13 \
@@ -786,7 +786,7 @@ TEXT ·scatterAVX2(SB), NOSPLIT, $0-144
 	MOVQ x_base+72(FP), R12
 	SHLQ $2, R10
 	MOVL $0x3f800000, AX
-	MOVL AX, X15
+	VMOVD AX, X15
 	VBROADCASTSS X15, Y15
 
 scatteravx2_row:
