@@ -18,8 +18,9 @@ import (
 // peak RSS
 // minus the others, never below zero: the Go runtime, garbage not yet
 // collected (graft collects at 25% heap growth unless GOGC says
-// otherwise), the samplers' structures and the blocks they sample, the
-// buffers of data-parallel fetches and of the transports, and temporaries.
+// otherwise), the samplers' structures and the operators of the blocks
+// they sample, the buffers of data-parallel fetches and of the
+// transports, and temporaries.
 type MemoryAccount struct {
 	// Graph is the graph's adjacency (int64 offsets, int32 neighbours) and,
 	// partitioned, the parts' local adjacencies and halos (every part's in
@@ -27,7 +28,10 @@ type MemoryAccount struct {
 	// job its own), and the aggregation operators built from them: the
 	// normalised adjacencies the layers multiply by, their transposes for
 	// the backward pass, and their copies renumbered to the rows of the
-	// buffer parts in one process share (the most held at once).
+	// buffer parts in one process share; of a mini-batch's sampled blocks,
+	// whose operators the sampler makes, the transposes and the first
+	// block's operator renumbered to the feature matrix's rows (the most
+	// held at once).
 	Graph int64 `json:"graph_bytes"`
 	// Features is the input feature matrix (dense, sparse or bf16),
 	// partitioned in one process the parts' copies of their rows, the

@@ -63,12 +63,13 @@ type selectedReader interface {
 	aggregatesFirst(g *Block, x Features) bool
 }
 
+// A layer holding its projection in bf16 (SetBF16) transforms first.
 func (l *GCN) aggregatesFirst(g *Block, x Features) bool {
-	return aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols)
+	return !l.s16.on && aggregateFirst(g, g.gcnOp(), x, l.Weight.Value.Rows, l.Weight.Value.Cols)
 }
 
 func (l *SAGE) aggregatesFirst(g *Block, x Features) bool {
-	return aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols)
+	return !l.s16.on && aggregateFirst(g, g.meanOp(), x, l.WeightL.Value.Rows, l.WeightL.Value.Cols)
 }
 
 // inputGradient returns the gradient of x given the gradient da of op·x:

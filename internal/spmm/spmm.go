@@ -65,8 +65,8 @@ var generic = kernelSet{level: cpuid.Generic, scatter: scatterGeneric,
 const farGatherBytes = 32 << 20
 
 // streamOutputBytes is the size of y (its rows times ldy, in bytes) past
-// which MulCSR and MulCSRBF16 write it with non-temporal stores, when they
-// overwrite it: twice the last-level cache (taken as 32 MiB at least,
+// which MulCSR and MulCSRBF16 (on AVX2, MulCSR alone) write it with
+// non-temporal stores, when they overwrite it: twice the last-level cache (taken as 32 MiB at least,
 // where CPUID does not report it), so that little of y would
 // still be cached for whatever reads it next. An ordinary store reads
 // each line of y from memory before writing it; a non-temporal one only

@@ -156,6 +156,9 @@ func (f *feed) release() {
 	f.close()
 	for range len(f.free) {
 		p := <-f.free
+		for _, b := range p.batch.Blocks {
+			b.Release() // its transposes and renumbered operator leave the memory account with it
+		}
 		*p = prepared{labels: p.labels[:0]}
 		f.free <- p
 	}

@@ -473,3 +473,36 @@ func TestPrepareAloneLeavesTrainingAsItWas(t *testing.T) {
 		t.Errorf("prepared alone: sampling %v s, gathering %v s, compute %v s", alone.SampleSeconds, alone.GatherSeconds, alone.ComputeSeconds)
 	}
 }
+
+// Letting the feed's batches go takes their blocks' operators (their
+// transposes and the operator renumbered to the feature matrix's rows)
+// out of the memory account: the account counts them while held, and a
+// run that lets the feed go before every large evaluation does not count
+// the next epoch's blocks on top.
+func TestLettingTheFeedGoReleasesItsOperators(t *testing.T) {
+	p := traintest.SBMProblem(t, 500)
+	for _, dropout := range []float64{0, 0.5} {
+		cfg := testConfig("sage")
+		cfg.Model.Dropout, cfg.Model.Hidden = dropout, 32
+		held := func() int64 { return memacct.Held(memacct.Operators) }
+		base := held()
+		s := neighborStepper(t, cfg, p, 16, Options{})
+		loop, err := train.New(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := range s.Batches() {
+			if _, err := loop.Step(1, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		if held() == base {
+			t.Fatalf("dropout %v: an epoch's blocks counted no operators", dropout)
+		}
+		s.feed.release()
+		if held() != base {
+			t.Errorf("dropout %v: %d bytes of operators still counted after the feed let its batches go", dropout, held()-base)
+		}
+	}
+}
