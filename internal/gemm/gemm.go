@@ -288,6 +288,13 @@ func packCopy(dst, src []float32, ld, row0, col0, w, kb, width int) {
 // packTranspose packs src rows row0..row0+w, columns col0..col0+kb, so that
 // step s holds column col0+s of those rows, in groups of up to 16 rows.
 func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
+	transposeGroups(dst, src, ld, row0, col0, w, kb, width, activeT.run)
+}
+
+// transposeGroups is packTranspose from src of any element type, each
+// group of up to 16 rows transposed by run (a transposer's run or widen),
+// the lanes past w cleared.
+func transposeGroups[T any](dst []float32, src []T, ld, row0, col0, w, kb, width int, run func(dst []float32, ldd, lanes int, src []T, lds, h, kb int)) {
 	if kb == 0 {
 		return
 	}
@@ -300,7 +307,7 @@ func packTranspose(dst, src []float32, ld, row0, col0, w, kb, width int) {
 			}
 			continue
 		}
-		activeT.run(dst[g:], width, lanes, src[(row0+g)*ld+col0:], ld, h, kb)
+		run(dst[g:], width, lanes, src[(row0+g)*ld+col0:], ld, h, kb)
 	}
 }
 

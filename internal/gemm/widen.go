@@ -53,20 +53,7 @@ func widenCopy(dst []float32, src []uint16, ld, row0, col0, w, kb, width int) {
 
 // widenTranspose is packTranspose from a bfloat16 src, on activeT.widen.
 func widenTranspose(dst []float32, src []uint16, ld, row0, col0, w, kb, width int) {
-	if kb == 0 {
-		return
-	}
-	for g := 0; g < width; g += 16 {
-		lanes := min(16, width-g)
-		h := min(lanes, w-g)
-		if h <= 0 {
-			for s := 0; s < kb; s++ {
-				clear(dst[s*width+g : s*width+g+lanes])
-			}
-			continue
-		}
-		activeT.widen(dst[g:], width, lanes, src[(row0+g)*ld+col0:], ld, h, kb)
-	}
+	transposeGroups(dst, src, ld, row0, col0, w, kb, width, activeT.widen)
 }
 
 // widenBlock widens the rows [r0, r0+rows) × columns [c0, c0+cols) of
