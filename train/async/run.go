@@ -267,7 +267,7 @@ func (r *reporter) step(d StepDone) error {
 	if r.epochSize > 0 {
 		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs)
 	}
-	if d.Stop { // the servers have the run's gradients
+	if d.Stop { // every server has the run's gradients
 		epoch = r.cfg.Epochs
 	}
 	if epoch <= r.epochs {
@@ -284,10 +284,10 @@ func (r *reporter) step(d StepDone) error {
 }
 
 // epoch evaluates (when due) and reports the latest epoch whose gradients
-// the servers' counters show in, or the last one once they said stop
-// (final: the servers that did not may lag by a gradient); loss is worker 0's mean over its steps
-// since the last report, stepSeconds their time. It reports nothing when
-// no epoch has come in since the last report.
+// the servers' counters show in, or the last one once every server said
+// stop (final); loss is worker 0's mean over its steps since the last
+// report, stepSeconds their time. It reports nothing when no epoch has
+// come in since the last report.
 func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	now := time.Now()
 	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
