@@ -37,11 +37,11 @@ func (c watched) Recv(site string, from int, deadline time.Time) (int, []byte, e
 
 // The run's last epoch is reported with the parameters the run ends with,
 // also when the servers' counters show every gradient in before worker 0
-// has them: worker 0 then reports the epoch before (with the parameters
-// it last received, as every epoch) and the last once the servers said
-// stop. Here worker 1 waits until worker 0 has pushed an epoch's
-// gradients alone and asks the servers for their counters; that request
-// waits until worker 1 has pushed the second, and last, epoch's.
+// has them: worker 0 then reports nothing until the servers say stop, and
+// the last epoch's record covers every gradient since the report before.
+// Here worker 1 waits until worker 0 has pushed an epoch's gradients alone
+// and asks the servers for their counters; that request waits until
+// worker 1 has pushed the second, and last, epoch's.
 func TestLastEpochEvaluatesTheFinalParameters(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
@@ -105,5 +105,10 @@ func TestLastEpochEvaluatesTheFinalParameters(t *testing.T) {
 	last := epochs[len(epochs)-1]
 	if last.Epoch != cfg.Epochs || last.ValLoss != want.ValLoss || res.Epochs != cfg.Epochs {
 		t.Fatalf("the last epoch reported is %d of %d with a validation loss of %v; the final parameters' is %v", last.Epoch, cfg.Epochs, last.ValLoss, want.ValLoss)
+	}
+	// Worker 1's gradients came in after worker 0's report before the
+	// last, if any: they are the last epoch's.
+	if last.UpdatesPerSecond <= 0 {
+		t.Fatalf("%d epochs reported, the last with no update: %+v", len(epochs), last)
 	}
 }

@@ -289,9 +289,10 @@ func (r *reporter) step(d StepDone) error {
 // stop (final); loss is worker 0's mean over its steps since the last
 // report, stepSeconds their time. It reports nothing when no epoch has
 // come in since the last report. The last epoch waits for the stop even
-// when the counters show it in: only then does worker 0 hold the
-// parameters the run ends with, which the last epoch evaluates (when
-// worker 0 lags, those it last received can be epochs older).
+// when the counters show it in (and no epoch is reported in its place):
+// only then does worker 0 hold the parameters the run ends with, which
+// the last epoch evaluates (when worker 0 lags, those it last received
+// can be epochs older).
 func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	now := time.Now()
 	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
@@ -303,7 +304,9 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		if cn.EpochSize == 0 { // not every worker has said how many batches it has
 			return false, nil
 		}
-		epoch = min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs-1)
+		if epoch = int(cn.Pushes / int64(len(r.servers)) / cn.EpochSize); epoch >= r.cfg.Epochs {
+			return false, nil // the last epoch: the stop comes with the next answers
+		}
 	}
 	if epoch <= r.epochs {
 		return false, nil
