@@ -85,11 +85,9 @@ func tallyRun(t *testing.T, cfg train.Config, p train.Problem, opts Options) ([]
 // The servers count the bytes of every gradient pushed to them and of
 // every reply carrying parameters, as the messages went through the
 // communicator: a push is 9 bytes of header and 4 a value of the shard,
-// a reply 25 and 4 a value, so with the same messages to every server a
-// round of N pushes to S servers is N·(9·S + 4·P) bytes for a model of P
-// values. Worker 0's epochs report the servers' figures since the last
-// report, the last epoch up to the servers' final counters, so that they
-// add up to every byte of the run.
+// a reply 25 and 4 a value. Worker 0's epochs report the servers' figures
+// since the last report, the last epoch up to the servers' final counters,
+// so that they add up to every byte of the run.
 func TestServersCountTheirBytes(t *testing.T) {
 	p := traintest.SBMProblem(t, 300)
 	cfg := testConfig("sage")
@@ -102,40 +100,49 @@ func TestServersCountTheirBytes(t *testing.T) {
 		opts := Options{Workers: tc.workers, Servers: tc.servers, MaxStaleness: -1, Sync: tc.sync, Timeout: 30 * time.Second,
 			NewStepper: stepperFactory(t, cfg, p, tc.workers)}
 		results, epochs, tl := tallyRun(t, cfg, p, opts)
-		n, s := int64(tc.workers), int64(tc.servers)
-		var values int64 // P, the model's values
+		n := int64(tc.workers)
+		var values int64 // the model's
+		var sizes []int
 		for _, q := range results[0].Model.Params() {
 			values += int64(len(q.Value.Data))
+			sizes = append(sizes, len(q.Value.Data))
 		}
-		pushSize, replySize := 9*s+4*values, 25*s+4*values // to, or from, every server once
-		var epochSize int64                                // every worker's batches
+		var epochSize int64 // every worker's batches
 		for w := range tc.workers {
 			epochSize += int64((shareLen(len(p.Train), w, tc.workers) + testBatch - 1) / testBatch)
 		}
 
-		// What the tally saw: the same pushes and parameter replies for
-		// every server (each counters reply answers a stats request).
-		first := int64(tc.workers)
-		pushes := tl.requests[int(first)][kindPush]
-		params := tl.replies[int(first)] - tl.requests[int(first)][kindStats]
-		for k := first + 1; k < n+s; k++ {
-			if tl.requests[int(k)][kindPush] != pushes || tl.replies[int(k)]-tl.requests[int(k)][kindStats] != params {
-				t.Fatalf("%s, %d servers: server %d had %d pushes and %d parameter replies, server %d %d and %d", tc.name, tc.servers,
-					k, tl.requests[int(k)][kindPush], tl.replies[int(k)]-tl.requests[int(k)][kindStats], first, pushes, params)
-			}
-		}
-		if params != n+pushes || pushes < int64(cfg.Epochs)*epochSize || pushes > int64(cfg.Epochs)*epochSize+n {
-			t.Fatalf("%s: %d pushes to each server (an epoch is %d) and %d parameter replies", tc.name, pushes, epochSize, params)
-		}
-
-		// The servers' own counters at the end.
+		// What the tally saw, server by server (each counters reply
+		// answers a stats request): a worker pushes to a server until it
+		// says stop, so every server had the run's gradients and at most
+		// one push from each worker after them, and answered each worker's
+		// first pull and every push with its parameters; and what the
+		// server counted.
 		var end Counters
-		for _, r := range results[tc.workers:] {
-			end.add(r.Counters)
-		}
-		if end.BytesGrad != pushes*pushSize || end.BytesParams != params*replySize {
-			t.Fatalf("%s, %d servers: the servers counted %d bytes of gradients and %d of parameters; %d pushes of %d bytes and %d replies of %d sent",
-				tc.name, tc.servers, end.BytesGrad, end.BytesParams, pushes, pushSize, params, replySize)
+		var pushes int64 // to every server
+		for k, shard := range Plan(sizes, tc.servers) {
+			rank := tc.workers + k
+			var size int64 // the shard's values
+			for _, i := range shard {
+				size += int64(sizes[i])
+			}
+			pk, params := tl.requests[rank][kindPush], tl.replies[rank]-tl.requests[rank][kindStats]
+			if params != n+pk || pk < int64(cfg.Epochs)*epochSize || pk > int64(cfg.Epochs)*epochSize+n {
+				t.Fatalf("%s: %d pushes to server %d (an epoch is %d) and %d parameter replies", tc.name, pk, rank, epochSize, params)
+			}
+			if steps := (int64(cfg.Epochs)*epochSize + n - 1) / n; tc.sync && pk != n*steps {
+				// Every worker pushes every step, and the step that
+				// completes the epochs answers all with stop: nothing
+				// comes later.
+				t.Fatalf("ps-sync: %d pushes to server %d in %d steps of %d workers", pk, rank, steps, n)
+			}
+			cn := results[rank].Counters
+			if cn.BytesGrad != pk*(9+4*size) || cn.BytesParams != params*(25+4*size) {
+				t.Fatalf("%s, %d servers: server %d counted %d bytes of gradients and %d of parameters; %d pushes of %d values and %d replies sent",
+					tc.name, tc.servers, rank, cn.BytesGrad, cn.BytesParams, pk, size, params)
+			}
+			end.add(cn)
+			pushes += pk
 		}
 
 		// Worker 0's epochs.
@@ -154,12 +161,7 @@ func TestServersCountTheirBytes(t *testing.T) {
 			t.Fatalf("%s, %d servers: the epochs report %d and %d bytes, the servers counted %d and %d, the ranks sent %d and %d",
 				tc.name, tc.servers, grad, sent, end.BytesGrad, end.BytesParams, tl.pushBytes, tl.paramBytes)
 		}
-		if steps := (int64(cfg.Epochs)*epochSize + n - 1) / n; tc.sync && pushes != n*steps {
-			// Every worker pushes every step, and the step that completes
-			// the epochs answers all with stop: nothing comes later.
-			t.Fatalf("ps-sync: %d pushes to each server in %d steps of %d workers", pushes, steps, n)
-		}
-		t.Logf("%s, %d workers, %d servers, %d values: %d pushes to each server, %d bytes of gradients, %d of parameters reported",
+		t.Logf("%s, %d workers, %d servers, %d values: %d pushes to the servers, %d bytes of gradients, %d of parameters reported",
 			tc.name, tc.workers, tc.servers, values, pushes, grad, sent)
 	}
 }

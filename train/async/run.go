@@ -96,9 +96,10 @@ func Run(ctx context.Context, cfg train.Config, p train.Problem, opts Options, o
 // whichever workers computed them: the servers stop the workers once
 // cfg.Epochs epochs of gradients are in, so fast workers do the share of a
 // slow one. Worker 0 evaluates the parameters it last received when an
-// epoch's gradients are in (every cfg.EvalEvery epochs) and reports the
-// epoch with the servers' staleness and byte figures since the last
-// report.
+// epoch's gradients are in (every cfg.EvalEvery epochs), the last epoch
+// once every server has said stop (with the parameters the run ends
+// with), and reports the epoch with the servers' staleness and byte
+// figures since the last report.
 // Model selection and patience are those of every other mode (train.Loop):
 // when patience runs out, worker 0 tells the servers, which answer every
 // later push with stop; Result.Model holds the selected epoch's
@@ -264,10 +265,10 @@ func (r *reporter) step(d StepDone) error {
 	r.lossSteps++
 	r.stepSecs += d.Seconds
 	epoch := 0
-	if r.epochSize > 0 {
-		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs)
+	if r.epochSize > 0 { // the last epoch waits for the stop (epoch)
+		epoch = min(int(d.Pushes/r.epochSize), r.cfg.Epochs-1)
 	}
-	if d.Stop { // the servers have the run's gradients
+	if d.Stop { // every server has the run's gradients
 		epoch = r.cfg.Epochs
 	}
 	if epoch <= r.epochs {
@@ -284,10 +285,14 @@ func (r *reporter) step(d StepDone) error {
 }
 
 // epoch evaluates (when due) and reports the latest epoch whose gradients
-// the servers' counters show in, or the last one once they said stop
-// (final: the servers that did not may lag by a gradient); loss is worker 0's mean over its steps
-// since the last report, stepSeconds their time. It reports nothing when
-// no epoch has come in since the last report.
+// the servers' counters show in, or the last one once every server said
+// stop (final); loss is worker 0's mean over its steps since the last
+// report, stepSeconds their time. It reports nothing when no epoch has
+// come in since the last report. The last epoch waits for the stop even
+// when the counters show it in (and no epoch is reported in its place):
+// only then does worker 0 hold the parameters the run ends with, which
+// the last epoch evaluates (when worker 0 lags, those it last received
+// can be epochs older).
 func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	now := time.Now()
 	cn, err := Stats(r.c, r.servers, r.opts.Timeout)
@@ -299,7 +304,9 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		if cn.EpochSize == 0 { // not every worker has said how many batches it has
 			return false, nil
 		}
-		epoch = min(int(cn.Pushes/int64(len(r.servers))/cn.EpochSize), r.cfg.Epochs)
+		if epoch = int(cn.Pushes / int64(len(r.servers)) / cn.EpochSize); epoch >= r.cfg.Epochs {
+			return false, nil // the last epoch: the stop comes with the next answers
+		}
 	}
 	if epoch <= r.epochs {
 		return false, nil

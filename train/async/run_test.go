@@ -119,8 +119,12 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rule, _ := ParseRule(tc.rule)
 			var epochs []metrics.Epoch
+			newStepper := stepperFactory(t, cfg, p, 4)
+			if !tc.sync && tc.perUpdate == 1 {
+				newStepper = firstGradientStale(newStepper)
+			}
 			opts := Options{Workers: 4, Servers: 2, Rule: rule, MaxStaleness: tc.maxStale, PerUpdate: tc.perUpdate, Sync: tc.sync, Timeout: 30 * time.Second,
-				SlowWorker: 3, SlowFactor: 2, NewStepper: stepperFactory(t, cfg, p, 4)}
+				SlowWorker: 3, SlowFactor: 2, NewStepper: newStepper}
 			res, err := Run(context.Background(), cfg, p, opts, func(e metrics.Epoch) error { epochs = append(epochs, e); return nil })
 			if err != nil {
 				t.Fatal(err)
@@ -169,6 +173,44 @@ func TestFourWorkersCountEveryGradient(t *testing.T) {
 				t.Fatalf("best validation accuracy %v on a 4-class SBM", res.Best.ValAcc)
 			}
 		})
+	}
+}
+
+// firstGradientStale makes worker 1 push its first gradient, computed
+// from the first parameters, once worker 0's first has been applied, and
+// the other workers wait for it after their first: that gradient is stale
+// and counted however the machine schedules the workers, which on a
+// loaded machine may otherwise run one at a time (asynchronous servers,
+// one gradient an update).
+func firstGradientStale(newStepper func(w int) (train.Stepper, error)) func(w int) (train.Stepper, error) {
+	applied, pushed := make(chan struct{}), make(chan struct{})
+	wait := func(c chan struct{}, what string) error {
+		select {
+		case <-c:
+			return nil
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("%s not within 30s", what)
+		}
+	}
+	return func(w int) (train.Stepper, error) {
+		st, err := newStepper(w)
+		if err != nil {
+			return st, err
+		}
+		return &hookedStepper{Stepper: st, hook: func(step int) error {
+			switch {
+			case w == 1 && step == 0:
+				return wait(applied, "worker 0's first gradient applied")
+			case w == 1 && step == 1: // its first push is answered
+				close(pushed)
+			case step == 1: // the worker's first push is answered
+				if w == 0 {
+					close(applied)
+				}
+				return wait(pushed, "worker 1's first gradient pushed")
+			}
+			return nil
+		}}, nil
 	}
 }
 

@@ -19,7 +19,7 @@ type WorkerConfig struct {
 	Plan    [][]int
 	// Epochs bounds the worker's own epochs over its seeds; 0 leaves it
 	// to the servers, which say stop once the run's gradients are in
-	// (ServerConfig.Budget).
+	// (ServerConfig.Epochs).
 	Epochs int
 	// Timeout is the longest the worker waits for a server's answer: a
 	// dead or stalled server is then an error naming it.
@@ -39,7 +39,8 @@ type StepDone struct {
 	Seconds float64 // the step's wall time: compute, delay, push and pull
 	// Pushes is the first server's count of gradients received from all
 	// workers so far, EpochSize how many make an epoch (0 until every
-	// worker has said); Stop is set once a server has all the run needs.
+	// worker has said); Stop is set once every server has all the run
+	// needs.
 	Pushes, EpochSize int64
 	Stop              bool
 }
@@ -51,22 +52,27 @@ type worker struct {
 	params   []*nn.Param
 	versions []int // of each server's shard, as last received
 	buf      []float32
-	pushes   int64 // the first server's count, as last received
-	epoch    int64 // the first server's epoch size, as last received
-	stop     bool  // a server said stop
-	batches  int   // the stepper's, said in the first request
+	pushes   int64  // the first server's count, as last received
+	epoch    int64  // the first server's epoch size, as last received
+	said     []bool // which servers said stop: the worker pushes to them no more
+	stop     bool   // every server said stop
+	batches  int    // the stepper's, said in the first request
 }
 
 // Work trains s's model as one worker: it takes the parameters from the
 // servers, then for every batch pushes its gradient to each server and
-// takes back that server's parameters, until a server says stop or
-// cfg.Epochs epochs are done. It tells the servers when it is done, also
-// after an error where it still can.
+// takes back that server's parameters, until every server has said stop
+// or cfg.Epochs epochs are done. Each server counts the gradients it keeps
+// on its own, and a gradient fresh enough for one shard may be too stale
+// for another, so one server may have the run's gradients while another
+// still lacks some: the worker then pushes to the servers that have not
+// said stop, and to those only. It tells every server when it is done,
+// also after an error where it still can.
 func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 	if len(cfg.Plan) != len(cfg.Servers) {
 		return fmt.Errorf("async: a plan of %d shards for %d servers", len(cfg.Plan), len(cfg.Servers))
 	}
-	w := &worker{c: c, cfg: cfg, params: s.Model().Params(), versions: make([]int, len(cfg.Servers)), batches: s.Batches()}
+	w := &worker{c: c, cfg: cfg, params: s.Model().Params(), versions: make([]int, len(cfg.Servers)), said: make([]bool, len(cfg.Servers)), batches: s.Batches()}
 	defer func() {
 		for _, srv := range cfg.Servers {
 			if e := c.Send(RequestSite, srv, request{kind: kindDone}.encode()); e != nil && err == nil {
@@ -106,10 +112,14 @@ func Work(c comm.Communicator, s train.Stepper, cfg WorkerConfig) (err error) {
 	return nil
 }
 
-// round sends every server a request of kind (a push of the gradients it
-// holds, or a pull), then takes each one's parameters.
+// round sends every server that has not said stop a request of kind (a
+// push of the gradients it holds, or a pull), then takes each one's
+// parameters.
 func (w *worker) round(kind byte) error {
 	for k, srv := range w.cfg.Servers {
+		if w.said[k] {
+			continue
+		}
 		req := request{kind: kind, version: w.versions[k]}
 		if kind == kindPull {
 			req.version = w.batches
@@ -125,7 +135,11 @@ func (w *worker) round(kind byte) error {
 			return fmt.Errorf("async: worker rank %d: sending to server rank %d: %w", w.c.Rank(), srv, err)
 		}
 	}
+	stop := true
 	for k, srv := range w.cfg.Servers {
+		if w.said[k] {
+			continue
+		}
 		msg, err := w.await(srv)
 		if err != nil {
 			return err
@@ -147,11 +161,13 @@ func (w *worker) round(kind byte) error {
 			return fmt.Errorf("async: worker rank %d: server rank %d sent %d values for a shard of %d", w.c.Rank(), srv, len(r.values), off)
 		}
 		w.versions[k] = r.version
-		w.stop = w.stop || r.stop
+		w.said[k] = r.stop
+		stop = stop && r.stop
 		if k == 0 {
 			w.pushes, w.epoch = r.pushes, r.epochSize
 		}
 	}
+	w.stop = stop
 	return nil
 }
 
