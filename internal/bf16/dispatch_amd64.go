@@ -79,25 +79,17 @@ func decodeRows512(dst []float32, ldd int, src []uint16, lds, rows, cols int) {
 	}
 }
 
-// gather512 widens each row with the assembly Decode; the rows are short
-// (a feature row is a few hundred bytes) and random, so the cost is the
-// row's cache misses, which the next row's prefetch hides.
-func gather512(dst []float32, ldd int, src []uint16, lds, width int, idx []int32) {
-	for i, r := range idx {
-		if i+2 < len(idx) {
-			prefetchRow(src, int(idx[i+2])*lds, width)
+// gatherRows returns a Gather that widens each row with decode; the rows
+// are short (a feature row is a few hundred bytes) and random, so the cost
+// is the row's cache misses, which the next rows' prefetch hides.
+func gatherRows(decode func(dst []float32, src []uint16)) func(dst []float32, ldd int, src []uint16, lds, width int, idx []int32) {
+	return func(dst []float32, ldd int, src []uint16, lds, width int, idx []int32) {
+		for i, r := range idx {
+			if i+2 < len(idx) {
+				prefetchRow(src, int(idx[i+2])*lds, width)
+			}
+			decode(dst[i*ldd:i*ldd+width], src[int(r)*lds:int(r)*lds+width])
 		}
-		decode512(dst[i*ldd:i*ldd+width], src[int(r)*lds:int(r)*lds+width])
-	}
-}
-
-// gather2 is gather512 on AVX2.
-func gather2(dst []float32, ldd int, src []uint16, lds, width int, idx []int32) {
-	for i, r := range idx {
-		if i+2 < len(idx) {
-			prefetchRow(src, int(idx[i+2])*lds, width)
-		}
-		decode2(dst[i*ldd:i*ldd+width], src[int(r)*lds:int(r)*lds+width])
 	}
 }
 
@@ -110,8 +102,8 @@ func prefetchRow(src []uint16, off, width int) {
 }
 
 var (
-	avx512Kernels = kernels{level: cpuid.AVX512, encode: encode512, decode: decode512, decodeRows: decodeRows512, gather: gather512}
-	avx2Kernels   = kernels{level: cpuid.AVX2, encode: encode2, decode: decode2, decodeRows: decodeRows2, gather: gather2}
+	avx512Kernels = kernels{level: cpuid.AVX512, encode: encode512, decode: decode512, decodeRows: decodeRows512, gather: gatherRows(decode512)}
+	avx2Kernels   = kernels{level: cpuid.AVX2, encode: encode2, decode: decode2, decodeRows: decodeRows2, gather: gatherRows(decode2)}
 )
 
 // kernelsFor returns the widest kernels level allows.
