@@ -67,6 +67,12 @@ func mulRowsMaskedAVX512(offsets []int64, indices []int32, values []float32, x [
 //go:noescape
 func mulRowsMaskedFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
 
+// mulRowsMaskedAVX2 is mulRowsAVX2 on gathered rows dropped by their keep
+// bits, each vector's byte of them expanded to lanes.
+//
+//go:noescape
+func mulRowsMaskedAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
 // farPaysAVX512 reports whether the AVX-512 far kernels beat the near ones
 // on this CPU: on Intel cores and on AMD's family 0x19, whose only cores
 // with AVX-512 are Zen 4s; not on Zen 5 (family 0x1A). See farPays.
@@ -84,11 +90,7 @@ func kernelsFor(level cpuid.Level) kernelSet {
 		return kernelSet{level: cpuid.AVX2, scatter: scatterAVX2,
 			rows:       [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
 			rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}},
-			rowsMasked: [2]rowKernelMasked{maskedAVX2, maskedAVX2}}
+			rowsMasked: [2]rowKernelMasked{mulRowsMaskedAVX2, mulRowsMaskedAVX2}}
 	}
 	return generic
 }
-
-// maskedAVX2 is the masked row kernel on AVX2: the gathered rows dropped a
-// few at a time into scratch and multiplied by mulRowsAVX2.
-var maskedAVX2 = maskedByCopy(mulRowsAVX2)

@@ -340,3 +340,307 @@ TEXT ·mulRowsMaskedAVX512(SB), NOSPLIT, $8-212
 // func mulRowsMaskedFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
 TEXT ·mulRowsMaskedFarAVX512(SB), NOSPLIT, $8-212
 	MASKROWS512(PREFETCHT2, 48, PREFETCHT2, 96, PREFETCHT2, 192, PREFETCHT2, 384)
+
+// The AVX2 masked row kernel expands each vector's byte of keep bits to
+// lanes (VPBROADCASTB, then each lane tests its bit), multiplies the
+// gathered vector by scale and ANDs it with the lanes, as dropmask's AVX2
+// Apply does, and then multiply-adds it as mulRowsAVX2 does. R9 points at
+// the keep bits of the current nonzero's column block, and the end of
+// offsets is kept in rowsend-16(SP); Y13 holds the lanes' bits 1, 2, …,
+// 128, Y14 scale, Y12 the tail's length mask.
+
+// bitlanes<> holds lane i's bit, 1<<i.
+DATA bitlanes<>+0(SB)/4, $1
+DATA bitlanes<>+4(SB)/4, $2
+DATA bitlanes<>+8(SB)/4, $4
+DATA bitlanes<>+12(SB)/4, $8
+DATA bitlanes<>+16(SB)/4, $16
+DATA bitlanes<>+20(SB)/4, $32
+DATA bitlanes<>+24(SB)/4, $64
+DATA bitlanes<>+28(SB)/4, $128
+GLOBL bitlanes<>(SB), RODATA|NOPTR, $32
+
+// masktail<>+32-4r holds r all-ones lanes followed by zero lanes.
+DATA masktail<>+0(SB)/8, $0xffffffffffffffff
+DATA masktail<>+8(SB)/8, $0xffffffffffffffff
+DATA masktail<>+16(SB)/8, $0xffffffffffffffff
+DATA masktail<>+24(SB)/8, $0xffffffffffffffff
+DATA masktail<>+32(SB)/8, $0
+DATA masktail<>+40(SB)/8, $0
+DATA masktail<>+48(SB)/8, $0
+DATA masktail<>+56(SB)/8, $0
+GLOBL masktail<>(SB), RODATA|NOPTR, $64
+
+// CUR_BITS256 points R9 at the keep bits of the column block of nonzero BX.
+#define CUR_BITS256 \
+	MOVLQSX (DI)(BX*4), R9 \
+	IMULQ stride+200(FP), R9 \
+	ADDQ bitcol-8(SP), R9
+
+#define VALUE256 \
+	TESTQ DX, DX \
+	JZ 2(PC) \
+	VBROADCASTSS (DX)(BX*4), Y15
+
+// DROPFMA256 expands byte j of the keep bits to lanes in m, multiplies the
+// vector at off(AX) by scale into tmp, clears its dropped lanes and
+// multiply-adds it into acc.
+#define DROPFMA256(j, off, m, tmp, acc) \
+	VPBROADCASTB j(R9), m \
+	VPAND Y13, m, m \
+	VPCMPEQD Y13, m, m \
+	VMULPS off(AX), Y14, tmp \
+	VANDPS m, tmp, tmp \
+	VFMADD231PS tmp, Y15, acc
+
+#define MASKROWS256 \
+	MOVQ offsets_base+0(FP), R8 \
+	MOVQ offsets_len+8(FP), R9 \
+	DECQ R9 \
+	JLE  maskavx2_done \
+	LEAQ (R8)(R9*8), R9 \
+	MOVQ R9, rowsend-16(SP) \
+	MOVQ (R9), R14 \
+	DECQ R14 \
+	MOVQ indices_base+24(FP), SI \
+	MOVQ values_base+48(FP), DX \
+	MOVQ brows_base+176(FP), DI \
+	MOVQ ldx+96(FP), R10 \
+	MOVQ y_base+112(FP), R12 \
+	SHLQ $2, R10 \
+	MOVL $0x3f800000, AX \
+	VMOVD AX, X15 \
+	VBROADCASTSS X15, Y15 \
+	VBROADCASTSS scale+208(FP), Y14 \
+	VMOVDQU bitlanes<>(SB), Y13 \
+maskavx2_row: \
+	MOVQ (R8), R13 \
+	MOVQ 8(R8), CX \
+	XORQ R11, R11 \
+maskavx2_col: \
+	MOVQ width+104(FP), AX \
+	SHLQ $2, AX \
+	SUBQ R11, AX \
+	JLE  maskavx2_next \
+	MOVQ x_base+72(FP), R15 \
+	ADDQ R11, R15 \
+	MOVQ R11, BX \
+	SHRQ $5, BX \
+	ADDQ bits_base+152(FP), BX \
+	MOVQ BX, bitcol-8(SP) \
+	CMPQ AX, $256 \
+	JGE  maskavx2_b8 \
+	CMPQ AX, $128 \
+	JGE  maskavx2_b4 \
+	CMPQ AX, $64 \
+	JGE  maskavx2_b2 \
+	CMPQ AX, $32 \
+	JGE  maskavx2_b1 \
+	JMP  maskavx2_bm \
+maskavx2_b8: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  maskavx2_b8zero \
+	VMOVUPS 0(AX), Y0 \
+	VMOVUPS 32(AX), Y1 \
+	VMOVUPS 64(AX), Y2 \
+	VMOVUPS 96(AX), Y3 \
+	VMOVUPS 128(AX), Y4 \
+	VMOVUPS 160(AX), Y5 \
+	VMOVUPS 192(AX), Y6 \
+	VMOVUPS 224(AX), Y7 \
+	JMP  maskavx2_b8start \
+maskavx2_b8zero: \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+maskavx2_b8start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  maskavx2_b8store \
+maskavx2_b8loop: \
+	PF_ROW(24) \
+	PREFETCHT0 0(AX) \
+	PREFETCHT0 64(AX) \
+	PREFETCHT0 128(AX) \
+	PREFETCHT0 192(AX) \
+	PF_BITS(24) \
+	CUR_BITS256 \
+	CUR_ROW \
+	VALUE256 \
+	DROPFMA256(0, 0, Y8, Y10, Y0) \
+	DROPFMA256(1, 32, Y9, Y11, Y1) \
+	DROPFMA256(2, 64, Y8, Y10, Y2) \
+	DROPFMA256(3, 96, Y9, Y11, Y3) \
+	DROPFMA256(4, 128, Y8, Y10, Y4) \
+	DROPFMA256(5, 160, Y9, Y11, Y5) \
+	DROPFMA256(6, 192, Y8, Y10, Y6) \
+	DROPFMA256(7, 224, Y9, Y11, Y7) \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  maskavx2_b8loop \
+maskavx2_b8store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Y0, 0(AX) \
+	VMOVUPS Y1, 32(AX) \
+	VMOVUPS Y2, 64(AX) \
+	VMOVUPS Y3, 96(AX) \
+	VMOVUPS Y4, 128(AX) \
+	VMOVUPS Y5, 160(AX) \
+	VMOVUPS Y6, 192(AX) \
+	VMOVUPS Y7, 224(AX) \
+	ADDQ $256, R11 \
+	JMP  maskavx2_col \
+maskavx2_b4: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  maskavx2_b4zero \
+	VMOVUPS 0(AX), Y0 \
+	VMOVUPS 32(AX), Y1 \
+	VMOVUPS 64(AX), Y2 \
+	VMOVUPS 96(AX), Y3 \
+	JMP  maskavx2_b4start \
+maskavx2_b4zero: \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+maskavx2_b4start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  maskavx2_b4store \
+maskavx2_b4loop: \
+	PF_ROW(48) \
+	PREFETCHT0 0(AX) \
+	PREFETCHT0 64(AX) \
+	PF_BITS(48) \
+	CUR_BITS256 \
+	CUR_ROW \
+	VALUE256 \
+	DROPFMA256(0, 0, Y8, Y10, Y0) \
+	DROPFMA256(1, 32, Y9, Y11, Y1) \
+	DROPFMA256(2, 64, Y8, Y10, Y2) \
+	DROPFMA256(3, 96, Y9, Y11, Y3) \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  maskavx2_b4loop \
+maskavx2_b4store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Y0, 0(AX) \
+	VMOVUPS Y1, 32(AX) \
+	VMOVUPS Y2, 64(AX) \
+	VMOVUPS Y3, 96(AX) \
+	ADDQ $128, R11 \
+	JMP  maskavx2_col \
+maskavx2_b2: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  maskavx2_b2zero \
+	VMOVUPS 0(AX), Y0 \
+	VMOVUPS 32(AX), Y1 \
+	JMP  maskavx2_b2start \
+maskavx2_b2zero: \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+maskavx2_b2start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  maskavx2_b2store \
+maskavx2_b2loop: \
+	PF_ROW(96) \
+	PREFETCHT0 0(AX) \
+	PF_BITS(96) \
+	CUR_BITS256 \
+	CUR_ROW \
+	VALUE256 \
+	DROPFMA256(0, 0, Y8, Y10, Y0) \
+	DROPFMA256(1, 32, Y9, Y11, Y1) \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  maskavx2_b2loop \
+maskavx2_b2store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Y0, 0(AX) \
+	VMOVUPS Y1, 32(AX) \
+	ADDQ $64, R11 \
+	JMP  maskavx2_col \
+maskavx2_b1: \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  maskavx2_b1zero \
+	VMOVUPS 0(AX), Y0 \
+	JMP  maskavx2_b1start \
+maskavx2_b1zero: \
+	VXORPS Y0, Y0, Y0 \
+maskavx2_b1start: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  maskavx2_b1store \
+maskavx2_b1loop: \
+	PF_ROW(96) \
+	PREFETCHT0 0(AX) \
+	PF_BITS(96) \
+	CUR_BITS256 \
+	CUR_ROW \
+	VALUE256 \
+	DROPFMA256(0, 0, Y8, Y10, Y0) \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  maskavx2_b1loop \
+maskavx2_b1store: \
+	LEAQ (R12)(R11*1), AX \
+	VMOVUPS Y0, 0(AX) \
+	ADDQ $32, R11 \
+	JMP  maskavx2_col \
+maskavx2_bm: \
+	LEAQ masktail<>+32(SB), BX \
+	SUBQ AX, BX \
+	VMOVDQU (BX), Y12 \
+	LEAQ (R12)(R11*1), AX \
+	CMPB accumulate+144(FP), $0 \
+	JEQ  maskavx2_bmzero \
+	VMASKMOVPS (AX), Y12, Y0 \
+	JMP  maskavx2_bmstart \
+maskavx2_bmzero: \
+	VXORPS Y0, Y0, Y0 \
+maskavx2_bmstart: \
+	MOVQ R13, BX \
+	CMPQ BX, CX \
+	JGE  maskavx2_bmstore \
+maskavx2_bmloop: \
+	PF_ROW(96) \
+	PREFETCHT0 (AX) \
+	CUR_BITS256 \
+	CUR_ROW \
+	VALUE256 \
+	VPBROADCASTB 0(R9), Y8 \
+	VPAND Y13, Y8, Y8 \
+	VPCMPEQD Y13, Y8, Y8 \
+	VMASKMOVPS (AX), Y12, Y10 \
+	VMULPS Y14, Y10, Y10 \
+	VANDPS Y8, Y10, Y10 \
+	VFMADD231PS Y10, Y15, Y0 \
+	INCQ BX \
+	CMPQ BX, CX \
+	JLT  maskavx2_bmloop \
+maskavx2_bmstore: \
+	LEAQ (R12)(R11*1), AX \
+	VMASKMOVPS Y0, Y12, (AX) \
+maskavx2_next: \
+	MOVQ ldy+136(FP), AX \
+	LEAQ (R12)(AX*4), R12 \
+	ADDQ $8, R8 \
+	CMPQ R8, rowsend-16(SP) \
+	JLT  maskavx2_row \
+maskavx2_done: \
+	VZEROUPPER \
+	RET
+
+// func mulRowsMaskedAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+TEXT ·mulRowsMaskedAVX2(SB), NOSPLIT, $16-212
+	MASKROWS256

@@ -3,8 +3,6 @@ package spmm
 import (
 	"fmt"
 	"math"
-
-	"github.com/graft-gnn/graft/internal/freelist"
 )
 
 // Mask is a dropout applied to the rows a product gathers, as it gathers
@@ -99,59 +97,6 @@ func mulRowsMaskedGeneric(offsets []int64, indices []int32, values []float32, x 
 			for k := range xr {
 				d := math.Float32frombits(math.Float32bits(xr[k]*scale) & -uint32(br[k/64]>>(k%64)&1))
 				yr[k] += v * d
-			}
-		}
-	}
-}
-
-// maskedCopyRows is how many gathered rows maskedByCopy drops at a time.
-const maskedCopyRows = 32
-
-// maskScratch is maskedByCopy's storage for a call.
-type maskScratch struct {
-	rows    []float32
-	indices [maskedCopyRows]int32
-}
-
-var maskScratches freelist.List[maskScratch]
-
-// maskedByCopy returns a masked row kernel for a set without one: it
-// drops up to maskedCopyRows of a row's gathered rows at a time into
-// scratch, as the twin drops them, and multiplies them with kernel,
-// accumulating after the first group. The kernel's multiply-adds are
-// those it runs on the whole dropped copy, in the same order, so the
-// result is the same bits.
-func maskedByCopy(kernel rowKernel) rowKernelMasked {
-	return func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32) {
-		s := maskScratches.Get()
-		defer maskScratches.Put(s)
-		if cap(s.rows) < maskedCopyRows*width {
-			s.rows = make([]float32, maskedCopyRows*width)
-		}
-		buf := s.rows[:maskedCopyRows*width]
-		for i := range s.indices {
-			s.indices[i] = int32(i)
-		}
-		words := stride / 8
-		for r := 0; r+1 < len(offsets); r++ {
-			p0, p1 := offsets[r], offsets[r+1]
-			for first := true; first || p0 < p1; first = false {
-				n := int(min(p1-p0, maskedCopyRows))
-				for i := range n {
-					xr := x[int(indices[p0+int64(i)])*ldx:][:width]
-					br := bits[int(brows[p0+int64(i)])*words:][:(width+63)/64]
-					out := buf[i*width:][:width]
-					for k := range xr {
-						out[k] = math.Float32frombits(math.Float32bits(xr[k]*scale) & -uint32(br[k/64]>>(k%64)&1))
-					}
-				}
-				var vals []float32
-				if values != nil {
-					vals = values[p0 : p0+int64(n)]
-				}
-				off := [2]int64{0, int64(n)}
-				kernel(off[:], s.indices[:n], vals, buf, width, width, y[r*ldy:], ldy, accumulate || !first)
-				p0 += int64(n)
 			}
 		}
 	}
