@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
 	"github.com/graft-gnn/graft/internal/dropmask"
 	"github.com/graft-gnn/graft/internal/guardtest"
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // maskedCase is a batch of nb input rows lying at rows ids of x (xRows ×
@@ -249,4 +252,40 @@ func BenchmarkMulCSRMasked(b *testing.B) {
 // unsafeWords views f's storage as uint64 words.
 func unsafeWords(f []float32) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(f))), len(f)/2)
+}
+
+// BenchmarkMaskedKernelOneCore runs a level's far row kernel and its
+// masked twin on one thread, alternated call by call, over the same
+// gathered rows (900,000 nonzeros gathering rows of 100 floats from
+// 600,000, as a quarter of a products-sized first layer), and reports
+// masked-cost: the median over pairs of the masked kernel's CPU time over
+// the plain one's, the price of the keep bits alone.
+func BenchmarkMaskedKernelOneCore(b *testing.B) {
+	const xRows, batch, out, width = 600_000, 400_000, 60_000, 100
+	rng := rand.New(rand.NewPCG(17, 18))
+	op := randomCSR(rng, out, batch, 30, -1, 0, true)
+	c := newMaskedCase(rng, op, xRows, width, width, 0.5, 2)
+	y := make([]float32, out*width)
+	for _, l := range levels() {
+		b.Run(l.String(), func(b *testing.B) {
+			k := kernelsFor(l)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var ratios []float64
+			for b.Loop() {
+				c0 := sysstat.CPUTime()
+				k.rows[1][0](c.at.offsets, c.at.indices, c.at.values, c.x, width, width, y, width, false)
+				c1 := sysstat.CPUTime()
+				k.rowsMasked[1](c.at.offsets, c.at.indices, c.at.values, c.x, width, width, y, width, false, c.mask.Bits, c.mask.Rows, 8*c.mask.Stride, 2)
+				c2 := sysstat.CPUTime()
+				if c1 > c0 && c2 > c1 {
+					ratios = append(ratios, float64(c2-c1)/float64(c1-c0))
+				}
+			}
+			if len(ratios) > 0 {
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[len(ratios)/2], "masked-cost")
+			}
+		})
+	}
 }
