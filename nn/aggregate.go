@@ -1,6 +1,9 @@
 package nn
 
-import "github.com/graft-gnn/graft/tensor"
+import (
+	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/tensor"
+)
 
 // A graph convolution y = op·(x·W) can run in either order: transform
 // every source and aggregate the transformed rows (what the halo exchange
@@ -37,16 +40,31 @@ type preAggregated struct {
 
 // forward computes a = op·x on g and returns it. Selected rows are
 // gathered by op renumbered to the rows they lie in (Block.selectedOp), as
-// the same sums in the same order.
+// the same sums in the same order; under a deferred dropout, each row is
+// dropped as it is gathered, by its keep bits (Block.selectedMask), which
+// makes the same values as the dropped copy would hold, and the Head
+// rows, which SAGE reads, are dropped into xbuf.
 func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
 	p.on = true
 	if s := x.Selected; s != nil {
 		p.xv = s.Head
 		a := ensure(&p.a, op.Rows, s.From.Cols())
 		at := g.selectedOp(op, s.IDs, s.From.Rows())
-		if x16 := s.From.BF16; x16 != nil {
-			tensor.SpMMBF16(a, at, x16)
-		} else {
+		switch {
+		case x.drop != nil:
+			tensor.SpMMMasked(a, at, s.From.Dense, g.selectedMask(op, &x.drop.spec, s.From.Cols()))
+			if h := s.Head; h != nil {
+				p.xv = ensure(&p.xbuf, h.Rows, h.Cols)
+				spec := &x.drop.spec
+				parallel.For(h.Rows, rowGrain(h.Cols), rangeTask(func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						spec.apply(p.xv.Row(i), h.Row(i), g.globalID(i))
+					}
+				}))
+			}
+		case s.From.BF16 != nil:
+			tensor.SpMMBF16(a, at, s.From.BF16)
+		default:
 			tensor.SpMM(a, at, s.From.Dense)
 		}
 		return a
@@ -61,7 +79,11 @@ func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Ma
 // lie on the blocks where it aggregates its input first.
 type selectedReader interface {
 	aggregatesFirst(g *Block, x Features) bool
+	readsHead() bool // it reads its destinations' own rows, Selected.Head
 }
+
+func (l *GCN) readsHead() bool  { return false }
+func (l *SAGE) readsHead() bool { return true }
 
 // A layer holding its projection in bf16 (SetBF16) transforms first.
 func (l *GCN) aggregatesFirst(g *Block, x Features) bool {

@@ -115,6 +115,7 @@ type Block struct {
 	// Storage of the transposes and of the operator renumbered to
 	// Selected rows, kept across Reset.
 	gcnTBuf, meanTBuf, loopsTBuf, selected tensor.CSR
+	selectedBits                           []uint64 // the sources' keep bits (selectedMask)
 
 	renumbered []renumbered // operators renumbered for a SharedHalo
 
@@ -175,7 +176,7 @@ func (g *Block) init(ops Operators, srcIDs []int32, halo Halo) error {
 		g.count(-4 * int64(cap(r.op.Indices)))
 	}
 	*g = Block{NumDst: -1, SrcIDs: srcIDs, Halo: halo, loops: ops.Loops, gcn: ops.GCN, mean: ops.Mean,
-		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, selected: g.selected, loopsPerm: g.loopsPerm[:0], opBytes: g.opBytes}
+		gcnTBuf: g.gcnTBuf, meanTBuf: g.meanTBuf, loopsTBuf: g.loopsTBuf, selected: g.selected, selectedBits: g.selectedBits, loopsPerm: g.loopsPerm[:0], opBytes: g.opBytes}
 	for _, op := range []struct {
 		name string
 		a    *tensor.CSR
@@ -522,6 +523,26 @@ func (g *Block) selectedOp(op *tensor.CSR, ids []int32, rows int) *tensor.CSR {
 		}
 	}))
 	return t
+}
+
+// selectedMask returns the mask that drops op's sources (its columns) as
+// spec drops them, for a product over op renumbered to Selected rows
+// (selectedOp): the keep bits of every source, keyed by its global id, in
+// storage the block keeps across Reset. A bit per element, they are a
+// thirty-second of the bytes of the dropped copy they stand in for.
+func (g *Block) selectedMask(op *tensor.CSR, spec *dropSpec, cols int) tensor.RowMask {
+	w := dropmask.Words(cols)
+	if n, was := g.NumSrc*w, cap(g.selectedBits); was < n {
+		g.selectedBits = make([]uint64, n, growTo(was, n))
+		g.count(8 * int64(cap(g.selectedBits)-was))
+	}
+	bits := g.selectedBits[:g.NumSrc*w]
+	parallel.For(g.NumSrc, rowGrain(cols), rangeTask(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dropmask.KeepBits(bits[i*w:(i+1)*w], cols, spec.key, g.globalID(i), spec.thr)
+		}
+	}))
+	return tensor.RowMask{Bits: bits, Stride: w, Rows: op.Indices, Scale: spec.scale}
 }
 
 // renumbered is an operator with its columns renumbered to rows of a

@@ -62,6 +62,7 @@ func TestTransposedOperators(t *testing.T) {
 func TestOperatorsInTheMemoryAccount(t *testing.T) {
 	held := func() int64 { return memacct.Held(memacct.Operators) }
 	const n = 300
+	spec := newDropSpec(0.5, Mode{Train: true, Seed: 1}, 0)
 	for _, tc := range []struct {
 		name string
 		g    *graph.Graph
@@ -85,6 +86,8 @@ func TestOperatorsInTheMemoryAccount(t *testing.T) {
 			{"self-loop pattern transposed", func() { g.loopsTranspose() }, offsets + 4*l + 8*l},
 			{"mean renumbered", func() { g.sharedOp(g.meanOp(), make([]int32, n), n) }, 4 * e},
 			{"mean renumbered again", func() { g.sharedOp(g.meanOp(), make([]int32, n), n) }, 0},
+			{"keep bits of 100 columns", func() { g.selectedMask(g.meanOp(), &spec, 100) }, 8 * 2 * n},
+			{"keep bits of fewer columns", func() { g.selectedMask(g.meanOp(), &spec, 64) }, 0},
 		}
 		if tc.sym {
 			steps[2].want = 0     // GCN is its own transpose
@@ -117,12 +120,18 @@ func TestOperatorsInTheMemoryAccount(t *testing.T) {
 	if want := int64(8*(n+1)) + 8*int64(len(big.Neighbors)); grown != want {
 		t.Errorf("first batch: %d bytes, want %d", grown, want)
 	}
+	b.selectedMask(b.meanOp(), &spec, 100)
+	if got, want := held()-base-grown, int64(8*2*n); got != want {
+		t.Errorf("keep bits: %d bytes, want %d", got, want)
+	}
+	grown = held() - base
 	b.sharedOp(b.meanOp(), make([]int32, n), n)
 	for _, g := range []*graph.Graph{small, big, small} {
 		if err := b.Reset(Operators{Mean: g.MeanNorm()}, nil); err != nil {
 			t.Fatal(err)
 		}
 		b.meanTOp()
+		b.selectedMask(b.meanOp(), &spec, 100)
 		if held()-base != grown {
 			t.Errorf("after a reset: %d bytes counted, want %d (the storage's)", held()-base, grown)
 		}

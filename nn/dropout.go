@@ -146,9 +146,10 @@ type lazyDrop struct {
 	rows rowReader // reads the input through the dropout
 }
 
-// forwardLazy is Forward for the model's own use: dense features come back
-// with the dropout deferred to the products that read them (Features.drop),
-// so no dropped copy is stored. Backward works as after Forward.
+// forwardLazy is Forward for the model's own use: dense features (or
+// Selected rows of dense features) come back with the dropout deferred to
+// the products that read them (Features.drop), so no dropped copy is
+// stored. Backward works as after Forward.
 func (d *Dropout) forwardLazy(g *Block, x Features, mode Mode) Features {
 	if x.Sparse != nil || x.drop != nil || !mode.Train || d.P <= 0 {
 		return d.Forward(g, x, mode)
@@ -157,5 +158,5 @@ func (d *Dropout) forwardLazy(g *Block, x Features, mode Mode) Features {
 	d.spec, d.g = newDropSpec(d.P, mode, d.Site), g
 	d.lazy.spec, d.lazy.g = d.spec, g
 	d.lazy.rows.spec, d.lazy.rows.g = &d.lazy.spec, g
-	return Features{Dense: x.Dense, BF16: x.BF16, drop: &d.lazy}
+	return Features{Dense: x.Dense, BF16: x.BF16, Selected: x.Selected, drop: &d.lazy}
 }

@@ -31,12 +31,16 @@ type Features struct {
 // Selected is a mini-batch's input rows left in the feature matrix they
 // come from rather than copied into the batch: row i is From's row
 // IDs[i], and Head holds the first rows (the first block's destinations)
-// copied in float32. A GCN or GraphSAGE layer that aggregates its input
+// copied in float32, for a layer that reads them (Model.ReadsSelectedHead;
+// nil otherwise). A GCN or GraphSAGE layer that aggregates its input
 // before transforming it (aggregateFirst) gathers the rows through its
 // operator where they lie, and a SAGE layer reads its destinations' own
 // rows from Head: on a large graph the batch's hundreds of thousands of
-// input rows are then read once, never copied. Any other reader gets a
-// copy (Model.ReadsSelected says which a pass takes).
+// input rows are then read once, never copied. A dropout on float32 rows
+// is applied as they are gathered, from a bit per element computed for
+// the batch's rows, and to Head, with the values and sums the dropped
+// copy would give. Any other reader (bf16 rows under a dropout among
+// them) gets a copy (Model.ReadsSelected says which a pass takes).
 type Selected struct {
 	From Features // Dense or BF16
 	IDs  []int32
@@ -120,6 +124,9 @@ type headView struct {
 // deferred dropout, whose rows keep their ids).
 func (h *headView) features(f Features, n int) Features {
 	if s := f.Selected; s != nil {
+		if s.Head == nil { // a layer that does not read them (Model.ReadsSelectedHead)
+			return Features{}
+		}
 		return Features{Dense: h.matrix(s.Head, n)}
 	}
 	if f.Rows() == n {

@@ -208,6 +208,9 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		return y
 	}
 	if l.aggregatesFirst(g, x) {
+		if s := x.Selected; s != nil && s.Head == nil {
+			panic("nn: SAGE reads Selected rows without their Head")
+		}
 		a := l.pre.forward(g, g.meanOp(), x)
 		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
 		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)

@@ -289,11 +289,21 @@ func (m *Model) ReadsSelected(blocks []*Block, x Features) bool {
 	return len(blocks) > 0 && m.readsSelected(0, blocks[0], x, true)
 }
 
+// ReadsSelectedHead reports whether a pass that reads Selected rows where
+// they lie (ReadsSelected) reads their Head: whether its first layer reads
+// its destinations' own rows, as GraphSAGE does and GCN does not.
+func (m *Model) ReadsSelectedHead() bool {
+	r, ok := m.Layers[0].(selectedReader)
+	return ok && r.readsHead()
+}
+
 // readsSelected reports whether layer i reads Selected rows x on g: it
-// aggregates them first, and no dropout applies to them.
+// aggregates them first, and a dropout that applies to them can be
+// applied as they are gathered (float32 rows; bf16 ones are copied).
 func (m *Model) readsSelected(i int, g *Block, x Features, train bool) bool {
 	r, ok := m.Layers[i].(selectedReader)
-	return ok && (!train || m.drops[i].P <= 0) && r.aggregatesFirst(g, x)
+	dropped := train && m.drops[i].P > 0
+	return ok && (!dropped || x.Selected.From.Dense != nil) && r.aggregatesFirst(g, x)
 }
 
 // dropsItself reports whether layer i of a training pass over layers from

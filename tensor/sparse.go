@@ -38,6 +38,28 @@ func SpMMBF16(dst *Matrix, a *CSR, x *MatrixBF16) {
 	spmm.MulCSRBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
 }
 
+// RowMask is a dropout applied to the rows a product gathers, as it
+// gathers them (SpMMMasked): the row gathered for entry p of the sparse
+// matrix keeps element c, times Scale, when bit c%64 of word
+// Bits[Rows[p]·Stride + c/64] is set, and is +0 otherwise.
+type RowMask struct {
+	Bits   []uint64
+	Stride int     // words a row of Bits, at least (x.Cols+63)/64
+	Rows   []int32 // the row of Bits of each entry of the sparse matrix
+	Scale  float32
+}
+
+// SpMMMasked sets dst = a·x with each row of x dropped by m as a gathers
+// it: the same bits as SpMM on a copy of the gathered rows so dropped,
+// but no copy is made. The rows of x a gathers may lie in a much larger
+// matrix (a batch's input rows in the feature matrix), and m number them
+// as the batch does.
+func SpMMMasked(dst *Matrix, a *CSR, x *Matrix, m RowMask) {
+	spmmCheck(dst, a, x, false)
+	spmm.MulCSRMasked(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols,
+		spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}, dst.Data, dst.Cols, false)
+}
+
 func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
 	rows, inner := a.Rows, a.Cols
 	if trans {

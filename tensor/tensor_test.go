@@ -130,6 +130,45 @@ func TestSpMMRowsIsAPieceOfSpMM(t *testing.T) {
 	SpMMRows(New(2, 21), a, 40, 42, x)
 }
 
+// SpMMMasked gives SpMM's bits on the gathered rows dropped: a batch of
+// rows of a larger x, its operator renumbered to x's rows, each batch row
+// dropped by its bits.
+func TestSpMMMaskedIsSpMMOnTheDroppedRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const batch, cols = 29, 70
+	a := randCSR(r, 41, batch, 0.15, true)
+	x := randMatrix(r, 100, cols)
+	ids := make([]int32, batch)
+	for k := range ids {
+		ids[k] = int32(r.IntN(x.Rows))
+	}
+	const words, scale = 2, 1.5
+	bits := make([]uint64, batch*words)
+	dropped := New(batch, cols)
+	for k, v := range ids {
+		bits[k*words], bits[k*words+1] = r.Uint64(), r.Uint64()&(1<<(cols-64)-1)
+		for c := range cols {
+			if bits[k*words+c/64]>>(c%64)&1 == 1 {
+				dropped.Set(k, c, x.At(int(v), c)*scale)
+			}
+		}
+	}
+	want := New(41, cols)
+	SpMM(want, a, dropped)
+	at := *a
+	at.Cols, at.Indices = x.Rows, make([]int32, len(a.Indices))
+	for p, j := range a.Indices {
+		at.Indices[p] = ids[j]
+	}
+	got := randMatrix(r, 41, cols)
+	SpMMMasked(got, &at, x, RowMask{Bits: bits, Stride: words, Rows: a.Indices, Scale: scale})
+	for i := range want.Data {
+		if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
+			t.Fatalf("entry %d is %v, SpMM's on the dropped rows %v", i, got.Data[i], want.Data[i])
+		}
+	}
+}
+
 func TestMatMulShapeMismatchPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {

@@ -20,6 +20,20 @@ func applyAVX512(y, x []float32, key, base uint64, thr int32, scale float32)
 //go:noescape
 func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32)
 
+// keepBitsAVX512 is keepBitsFrom(dst, n, key, base>>32, thr) for thr <
+// Drop, in kernel_amd64.s: HASH's opmask of 32 decisions stored as it is,
+// the last step's under a mask of its length; it leaves the upper half of
+// a last word it does not reach untouched.
+//
+//go:noescape
+func keepBitsAVX512(dst []uint64, n int, key, base uint64, thr int32)
+
+// keepBitsAVX2 is keepBitsAVX512 on AVX2: 16 decisions a step, their
+// 16-bit lanes packed to bytes whose sign bits VPMOVMSKB gathers.
+//
+//go:noescape
+func keepBitsAVX2(dst []uint64, n int, key, base uint64, thr int32)
+
 // kernelLevel returns the widest kernel level allows: AVX512, AVX2 or
 // Generic (none).
 func kernelLevel(level cpuid.Level) cpuid.Level {

@@ -14,3 +14,11 @@ func applyAVX512(y, x []float32, key, base uint64, thr int32, scale float32) {
 func applyAVX2(y, x []float32, key, base uint64, thr int32, scale float32) {
 	panic("dropmask: no assembly in this build")
 }
+
+func keepBitsAVX512(dst []uint64, n int, key, base uint64, thr int32) {
+	panic("dropmask: no assembly in this build")
+}
+
+func keepBitsAVX2(dst []uint64, n int, key, base uint64, thr int32) {
+	panic("dropmask: no assembly in this build")
+}

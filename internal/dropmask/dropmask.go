@@ -64,6 +64,47 @@ func Apply(y, x []float32, key, row uint64, thr int32, scale float32) {
 	applyFrom(y, x, 0, key, row, thr, scale)
 }
 
+// Words is the number of uint64 words KeepBits writes for n columns.
+func Words(n int) int { return (n + 63) / 64 }
+
+// KeepBits sets bit j%64 of dst[j/64] when element (row, j) is kept and
+// clears it when it is dropped, for j < n: the decisions Apply takes, 64
+// to a word (a sixteenth of the bytes of the row of float32 they decide).
+// The bits of dst's last word past n are cleared; dst must hold Words(n)
+// words.
+func KeepBits(dst []uint64, n int, key, row uint64, thr int32) {
+	if n <= 0 {
+		return
+	}
+	w := Words(n)
+	dst = dst[:w]
+	if thr < Drop {
+		switch level {
+		case cpuid.AVX512:
+			dst[w-1] = 0 // the kernel may stop half way through it
+			keepBitsAVX512(dst, n, key, row<<32, thr)
+			return
+		case cpuid.AVX2:
+			dst[w-1] = 0
+			keepBitsAVX2(dst, n, key, row<<32, thr)
+			return
+		}
+	}
+	keepBitsFrom(dst, n, key, row, thr)
+}
+
+// keepBitsFrom is KeepBits' pure-Go twin.
+func keepBitsFrom(dst []uint64, n int, key, row uint64, thr int32) {
+	clear(dst[:Words(n)])
+	for q := 0; q*group < n; q++ {
+		h := hash(key, row, uint64(q))
+		for k := range min(group, n-q*group) {
+			j := q*group + k
+			dst[j/64] |= uint64(keepBits(h>>(16*k), thr)&1) << (j % 64)
+		}
+	}
+}
+
 // level is the level of Apply's assembly kernel for thr < Drop, the widest
 // the CPU and build allow; Generic means Apply runs the twin.
 var level = kernelLevel(cpuid.Detected)

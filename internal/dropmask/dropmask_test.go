@@ -8,6 +8,7 @@ import (
 
 	"github.com/graft-gnn/graft/internal/cpuid"
 	"github.com/graft-gnn/graft/internal/guardtest"
+	"unsafe"
 )
 
 // levels lists every kernel level this CPU and build can run, widest
@@ -182,6 +183,84 @@ func BenchmarkApply(b *testing.B) {
 				b.SetBytes(int64(8 * cols))
 				for i := 0; b.Loop(); i++ {
 					Apply(y, x, 7, uint64(i), 32768, 2)
+				}
+			})
+		}
+	}
+}
+
+// TestKeepBitsMatchesTwin checks every level's KeepBits against the twin
+// and against Keep: lengths around the 16-, 32- and 64-column steps,
+// thresholds at their ends, stale bits in dst and a guard word past it.
+func TestKeepBitsMatchesTwin(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, thr := range []int32{0, 1, 6554, 32768, 65535, Drop} {
+			for n := 0; n <= 300; n++ {
+				key, row := rng.Uint64(), rng.Uint64()>>rng.IntN(64)
+				w := Words(n)
+				got := make([]uint64, w+1)
+				for i := range got {
+					got[i] = rng.Uint64() // stale bits must go
+				}
+				guard := got[w]
+				KeepBits(got[:w], n, key, row, thr)
+				want := make([]uint64, w)
+				keepBitsFrom(want, n, key, row, thr)
+				for i := range w {
+					if got[i] != want[i] {
+						t.Fatalf("%v thr %d n %d word %d: %#x, want %#x", l, thr, n, i, got[i], want[i])
+					}
+				}
+				if got[w] != guard {
+					t.Fatalf("%v thr %d n %d: guard word overwritten", l, thr, n)
+				}
+				for j := range n {
+					if bit := want[j/64]>>(j%64)&1 == 1; bit != Keep(key, row, uint64(j), thr) {
+						t.Fatalf("thr %d n %d col %d: twin's bit %v disagrees with Keep", thr, n, j, bit)
+					}
+				}
+				if n%64 != 0 && want[w-1]>>(n%64) != 0 {
+					t.Fatalf("thr %d n %d: bits past n set", thr, n)
+				}
+			}
+		}
+	}
+}
+
+// TestKeepBitsStaysInsideTheRow runs every level's KeepBits on words that
+// end where a page no one may touch begins.
+func TestKeepBitsStaysInsideTheRow(t *testing.T) {
+	for _, l := range levels() {
+		useLevel(t, l)
+		for n := 1; n <= 200; n++ {
+			w := Words(n)
+			f := guardtest.Float32s(t, 2*w) // 8-byte aligned words at the page's end
+			dst := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(f))), w)
+			KeepBits(dst, n, 9, 11, 30000)
+			want := make([]uint64, w)
+			keepBitsFrom(want, n, 9, 11, 30000)
+			for i := range w {
+				if dst[i] != want[i] {
+					t.Fatalf("%v n %d word %d: %#x, want %#x", l, n, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkKeepBits times every level's KeepBits (generic: the twin) on
+// rows of 100 (ogbn-products' features) and 256 columns, against Apply
+// on the same rows (BenchmarkApply).
+func BenchmarkKeepBits(b *testing.B) {
+	for _, cols := range []int{100, 256} {
+		dst := make([]uint64, Words(cols))
+		for _, l := range levels() {
+			b.Run(fmt.Sprintf("%d/%v", cols, l), func(b *testing.B) {
+				useLevel(b, l)
+				for i := 0; b.Loop(); i++ {
+					KeepBits(dst, cols, 7, uint64(i), 32768)
 				}
 			})
 		}

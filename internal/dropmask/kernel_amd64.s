@@ -102,10 +102,10 @@ done:
 	VPSLLQ   $32, Y2, Y2; \
 	VPADDQ   Y2, Y1, Y0
 
-// HASH2 sets Y4 and Y5 to the keep masks of the 16 columns of the four
-// groups in Y7 (columns 0–7 and 8–15): a lane h keeps its column when
-// h ≥ thr, unsigned, that is when max(h, thr) = h.
-#define HASH2 \
+// HASH2W sets the 16 16-bit lanes of Y0 to the keep masks (all ones or
+// zero) of the 16 columns of the four groups in Y7: a lane h keeps its
+// column when h ≥ thr, unsigned, that is when max(h, thr) = h.
+#define HASH2W \
 	VPOR     Y14, Y7, Y0; \
 	VPXOR    Y15, Y0, Y0; \
 	VPSRLQ   $30, Y0, Y1; \
@@ -117,7 +117,12 @@ done:
 	VPSRLQ   $31, Y0, Y1; \
 	VPXOR    Y1, Y0, Y0; \
 	VPMAXUW  Y13, Y0, Y1; \
-	VPCMPEQW Y1, Y0, Y0; \
+	VPCMPEQW Y1, Y0, Y0
+
+// HASH2 sets Y4 and Y5 to the keep masks of the 16 columns of the four
+// groups in Y7 (columns 0–7 and 8–15), HASH2W's lanes widened.
+#define HASH2 \
+	HASH2W; \
 	VPMOVSXWD X0, Y4; \
 	VEXTRACTI128 $1, Y0, X5; \
 	VPMOVSXWD X5, Y5
@@ -203,5 +208,96 @@ avx2_tail:
 	VMASKMOVPS Y3, Y7, 32(DI)
 
 avx2_done:
+	VZEROUPPER
+	RET
+
+// func keepBitsAVX512(dst []uint64, n int, key, base uint64, thr int32)
+//
+// HASH's 32 decisions of a step are the step's 32 bits of dst; the last
+// step, short of 32 columns, keeps the bits of its columns alone.
+TEXT ·keepBitsAVX512(SB), NOSPLIT, $0-52
+	MOVQ dst_base+0(FP), DI
+	MOVQ n+24(FP), CX
+	VPBROADCASTQ key+32(FP), Z30
+	VPBROADCASTQ base+40(FP), Z29
+	MOVL thr+48(FP), AX
+	VPBROADCASTW AX, Z24
+	VPBROADCASTQ dropconst<>+64(SB), Z26
+	VPBROADCASTQ dropconst<>+72(SB), Z25
+	VPBROADCASTQ dropconst<>+80(SB), Z27
+	VMOVDQU64 dropconst<>+0(SB), Z28
+
+bits512_loop:
+	CMPQ CX, $32
+	JLT  bits512_tail
+	HASH
+	KMOVD    K1, 0(DI)
+	VPADDQ   Z27, Z28, Z28
+	ADDQ     $4, DI
+	SUBQ     $32, CX
+	JMP      bits512_loop
+
+bits512_tail:
+	TESTQ CX, CX
+	JZ    bits512_done
+	HASH
+	MOVQ  $1, AX
+	SHLQ  CX, AX
+	DECQ  AX
+	KMOVD AX, K3
+	KANDD K3, K1, K1
+	KMOVD K1, 0(DI)
+
+bits512_done:
+	VZEROUPPER
+	RET
+
+// func keepBitsAVX2(dst []uint64, n int, key, base uint64, thr int32)
+//
+// HASH2W's 16 decisions of a step, packed to bytes and their sign bits
+// gathered, are the step's 16 bits of dst; the last step, short of 16
+// columns, keeps the bits of its columns alone.
+TEXT ·keepBitsAVX2(SB), NOSPLIT, $0-52
+	MOVQ dst_base+0(FP), DI
+	MOVQ n+24(FP), CX
+	VPBROADCASTQ key+32(FP), Y15
+	VPBROADCASTQ base+40(FP), Y14
+	MOVL         thr+48(FP), AX
+	VMOVD        AX, X13
+	VPBROADCASTW X13, Y13
+	VPBROADCASTQ dropconst<>+64(SB), Y11
+	VPSRLQ       $32, Y11, Y10
+	VPBROADCASTQ dropconst<>+72(SB), Y9
+	VPSRLQ       $32, Y9, Y8
+	VMOVDQU      dropconst<>+0(SB), Y7 // groups 0…3
+	VPBROADCASTQ dropconst<>+32(SB), Y6 // 4: a step's groups
+
+bits2_loop:
+	CMPQ CX, $16
+	JLT  bits2_tail
+	HASH2W
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VPMOVMSKB    X0, AX
+	MOVW         AX, 0(DI)
+	VPADDQ       Y6, Y7, Y7
+	ADDQ         $2, DI
+	SUBQ         $16, CX
+	JMP          bits2_loop
+
+bits2_tail:
+	TESTQ CX, CX
+	JZ    bits2_done
+	HASH2W
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VPMOVMSKB    X0, AX
+	MOVL         $1, DX
+	SHLL         CX, DX
+	DECL         DX
+	ANDL         DX, AX
+	MOVW         AX, 0(DI)
+
+bits2_done:
 	VZEROUPPER
 	RET

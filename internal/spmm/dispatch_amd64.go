@@ -58,6 +58,21 @@ func mulRowsBF16FarStreamAVX512(offsets []int64, indices []int32, values []float
 //go:noescape
 func mulRowsBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool)
 
+// mulRowsMaskedAVX512 is mulRowsAVX512 on gathered rows dropped by their
+// keep bits (kernel_masked_amd64.s), mulRowsMaskedFarAVX512 its far twin.
+//
+//go:noescape
+func mulRowsMaskedAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
+//go:noescape
+func mulRowsMaskedFarAVX512(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
+// mulRowsMaskedAVX2 is mulRowsAVX2 on gathered rows dropped by their keep
+// bits, each vector's byte of them expanded to lanes.
+//
+//go:noescape
+func mulRowsMaskedAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
 // farPaysAVX512 reports whether the AVX-512 far kernels beat the near ones
 // on this CPU: on Intel cores and on AMD's family 0x19, whose only cores
 // with AVX-512 are Zen 4s; not on Zen 5 (family 0x1A). See farPays.
@@ -68,12 +83,14 @@ func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
 		return kernelSet{level: cpuid.AVX512, scatter: scatterAVX512, farPays: farPaysAVX512(),
-			rows:     [2][2]rowKernel{{mulRowsAVX512, mulRowsStreamAVX512}, {mulRowsFarAVX512, mulRowsFarStreamAVX512}},
-			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}}}
+			rows:       [2][2]rowKernel{{mulRowsAVX512, mulRowsStreamAVX512}, {mulRowsFarAVX512, mulRowsFarStreamAVX512}},
+			rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}},
+			rowsMasked: [2]rowKernelMasked{mulRowsMaskedAVX512, mulRowsMaskedFarAVX512}}
 	case level >= cpuid.AVX2:
 		return kernelSet{level: cpuid.AVX2, scatter: scatterAVX2,
-			rows:     [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
-			rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}}}
+			rows:       [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
+			rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}},
+			rowsMasked: [2]rowKernelMasked{mulRowsMaskedAVX2, mulRowsMaskedAVX2}}
 	}
 	return generic
 }

@@ -35,6 +35,8 @@ type kernelSet struct {
 	rows     [2][2]rowKernel
 	scatter  scatterKernel
 	rowsBF16 [2][2]rowKernelBF16
+	// rowsMasked[far] are the masked row kernels (MulCSRMasked).
+	rowsMasked [2]rowKernelMasked
 
 	// farPays is set where the far kernels beat the near ones: on Intel
 	// cores and AMD's Zen 4, not on Zen 5. One core gathering from 488 MiB
@@ -50,8 +52,9 @@ type kernelSet struct {
 }
 
 var generic = kernelSet{level: cpuid.Generic, scatter: scatterGeneric,
-	rows:     [2][2]rowKernel{{mulRowsGeneric, mulRowsGeneric}, {mulRowsGeneric, mulRowsGeneric}},
-	rowsBF16: [2][2]rowKernelBF16{{mulRowsBF16Generic, mulRowsBF16Generic}, {mulRowsBF16Generic, mulRowsBF16Generic}}}
+	rows:       [2][2]rowKernel{{mulRowsGeneric, mulRowsGeneric}, {mulRowsGeneric, mulRowsGeneric}},
+	rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16Generic, mulRowsBF16Generic}, {mulRowsBF16Generic, mulRowsBF16Generic}},
+	rowsMasked: [2]rowKernelMasked{mulRowsMaskedGeneric, mulRowsMaskedGeneric}}
 
 // farGatherBytes is the size of the gathered rows (x's rows times the
 // width gathered, in bytes) above which MulCSR and MulCSRBF16 use the row
@@ -346,20 +349,27 @@ func columnBounds(dst []int, width, slices int) []int {
 }
 
 type mulTask struct {
-	kernel     rowKernel
-	kernelBF16 rowKernelBF16 // instead of kernel, when x is xb
-	offsets    []int64
-	indices    []int32
-	values     []float32
-	x          []float32
-	xb         []uint16
-	ldx, width int
-	y          []float32
-	ldy        int
-	accumulate bool
-	xRows      int
-	badRow     atomic.Int64 // 1 + first invalid row seen, or 0
-	bounds     []int
+	kernel       rowKernel
+	kernelBF16   rowKernelBF16   // instead of kernel, when x is xb
+	kernelMasked rowKernelMasked // instead of kernel, with the mask below
+	offsets      []int64
+	indices      []int32
+	values       []float32
+	x            []float32
+	xb           []uint16
+	ldx, width   int
+	y            []float32
+	ldy          int
+	accumulate   bool
+	xRows        int
+	badRow       atomic.Int64 // 1 + first invalid row seen, or 0
+	bounds       []int
+
+	bits    []uint64 // the masked product's Mask
+	brows   []int32
+	stride  int
+	scale   float32
+	bitRows int
 }
 
 var mulPool freelist.List[mulTask]
@@ -369,6 +379,10 @@ var mulPool freelist.List[mulTask]
 func (t *mulTask) Run(lo, hi int) {
 	if r := validRows(t.offsets, t.indices, lo, hi, t.xRows); r >= 0 {
 		t.badRow.CompareAndSwap(0, int64(r)+1)
+		return
+	}
+	if t.kernelMasked != nil {
+		t.runMasked(lo, hi)
 		return
 	}
 	if t.kernelBF16 != nil {

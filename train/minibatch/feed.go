@@ -41,6 +41,9 @@ type feed struct {
 	// reads is the model's nn.Model.ReadsSelected: a batch whose input
 	// rows the model reads where they lie gathers its destinations' alone.
 	reads func([]*nn.Block, nn.Features) bool
+	// head is the model's nn.Model.ReadsSelectedHead: such a batch
+	// gathers its destinations' rows only if it is set.
+	head bool
 }
 
 // newFeed returns a feed that prepares up to depth batches ahead while its
@@ -120,7 +123,7 @@ func (f *feed) fill(p *prepared, epoch, index int) {
 	}
 	sampled := time.Now()
 	if p.x = (nn.Features{}); !f.noX {
-		p.x = f.x.prepare(&p.gather, &p.batch, f.reads)
+		p.x = f.x.prepare(&p.gather, &p.batch, f.reads, f.head)
 	}
 	p.labels = p.labels[:0]
 	for _, v := range p.batch.Output {

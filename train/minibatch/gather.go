@@ -106,8 +106,9 @@ func (in input) copyRows(g *gatherer, ids []int32) nn.Features {
 // prepare returns the input features of batch b: its rows gathered, or,
 // dense ones where the model reads them where they lie (reads:
 // nn.Model.ReadsSelected), the rows left in place, nn.Selected, with only
-// the first block's destinations' rows gathered.
-func (in input) prepare(g *gatherer, b *sample.Batch, reads func([]*nn.Block, nn.Features) bool) nn.Features {
+// the first block's destinations' rows gathered, and those only where
+// the model reads them (head: nn.Model.ReadsSelectedHead).
+func (in input) prepare(g *gatherer, b *sample.Batch, reads func([]*nn.Block, nn.Features) bool, head bool) nn.Features {
 	if in.x.Sparse != nil || reads == nil || len(b.Blocks) == 0 {
 		return in.gather(g, b.Input)
 	}
@@ -122,7 +123,9 @@ func (in input) prepare(g *gatherer, b *sample.Batch, reads func([]*nn.Block, nn
 	if in.willRead != nil {
 		in.willRead(b.Input)
 	}
-	g.selected.Head = in.copyRows(g, b.Input[:b.Blocks[0].NumDst]).Dense
+	if head {
+		g.selected.Head = in.copyRows(g, b.Input[:b.Blocks[0].NumDst]).Dense
+	}
 	return x
 }
 

@@ -149,8 +149,9 @@ func TestCoraNeighbourSampledSAGEAccuracy(t *testing.T) {
 // opposite): batches, blocks and the model's buffers are recycled.
 func TestEpochsAllocateLittleAndMemoryStaysFlat(t *testing.T) {
 	p := traintest.SBMProblem(t, 2000)
-	// Without dropout the first layer reads the input rows where they lie
-	// (nn.Selected), its operator renumbered in storage of its own.
+	// With or without dropout the first layer reads the input rows where
+	// they lie (nn.Selected), its operator renumbered and, with dropout,
+	// the rows' keep bits in storage of their own.
 	for _, dropout := range []float64{testConfig("sage").Model.Dropout, 0} {
 		t.Run(fmt.Sprintf("dropout=%v", dropout), func(t *testing.T) {
 			cfg := testConfig("sage")

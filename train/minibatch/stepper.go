@@ -119,7 +119,7 @@ func New(cfg train.Config, p train.Problem, sampler sample.Sampler, opts Options
 	}
 	opts.Prefetch = max(opts.Prefetch, 2)
 	f := newFeed(sampler, x, p.Labels, opts.Prefetch, cfg.Accumulate)
-	f.noX, f.reads = opts.NoFeatures, model.ReadsSelected
+	f.noX, f.reads, f.head = opts.NoFeatures, model.ReadsSelected, model.ReadsSelectedHead()
 	return &Stepper{model: model, sampler: sampler, problem: p, onBatch: opts.OnBatch, eval: eval, feed: f, noX: opts.NoFeatures,
 		releaseFeed: opts.EvalSampler == "" && exact.heldEstimate() > exact.keepBytes}, nil
 }

@@ -1,0 +1,103 @@
+package spmm
+
+import (
+	"fmt"
+	"math"
+)
+
+// Mask is a dropout applied to the rows a product gathers, as it gathers
+// them: element c of the row gathered for nonzero p is kept, and
+// multiplied by Scale, when bit c%64 of word Bits[Rows[p]·Stride + c/64]
+// is set, and is +0 otherwise. Rows numbers the rows of the keep bits as
+// the product's column indices number the rows of x (a batch's input
+// rows, say, where x is the feature matrix they lie in), so that a
+// gathered row is dropped by the bits of the row it stands for.
+type Mask struct {
+	Bits   []uint64
+	Stride int     // words a row of Bits, at least (width+63)/64
+	Rows   []int32 // one per nonzero
+	Scale  float32
+}
+
+// rowKernelMasked is rowKernel with each gathered row dropped by its keep
+// bits: row brows[p] of bits, stride bytes a row (see Mask).
+type rowKernelMasked func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
+// MulCSRMasked is MulCSR on x's rows dropped by m as they are gathered:
+// y[i, :width] = Σ_p val(p)·drop_p(x[indices[p], :width]), where drop_p
+// keeps element c as x·m.Scale when its bit of row m.Rows[p] is set and
+// makes it +0 otherwise. The result is MulCSR's on a copy of the gathered
+// rows so dropped, bit for bit: the same products x·Scale, the same
+// multiply-adds in the same order. It panics as MulCSR does, and if m's
+// rows or bits are too short or a row of m.Rows falls outside m.Bits.
+func MulCSRMasked(rows int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, m Mask, y []float32, ldy int, accumulate bool) {
+	if rows <= 0 || width <= 0 {
+		if rows < 0 || width < 0 {
+			panic("spmm: MulCSRMasked: negative rows or width")
+		}
+		return
+	}
+	checkShapes("MulCSRMasked", rows, offsets, indices, values, ldx, width, ldy)
+	if need := (rows-1)*ldy + width; len(y) < need {
+		panic(fmt.Sprintf("spmm: MulCSRMasked: len(y) = %d, need %d", len(y), need))
+	}
+	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < offsets[rows] {
+		panic(fmt.Sprintf("spmm: MulCSRMasked: mask of stride %d and %d rows for width %d and %d nonzeros", m.Stride, len(m.Rows), width, offsets[rows]))
+	}
+	t := mulPool.Get()
+	xRows := rowsIn(len(x), ldx, width)
+	*t = mulTask{
+		kernelMasked: impl.maskedKernel(xRows, width), offsets: offsets, indices: indices, values: values,
+		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
+		xRows: xRows, bounds: t.bounds,
+		bits: m.Bits, brows: m.Rows, stride: m.Stride, scale: m.Scale, bitRows: len(m.Bits) / m.Stride,
+	}
+	t.run("MulCSRMasked", rows)
+}
+
+// maskedKernel returns the masked row kernel for gathering xRows rows of
+// width float32 (see rowKernels).
+func (k *kernelSet) maskedKernel(xRows, width int) rowKernelMasked {
+	if k.farPays && int64(xRows)*int64(width)*4 > farGatherBytes {
+		return k.rowsMasked[1]
+	}
+	return k.rowsMasked[0]
+}
+
+// runMasked computes rows [lo, hi) of a masked product after checking
+// their rows of keep bits.
+func (t *mulTask) runMasked(lo, hi int) {
+	lim := uint32(t.bitRows)
+	for _, r := range t.brows[t.offsets[lo]:t.offsets[hi]] {
+		if uint32(r) >= lim {
+			t.badRow.CompareAndSwap(0, int64(lo)+1)
+			return
+		}
+	}
+	t.kernelMasked(t.offsets[lo:hi+1], t.indices, t.values, t.x, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate, t.bits, t.brows, 8*t.stride, t.scale)
+}
+
+// mulRowsMaskedGeneric is the pure-Go twin of the masked row kernels:
+// mulRowsGeneric with each gathered element dropped as dropmask.Apply
+// drops it, x·scale with its bits cleared where its keep bit is.
+func mulRowsMaskedGeneric(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32) {
+	words := stride / 8
+	for r := 0; r+1 < len(offsets); r++ {
+		yr := y[r*ldy : r*ldy+width]
+		if !accumulate {
+			clear(yr)
+		}
+		for p := offsets[r]; p < offsets[r+1]; p++ {
+			v := float32(1)
+			if values != nil {
+				v = values[p]
+			}
+			xr := x[int(indices[p])*ldx:][:width]
+			br := bits[int(brows[p])*words:][:(width+63)/64]
+			for k := range xr {
+				d := math.Float32frombits(math.Float32bits(xr[k]*scale) & -uint32(br[k/64]>>(k%64)&1))
+				yr[k] += v * d
+			}
+		}
+	}
+}
