@@ -302,8 +302,11 @@ func (m *Model) ReadsSelectedHead() bool {
 // applied as they are gathered (float32 rows; bf16 ones are copied).
 func (m *Model) readsSelected(i int, g *Block, x Features, train bool) bool {
 	r, ok := m.Layers[i].(selectedReader)
+	if !ok || x.Selected == nil {
+		return false
+	}
 	dropped := train && m.drops[i].P > 0
-	return ok && (!dropped || x.Selected.From.Dense != nil) && r.aggregatesFirst(g, x)
+	return (!dropped || x.Selected.From.Dense != nil) && r.aggregatesFirst(g, x)
 }
 
 // dropsItself reports whether layer i of a training pass over layers from

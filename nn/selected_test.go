@@ -72,6 +72,9 @@ func TestSelectedRowsTrainAsCopiedRows(t *testing.T) {
 			if r := got.ReadsSelected(blocks, selected); r != tc.inPlace {
 				t.Fatalf("ReadsSelected = %v, want %v", r, tc.inPlace)
 			}
+			if got.ReadsSelected(blocks, copied) {
+				t.Fatal("ReadsSelected = true for rows that are not Selected")
+			}
 			for step := range 3 {
 				wl := want.Forward(blocks, copied, true).Clone()
 				gl := got.Forward(blocks, selected, true)
