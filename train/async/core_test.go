@@ -188,12 +188,18 @@ func TestWire(t *testing.T) {
 		c.Staleness.Count() != 2 || c.Staleness.Max() != 4 || c.Staleness.Counts()[4] != 1 {
 		t.Fatalf("counters: %+v, %v", c, err)
 	}
-	for _, b := range [][]byte{nil, {9, 0, 0, 0, 0, 0, 0, 0, 0}, {kindPush, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
+	for _, b := range [][]byte{nil, {kindAlive + 1, 0, 0, 0, 0, 0, 0, 0, 0}, {kindPush, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
 		if _, err := decodeRequest(b, nil); err == nil {
 			t.Errorf("request %v decoded", b)
 		}
 	}
-	for _, b := range [][]byte{make([]byte, 24), append(make([]byte, 24), 2), make([]byte, 27)} {
+	if w, err := decodeReply(reply{wait: true}.encode(), nil); err != nil || !w.wait || w.stop || len(w.values) != 0 {
+		t.Fatalf("a reply that says wait: %+v, %v", w, err)
+	}
+	if a, err := decodeRequest(request{kind: kindAlive}.encode(), nil); err != nil || a.kind != kindAlive {
+		t.Fatalf("a request that says alive: %+v, %v", a, err)
+	}
+	for _, b := range [][]byte{make([]byte, 24), append(make([]byte, 24), 3), make([]byte, 27)} {
 		if _, err := decodeReply(b, nil); err == nil {
 			t.Errorf("reply %v decoded", b)
 		}

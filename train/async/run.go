@@ -324,7 +324,7 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 	every := max(r.cfg.EvalEvery, 1)
 	m.Evaluated = epoch/every > r.epochs/every || epoch == r.cfg.Epochs
 	if m.Evaluated {
-		if m, err = r.eval.Evaluate(); err != nil {
+		if m, err = r.evaluate(); err != nil {
 			return false, err
 		}
 		m.Evaluated = true
@@ -359,6 +359,39 @@ func (r *reporter) epoch(loss, stepSeconds float64, final bool) (bool, error) {
 		return true, nil
 	}
 	return true, r.emit(e, cn.since(before), wall)
+}
+
+// evaluate evaluates worker 0's model. An exact evaluation of a large
+// graph can outlast the servers' timeout, and the servers wait for worker
+// 0 meanwhile (all of them once the other workers are done, and in a
+// synchronous run the other workers too), so worker 0 tells every server
+// it is alive (kindAlive) a few times a timeout while it evaluates: a dead
+// worker 0 still goes silent.
+func (r *reporter) evaluate() (train.Metrics, error) {
+	done := make(chan struct{})
+	alive := make(chan struct{})
+	go func() {
+		defer close(alive)
+		tick := time.NewTicker(max(r.opts.Timeout/4, time.Millisecond))
+		defer tick.Stop()
+		msg := request{kind: kindAlive}.encode()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				for _, sv := range r.servers {
+					if r.c.Send(RequestSite, sv, msg) != nil {
+						return // the worker's own next exchange names the failure
+					}
+				}
+			}
+		}
+	}()
+	m, err := r.eval.Evaluate()
+	close(done)
+	<-alive
+	return m, err
 }
 
 // heldEpoch is the run's last epoch record, waiting for the servers'

@@ -468,3 +468,44 @@ func TestFinalWaitsOneTimeoutForAllServers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// slowEvaluation is a stepper whose evaluations take d: an exact
+// evaluation of a large graph.
+type slowEvaluation struct {
+	train.Stepper
+	d time.Duration
+}
+
+func (s slowEvaluation) Evaluate(step int) (train.Evaluation, error) {
+	time.Sleep(s.d)
+	return s.Stepper.Evaluate(step)
+}
+
+// An evaluation of worker 0 that outlasts the timeout is no stall: the
+// servers wait for it (all of them at the last epoch, when the other
+// workers are done) and, in a synchronous run, so do the workers whose
+// gradients the step holds, and the run completes every epoch.
+func TestEvaluationsLongerThanTheTimeout(t *testing.T) {
+	p := traintest.SBMProblem(t, 100)
+	cfg := testConfig("sage")
+	cfg.Epochs = 2
+	const timeout = 200 * time.Millisecond
+	for _, sync := range []bool{false, true} {
+		newStepper := stepperFactory(t, cfg, p, 2)
+		slow := func(w int) (train.Stepper, error) {
+			st, err := newStepper(w)
+			if w == 0 && err == nil {
+				st = slowEvaluation{st, 4 * timeout}
+			}
+			return st, err
+		}
+		res, err := Run(context.Background(), cfg, p, Options{Workers: 2, Servers: 2, MaxStaleness: -1, Sync: sync,
+			Timeout: timeout, NewStepper: slow}, nil)
+		if err != nil {
+			t.Fatalf("sync %v: %v", sync, err)
+		}
+		if res.Epochs != cfg.Epochs {
+			t.Fatalf("sync %v: %d epochs of %d", sync, res.Epochs, cfg.Epochs)
+		}
+	}
+}

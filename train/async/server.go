@@ -188,6 +188,8 @@ func (s *server) handle(from int, req request) error {
 		}
 	case kindStop:
 		s.stopped = true
+	case kindAlive:
+		return s.holdOn()
 	case kindPush:
 		if s.full() { // the run has its gradients: the worker is told to stop
 			err = s.answer(from)
@@ -214,6 +216,19 @@ func (s *server) handle(from int, req request) error {
 	}
 	if err != nil {
 		return fmt.Errorf("async: server rank %d: answering rank %d: %w", s.c.Rank(), from, err)
+	}
+	return nil
+}
+
+// holdOn answers worker 0's word that it evaluates (kindAlive): the wait
+// for a request starts again with it, and the workers whose gradients a
+// synchronous step holds are told to wait on, rather than give the server
+// up as stalled.
+func (s *server) holdOn() error {
+	for _, r := range slices.Sorted(maps.Keys(s.pending)) {
+		if err := s.c.Send(ReplySite, r, reply{wait: true}.encode()); err != nil {
+			return fmt.Errorf("async: server rank %d: telling rank %d to wait: %w", s.c.Rank(), r, err)
+		}
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ const (
 	kindStats byte = 3 // send the shard's counters
 	kindDone  byte = 4 // the worker has finished: no reply
 	kindStop  byte = 5 // worker 0's patience ran out: every answer says stop from now; no reply
+	kindAlive byte = 6 // worker 0 is evaluating, alive: no reply (a synchronous server tells the workers it holds to wait on)
 )
 
 // request is a worker's message to a server: kind, the version the
@@ -42,7 +43,7 @@ func (r request) encode() []byte {
 }
 
 func decodeRequest(b []byte, dst []float32) (request, error) {
-	if len(b) < 9 || (len(b)-9)%4 != 0 || b[0] < kindPush || b[0] > kindStop {
+	if len(b) < 9 || (len(b)-9)%4 != 0 || b[0] < kindPush || b[0] > kindAlive {
 		return request{}, fmt.Errorf("async: malformed %d-byte request", len(b))
 	}
 	r := request{kind: b[0], version: int(binary.LittleEndian.Uint64(b[1:]))}
@@ -53,14 +54,24 @@ func decodeRequest(b []byte, dst []float32) (request, error) {
 // reply is a server's answer to a push or pull: its version after the
 // request, the gradients it has received from all workers and how many make
 // an epoch (0 until known), whether the run has all it needs (stop), and
-// its parameter values.
+// its parameter values. A reply that says wait is no answer: a synchronous
+// server holds the worker's gradient while worker 0 evaluates, and the
+// worker waits on for the answer.
 type reply struct {
 	version   int
 	pushes    int64
 	epochSize int64
 	stop      bool
+	wait      bool
 	values    []float32
 }
+
+// The flag byte of a reply.
+const (
+	replyGo   byte = 0
+	replyStop byte = 1
+	replyWait byte = 2
+)
 
 const replyHeader = 25
 
@@ -69,19 +80,22 @@ func (r reply) encode() []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.version))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.pushes))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.epochSize))
-	stop := byte(0)
-	if r.stop {
-		stop = 1
+	flag := replyGo
+	switch {
+	case r.wait:
+		flag = replyWait
+	case r.stop:
+		flag = replyStop
 	}
-	return compress.AppendFloats(append(b, stop), r.values)
+	return compress.AppendFloats(append(b, flag), r.values)
 }
 
 func decodeReply(b []byte, dst []float32) (reply, error) {
-	if len(b) < replyHeader || (len(b)-replyHeader)%4 != 0 || b[24] > 1 {
+	if len(b) < replyHeader || (len(b)-replyHeader)%4 != 0 || b[24] > replyWait {
 		return reply{}, fmt.Errorf("async: malformed %d-byte reply", len(b))
 	}
 	r := reply{version: int(binary.LittleEndian.Uint64(b)), pushes: int64(binary.LittleEndian.Uint64(b[8:])),
-		epochSize: int64(binary.LittleEndian.Uint64(b[16:])), stop: b[24] == 1}
+		epochSize: int64(binary.LittleEndian.Uint64(b[16:])), stop: b[24] == replyStop, wait: b[24] == replyWait}
 	r.values = compress.ReadFloats(dst[:0], b[replyHeader:])
 	return r, nil
 }

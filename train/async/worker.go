@@ -171,9 +171,16 @@ func (w *worker) round(kind byte) error {
 	return nil
 }
 
-// await receives server srv's next answer within the timeout.
+// await receives server srv's next answer within the timeout, which
+// starts again at every reply that says wait (worker 0 evaluates while a
+// synchronous server holds this worker's gradient).
 func (w *worker) await(srv int) ([]byte, error) {
-	return recvFrom(w.c, ReplySite, srv, time.Now().Add(w.cfg.Timeout), w.cfg.Timeout)
+	for {
+		msg, err := recvFrom(w.c, ReplySite, srv, time.Now().Add(w.cfg.Timeout), w.cfg.Timeout)
+		if err != nil || len(msg) != replyHeader || msg[24] != replyWait {
+			return msg, err
+		}
+	}
 }
 
 // recvFrom receives server srv's next message at site by deadline, timeout
