@@ -112,8 +112,8 @@ type Block struct {
 	loopsT      *tensor.CSR // transposed pattern of loops
 	loopsPerm   []int64     // loopsPerm[q] = position in loops of entry q of loopsT
 
-	// Storage of the transposes and of the operator renumbered to
-	// Selected rows, kept across Reset.
+	// Storage of the transposes, of the operator renumbered to Selected
+	// rows and of their keep bits, kept across Reset.
 	gcnTBuf, meanTBuf, loopsTBuf, selected tensor.CSR
 	selectedBits                           []uint64 // the sources' keep bits (selectedMask)
 

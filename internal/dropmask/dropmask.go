@@ -69,7 +69,7 @@ func Words(n int) int { return (n + 63) / 64 }
 
 // KeepBits sets bit j%64 of dst[j/64] when element (row, j) is kept and
 // clears it when it is dropped, for j < n: the decisions Apply takes, 64
-// to a word (a sixteenth of the bytes of the row of float32 they decide).
+// to a word (a thirty-second of the bytes of the row of float32 they decide).
 // The bits of dst's last word past n are cleared; dst must hold Words(n)
 // words.
 func KeepBits(dst []uint64, n int, key, row uint64, thr int32) {

@@ -68,10 +68,12 @@ func (k *kernelSet) maskedKernel(xRows, width int) rowKernelMasked {
 // their rows of keep bits.
 func (t *mulTask) runMasked(lo, hi int) {
 	lim := uint32(t.bitRows)
-	for _, r := range t.brows[t.offsets[lo]:t.offsets[hi]] {
-		if uint32(r) >= lim {
-			t.badRow.CompareAndSwap(0, int64(lo)+1)
-			return
+	for i := lo; i < hi; i++ {
+		for _, r := range t.brows[t.offsets[i]:t.offsets[i+1]] {
+			if uint32(r) >= lim {
+				t.badMask.CompareAndSwap(0, int64(i)+1)
+				return
+			}
 		}
 	}
 	t.kernelMasked(t.offsets[lo:hi+1], t.indices, t.values, t.x, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate, t.bits, t.brows, 8*t.stride, t.scale)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -174,25 +175,27 @@ func TestMulCSRMaskedGuardPage(t *testing.T) {
 }
 
 func TestMulCSRMaskedBadInputPanics(t *testing.T) {
-	x := make([]float32, 4*2)
-	y := make([]float32, 2*2)
-	bits := make([]uint64, 2)
+	bits := make([]uint64, 4)
 	for _, tc := range []struct {
-		name string
-		m    Mask
+		name  string
+		width int
+		m     Mask
+		want  string
 	}{
-		{"bits row outside", Mask{Bits: bits, Stride: 1, Rows: []int32{0, 2}, Scale: 1}},
-		{"negative bits row", Mask{Bits: bits, Stride: 1, Rows: []int32{-1, 0}, Scale: 1}},
-		{"too few rows", Mask{Bits: bits, Stride: 1, Rows: []int32{0}, Scale: 1}},
-		{"zero stride", Mask{Bits: bits, Stride: 0, Rows: []int32{0, 1}, Scale: 1}},
+		{"bits row outside", 2, Mask{Bits: bits, Stride: 2, Rows: []int32{0, 2}, Scale: 1}, "row 1 gathers a row of keep bits outside the mask's 2 rows"},
+		{"negative bits row", 2, Mask{Bits: bits, Stride: 1, Rows: []int32{-1, 0}, Scale: 1}, "row 0 gathers a row of keep bits outside"},
+		{"too few rows", 2, Mask{Bits: bits, Stride: 1, Rows: []int32{0}, Scale: 1}, "mask of stride 1 and 1 rows"},
+		{"zero stride", 2, Mask{Bits: bits, Stride: 0, Rows: []int32{0, 1}, Scale: 1}, "mask of stride 0"},
+		{"stride short of the width", 65, Mask{Bits: bits, Stride: 1, Rows: []int32{0, 1}, Scale: 1}, "mask of stride 1 and 2 rows for width 65"},
 	} {
 		func() {
 			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", tc.name)
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Errorf("%s: recovered %v, want a panic saying %q", tc.name, r, tc.want)
 				}
 			}()
-			MulCSRMasked(2, []int64{0, 1, 2}, []int32{0, 3}, nil, x, 2, 2, tc.m, y, 2, false)
+			x, y := make([]float32, 4*tc.width), make([]float32, 2*tc.width)
+			MulCSRMasked(2, []int64{0, 1, 2}, []int32{0, 3}, nil, x, tc.width, tc.width, tc.m, y, tc.width, false)
 		}()
 	}
 }

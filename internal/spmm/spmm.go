@@ -181,8 +181,12 @@ func (t *mulTask) run(op string, rows int) {
 	t.bounds = balancedBounds(t.bounds[:0], offsets[:rows+1], chunks)
 	parallel.ForBounds(t.bounds, t)
 	bad, xRows := t.badRow.Load(), t.xRows
+	badMask, bitRows := t.badMask.Load(), t.bitRows
 	*t = mulTask{bounds: t.bounds}
 	mulPool.Put(t)
+	if badMask != 0 {
+		panic(fmt.Sprintf("spmm: %s: row %d gathers a row of keep bits outside the mask's %d rows", op, badMask-1, bitRows))
+	}
 	if bad != 0 {
 		panic(fmt.Sprintf("spmm: %s: row %d has decreasing offsets or a column index outside x's %d rows", op, bad-1, xRows))
 	}
@@ -370,6 +374,7 @@ type mulTask struct {
 	stride  int
 	scale   float32
 	bitRows int
+	badMask atomic.Int64 // 1 + first row whose nonzeros' keep bits lie outside bits, or 0
 }
 
 var mulPool freelist.List[mulTask]
