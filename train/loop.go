@@ -163,6 +163,9 @@ func (l *Loop) Step(epoch, first int) (float64, error) {
 		}
 	}
 	if l.flat != nil {
+		if er, ok := l.cfg.Reducer.(EpochReducer); ok {
+			er.SetEpoch(epoch)
+		}
 		var err error
 		if loss, err = l.combine(loss); err != nil {
 			return 0, err
