@@ -69,6 +69,9 @@ func TestTrainGradCompressWarmup(t *testing.T) {
 		}
 		return bytes
 	}
+	if _, help, _ := runGraft(t, "train", "-h"); !strings.Contains(help, ",warmup:EPOCHS to sum exactly for the first EPOCHS epochs") {
+		t.Errorf("graft train -h does not describe ,warmup:EPOCHS")
+	}
 	exact, topk, warm := perEpoch("none"), perEpoch("topk:0.01"), perEpoch("topk:0.01,warmup:3")
 	if len(warm) != 5 || !slices.Equal(warm[:3], exact[:3]) || !slices.Equal(warm[3:], topk[3:]) || warm[3] >= warm[2]/10 {
 		t.Errorf("bytes_grad per epoch: %v with a warm-up of 3 epochs; %v exact, %v topk:0.01", warm, exact, topk)
