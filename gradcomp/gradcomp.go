@@ -171,7 +171,7 @@ func New(spec string, o Options) (Method, error) {
 		if _, exact := m.(none); exact {
 			return nil, fmt.Errorf("gradient compression %q: none is exact throughout, it has no warm-up", spec)
 		}
-		m = &warmup{Method: m, epochs: f.Warmup}
+		m = newWarmup(m, f.Warmup)
 	}
 	return m, nil
 }

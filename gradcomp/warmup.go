@@ -19,8 +19,14 @@ import (
 // averaging its squared gradients.
 type warmup struct {
 	Method
+	topk   *topK // Method, when it is top-k: its state goes on during the warm-up
 	epochs int
 	epoch  int // the current step's, 1-based; 0 before the trainer says
+}
+
+func newWarmup(m Method, epochs int) *warmup {
+	t, _ := m.(*topK)
+	return &warmup{Method: m, topk: t, epochs: epochs}
 }
 
 // SetEpoch tells m the epoch of the steps that follow (1-based), for a
@@ -51,7 +57,7 @@ func (w *warmup) Reduce(c comm.Communicator, site string, g []float32) error {
 	if !w.warming() {
 		return w.Method.Reduce(c, site, g)
 	}
-	if t, ok := w.Method.(*topK); ok {
+	if t := w.topk; t != nil {
 		if err := checkLen("topk", len(g), len(t.residual)); err != nil {
 			return err
 		}
