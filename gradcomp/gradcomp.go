@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -83,6 +84,9 @@ type Flags struct {
 	// Scaled (",scaled", top-k's) ranks each coordinate by its magnitude
 	// over the root mean square of the worker's recent gradients there.
 	Scaled bool
+	// Warmup (",warmup:EPOCHS") is the number of first epochs summed
+	// exactly; New applies it to every lossy method.
+	Warmup int
 }
 
 // Maker builds a method from the argument after the name's colon ("" if
@@ -115,11 +119,12 @@ func Names() []string {
 }
 
 // Usage is the forms New accepts, for help texts.
-const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off and, for top-k, ,scaled to rank coordinates by their gradients' scale"
+const Usage = "none, topk:FRACTION, powersgd:RANK, quant8 or quant4; add ,noef to turn error feedback off, ,warmup:EPOCHS to sum exactly for the first EPOCHS epochs and, for top-k, ,scaled to rank coordinates by their gradients' scale"
 
 // New returns the method of spec: a name, ":ARG" where the method takes
 // one, then any of the options ",noef" (error feedback off) and ",scaled"
-// (top-k's scaled ranking), each at most once.
+// (top-k's scaled ranking) and ",warmup:EPOCHS" (exact sums for the
+// first EPOCHS epochs), each at most once.
 func New(spec string, o Options) (Method, error) {
 	body, opts, hasOpts := strings.Cut(spec, ",")
 	f := Flags{Feedback: true}
@@ -131,12 +136,23 @@ func New(spec string, o Options) (Method, error) {
 		switch {
 		case seen[opt]:
 			return nil, fmt.Errorf("gradient compression %q: option %q twice", spec, opt)
+		case strings.HasPrefix(opt, "warmup:"):
+			n, err := strconv.Atoi(opt[len("warmup:"):])
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("gradient compression %q: warmup:EPOCHS needs a number of epochs, 0 or more, not %q", spec, opt[len("warmup:"):])
+			}
+			if seen["warmup"] {
+				return nil, fmt.Errorf("gradient compression %q: option warmup twice", spec)
+			}
+			seen["warmup"] = true
+			f.Warmup = n
+			continue
 		case opt == "noef":
 			f.Feedback = false
 		case opt == "scaled":
 			f.Scaled = true
 		default:
-			return nil, fmt.Errorf("gradient compression %q: unknown option %q (want noef or scaled)", spec, opt)
+			return nil, fmt.Errorf("gradient compression %q: unknown option %q (want noef, scaled or warmup:EPOCHS)", spec, opt)
 		}
 		seen[opt] = true
 	}
@@ -150,6 +166,12 @@ func New(spec string, o Options) (Method, error) {
 	m, err := make(arg, f, o)
 	if err != nil {
 		return nil, fmt.Errorf("gradient compression %q: %v", spec, err)
+	}
+	if f.Warmup > 0 {
+		if _, exact := m.(none); exact {
+			return nil, fmt.Errorf("gradient compression %q: none is exact throughout, it has no warm-up", spec)
+		}
+		m = newWarmup(m, f.Warmup)
 	}
 	return m, nil
 }

@@ -94,7 +94,8 @@ type Loop struct {
 	params  []*nn.Param
 	best    []*tensor.Matrix // parameter values at the best epoch
 
-	flat     []float32 // gradients summed over micro-batches, and the loss, for one reduction per step
+	epochs   EpochReducer // the reducer, when its sums depend on the epoch
+	flat     []float32    // gradients summed over micro-batches, and the loss, for one reduction per step
 	sums     []float64
 	progress progress
 	last     Metrics // the last evaluation
@@ -127,6 +128,7 @@ func New(cfg Config, s Stepper) (*Loop, error) {
 	if cfg.Reducer != nil || cfg.Accumulate > 1 {
 		l.flat = make([]float32, size)
 	}
+	l.epochs, _ = cfg.Reducer.(EpochReducer)
 	if sr, ok := cfg.Reducer.(ShapedReducer); ok {
 		shapes := make([]gradcomp.Shape, len(params))
 		for i, p := range params {
@@ -163,6 +165,9 @@ func (l *Loop) Step(epoch, first int) (float64, error) {
 		}
 	}
 	if l.flat != nil {
+		if l.epochs != nil {
+			l.epochs.SetEpoch(epoch)
+		}
 		var err error
 		if loss, err = l.combine(loss); err != nil {
 			return 0, err

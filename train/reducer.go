@@ -44,6 +44,13 @@ func (r *CommReducer) SumFloat32(x []float32) error {
 	return r.Comm.AllReduce(GradientSite, x)
 }
 
+// SetEpoch tells Grad the epoch of the steps that follow (its warm-up).
+func (r *CommReducer) SetEpoch(epoch int) {
+	if r.Grad != nil {
+		gradcomp.SetEpoch(r.Grad, epoch)
+	}
+}
+
 // SetParamShapes gives Grad the packed gradient's layout.
 func (r *CommReducer) SetParamShapes(shapes []gradcomp.Shape) error {
 	if r.Grad == nil {

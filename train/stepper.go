@@ -130,6 +130,13 @@ type ShapedReducer interface {
 	SetParamShapes(shapes []gradcomp.Shape) error
 }
 
+// EpochReducer is a Reducer whose gradient sums depend on the epoch (a
+// compression's exact warm-up): the loop tells it the epoch of every
+// optimiser step before the step's SumFloat32.
+type EpochReducer interface {
+	SetEpoch(epoch int)
+}
+
 // StatefulReducer is a Reducer with per-worker state that a resumed run
 // needs (a compressor's residuals). GatherState is a collective call:
 // every worker makes it at each checkpoint, and rank 0 gets everyone's

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,8 +42,44 @@ func TestTrainGradCompressBytes(t *testing.T) {
 	}
 }
 
+// ,warmup:EPOCHS sends the exact all-reduce's gradient bytes in its first
+// epochs (the trainer tells the method each step's epoch) and the
+// compression's afterwards, and the summary names it.
+func TestTrainGradCompressWarmup(t *testing.T) {
+	perEpoch := func(spec string) []float64 {
+		t.Helper()
+		metrics := filepath.Join(t.TempDir(), "m.jsonl")
+		sum := gradSummary(t, "--dataset", "cora", "--parts", "4", "--grad-compress", spec, "--epochs", "5", "--metrics", metrics)
+		if sum["grad_compress"] != spec {
+			t.Errorf("grad_compress %v, want %s", sum["grad_compress"], spec)
+		}
+		data, err := os.ReadFile(metrics)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bytes []float64
+		for line := range strings.Lines(string(data)) {
+			var m struct {
+				BytesGrad float64 `json:"bytes_grad"`
+			}
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			bytes = append(bytes, m.BytesGrad)
+		}
+		return bytes
+	}
+	if _, help, _ := runGraft(t, "train", "-h"); !strings.Contains(help, ",warmup:EPOCHS to sum exactly for the first EPOCHS epochs") {
+		t.Errorf("graft train -h does not describe ,warmup:EPOCHS")
+	}
+	exact, topk, warm := perEpoch("none"), perEpoch("topk:0.01"), perEpoch("topk:0.01,warmup:3")
+	if len(warm) != 5 || !slices.Equal(warm[:3], exact[:3]) || !slices.Equal(warm[3:], topk[3:]) || warm[3] >= warm[2]/10 {
+		t.Errorf("bytes_grad per epoch: %v with a warm-up of 3 epochs; %v exact, %v topk:0.01", warm, exact, topk)
+	}
+}
+
 func TestTrainGradCompressErrors(t *testing.T) {
-	for _, spec := range []string{"zip", "topk", "topk:2", "powersgd:0", "quant8:1", "topk:0.1,fast"} {
+	for _, spec := range []string{"zip", "topk", "topk:2", "powersgd:0", "quant8:1", "topk:0.1,fast", "topk:0.1,warmup:x", "topk:0.1,warmup:-1", "none,warmup:2"} {
 		code, _, stderr := runGraft(t, "train", "--parts", "2", "--epochs", "1", "--grad-compress", spec)
 		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 		if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "graft train: --grad-compress: ") {
