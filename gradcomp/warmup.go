@@ -30,11 +30,15 @@ func newWarmup(m Method, epochs int) *warmup {
 }
 
 // SetEpoch tells m the epoch of the steps that follow (1-based), for a
-// warm-up; a method without one ignores it.
-func SetEpoch(m Method, epoch int) {
+// warm-up; a method without one ignores it. It reports whether m delivers
+// those steps' gradients late (IsDelayed), which a warm-up's exact epochs
+// do not: the optimiser then steps every coordinate, as with exact sums.
+func SetEpoch(m Method, epoch int) (delayed bool) {
 	if w, ok := m.(*warmup); ok {
 		w.epoch = epoch
+		return !w.warming() && IsDelayed(w.Method)
 	}
+	return IsDelayed(m)
 }
 
 // WarmupEpochs is the number of first epochs m sums exactly, 0 for none.

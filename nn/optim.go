@@ -47,6 +47,7 @@ type Optimizer struct {
 	params []*Param
 	states []*optim.State[float32] // one per parameter
 	steps  int
+	whole  bool // SetWhole
 }
 
 // NewOptimizer returns an optimiser over params.
@@ -78,12 +79,18 @@ func (o *Optimizer) lrOfStep(k int) float64 { return o.cfg.LR * o.cfg.Schedule.F
 // Steps is the number of steps taken.
 func (o *Optimizer) Steps() int { return o.steps }
 
+// SetWhole says whether the steps that follow have every coordinate's
+// gradient whole (an exact sum during a compression's warm-up): with
+// CatchUp, they then step as without it, every coordinate, and the catch-up
+// steps that come later owe nothing for them.
+func (o *Optimizer) SetWhole(whole bool) { o.whole = whole }
+
 // Step updates every parameter from its gradient.
 func (o *Optimizer) Step() {
 	lr := o.LR()
 	o.steps++
 	for i, p := range o.params {
-		if o.cfg.CatchUp {
+		if o.cfg.CatchUp && !o.whole {
 			o.states[i].CatchUpStep(p.Value.Data, p.Grad.Data, o.lrOfStep, p.WeightDecay)
 		} else {
 			o.states[i].Step(p.Value.Data, p.Value.Data, p.Grad.Data, lr, p.WeightDecay)

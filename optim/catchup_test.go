@@ -117,3 +117,27 @@ func TestCatchUpStateRoundTrip(t *testing.T) {
 		t.Errorf("restored state stepped to %v, the original to %v", xb, xa)
 	}
 }
+
+// Plain steps of a catch-up state (the exact epochs of a compression's
+// warm-up) step every coordinate, so the catch-up steps after them owe
+// nothing for them: a coordinate that next receives a gradient takes one
+// step, as it would under plain steps throughout.
+func TestPlainStepsOweNoCatchUp(t *testing.T) {
+	x, grads := randomSteps(3, 6, 10)
+	for _, rule := range []Rule{Adam, SGD} {
+		cfg := Config{Rule: rule, Momentum: 0.9}
+		plain, catchUp := NewState[float64](cfg, len(x)), NewState[float64](Config{Rule: rule, Momentum: 0.9, CatchUp: true}, len(x))
+		xp, xc := slices.Clone(x), slices.Clone(x)
+		for i, g := range grads[:2] {
+			plain.Step(xp, xp, g, schedule(i+1), decay)
+			catchUp.Step(xc, xc, g, schedule(i+1), decay)
+		}
+		plain.Step(xp, xp, grads[2], schedule(3), decay)
+		only := make([]float64, len(x)) // the third step's gradient at coordinate 0 alone
+		only[0] = grads[2][0]
+		catchUp.CatchUpStep(xc, only, schedule, decay)
+		if d := math.Abs(xc[0] - xp[0]); d > 1e-12 {
+			t.Errorf("%v: coordinate 0 at %v after the catch-up step, %v after plain steps", rule, xc[0], xp[0])
+		}
+	}
+}

@@ -115,6 +115,12 @@ func (s *State[T]) Step(x, base, grad []T, lr, decay float64) {
 	} else {
 		s.adam(x, base, grad, lr, decay)
 	}
+	if s.lastStep != nil { // every coordinate stepped: CatchUpStep owes none of them this step
+		now := T(s.Steps)
+		for j := range s.lastStep {
+			s.lastStep[j] = now
+		}
+	}
 }
 
 func (s *State[T]) sgd(x, base, grad []T, lr, decay float64) {

@@ -166,7 +166,7 @@ func (l *Loop) Step(epoch, first int) (float64, error) {
 	}
 	if l.flat != nil {
 		if l.epochs != nil {
-			l.epochs.SetEpoch(epoch)
+			l.opt.SetWhole(!l.epochs.SetEpoch(epoch))
 		}
 		var err error
 		if loss, err = l.combine(loss); err != nil {

@@ -44,11 +44,10 @@ func (r *CommReducer) SumFloat32(x []float32) error {
 	return r.Comm.AllReduce(GradientSite, x)
 }
 
-// SetEpoch tells Grad the epoch of the steps that follow (its warm-up).
-func (r *CommReducer) SetEpoch(epoch int) {
-	if r.Grad != nil {
-		gradcomp.SetEpoch(r.Grad, epoch)
-	}
+// SetEpoch tells Grad the epoch of the steps that follow (its warm-up)
+// and reports whether those steps' gradients arrive late.
+func (r *CommReducer) SetEpoch(epoch int) (delayed bool) {
+	return r.Grad != nil && gradcomp.SetEpoch(r.Grad, epoch)
 }
 
 // SetParamShapes gives Grad the packed gradient's layout.

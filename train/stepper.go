@@ -132,9 +132,11 @@ type ShapedReducer interface {
 
 // EpochReducer is a Reducer whose gradient sums depend on the epoch (a
 // compression's exact warm-up): the loop tells it the epoch of every
-// optimiser step before the step's SumFloat32.
+// optimiser step before the step's SumFloat32, and it reports whether
+// that step's gradients arrive late (error feedback), so that the
+// optimiser takes catch-up steps (nn.OptimizerConfig.CatchUp) only then.
 type EpochReducer interface {
-	SetEpoch(epoch int)
+	SetEpoch(epoch int) (delayed bool)
 }
 
 // StatefulReducer is a Reducer with per-worker state that a resumed run

@@ -46,7 +46,15 @@ func TestTrainGradCompressBytes(t *testing.T) {
 // epochs (the trainer tells the method each step's epoch) and the
 // compression's afterwards, and the summary names it.
 func TestTrainGradCompressWarmup(t *testing.T) {
-	perEpoch := func(spec string) []float64 {
+	// Each epoch's gradient bytes, and its loss and accuracies.
+	type epoch struct {
+		BytesGrad float64 `json:"bytes_grad"`
+		Loss      float64 `json:"loss"`
+		TrainAcc  float64 `json:"train_acc"`
+		ValAcc    float64 `json:"val_acc"`
+		TestAcc   float64 `json:"test_acc"`
+	}
+	perEpoch := func(spec string) []epoch {
 		t.Helper()
 		metrics := filepath.Join(t.TempDir(), "m.jsonl")
 		sum := gradSummary(t, "--dataset", "cora", "--parts", "4", "--grad-compress", spec, "--epochs", "5", "--metrics", metrics)
@@ -57,24 +65,35 @@ func TestTrainGradCompressWarmup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var bytes []float64
+		var epochs []epoch
 		for line := range strings.Lines(string(data)) {
-			var m struct {
-				BytesGrad float64 `json:"bytes_grad"`
-			}
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
+			var e epoch
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
 				t.Fatal(err)
 			}
-			bytes = append(bytes, m.BytesGrad)
+			epochs = append(epochs, e)
 		}
-		return bytes
+		return epochs
+	}
+	bytesOf := func(es []epoch) []float64 {
+		var b []float64
+		for _, e := range es {
+			b = append(b, e.BytesGrad)
+		}
+		return b
 	}
 	if _, help, _ := runGraft(t, "train", "-h"); !strings.Contains(help, ",warmup:EPOCHS to sum exactly for the first EPOCHS epochs") {
 		t.Errorf("graft train -h does not describe ,warmup:EPOCHS")
 	}
-	exact, topk, warm := perEpoch("none"), perEpoch("topk:0.01"), perEpoch("topk:0.01,warmup:3")
+	exactRun, topkRun, warmRun := perEpoch("none"), perEpoch("topk:0.01"), perEpoch("topk:0.01,warmup:3")
+	exact, topk, warm := bytesOf(exactRun), bytesOf(topkRun), bytesOf(warmRun)
 	if len(warm) != 5 || !slices.Equal(warm[:3], exact[:3]) || !slices.Equal(warm[3:], topk[3:]) || warm[3] >= warm[2]/10 {
 		t.Errorf("bytes_grad per epoch: %v with a warm-up of 3 epochs; %v exact, %v topk:0.01", warm, exact, topk)
+	}
+	// The warm-up's epochs train as exact gradients do, bit for bit: the
+	// optimiser steps every coordinate, not top-k's catch-up steps.
+	if len(exactRun) < 3 || !slices.Equal(warmRun[:3], exactRun[:3]) {
+		t.Errorf("the warm-up's epochs %+v; exact gradients' %+v", warmRun[:min(3, len(warmRun))], exactRun[:min(3, len(exactRun))])
 	}
 }
 
