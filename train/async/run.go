@@ -375,23 +375,23 @@ func (r *reporter) evaluate() (train.Metrics, error) {
 		tick := time.NewTicker(max(r.opts.Timeout/4, time.Millisecond))
 		defer tick.Stop()
 		msg := request{kind: kindAlive}.encode()
+		failed := make([]bool, len(r.servers)) // the worker's own next exchange names the failure
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				for _, sv := range r.servers {
-					if r.c.Send(RequestSite, sv, msg) != nil {
-						return // the worker's own next exchange names the failure
-					}
+				for k, sv := range r.servers {
+					failed[k] = failed[k] || r.c.Send(RequestSite, sv, msg) != nil
 				}
 			}
 		}
 	}()
-	m, err := r.eval.Evaluate()
-	close(done)
-	<-alive
-	return m, err
+	defer func() {
+		close(done)
+		<-alive
+	}()
+	return r.eval.Evaluate()
 }
 
 // heldEpoch is the run's last epoch record, waiting for the servers'

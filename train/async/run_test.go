@@ -336,7 +336,7 @@ func TestStatsRefusesCountersOfAnotherVersion(t *testing.T) {
 			return c.Send(ReplySite, 0, b)
 		}
 		_, err := Stats(c, []int{1}, 10*time.Second)
-		if want := "from server rank 1: async: counters of format version 2; this build reads version 3"; err == nil || !strings.Contains(err.Error(), want) {
+		if want := "from server rank 1: async: counters of format version 2; this build reads version 4"; err == nil || !strings.Contains(err.Error(), want) {
 			return fmt.Errorf("Stats: %v; want %q", err, want)
 		}
 		return nil

@@ -110,7 +110,7 @@ func decodeReply(b []byte, dst []float32) (reply, error) {
 // Dropped, are refused too rather than read one word off.
 const (
 	countersTag     = 0x4752414654430000
-	countersVersion = 3  // 2: servers take kindStop; 3: servers send their final counters (FinalSite)
+	countersVersion = 4  // 2: servers take kindStop; 3: servers send their final counters (FinalSite); 4: kindAlive and replies that say wait
 	countersHead    = 56 // the tag and the six counts
 )
 
