@@ -31,15 +31,8 @@ type rowKernelMasked func(offsets []int64, indices []int32, values []float32, x 
 // multiply-adds in the same order. It panics as MulCSR does, and if m's
 // rows or bits are too short or a row of m.Rows falls outside m.Bits.
 func MulCSRMasked(rows int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, m Mask, y []float32, ldy int, accumulate bool) {
-	if rows <= 0 || width <= 0 {
-		if rows < 0 || width < 0 {
-			panic("spmm: MulCSRMasked: negative rows or width")
-		}
+	if !checkProduct("MulCSRMasked", rows, offsets, indices, values, ldx, width, len(y), ldy) {
 		return
-	}
-	checkShapes("MulCSRMasked", rows, offsets, indices, values, ldx, width, ldy)
-	if need := (rows-1)*ldy + width; len(y) < need {
-		panic(fmt.Sprintf("spmm: MulCSRMasked: len(y) = %d, need %d", len(y), need))
 	}
 	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < offsets[rows] {
 		panic(fmt.Sprintf("spmm: MulCSRMasked: mask of stride %d and %d rows for width %d and %d nonzeros", m.Stride, len(m.Rows), width, offsets[rows]))

@@ -121,15 +121,8 @@ const minParallelWork = 1 << 15
 // y must not overlap x. It panics if the slices are too short for the shapes
 // given, or if offsets decrease or a column index falls outside x.
 func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool) {
-	if rows <= 0 || width <= 0 {
-		if rows < 0 || width < 0 {
-			panic("spmm: MulCSR: negative rows or width")
-		}
+	if !checkProduct("MulCSR", rows, offsets, indices, values, ldx, width, len(y), ldy) {
 		return
-	}
-	checkShapes("MulCSR", rows, offsets, indices, values, ldx, width, ldy)
-	if need := (rows-1)*ldy + width; len(y) < need {
-		panic(fmt.Sprintf("spmm: MulCSR: len(y) = %d, need %d", len(y), need))
 	}
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
@@ -147,15 +140,8 @@ func MulCSR(rows int, offsets []int64, indices []int32, values []float32, x []fl
 // the result is MulCSR's on the widened x. Gathering half the bytes is the
 // point: SpMM is bound by memory.
 func MulCSRBF16(rows int, offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool) {
-	if rows <= 0 || width <= 0 {
-		if rows < 0 || width < 0 {
-			panic("spmm: MulCSRBF16: negative rows or width")
-		}
+	if !checkProduct("MulCSRBF16", rows, offsets, indices, values, ldx, width, len(y), ldy) {
 		return
-	}
-	checkShapes("MulCSRBF16", rows, offsets, indices, values, ldx, width, ldy)
-	if need := (rows-1)*ldy + width; len(y) < need {
-		panic(fmt.Sprintf("spmm: MulCSRBF16: len(y) = %d, need %d", len(y), need))
 	}
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
@@ -260,6 +246,24 @@ func MulCSRTrans(rows, cols int, offsets []int64, indices []int32, values []floa
 	if bad != 0 {
 		panic(fmt.Sprintf("spmm: MulCSRTrans: row %d has decreasing offsets or a column index outside [0, %d)", bad-1, cols))
 	}
+}
+
+// checkProduct checks a row product's arguments as checkShapes does, and
+// that y (yLen values) holds rows rows of width at stride ldy, panicking
+// with op's name otherwise; it reports whether there is anything to
+// compute (rows and width both positive).
+func checkProduct(op string, rows int, offsets []int64, indices []int32, values []float32, ldx, width, yLen, ldy int) bool {
+	if rows <= 0 || width <= 0 {
+		if rows < 0 || width < 0 {
+			panic("spmm: " + op + ": negative rows or width")
+		}
+		return false
+	}
+	checkShapes(op, rows, offsets, indices, values, ldx, width, ldy)
+	if need := (rows-1)*ldy + width; yLen < need {
+		panic(fmt.Sprintf("spmm: %s: len(y) = %d, need %d", op, yLen, need))
+	}
+	return true
 }
 
 // checkShapes panics unless offsets, indices and values describe rows rows and
