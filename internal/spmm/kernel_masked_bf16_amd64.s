@@ -14,6 +14,16 @@
 // that copy, bit for bit. The columns stay in y's order (no even/odd split
 // as in kernel_bf16_amd64.s): the keep bits are y's order too.
 //
+// Widening with a zero-extending load and a shift costs more per column
+// than the plain bf16 kernel's even/odd split, and the bits as much as in
+// the float32 masked kernels: on one core of an AMD EPYC (Zen 5) shared
+// with other work, gathering rows of 100 from 600,000 for 900,000
+// nonzeros, the AVX-512 masked kernels (near and far) took 1.17–1.20× the
+// CPU time of the plain bf16 ones on the same rows, the AVX2 one
+// 1.45–1.47× (BenchmarkMaskedBF16KernelOneCore, two runs); widening,
+// copying and dropping the rows instead costs three times what the masked
+// product does (BenchmarkMulCSRMaskedBF16).
+//
 // R15 is the gathered matrix plus the column block's offset in it, half
 // R11 (y's byte offset); R10 is ldx in bytes. The prefetch distances are
 // the float32 masked kernel's in bytes: twice the nonzeros, for rows half

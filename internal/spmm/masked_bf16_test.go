@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graft-gnn/graft/internal/bf16"
 	"github.com/graft-gnn/graft/internal/dropmask"
 	"github.com/graft-gnn/graft/internal/guardtest"
+	"github.com/graft-gnn/graft/internal/sysstat"
 )
 
 // maskedCaseBF16 is a maskedCase whose x is held in bfloat16: xb, with
@@ -225,5 +228,42 @@ func BenchmarkMulCSRMaskedBF16(b *testing.B) {
 				MulCSR(out, op.offsets, op.indices, op.values, d, width, width, y, width, false)
 			}
 		})
+	}
+}
+
+// BenchmarkMaskedBF16KernelOneCore is BenchmarkMaskedKernelOneCore on
+// bf16 rows, for the near kernels and the far ones: a level's bf16 row
+// kernel and its masked twin on one thread, alternated call by call, over
+// the same gathered rows, reporting masked-cost, the median over pairs of
+// the masked kernel's CPU time over the plain one's.
+func BenchmarkMaskedBF16KernelOneCore(b *testing.B) {
+	const xRows, batch, out, width = 600_000, 400_000, 60_000, 100
+	rng := rand.New(rand.NewPCG(17, 18))
+	op := randomCSR(rng, out, batch, 30, -1, 0, true)
+	c := newMaskedCaseBF16(rng, op, xRows, width, width, 0.5, 2)
+	y := make([]float32, out*width)
+	for _, l := range levels() {
+		for far, name := range []string{"near", "far"} {
+			b.Run(l.String()+"/"+name, func(b *testing.B) {
+				k := kernelsFor(l)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var ratios []float64
+				for b.Loop() {
+					c0 := sysstat.CPUTime()
+					k.rowsBF16[far][0](c.at.offsets, c.at.indices, c.at.values, c.xb, width, width, y, width, false)
+					c1 := sysstat.CPUTime()
+					k.rowsMaskedBF16[far](c.at.offsets, c.at.indices, c.at.values, c.xb, width, width, y, width, false, c.mask.Bits, c.mask.Rows, 8*c.mask.Stride, 2)
+					c2 := sysstat.CPUTime()
+					if c1 > c0 && c2 > c1 {
+						ratios = append(ratios, float64(c2-c1)/float64(c1-c0))
+					}
+				}
+				if len(ratios) > 0 {
+					slices.Sort(ratios)
+					b.ReportMetric(ratios[len(ratios)/2], "masked-cost")
+				}
+			})
+		}
 	}
 }
