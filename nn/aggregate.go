@@ -40,10 +40,12 @@ type preAggregated struct {
 
 // forward computes a = op·x on g and returns it. Selected rows are
 // gathered by op renumbered to the rows they lie in (Block.selectedOp), as
-// the same sums in the same order; under a deferred dropout, each row is
-// dropped as it is gathered, by its keep bits (Block.selectedMask), which
-// makes the same values as the dropped copy would hold, and the Head
-// rows, which SAGE reads, are dropped into xbuf.
+// the same sums in the same order (bf16 rows widened exactly as they are
+// gathered); under a deferred dropout, each row is dropped as it is
+// gathered (after its widening), by its keep bits (Block.selectedMask),
+// which makes the same values as the dropped copy would hold, and the
+// Head rows, which SAGE reads (float32 copies, bf16 ones widened), are
+// dropped into xbuf.
 func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
 	p.on = true
 	if s := x.Selected; s != nil {
@@ -52,7 +54,12 @@ func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Ma
 		at := g.selectedOp(op, s.IDs, s.From.Rows())
 		switch {
 		case x.drop != nil:
-			tensor.SpMMMasked(a, at, s.From.Dense, g.selectedMask(op, &x.drop.spec, s.From.Cols()))
+			m := g.selectedMask(op, &x.drop.spec, s.From.Cols())
+			if x16 := s.From.BF16; x16 != nil {
+				tensor.SpMMMaskedBF16(a, at, x16, m)
+			} else {
+				tensor.SpMMMasked(a, at, s.From.Dense, m)
+			}
 			if h := s.Head; h != nil {
 				p.xv = ensure(&p.xbuf, h.Rows, h.Cols)
 				spec := &x.drop.spec

@@ -36,11 +36,11 @@ type Features struct {
 // before transforming it (aggregateFirst) gathers the rows through its
 // operator where they lie, and a SAGE layer reads its destinations' own
 // rows from Head: on a large graph the batch's hundreds of thousands of
-// input rows are then read once, never copied. A dropout on float32 rows
-// is applied as they are gathered, from a bit per element computed for
-// the batch's rows, and to Head, with the values and sums the dropped
-// copy would give. Any other reader (bf16 rows under a dropout among
-// them) gets a copy (Model.ReadsSelected says which a pass takes).
+// input rows are then read once, never copied. A dropout is applied to
+// the rows as they are gathered (bf16 ones after their exact widening),
+// from a bit per element computed for the batch's rows, and to Head,
+// with the values and sums the dropped copy would give. Any other reader
+// gets a copy (Model.ReadsSelected says which a pass takes).
 type Selected struct {
 	From Features // Dense or BF16
 	IDs  []int32

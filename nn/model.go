@@ -264,7 +264,7 @@ func (m *Model) ForwardLayer(i int, g *Block, x Features) *tensor.Matrix {
 // layer, its activation and normalisation. The activation of a layer
 // before hi may take the next layer's dropout with it.
 func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Matrix {
-	if x.Selected != nil && !m.readsSelected(i, g, x, mode.Train) {
+	if x.Selected != nil && !m.readsSelected(i, g, x) {
 		x = Features{Dense: x.Selected.copyRows(&m.selectedRows)}
 	}
 	if m.dropsItself(i, lo) || !mode.Train {
@@ -286,7 +286,7 @@ func (m *Model) layer(i, lo, hi int, g *Block, x Features, mode Mode) *tensor.Ma
 // whether a mini-batch can leave its input rows in the feature matrix.
 // Otherwise the pass copies them first.
 func (m *Model) ReadsSelected(blocks []*Block, x Features) bool {
-	return len(blocks) > 0 && m.readsSelected(0, blocks[0], x, true)
+	return len(blocks) > 0 && m.readsSelected(0, blocks[0], x)
 }
 
 // ReadsSelectedHead reports whether a pass that reads Selected rows where
@@ -298,15 +298,14 @@ func (m *Model) ReadsSelectedHead() bool {
 }
 
 // readsSelected reports whether layer i reads Selected rows x on g: it
-// aggregates them first, and a dropout that applies to them can be
-// applied as they are gathered (float32 rows; bf16 ones are copied).
-func (m *Model) readsSelected(i int, g *Block, x Features, train bool) bool {
+// aggregates them first. A dropout that applies to them, on float32 or
+// bf16 rows, is applied as they are gathered.
+func (m *Model) readsSelected(i int, g *Block, x Features) bool {
 	r, ok := m.Layers[i].(selectedReader)
 	if !ok || x.Selected == nil {
 		return false
 	}
-	dropped := train && m.drops[i].P > 0
-	return (!dropped || x.Selected.From.Dense != nil) && r.aggregatesFirst(g, x)
+	return r.aggregatesFirst(g, x)
 }
 
 // dropsItself reports whether layer i of a training pass over layers from

@@ -14,10 +14,10 @@ import (
 // Selected input rows train as the same rows copied into the batch, bit
 // for bit, over three steps that reuse the buffers and update the
 // parameters: read where they lie by a first layer that aggregates them
-// first (GCN and SAGE, float32 and bf16 features, and with a dropout on
-// float32 ones, applied as they are gathered; GCN without the Head it does
-// not read), and copied by the model where it cannot (dropout on bf16
-// rows, GAT, a block where the layer transforms first).
+// first (GCN and SAGE, float32 and bf16 features, with and without a
+// dropout, applied as they are gathered, after a bf16 row's widening; GCN
+// without the Head it does not read), and copied by the model where it
+// cannot (GAT, a block where the layer transforms first).
 func TestSelectedRowsTrainAsCopiedRows(t *testing.T) {
 	const n, classes = 400, 3
 	gg := randomGraph(t, n, 3, 23)
@@ -37,7 +37,11 @@ func TestSelectedRowsTrainAsCopiedRows(t *testing.T) {
 		{"sage", 8, 32, 0.3, false, true},
 		{"sage", 100, 256, 0.5, false, true}, // products' width: whole words of bits and a tail
 		{"gcn", 70, 128, 0.9, false, true},
-		{"sage", 8, 32, 0.3, true, false},
+		{"sage", 8, 32, 0.3, true, true},
+		{"gcn", 8, 32, 0.5, true, true},
+		{"sage", 100, 256, 0.5, true, true},
+		{"gcn", 70, 128, 0.9, true, true},
+		{"sage", 300, 64, 0.5, true, true}, // bf16 blocks of every width and a tail
 		{"gat", 8, 32, 0, false, false},
 		{"sage", 64, 1, 0, false, false}, // transforms first: fewer multiply-adds
 	} {

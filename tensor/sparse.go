@@ -60,6 +60,18 @@ func SpMMMasked(dst *Matrix, a *CSR, x *Matrix, m RowMask) {
 		spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}, dst.Data, dst.Cols, false)
 }
 
+// SpMMMaskedBF16 is SpMMMasked for x in bfloat16: each gathered row is
+// widened exactly, then dropped by m, then multiplied, so dst is SpMM's
+// bits on a widened copy of the gathered rows so dropped, but no copy is
+// made.
+func SpMMMaskedBF16(dst *Matrix, a *CSR, x *MatrixBF16, m RowMask) {
+	if x.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != x.Cols {
+		panic(fmt.Sprintf("tensor: spmm shapes: a %d×%d, bf16 x %d×%d, dst %s", a.Rows, a.Cols, x.Rows, x.Cols, dst.Shape()))
+	}
+	spmm.MulCSRMaskedBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols,
+		spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}, dst.Data, dst.Cols, false)
+}
+
 func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
 	rows, inner := a.Rows, a.Cols
 	if trans {

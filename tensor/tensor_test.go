@@ -132,12 +132,24 @@ func TestSpMMRowsIsAPieceOfSpMM(t *testing.T) {
 
 // SpMMMasked gives SpMM's bits on the gathered rows dropped: a batch of
 // rows of a larger x, its operator renumbered to x's rows, each batch row
-// dropped by its bits.
+// dropped by its bits; and SpMMMaskedBF16 on x in bfloat16 gives SpMM's
+// bits on the gathered rows widened and dropped.
 func TestSpMMMaskedIsSpMMOnTheDroppedRows(t *testing.T) {
+	for _, half := range []bool{false, true} {
+		spmmMaskedIsSpMMOnTheDroppedRows(t, half)
+	}
+}
+
+func spmmMaskedIsSpMMOnTheDroppedRows(t *testing.T, half bool) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const batch, cols = 29, 70
 	a := randCSR(r, 41, batch, 0.15, true)
 	x := randMatrix(r, 100, cols)
+	var xb *MatrixBF16
+	if half {
+		xb = MatrixToBF16(x)
+		x = xb.Widen()
+	}
 	ids := make([]int32, batch)
 	for k := range ids {
 		ids[k] = int32(r.IntN(x.Rows))
@@ -161,10 +173,15 @@ func TestSpMMMaskedIsSpMMOnTheDroppedRows(t *testing.T) {
 		at.Indices[p] = ids[j]
 	}
 	got := randMatrix(r, 41, cols)
-	SpMMMasked(got, &at, x, RowMask{Bits: bits, Stride: words, Rows: a.Indices, Scale: scale})
+	m := RowMask{Bits: bits, Stride: words, Rows: a.Indices, Scale: scale}
+	if half {
+		SpMMMaskedBF16(got, &at, xb, m)
+	} else {
+		SpMMMasked(got, &at, x, m)
+	}
 	for i := range want.Data {
 		if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
-			t.Fatalf("entry %d is %v, SpMM's on the dropped rows %v", i, got.Data[i], want.Data[i])
+			t.Fatalf("bf16 %v: entry %d is %v, SpMM's on the dropped rows %v", half, i, got.Data[i], want.Data[i])
 		}
 	}
 }

@@ -73,6 +73,18 @@ func mulRowsMaskedFarAVX512(offsets []int64, indices []int32, values []float32, 
 //go:noescape
 func mulRowsMaskedAVX2(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
 
+// mulRowsMaskedBF16AVX512, its far twin and mulRowsMaskedBF16AVX2 are the
+// masked row kernels with x in bfloat16 (kernel_masked_bf16_amd64.s).
+//
+//go:noescape
+func mulRowsMaskedBF16AVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
+//go:noescape
+func mulRowsMaskedBF16FarAVX512(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
+//go:noescape
+func mulRowsMaskedBF16AVX2(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
 // farPaysAVX512 reports whether the AVX-512 far kernels beat the near ones
 // on this CPU: on Intel cores and on AMD's family 0x19, whose only cores
 // with AVX-512 are Zen 4s; not on Zen 5 (family 0x1A). See farPays.
@@ -83,14 +95,16 @@ func kernelsFor(level cpuid.Level) kernelSet {
 	switch {
 	case level >= cpuid.AVX512:
 		return kernelSet{level: cpuid.AVX512, scatter: scatterAVX512, farPays: farPaysAVX512(),
-			rows:       [2][2]rowKernel{{mulRowsAVX512, mulRowsStreamAVX512}, {mulRowsFarAVX512, mulRowsFarStreamAVX512}},
-			rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}},
-			rowsMasked: [2]rowKernelMasked{mulRowsMaskedAVX512, mulRowsMaskedFarAVX512}}
+			rows:           [2][2]rowKernel{{mulRowsAVX512, mulRowsStreamAVX512}, {mulRowsFarAVX512, mulRowsFarStreamAVX512}},
+			rowsBF16:       [2][2]rowKernelBF16{{mulRowsBF16AVX512, mulRowsBF16StreamAVX512}, {mulRowsBF16FarAVX512, mulRowsBF16FarStreamAVX512}},
+			rowsMasked:     [2]rowKernelMasked{mulRowsMaskedAVX512, mulRowsMaskedFarAVX512},
+			rowsMaskedBF16: [2]rowKernelMaskedBF16{mulRowsMaskedBF16AVX512, mulRowsMaskedBF16FarAVX512}}
 	case level >= cpuid.AVX2:
 		return kernelSet{level: cpuid.AVX2, scatter: scatterAVX2,
-			rows:       [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
-			rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}},
-			rowsMasked: [2]rowKernelMasked{mulRowsMaskedAVX2, mulRowsMaskedAVX2}}
+			rows:           [2][2]rowKernel{{mulRowsAVX2, mulRowsStreamAVX2}, {mulRowsAVX2, mulRowsStreamAVX2}},
+			rowsBF16:       [2][2]rowKernelBF16{{mulRowsBF16AVX2, mulRowsBF16AVX2}, {mulRowsBF16AVX2, mulRowsBF16AVX2}},
+			rowsMasked:     [2]rowKernelMasked{mulRowsMaskedAVX2, mulRowsMaskedAVX2},
+			rowsMaskedBF16: [2]rowKernelMaskedBF16{mulRowsMaskedBF16AVX2, mulRowsMaskedBF16AVX2}}
 	}
 	return generic
 }

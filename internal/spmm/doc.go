@@ -7,5 +7,6 @@
 // dropout to the rows as it gathers them, from a bit per element: the
 // AVX-512 kernel loads the bits as opmasks of the multiplications by the
 // dropout's scale, the AVX2 one expands them to lanes, and either gives the
-// bits of MulCSR on the dropped copy it never makes.
+// bits of MulCSR on the dropped copy it never makes. MulCSRMaskedBF16 does
+// the same on bfloat16 rows, widened as they are gathered, before the drop.
 package spmm

@@ -23,6 +23,9 @@ type Mask struct {
 // bits: row brows[p] of bits, stride bytes a row (see Mask).
 type rowKernelMasked func(offsets []int64, indices []int32, values []float32, x []float32, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
 
+// rowKernelMaskedBF16 is rowKernelMasked with x in bfloat16.
+type rowKernelMaskedBF16 func(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32)
+
 // MulCSRMasked is MulCSR on x's rows dropped by m as they are gathered:
 // y[i, :width] = Σ_p val(p)·drop_p(x[indices[p], :width]), where drop_p
 // keeps element c as x·m.Scale when its bit of row m.Rows[p] is set and
@@ -39,8 +42,9 @@ func MulCSRMasked(rows int, offsets []int64, indices []int32, values []float32, 
 	}
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
+	kernel, _ := impl.maskedKernels(xRows, width, 4)
 	*t = mulTask{
-		kernelMasked: impl.maskedKernel(xRows, width), offsets: offsets, indices: indices, values: values,
+		kernelMasked: kernel, offsets: offsets, indices: indices, values: values,
 		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
 		xRows: xRows, bounds: t.bounds,
 		bits: m.Bits, brows: m.Rows, stride: m.Stride, scale: m.Scale, bitRows: len(m.Bits) / m.Stride,
@@ -48,13 +52,37 @@ func MulCSRMasked(rows int, offsets []int64, indices []int32, values []float32, 
 	t.run("MulCSRMasked", rows)
 }
 
-// maskedKernel returns the masked row kernel for gathering xRows rows of
-// width float32 (see rowKernels).
-func (k *kernelSet) maskedKernel(xRows, width int) rowKernelMasked {
-	if k.farPays && int64(xRows)*int64(width)*4 > farGatherBytes {
-		return k.rowsMasked[1]
+// MulCSRMaskedBF16 is MulCSRMasked with x in bfloat16 (uint16 bit
+// patterns): each gathered element is widened exactly to float32, then
+// kept as that times m.Scale or made +0, then multiply-added, so the
+// result is MulCSR's on a copy of the gathered rows widened and then
+// dropped, bit for bit. It panics as MulCSRMasked does.
+func MulCSRMaskedBF16(rows int, offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, m Mask, y []float32, ldy int, accumulate bool) {
+	if !checkProduct("MulCSRMaskedBF16", rows, offsets, indices, values, ldx, width, len(y), ldy) {
+		return
 	}
-	return k.rowsMasked[0]
+	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < offsets[rows] {
+		panic(fmt.Sprintf("spmm: MulCSRMaskedBF16: mask of stride %d and %d rows for width %d and %d nonzeros", m.Stride, len(m.Rows), width, offsets[rows]))
+	}
+	t := mulPool.Get()
+	xRows := rowsIn(len(x), ldx, width)
+	_, kernel := impl.maskedKernels(xRows, width, 2)
+	*t = mulTask{
+		kernelMaskedBF16: kernel, offsets: offsets, indices: indices, values: values,
+		xb: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
+		xRows: xRows, bounds: t.bounds,
+		bits: m.Bits, brows: m.Rows, stride: m.Stride, scale: m.Scale, bitRows: len(m.Bits) / m.Stride,
+	}
+	t.run("MulCSRMaskedBF16", rows)
+}
+
+// maskedKernels returns the float32 and bf16 masked row kernels for
+// gathering xRows rows of width elements of elem bytes (see rowKernels).
+func (k *kernelSet) maskedKernels(xRows, width, elem int) (rowKernelMasked, rowKernelMaskedBF16) {
+	if k.farPays && int64(xRows)*int64(width)*int64(elem) > farGatherBytes {
+		return k.rowsMasked[1], k.rowsMaskedBF16[1]
+	}
+	return k.rowsMasked[0], k.rowsMaskedBF16[0]
 }
 
 // runMasked computes rows [lo, hi) of a masked product after checking
@@ -68,6 +96,10 @@ func (t *mulTask) runMasked(lo, hi int) {
 				return
 			}
 		}
+	}
+	if t.kernelMaskedBF16 != nil {
+		t.kernelMaskedBF16(t.offsets[lo:hi+1], t.indices, t.values, t.xb, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate, t.bits, t.brows, 8*t.stride, t.scale)
+		return
 	}
 	t.kernelMasked(t.offsets[lo:hi+1], t.indices, t.values, t.x, t.ldx, t.width, t.y[lo*t.ldy:], t.ldy, t.accumulate, t.bits, t.brows, 8*t.stride, t.scale)
 }
@@ -91,6 +123,31 @@ func mulRowsMaskedGeneric(offsets []int64, indices []int32, values []float32, x 
 			br := bits[int(brows[p])*words:][:(width+63)/64]
 			for k := range xr {
 				d := math.Float32frombits(math.Float32bits(xr[k]*scale) & -uint32(br[k/64]>>(k%64)&1))
+				yr[k] += v * d
+			}
+		}
+	}
+}
+
+// mulRowsMaskedBF16Generic is the pure-Go twin of the bf16 masked row
+// kernels: mulRowsMaskedGeneric on x's elements widened exactly, before
+// they are scaled, as a widened copy would be dropped.
+func mulRowsMaskedBF16Generic(offsets []int64, indices []int32, values []float32, x []uint16, ldx, width int, y []float32, ldy int, accumulate bool, bits []uint64, brows []int32, stride int, scale float32) {
+	words := stride / 8
+	for r := 0; r+1 < len(offsets); r++ {
+		yr := y[r*ldy : r*ldy+width]
+		if !accumulate {
+			clear(yr)
+		}
+		for p := offsets[r]; p < offsets[r+1]; p++ {
+			v := float32(1)
+			if values != nil {
+				v = values[p]
+			}
+			xr := x[int(indices[p])*ldx:][:width]
+			br := bits[int(brows[p])*words:][:(width+63)/64]
+			for k, h := range xr {
+				d := math.Float32frombits(math.Float32bits(math.Float32frombits(uint32(h)<<16)*scale) & -uint32(br[k/64]>>(k%64)&1))
 				yr[k] += v * d
 			}
 		}

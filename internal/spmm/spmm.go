@@ -35,8 +35,10 @@ type kernelSet struct {
 	rows     [2][2]rowKernel
 	scatter  scatterKernel
 	rowsBF16 [2][2]rowKernelBF16
-	// rowsMasked[far] are the masked row kernels (MulCSRMasked).
-	rowsMasked [2]rowKernelMasked
+	// rowsMasked[far] and rowsMaskedBF16[far] are the masked row kernels
+	// (MulCSRMasked, MulCSRMaskedBF16).
+	rowsMasked     [2]rowKernelMasked
+	rowsMaskedBF16 [2]rowKernelMaskedBF16
 
 	// farPays is set where the far kernels beat the near ones: on Intel
 	// cores and AMD's Zen 4, not on Zen 5. One core gathering from 488 MiB
@@ -52,9 +54,10 @@ type kernelSet struct {
 }
 
 var generic = kernelSet{level: cpuid.Generic, scatter: scatterGeneric,
-	rows:       [2][2]rowKernel{{mulRowsGeneric, mulRowsGeneric}, {mulRowsGeneric, mulRowsGeneric}},
-	rowsBF16:   [2][2]rowKernelBF16{{mulRowsBF16Generic, mulRowsBF16Generic}, {mulRowsBF16Generic, mulRowsBF16Generic}},
-	rowsMasked: [2]rowKernelMasked{mulRowsMaskedGeneric, mulRowsMaskedGeneric}}
+	rows:           [2][2]rowKernel{{mulRowsGeneric, mulRowsGeneric}, {mulRowsGeneric, mulRowsGeneric}},
+	rowsBF16:       [2][2]rowKernelBF16{{mulRowsBF16Generic, mulRowsBF16Generic}, {mulRowsBF16Generic, mulRowsBF16Generic}},
+	rowsMasked:     [2]rowKernelMasked{mulRowsMaskedGeneric, mulRowsMaskedGeneric},
+	rowsMaskedBF16: [2]rowKernelMaskedBF16{mulRowsMaskedBF16Generic, mulRowsMaskedBF16Generic}}
 
 // farGatherBytes is the size of the gathered rows (x's rows times the
 // width gathered, in bytes) above which MulCSR and MulCSRBF16 use the row
@@ -360,18 +363,20 @@ type mulTask struct {
 	kernel       rowKernel
 	kernelBF16   rowKernelBF16   // instead of kernel, when x is xb
 	kernelMasked rowKernelMasked // instead of kernel, with the mask below
-	offsets      []int64
-	indices      []int32
-	values       []float32
-	x            []float32
-	xb           []uint16
-	ldx, width   int
-	y            []float32
-	ldy          int
-	accumulate   bool
-	xRows        int
-	badRow       atomic.Int64 // 1 + first invalid row seen, or 0
-	bounds       []int
+	// kernelMaskedBF16 is instead of kernel, when x is xb, with the mask below.
+	kernelMaskedBF16 rowKernelMaskedBF16
+	offsets          []int64
+	indices          []int32
+	values           []float32
+	x                []float32
+	xb               []uint16
+	ldx, width       int
+	y                []float32
+	ldy              int
+	accumulate       bool
+	xRows            int
+	badRow           atomic.Int64 // 1 + first invalid row seen, or 0
+	bounds           []int
 
 	bits    []uint64 // the masked product's Mask
 	brows   []int32
@@ -390,7 +395,7 @@ func (t *mulTask) Run(lo, hi int) {
 		t.badRow.CompareAndSwap(0, int64(r)+1)
 		return
 	}
-	if t.kernelMasked != nil {
+	if t.kernelMasked != nil || t.kernelMaskedBF16 != nil {
 		t.runMasked(lo, hi)
 		return
 	}
