@@ -128,10 +128,11 @@ func (p *preAggregated) stack(wl, wr *tensor.Matrix) *tensor.Matrix {
 
 // backwardSAGE sets wlGrad and wrGrad to the gradients of c·[W_L; W_R]
 // given its gradient dy (overwriting them), and, if inputGrad, returns the
-// gradient of x: opT·(dy·W_Lᵀ), plus dy·W_Rᵀ on the destinations' own
+// gradient of x: meanᵀ·(dy·W_Lᵀ), plus dy·W_Rᵀ on the destinations' own
 // rows, from one product dy·[W_L; W_R]ᵀ, which takes c's storage (the
-// backward pass does not read c again).
-func (p *preAggregated) backwardSAGE(opT *tensor.CSR, prod tensor.Products, dy, wlGrad, wrGrad *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+// backward pass does not read c again). g's transposed operator is
+// built only then: a first layer takes no input gradient.
+func (p *preAggregated) backwardSAGE(g *Block, prod tensor.Products, dy, wlGrad, wrGrad *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	if p.cGradTaken {
 		panic("nn: SAGE's aggregate-first Backward runs once per Forward")
 	}
@@ -147,6 +148,7 @@ func (p *preAggregated) backwardSAGE(opT *tensor.CSR, prod tensor.Products, dy, 
 	p.cGradTaken = true
 	dc := c
 	prod.MatMulNT(dc, dy, w)
+	opT := g.meanTOp()
 	dx := ensure(&p.dx, opT.Rows, in)
 	tensor.SpMMCols(dx.Columns(0, in), opT, dc.Columns(0, in))
 	parallel.For(dc.Rows, rowGrain(in), rangeTask(func(lo, hi int) {

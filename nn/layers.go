@@ -232,7 +232,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
 	if p := &l.pre; p.on {
-		return p.backwardSAGE(g.meanTOp(), l.prod, dy, l.WeightL.Grad, l.WeightR.Grad, inputGrad)
+		return p.backwardSAGE(g, l.prod, dy, l.WeightL.Grad, l.WeightR.Grad, inputGrad)
 	}
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)

@@ -48,6 +48,9 @@ func TestSAGEFusedEqualsTwoProducts(t *testing.T) {
 					if dx != nil {
 						t.Fatal("an input gradient not asked for")
 					}
+					if b.meanT != nil {
+						t.Fatal("the transposed operator was built for no input gradient")
+					}
 					return
 				}
 				da := tensor.New(nDst, in)
