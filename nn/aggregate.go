@@ -40,6 +40,7 @@ type preAggregated struct {
 	xbuf       *tensor.Matrix // a dense input's values under a deferred dropout
 	c, w, wg   *tensor.Matrix // SAGE's [op·x | x_dst], [W_L; W_R] and its gradient
 	cGradTaken bool           // c holds its own gradient (SAGE's Backward)
+	task       ownRows
 }
 
 // forward computes a = op·x on g and returns it.
@@ -75,7 +76,7 @@ func (p *preAggregated) aggregate(g *Block, op *tensor.CSR, x Features, a tensor
 		xv := x.values(&p.xbuf)
 		tensor.SpMMCols(a, op, xv.Columns(0, xv.Cols))
 		if own != nil {
-			copyOwnRows(own, xv, nil, g)
+			p.ownRows(ownRows{c: own, x: xv})
 		}
 		return
 	}
@@ -99,23 +100,41 @@ func (p *preAggregated) aggregate(g *Block, op *tensor.CSR, x Features, a tensor
 		if x.drop != nil {
 			spec = &x.drop.spec
 		}
-		copyOwnRows(own, s.Head, spec, g)
+		p.ownRows(ownRows{c: own, x: s.Head, spec: spec, g: g})
 	}
 }
 
-// copyOwnRows sets the last x.Cols columns of each row i of c to row i of
-// x, dropped by spec if not nil (row i being g's node i).
-func copyOwnRows(c, x *tensor.Matrix, spec *dropSpec, g *Block) {
-	lo := c.Cols - x.Cols
-	parallel.For(c.Rows, rowGrain(x.Cols), rangeTask(func(i0, i1 int) {
-		for i := i0; i < i1; i++ {
-			if spec != nil {
-				spec.apply(c.Row(i)[lo:], x.Row(i), g.globalID(i))
-			} else {
-				copy(c.Row(i)[lo:], x.Row(i))
-			}
+// ownRows is the copy of the destinations' own rows x into the columns of
+// c after op·x's (dropped by spec if not nil, row i being g's node i), or,
+// with add, the sum of those columns of c into x: a parallel.Task kept in
+// preAggregated, so that a batch allocates no closure.
+type ownRows struct {
+	c, x *tensor.Matrix
+	spec *dropSpec
+	g    *Block
+	add  bool
+}
+
+func (t *ownRows) Run(i0, i1 int) {
+	lo := t.c.Cols - t.x.Cols
+	for i := i0; i < i1; i++ {
+		own, x := t.c.Row(i)[lo:], t.x.Row(i)
+		switch {
+		case t.add:
+			vec.Add(x, x, own)
+		case t.spec != nil:
+			t.spec.apply(own, x, t.g.globalID(i))
+		default:
+			copy(own, x)
 		}
-	}))
+	}
+}
+
+// ownRows runs t over c's rows, then lets go of what it points to.
+func (p *preAggregated) ownRows(t ownRows) {
+	p.task = t
+	parallel.For(t.c.Rows, rowGrain(t.x.Cols), &p.task)
+	p.task = ownRows{}
 }
 
 // stack returns [wl; wr] in p's buffer.
@@ -151,12 +170,7 @@ func (p *preAggregated) backwardSAGE(g *Block, prod tensor.Products, dy, wlGrad,
 	opT := g.meanTOp()
 	dx := ensure(&p.dx, opT.Rows, in)
 	tensor.SpMMCols(dx.Columns(0, in), opT, dc.Columns(0, in))
-	parallel.For(dc.Rows, rowGrain(in), rangeTask(func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := dx.Row(i)
-			vec.Add(r, r, dc.Row(i)[in:])
-		}
-	}))
+	p.ownRows(ownRows{c: dc, x: dx, add: true}) // dx's first rows, the destinations'
 	return dx
 }
 
