@@ -76,7 +76,7 @@ func (p *preAggregated) aggregate(g *Block, op *tensor.CSR, x Features, a tensor
 		xv := x.values(&p.xbuf)
 		tensor.SpMMCols(a, op, xv.Columns(0, xv.Cols))
 		if own != nil {
-			p.ownRows(ownRows{c: own, x: xv})
+			p.eachOwnRow(ownRows{c: own, x: xv})
 		}
 		return
 	}
@@ -100,7 +100,7 @@ func (p *preAggregated) aggregate(g *Block, op *tensor.CSR, x Features, a tensor
 		if x.drop != nil {
 			spec = &x.drop.spec
 		}
-		p.ownRows(ownRows{c: own, x: s.Head, spec: spec, g: g})
+		p.eachOwnRow(ownRows{c: own, x: s.Head, spec: spec, g: g})
 	}
 }
 
@@ -130,8 +130,8 @@ func (t *ownRows) Run(i0, i1 int) {
 	}
 }
 
-// ownRows runs t over c's rows, then lets go of what it points to.
-func (p *preAggregated) ownRows(t ownRows) {
+// eachOwnRow runs t over c's rows, then lets go of what it points to.
+func (p *preAggregated) eachOwnRow(t ownRows) {
 	p.task = t
 	parallel.For(t.c.Rows, rowGrain(t.x.Cols), &p.task)
 	p.task = ownRows{}
@@ -170,7 +170,7 @@ func (p *preAggregated) backwardSAGE(g *Block, prod tensor.Products, dy, wlGrad,
 	opT := g.meanTOp()
 	dx := ensure(&p.dx, opT.Rows, in)
 	tensor.SpMMCols(dx.Columns(0, in), opT, dc.Columns(0, in))
-	p.ownRows(ownRows{c: dc, x: dx, add: true}) // dx's first rows, the destinations'
+	p.eachOwnRow(ownRows{c: dc, x: dx, add: true}) // dx's first rows, the destinations'
 	return dx
 }
 
