@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/graft-gnn/graft/internal/parallel"
+	"github.com/graft-gnn/graft/internal/vec"
 	"github.com/graft-gnn/graft/tensor"
 )
 
@@ -29,57 +30,148 @@ func aggregateFirst(g *Block, op *tensor.CSR, x Features, in, out int) bool {
 }
 
 // preAggregated holds what an aggregate-first pass keeps for its backward
-// pass: the aggregated input op·x, and the input's values when a deferred
-// dropout had to be applied to take them.
+// pass: GCN's aggregated input a = op·x, or SAGE's c = [op·x | x_dst], the
+// aggregated input and the destinations' own rows side by side, which
+// meets the stacked weights w = [W_L; W_R] in one product of twice the
+// depth (c·w) where two would run, and the same in the backward pass.
 type preAggregated struct {
-	on       bool
-	xv, a    *tensor.Matrix // the input's values (possibly xbuf) and op·x
-	xbuf, da *tensor.Matrix
-	dx       *tensor.Matrix
+	on         bool
+	a, da, dx  *tensor.Matrix
+	xbuf       *tensor.Matrix // a dense input's values under a deferred dropout
+	c, w, wg   *tensor.Matrix // SAGE's [op·x | x_dst], [W_L; W_R] and its gradient
+	cGradTaken bool           // c holds its own gradient (SAGE's Backward)
+	task       ownRows
 }
 
-// forward computes a = op·x on g and returns it. Selected rows are
-// gathered by op renumbered to the rows they lie in (Block.selectedOp), as
-// the same sums in the same order (bf16 rows widened exactly as they are
-// gathered); under a deferred dropout, each row is dropped as it is
+// forward computes a = op·x on g and returns it.
+func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
+	a := ensure(&p.a, op.Rows, x.Cols())
+	p.aggregate(g, op, x, a.Columns(0, a.Cols), nil)
+	return a
+}
+
+// forwardSAGE computes c = [op·x | x_dst] on g, x_dst being the first
+// op.Rows rows of x (Selected.Head for Selected rows), and returns it.
+func (p *preAggregated) forwardSAGE(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
+	in := x.Cols()
+	c := ensure(&p.c, op.Rows, 2*in)
+	p.cGradTaken = false
+	p.aggregate(g, op, x, c.Columns(0, in), c)
+	return c
+}
+
+// aggregate sets a = op·x on g and, for own non-nil, the columns of own
+// after a's to the destinations' own rows of x. Selected rows are
+// gathered by op renumbered to the rows they lie in (Block.selectedOp),
+// as the same sums in the same order (bf16 rows widened exactly as they
+// are gathered); under a deferred dropout, each row is dropped as it is
 // gathered (after its widening), by its keep bits (Block.selectedMask),
 // which makes the same values as the dropped copy would hold, and the
 // Head rows, which SAGE reads (float32 copies, bf16 ones widened), are
-// dropped into xbuf.
-func (p *preAggregated) forward(g *Block, op *tensor.CSR, x Features) *tensor.Matrix {
+// dropped as they are copied.
+func (p *preAggregated) aggregate(g *Block, op *tensor.CSR, x Features, a tensor.ColumnView, own *tensor.Matrix) {
 	p.on = true
-	if s := x.Selected; s != nil {
-		p.xv = s.Head
-		a := ensure(&p.a, op.Rows, s.From.Cols())
-		at := g.selectedOp(op, s.IDs, s.From.Rows())
-		switch {
-		case x.drop != nil:
-			m := g.selectedMask(op, &x.drop.spec, s.From.Cols())
-			if x16 := s.From.BF16; x16 != nil {
-				tensor.SpMMMaskedBF16(a, at, x16, m)
-			} else {
-				tensor.SpMMMasked(a, at, s.From.Dense, m)
-			}
-			if h := s.Head; h != nil {
-				p.xv = ensure(&p.xbuf, h.Rows, h.Cols)
-				spec := &x.drop.spec
-				parallel.For(h.Rows, rowGrain(h.Cols), rangeTask(func(lo, hi int) {
-					for i := lo; i < hi; i++ {
-						spec.apply(p.xv.Row(i), h.Row(i), g.globalID(i))
-					}
-				}))
-			}
-		case s.From.BF16 != nil:
-			tensor.SpMMBF16(a, at, s.From.BF16)
-		default:
-			tensor.SpMM(a, at, s.From.Dense)
+	s := x.Selected
+	if s == nil {
+		xv := x.values(&p.xbuf)
+		tensor.SpMMCols(a, op, xv.Columns(0, xv.Cols))
+		if own != nil {
+			p.eachOwnRow(ownRows{c: own, x: xv})
 		}
-		return a
+		return
 	}
-	p.xv = x.values(&p.xbuf)
-	a := ensure(&p.a, op.Rows, p.xv.Cols)
-	tensor.SpMM(a, op, p.xv)
-	return a
+	at := g.selectedOp(op, s.IDs, s.From.Rows())
+	switch {
+	case x.drop != nil:
+		m := g.selectedMask(op, &x.drop.spec, s.From.Cols())
+		if x16 := s.From.BF16; x16 != nil {
+			tensor.SpMMMaskedBF16Cols(a, at, x16, m)
+		} else {
+			tensor.SpMMMaskedCols(a, at, s.From.Dense, m)
+		}
+	case s.From.BF16 != nil:
+		tensor.SpMMBF16Cols(a, at, s.From.BF16)
+	default:
+		d := s.From.Dense
+		tensor.SpMMCols(a, at, d.Columns(0, d.Cols))
+	}
+	if own != nil {
+		var spec *dropSpec
+		if x.drop != nil {
+			spec = &x.drop.spec
+		}
+		p.eachOwnRow(ownRows{c: own, x: s.Head, spec: spec, g: g})
+	}
+}
+
+// ownRows is the copy of the destinations' own rows x into the columns of
+// c after op·x's (dropped by spec if not nil, row i being g's node i), or,
+// with add, the sum of those columns of c into x: a parallel.Task kept in
+// preAggregated, so that a batch allocates no closure.
+type ownRows struct {
+	c, x *tensor.Matrix
+	spec *dropSpec
+	g    *Block
+	add  bool
+}
+
+func (t *ownRows) Run(i0, i1 int) {
+	lo := t.c.Cols - t.x.Cols
+	for i := i0; i < i1; i++ {
+		own, x := t.c.Row(i)[lo:], t.x.Row(i)
+		switch {
+		case t.add:
+			vec.Add(x, x, own)
+		case t.spec != nil:
+			t.spec.apply(own, x, t.g.globalID(i))
+		default:
+			copy(own, x)
+		}
+	}
+}
+
+// eachOwnRow runs t over c's rows, then lets go of what it points to.
+func (p *preAggregated) eachOwnRow(t ownRows) {
+	p.task = t
+	parallel.For(t.c.Rows, rowGrain(t.x.Cols), &p.task)
+	p.task = ownRows{}
+}
+
+// stack returns [wl; wr] in p's buffer.
+func (p *preAggregated) stack(wl, wr *tensor.Matrix) *tensor.Matrix {
+	w := ensure(&p.w, wl.Rows+wr.Rows, wl.Cols)
+	copy(w.Data, wl.Data)
+	copy(w.Data[len(wl.Data):], wr.Data)
+	return w
+}
+
+// backwardSAGE sets wlGrad and wrGrad to the gradients of c·[W_L; W_R]
+// given its gradient dy (overwriting them), and, if inputGrad, returns the
+// gradient of x: meanᵀ·(dy·W_Lᵀ), plus dy·W_Rᵀ on the destinations' own
+// rows, from one product dy·[W_L; W_R]ᵀ, which takes c's storage (the
+// backward pass does not read c again). g's transposed operator is
+// built only then: a first layer takes no input gradient.
+func (p *preAggregated) backwardSAGE(g *Block, prod tensor.Products, dy, wlGrad, wrGrad *tensor.Matrix, inputGrad bool) *tensor.Matrix {
+	if p.cGradTaken {
+		panic("nn: SAGE's aggregate-first Backward runs once per Forward")
+	}
+	c, w := p.c, p.w
+	in := c.Cols / 2
+	wg := ensure(&p.wg, w.Rows, w.Cols)
+	prod.MatMulTN(wg, c, dy)
+	copy(wlGrad.Data, wg.Data[:len(wlGrad.Data)])
+	copy(wrGrad.Data, wg.Data[len(wlGrad.Data):])
+	if !inputGrad {
+		return nil
+	}
+	p.cGradTaken = true
+	dc := c
+	prod.MatMulNT(dc, dy, w)
+	opT := g.meanTOp()
+	dx := ensure(&p.dx, opT.Rows, in)
+	tensor.SpMMCols(dx.Columns(0, in), opT, dc.Columns(0, in))
+	p.eachOwnRow(ownRows{c: dc, x: dx, add: true}) // dx's first rows, the destinations'
+	return dx
 }
 
 // selectedReader is a layer that reads Selected input rows where they

@@ -202,20 +202,28 @@ func TestLayerGradientsOnBipartiteBlocks(t *testing.T) {
 			dx := l.Backward(r32(r, nDst, out), true)
 			checkGradients(t, r, ref, append(inputVar(dx), wv, bv)...)
 		})
-		t.Run("SAGE/"+name, func(t *testing.T) {
-			l, _ := NewSAGE(0, "layers.0", in, out, Glorot, rng)
-			rand32(l.BiasL.Value, rng)
-			y := l.Forward(b, feats, Mode{})
-			if l.pre.on == sparse {
-				t.Fatalf("aggregated first: %v, for sparse=%v (dense inputs on this block aggregate first)", l.pre.on, sparse)
-			}
-			wl, bl, wr := paramVar(l.WeightL), paramVar(l.BiasL), paramVar(l.WeightR)
-			ref := func() []float64 { return sageBlockRef(rb, x, in, wl.val, bl.val, wr.val) }
-			checkForward(t, y.Data, ref())
-			r := randomR(len(y.Data), rng)
-			dx := l.Backward(r32(r, nDst, out), true)
-			checkGradients(t, r, ref, append(inputVar(dx), wl, bl, wr)...)
-		})
+		for _, inputGrad := range []bool{true, false} {
+			t.Run(fmt.Sprintf("SAGE/%s/inputGrad=%v", name, inputGrad), func(t *testing.T) {
+				l, _ := NewSAGE(0, "layers.0", in, out, Glorot, rng)
+				rand32(l.BiasL.Value, rng)
+				y := l.Forward(b, feats, Mode{})
+				if l.pre.on == sparse {
+					t.Fatalf("aggregated first: %v, for sparse=%v (dense inputs on this block aggregate first)", l.pre.on, sparse)
+				}
+				wl, bl, wr := paramVar(l.WeightL), paramVar(l.BiasL), paramVar(l.WeightR)
+				ref := func() []float64 { return sageBlockRef(rb, x, in, wl.val, bl.val, wr.val) }
+				checkForward(t, y.Data, ref())
+				r := randomR(len(y.Data), rng)
+				dx := l.Backward(r32(r, nDst, out), inputGrad)
+				vars := []fdVar{wl, bl, wr}
+				if inputGrad {
+					vars = append(inputVar(dx), vars...)
+				} else if dx != nil {
+					t.Fatal("an input gradient not asked for")
+				}
+				checkGradients(t, r, ref, vars...)
+			})
+		}
 		for _, gc := range []struct {
 			heads   int
 			concat  bool

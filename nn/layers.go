@@ -211,11 +211,10 @@ func (l *SAGE) Forward(g *Block, x Features, mode Mode) *tensor.Matrix {
 		if s := x.Selected; s != nil && s.Head == nil {
 			panic("nn: SAGE reads Selected rows without their Head")
 		}
-		a := l.pre.forward(g, g.meanOp(), x)
-		l.xdst = Features{Dense: l.view.matrix(l.pre.xv, g.NumDst)}
-		y := ensure(&l.y, g.NumDst, l.WeightL.Value.Cols)
-		prod.MatMul(y, a, l.WeightL.Value)
-		prod.MatMulAdd(y, l.xdst.Dense, l.WeightR.Value)
+		c := l.pre.forwardSAGE(g, g.meanOp(), x)
+		w := l.pre.stack(l.WeightL.Value, l.WeightR.Value)
+		y := ensure(&l.y, g.NumDst, w.Cols)
+		prod.MatMul(y, c, w)
 		addRowVector(y, l.BiasL.Value.Data)
 		return y
 	}
@@ -233,16 +232,7 @@ func (l *SAGE) Backward(dy *tensor.Matrix, inputGrad bool) *tensor.Matrix {
 	g := l.g
 	biasGrad(l.BiasL, dy)
 	if p := &l.pre; p.on {
-		l.prod.MatMulTN(l.WeightL.Grad, p.a, dy)
-		l.prod.MatMulTN(l.WeightR.Grad, l.xdst.Dense, dy)
-		if !inputGrad {
-			return nil
-		}
-		da := ensure(&p.da, dy.Rows, l.WeightL.Value.Rows)
-		l.prod.MatMulNT(da, dy, l.WeightL.Value)
-		dx := p.inputGradient(g.meanTOp(), da)
-		l.prod.MatMulNTAdd(l.dxView.matrix(dx, dy.Rows), dy, l.WeightR.Value)
-		return dx
+		return p.backwardSAGE(g, l.prod, dy, l.WeightL.Grad, l.WeightR.Grad, inputGrad)
 	}
 	dext := aggregationGrad(g, l.index, l.s16.on, &l.y, &l.work, dy.Cols)
 	dh := g.aggregateBackward(l.index, g.meanTOp(), dy, dext, &l.head)

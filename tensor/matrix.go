@@ -55,6 +55,45 @@ func (m *Matrix) Zero() { clear(m.Data) }
 // Shape formats the dimensions as "R×C", for error messages.
 func (m *Matrix) Shape() string { return fmt.Sprintf("%d×%d", m.Rows, m.Cols) }
 
+// ColumnView is columns [Lo, Lo+Width) of every row of M: a strided
+// matrix, which the sparse products ending in Cols (SpMMCols and others)
+// read or write in place. Two operands held side by side in one matrix
+// then feed one dense product of twice the depth where two would run.
+type ColumnView struct {
+	M         *Matrix
+	Lo, Width int
+}
+
+// Columns returns columns [lo, hi) of m as a view sharing its storage.
+func (m *Matrix) Columns(lo, hi int) ColumnView {
+	if lo < 0 || hi < lo || hi > m.Cols {
+		panic(fmt.Sprintf("tensor: columns [%d, %d) of a %s matrix", lo, hi, m.Shape()))
+	}
+	return ColumnView{M: m, Lo: lo, Width: hi - lo}
+}
+
+// all is every column of m.
+func (m *Matrix) all() ColumnView { return ColumnView{M: m, Width: m.Cols} }
+
+// Rows is the number of rows.
+func (v ColumnView) Rows() int { return v.M.Rows }
+
+// data returns the view's values from its first element on, at row
+// stride v.M.Cols.
+func (v ColumnView) data() []float32 {
+	if len(v.M.Data) == 0 {
+		return nil
+	}
+	return v.M.Data[v.Lo:]
+}
+
+func (v ColumnView) shape() string {
+	if v.Lo == 0 && v.Width == v.M.Cols {
+		return v.M.Shape()
+	}
+	return fmt.Sprintf("%d×%d (columns [%d, %d) of %d)", v.M.Rows, v.Width, v.Lo, v.Lo+v.Width, v.M.Cols)
+}
+
 // CSR is a sparse matrix in compressed sparse row form. Row i's nonzeros are
 // at positions [Offsets[i], Offsets[i+1]) of Indices (column ids) and Values.
 // A nil Values means every stored entry is 1, as for an unweighted adjacency.

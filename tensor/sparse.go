@@ -7,15 +7,26 @@ import (
 )
 
 // SpMM sets dst = a·x for sparse a.
-func SpMM(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, false); spmmDo(dst, a, x, false) }
+func SpMM(dst *Matrix, a *CSR, x *Matrix) { SpMMCols(dst.all(), a, x.all()) }
 
 // SpMMAdd sets dst += a·x.
-func SpMMAdd(dst *Matrix, a *CSR, x *Matrix) { spmmCheck(dst, a, x, false); spmmDo(dst, a, x, true) }
+func SpMMAdd(dst *Matrix, a *CSR, x *Matrix) {
+	d, xv := dst.all(), x.all()
+	spmmCheck(d, a, xv, false)
+	spmmDo(d, a, xv, true)
+}
+
+// SpMMCols is SpMM on column views: dst and x may be columns of wider
+// matrices, read and written in place.
+func SpMMCols(dst ColumnView, a *CSR, x ColumnView) {
+	spmmCheck(dst, a, x, false)
+	spmmDo(dst, a, x, false)
+}
 
 // SpMMT sets dst = aᵀ·x without forming aᵀ. When the same aᵀ is applied
 // every step, a cached a.Transpose() with SpMM is usually faster.
 func SpMMT(dst *Matrix, a *CSR, x *Matrix) {
-	spmmCheck(dst, a, x, true)
+	spmmCheck(dst.all(), a, x.all(), true)
 	spmm.MulCSRTrans(a.Rows, a.Cols, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
 }
 
@@ -31,11 +42,12 @@ func SpMMRows(dst *Matrix, a *CSR, lo, hi int, x *Matrix) {
 // SpMMBF16 sets dst = a·x for x in bfloat16: each row of x is widened
 // exactly as it is gathered and the sums are float32, so dst is SpMM's on
 // the widened x, bit for bit, at half the bytes gathered.
-func SpMMBF16(dst *Matrix, a *CSR, x *MatrixBF16) {
-	if x.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != x.Cols {
-		panic(fmt.Sprintf("tensor: spmm shapes: a %d×%d, bf16 x %d×%d, dst %s", a.Rows, a.Cols, x.Rows, x.Cols, dst.Shape()))
-	}
-	spmm.MulCSRBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, false)
+func SpMMBF16(dst *Matrix, a *CSR, x *MatrixBF16) { SpMMBF16Cols(dst.all(), a, x) }
+
+// SpMMBF16Cols is SpMMBF16 into columns of a wider matrix.
+func SpMMBF16Cols(dst ColumnView, a *CSR, x *MatrixBF16) {
+	checkBF16(dst, a, x)
+	spmm.MulCSRBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.data(), dst.M.Cols, false)
 }
 
 // RowMask is a dropout applied to the rows a product gathers, as it
@@ -49,15 +61,21 @@ type RowMask struct {
 	Scale  float32
 }
 
+func (m RowMask) mask() spmm.Mask {
+	return spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}
+}
+
 // SpMMMasked sets dst = a·x with each row of x dropped by m as a gathers
 // it: the same bits as SpMM on a copy of the gathered rows so dropped,
 // but no copy is made. The rows of x a gathers may lie in a much larger
 // matrix (a batch's input rows in the feature matrix), and m number them
 // as the batch does.
-func SpMMMasked(dst *Matrix, a *CSR, x *Matrix, m RowMask) {
-	spmmCheck(dst, a, x, false)
-	spmm.MulCSRMasked(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols,
-		spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}, dst.Data, dst.Cols, false)
+func SpMMMasked(dst *Matrix, a *CSR, x *Matrix, m RowMask) { SpMMMaskedCols(dst.all(), a, x, m) }
+
+// SpMMMaskedCols is SpMMMasked into columns of a wider matrix.
+func SpMMMaskedCols(dst ColumnView, a *CSR, x *Matrix, m RowMask) {
+	spmmCheck(dst, a, x.all(), false)
+	spmm.MulCSRMasked(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, m.mask(), dst.data(), dst.M.Cols, false)
 }
 
 // SpMMMaskedBF16 is SpMMMasked for x in bfloat16: each gathered row is
@@ -65,29 +83,37 @@ func SpMMMasked(dst *Matrix, a *CSR, x *Matrix, m RowMask) {
 // bits on a widened copy of the gathered rows so dropped, but no copy is
 // made.
 func SpMMMaskedBF16(dst *Matrix, a *CSR, x *MatrixBF16, m RowMask) {
-	if x.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != x.Cols {
-		panic(fmt.Sprintf("tensor: spmm shapes: a %d×%d, bf16 x %d×%d, dst %s", a.Rows, a.Cols, x.Rows, x.Cols, dst.Shape()))
-	}
-	spmm.MulCSRMaskedBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols,
-		spmm.Mask{Bits: m.Bits, Stride: m.Stride, Rows: m.Rows, Scale: m.Scale}, dst.Data, dst.Cols, false)
+	SpMMMaskedBF16Cols(dst.all(), a, x, m)
 }
 
-func spmmCheck(dst *Matrix, a *CSR, x *Matrix, trans bool) {
+// SpMMMaskedBF16Cols is SpMMMaskedBF16 into columns of a wider matrix.
+func SpMMMaskedBF16Cols(dst ColumnView, a *CSR, x *MatrixBF16, m RowMask) {
+	checkBF16(dst, a, x)
+	spmm.MulCSRMaskedBF16(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, m.mask(), dst.data(), dst.M.Cols, false)
+}
+
+func checkBF16(dst ColumnView, a *CSR, x *MatrixBF16) {
+	if x.Rows != a.Cols || dst.Rows() != a.Rows || dst.Width != x.Cols {
+		panic(fmt.Sprintf("tensor: spmm shapes: a %d×%d, bf16 x %d×%d, dst %s", a.Rows, a.Cols, x.Rows, x.Cols, dst.shape()))
+	}
+}
+
+func spmmCheck(dst ColumnView, a *CSR, x ColumnView, trans bool) {
 	rows, inner := a.Rows, a.Cols
 	if trans {
 		rows, inner = inner, rows
 	}
-	if x.Rows != inner || dst.Rows != rows || dst.Cols != x.Cols {
+	if x.Rows() != inner || dst.Rows() != rows || dst.Width != x.Width {
 		t := ""
 		if trans {
 			t = "ᵀ"
 		}
-		panic(fmt.Sprintf("tensor: spmm shapes: a%s %d×%d, x %s, dst %s", t, rows, inner, x.Shape(), dst.Shape()))
+		panic(fmt.Sprintf("tensor: spmm shapes: a%s %d×%d, x %s, dst %s", t, rows, inner, x.shape(), dst.shape()))
 	}
 }
 
-func spmmDo(dst *Matrix, a *CSR, x *Matrix, acc bool) {
-	spmm.MulCSR(a.Rows, a.Offsets, a.Indices, a.Values, x.Data, x.Cols, x.Cols, dst.Data, dst.Cols, acc)
+func spmmDo(dst ColumnView, a *CSR, x ColumnView, acc bool) {
+	spmm.MulCSR(a.Rows, a.Offsets, a.Indices, a.Values, x.data(), x.M.Cols, x.Width, dst.data(), dst.M.Cols, acc)
 }
 
 // Transpose returns aᵀ as a new CSR with sorted rows (a counting sort, so
