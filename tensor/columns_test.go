@@ -61,3 +61,20 @@ func TestColumnsOutOfRangePanics(t *testing.T) {
 	}()
 	New(2, 8).Columns(3, 9)
 }
+
+// A view built by hand past its matrix's columns is refused by the
+// products rather than read into the next row's columns.
+func TestHandBuiltViewOutOfRangePanics(t *testing.T) {
+	a := &CSR{Rows: 2, Cols: 2, Offsets: []int64{0, 1, 2}, Indices: []int32{0, 0}, Values: []float32{1, 1}} // row 0 only: its overrun stays inside the data
+	wide := New(2, 8)
+	for _, v := range []ColumnView{{M: wide, Lo: 6, Width: 4}, {M: wide, Lo: -1, Width: 4}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SpMMCols from columns [%d, %d) of a 2×8 matrix did not panic", v.Lo, v.Lo+v.Width)
+				}
+			}()
+			SpMMCols(New(2, 4).Columns(0, 4), a, v)
+		}()
+	}
+}

@@ -79,8 +79,12 @@ func (m *Matrix) all() ColumnView { return ColumnView{M: m, Width: m.Cols} }
 func (v ColumnView) Rows() int { return v.M.Rows }
 
 // data returns the view's values from its first element on, at row
-// stride v.M.Cols.
+// stride v.M.Cols. A view built by hand past its matrix's columns would
+// run into the next row's, so it panics.
 func (v ColumnView) data() []float32 {
+	if v.Lo < 0 || v.Width < 0 || v.Lo+v.Width > v.M.Cols {
+		panic(fmt.Sprintf("tensor: columns [%d, %d) of a %s matrix", v.Lo, v.Lo+v.Width, v.M.Shape()))
+	}
 	if len(v.M.Data) == 0 {
 		return nil
 	}

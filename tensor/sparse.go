@@ -17,7 +17,8 @@ func SpMMAdd(dst *Matrix, a *CSR, x *Matrix) {
 }
 
 // SpMMCols is SpMM on column views: dst and x may be columns of wider
-// matrices, read and written in place.
+// matrices, read and written in place. They must not overlap: the rows
+// of x are read while other rows of dst are written.
 func SpMMCols(dst ColumnView, a *CSR, x ColumnView) {
 	spmmCheck(dst, a, x, false)
 	spmmDo(dst, a, x, false)
