@@ -44,7 +44,7 @@ func (d *distOptions) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&d.partitionSeed, "partition-seed", 1, "seed of the partitioner")
 	fs.StringVar(&d.checkpointDir, "checkpoint-dir", "", "write checkpoints to `DIR` (every --checkpoint-every epochs, and when interrupted by SIGINT or SIGTERM)")
 	fs.IntVar(&d.checkpointEvery, "checkpoint-every", 10, "epochs between checkpoints when --checkpoint-dir is set (0: only when interrupted)")
-	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies) with the settings it was trained with; it keeps checkpointing there unless --checkpoint-dir says otherwise")
+	fs.StringVar(&d.resume, "resume", "", "continue the run checkpointed in `DIR` (the newest checkpoint that verifies), given again the settings it was trained with (any that differ are named and refused, see --resume-allow); it keeps checkpointing there unless --checkpoint-dir says otherwise")
 	fs.Var(&d.rebalance, "rebalance", fmt.Sprintf("full-graph training with --parts N: re-partition during training when the workers' measured compute time is imbalanced, max/mean above %.2f (or X with --rebalance=X), weighting the nodes by a cost per node and per edge fitted to the measured times; the partition then depends on those times (see docs/training.md)", job.DefaultRebalance))
 	fs.StringVar(&d.resumeAllow, "resume-allow", "", "settings a --resume may change, comma-separated: "+strings.Join(job.Resumable, ", "))
 }
