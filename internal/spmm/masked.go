@@ -37,18 +37,12 @@ func MulCSRMasked(rows int, offsets []int64, indices []int32, values []float32, 
 	if !checkProduct("MulCSRMasked", rows, offsets, indices, values, ldx, width, len(y), ldy) {
 		return
 	}
-	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < offsets[rows] {
-		panic(fmt.Sprintf("spmm: MulCSRMasked: mask of stride %d and %d rows for width %d and %d nonzeros", m.Stride, len(m.Rows), width, offsets[rows]))
-	}
+	m.check("MulCSRMasked", width, offsets[rows])
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
-	kernel, _ := impl.maskedKernels(xRows, width, 4)
-	*t = mulTask{
-		kernelMasked: kernel, offsets: offsets, indices: indices, values: values,
-		x: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
-		xRows: xRows, bounds: t.bounds,
-		bits: m.Bits, brows: m.Rows, stride: m.Stride, scale: m.Scale, bitRows: len(m.Bits) / m.Stride,
-	}
+	*t = m.task(offsets, indices, values, ldx, width, y, ldy, accumulate, xRows, t.bounds)
+	t.kernelMasked, _ = impl.maskedKernels(xRows, width, 4)
+	t.x = x
 	t.run("MulCSRMasked", rows)
 }
 
@@ -61,19 +55,31 @@ func MulCSRMaskedBF16(rows int, offsets []int64, indices []int32, values []float
 	if !checkProduct("MulCSRMaskedBF16", rows, offsets, indices, values, ldx, width, len(y), ldy) {
 		return
 	}
-	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < offsets[rows] {
-		panic(fmt.Sprintf("spmm: MulCSRMaskedBF16: mask of stride %d and %d rows for width %d and %d nonzeros", m.Stride, len(m.Rows), width, offsets[rows]))
-	}
+	m.check("MulCSRMaskedBF16", width, offsets[rows])
 	t := mulPool.Get()
 	xRows := rowsIn(len(x), ldx, width)
-	_, kernel := impl.maskedKernels(xRows, width, 2)
-	*t = mulTask{
-		kernelMaskedBF16: kernel, offsets: offsets, indices: indices, values: values,
-		xb: x, ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
-		xRows: xRows, bounds: t.bounds,
+	*t = m.task(offsets, indices, values, ldx, width, y, ldy, accumulate, xRows, t.bounds)
+	_, t.kernelMaskedBF16 = impl.maskedKernels(xRows, width, 2)
+	t.xb = x
+	t.run("MulCSRMaskedBF16", rows)
+}
+
+// check panics if m's bits are too narrow for rows of width elements or
+// it has fewer rows than the product's nnz nonzeros.
+func (m Mask) check(op string, width int, nnz int64) {
+	if m.Stride < (width+63)/64 || int64(len(m.Rows)) < nnz {
+		panic(fmt.Sprintf("spmm: %s: mask of stride %d and %d rows for width %d and %d nonzeros", op, m.Stride, len(m.Rows), width, nnz))
+	}
+}
+
+// task is a masked product's task by m, without its kernel and x.
+func (m Mask) task(offsets []int64, indices []int32, values []float32, ldx, width int, y []float32, ldy int, accumulate bool, xRows int, bounds []int) mulTask {
+	return mulTask{
+		offsets: offsets, indices: indices, values: values,
+		ldx: ldx, width: width, y: y, ldy: ldy, accumulate: accumulate,
+		xRows: xRows, bounds: bounds,
 		bits: m.Bits, brows: m.Rows, stride: m.Stride, scale: m.Scale, bitRows: len(m.Bits) / m.Stride,
 	}
-	t.run("MulCSRMaskedBF16", rows)
 }
 
 // maskedKernels returns the float32 and bf16 masked row kernels for
